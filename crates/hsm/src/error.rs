@@ -1,0 +1,71 @@
+//! Errors of the HSM services.
+
+use std::time::Duration;
+
+use p11::ErrorClass;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HsmError {
+    /// A PKCS#11 call failed (any class except a disconnect, which has its own variant).
+    #[error(transparent)]
+    P11(p11::Error),
+    /// The module reported the device or connection gone. `recovered` says whether the
+    /// pool has already reinitialized it (the caller may simply try again).
+    #[error("{error}{}", if *.recovered { " — the connection was re-established; try again" } else { "" })]
+    Disconnected { error: p11::Error, recovered: bool },
+    /// Too many consecutive failures: calls are refused for a while without touching the
+    /// HSM (circuit breaker open).
+    #[error("the HSM is failing repeatedly; calls are paused for {} ms", .retry_after.as_millis())]
+    CircuitOpen { retry_after: Duration },
+    /// The pool's backlog is full: refused at once instead of queueing without bound.
+    #[error("all {size} sessions are busy and {waiting} requests are already waiting")]
+    Busy { size: usize, waiting: usize },
+    /// No session became free in time.
+    #[error("no session became free within {} ms", .0.as_millis())]
+    Timeout(Duration),
+    /// The operation needs a logged-in partition.
+    #[error("the partition is not logged in")]
+    NotLoggedIn,
+    #[error("key not found: {0}")]
+    KeyNotFound(String),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("{0}")]
+    Unsupported(String),
+    /// The token did something a correct token would not (e.g. ignored a parameter set).
+    #[error("{0}")]
+    TokenMisbehaved(String),
+}
+
+impl HsmError {
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            HsmError::P11(e) => e.class(),
+            HsmError::Disconnected { .. } | HsmError::CircuitOpen { .. } => ErrorClass::Disconnected,
+            HsmError::Busy { .. } | HsmError::Timeout(_) => ErrorClass::Busy,
+            HsmError::NotLoggedIn => ErrorClass::Pin,
+            HsmError::KeyNotFound(_) => ErrorClass::KeyNotFound,
+            _ => ErrorClass::Operation,
+        }
+    }
+
+    /// The PKCS#11 error behind this one, if any.
+    pub fn p11(&self) -> Option<&p11::Error> {
+        match self {
+            HsmError::P11(e) | HsmError::Disconnected { error: e, .. } => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<p11::Error> for HsmError {
+    fn from(e: p11::Error) -> Self {
+        if e.class() == ErrorClass::Disconnected {
+            HsmError::Disconnected { error: e, recovered: false }
+        } else {
+            HsmError::P11(e)
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, HsmError>;

@@ -1,0 +1,12 @@
+//! `hsm` — the console's services over the `p11` binding: session pools with recovery,
+//! keys and templates, signing/verification/KEM, statistics and HSS accounting.
+
+pub mod breaker;
+pub mod error;
+pub mod metrics;
+pub mod pool;
+
+pub use breaker::BreakerState;
+pub use error::{HsmError, Result};
+pub use metrics::{MetricsSnapshot, OpSnapshot};
+pub use pool::{Pool, PoolConfig, PoolStatus};

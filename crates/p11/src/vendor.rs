@@ -1,0 +1,268 @@
+//! Luna `CA_*` extensions: C layouts, function types, the optional table resolved by name
+//! once at load time, and typed wrappers. A missing symbol means "not offered by this
+//! module"; it is never an error at load time.
+//!
+//! Layouts follow the Luna SDK headers on Linux: natural alignment (the headers pack to 1
+//! only on Windows) and 8-byte `CK_ULONG`. The `lunasim` crate implements these very types.
+
+#![allow(non_camel_case_types, non_snake_case)]
+
+use cryptoki_sys::*;
+
+/// One `CA_GetHSMStats` entry; the 64-bit value is split into two 32-bit halves.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HSM_STATS_PARAMS {
+    pub ulId: CK_ULONG,
+    pub ulHighValue: CK_ULONG,
+    pub ulLowValue: CK_ULONG,
+}
+
+impl HSM_STATS_PARAMS {
+    pub fn value(&self) -> u64 {
+        ((self.ulHighValue & 0xFFFF_FFFF) << 32) | (self.ulLowValue & 0xFFFF_FFFF)
+    }
+    pub fn new(id: u64, value: u64) -> Self {
+        HSM_STATS_PARAMS { ulId: id, ulHighValue: value >> 32, ulLowValue: value & 0xFFFF_FFFF }
+    }
+}
+
+pub const CK_UTILIZATION_LABEL_LEN: usize = 66;
+
+/// One utilization counter (`CK_UTILIZATION_COUNTER`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CK_UTILIZATION_COUNTER {
+    pub ullSerialNumber: u64,
+    pub label: [u8; CK_UTILIZATION_LABEL_LEN],
+    pub ulBindId: CK_ULONG,
+    pub ulCounterId: CK_ULONG,
+    pub ullCount: u64,
+}
+
+impl Default for CK_UTILIZATION_COUNTER {
+    fn default() -> Self {
+        CK_UTILIZATION_COUNTER {
+            ullSerialNumber: 0,
+            label: [0; CK_UTILIZATION_LABEL_LEN],
+            ulBindId: 0,
+            ulCounterId: 0,
+            ullCount: 0,
+        }
+    }
+}
+
+// Linux x86_64 sizes from the fact sheet (§1.3): label ends at 74, padded to 80.
+const _: () = assert!(std::mem::size_of::<HSM_STATS_PARAMS>() == 24);
+const _: () = assert!(std::mem::size_of::<CK_UTILIZATION_COUNTER>() == 104);
+
+/// `CA_GetHSMStats` IDs.
+pub mod stats_id {
+    pub const BOOT_TIME: u64 = 1;
+    pub const CPU_UP_TIME: u64 = 2;
+    pub const CPU_IDLE_TIME: u64 = 3;
+    pub const ICD_COMMANDS_COUNT: u64 = 4;
+}
+
+/// Utilization bins.
+pub mod bin {
+    pub const SIGN: u64 = 0;
+    pub const VERIFY: u64 = 1;
+    pub const ENCRYPT: u64 = 2;
+    pub const DECRYPT: u64 = 3;
+    pub const KEY_GENERATION: u64 = 4;
+    pub const KEY_DERIVATION: u64 = 5;
+    pub const COUNT: u64 = 6;
+    pub fn name(b: u64) -> &'static str {
+        match b {
+            SIGN => "SIGN",
+            VERIFY => "VERIFY",
+            ENCRYPT => "ENCRYPT",
+            DECRYPT => "DECRYPT",
+            KEY_GENERATION => "KEY_GENERATION",
+            KEY_DERIVATION => "KEY_DERIVATION",
+            _ => "UNKNOWN",
+        }
+    }
+}
+
+pub type CA_GetFirmwareVersion = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetHSMStats = unsafe extern "C" fn(CK_SLOT_ID, CK_ULONG, *mut CK_ULONG, *mut HSM_STATS_PARAMS) -> CK_RV;
+pub type CA_ReadUtilizationMetrics = unsafe extern "C" fn(CK_SESSION_HANDLE) -> CK_RV;
+pub type CA_ReadAllUtilizationCounters =
+    unsafe extern "C" fn(CK_SESSION_HANDLE, *mut CK_UTILIZATION_COUNTER, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetHSMStorageInformation =
+    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetTokenStorageInformation = unsafe extern "C" fn(
+    CK_SLOT_ID,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+) -> CK_RV;
+/// The shape shared by `CA_GetTokenPolicies`, `CA_GetTokenCapabilities`,
+/// `CA_GetHSMCapabilitySet` and `CA_GetHSMPolicySet` (two-call: NULL arrays give counts).
+pub type CA_GetIdValueSet =
+    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetConfigurationElementDescription = unsafe extern "C" fn(
+    CK_SLOT_ID,
+    CK_ULONG,
+    CK_ULONG,
+    CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_CHAR,
+    *mut CK_ULONG,
+) -> CK_RV;
+pub type CA_GetTokenStatus = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_EncapsulateKey = unsafe extern "C" fn(
+    CK_SESSION_HANDLE,
+    *mut CK_MECHANISM,
+    CK_OBJECT_HANDLE,
+    *mut CK_ATTRIBUTE,
+    CK_ULONG,
+    *mut CK_BYTE,
+    *mut CK_ULONG,
+    *mut CK_OBJECT_HANDLE,
+) -> CK_RV;
+pub type CA_DecapsulateKey = unsafe extern "C" fn(
+    CK_SESSION_HANDLE,
+    *mut CK_MECHANISM,
+    CK_OBJECT_HANDLE,
+    *mut CK_ATTRIBUTE,
+    CK_ULONG,
+    *mut CK_BYTE,
+    CK_ULONG,
+    *mut CK_OBJECT_HANDLE,
+) -> CK_RV;
+/// `lunasim`'s test-control entry point (not a Luna function): a UTF-8 command in, a UTF-8
+/// answer out, in one call (the answer is truncated to the buffer and its full length is
+/// returned; `CKR_BUFFER_TOO_SMALL` if it did not fit — the command has run either way).
+pub type LUNASIM_Control = unsafe extern "C" fn(*const CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG) -> CK_RV;
+
+/// The vendor entry points a module exports, each resolved by name once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VendorTable {
+    pub get_firmware_version: Option<CA_GetFirmwareVersion>,
+    pub get_hsm_stats: Option<CA_GetHSMStats>,
+    pub read_utilization_metrics: Option<CA_ReadUtilizationMetrics>,
+    pub read_and_reset_utilization_metrics: Option<CA_ReadUtilizationMetrics>,
+    pub read_all_utilization_counters: Option<CA_ReadAllUtilizationCounters>,
+    pub get_hsm_storage_information: Option<CA_GetHSMStorageInformation>,
+    pub get_token_storage_information: Option<CA_GetTokenStorageInformation>,
+    pub get_token_policies: Option<CA_GetIdValueSet>,
+    pub get_token_capabilities: Option<CA_GetIdValueSet>,
+    pub get_hsm_capability_set: Option<CA_GetIdValueSet>,
+    pub get_hsm_policy_set: Option<CA_GetIdValueSet>,
+    pub get_configuration_element_description: Option<CA_GetConfigurationElementDescription>,
+    pub get_token_status: Option<CA_GetTokenStatus>,
+    pub encapsulate_key: Option<CA_EncapsulateKey>,
+    pub decapsulate_key: Option<CA_DecapsulateKey>,
+    pub sim_control: Option<LUNASIM_Control>,
+}
+
+impl VendorTable {
+    /// Whether the module carries Luna's extension API at all.
+    pub fn is_luna(&self) -> bool {
+        self.get_firmware_version.is_some() || self.get_hsm_stats.is_some()
+    }
+
+    /// Names of the `CA_*` functions present, for the UI's "offered by this module" list.
+    pub fn offered(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        macro_rules! add {
+            ($($field:ident => $name:literal),* $(,)?) => { $( if self.$field.is_some() { v.push($name); } )* };
+        }
+        add!(
+            get_firmware_version => "CA_GetFirmwareVersion",
+            get_hsm_stats => "CA_GetHSMStats",
+            read_utilization_metrics => "CA_ReadUtilizationMetrics",
+            read_and_reset_utilization_metrics => "CA_ReadAndResetUtilizationMetrics",
+            read_all_utilization_counters => "CA_ReadAllUtilizationCounters",
+            get_hsm_storage_information => "CA_GetHSMStorageInformation",
+            get_token_storage_information => "CA_GetTokenStorageInformation",
+            get_token_policies => "CA_GetTokenPolicies",
+            get_token_capabilities => "CA_GetTokenCapabilities",
+            get_hsm_capability_set => "CA_GetHSMCapabilitySet",
+            get_hsm_policy_set => "CA_GetHSMPolicySet",
+            get_configuration_element_description => "CA_GetConfigurationElementDescription",
+            get_token_status => "CA_GetTokenStatus",
+            encapsulate_key => "CA_EncapsulateKey",
+            decapsulate_key => "CA_DecapsulateKey",
+        );
+        v
+    }
+}
+
+/// Storage figures from `CA_GetHSMStorageInformation` / `CA_GetTokenStorageInformation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StorageInfo {
+    pub container_overhead: u64,
+    pub total: u64,
+    pub used: u64,
+    pub free: u64,
+    /// Token storage only.
+    pub object_count: Option<u64>,
+}
+
+/// One utilization counter, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UtilizationCounter {
+    pub serial_number: u64,
+    pub label: String,
+    pub bin: u64,
+    pub counter: u64,
+    pub count: u64,
+}
+
+impl From<&CK_UTILIZATION_COUNTER> for UtilizationCounter {
+    fn from(c: &CK_UTILIZATION_COUNTER) -> Self {
+        UtilizationCounter {
+            serial_number: c.ullSerialNumber,
+            label: crate::types::padded_str(&c.label),
+            bin: c.ulBindId,
+            counter: c.ulCounterId,
+            count: c.ullCount,
+        }
+    }
+}
+
+/// `CA_GetConfigurationElementDescription` result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElementDescription {
+    pub bit_length: u64,
+    pub destructive: bool,
+    pub write_restricted: bool,
+    pub description: String,
+}
+
+/// `CA_GetTokenStatus` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenStatus {
+    pub flags: u64,
+    pub sessions: u64,
+    pub rw_sessions: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_value_halves() {
+        let p = HSM_STATS_PARAMS::new(2, 0x1_2345_6789);
+        assert_eq!(p.ulHighValue, 1);
+        assert_eq!(p.ulLowValue, 0x2345_6789);
+        assert_eq!(p.value(), 0x1_2345_6789);
+    }
+
+    #[test]
+    fn counter_layout_offsets() {
+        assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, label), 8);
+        assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ulBindId), 80);
+        assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ulCounterId), 88);
+        assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ullCount), 96);
+    }
+}

@@ -1,0 +1,333 @@
+//! HSS verification (RFC 8554 §6.3) on top of RustCrypto's single-tree LMS verifier.
+//!
+//! `lms-signature` verifies one LMS tree, with the mode fixed at the type level, and has
+//! no HSS layer; this module parses the HSS structures, dispatches each level to the right
+//! LMS mode by its type codes, and chains the levels. Written here because no crate from
+//! the reachable registries offers HSS verification that is not the signer's own library.
+//!
+//! Supported: LMS_SHA256_M32_H5..H25 with LMOTS_SHA256_N32_W1..W8 (the SHA-256/M32 family
+//! Luna uses most; `lms-signature` has no M24/SHAKE modes).
+
+use lms_signature::lms::{LmsSha256M32H10, LmsSha256M32H5};
+use lms_signature::ots::{LmsOtsSha256N32W1, LmsOtsSha256N32W2, LmsOtsSha256N32W4, LmsOtsSha256N32W8};
+
+use crate::{Result, VerifyError};
+
+/// LMS type code → tree height (SHA-256, m = 32).
+pub fn lms_height(lms_type: u32) -> Option<u32> {
+    match lms_type {
+        5 => Some(5),
+        6 => Some(10),
+        7 => Some(15),
+        8 => Some(20),
+        9 => Some(25),
+        _ => None,
+    }
+}
+
+/// LM-OTS type code → (n, p).
+pub fn lmots_np(ots_type: u32) -> Option<(usize, usize)> {
+    match ots_type {
+        1 => Some((32, 265)),
+        2 => Some((32, 133)),
+        3 => Some((32, 67)),
+        4 => Some((32, 34)),
+        _ => None,
+    }
+}
+
+const M: usize = 32;
+
+fn be32(b: &[u8], at: usize) -> Result<u32> {
+    b.get(at..at + 4)
+        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        .ok_or_else(|| VerifyError::BadSignature("truncated".into()))
+}
+
+/// Length of the LMS signature starting at `sig[at..]`.
+fn lms_signature_len(sig: &[u8], at: usize) -> Result<usize> {
+    let ots_type = be32(sig, at + 4)?;
+    let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+    let ots_len = 4 + n + p * n;
+    let lms_type = be32(sig, at + 4 + ots_len)?;
+    let h = lms_height(lms_type).ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
+    Ok(4 + ots_len + 4 + h as usize * M)
+}
+
+/// Length of an LMS public key: type, OTS type, I (16), T[1] (m).
+const LMS_PUBLIC_LEN: usize = 4 + 4 + 16 + M;
+
+/// Verify one LMS signature over `message` with an LMS public key. Trees of height 5 and
+/// 10 go to `lms-signature`; it cannot instantiate 15–25 (its type-level array sizes exceed
+/// what `hybrid-array` supports), so those use [`rfc8554::verify_lms`].
+pub fn verify_lms(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    let lms_type = be32(public_key, 0).map_err(|_| VerifyError::BadKey("truncated".into()))?;
+    let ots_type = be32(public_key, 4).map_err(|_| VerifyError::BadKey("truncated".into()))?;
+    if be32(signature, 4)? != ots_type {
+        return Err(VerifyError::Mismatch);
+    }
+    match lms_type {
+        5 | 6 => verify_lms_crate(lms_type, ots_type, public_key, message, signature),
+        _ => rfc8554::verify_lms(public_key, message, signature),
+    }
+}
+
+fn verify_lms_crate(lms_type: u32, ots_type: u32, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    use lms_signature::lms::{Signature, VerifyingKey};
+    use signature::Verifier;
+    macro_rules! with_mode {
+        ($($l:literal, $o:literal => $mode:ty;)*) => {
+            match (lms_type, ots_type) {
+                $(($l, $o) => {
+                    let vk = VerifyingKey::<$mode>::try_from(public_key)
+                        .map_err(|_| VerifyError::BadKey("not an LMS public key of its stated type".into()))?;
+                    let sig = Signature::<$mode>::try_from(signature)
+                        .map_err(|_| VerifyError::BadSignature("not an LMS signature of the key's type".into()))?;
+                    if vk.verify(message, &sig).is_ok() { Ok(()) } else { Err(VerifyError::Mismatch) }
+                })*
+                _ => Err(VerifyError::Unsupported(format!("LMS type {lms_type} with LM-OTS type {ots_type}"))),
+            }
+        };
+    }
+    with_mode! {
+        5, 1 => LmsSha256M32H5<LmsOtsSha256N32W1>; 5, 2 => LmsSha256M32H5<LmsOtsSha256N32W2>;
+        5, 3 => LmsSha256M32H5<LmsOtsSha256N32W4>; 5, 4 => LmsSha256M32H5<LmsOtsSha256N32W8>;
+        6, 1 => LmsSha256M32H10<LmsOtsSha256N32W1>; 6, 2 => LmsSha256M32H10<LmsOtsSha256N32W2>;
+        6, 3 => LmsSha256M32H10<LmsOtsSha256N32W4>; 6, 4 => LmsSha256M32H10<LmsOtsSha256N32W8>;
+    }
+}
+
+/// RFC 8554 Algorithms 4b and 6a (LM-OTS candidate key, LMS verification) for the SHA-256
+/// n = m = 32 types, any tree height.
+pub mod rfc8554 {
+    use sha2::{Digest, Sha256};
+
+    use super::{be32, lms_height, lmots_np, M};
+    use crate::{Result, VerifyError};
+
+    const D_PBLC: [u8; 2] = [0x80, 0x80];
+    const D_MESG: [u8; 2] = [0x81, 0x81];
+    const D_LEAF: [u8; 2] = [0x82, 0x82];
+    const D_INTR: [u8; 2] = [0x83, 0x83];
+
+    fn w_of(ots_type: u32) -> Option<(u32, u32)> {
+        // (w, left shift of the checksum)
+        match ots_type {
+            1 => Some((1, 7)),
+            2 => Some((2, 6)),
+            3 => Some((4, 4)),
+            4 => Some((8, 0)),
+            _ => None,
+        }
+    }
+
+    fn coef(s: &[u8], i: usize, w: u32) -> u32 {
+        let w = w as usize;
+        let byte = s[i * w / 8] as u32;
+        let shift = 8 - (w * (i % (8 / w)) + w);
+        ((1u32 << w) - 1) & (byte >> shift)
+    }
+
+    /// Algorithm 4b: the LM-OTS public key a signature implies.
+    fn candidate_ots_key(ots_type: u32, sig: &[u8], message: &[u8], id: &[u8], q: u32) -> Result<[u8; 32]> {
+        let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        let (w, ls) = w_of(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        if sig.len() != 4 + n + p * n || be32(sig, 0)? != ots_type {
+            return Err(VerifyError::BadSignature("LM-OTS signature length or type".into()));
+        }
+        let c = &sig[4..4 + n];
+        let y = &sig[4 + n..];
+        let qb = q.to_be_bytes();
+        let q_hash: [u8; 32] = Sha256::new().chain_update(id).chain_update(qb).chain_update(D_MESG).chain_update(c).chain_update(message).finalize().into();
+        let max = (1u32 << w) - 1;
+        let mut sum = 0u32;
+        for i in 0..(n * 8 / w as usize) {
+            sum += max - coef(&q_hash, i, w);
+        }
+        let cksm = ((sum << ls) as u16).to_be_bytes();
+        let mut qa = q_hash.to_vec();
+        qa.extend_from_slice(&cksm);
+        let mut pub_hash = Sha256::new().chain_update(id).chain_update(qb).chain_update(D_PBLC);
+        for i in 0..p {
+            let a = coef(&qa, i, w);
+            let mut tmp: [u8; 32] = y[i * n..(i + 1) * n].try_into().expect("n = 32");
+            for j in a..max {
+                tmp = Sha256::new()
+                    .chain_update(id)
+                    .chain_update(qb)
+                    .chain_update((i as u16).to_be_bytes())
+                    .chain_update([j as u8])
+                    .chain_update(tmp)
+                    .finalize()
+                    .into();
+            }
+            pub_hash.update(tmp);
+        }
+        Ok(pub_hash.finalize().into())
+    }
+
+    /// Algorithm 6a: verify one LMS signature.
+    pub fn verify_lms(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+        if public_key.len() != 8 + 16 + M {
+            return Err(VerifyError::BadKey(format!("an LMS public key is {} bytes, not {}", 8 + 16 + M, public_key.len())));
+        }
+        let lms_type = be32(public_key, 0)?;
+        let ots_type = be32(public_key, 4)?;
+        let h = lms_height(lms_type).ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
+        let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        let id = &public_key[8..24];
+        let t1 = &public_key[24..];
+        let ots_len = 4 + n + p * n;
+        if signature.len() != 4 + ots_len + 4 + h as usize * M {
+            return Err(VerifyError::BadSignature("LMS signature length does not fit its types".into()));
+        }
+        let q = be32(signature, 0)?;
+        if q as u64 >= 1u64 << h {
+            return Err(VerifyError::BadSignature(format!("leaf index {q} beyond a tree of height {h}")));
+        }
+        if be32(signature, 4 + ots_len)? != lms_type {
+            return Err(VerifyError::Mismatch);
+        }
+        let kc = candidate_ots_key(ots_type, &signature[4..4 + ots_len], message, id, q)?;
+        let path = &signature[4 + ots_len + 4..];
+        let mut node = (1u64 << h) + q as u64;
+        let mut tmp: [u8; 32] = Sha256::new().chain_update(id).chain_update((node as u32).to_be_bytes()).chain_update(D_LEAF).chain_update(kc).finalize().into();
+        let mut i = 0usize;
+        while node > 1 {
+            let sibling = &path[i * M..(i + 1) * M];
+            let parent = ((node / 2) as u32).to_be_bytes();
+            let hasher = Sha256::new().chain_update(id).chain_update(parent).chain_update(D_INTR);
+            tmp = if node % 2 == 1 {
+                hasher.chain_update(sibling).chain_update(tmp).finalize().into()
+            } else {
+                hasher.chain_update(tmp).chain_update(sibling).finalize().into()
+            };
+            node /= 2;
+            i += 1;
+        }
+        if tmp.as_slice() == t1 {
+            Ok(())
+        } else {
+            Err(VerifyError::Mismatch)
+        }
+    }
+}
+
+/// The parameters an HSS public key announces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HssPublicKey {
+    pub levels: u32,
+    pub lms_type: u32,
+    pub ots_type: u32,
+}
+
+pub fn parse_public_key(public_key: &[u8]) -> Result<HssPublicKey> {
+    if public_key.len() != 4 + LMS_PUBLIC_LEN {
+        return Err(VerifyError::BadKey(format!("an HSS public key is {} bytes, not {}", 4 + LMS_PUBLIC_LEN, public_key.len())));
+    }
+    let levels = be32(public_key, 0).map_err(|_| VerifyError::BadKey("truncated".into()))?;
+    if !(1..=8).contains(&levels) {
+        return Err(VerifyError::BadKey(format!("{levels} levels")));
+    }
+    Ok(HssPublicKey {
+        levels,
+        lms_type: be32(public_key, 4).map_err(|_| VerifyError::BadKey("truncated".into()))?,
+        ots_type: be32(public_key, 8).map_err(|_| VerifyError::BadKey("truncated".into()))?,
+    })
+}
+
+/// Verify an HSS signature over the message itself (RFC 8554 §6.3, Algorithm 7).
+pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    let pk = parse_public_key(public_key)?;
+    let nspk = be32(signature, 0)?;
+    if nspk + 1 != pk.levels {
+        return Err(VerifyError::Mismatch);
+    }
+    let mut key: Vec<u8> = public_key[4..].to_vec();
+    let mut at = 4usize;
+    for _ in 0..nspk {
+        let len = lms_signature_len(signature, at)?;
+        let sig = signature.get(at..at + len).ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
+        at += len;
+        let next = signature
+            .get(at..at + LMS_PUBLIC_LEN)
+            .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
+        at += LMS_PUBLIC_LEN;
+        verify_lms(&key, next, sig)?;
+        key = next.to_vec();
+    }
+    let len = lms_signature_len(signature, at)?;
+    if at + len != signature.len() {
+        return Err(VerifyError::BadSignature(format!("{} trailing bytes", signature.len() as i64 - (at + len) as i64)));
+    }
+    verify_lms(&key, message, &signature[at..])
+}
+
+/// Number of signatures an HSS key with these LMS types can make in total.
+pub fn capacity(lms_types: &[u32]) -> Option<u128> {
+    let mut bits = 0u32;
+    for t in lms_types {
+        bits += lms_height(*t)?;
+    }
+    1u128.checked_shl(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lms_signature::lms::{SigningKey, VerifyingKey};
+    use signature::{RandomizedSignerMut, SignatureEncoding};
+
+    /// Sign with RustCrypto's LMS, then check that the in-crate RFC 8554 verifier and the
+    /// crate's verifier agree on every signature and every tampering.
+    fn agree<Mode: lms_signature::lms::LmsMode>(pk: Vec<u8>, mut sk: SigningKey<Mode>)
+    where
+        lms_signature::lms::Signature<Mode>: SignatureEncoding,
+    {
+        let mut rng = getrandom::SysRng;
+        for (i, msg) in [&b"release-1.0.tar.gz"[..], b"", &[0xA5; 3000]].iter().enumerate() {
+            let sig = sk.try_sign_with_rng(&mut rng, msg).expect("sign").to_vec();
+            assert_eq!(rfc8554::verify_lms(&pk, msg, &sig), Ok(()), "own verifier, message {i}");
+            assert_eq!(verify_lms(&pk, msg, &sig), Ok(()), "crate verifier, message {i}");
+            for pos in [0usize, 3, 8, 40, sig.len() / 2, sig.len() - 1] {
+                let mut bad = sig.clone();
+                bad[pos] ^= 0x01;
+                let ours = rfc8554::verify_lms(&pk, msg, &bad).is_ok();
+                let theirs = verify_lms(&pk, msg, &bad).is_ok();
+                assert!(!ours && !theirs, "tampered byte {pos} accepted (ours {ours}, crate {theirs})");
+            }
+            let mut other = msg.to_vec();
+            other.push(1);
+            assert!(rfc8554::verify_lms(&pk, &other, &sig).is_err());
+        }
+    }
+
+    macro_rules! cross_check {
+        ($name:ident, $mode:ty) => {
+            #[test]
+            fn $name() {
+                let sk = SigningKey::<$mode>::new_from_seed([7u8; 16], [9u8; 32]).unwrap();
+                let vk: VerifyingKey<$mode> = sk.public();
+                let pk: hybrid_array::Array<u8, _> = vk.into();
+                agree(pk.to_vec(), sk);
+            }
+        };
+    }
+    cross_check!(h5_w1, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W1>);
+    cross_check!(h5_w2, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W2>);
+    cross_check!(h5_w4, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W4>);
+    cross_check!(h5_w8, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W8>);
+    cross_check!(h10_w4, lms_signature::lms::LmsSha256M32H10<lms_signature::ots::LmsOtsSha256N32W4>);
+
+    #[test]
+    fn capacity_and_public_key_parsing() {
+        assert_eq!(capacity(&[5, 5]), Some(1024));
+        assert_eq!(capacity(&[6, 6]), Some(1 << 20));
+        assert_eq!(capacity(&[8, 8]), Some(1 << 40));
+        assert_eq!(capacity(&[99]), None);
+        assert!(parse_public_key(&[0u8; 59]).is_err());
+        let mut pk = vec![0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 4];
+        pk.extend_from_slice(&[0u8; 48]);
+        assert_eq!(parse_public_key(&pk).unwrap(), HssPublicKey { levels: 2, lms_type: 5, ots_type: 4 });
+    }
+}

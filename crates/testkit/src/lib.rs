@@ -1,0 +1,212 @@
+//! The test rig: every test gets its own real token in its own temporary directory.
+//!
+//! PKCS#11 modules read their configuration (`SOFTHSM2_CONF`, `KRYOPTIC_CONF`,
+//! `LUNASIM_CONF`) once, at `C_Initialize`, and a module is loaded once per process. So one
+//! token per test means one process per test: the suite runs under `cargo nextest`, which
+//! does exactly that. Asking for a second token in one process is a usage error and says so.
+//!
+//! A module that is missing fails the test with the command that builds it; nothing is
+//! skipped silently.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use p11::{Module, Session, SlotId, UserType};
+
+pub mod pg;
+
+pub const SO_PIN: &str = "so-pin-8642";
+pub const USER_PIN: &str = "user-pin-1357";
+pub const TOKEN_LABEL: &str = "console-test";
+
+/// The real modules the rig knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    SoftHsm,
+    Kryoptic,
+    /// `lunasim` forwarding to Kryoptic.
+    LunaSim,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::SoftHsm => "softhsm2",
+            Backend::Kryoptic => "kryoptic",
+            Backend::LunaSim => "lunasim",
+        }
+    }
+
+    pub fn module_path(self) -> PathBuf {
+        match self {
+            Backend::SoftHsm => softhsm_module(),
+            Backend::Kryoptic => kryoptic_module(),
+            Backend::LunaSim => lunasim_module(),
+        }
+    }
+}
+
+/// The repository root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+}
+
+fn require(path: PathBuf, how: &str) -> PathBuf {
+    assert!(path.is_file(), "required test module {} is missing; {how}", path.display());
+    path
+}
+
+pub fn softhsm_module() -> PathBuf {
+    require(PathBuf::from("/usr/lib/softhsm/libsofthsm2.so"), "install Debian's softhsm2 (make setup)")
+}
+
+pub fn kryoptic_module() -> PathBuf {
+    require(repo_root().join("target/pkcs11/libkryoptic_pkcs11.so"), "build it with scripts/build-kryoptic.sh (make setup)")
+}
+
+/// The cargo target profile directory this test binary was built into
+/// (`target/debug`), where the workspace's cdylibs land.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let mut dir = exe.parent().expect("deps dir").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    dir
+}
+
+pub fn lunasim_module() -> PathBuf {
+    require(profile_dir().join("liblunasim.so"), "build it with `cargo build -p lunasim` (make test does)")
+}
+
+/// The `hsmc` binary next to the test binaries.
+pub fn hsmc_binary() -> PathBuf {
+    require(profile_dir().join("hsmc"), "build it with `cargo build -p cli` (make test does)")
+}
+
+/// Python with the independent verifiers (pyca/cryptography, hsslms, dilithium-py).
+pub fn python() -> PathBuf {
+    require(repo_root().join("target/pyenv/bin/python3"), "create it with scripts/setup-python.sh (make setup)")
+}
+
+static CLAIMED: AtomicBool = AtomicBool::new(false);
+
+/// A freshly initialized token with a user PIN, in its own directory.
+pub struct TestToken {
+    pub backend: Backend,
+    pub module_path: PathBuf,
+    pub module: Arc<Module>,
+    pub slot: SlotId,
+    pub dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl TestToken {
+    /// Create the token directory and configuration, point this process at it, load and
+    /// initialize the module, initialize the token and its user PIN.
+    pub fn new(backend: Backend) -> TestToken {
+        Self::with_lunasim_extra(backend, "")
+    }
+
+    /// As [`TestToken::new`]; for lunasim, `extra` is appended to its TOML configuration
+    /// (latency, PQC queue, control file, …).
+    pub fn with_lunasim_extra(backend: Backend, extra: &str) -> TestToken {
+        assert!(
+            !CLAIMED.swap(true, Ordering::SeqCst),
+            "one test token per process: module configuration is process-global; run the suite with `cargo nextest run`"
+        );
+        let dir = tempfile::Builder::new().prefix(&format!("hsmc-{}-", backend.name())).tempdir().expect("temp dir");
+        let env = write_config(backend, dir.path(), extra);
+        for (k, v) in &env {
+            // Single-threaded at this point of a nextest test process.
+            std::env::set_var(k, v);
+        }
+        let module_path = backend.module_path();
+        let module = Module::load(&module_path).expect("load module");
+        module.initialize().expect("C_Initialize");
+        let slot = init_token(&module, TOKEN_LABEL);
+        TestToken { backend, module_path, module, slot, dir, env }
+    }
+
+    /// Environment a child process needs to see the same token.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// A read-write session logged in as the user.
+    pub fn user_session(&self) -> Session {
+        let s = self.module.open_session(self.slot, true).expect("open session");
+        s.login(UserType::User, &p11::pin(USER_PIN)).expect("login");
+        s
+    }
+}
+
+/// Write the module configuration for a backend under `dir`; returns the environment
+/// variables that select it.
+pub fn write_config(backend: Backend, dir: &Path, lunasim_extra: &str) -> Vec<(String, String)> {
+    match backend {
+        Backend::SoftHsm => {
+            let tokens = dir.join("tokens");
+            std::fs::create_dir_all(&tokens).unwrap();
+            let conf = dir.join("softhsm2.conf");
+            std::fs::write(&conf, format!("directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n", tokens.display())).unwrap();
+            vec![("SOFTHSM2_CONF".into(), conf.display().to_string())]
+        }
+        Backend::Kryoptic => vec![("KRYOPTIC_CONF".into(), kryoptic_conf(dir).display().to_string())],
+        Backend::LunaSim => {
+            let kconf = kryoptic_conf(dir);
+            let store = dir.join("lunasim");
+            std::fs::create_dir_all(&store).unwrap();
+            let conf = dir.join("lunasim.toml");
+            std::fs::write(
+                &conf,
+                format!(
+                    "inner_module = \"{}\"\nstore_dir = \"{}\"\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n\n{}\n",
+                    kryoptic_module().display(),
+                    store.display(),
+                    kconf.display(),
+                    lunasim_extra
+                ),
+            )
+            .unwrap();
+            vec![("LUNASIM_CONF".into(), conf.display().to_string())]
+        }
+    }
+}
+
+fn kryoptic_conf(dir: &Path) -> PathBuf {
+    let conf = dir.join("kryoptic.conf");
+    std::fs::write(
+        &conf,
+        format!("[[slots]]\nslot = 1\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n", dir.join("token.sql").display()),
+    )
+    .unwrap();
+    conf
+}
+
+/// Initialize the first slot whose token is not initialized yet; returns the slot that now
+/// holds a token labelled `label` with `USER_PIN` set.
+pub fn init_token(module: &Arc<Module>, label: &str) -> SlotId {
+    let slots = module.slots(true).expect("C_GetSlotList");
+    let slot = slots
+        .iter()
+        .copied()
+        .find(|s| !module.token_info(*s).expect("C_GetTokenInfo").initialized())
+        .or_else(|| slots.first().copied())
+        .expect("module reports no slot with a token");
+    module.init_token(slot, &p11::pin(SO_PIN), label).expect("C_InitToken");
+    // SoftHSM moves an initialized token to a new slot ID; find it by label.
+    let slot = module
+        .slots(true)
+        .expect("C_GetSlotList")
+        .into_iter()
+        .find(|s| module.token_info(*s).map(|t| t.label == label).unwrap_or(false))
+        .expect("initialized token not found by label");
+    let so = module.open_session(slot, true).expect("open SO session");
+    so.login(UserType::SecurityOfficer, &p11::pin(SO_PIN)).expect("SO login");
+    so.init_pin(&p11::pin(USER_PIN)).expect("C_InitPIN");
+    so.logout().expect("logout");
+    drop(so);
+    slot
+}
