@@ -39,7 +39,11 @@ impl Breaker {
     pub fn new(threshold: u32, open_for: Duration) -> Self {
         Breaker {
             state: AtomicU8::new(CLOSED),
-            inner: Mutex::new(Inner { failures: 0, open_until: None, probe_in_flight: false }),
+            inner: Mutex::new(Inner {
+                failures: 0,
+                open_until: None,
+                probe_in_flight: false,
+            }),
             threshold: threshold.max(1),
             open_for,
             opened: AtomicU64::new(0),
@@ -90,7 +94,13 @@ impl Breaker {
     }
 
     pub fn on_success(&self) {
-        if self.state.load(Ordering::Acquire) == CLOSED && self.inner.try_lock().map(|g| g.failures == 0).unwrap_or(false) {
+        if self.state.load(Ordering::Acquire) == CLOSED
+            && self
+                .inner
+                .try_lock()
+                .map(|g| g.failures == 0)
+                .unwrap_or(false)
+        {
             return;
         }
         let mut g = self.inner.lock();

@@ -41,7 +41,9 @@ impl HsmError {
     pub fn class(&self) -> ErrorClass {
         match self {
             HsmError::P11(e) => e.class(),
-            HsmError::Disconnected { .. } | HsmError::CircuitOpen { .. } => ErrorClass::Disconnected,
+            HsmError::Disconnected { .. } | HsmError::CircuitOpen { .. } => {
+                ErrorClass::Disconnected
+            }
             HsmError::Busy { .. } | HsmError::Timeout(_) => ErrorClass::Busy,
             HsmError::NotLoggedIn => ErrorClass::Pin,
             HsmError::KeyNotFound(_) => ErrorClass::KeyNotFound,
@@ -61,7 +63,10 @@ impl HsmError {
 impl From<p11::Error> for HsmError {
     fn from(e: p11::Error) -> Self {
         if e.class() == ErrorClass::Disconnected {
-            HsmError::Disconnected { error: e, recovered: false }
+            HsmError::Disconnected {
+                error: e,
+                recovered: false,
+            }
         } else {
             HsmError::P11(e)
         }

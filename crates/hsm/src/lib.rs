@@ -1,10 +1,14 @@
 //! `hsm` — the console's services over the `p11` binding: session pools with recovery,
 //! keys and templates, signing/verification/KEM, statistics and HSS accounting.
 
+pub mod algo;
 pub mod breaker;
 pub mod error;
+pub mod keys;
 pub mod metrics;
 pub mod pool;
+pub mod pubkey;
+pub mod templates;
 
 pub use breaker::BreakerState;
 pub use error::{HsmError, Result};

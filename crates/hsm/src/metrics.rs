@@ -24,7 +24,8 @@ impl OpStats {
             ok: 0,
             errors: 0,
             // 1 ns .. 10 min, 3 significant figures.
-            latency_ns: Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("histogram bounds"),
+            latency_ns: Histogram::new_with_bounds(1, 600_000_000_000, 3)
+                .expect("histogram bounds"),
         }
     }
 }
@@ -48,7 +49,10 @@ impl Metrics {
     pub(crate) fn record(&self, op: &'static str, elapsed: Duration, ok: bool) {
         let ns = (elapsed.as_nanos() as u64).max(1);
         let mut ops = self.ops.lock();
-        let idx = match ops.iter().position(|s| std::ptr::eq(s.name, op) || s.name == op) {
+        let idx = match ops
+            .iter()
+            .position(|s| std::ptr::eq(s.name, op) || s.name == op)
+        {
             Some(i) => i,
             None => {
                 ops.push(OpStats::new(op));
@@ -93,7 +97,12 @@ impl Metrics {
             ops: list,
             errors_by_class: ErrorClass::ALL
                 .iter()
-                .map(|c| (c.as_str().to_string(), self.errors_by_class[class_index(*c)].load(Ordering::Relaxed)))
+                .map(|c| {
+                    (
+                        c.as_str().to_string(),
+                        self.errors_by_class[class_index(*c)].load(Ordering::Relaxed),
+                    )
+                })
                 .collect(),
             module_recoveries: self.module_recoveries.load(Ordering::Relaxed),
             session_reopens: self.session_reopens.load(Ordering::Relaxed),
@@ -130,7 +139,11 @@ pub struct MetricsSnapshot {
 
 impl MetricsSnapshot {
     pub fn errors_of(&self, class: ErrorClass) -> u64 {
-        self.errors_by_class.iter().find(|(c, _)| c == class.as_str()).map(|(_, n)| *n).unwrap_or(0)
+        self.errors_by_class
+            .iter()
+            .find(|(c, _)| c == class.as_str())
+            .map(|(_, n)| *n)
+            .unwrap_or(0)
     }
     pub fn op(&self, name: &str) -> Option<&OpSnapshot> {
         self.ops.iter().find(|o| o.op == name)

@@ -13,7 +13,7 @@
 //! - Blocking PKCS#11 calls never run on the async runtime's core threads: [`Pool::run_async`]
 //!   hands them to the blocking pool.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,9 @@ impl PoolConfig {
     /// 100·2ⁿ ms (with the configured base), capped.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let factor = 1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX);
-        self.backoff_base.saturating_mul(factor).min(self.backoff_cap)
+        self.backoff_base
+            .saturating_mul(factor)
+            .min(self.backoff_cap)
     }
 }
 
@@ -87,7 +89,10 @@ struct Credentials {
 
 struct Inner {
     module: Arc<Module>,
-    slot: SlotId,
+    /// The slot ID can change when the module is reinitialized (SoftHSM2 renumbers); the
+    /// pool follows its token by serial number and label.
+    slot: AtomicU64,
+    token: Mutex<Option<(String, String)>>,
     config: PoolConfig,
     credentials: Mutex<Option<Credentials>>,
     idle: Mutex<Vec<Pooled>>,
@@ -108,6 +113,7 @@ pub struct Pool {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PoolStatus {
+    pub slot: u64,
     pub size: usize,
     pub open: usize,
     pub idle: usize,
@@ -126,7 +132,8 @@ impl Pool {
         Pool {
             inner: Arc::new(Inner {
                 module,
-                slot,
+                slot: AtomicU64::new(slot),
+                token: Mutex::new(None),
                 config,
                 credentials: Mutex::new(None),
                 idle: Mutex::new(Vec::new()),
@@ -146,7 +153,34 @@ impl Pool {
     }
 
     pub fn slot(&self) -> SlotId {
-        self.inner.slot
+        self.inner.slot.load(Ordering::Acquire)
+    }
+
+    /// Find this pool's token again after the slot list changed. Returns whether the slot
+    /// moved.
+    fn follow_token(&self) -> bool {
+        let Some((serial, label)) = self.inner.token.lock().clone() else {
+            return false;
+        };
+        let Ok(slots) = self.inner.module.slots(true) else {
+            return false;
+        };
+        for slot in slots {
+            if let Ok(ti) = self.inner.module.token_info(slot) {
+                if ti.serial_number == serial && ti.label == label {
+                    let old = self.inner.slot.swap(slot, Ordering::AcqRel);
+                    if old != slot {
+                        tracing::info!(
+                            old,
+                            new = slot,
+                            "token moved to another slot after a reinitialize"
+                        );
+                    }
+                    return old != slot;
+                }
+            }
+        }
+        false
     }
 
     pub fn config(&self) -> &PoolConfig {
@@ -161,6 +195,7 @@ impl Pool {
         let idle = self.inner.idle.lock().len();
         let open = self.inner.open.load(Ordering::Acquire);
         PoolStatus {
+            slot: self.slot(),
             size: self.inner.config.size,
             open,
             idle,
@@ -186,7 +221,7 @@ impl Pool {
         let mut opened = Vec::new();
         while self.inner.open.load(Ordering::Acquire) < self.inner.config.size {
             self.inner.open.fetch_add(1, Ordering::AcqRel);
-            match self.open_one() {
+            match self.open_one_recovering() {
                 Ok(p) => opened.push(p),
                 Err(e) => {
                     self.inner.open.fetch_sub(1, Ordering::AcqRel);
@@ -216,7 +251,8 @@ impl Pool {
             }
             Err(e) => {
                 self.inner.metrics.error(e.class());
-                if e.class() == ErrorClass::Disconnected || e.class() == ErrorClass::SessionInvalid {
+                if e.class() == ErrorClass::Disconnected || e.class() == ErrorClass::SessionInvalid
+                {
                     self.discard(p);
                 } else {
                     self.checkin(p);
@@ -237,12 +273,40 @@ impl Pool {
         r.map_err(Into::into)
     }
 
+    /// Open a session; when the module turns out to be finalized or gone, recover it once
+    /// and try again (nothing has run yet, so this is safe for any caller).
+    fn open_one_recovering(&self) -> Result<Pooled> {
+        let generation = self.inner.module.generation();
+        match self.open_one() {
+            Err(e) if e.class() == ErrorClass::Disconnected => {
+                if e.p11().and_then(|e| e.rv()) == Some(p11::sys::CKR_SLOT_ID_INVALID)
+                    && self.follow_token()
+                {
+                    return self.open_one();
+                }
+                self.recover_module(generation)?;
+                self.follow_token();
+                self.open_one()
+            }
+            r => r,
+        }
+    }
+
     fn open_one(&self) -> Result<Pooled> {
-        let session = self.inner.module.open_session(self.inner.slot, self.inner.config.rw)?;
+        let slot = self.slot();
+        let session = self.inner.module.open_session(slot, self.inner.config.rw)?;
+        if self.inner.token.lock().is_none() {
+            if let Ok(ti) = self.inner.module.token_info(slot) {
+                *self.inner.token.lock() = Some((ti.serial_number, ti.label));
+            }
+        }
         if let Some(c) = self.inner.credentials.lock().as_ref() {
             session.login(c.user, &c.pin)?;
         }
-        Ok(Pooled { session, verified_at: Instant::now() })
+        Ok(Pooled {
+            session,
+            verified_at: Instant::now(),
+        })
     }
 
     /// Drop a session that is dead or suspect and free its place.
@@ -278,19 +342,31 @@ impl Pool {
             if inner.open.load(Ordering::Acquire) < inner.config.size {
                 inner.open.fetch_add(1, Ordering::AcqRel);
                 drop(idle);
-                return self.open_one().inspect_err(|_| {
+                return self.open_one_recovering().inspect_err(|_| {
                     inner.open.fetch_sub(1, Ordering::AcqRel);
                 });
             }
             let waiting = inner.waiting.fetch_add(1, Ordering::AcqRel) + 1;
             if waiting > inner.config.backlog {
                 inner.waiting.fetch_sub(1, Ordering::AcqRel);
-                inner.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-                return Err(HsmError::Busy { size: inner.config.size, waiting: waiting - 1 });
+                inner
+                    .metrics
+                    .busy_rejections
+                    .fetch_add(1, Ordering::Relaxed);
+                return Err(HsmError::Busy {
+                    size: inner.config.size,
+                    waiting: waiting - 1,
+                });
             }
-            let timed_out = inner.available.wait_for(&mut idle, inner.config.checkout_timeout).timed_out();
+            let timed_out = inner
+                .available
+                .wait_for(&mut idle, inner.config.checkout_timeout)
+                .timed_out();
             inner.waiting.fetch_sub(1, Ordering::AcqRel);
-            if timed_out && idle.is_empty() && inner.open.load(Ordering::Acquire) >= inner.config.size {
+            if timed_out
+                && idle.is_empty()
+                && inner.open.load(Ordering::Acquire) >= inner.config.size
+            {
                 return Err(HsmError::Timeout(inner.config.checkout_timeout));
             }
         }
@@ -300,23 +376,32 @@ impl Pool {
     fn validate(&self, p: Pooled, now: Instant) -> Result<Pooled> {
         if p.session.is_stale() {
             p.session.abandon();
-            return self.open_one().inspect_err(|_| {
+            return self.open_one_recovering().inspect_err(|_| {
                 self.inner.open.fetch_sub(1, Ordering::AcqRel);
             });
         }
         if now.saturating_duration_since(p.verified_at) < self.inner.config.health_ttl {
             return Ok(p);
         }
-        self.inner.metrics.health_checks.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .metrics
+            .health_checks
+            .fetch_add(1, Ordering::Relaxed);
         let mut byte = [0u8; 1];
         match p.session.generate_random(&mut byte) {
-            Ok(()) => Ok(Pooled { verified_at: now, ..p }),
+            Ok(()) => Ok(Pooled {
+                verified_at: now,
+                ..p
+            }),
             Err(e) => {
                 self.inner.metrics.error(e.class());
                 let generation = p.session.generation();
                 p.session.abandon();
                 let reopen = || {
-                    self.inner.metrics.session_reopens.fetch_add(1, Ordering::Relaxed);
+                    self.inner
+                        .metrics
+                        .session_reopens
+                        .fetch_add(1, Ordering::Relaxed);
                     self.open_one().inspect_err(|_| {
                         self.inner.open.fetch_sub(1, Ordering::AcqRel);
                     })
@@ -346,13 +431,18 @@ impl Pool {
         for attempt in 0..inner.config.recovery_attempts.max(1) {
             match inner.module.reinitialize() {
                 Ok(()) => {
-                    inner.metrics.module_recoveries.fetch_add(1, Ordering::Relaxed);
+                    inner
+                        .metrics
+                        .module_recoveries
+                        .fetch_add(1, Ordering::Relaxed);
                     let stale: Vec<Pooled> = std::mem::take(&mut *inner.idle.lock());
                     for p in stale {
                         p.session.abandon();
                         inner.open.fetch_sub(1, Ordering::AcqRel);
                     }
                     inner.available.notify_all();
+                    drop(_g);
+                    self.follow_token();
                     tracing::warn!(module = %inner.module.path().display(), "module reinitialized after a disconnect");
                     return Ok(());
                 }
@@ -362,7 +452,9 @@ impl Pool {
                 }
             }
         }
-        Err(last.map(HsmError::from).unwrap_or(HsmError::Unsupported("recovery failed".into())))
+        Err(last
+            .map(HsmError::from)
+            .unwrap_or(HsmError::Unsupported("recovery failed".into())))
     }
 
     fn not_logged_in_error(&self, e: p11::Error) -> HsmError {
@@ -381,14 +473,26 @@ impl Pool {
 
     /// As [`Pool::run`] for calls that are safe to repeat (reads, random); after a
     /// successful recovery the call is retried once instead of failing.
-    pub fn run_idempotent<T>(&self, op: &'static str, f: impl FnMut(&Session) -> p11::Result<T>) -> Result<T> {
+    pub fn run_idempotent<T>(
+        &self,
+        op: &'static str,
+        f: impl FnMut(&Session) -> p11::Result<T>,
+    ) -> Result<T> {
         self.call(op, true, f)
     }
 
-    fn call<T>(&self, op: &'static str, idempotent: bool, mut f: impl FnMut(&Session) -> p11::Result<T>) -> Result<T> {
+    fn call<T>(
+        &self,
+        op: &'static str,
+        idempotent: bool,
+        mut f: impl FnMut(&Session) -> p11::Result<T>,
+    ) -> Result<T> {
         let inner = &self.inner;
         if let Err(retry_after) = inner.breaker.admit() {
-            inner.metrics.breaker_rejections.fetch_add(1, Ordering::Relaxed);
+            inner
+                .metrics
+                .breaker_rejections
+                .fetch_add(1, Ordering::Relaxed);
             return Err(HsmError::CircuitOpen { retry_after });
         }
         let mut attempt = 0u32;
@@ -411,7 +515,10 @@ impl Pool {
             let end = Instant::now();
             let e = match r {
                 Ok(v) => {
-                    self.checkin(Pooled { verified_at: end, ..p });
+                    self.checkin(Pooled {
+                        verified_at: end,
+                        ..p
+                    });
                     inner.metrics.record(op, end - start, true);
                     inner.breaker.on_success();
                     return Ok(v);
@@ -424,7 +531,10 @@ impl Pool {
             match class {
                 ErrorClass::SessionInvalid => {
                     self.discard(p);
-                    inner.metrics.session_reopens.fetch_add(1, Ordering::Relaxed);
+                    inner
+                        .metrics
+                        .session_reopens
+                        .fetch_add(1, Ordering::Relaxed);
                     if !reopened {
                         reopened = true;
                         continue;
@@ -440,7 +550,10 @@ impl Pool {
                         recovered = true;
                         continue;
                     }
-                    return Err(HsmError::Disconnected { error: e, recovered: ok });
+                    return Err(HsmError::Disconnected {
+                        error: e,
+                        recovered: ok,
+                    });
                 }
                 ErrorClass::RetryOnly | ErrorClass::Busy if attempt < inner.config.max_retries => {
                     self.checkin(p);
@@ -491,8 +604,14 @@ impl Pool {
         }
         let _release = Release(&inner.queued);
         if queued > limit {
-            inner.metrics.busy_rejections.fetch_add(1, Ordering::Relaxed);
-            return Err(HsmError::Busy { size: inner.config.size, waiting: queued - 1 - inner.config.size.min(queued - 1) });
+            inner
+                .metrics
+                .busy_rejections
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(HsmError::Busy {
+                size: inner.config.size,
+                waiting: queued - 1 - inner.config.size.min(queued - 1),
+            });
         }
         let pool = self.clone();
         tokio::task::spawn_blocking(move || pool.call(op, idempotent, f))

@@ -22,16 +22,45 @@ pub enum AttrKind {
 /// The shape of the attributes the console reads. Everything else is read as bytes.
 pub fn attr_kind(ty: AttributeType) -> AttrKind {
     match ty {
-        CKA_TOKEN | CKA_PRIVATE | CKA_MODIFIABLE | CKA_COPYABLE | CKA_DESTROYABLE
-        | CKA_SENSITIVE | CKA_EXTRACTABLE | CKA_LOCAL | CKA_NEVER_EXTRACTABLE
-        | CKA_ALWAYS_SENSITIVE | CKA_ENCRYPT | CKA_DECRYPT | CKA_SIGN | CKA_VERIFY
-        | CKA_SIGN_RECOVER | CKA_VERIFY_RECOVER | CKA_WRAP | CKA_UNWRAP | CKA_DERIVE
-        | CKA_TRUSTED | CKA_WRAP_WITH_TRUSTED | CKA_ALWAYS_AUTHENTICATE | CKA_ENCAPSULATE
+        CKA_TOKEN
+        | CKA_PRIVATE
+        | CKA_MODIFIABLE
+        | CKA_COPYABLE
+        | CKA_DESTROYABLE
+        | CKA_SENSITIVE
+        | CKA_EXTRACTABLE
+        | CKA_LOCAL
+        | CKA_NEVER_EXTRACTABLE
+        | CKA_ALWAYS_SENSITIVE
+        | CKA_ENCRYPT
+        | CKA_DECRYPT
+        | CKA_SIGN
+        | CKA_VERIFY
+        | CKA_SIGN_RECOVER
+        | CKA_VERIFY_RECOVER
+        | CKA_WRAP
+        | CKA_UNWRAP
+        | CKA_DERIVE
+        | CKA_TRUSTED
+        | CKA_WRAP_WITH_TRUSTED
+        | CKA_ALWAYS_AUTHENTICATE
+        | CKA_ENCAPSULATE
         | CKA_DECAPSULATE => AttrKind::Bool,
-        CKA_CLASS | CKA_KEY_TYPE | CKA_CERTIFICATE_TYPE | CKA_MODULUS_BITS | CKA_VALUE_LEN
-        | CKA_KEY_GEN_MECHANISM | CKA_PARAMETER_SET | CKA_HSS_LEVELS | CKA_HSS_LMS_TYPE
-        | CKA_HSS_LMOTS_TYPE | CKA_HSS_KEYS_REMAINING | CKA_CERTIFICATE_CATEGORY
-        | CKA_PRIME_BITS | CKA_SUBPRIME_BITS | CKA_OBJECT_VALIDATION_FLAGS => AttrKind::Ulong,
+        CKA_CLASS
+        | CKA_KEY_TYPE
+        | CKA_CERTIFICATE_TYPE
+        | CKA_MODULUS_BITS
+        | CKA_VALUE_LEN
+        | CKA_KEY_GEN_MECHANISM
+        | CKA_PARAMETER_SET
+        | CKA_HSS_LEVELS
+        | CKA_HSS_LMS_TYPE
+        | CKA_HSS_LMOTS_TYPE
+        | CKA_HSS_KEYS_REMAINING
+        | CKA_CERTIFICATE_CATEGORY
+        | CKA_PRIME_BITS
+        | CKA_SUBPRIME_BITS
+        | CKA_OBJECT_VALIDATION_FLAGS => AttrKind::Ulong,
         CKA_HSS_LMS_TYPES | CKA_HSS_LMOTS_TYPES | CKA_ALLOWED_MECHANISMS => AttrKind::Ulongs,
         CKA_LABEL | CKA_APPLICATION | CKA_URL => AttrKind::Text,
         CKA_START_DATE | CKA_END_DATE => AttrKind::Date,
@@ -67,9 +96,17 @@ impl Template {
 
     fn push_bytes(mut self, ty: AttributeType, bytes: Box<[u8]>) -> Self {
         let len = bytes.len() as CK_ULONG;
-        let ptr = if bytes.is_empty() { std::ptr::null_mut() } else { bytes.as_ptr() as *mut u8 };
+        let ptr = if bytes.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            bytes.as_ptr() as *mut u8
+        };
         self.store.push(bytes);
-        self.raw.push(CK_ATTRIBUTE { type_: ty, pValue: ptr as *mut _, ulValueLen: len });
+        self.raw.push(CK_ATTRIBUTE {
+            type_: ty,
+            pValue: ptr as *mut _,
+            ulValueLen: len,
+        });
         self
     }
 
@@ -83,7 +120,10 @@ impl Template {
     }
 
     pub fn ulongs(self, ty: AttributeType, values: &[u64]) -> Self {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| (*v as CK_ULONG).to_ne_bytes()).collect();
+        let bytes: Vec<u8> = values
+            .iter()
+            .flat_map(|v| (*v as CK_ULONG).to_ne_bytes())
+            .collect();
         self.push_bytes(ty, bytes.into_boxed_slice())
     }
 
@@ -117,7 +157,11 @@ impl Template {
 
     /// The raw value bytes of one attribute in the template.
     pub fn get(&self, ty: AttributeType) -> Option<&[u8]> {
-        self.raw.iter().zip(&self.store).find(|(a, _)| a.type_ == ty).map(|(_, s)| &s[..])
+        self.raw
+            .iter()
+            .zip(&self.store)
+            .find(|(a, _)| a.type_ == ty)
+            .map(|(_, s)| &s[..])
     }
 
     pub(crate) fn as_mut_ptr(&mut self) -> *mut CK_ATTRIBUTE {
@@ -191,7 +235,8 @@ impl AttrValue {
     }
 
     pub fn as_text(&self) -> Option<String> {
-        self.bytes().map(|b| String::from_utf8_lossy(b).into_owned())
+        self.bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
     /// A CK_DATE as `YYYY-MM-DD`; empty dates (length 0) are `None`.
@@ -222,15 +267,24 @@ mod tests {
             assert_eq!(a.ulValueLen as usize, s.len());
         }
         assert_eq!(t.get(CKA_LABEL), Some(&b"release_ml_dsa_65"[..]));
-        assert_eq!(AttrValue::Value(t.get(CKA_HSS_LMS_TYPES).unwrap().to_vec()).as_ulongs(), Some(vec![5, 5]));
+        assert_eq!(
+            AttrValue::Value(t.get(CKA_HSS_LMS_TYPES).unwrap().to_vec()).as_ulongs(),
+            Some(vec![5, 5])
+        );
     }
 
     #[test]
     fn decoders() {
         assert_eq!(AttrValue::Value(vec![1]).as_bool(), Some(true));
         assert_eq!(AttrValue::Value(vec![0]).as_bool(), Some(false));
-        assert_eq!(AttrValue::Value(42u64.to_ne_bytes().to_vec()).as_ulong(), Some(42));
-        assert_eq!(AttrValue::Value(b"20261130".to_vec()).as_date().as_deref(), Some("2026-11-30"));
+        assert_eq!(
+            AttrValue::Value(42u64.to_ne_bytes().to_vec()).as_ulong(),
+            Some(42)
+        );
+        assert_eq!(
+            AttrValue::Value(b"20261130".to_vec()).as_date().as_deref(),
+            Some("2026-11-30")
+        );
         assert_eq!(AttrValue::Value(vec![]).as_date(), None);
         assert_eq!(AttrValue::Sensitive.as_bool(), None);
         assert_eq!(AttrValue::Value(vec![1, 2, 3]).as_ulongs(), None);

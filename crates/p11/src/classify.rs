@@ -72,7 +72,10 @@ pub const PIN_STANDARD: &[CK_RV] = &[
     CKR_USER_PIN_NOT_INITIALIZED,
 ];
 
-pub const PIN_LUNA: &[CK_RV] = &[luna::CKR_USER_LOCKED_OUT, luna::CKR_SO_LOGIN_FAILURE_THRESHOLD];
+pub const PIN_LUNA: &[CK_RV] = &[
+    luna::CKR_USER_LOCKED_OUT,
+    luna::CKR_SO_LOGIN_FAILURE_THRESHOLD,
+];
 
 pub const KEY_NOT_FOUND_STANDARD: &[CK_RV] = &[CKR_OBJECT_HANDLE_INVALID, CKR_KEY_HANDLE_INVALID];
 
@@ -120,12 +123,20 @@ mod tests {
 
     #[test]
     fn fifteen_disconnect_codes_for_luna() {
-        let mut all: Vec<CK_RV> = DISCONNECT_STANDARD.iter().chain(DISCONNECT_LUNA).copied().collect();
+        let mut all: Vec<CK_RV> = DISCONNECT_STANDARD
+            .iter()
+            .chain(DISCONNECT_LUNA)
+            .copied()
+            .collect();
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 15, "the seed design's 15 disconnect codes");
         for rv in all {
-            assert_eq!(classify(rv, Family::Luna), ErrorClass::Disconnected, "0x{rv:08X}");
+            assert_eq!(
+                classify(rv, Family::Luna),
+                ErrorClass::Disconnected,
+                "0x{rv:08X}"
+            );
         }
     }
 
@@ -155,29 +166,65 @@ mod tests {
     fn vendor_codes_depend_on_family() {
         // 0x8000001F is Luna's CKR_UNABLE_TO_CONNECT; for an unknown module it is just a
         // vendor code and must not trigger a reinitialize.
-        assert_eq!(classify(luna::CKR_UNABLE_TO_CONNECT, Family::Luna), ErrorClass::Disconnected);
-        assert_eq!(classify(luna::CKR_UNABLE_TO_CONNECT, Family::Generic), ErrorClass::Operation);
+        assert_eq!(
+            classify(luna::CKR_UNABLE_TO_CONNECT, Family::Luna),
+            ErrorClass::Disconnected
+        );
+        assert_eq!(
+            classify(luna::CKR_UNABLE_TO_CONNECT, Family::Generic),
+            ErrorClass::Operation
+        );
         // 0x80000386 is ProtectToolkit's CKR_DEVICE_RESET; Luna has no such code.
-        assert_eq!(classify(ptk::CKR_DEVICE_RESET, Family::ProtectToolkit), ErrorClass::Disconnected);
-        assert_eq!(classify(ptk::CKR_DEVICE_RESET, Family::Luna), ErrorClass::Operation);
+        assert_eq!(
+            classify(ptk::CKR_DEVICE_RESET, Family::ProtectToolkit),
+            ErrorClass::Disconnected
+        );
+        assert_eq!(
+            classify(ptk::CKR_DEVICE_RESET, Family::Luna),
+            ErrorClass::Operation
+        );
     }
 
     #[test]
     fn authorization_is_not_a_disconnect() {
-        assert_eq!(classify(luna::CKR_USER_NOT_AUTHORIZED, Family::Luna), ErrorClass::Operation);
+        assert_eq!(
+            classify(luna::CKR_USER_NOT_AUTHORIZED, Family::Luna),
+            ErrorClass::Operation
+        );
         assert_eq!(classify(CKR_PIN_INCORRECT, Family::Luna), ErrorClass::Pin);
         assert_eq!(classify(CKR_PIN_LOCKED, Family::SoftHsm), ErrorClass::Pin);
-        assert_eq!(classify(luna::CKR_USER_LOCKED_OUT, Family::Luna), ErrorClass::Pin);
+        assert_eq!(
+            classify(luna::CKR_USER_LOCKED_OUT, Family::Luna),
+            ErrorClass::Pin
+        );
     }
 
     #[test]
     fn session_and_retry_classes() {
-        assert_eq!(classify(CKR_SESSION_HANDLE_INVALID, Family::Kryoptic), ErrorClass::SessionInvalid);
-        assert_eq!(classify(CKR_USER_NOT_LOGGED_IN, Family::Generic), ErrorClass::SessionInvalid);
-        assert_eq!(classify(luna::CKR_CONTAINER_HANDLE_INVALID, Family::Luna), ErrorClass::RetryOnly);
+        assert_eq!(
+            classify(CKR_SESSION_HANDLE_INVALID, Family::Kryoptic),
+            ErrorClass::SessionInvalid
+        );
+        assert_eq!(
+            classify(CKR_USER_NOT_LOGGED_IN, Family::Generic),
+            ErrorClass::SessionInvalid
+        );
+        assert_eq!(
+            classify(luna::CKR_CONTAINER_HANDLE_INVALID, Family::Luna),
+            ErrorClass::RetryOnly
+        );
         assert_eq!(classify(luna::CKR_AGAIN, Family::Luna), ErrorClass::Busy);
-        assert_eq!(classify(CKR_OBJECT_HANDLE_INVALID, Family::Generic), ErrorClass::KeyNotFound);
-        assert_eq!(classify(CKR_MECHANISM_INVALID, Family::Luna), ErrorClass::Operation);
-        assert_eq!(classify(CKR_KEY_EXHAUSTED, Family::Luna), ErrorClass::Operation);
+        assert_eq!(
+            classify(CKR_OBJECT_HANDLE_INVALID, Family::Generic),
+            ErrorClass::KeyNotFound
+        );
+        assert_eq!(
+            classify(CKR_MECHANISM_INVALID, Family::Luna),
+            ErrorClass::Operation
+        );
+        assert_eq!(
+            classify(CKR_KEY_EXHAUSTED, Family::Luna),
+            ErrorClass::Operation
+        );
     }
 }

@@ -84,7 +84,11 @@ impl CkError {
 
 impl std::fmt::Display for CkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} returned {} (0x{:08X})", self.function, self.name, self.rv)
+        write!(
+            f,
+            "{} returned {} (0x{:08X})",
+            self.function, self.name, self.rv
+        )
     }
 }
 
@@ -94,7 +98,9 @@ pub enum Error {
     #[error("cannot load {path}: {reason}")]
     Load { path: String, reason: String },
     /// The library loaded but exports no PKCS#11 entry point.
-    #[error("{path} is not a PKCS#11 module: it exports neither C_GetInterface nor C_GetFunctionList")]
+    #[error(
+        "{path} is not a PKCS#11 module: it exports neither C_GetInterface nor C_GetFunctionList"
+    )]
     NotPkcs11 { path: String },
     #[error("{0}")]
     Ck(CkError),

@@ -54,12 +54,18 @@ impl Hedge {
 impl Mechanism {
     /// A mechanism without parameter.
     pub fn new(ty: MechanismType) -> Self {
-        Mechanism { ty, param: Param::None }
+        Mechanism {
+            ty,
+            param: Param::None,
+        }
     }
 
     /// A mechanism whose parameter is a plain byte string (e.g. an IV, EC params).
     pub fn with_bytes(ty: MechanismType, bytes: &[u8]) -> Self {
-        Mechanism { ty, param: Param::Bytes(Box::from(bytes)) }
+        Mechanism {
+            ty,
+            param: Param::Bytes(Box::from(bytes)),
+        }
     }
 
     /// AES-GCM with the IV, AAD and tag length. `ulIvBits` is set as well: Luna in FIPS
@@ -71,17 +77,35 @@ impl Mechanism {
             pIv: iv.as_ptr() as *mut u8,
             ulIvLen: iv.len() as CK_ULONG,
             ulIvBits: (iv.len() * 8) as CK_ULONG,
-            pAAD: if aad.is_empty() { std::ptr::null_mut() } else { aad.as_ptr() as *mut u8 },
+            pAAD: if aad.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                aad.as_ptr() as *mut u8
+            },
             ulAADLen: aad.len() as CK_ULONG,
             ulTagBits: tag_bits,
         });
-        Mechanism { ty: CKM_AES_GCM, param: Param::Gcm { params, _iv: iv, _aad: aad } }
+        Mechanism {
+            ty: CKM_AES_GCM,
+            param: Param::Gcm {
+                params,
+                _iv: iv,
+                _aad: aad,
+            },
+        }
     }
 
     /// RSA-PSS (`CKM_RSA_PKCS_PSS` over a digest, or `CKM_SHA256_RSA_PKCS_PSS` etc.).
     pub fn rsa_pss(ty: MechanismType, hash: MechanismType, mgf: u64, salt_len: u64) -> Self {
-        let params = Box::new(CK_RSA_PKCS_PSS_PARAMS { hashAlg: hash, mgf, sLen: salt_len });
-        Mechanism { ty, param: Param::Pss(params) }
+        let params = Box::new(CK_RSA_PKCS_PSS_PARAMS {
+            hashAlg: hash,
+            mgf,
+            sLen: salt_len,
+        });
+        Mechanism {
+            ty,
+            param: Param::Pss(params),
+        }
     }
 
     /// Pure ML-DSA / SLH-DSA with a context string and hedging choice
@@ -91,10 +115,20 @@ impl Mechanism {
         let ctx: Box<[u8]> = Box::from(context);
         let params = Box::new(CK_SIGN_ADDITIONAL_CONTEXT {
             hedgeVariant: hedge.raw(),
-            pContext: if ctx.is_empty() { std::ptr::null_mut() } else { ctx.as_ptr() as *mut u8 },
+            pContext: if ctx.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                ctx.as_ptr() as *mut u8
+            },
             ulContextLen: ctx.len() as CK_ULONG,
         });
-        Mechanism { ty, param: Param::SignContext { params, _context: ctx } }
+        Mechanism {
+            ty,
+            param: Param::SignContext {
+                params,
+                _context: ctx,
+            },
+        }
     }
 
     pub fn mechanism_type(&self) -> MechanismType {
@@ -106,9 +140,10 @@ impl Mechanism {
         let (ptr, len): (*const u8, usize) = match &self.param {
             Param::None => (std::ptr::null(), 0),
             Param::Bytes(b) => (b.as_ptr(), b.len()),
-            Param::Gcm { params, .. } => {
-                (params.as_ref() as *const CK_GCM_PARAMS as *const u8, std::mem::size_of::<CK_GCM_PARAMS>())
-            }
+            Param::Gcm { params, .. } => (
+                params.as_ref() as *const CK_GCM_PARAMS as *const u8,
+                std::mem::size_of::<CK_GCM_PARAMS>(),
+            ),
             Param::Pss(p) => (
                 p.as_ref() as *const CK_RSA_PKCS_PSS_PARAMS as *const u8,
                 std::mem::size_of::<CK_RSA_PKCS_PSS_PARAMS>(),

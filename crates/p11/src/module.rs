@@ -117,25 +117,33 @@ impl Module {
         let display = path.display().to_string();
         // SAFETY: loading a library runs its initializers; that is inherent to using a
         // PKCS#11 module at all. RTLD_NODELETE keeps it mapped for the process lifetime.
-        let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_NODELETE) }.map_err(|e| Error::Load {
-            path: display.clone(),
-            reason: explain_load_error(path, &e.to_string()),
+        let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_NODELETE) }.map_err(|e| {
+            Error::Load {
+                path: display.clone(),
+                reason: explain_load_error(path, &e.to_string()),
+            }
         })?;
         // Never dlclose: leak the handle on purpose (see the module docs).
         let lib: &'static Library = Box::leak(Box::new(lib));
 
         // SAFETY: the symbol types are the PKCS#11 3.2 prototypes of these entry points.
-        let get_interface = unsafe { lib.get::<CK_C_GetInterface>(b"C_GetInterface\0") }.ok().and_then(|s| *s);
+        let get_interface = unsafe { lib.get::<CK_C_GetInterface>(b"C_GetInterface\0") }
+            .ok()
+            .and_then(|s| *s);
         // SAFETY: as above, the 2.x/3.x `C_GetFunctionList` prototype.
-        let get_function_list =
-            unsafe { lib.get::<CK_C_GetFunctionList>(b"C_GetFunctionList\0") }.ok().and_then(|s| *s);
+        let get_function_list = unsafe { lib.get::<CK_C_GetFunctionList>(b"C_GetFunctionList\0") }
+            .ok()
+            .and_then(|s| *s);
         if get_interface.is_none() && get_function_list.is_none() {
             return Err(Error::NotPkcs11 { path: display });
         }
 
         let mut table: Option<(*const CK_VERSION, EntryPoint)> = None;
         if let Some(gi) = get_interface {
-            for (minor, entry) in [(2u8, EntryPoint::Interface32), (0u8, EntryPoint::Interface30)] {
+            for (minor, entry) in [
+                (2u8, EntryPoint::Interface32),
+                (0u8, EntryPoint::Interface30),
+            ] {
                 let name = b"PKCS 11\0";
                 let mut version = CK_VERSION { major: 3, minor };
                 let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
@@ -159,7 +167,11 @@ impl Module {
                 // SAFETY: fl is a valid out pointer.
                 let rv = unsafe { gfl(&mut fl) };
                 if rv != CKR_OK {
-                    return Err(Error::Ck(CkError::new("C_GetFunctionList", rv, Family::Generic)));
+                    return Err(Error::Ck(CkError::new(
+                        "C_GetFunctionList",
+                        rv,
+                        Family::Generic,
+                    )));
                 }
                 if fl.is_null() {
                     return Err(Error::Malformed {
@@ -173,7 +185,8 @@ impl Module {
         let Some((list, entry)) = table else {
             return Err(Error::Malformed {
                 function: "C_GetInterface",
-                detail: "no PKCS 11 interface of version 3.2 or 3.0, and no C_GetFunctionList".into(),
+                detail: "no PKCS 11 interface of version 3.2 or 3.0, and no C_GetFunctionList"
+                    .into(),
             });
         };
 
@@ -197,7 +210,11 @@ impl Module {
         // each list layout is a strict prefix of the 3.2 one, so copying `size` bytes fills
         // the fields the module has and leaves the rest `None`.
         unsafe {
-            std::ptr::copy_nonoverlapping(list as *const u8, &mut fl as *mut CK_FUNCTION_LIST_3_2 as *mut u8, size)
+            std::ptr::copy_nonoverlapping(
+                list as *const u8,
+                &mut fl as *mut CK_FUNCTION_LIST_3_2 as *mut u8,
+                size,
+            )
         };
         for (present, name) in [
             (fl.C_Initialize.is_some(), "C_Initialize"),
@@ -215,7 +232,11 @@ impl Module {
         }
 
         let vendor = resolve_vendor(lib);
-        let family = if vendor.is_luna() { Family::Luna } else { Family::Generic };
+        let family = if vendor.is_luna() {
+            Family::Luna
+        } else {
+            Family::Generic
+        };
         Ok(Module {
             path: path.to_path_buf(),
             fl,
@@ -305,8 +326,11 @@ impl Module {
         self.initialized.store(true, Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel);
         let info = self.info()?;
-        *self.family.write() =
-            Family::detect(&info.manufacturer, &info.library_description, self.vendor.is_luna());
+        *self.family.write() = Family::detect(
+            &info.manufacturer,
+            &info.library_description,
+            self.vendor.is_luna(),
+        );
         Ok(())
     }
 
@@ -326,6 +350,16 @@ impl Module {
         } else {
             self.ck("C_Finalize", rv)
         }
+    }
+
+    /// Call `C_Finalize` without updating this handle's state: what happens when another
+    /// component of the process finalizes the library. For fault-injection tests and drills;
+    /// the pool must notice on its next call and recover.
+    pub fn finalize_untracked(&self) -> Result<()> {
+        let fin = self.func(self.fl.C_Finalize, "C_Finalize")?;
+        // SAFETY: pReserved must be NULL.
+        let rv = unsafe { fin(std::ptr::null_mut()) };
+        self.ck("C_Finalize", rv)
     }
 
     /// `C_Finalize` + `C_Initialize` on the same handle: the only "reload" that is safe.
@@ -472,12 +506,21 @@ impl Module {
         let mut padded = [b' '; 32];
         let l = label.as_bytes();
         if l.len() > 32 {
-            return Err(Error::InvalidArgument(format!("token label longer than 32 bytes: {label}")));
+            return Err(Error::InvalidArgument(format!(
+                "token label longer than 32 bytes: {label}"
+            )));
         }
         padded[..l.len()].copy_from_slice(l);
         let pin = so_pin.expose_secret().as_bytes();
         // SAFETY: the PIN slice and the 32-byte label live for the call.
-        let rv = unsafe { f(slot, pin.as_ptr() as *mut _, pin.len() as CK_ULONG, padded.as_mut_ptr()) };
+        let rv = unsafe {
+            f(
+                slot,
+                pin.as_ptr() as *mut _,
+                pin.len() as CK_ULONG,
+                padded.as_mut_ptr(),
+            )
+        };
         self.ck("C_InitToken", rv)
     }
 
@@ -503,41 +546,85 @@ impl Module {
         let mut ids: Vec<CK_ULONG> = ids.to_vec();
         let mut out = vec![HSM_STATS_PARAMS::default(); ids.len()];
         // SAFETY: ids and out both have ids.len() elements.
-        let rv = unsafe { f(slot, ids.len() as CK_ULONG, ids.as_mut_ptr(), out.as_mut_ptr()) };
+        let rv = unsafe {
+            f(
+                slot,
+                ids.len() as CK_ULONG,
+                ids.as_mut_ptr(),
+                out.as_mut_ptr(),
+            )
+        };
         self.ck("CA_GetHSMStats", rv)?;
         Ok(out.iter().map(|p| (p.ulId, p.value())).collect())
     }
 
     pub fn ca_hsm_storage(&self, slot: SlotId) -> Result<StorageInfo> {
-        let f = self.vendor_fn(self.vendor.get_hsm_storage_information, "CA_GetHSMStorageInformation")?;
+        let f = self.vendor_fn(
+            self.vendor.get_hsm_storage_information,
+            "CA_GetHSMStorageInformation",
+        )?;
         let mut s = StorageInfo::default();
         // SAFETY: four valid out pointers into `s`.
-        let rv = unsafe { f(slot, &mut s.container_overhead, &mut s.total, &mut s.used, &mut s.free) };
+        let rv = unsafe {
+            f(
+                slot,
+                &mut s.container_overhead,
+                &mut s.total,
+                &mut s.used,
+                &mut s.free,
+            )
+        };
         self.ck("CA_GetHSMStorageInformation", rv)?;
         Ok(s)
     }
 
     pub fn ca_token_storage(&self, slot: SlotId) -> Result<StorageInfo> {
-        let f = self.vendor_fn(self.vendor.get_token_storage_information, "CA_GetTokenStorageInformation")?;
+        let f = self.vendor_fn(
+            self.vendor.get_token_storage_information,
+            "CA_GetTokenStorageInformation",
+        )?;
         let mut s = StorageInfo::default();
         let mut objects: CK_ULONG = 0;
         // SAFETY: five valid out pointers.
         let rv = unsafe {
-            f(slot, &mut s.container_overhead, &mut s.total, &mut s.used, &mut s.free, &mut objects)
+            f(
+                slot,
+                &mut s.container_overhead,
+                &mut s.total,
+                &mut s.used,
+                &mut s.free,
+                &mut objects,
+            )
         };
         self.ck("CA_GetTokenStorageInformation", rv)?;
         s.object_count = Some(objects);
         Ok(s)
     }
 
-    fn id_value_set(&self, f: Option<CA_GetIdValueSet>, function: &'static str, slot: SlotId) -> Result<Vec<(u64, u64)>> {
+    fn id_value_set(
+        &self,
+        f: Option<CA_GetIdValueSet>,
+        function: &'static str,
+        slot: SlotId,
+    ) -> Result<Vec<(u64, u64)>> {
         let f = self.vendor_fn(f, function)?;
         let (mut nids, mut nvals): (CK_ULONG, CK_ULONG) = (0, 0);
         // SAFETY: NULL arrays ask for the counts; the counts are valid out pointers.
-        let rv = unsafe { f(slot, std::ptr::null_mut(), &mut nids, std::ptr::null_mut(), &mut nvals) };
+        let rv = unsafe {
+            f(
+                slot,
+                std::ptr::null_mut(),
+                &mut nids,
+                std::ptr::null_mut(),
+                &mut nvals,
+            )
+        };
         self.ck(function, rv)?;
         if nids > 65_536 || nvals != nids {
-            return Err(Error::Malformed { function, detail: format!("{nids} IDs and {nvals} values") });
+            return Err(Error::Malformed {
+                function,
+                detail: format!("{nids} IDs and {nvals} values"),
+            });
         }
         let mut ids = vec![0 as CK_ULONG; nids as usize];
         let mut vals = vec![0 as CK_ULONG; nvals as usize];
@@ -546,7 +633,10 @@ impl Module {
         let rv = unsafe { f(slot, ids.as_mut_ptr(), &mut a, vals.as_mut_ptr(), &mut b) };
         self.ck(function, rv)?;
         if a > nids || b > nvals || a != b {
-            return Err(Error::Malformed { function, detail: format!("wrote {a} IDs and {b} values") });
+            return Err(Error::Malformed {
+                function,
+                detail: format!("wrote {a} IDs and {b} values"),
+            });
         }
         ids.truncate(a as usize);
         vals.truncate(b as usize);
@@ -560,12 +650,20 @@ impl Module {
 
     /// Partition capabilities (`CA_GetTokenCapabilities`).
     pub fn ca_token_capabilities(&self, slot: SlotId) -> Result<Vec<(u64, u64)>> {
-        self.id_value_set(self.vendor.get_token_capabilities, "CA_GetTokenCapabilities", slot)
+        self.id_value_set(
+            self.vendor.get_token_capabilities,
+            "CA_GetTokenCapabilities",
+            slot,
+        )
     }
 
     /// HSM capabilities (`CA_GetHSMCapabilitySet`).
     pub fn ca_hsm_capabilities(&self, slot: SlotId) -> Result<Vec<(u64, u64)>> {
-        self.id_value_set(self.vendor.get_hsm_capability_set, "CA_GetHSMCapabilitySet", slot)
+        self.id_value_set(
+            self.vendor.get_hsm_capability_set,
+            "CA_GetHSMCapabilitySet",
+            slot,
+        )
     }
 
     /// HSM policies (`CA_GetHSMPolicySet`).
@@ -587,19 +685,40 @@ impl Module {
         let mut size: CK_ULONG = 0;
         // SAFETY: NULL description asks for its size; all other pointers are valid.
         let rv = unsafe {
-            f(slot, is_container as CK_ULONG, is_capability as CK_ULONG, id, &mut bits, &mut destructive,
-              &mut restricted, std::ptr::null_mut(), &mut size)
+            f(
+                slot,
+                is_container as CK_ULONG,
+                is_capability as CK_ULONG,
+                id,
+                &mut bits,
+                &mut destructive,
+                &mut restricted,
+                std::ptr::null_mut(),
+                &mut size,
+            )
         };
         self.ck(function, rv)?;
         if size > 4096 {
-            return Err(Error::Malformed { function, detail: format!("description of {size} bytes") });
+            return Err(Error::Malformed {
+                function,
+                detail: format!("description of {size} bytes"),
+            });
         }
         let mut buf = vec![0u8; size as usize];
         let mut n = size;
         // SAFETY: buf has `n` bytes.
         let rv = unsafe {
-            f(slot, is_container as CK_ULONG, is_capability as CK_ULONG, id, &mut bits, &mut destructive,
-              &mut restricted, buf.as_mut_ptr(), &mut n)
+            f(
+                slot,
+                is_container as CK_ULONG,
+                is_capability as CK_ULONG,
+                id,
+                &mut bits,
+                &mut destructive,
+                &mut restricted,
+                buf.as_mut_ptr(),
+                &mut n,
+            )
         };
         self.ck(function, rv)?;
         buf.truncate((n as usize).min(buf.len()));
@@ -617,7 +736,11 @@ impl Module {
         // SAFETY: three valid out pointers.
         let rv = unsafe { f(slot, &mut flags, &mut s, &mut rw) };
         self.ck("CA_GetTokenStatus", rv)?;
-        Ok(TokenStatus { flags, sessions: s, rw_sessions: rw })
+        Ok(TokenStatus {
+            flags,
+            sessions: s,
+            rw_sessions: rw,
+        })
     }
 
     /// Send a command to `lunasim`'s control entry point and return its answer. One call:
@@ -629,7 +752,14 @@ impl Module {
         let mut out = vec![0u8; 1 << 20];
         let mut len = out.len() as CK_ULONG;
         // SAFETY: cmd is a live slice; out has `len` bytes.
-        let rv = unsafe { f(cmd.as_ptr(), cmd.len() as CK_ULONG, out.as_mut_ptr(), &mut len) };
+        let rv = unsafe {
+            f(
+                cmd.as_ptr(),
+                cmd.len() as CK_ULONG,
+                out.as_mut_ptr(),
+                &mut len,
+            )
+        };
         self.ck(function, rv)?;
         out.truncate((len as usize).min(out.len()));
         Ok(String::from_utf8_lossy(&out).into_owned())
@@ -641,17 +771,31 @@ fn resolve_vendor(lib: &'static Library) -> VendorTable {
         ($name:literal, $ty:ty) => {{
             // SAFETY: the symbol, when present, has the Luna SDK prototype `$ty`
             // (fact sheet §1.2); an absent symbol yields None.
-            unsafe { lib.get::<$ty>(concat!($name, "\0").as_bytes()) }.ok().map(|s| *s)
+            unsafe { lib.get::<$ty>(concat!($name, "\0").as_bytes()) }
+                .ok()
+                .map(|s| *s)
         }};
     }
     VendorTable {
         get_firmware_version: sym!("CA_GetFirmwareVersion", CA_GetFirmwareVersion),
         get_hsm_stats: sym!("CA_GetHSMStats", CA_GetHSMStats),
         read_utilization_metrics: sym!("CA_ReadUtilizationMetrics", CA_ReadUtilizationMetrics),
-        read_and_reset_utilization_metrics: sym!("CA_ReadAndResetUtilizationMetrics", CA_ReadUtilizationMetrics),
-        read_all_utilization_counters: sym!("CA_ReadAllUtilizationCounters", CA_ReadAllUtilizationCounters),
-        get_hsm_storage_information: sym!("CA_GetHSMStorageInformation", CA_GetHSMStorageInformation),
-        get_token_storage_information: sym!("CA_GetTokenStorageInformation", CA_GetTokenStorageInformation),
+        read_and_reset_utilization_metrics: sym!(
+            "CA_ReadAndResetUtilizationMetrics",
+            CA_ReadUtilizationMetrics
+        ),
+        read_all_utilization_counters: sym!(
+            "CA_ReadAllUtilizationCounters",
+            CA_ReadAllUtilizationCounters
+        ),
+        get_hsm_storage_information: sym!(
+            "CA_GetHSMStorageInformation",
+            CA_GetHSMStorageInformation
+        ),
+        get_token_storage_information: sym!(
+            "CA_GetTokenStorageInformation",
+            CA_GetTokenStorageInformation
+        ),
         get_token_policies: sym!("CA_GetTokenPolicies", CA_GetIdValueSet),
         get_token_capabilities: sym!("CA_GetTokenCapabilities", CA_GetIdValueSet),
         get_hsm_capability_set: sym!("CA_GetHSMCapabilitySet", CA_GetIdValueSet),

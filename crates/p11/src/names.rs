@@ -49,7 +49,9 @@ impl Family {
             Family::SoftHsm
         } else if m.contains("kryoptic") || d.contains("kryoptic") {
             Family::Kryoptic
-        } else if d.contains("protect") || ((m.contains("safenet") || m.contains("thales")) && !has_luna_symbols) {
+        } else if d.contains("protect")
+            || ((m.contains("safenet") || m.contains("thales")) && !has_luna_symbols)
+        {
             Family::ProtectToolkit
         } else {
             Family::Generic
@@ -144,9 +146,11 @@ pub fn name(kind: Kind, value: u64, family: Family) -> Option<&'static str> {
 pub fn display(kind: Kind, value: u64, family: Family) -> Cow<'static, str> {
     match name(kind, value, family) {
         Some(n) => Cow::Borrowed(n),
-        None if value >= VENDOR_DEFINED => {
-            Cow::Owned(format!("{}_VENDOR_DEFINED+0x{:X}", kind.prefix(), value - VENDOR_DEFINED))
-        }
+        None if value >= VENDOR_DEFINED => Cow::Owned(format!(
+            "{}_VENDOR_DEFINED+0x{:X}",
+            kind.prefix(),
+            value - VENDOR_DEFINED
+        )),
         None => Cow::Owned(format!("{}_0x{:X}", kind.prefix(), value)),
     }
 }
@@ -408,30 +412,63 @@ mod tests {
 
     #[test]
     fn standard_names() {
-        assert_eq!(rv_name(CKR_PIN_INCORRECT, Family::Generic), "CKR_PIN_INCORRECT");
+        assert_eq!(
+            rv_name(CKR_PIN_INCORRECT, Family::Generic),
+            "CKR_PIN_INCORRECT"
+        );
         assert_eq!(mechanism_name(CKM_ML_DSA, Family::Generic), "CKM_ML_DSA");
-        assert_eq!(mechanism_name(CKM_HSS_KEY_PAIR_GEN, Family::Generic), "CKM_HSS_KEY_PAIR_GEN");
-        assert_eq!(attribute_name(CKA_HSS_KEYS_REMAINING, Family::Generic), "CKA_HSS_KEYS_REMAINING");
+        assert_eq!(
+            mechanism_name(CKM_HSS_KEY_PAIR_GEN, Family::Generic),
+            "CKM_HSS_KEY_PAIR_GEN"
+        );
+        assert_eq!(
+            attribute_name(CKA_HSS_KEYS_REMAINING, Family::Generic),
+            "CKA_HSS_KEYS_REMAINING"
+        );
         assert_eq!(key_type_name(CKK_ML_KEM, Family::Generic), "CKK_ML_KEM");
-        assert_eq!(object_class_name(CKO_PRIVATE_KEY, Family::Generic), "CKO_PRIVATE_KEY");
+        assert_eq!(
+            object_class_name(CKO_PRIVATE_KEY, Family::Generic),
+            "CKO_PRIVATE_KEY"
+        );
     }
 
     #[test]
     fn deprecated_aliases_lose() {
-        assert_eq!(mechanism_name(CKM_EC_KEY_PAIR_GEN, Family::Generic), "CKM_EC_KEY_PAIR_GEN");
+        assert_eq!(
+            mechanism_name(CKM_EC_KEY_PAIR_GEN, Family::Generic),
+            "CKM_EC_KEY_PAIR_GEN"
+        );
         assert_eq!(key_type_name(CKK_EC, Family::Generic), "CKK_EC");
-        assert_eq!(attribute_name(CKA_EC_PARAMS, Family::Generic), "CKA_EC_PARAMS");
+        assert_eq!(
+            attribute_name(CKA_EC_PARAMS, Family::Generic),
+            "CKA_EC_PARAMS"
+        );
         // Aliases still parse.
-        assert_eq!(parse(Kind::Mechanism, "CKM_ECDSA_KEY_PAIR_GEN", Family::Generic), Some(CKM_EC_KEY_PAIR_GEN));
+        assert_eq!(
+            parse(Kind::Mechanism, "CKM_ECDSA_KEY_PAIR_GEN", Family::Generic),
+            Some(CKM_EC_KEY_PAIR_GEN)
+        );
     }
 
     #[test]
     fn vendor_names_per_family() {
         assert_eq!(rv_name(0x8000_001F, Family::Luna), "CKR_UNABLE_TO_CONNECT");
-        assert_eq!(rv_name(0x8000_001F, Family::Generic), "CKR_VENDOR_DEFINED+0x1F");
-        assert_eq!(rv_name(0x8000_0386, Family::ProtectToolkit), "CKR_DEVICE_RESET");
-        assert_eq!(rv_name(0x8000_0386, Family::Luna), "CKR_VENDOR_DEFINED+0x386");
-        assert_eq!(mechanism_name(0x8000_0175, Family::Luna), "CKM_EXTMU_ML_DSA");
+        assert_eq!(
+            rv_name(0x8000_001F, Family::Generic),
+            "CKR_VENDOR_DEFINED+0x1F"
+        );
+        assert_eq!(
+            rv_name(0x8000_0386, Family::ProtectToolkit),
+            "CKR_DEVICE_RESET"
+        );
+        assert_eq!(
+            rv_name(0x8000_0386, Family::Luna),
+            "CKR_VENDOR_DEFINED+0x386"
+        );
+        assert_eq!(
+            mechanism_name(0x8000_0175, Family::Luna),
+            "CKM_EXTMU_ML_DSA"
+        );
         assert_eq!(key_type_name(0x8000_0046, Family::Luna), "CKK_LMS");
     }
 
@@ -439,7 +476,10 @@ mod tests {
     fn unknown_values_are_kept_as_hex() {
         assert_eq!(mechanism_name(0x7777, Family::Generic), "CKM_0x7777");
         assert_eq!(parse(Kind::Mechanism, "0x1d", Family::Generic), Some(0x1D));
-        assert_eq!(parse(Kind::Mechanism, "ml_dsa", Family::Generic), Some(CKM_ML_DSA));
+        assert_eq!(
+            parse(Kind::Mechanism, "ml_dsa", Family::Generic),
+            Some(CKM_ML_DSA)
+        );
         assert_eq!(parse(Kind::Mechanism, "nonsense", Family::Generic), None);
     }
 
@@ -447,13 +487,24 @@ mod tests {
     fn tables_cover_the_fact_sheet() {
         // Fact sheet §3.1 constants must all have names.
         for m in [0x0F, 0x17, 0x1C, 0x1D, 0x1F, 0x2D, 0x2E, 0x4032, 0x4033] {
-            assert!(name(Kind::Mechanism, m, Family::Generic).is_some(), "CKM 0x{m:X}");
+            assert!(
+                name(Kind::Mechanism, m, Family::Generic).is_some(),
+                "CKM 0x{m:X}"
+            );
         }
-        for a in [0x617, 0x618, 0x619, 0x61A, 0x61B, 0x61C, 0x61D, 0x633, 0x634] {
-            assert!(name(Kind::Attribute, a, Family::Generic).is_some(), "CKA 0x{a:X}");
+        for a in [
+            0x617, 0x618, 0x619, 0x61A, 0x61B, 0x61C, 0x61D, 0x633, 0x634,
+        ] {
+            assert!(
+                name(Kind::Attribute, a, Family::Generic).is_some(),
+                "CKA 0x{a:X}"
+            );
         }
         for k in [0x46, 0x49, 0x4A, 0x4B] {
-            assert!(name(Kind::KeyType, k, Family::Generic).is_some(), "CKK 0x{k:X}");
+            assert!(
+                name(Kind::KeyType, k, Family::Generic).is_some(),
+                "CKK 0x{k:X}"
+            );
         }
         assert_eq!(rv_name(0x203, Family::Generic), "CKR_KEY_EXHAUSTED");
     }
@@ -461,9 +512,18 @@ mod tests {
     #[test]
     fn family_detection() {
         assert_eq!(Family::detect("SafeNet", "Chrystoki", true), Family::Luna);
-        assert_eq!(Family::detect("SafeNet", "Cryptoki Runtime", false), Family::ProtectToolkit);
-        assert_eq!(Family::detect("SoftHSM", "Implementation of PKCS11", false), Family::SoftHsm);
-        assert_eq!(Family::detect("Kryoptic Project", "Kryoptic PKCS11 Module", false), Family::Kryoptic);
+        assert_eq!(
+            Family::detect("SafeNet", "Cryptoki Runtime", false),
+            Family::ProtectToolkit
+        );
+        assert_eq!(
+            Family::detect("SoftHSM", "Implementation of PKCS11", false),
+            Family::SoftHsm
+        );
+        assert_eq!(
+            Family::detect("Kryoptic Project", "Kryoptic PKCS11 Module", false),
+            Family::Kryoptic
+        );
         assert_eq!(Family::detect("Acme", "Acme token", false), Family::Generic);
     }
 }

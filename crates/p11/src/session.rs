@@ -40,13 +40,17 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("slot", &self.slot).field("handle", &self.handle).finish()
+        f.debug_struct("Session")
+            .field("slot", &self.slot)
+            .field("handle", &self.handle)
+            .finish()
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.open && self.module.generation() == self.generation && self.module.is_initialized() {
+        if self.open && self.module.generation() == self.generation && self.module.is_initialized()
+        {
             if let Some(f) = self.module.functions().C_CloseSession {
                 // SAFETY: the handle belongs to this module generation and is closed once.
                 // Errors are irrelevant here: the session is being abandoned either way.
@@ -57,8 +61,20 @@ impl Drop for Session {
 }
 
 impl Session {
-    pub(crate) fn new(module: Arc<Module>, slot: SlotId, handle: CK_SESSION_HANDLE, generation: u64) -> Self {
-        Session { module, slot, handle, generation, open: true, _not_sync: PhantomData }
+    pub(crate) fn new(
+        module: Arc<Module>,
+        slot: SlotId,
+        handle: CK_SESSION_HANDLE,
+        generation: u64,
+    ) -> Self {
+        Session {
+            module,
+            slot,
+            handle,
+            generation,
+            open: true,
+            _not_sync: PhantomData,
+        }
     }
 
     pub fn module(&self) -> &Arc<Module> {
@@ -93,7 +109,9 @@ impl Session {
         if self.is_stale() {
             return Ok(());
         }
-        let f = self.module.func(self.module.functions().C_CloseSession, "C_CloseSession")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_CloseSession, "C_CloseSession")?;
         // SAFETY: closing our own handle once.
         let rv = unsafe { f(self.handle) };
         self.ck("C_CloseSession", rv)
@@ -105,22 +123,38 @@ impl Session {
     }
 
     pub fn info(&self) -> Result<SessionInfo> {
-        let f = self.module.func(self.module.functions().C_GetSessionInfo, "C_GetSessionInfo")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_GetSessionInfo, "C_GetSessionInfo")?;
         // SAFETY: plain old data.
         let mut info: CK_SESSION_INFO = unsafe { std::mem::zeroed() };
         // SAFETY: info is a valid out pointer.
         let rv = unsafe { f(self.handle, &mut info) };
         self.ck("C_GetSessionInfo", rv)?;
-        Ok(SessionInfo { slot: info.slotID, state: info.state, flags: info.flags, device_error: info.ulDeviceError })
+        Ok(SessionInfo {
+            slot: info.slotID,
+            state: info.state,
+            flags: info.flags,
+            device_error: info.ulDeviceError,
+        })
     }
 
     /// `C_Login`. `CKR_USER_ALREADY_LOGGED_IN` counts as success (login is per application
     /// on most modules, so a second session of a logged-in application already is).
     pub fn login(&self, user: UserType, pin: &Pin) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_Login, "C_Login")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_Login, "C_Login")?;
         let p = pin.expose_secret().as_bytes();
         // SAFETY: the PIN bytes live for the call; the module copies what it needs.
-        let rv = unsafe { f(self.handle, user.raw(), p.as_ptr() as *mut _, p.len() as CK_ULONG) };
+        let rv = unsafe {
+            f(
+                self.handle,
+                user.raw(),
+                p.as_ptr() as *mut _,
+                p.len() as CK_ULONG,
+            )
+        };
         if rv == CKR_USER_ALREADY_LOGGED_IN {
             return Ok(());
         }
@@ -128,7 +162,9 @@ impl Session {
     }
 
     pub fn logout(&self) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_Logout, "C_Logout")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_Logout, "C_Logout")?;
         // SAFETY: takes the handle only.
         let rv = unsafe { f(self.handle) };
         if rv == CKR_USER_NOT_LOGGED_IN {
@@ -139,7 +175,9 @@ impl Session {
 
     /// `C_InitPIN` (SO session): set the user PIN.
     pub fn init_pin(&self, pin: &Pin) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_InitPIN, "C_InitPIN")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_InitPIN, "C_InitPIN")?;
         let p = pin.expose_secret().as_bytes();
         // SAFETY: PIN bytes live for the call.
         let rv = unsafe { f(self.handle, p.as_ptr() as *mut _, p.len() as CK_ULONG) };
@@ -148,12 +186,20 @@ impl Session {
 
     /// `C_SetPIN`: change the logged-in user's PIN.
     pub fn set_pin(&self, old: &Pin, new: &Pin) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_SetPIN, "C_SetPIN")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_SetPIN, "C_SetPIN")?;
         let o = old.expose_secret().as_bytes();
         let n = new.expose_secret().as_bytes();
         // SAFETY: both PINs live for the call.
         let rv = unsafe {
-            f(self.handle, o.as_ptr() as *mut _, o.len() as CK_ULONG, n.as_ptr() as *mut _, n.len() as CK_ULONG)
+            f(
+                self.handle,
+                o.as_ptr() as *mut _,
+                o.len() as CK_ULONG,
+                n.as_ptr() as *mut _,
+                n.len() as CK_ULONG,
+            )
         };
         self.ck("C_SetPIN", rv)
     }
@@ -161,9 +207,13 @@ impl Session {
     /// All objects matching the template, fetched in batches.
     pub fn find_objects(&self, template: &mut Template) -> Result<Vec<ObjectHandle>> {
         let fl = self.module.functions();
-        let init = self.module.func(fl.C_FindObjectsInit, "C_FindObjectsInit")?;
+        let init = self
+            .module
+            .func(fl.C_FindObjectsInit, "C_FindObjectsInit")?;
         let find = self.module.func(fl.C_FindObjects, "C_FindObjects")?;
-        let fin = self.module.func(fl.C_FindObjectsFinal, "C_FindObjectsFinal")?;
+        let fin = self
+            .module
+            .func(fl.C_FindObjectsFinal, "C_FindObjectsFinal")?;
         // SAFETY: the template's raw array and values live as long as `template`.
         let rv = unsafe { init(self.handle, template.as_mut_ptr(), template.count()) };
         self.ck("C_FindObjectsInit", rv)?;
@@ -172,7 +222,14 @@ impl Session {
         let result = loop {
             let mut n: CK_ULONG = 0;
             // SAFETY: batch has FIND_BATCH entries, as we tell the module.
-            let rv = unsafe { find(self.handle, batch.as_mut_ptr(), FIND_BATCH as CK_ULONG, &mut n) };
+            let rv = unsafe {
+                find(
+                    self.handle,
+                    batch.as_mut_ptr(),
+                    FIND_BATCH as CK_ULONG,
+                    &mut n,
+                )
+            };
             if let Err(e) = self.ck("C_FindObjects", rv) {
                 break Err(e);
             }
@@ -197,18 +254,45 @@ impl Session {
     /// Read several attributes of one object. Fixed-size attributes get a buffer in the
     /// first call; only variable-length ones need a second. Per attribute, "sensitive",
     /// "no such attribute" and "unavailable" stay distinct.
-    pub fn get_attributes(&self, object: ObjectHandle, types: &[AttributeType]) -> Result<Vec<AttrValue>> {
-        let f = self.module.func(self.module.functions().C_GetAttributeValue, "C_GetAttributeValue")?;
+    pub fn get_attributes(
+        &self,
+        object: ObjectHandle,
+        types: &[AttributeType],
+    ) -> Result<Vec<AttrValue>> {
+        self.get_attributes_with(object, types, true)
+    }
+
+    /// As [`Session::get_attributes`]; with `probe` false, unavailable attributes are not
+    /// asked about one by one (a listing does not need to know why), so the cost stays at
+    /// one or two calls per object whatever the object lacks.
+    pub fn get_attributes_with(
+        &self,
+        object: ObjectHandle,
+        types: &[AttributeType],
+        probe: bool,
+    ) -> Result<Vec<AttrValue>> {
+        let f = self.module.func(
+            self.module.functions().C_GetAttributeValue,
+            "C_GetAttributeValue",
+        )?;
         let mut bufs: Vec<Vec<u8>> = types
             .iter()
-            .map(|t| fixed_len(attr_kind(*t)).map(|n| vec![0u8; n]).unwrap_or_default())
+            .map(|t| {
+                fixed_len(attr_kind(*t))
+                    .map(|n| vec![0u8; n])
+                    .unwrap_or_default()
+            })
             .collect();
         let mut raw: Vec<CK_ATTRIBUTE> = types
             .iter()
             .zip(bufs.iter_mut())
             .map(|(t, b)| CK_ATTRIBUTE {
                 type_: *t,
-                pValue: if b.is_empty() { std::ptr::null_mut() } else { b.as_mut_ptr() as *mut _ },
+                pValue: if b.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    b.as_mut_ptr() as *mut _
+                },
                 ulValueLen: b.len() as CK_ULONG,
             })
             .collect();
@@ -216,8 +300,17 @@ impl Session {
         let rv = unsafe { f(self.handle, object, raw.as_mut_ptr(), raw.len() as CK_ULONG) };
         let first_rv = rv;
         match rv {
-            CKR_OK | CKR_ATTRIBUTE_SENSITIVE | CKR_ATTRIBUTE_TYPE_INVALID | CKR_BUFFER_TOO_SMALL => {}
-            _ => return Err(crate::error::Error::Ck(crate::error::CkError::new("C_GetAttributeValue", rv, self.module.family()))),
+            CKR_OK
+            | CKR_ATTRIBUTE_SENSITIVE
+            | CKR_ATTRIBUTE_TYPE_INVALID
+            | CKR_BUFFER_TOO_SMALL => {}
+            _ => {
+                return Err(crate::error::Error::Ck(crate::error::CkError::new(
+                    "C_GetAttributeValue",
+                    rv,
+                    self.module.family(),
+                )))
+            }
         }
 
         // Second round: the variable-length attributes (and any fixed one that did not fit).
@@ -243,12 +336,23 @@ impl Session {
                 bufs[i] = vec![0u8; raw[i].ulValueLen as usize];
                 raw2.push(CK_ATTRIBUTE {
                     type_: raw[i].type_,
-                    pValue: if bufs[i].is_empty() { std::ptr::null_mut() } else { bufs[i].as_mut_ptr() as *mut _ },
+                    pValue: if bufs[i].is_empty() {
+                        std::ptr::null_mut()
+                    } else {
+                        bufs[i].as_mut_ptr() as *mut _
+                    },
                     ulValueLen: bufs[i].len() as CK_ULONG,
                 });
             }
             // SAFETY: as above, buffers sized from the module's own length report.
-            let rv = unsafe { f(self.handle, object, raw2.as_mut_ptr(), raw2.len() as CK_ULONG) };
+            let rv = unsafe {
+                f(
+                    self.handle,
+                    object,
+                    raw2.as_mut_ptr(),
+                    raw2.len() as CK_ULONG,
+                )
+            };
             match rv {
                 CKR_OK | CKR_ATTRIBUTE_SENSITIVE | CKR_ATTRIBUTE_TYPE_INVALID => {}
                 _ => self.ck("C_GetAttributeValue", rv)?,
@@ -260,15 +364,24 @@ impl Session {
 
         // Attributes reported unavailable: find out why, one by one, unless the call's own
         // return value already says (only one unavailable attribute).
-        let unavailable: Vec<usize> =
-            raw.iter().enumerate().filter(|(_, a)| a.ulValueLen == CK_UNAVAILABLE_INFORMATION).map(|(i, _)| i).collect();
+        let unavailable: Vec<usize> = raw
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.ulValueLen == CK_UNAVAILABLE_INFORMATION)
+            .map(|(i, _)| i)
+            .collect();
         let mut out = Vec::with_capacity(types.len());
         for (i, a) in raw.iter().enumerate() {
             if a.ulValueLen == CK_UNAVAILABLE_INFORMATION {
-                let why = if unavailable.len() == 1 && first_rv != CKR_OK && first_rv != CKR_BUFFER_TOO_SMALL {
+                let why = if unavailable.len() == 1
+                    && first_rv != CKR_OK
+                    && first_rv != CKR_BUFFER_TOO_SMALL
+                {
                     first_rv
-                } else {
+                } else if probe {
                     self.probe_attribute(object, a.type_)?
+                } else {
+                    CKR_GENERAL_ERROR
                 };
                 out.push(match why {
                     CKR_ATTRIBUTE_SENSITIVE => AttrValue::Sensitive,
@@ -285,8 +398,15 @@ impl Session {
     }
 
     fn probe_attribute(&self, object: ObjectHandle, ty: AttributeType) -> Result<CK_RV> {
-        let f = self.module.func(self.module.functions().C_GetAttributeValue, "C_GetAttributeValue")?;
-        let mut a = CK_ATTRIBUTE { type_: ty, pValue: std::ptr::null_mut(), ulValueLen: 0 };
+        let f = self.module.func(
+            self.module.functions().C_GetAttributeValue,
+            "C_GetAttributeValue",
+        )?;
+        let mut a = CK_ATTRIBUTE {
+            type_: ty,
+            pValue: std::ptr::null_mut(),
+            ulValueLen: 0,
+        };
         // SAFETY: a NULL value asks for the length only.
         let rv = unsafe { f(self.handle, object, &mut a, 1) };
         Ok(rv)
@@ -297,14 +417,19 @@ impl Session {
     }
 
     pub fn set_attributes(&self, object: ObjectHandle, template: &mut Template) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_SetAttributeValue, "C_SetAttributeValue")?;
+        let f = self.module.func(
+            self.module.functions().C_SetAttributeValue,
+            "C_SetAttributeValue",
+        )?;
         // SAFETY: template buffers live for the call.
         let rv = unsafe { f(self.handle, object, template.as_mut_ptr(), template.count()) };
         self.ck("C_SetAttributeValue", rv)
     }
 
     pub fn create_object(&self, template: &mut Template) -> Result<ObjectHandle> {
-        let f = self.module.func(self.module.functions().C_CreateObject, "C_CreateObject")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_CreateObject, "C_CreateObject")?;
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: template buffers live for the call; h is a valid out pointer.
         let rv = unsafe { f(self.handle, template.as_mut_ptr(), template.count(), &mut h) };
@@ -313,18 +438,34 @@ impl Session {
     }
 
     pub fn destroy_object(&self, object: ObjectHandle) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_DestroyObject, "C_DestroyObject")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_DestroyObject, "C_DestroyObject")?;
         // SAFETY: handles are integers.
         let rv = unsafe { f(self.handle, object) };
         self.ck("C_DestroyObject", rv)
     }
 
-    pub fn generate_key(&self, mechanism: &Mechanism, template: &mut Template) -> Result<ObjectHandle> {
-        let f = self.module.func(self.module.functions().C_GenerateKey, "C_GenerateKey")?;
+    pub fn generate_key(
+        &self,
+        mechanism: &Mechanism,
+        template: &mut Template,
+    ) -> Result<ObjectHandle> {
+        let f = self
+            .module
+            .func(self.module.functions().C_GenerateKey, "C_GenerateKey")?;
         let mut m = mechanism.raw();
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: mechanism and template point into live owned buffers.
-        let rv = unsafe { f(self.handle, &mut m, template.as_mut_ptr(), template.count(), &mut h) };
+        let rv = unsafe {
+            f(
+                self.handle,
+                &mut m,
+                template.as_mut_ptr(),
+                template.count(),
+                &mut h,
+            )
+        };
         self.ck("C_GenerateKey", rv)?;
         Ok(h)
     }
@@ -336,12 +477,24 @@ impl Session {
         public: &mut Template,
         private: &mut Template,
     ) -> Result<(ObjectHandle, ObjectHandle)> {
-        let f = self.module.func(self.module.functions().C_GenerateKeyPair, "C_GenerateKeyPair")?;
+        let f = self.module.func(
+            self.module.functions().C_GenerateKeyPair,
+            "C_GenerateKeyPair",
+        )?;
         let mut m = mechanism.raw();
         let (mut hp, mut hs) = (0, 0);
         // SAFETY: mechanism and both templates point into live owned buffers.
         let rv = unsafe {
-            f(self.handle, &mut m, public.as_mut_ptr(), public.count(), private.as_mut_ptr(), private.count(), &mut hp, &mut hs)
+            f(
+                self.handle,
+                &mut m,
+                public.as_mut_ptr(),
+                public.count(),
+                private.as_mut_ptr(),
+                private.count(),
+                &mut hp,
+                &mut hs,
+            )
         };
         self.ck("C_GenerateKeyPair", rv)?;
         Ok((hp, hs))
@@ -361,7 +514,10 @@ impl Session {
         let rv = call(buf.as_mut_ptr(), &mut len);
         if rv == CKR_BUFFER_TOO_SMALL {
             if len > MAX_OUTPUT_LEN || (len as usize) <= buf.len() {
-                return Err(Error::Malformed { function, detail: format!("asks for an output buffer of {len} bytes") });
+                return Err(Error::Malformed {
+                    function,
+                    detail: format!("asks for an output buffer of {len} bytes"),
+                });
             }
             buf = vec![0u8; len as usize];
             let rv = call(buf.as_mut_ptr(), &mut len);
@@ -370,7 +526,10 @@ impl Session {
             self.ck(function, rv)?;
         }
         if len as usize > buf.len() {
-            return Err(Error::Malformed { function, detail: format!("wrote {len} bytes into {}", buf.len()) });
+            return Err(Error::Malformed {
+                function,
+                detail: format!("wrote {len} bytes into {}", buf.len()),
+            });
         }
         buf.truncate(len as usize);
         Ok(buf)
@@ -387,7 +546,9 @@ impl Session {
     }
 
     pub fn sign_init(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_SignInit, "C_SignInit")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_SignInit, "C_SignInit")?;
         let mut m = mechanism.raw();
         // SAFETY: the mechanism and its parameter live for the call; the module copies them.
         let rv = unsafe { f(self.handle, &mut m, key) };
@@ -395,32 +556,54 @@ impl Session {
     }
 
     pub fn sign_update(&self, part: &[u8]) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_SignUpdate, "C_SignUpdate")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_SignUpdate, "C_SignUpdate")?;
         // SAFETY: part is a live slice.
         let rv = unsafe { f(self.handle, part.as_ptr() as *mut _, part.len() as CK_ULONG) };
         self.ck("C_SignUpdate", rv)
     }
 
     pub fn sign_final(&self) -> Result<Vec<u8>> {
-        let f = self.module.func(self.module.functions().C_SignFinal, "C_SignFinal")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_SignFinal, "C_SignFinal")?;
         let h = self.handle;
         // SAFETY (inside): out has *len bytes.
-        self.output_call("C_SignFinal", OUTPUT_GUESS, |out, len| unsafe { f(h, out, len) })
+        self.output_call("C_SignFinal", OUTPUT_GUESS, |out, len| unsafe {
+            f(h, out, len)
+        })
     }
 
     /// Verify; an invalid signature is `Ok(false)`, not an error.
-    pub fn verify(&self, mechanism: &Mechanism, key: ObjectHandle, data: &[u8], signature: &[u8]) -> Result<bool> {
+    pub fn verify(
+        &self,
+        mechanism: &Mechanism,
+        key: ObjectHandle,
+        data: &[u8],
+        signature: &[u8],
+    ) -> Result<bool> {
         self.verify_init(mechanism, key)?;
-        let f = self.module.func(self.module.functions().C_Verify, "C_Verify")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_Verify, "C_Verify")?;
         // SAFETY: data and signature are live slices.
         let rv = unsafe {
-            f(self.handle, data.as_ptr() as *mut _, data.len() as CK_ULONG, signature.as_ptr() as *mut _, signature.len() as CK_ULONG)
+            f(
+                self.handle,
+                data.as_ptr() as *mut _,
+                data.len() as CK_ULONG,
+                signature.as_ptr() as *mut _,
+                signature.len() as CK_ULONG,
+            )
         };
         verify_result(self, "C_Verify", rv)
     }
 
     pub fn verify_init(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_VerifyInit, "C_VerifyInit")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_VerifyInit, "C_VerifyInit")?;
         let mut m = mechanism.raw();
         // SAFETY: mechanism lives for the call.
         let rv = unsafe { f(self.handle, &mut m, key) };
@@ -428,20 +611,35 @@ impl Session {
     }
 
     pub fn verify_update(&self, part: &[u8]) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_VerifyUpdate, "C_VerifyUpdate")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_VerifyUpdate, "C_VerifyUpdate")?;
         // SAFETY: part is a live slice.
         let rv = unsafe { f(self.handle, part.as_ptr() as *mut _, part.len() as CK_ULONG) };
         self.ck("C_VerifyUpdate", rv)
     }
 
     pub fn verify_final(&self, signature: &[u8]) -> Result<bool> {
-        let f = self.module.func(self.module.functions().C_VerifyFinal, "C_VerifyFinal")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_VerifyFinal, "C_VerifyFinal")?;
         // SAFETY: signature is a live slice.
-        let rv = unsafe { f(self.handle, signature.as_ptr() as *mut _, signature.len() as CK_ULONG) };
+        let rv = unsafe {
+            f(
+                self.handle,
+                signature.as_ptr() as *mut _,
+                signature.len() as CK_ULONG,
+            )
+        };
         verify_result(self, "C_VerifyFinal", rv)
     }
 
-    pub fn encrypt(&self, mechanism: &Mechanism, key: ObjectHandle, data: &[u8]) -> Result<Vec<u8>> {
+    pub fn encrypt(
+        &self,
+        mechanism: &Mechanism,
+        key: ObjectHandle,
+        data: &[u8],
+    ) -> Result<Vec<u8>> {
         let fl = self.module.functions();
         let init = self.module.func(fl.C_EncryptInit, "C_EncryptInit")?;
         let f = self.module.func(fl.C_Encrypt, "C_Encrypt")?;
@@ -456,7 +654,12 @@ impl Session {
         })
     }
 
-    pub fn decrypt(&self, mechanism: &Mechanism, key: ObjectHandle, data: &[u8]) -> Result<Vec<u8>> {
+    pub fn decrypt(
+        &self,
+        mechanism: &Mechanism,
+        key: ObjectHandle,
+        data: &[u8],
+    ) -> Result<Vec<u8>> {
         let fl = self.module.functions();
         let init = self.module.func(fl.C_DecryptInit, "C_DecryptInit")?;
         let f = self.module.func(fl.C_Decrypt, "C_Decrypt")?;
@@ -487,14 +690,23 @@ impl Session {
     }
 
     pub fn generate_random(&self, buf: &mut [u8]) -> Result<()> {
-        let f = self.module.func(self.module.functions().C_GenerateRandom, "C_GenerateRandom")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_GenerateRandom, "C_GenerateRandom")?;
         // SAFETY: buf is a live mutable slice of the length we pass.
         let rv = unsafe { f(self.handle, buf.as_mut_ptr(), buf.len() as CK_ULONG) };
         self.ck("C_GenerateRandom", rv)
     }
 
-    pub fn wrap_key(&self, mechanism: &Mechanism, wrapping_key: ObjectHandle, key: ObjectHandle) -> Result<Vec<u8>> {
-        let f = self.module.func(self.module.functions().C_WrapKey, "C_WrapKey")?;
+    pub fn wrap_key(
+        &self,
+        mechanism: &Mechanism,
+        wrapping_key: ObjectHandle,
+        key: ObjectHandle,
+    ) -> Result<Vec<u8>> {
+        let f = self
+            .module
+            .func(self.module.functions().C_WrapKey, "C_WrapKey")?;
         let h = self.handle;
         self.output_call("C_WrapKey", 4096, |out, len| {
             let mut m = mechanism.raw();
@@ -510,13 +722,23 @@ impl Session {
         wrapped: &[u8],
         template: &mut Template,
     ) -> Result<ObjectHandle> {
-        let f = self.module.func(self.module.functions().C_UnwrapKey, "C_UnwrapKey")?;
+        let f = self
+            .module
+            .func(self.module.functions().C_UnwrapKey, "C_UnwrapKey")?;
         let mut m = mechanism.raw();
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: all buffers live for the call; h is a valid out pointer.
         let rv = unsafe {
-            f(self.handle, &mut m, unwrapping_key, wrapped.as_ptr() as *mut _, wrapped.len() as CK_ULONG,
-              template.as_mut_ptr(), template.count(), &mut h)
+            f(
+                self.handle,
+                &mut m,
+                unwrapping_key,
+                wrapped.as_ptr() as *mut _,
+                wrapped.len() as CK_ULONG,
+                template.as_mut_ptr(),
+                template.count(),
+                &mut h,
+            )
         };
         self.ck("C_UnwrapKey", rv)?;
         Ok(h)
@@ -524,35 +746,79 @@ impl Session {
 
     /// KEM encapsulation: the 3.2 `C_EncapsulateKey` when the module's table has it, else
     /// Luna's `CA_EncapsulateKey` (same argument order). Returns (ciphertext, secret key).
-    pub fn encapsulate(&self, mechanism: &Mechanism, public_key: ObjectHandle, template: &mut Template) -> Result<(Vec<u8>, ObjectHandle)> {
-        let (f, function) = match (self.module.functions().C_EncapsulateKey, self.module.vendor().encapsulate_key) {
+    pub fn encapsulate(
+        &self,
+        mechanism: &Mechanism,
+        public_key: ObjectHandle,
+        template: &mut Template,
+    ) -> Result<(Vec<u8>, ObjectHandle)> {
+        let (f, function) = match (
+            self.module.functions().C_EncapsulateKey,
+            self.module.vendor().encapsulate_key,
+        ) {
             (Some(f), _) => (f, "C_EncapsulateKey"),
             (None, Some(f)) => (f, "CA_EncapsulateKey"),
-            (None, None) => return Err(Error::NotSupported { function: "C_EncapsulateKey" }),
+            (None, None) => {
+                return Err(Error::NotSupported {
+                    function: "C_EncapsulateKey",
+                })
+            }
         };
         let mut key: CK_OBJECT_HANDLE = 0;
         let h = self.handle;
         let ct = self.output_call(function, 2048, |out, len| {
             let mut m = mechanism.raw();
             // SAFETY: mechanism and template live for the call; out has *len bytes.
-            unsafe { f(h, &mut m, public_key, template.as_mut_ptr(), template.count(), out, len, &mut key) }
+            unsafe {
+                f(
+                    h,
+                    &mut m,
+                    public_key,
+                    template.as_mut_ptr(),
+                    template.count(),
+                    out,
+                    len,
+                    &mut key,
+                )
+            }
         })?;
         Ok((ct, key))
     }
 
     /// KEM decapsulation (`C_DecapsulateKey` or Luna's `CA_DecapsulateKey`).
-    pub fn decapsulate(&self, mechanism: &Mechanism, private_key: ObjectHandle, template: &mut Template, ciphertext: &[u8]) -> Result<ObjectHandle> {
-        let (f, function) = match (self.module.functions().C_DecapsulateKey, self.module.vendor().decapsulate_key) {
+    pub fn decapsulate(
+        &self,
+        mechanism: &Mechanism,
+        private_key: ObjectHandle,
+        template: &mut Template,
+        ciphertext: &[u8],
+    ) -> Result<ObjectHandle> {
+        let (f, function) = match (
+            self.module.functions().C_DecapsulateKey,
+            self.module.vendor().decapsulate_key,
+        ) {
             (Some(f), _) => (f, "C_DecapsulateKey"),
             (None, Some(f)) => (f, "CA_DecapsulateKey"),
-            (None, None) => return Err(Error::NotSupported { function: "C_DecapsulateKey" }),
+            (None, None) => {
+                return Err(Error::NotSupported {
+                    function: "C_DecapsulateKey",
+                })
+            }
         };
         let mut m = mechanism.raw();
         let mut key: CK_OBJECT_HANDLE = 0;
         // SAFETY: mechanism, template and ciphertext live for the call.
         let rv = unsafe {
-            f(self.handle, &mut m, private_key, template.as_mut_ptr(), template.count(),
-              ciphertext.as_ptr() as *mut _, ciphertext.len() as CK_ULONG, &mut key)
+            f(
+                self.handle,
+                &mut m,
+                private_key,
+                template.as_mut_ptr(),
+                template.count(),
+                ciphertext.as_ptr() as *mut _,
+                ciphertext.len() as CK_ULONG,
+                &mut key,
+            )
         };
         self.ck(function, rv)?;
         Ok(key)
@@ -565,12 +831,17 @@ impl Session {
     pub fn ca_utilization(&self, reset: bool) -> Result<Vec<crate::vendor::UtilizationCounter>> {
         let v = self.module.vendor();
         let (snap, name) = if reset {
-            (v.read_and_reset_utilization_metrics, "CA_ReadAndResetUtilizationMetrics")
+            (
+                v.read_and_reset_utilization_metrics,
+                "CA_ReadAndResetUtilizationMetrics",
+            )
         } else {
             (v.read_utilization_metrics, "CA_ReadUtilizationMetrics")
         };
         let snap = snap.ok_or(Error::NotSupported { function: name })?;
-        let read = v.read_all_utilization_counters.ok_or(Error::NotSupported { function: "CA_ReadAllUtilizationCounters" })?;
+        let read = v.read_all_utilization_counters.ok_or(Error::NotSupported {
+            function: "CA_ReadAllUtilizationCounters",
+        })?;
         // SAFETY: takes the session handle only.
         let rv = unsafe { snap(self.handle) };
         self.ck(name, rv)?;
@@ -579,7 +850,10 @@ impl Session {
         let rv = unsafe { read(self.handle, std::ptr::null_mut(), &mut n) };
         self.ck("CA_ReadAllUtilizationCounters", rv)?;
         if n > 65_536 {
-            return Err(Error::Malformed { function: "CA_ReadAllUtilizationCounters", detail: format!("{n} counters") });
+            return Err(Error::Malformed {
+                function: "CA_ReadAllUtilizationCounters",
+                detail: format!("{n} counters"),
+            });
         }
         let mut buf = vec![crate::vendor::CK_UTILIZATION_COUNTER::default(); n as usize];
         let mut m = n;
@@ -606,7 +880,9 @@ pub mod baseline {
 
     /// `n` × `C_GenerateRandom(len)` on one session.
     pub fn generate_random_loop(s: &Session, n: u64, len: usize) -> Result<()> {
-        let f = s.module.func(s.module.functions().C_GenerateRandom, "C_GenerateRandom")?;
+        let f = s
+            .module
+            .func(s.module.functions().C_GenerateRandom, "C_GenerateRandom")?;
         let mut buf = vec![0u8; len];
         for _ in 0..n {
             // SAFETY: buf is a live slice of `len` bytes.
@@ -619,13 +895,23 @@ pub mod baseline {
     }
 
     /// `n` × (`C_SignInit` + `C_Sign`) with a parameterless mechanism.
-    pub fn sign_loop(s: &Session, mechanism: MechanismType, key: ObjectHandle, data: &[u8], n: u64) -> Result<()> {
+    pub fn sign_loop(
+        s: &Session,
+        mechanism: MechanismType,
+        key: ObjectHandle,
+        data: &[u8],
+        n: u64,
+    ) -> Result<()> {
         let fl = s.module.functions();
         let init = s.module.func(fl.C_SignInit, "C_SignInit")?;
         let sign = s.module.func(fl.C_Sign, "C_Sign")?;
         let mut out = vec![0u8; OUTPUT_GUESS];
         for _ in 0..n {
-            let mut m = CK_MECHANISM { mechanism, pParameter: std::ptr::null_mut(), ulParameterLen: 0 };
+            let mut m = CK_MECHANISM {
+                mechanism,
+                pParameter: std::ptr::null_mut(),
+                ulParameterLen: 0,
+            };
             // SAFETY: m lives for the call.
             let rv = unsafe { init(s.handle, &mut m, key) };
             if rv != CKR_OK {
@@ -633,7 +919,15 @@ pub mod baseline {
             }
             let mut len = out.len() as CK_ULONG;
             // SAFETY: data is live; out has `len` bytes.
-            let rv = unsafe { sign(s.handle, data.as_ptr() as *mut _, data.len() as CK_ULONG, out.as_mut_ptr(), &mut len) };
+            let rv = unsafe {
+                sign(
+                    s.handle,
+                    data.as_ptr() as *mut _,
+                    data.len() as CK_ULONG,
+                    out.as_mut_ptr(),
+                    &mut len,
+                )
+            };
             if rv != CKR_OK {
                 return s.ck("C_Sign", rv);
             }

@@ -16,7 +16,10 @@ pub struct Version {
 
 impl From<CK_VERSION> for Version {
     fn from(v: CK_VERSION) -> Self {
-        Version { major: v.major, minor: v.minor }
+        Version {
+            major: v.major,
+            minor: v.minor,
+        }
     }
 }
 
@@ -29,7 +32,9 @@ impl std::fmt::Display for Version {
 /// Decode a blank-padded fixed-size PKCS#11 string (not NUL-terminated).
 pub fn padded_str(bytes: &[u8]) -> String {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).trim_end().to_string()
+    String::from_utf8_lossy(&bytes[..end])
+        .trim_end()
+        .to_string()
 }
 
 /// `CK_UNAVAILABLE_INFORMATION` becomes `None`.
@@ -172,7 +177,11 @@ impl MechanismInfo {
 
 impl From<&CK_MECHANISM_INFO> for MechanismInfo {
     fn from(i: &CK_MECHANISM_INFO) -> Self {
-        MechanismInfo { min_key_size: i.ulMinKeySize, max_key_size: i.ulMaxKeySize, flags: i.flags }
+        MechanismInfo {
+            min_key_size: i.ulMinKeySize,
+            max_key_size: i.ulMaxKeySize,
+            flags: i.flags,
+        }
     }
 }
 

@@ -23,7 +23,11 @@ impl HSM_STATS_PARAMS {
         ((self.ulHighValue & 0xFFFF_FFFF) << 32) | (self.ulLowValue & 0xFFFF_FFFF)
     }
     pub fn new(id: u64, value: u64) -> Self {
-        HSM_STATS_PARAMS { ulId: id, ulHighValue: value >> 32, ulLowValue: value & 0xFFFF_FFFF }
+        HSM_STATS_PARAMS {
+            ulId: id,
+            ulHighValue: value >> 32,
+            ulLowValue: value & 0xFFFF_FFFF,
+        }
     }
 }
 
@@ -86,13 +90,20 @@ pub mod bin {
     }
 }
 
-pub type CA_GetFirmwareVersion = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
-pub type CA_GetHSMStats = unsafe extern "C" fn(CK_SLOT_ID, CK_ULONG, *mut CK_ULONG, *mut HSM_STATS_PARAMS) -> CK_RV;
+pub type CA_GetFirmwareVersion =
+    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetHSMStats =
+    unsafe extern "C" fn(CK_SLOT_ID, CK_ULONG, *mut CK_ULONG, *mut HSM_STATS_PARAMS) -> CK_RV;
 pub type CA_ReadUtilizationMetrics = unsafe extern "C" fn(CK_SESSION_HANDLE) -> CK_RV;
 pub type CA_ReadAllUtilizationCounters =
     unsafe extern "C" fn(CK_SESSION_HANDLE, *mut CK_UTILIZATION_COUNTER, *mut CK_ULONG) -> CK_RV;
-pub type CA_GetHSMStorageInformation =
-    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetHSMStorageInformation = unsafe extern "C" fn(
+    CK_SLOT_ID,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+) -> CK_RV;
 pub type CA_GetTokenStorageInformation = unsafe extern "C" fn(
     CK_SLOT_ID,
     *mut CK_ULONG,
@@ -103,8 +114,13 @@ pub type CA_GetTokenStorageInformation = unsafe extern "C" fn(
 ) -> CK_RV;
 /// The shape shared by `CA_GetTokenPolicies`, `CA_GetTokenCapabilities`,
 /// `CA_GetHSMCapabilitySet` and `CA_GetHSMPolicySet` (two-call: NULL arrays give counts).
-pub type CA_GetIdValueSet =
-    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetIdValueSet = unsafe extern "C" fn(
+    CK_SLOT_ID,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+    *mut CK_ULONG,
+) -> CK_RV;
 pub type CA_GetConfigurationElementDescription = unsafe extern "C" fn(
     CK_SLOT_ID,
     CK_ULONG,
@@ -116,7 +132,8 @@ pub type CA_GetConfigurationElementDescription = unsafe extern "C" fn(
     *mut CK_CHAR,
     *mut CK_ULONG,
 ) -> CK_RV;
-pub type CA_GetTokenStatus = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
+pub type CA_GetTokenStatus =
+    unsafe extern "C" fn(CK_SLOT_ID, *mut CK_ULONG, *mut CK_ULONG, *mut CK_ULONG) -> CK_RV;
 pub type CA_EncapsulateKey = unsafe extern "C" fn(
     CK_SESSION_HANDLE,
     *mut CK_MECHANISM,
@@ -140,7 +157,8 @@ pub type CA_DecapsulateKey = unsafe extern "C" fn(
 /// `lunasim`'s test-control entry point (not a Luna function): a UTF-8 command in, a UTF-8
 /// answer out, in one call (the answer is truncated to the buffer and its full length is
 /// returned; `CKR_BUFFER_TOO_SMALL` if it did not fit — the command has run either way).
-pub type LUNASIM_Control = unsafe extern "C" fn(*const CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG) -> CK_RV;
+pub type LUNASIM_Control =
+    unsafe extern "C" fn(*const CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG) -> CK_RV;
 
 /// The vendor entry points a module exports, each resolved by name once.
 #[derive(Debug, Clone, Copy, Default)]
@@ -262,7 +280,10 @@ mod tests {
     fn counter_layout_offsets() {
         assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, label), 8);
         assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ulBindId), 80);
-        assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ulCounterId), 88);
+        assert_eq!(
+            std::mem::offset_of!(CK_UTILIZATION_COUNTER, ulCounterId),
+            88
+        );
         assert_eq!(std::mem::offset_of!(CK_UTILIZATION_COUNTER, ullCount), 96);
     }
 }

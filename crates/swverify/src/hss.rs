@@ -9,7 +9,9 @@
 //! Luna uses most; `lms-signature` has no M24/SHAKE modes).
 
 use lms_signature::lms::{LmsSha256M32H10, LmsSha256M32H5};
-use lms_signature::ots::{LmsOtsSha256N32W1, LmsOtsSha256N32W2, LmsOtsSha256N32W4, LmsOtsSha256N32W8};
+use lms_signature::ots::{
+    LmsOtsSha256N32W1, LmsOtsSha256N32W2, LmsOtsSha256N32W4, LmsOtsSha256N32W8,
+};
 
 use crate::{Result, VerifyError};
 
@@ -47,10 +49,12 @@ fn be32(b: &[u8], at: usize) -> Result<u32> {
 /// Length of the LMS signature starting at `sig[at..]`.
 fn lms_signature_len(sig: &[u8], at: usize) -> Result<usize> {
     let ots_type = be32(sig, at + 4)?;
-    let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+    let (n, p) = lmots_np(ots_type)
+        .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
     let ots_len = 4 + n + p * n;
     let lms_type = be32(sig, at + 4 + ots_len)?;
-    let h = lms_height(lms_type).ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
+    let h = lms_height(lms_type)
+        .ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
     Ok(4 + ots_len + 4 + h as usize * M)
 }
 
@@ -72,7 +76,13 @@ pub fn verify_lms(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result
     }
 }
 
-fn verify_lms_crate(lms_type: u32, ots_type: u32, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+fn verify_lms_crate(
+    lms_type: u32,
+    ots_type: u32,
+    public_key: &[u8],
+    message: &[u8],
+    signature: &[u8],
+) -> Result<()> {
     use lms_signature::lms::{Signature, VerifyingKey};
     use signature::Verifier;
     macro_rules! with_mode {
@@ -102,7 +112,7 @@ fn verify_lms_crate(lms_type: u32, ots_type: u32, public_key: &[u8], message: &[
 pub mod rfc8554 {
     use sha2::{Digest, Sha256};
 
-    use super::{be32, lms_height, lmots_np, M};
+    use super::{be32, lmots_np, lms_height, M};
     use crate::{Result, VerifyError};
 
     const D_PBLC: [u8; 2] = [0x80, 0x80];
@@ -129,16 +139,33 @@ pub mod rfc8554 {
     }
 
     /// Algorithm 4b: the LM-OTS public key a signature implies.
-    fn candidate_ots_key(ots_type: u32, sig: &[u8], message: &[u8], id: &[u8], q: u32) -> Result<[u8; 32]> {
-        let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
-        let (w, ls) = w_of(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+    fn candidate_ots_key(
+        ots_type: u32,
+        sig: &[u8],
+        message: &[u8],
+        id: &[u8],
+        q: u32,
+    ) -> Result<[u8; 32]> {
+        let (n, p) = lmots_np(ots_type)
+            .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        let (w, ls) = w_of(ots_type)
+            .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
         if sig.len() != 4 + n + p * n || be32(sig, 0)? != ots_type {
-            return Err(VerifyError::BadSignature("LM-OTS signature length or type".into()));
+            return Err(VerifyError::BadSignature(
+                "LM-OTS signature length or type".into(),
+            ));
         }
         let c = &sig[4..4 + n];
         let y = &sig[4 + n..];
         let qb = q.to_be_bytes();
-        let q_hash: [u8; 32] = Sha256::new().chain_update(id).chain_update(qb).chain_update(D_MESG).chain_update(c).chain_update(message).finalize().into();
+        let q_hash: [u8; 32] = Sha256::new()
+            .chain_update(id)
+            .chain_update(qb)
+            .chain_update(D_MESG)
+            .chain_update(c)
+            .chain_update(message)
+            .finalize()
+            .into();
         let max = (1u32 << w) - 1;
         let mut sum = 0u32;
         for i in 0..(n * 8 / w as usize) {
@@ -147,7 +174,10 @@ pub mod rfc8554 {
         let cksm = ((sum << ls) as u16).to_be_bytes();
         let mut qa = q_hash.to_vec();
         qa.extend_from_slice(&cksm);
-        let mut pub_hash = Sha256::new().chain_update(id).chain_update(qb).chain_update(D_PBLC);
+        let mut pub_hash = Sha256::new()
+            .chain_update(id)
+            .chain_update(qb)
+            .chain_update(D_PBLC);
         for i in 0..p {
             let a = coef(&qa, i, w);
             let mut tmp: [u8; 32] = y[i * n..(i + 1) * n].try_into().expect("n = 32");
@@ -169,21 +199,31 @@ pub mod rfc8554 {
     /// Algorithm 6a: verify one LMS signature.
     pub fn verify_lms(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
         if public_key.len() != 8 + 16 + M {
-            return Err(VerifyError::BadKey(format!("an LMS public key is {} bytes, not {}", 8 + 16 + M, public_key.len())));
+            return Err(VerifyError::BadKey(format!(
+                "an LMS public key is {} bytes, not {}",
+                8 + 16 + M,
+                public_key.len()
+            )));
         }
         let lms_type = be32(public_key, 0)?;
         let ots_type = be32(public_key, 4)?;
-        let h = lms_height(lms_type).ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
-        let (n, p) = lmots_np(ots_type).ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        let h = lms_height(lms_type)
+            .ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
+        let (n, p) = lmots_np(ots_type)
+            .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
         let id = &public_key[8..24];
         let t1 = &public_key[24..];
         let ots_len = 4 + n + p * n;
         if signature.len() != 4 + ots_len + 4 + h as usize * M {
-            return Err(VerifyError::BadSignature("LMS signature length does not fit its types".into()));
+            return Err(VerifyError::BadSignature(
+                "LMS signature length does not fit its types".into(),
+            ));
         }
         let q = be32(signature, 0)?;
         if q as u64 >= 1u64 << h {
-            return Err(VerifyError::BadSignature(format!("leaf index {q} beyond a tree of height {h}")));
+            return Err(VerifyError::BadSignature(format!(
+                "leaf index {q} beyond a tree of height {h}"
+            )));
         }
         if be32(signature, 4 + ots_len)? != lms_type {
             return Err(VerifyError::Mismatch);
@@ -191,16 +231,33 @@ pub mod rfc8554 {
         let kc = candidate_ots_key(ots_type, &signature[4..4 + ots_len], message, id, q)?;
         let path = &signature[4 + ots_len + 4..];
         let mut node = (1u64 << h) + q as u64;
-        let mut tmp: [u8; 32] = Sha256::new().chain_update(id).chain_update((node as u32).to_be_bytes()).chain_update(D_LEAF).chain_update(kc).finalize().into();
+        let mut tmp: [u8; 32] = Sha256::new()
+            .chain_update(id)
+            .chain_update((node as u32).to_be_bytes())
+            .chain_update(D_LEAF)
+            .chain_update(kc)
+            .finalize()
+            .into();
         let mut i = 0usize;
         while node > 1 {
             let sibling = &path[i * M..(i + 1) * M];
             let parent = ((node / 2) as u32).to_be_bytes();
-            let hasher = Sha256::new().chain_update(id).chain_update(parent).chain_update(D_INTR);
+            let hasher = Sha256::new()
+                .chain_update(id)
+                .chain_update(parent)
+                .chain_update(D_INTR);
             tmp = if node % 2 == 1 {
-                hasher.chain_update(sibling).chain_update(tmp).finalize().into()
+                hasher
+                    .chain_update(sibling)
+                    .chain_update(tmp)
+                    .finalize()
+                    .into()
             } else {
-                hasher.chain_update(tmp).chain_update(sibling).finalize().into()
+                hasher
+                    .chain_update(tmp)
+                    .chain_update(sibling)
+                    .finalize()
+                    .into()
             };
             node /= 2;
             i += 1;
@@ -223,7 +280,11 @@ pub struct HssPublicKey {
 
 pub fn parse_public_key(public_key: &[u8]) -> Result<HssPublicKey> {
     if public_key.len() != 4 + LMS_PUBLIC_LEN {
-        return Err(VerifyError::BadKey(format!("an HSS public key is {} bytes, not {}", 4 + LMS_PUBLIC_LEN, public_key.len())));
+        return Err(VerifyError::BadKey(format!(
+            "an HSS public key is {} bytes, not {}",
+            4 + LMS_PUBLIC_LEN,
+            public_key.len()
+        )));
     }
     let levels = be32(public_key, 0).map_err(|_| VerifyError::BadKey("truncated".into()))?;
     if !(1..=8).contains(&levels) {
@@ -247,7 +308,9 @@ pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()>
     let mut at = 4usize;
     for _ in 0..nspk {
         let len = lms_signature_len(signature, at)?;
-        let sig = signature.get(at..at + len).ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
+        let sig = signature
+            .get(at..at + len)
+            .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
         at += len;
         let next = signature
             .get(at..at + LMS_PUBLIC_LEN)
@@ -258,7 +321,10 @@ pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()>
     }
     let len = lms_signature_len(signature, at)?;
     if at + len != signature.len() {
-        return Err(VerifyError::BadSignature(format!("{} trailing bytes", signature.len() as i64 - (at + len) as i64)));
+        return Err(VerifyError::BadSignature(format!(
+            "{} trailing bytes",
+            signature.len() as i64 - (at + len) as i64
+        )));
     }
     verify_lms(&key, message, &signature[at..])
 }
@@ -285,16 +351,30 @@ mod tests {
         lms_signature::lms::Signature<Mode>: SignatureEncoding,
     {
         let mut rng = getrandom::SysRng;
-        for (i, msg) in [&b"release-1.0.tar.gz"[..], b"", &[0xA5; 3000]].iter().enumerate() {
+        for (i, msg) in [&b"release-1.0.tar.gz"[..], b"", &[0xA5; 3000]]
+            .iter()
+            .enumerate()
+        {
             let sig = sk.try_sign_with_rng(&mut rng, msg).expect("sign").to_vec();
-            assert_eq!(rfc8554::verify_lms(&pk, msg, &sig), Ok(()), "own verifier, message {i}");
-            assert_eq!(verify_lms(&pk, msg, &sig), Ok(()), "crate verifier, message {i}");
+            assert_eq!(
+                rfc8554::verify_lms(&pk, msg, &sig),
+                Ok(()),
+                "own verifier, message {i}"
+            );
+            assert_eq!(
+                verify_lms(&pk, msg, &sig),
+                Ok(()),
+                "crate verifier, message {i}"
+            );
             for pos in [0usize, 3, 8, 40, sig.len() / 2, sig.len() - 1] {
                 let mut bad = sig.clone();
                 bad[pos] ^= 0x01;
                 let ours = rfc8554::verify_lms(&pk, msg, &bad).is_ok();
                 let theirs = verify_lms(&pk, msg, &bad).is_ok();
-                assert!(!ours && !theirs, "tampered byte {pos} accepted (ours {ours}, crate {theirs})");
+                assert!(
+                    !ours && !theirs,
+                    "tampered byte {pos} accepted (ours {ours}, crate {theirs})"
+                );
             }
             let mut other = msg.to_vec();
             other.push(1);
@@ -313,11 +393,26 @@ mod tests {
             }
         };
     }
-    cross_check!(h5_w1, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W1>);
-    cross_check!(h5_w2, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W2>);
-    cross_check!(h5_w4, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W4>);
-    cross_check!(h5_w8, lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W8>);
-    cross_check!(h10_w4, lms_signature::lms::LmsSha256M32H10<lms_signature::ots::LmsOtsSha256N32W4>);
+    cross_check!(
+        h5_w1,
+        lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W1>
+    );
+    cross_check!(
+        h5_w2,
+        lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W2>
+    );
+    cross_check!(
+        h5_w4,
+        lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W4>
+    );
+    cross_check!(
+        h5_w8,
+        lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W8>
+    );
+    cross_check!(
+        h10_w4,
+        lms_signature::lms::LmsSha256M32H10<lms_signature::ots::LmsOtsSha256N32W4>
+    );
 
     #[test]
     fn capacity_and_public_key_parsing() {
@@ -328,6 +423,13 @@ mod tests {
         assert!(parse_public_key(&[0u8; 59]).is_err());
         let mut pk = vec![0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 4];
         pk.extend_from_slice(&[0u8; 48]);
-        assert_eq!(parse_public_key(&pk).unwrap(), HssPublicKey { levels: 2, lms_type: 5, ots_type: 4 });
+        assert_eq!(
+            parse_public_key(&pk).unwrap(),
+            HssPublicKey {
+                levels: 2,
+                lms_type: 5,
+                ots_type: 4
+            }
+        );
     }
 }

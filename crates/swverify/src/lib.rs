@@ -60,16 +60,27 @@ impl MlDsa {
 }
 
 /// Pure ML-DSA over the message itself, with a context string (empty for none).
-pub fn ml_dsa(set: MlDsa, public_key: &[u8], message: &[u8], context: &[u8], signature: &[u8]) -> Result<()> {
+pub fn ml_dsa(
+    set: MlDsa,
+    public_key: &[u8],
+    message: &[u8],
+    context: &[u8],
+    signature: &[u8],
+) -> Result<()> {
     fn go<P: ml_dsa::MlDsaParams>(pk: &[u8], m: &[u8], ctx: &[u8], sig: &[u8]) -> Result<()> {
-        let enc: ml_dsa::EncodedVerifyingKey<P> =
-            pk.try_into().map_err(|_| VerifyError::BadKey(format!("{} bytes", pk.len())))?;
+        let enc: ml_dsa::EncodedVerifyingKey<P> = pk
+            .try_into()
+            .map_err(|_| VerifyError::BadKey(format!("{} bytes", pk.len())))?;
         let vk = ml_dsa::VerifyingKey::<P>::decode(&enc);
-        let es: ml_dsa::EncodedSignature<P> =
-            sig.try_into().map_err(|_| VerifyError::BadSignature(format!("{} bytes", sig.len())))?;
-        let s = ml_dsa::Signature::<P>::decode(&es).ok_or_else(|| VerifyError::BadSignature("does not decode".into()))?;
+        let es: ml_dsa::EncodedSignature<P> = sig
+            .try_into()
+            .map_err(|_| VerifyError::BadSignature(format!("{} bytes", sig.len())))?;
+        let s = ml_dsa::Signature::<P>::decode(&es)
+            .ok_or_else(|| VerifyError::BadSignature("does not decode".into()))?;
         if ctx.len() > 255 {
-            return Err(VerifyError::Unsupported("ML-DSA contexts are at most 255 bytes".into()));
+            return Err(VerifyError::Unsupported(
+                "ML-DSA contexts are at most 255 bytes".into(),
+            ));
         }
         verdict(vk.verify_with_context(m, ctx, &s))
     }
@@ -90,9 +101,15 @@ pub enum EcdsaEncoding {
 }
 
 /// ECDSA P-256 with SHA-256 over the message. `public_key` is a SEC1 point.
-pub fn ecdsa_p256_sha256(public_key: &[u8], message: &[u8], signature: &[u8], enc: EcdsaEncoding) -> Result<()> {
+pub fn ecdsa_p256_sha256(
+    public_key: &[u8],
+    message: &[u8],
+    signature: &[u8],
+    enc: EcdsaEncoding,
+) -> Result<()> {
     use p256::ecdsa::signature::Verifier;
-    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(public_key)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
     let sig = match enc {
         EcdsaEncoding::Raw => p256::ecdsa::Signature::from_slice(signature),
         EcdsaEncoding::Der => p256::ecdsa::Signature::from_der(signature),
@@ -102,9 +119,15 @@ pub fn ecdsa_p256_sha256(public_key: &[u8], message: &[u8], signature: &[u8], en
 }
 
 /// ECDSA P-256 over a SHA-256 digest the caller computed (`CKM_ECDSA` on the token).
-pub fn ecdsa_p256_prehash(public_key: &[u8], digest: &[u8], signature: &[u8], enc: EcdsaEncoding) -> Result<()> {
+pub fn ecdsa_p256_prehash(
+    public_key: &[u8],
+    digest: &[u8],
+    signature: &[u8],
+    enc: EcdsaEncoding,
+) -> Result<()> {
     use p256::ecdsa::signature::hazmat::PrehashVerifier;
-    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(public_key)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
     let sig = match enc {
         EcdsaEncoding::Raw => p256::ecdsa::Signature::from_slice(signature),
         EcdsaEncoding::Der => p256::ecdsa::Signature::from_der(signature),
@@ -114,9 +137,15 @@ pub fn ecdsa_p256_prehash(public_key: &[u8], digest: &[u8], signature: &[u8], en
 }
 
 /// ECDSA P-384 with SHA-384 over the message.
-pub fn ecdsa_p384_sha384(public_key: &[u8], message: &[u8], signature: &[u8], enc: EcdsaEncoding) -> Result<()> {
+pub fn ecdsa_p384_sha384(
+    public_key: &[u8],
+    message: &[u8],
+    signature: &[u8],
+    enc: EcdsaEncoding,
+) -> Result<()> {
     use p384::ecdsa::signature::Verifier;
-    let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(public_key)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
     let sig = match enc {
         EcdsaEncoding::Raw => p384::ecdsa::Signature::from_slice(signature),
         EcdsaEncoding::Der => p384::ecdsa::Signature::from_der(signature),
@@ -126,9 +155,15 @@ pub fn ecdsa_p384_sha384(public_key: &[u8], message: &[u8], signature: &[u8], en
 }
 
 /// ECDSA P-384 over a SHA-384 digest.
-pub fn ecdsa_p384_prehash(public_key: &[u8], digest: &[u8], signature: &[u8], enc: EcdsaEncoding) -> Result<()> {
+pub fn ecdsa_p384_prehash(
+    public_key: &[u8],
+    digest: &[u8],
+    signature: &[u8],
+    enc: EcdsaEncoding,
+) -> Result<()> {
     use p384::ecdsa::signature::hazmat::PrehashVerifier;
-    let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(public_key)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
     let sig = match enc {
         EcdsaEncoding::Raw => p384::ecdsa::Signature::from_slice(signature),
         EcdsaEncoding::Der => p384::ecdsa::Signature::from_der(signature),
@@ -146,15 +181,22 @@ pub fn ecdsa_raw_to_der(curve_bytes: usize, raw: &[u8]) -> Result<Vec<u8>> {
         48 => p384::ecdsa::Signature::from_slice(raw)
             .map(|s| s.to_der().as_bytes().to_vec())
             .map_err(|e| VerifyError::BadSignature(e.to_string())),
-        n => Err(VerifyError::Unsupported(format!("ECDSA with {n}-byte scalars"))),
+        n => Err(VerifyError::Unsupported(format!(
+            "ECDSA with {n}-byte scalars"
+        ))),
     }
 }
 
 /// Pure Ed25519 (RFC 8032), strict verification. An Ed25519ph signature fails here.
 pub fn ed25519(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
-    let pk: [u8; 32] = public_key.try_into().map_err(|_| VerifyError::BadKey(format!("{} bytes", public_key.len())))?;
-    let vk = ed25519_dalek::VerifyingKey::from_bytes(&pk).map_err(|e| VerifyError::BadKey(e.to_string()))?;
-    let sig: [u8; 64] = signature.try_into().map_err(|_| VerifyError::BadSignature(format!("{} bytes", signature.len())))?;
+    let pk: [u8; 32] = public_key
+        .try_into()
+        .map_err(|_| VerifyError::BadKey(format!("{} bytes", public_key.len())))?;
+    let vk = ed25519_dalek::VerifyingKey::from_bytes(&pk)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let sig: [u8; 64] = signature
+        .try_into()
+        .map_err(|_| VerifyError::BadSignature(format!("{} bytes", signature.len())))?;
     let sig = ed25519_dalek::Signature::from_bytes(&sig);
     verdict(vk.verify_strict(message, &sig).is_ok())
 }
@@ -168,18 +210,33 @@ pub enum PssHash {
 }
 
 /// RSA-PSS (RFC 8017) with MGF1 over the same hash, over the message.
-pub fn rsa_pss(modulus: &[u8], exponent: &[u8], hash: PssHash, salt_len: usize, message: &[u8], signature: &[u8]) -> Result<()> {
+pub fn rsa_pss(
+    modulus: &[u8],
+    exponent: &[u8],
+    hash: PssHash,
+    salt_len: usize,
+    message: &[u8],
+    signature: &[u8],
+) -> Result<()> {
     use rsa::signature::Verifier;
     let bits = (modulus.len() * 8) as u32;
-    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits).map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
     let e = crypto_bigint::BoxedUint::from_be_slice(exponent, (exponent.len() * 8).max(64) as u32)
         .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
     let pk = rsa::PublicKey::new(n, e).map_err(|e| VerifyError::BadKey(e.to_string()))?;
-    let sig = rsa::pss::Signature::try_from(signature).map_err(|e| VerifyError::BadSignature(e.to_string()))?;
+    let sig = rsa::pss::Signature::try_from(signature)
+        .map_err(|e| VerifyError::BadSignature(e.to_string()))?;
     let ok = match hash {
-        PssHash::Sha256 => rsa::pss::VerifyingKey::<sha2::Sha256>::new_with_salt_len(pk, salt_len).verify(message, &sig).is_ok(),
-        PssHash::Sha384 => rsa::pss::VerifyingKey::<sha2::Sha384>::new_with_salt_len(pk, salt_len).verify(message, &sig).is_ok(),
-        PssHash::Sha512 => rsa::pss::VerifyingKey::<sha2::Sha512>::new_with_salt_len(pk, salt_len).verify(message, &sig).is_ok(),
+        PssHash::Sha256 => rsa::pss::VerifyingKey::<sha2::Sha256>::new_with_salt_len(pk, salt_len)
+            .verify(message, &sig)
+            .is_ok(),
+        PssHash::Sha384 => rsa::pss::VerifyingKey::<sha2::Sha384>::new_with_salt_len(pk, salt_len)
+            .verify(message, &sig)
+            .is_ok(),
+        PssHash::Sha512 => rsa::pss::VerifyingKey::<sha2::Sha512>::new_with_salt_len(pk, salt_len)
+            .verify(message, &sig)
+            .is_ok(),
     };
     verdict(ok)
 }
@@ -193,10 +250,24 @@ mod tests {
 
     #[test]
     fn garbage_is_rejected_not_panicking() {
-        assert!(matches!(ml_dsa(MlDsa::P65, &[0u8; 10], b"m", b"", &[0u8; 3309]), Err(VerifyError::BadKey(_))));
-        assert!(matches!(ed25519(&[0u8; 31], b"m", &[0u8; 64]), Err(VerifyError::BadKey(_))));
+        assert!(matches!(
+            ml_dsa(MlDsa::P65, &[0u8; 10], b"m", b"", &[0u8; 3309]),
+            Err(VerifyError::BadKey(_))
+        ));
+        assert!(matches!(
+            ed25519(&[0u8; 31], b"m", &[0u8; 64]),
+            Err(VerifyError::BadKey(_))
+        ));
         assert!(ecdsa_p256_sha256(&[4u8; 65], b"m", &[0u8; 64], EcdsaEncoding::Raw).is_err());
-        assert!(rsa_pss(&[0xFF; 256], &[1, 0, 1], PssHash::Sha256, 32, b"m", &[0u8; 256]).is_err());
+        assert!(rsa_pss(
+            &[0xFF; 256],
+            &[1, 0, 1],
+            PssHash::Sha256,
+            32,
+            b"m",
+            &[0u8; 256]
+        )
+        .is_err());
     }
 
     #[test]
@@ -209,6 +280,9 @@ mod tests {
     }
 
     pub(crate) fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 }

@@ -34,7 +34,9 @@ pub fn encapsulate(set: MlKem, public_key: &[u8], m: &[u8; 32]) -> Result<(Vec<u
     match set {
         MlKem::P512 => <ml_kem::EncapsulationKey<ml_kem::MlKem512> as EkNew>::encaps(public_key, m),
         MlKem::P768 => <ml_kem::EncapsulationKey<ml_kem::MlKem768> as EkNew>::encaps(public_key, m),
-        MlKem::P1024 => <ml_kem::EncapsulationKey<ml_kem::MlKem1024> as EkNew>::encaps(public_key, m),
+        MlKem::P1024 => {
+            <ml_kem::EncapsulationKey<ml_kem::MlKem1024> as EkNew>::encaps(public_key, m)
+        }
     }
 }
 

@@ -49,20 +49,33 @@ impl Backend {
 
 /// The repository root (two levels above this crate).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
 }
 
 fn require(path: PathBuf, how: &str) -> PathBuf {
-    assert!(path.is_file(), "required test module {} is missing; {how}", path.display());
+    assert!(
+        path.is_file(),
+        "required test module {} is missing; {how}",
+        path.display()
+    );
     path
 }
 
 pub fn softhsm_module() -> PathBuf {
-    require(PathBuf::from("/usr/lib/softhsm/libsofthsm2.so"), "install Debian's softhsm2 (make setup)")
+    require(
+        PathBuf::from("/usr/lib/softhsm/libsofthsm2.so"),
+        "install Debian's softhsm2 (make setup)",
+    )
 }
 
 pub fn kryoptic_module() -> PathBuf {
-    require(repo_root().join("target/pkcs11/libkryoptic_pkcs11.so"), "build it with scripts/build-kryoptic.sh (make setup)")
+    require(
+        repo_root().join("target/pkcs11/libkryoptic_pkcs11.so"),
+        "build it with scripts/build-kryoptic.sh (make setup)",
+    )
 }
 
 /// The cargo target profile directory this test binary was built into
@@ -77,17 +90,26 @@ pub fn profile_dir() -> PathBuf {
 }
 
 pub fn lunasim_module() -> PathBuf {
-    require(profile_dir().join("liblunasim.so"), "build it with `cargo build -p lunasim` (make test does)")
+    require(
+        profile_dir().join("liblunasim.so"),
+        "build it with `cargo build -p lunasim` (make test does)",
+    )
 }
 
 /// The `hsmc` binary next to the test binaries.
 pub fn hsmc_binary() -> PathBuf {
-    require(profile_dir().join("hsmc"), "build it with `cargo build -p cli` (make test does)")
+    require(
+        profile_dir().join("hsmc"),
+        "build it with `cargo build -p cli` (make test does)",
+    )
 }
 
 /// Python with the independent verifiers (pyca/cryptography, hsslms, dilithium-py).
 pub fn python() -> PathBuf {
-    require(repo_root().join("target/pyenv/bin/python3"), "create it with scripts/setup-python.sh (make setup)")
+    require(
+        repo_root().join("target/pyenv/bin/python3"),
+        "create it with scripts/setup-python.sh (make setup)",
+    )
 }
 
 static CLAIMED: AtomicBool = AtomicBool::new(false);
@@ -116,7 +138,10 @@ impl TestToken {
             !CLAIMED.swap(true, Ordering::SeqCst),
             "one test token per process: module configuration is process-global; run the suite with `cargo nextest run`"
         );
-        let dir = tempfile::Builder::new().prefix(&format!("hsmc-{}-", backend.name())).tempdir().expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("hsmc-{}-", backend.name()))
+            .tempdir()
+            .expect("temp dir");
         let env = write_config(backend, dir.path(), extra);
         for (k, v) in &env {
             // Single-threaded at this point of a nextest test process.
@@ -126,7 +151,14 @@ impl TestToken {
         let module = Module::load(&module_path).expect("load module");
         module.initialize().expect("C_Initialize");
         let slot = init_token(&module, TOKEN_LABEL);
-        TestToken { backend, module_path, module, slot, dir, env }
+        TestToken {
+            backend,
+            module_path,
+            module,
+            slot,
+            dir,
+            env,
+        }
     }
 
     /// Environment a child process needs to see the same token.
@@ -136,7 +168,10 @@ impl TestToken {
 
     /// A read-write session logged in as the user.
     pub fn user_session(&self) -> Session {
-        let s = self.module.open_session(self.slot, true).expect("open session");
+        let s = self
+            .module
+            .open_session(self.slot, true)
+            .expect("open session");
         s.login(UserType::User, &p11::pin(USER_PIN)).expect("login");
         s
     }
@@ -150,10 +185,20 @@ pub fn write_config(backend: Backend, dir: &Path, lunasim_extra: &str) -> Vec<(S
             let tokens = dir.join("tokens");
             std::fs::create_dir_all(&tokens).unwrap();
             let conf = dir.join("softhsm2.conf");
-            std::fs::write(&conf, format!("directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n", tokens.display())).unwrap();
+            std::fs::write(
+                &conf,
+                format!(
+                    "directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n",
+                    tokens.display()
+                ),
+            )
+            .unwrap();
             vec![("SOFTHSM2_CONF".into(), conf.display().to_string())]
         }
-        Backend::Kryoptic => vec![("KRYOPTIC_CONF".into(), kryoptic_conf(dir).display().to_string())],
+        Backend::Kryoptic => vec![(
+            "KRYOPTIC_CONF".into(),
+            kryoptic_conf(dir).display().to_string(),
+        )],
         Backend::LunaSim => {
             let kconf = kryoptic_conf(dir);
             let store = dir.join("lunasim");
@@ -179,7 +224,10 @@ fn kryoptic_conf(dir: &Path) -> PathBuf {
     let conf = dir.join("kryoptic.conf");
     std::fs::write(
         &conf,
-        format!("[[slots]]\nslot = 1\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n", dir.join("token.sql").display()),
+        format!(
+            "[[slots]]\nslot = 1\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n",
+            dir.join("token.sql").display()
+        ),
     )
     .unwrap();
     conf
@@ -195,16 +243,24 @@ pub fn init_token(module: &Arc<Module>, label: &str) -> SlotId {
         .find(|s| !module.token_info(*s).expect("C_GetTokenInfo").initialized())
         .or_else(|| slots.first().copied())
         .expect("module reports no slot with a token");
-    module.init_token(slot, &p11::pin(SO_PIN), label).expect("C_InitToken");
+    module
+        .init_token(slot, &p11::pin(SO_PIN), label)
+        .expect("C_InitToken");
     // SoftHSM moves an initialized token to a new slot ID; find it by label.
     let slot = module
         .slots(true)
         .expect("C_GetSlotList")
         .into_iter()
-        .find(|s| module.token_info(*s).map(|t| t.label == label).unwrap_or(false))
+        .find(|s| {
+            module
+                .token_info(*s)
+                .map(|t| t.label == label)
+                .unwrap_or(false)
+        })
         .expect("initialized token not found by label");
     let so = module.open_session(slot, true).expect("open SO session");
-    so.login(UserType::SecurityOfficer, &p11::pin(SO_PIN)).expect("SO login");
+    so.login(UserType::SecurityOfficer, &p11::pin(SO_PIN))
+        .expect("SO login");
     so.init_pin(&p11::pin(USER_PIN)).expect("C_InitPIN");
     so.logout().expect("logout");
     drop(so);

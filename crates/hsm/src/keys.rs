@@ -1,0 +1,712 @@
+//! Objects on a token: listing with decoded summaries, every attribute of one object,
+//! finding keys by label or ID, generating from presets (with the public-key size check),
+//! destroying, reading public keys.
+//!
+//! Labels are not unique in PKCS#11: objects are identified by (class, CKA_ID, label) and
+//! duplicate labels are flagged, never silently resolved.
+
+use std::collections::HashMap;
+
+use p11::sys::*;
+use p11::{attr_kind, AttrKind, AttrValue, Family, ObjectHandle, Session, Template};
+use serde::Serialize;
+
+use crate::algo::{Curve, KeySpec, LmotsType, LmsType, MlDsaSet, MlKemSet, SlhDsaSet};
+use crate::error::{HsmError, Result};
+use crate::pubkey::PublicKey;
+use crate::templates::{self, KeyAttrs};
+
+/// How an officer or a script names a key: `label:NAME`, `id:HEX`, or a raw handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySelector {
+    Label(String),
+    Id(Vec<u8>),
+    Handle(ObjectHandle),
+}
+
+impl KeySelector {
+    pub fn parse(s: &str) -> Result<KeySelector> {
+        if let Some(l) = s.strip_prefix("label:") {
+            if l.is_empty() {
+                return Err(HsmError::InvalidInput(
+                    "an empty label selects nothing".into(),
+                ));
+            }
+            Ok(KeySelector::Label(l.to_string()))
+        } else if let Some(h) = s.strip_prefix("id:") {
+            hex::decode(h.trim())
+                .map(KeySelector::Id)
+                .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not a hexadecimal key ID")))
+        } else if let Some(h) = s.strip_prefix("handle:") {
+            h.parse()
+                .map(KeySelector::Handle)
+                .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not an object handle")))
+        } else {
+            Err(HsmError::InvalidInput(format!(
+                "'{s}' is not a key selector; use label:NAME or id:HEX"
+            )))
+        }
+    }
+
+    fn template(&self, class: Option<u64>) -> Template {
+        let t = Template::new().maybe(class, |t, c| t.ulong(CKA_CLASS, c));
+        match self {
+            KeySelector::Label(l) => t.text(CKA_LABEL, l),
+            KeySelector::Id(id) => t.bytes(CKA_ID, id),
+            KeySelector::Handle(_) => t,
+        }
+    }
+}
+
+impl std::fmt::Display for KeySelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySelector::Label(l) => write!(f, "label:{l}"),
+            KeySelector::Id(id) => write!(f, "id:{}", hex::encode(id)),
+            KeySelector::Handle(h) => write!(f, "handle:{h}"),
+        }
+    }
+}
+
+/// What a key may do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    pub sign: bool,
+    pub verify: bool,
+    pub encrypt: bool,
+    pub decrypt: bool,
+    pub wrap: bool,
+    pub unwrap: bool,
+    pub derive: bool,
+    pub encapsulate: bool,
+    pub decapsulate: bool,
+}
+
+/// One row of the keys table.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectSummary {
+    pub handle: u64,
+    pub class: String,
+    pub key_type: Option<String>,
+    pub label: String,
+    pub id_hex: String,
+    /// "ML-DSA-65", "ECDSA P-256", "RSA-3072", "AES-256", "HSS/LMS H5/H5", …
+    pub algorithm: String,
+    pub parameter_set: Option<String>,
+    pub token: bool,
+    pub private: bool,
+    pub sensitive: Option<bool>,
+    pub extractable: Option<bool>,
+    pub local: Option<bool>,
+    pub capabilities: Capabilities,
+    pub hss_keys_remaining: Option<u64>,
+    /// Another object of the same class carries the same label.
+    pub duplicate_label: bool,
+}
+
+/// Attributes read for the listing (one `C_GetAttributeValue` round per object).
+const SUMMARY_ATTRS: &[u64] = &[
+    CKA_CLASS,
+    CKA_KEY_TYPE,
+    CKA_LABEL,
+    CKA_ID,
+    CKA_TOKEN,
+    CKA_PRIVATE,
+    CKA_SENSITIVE,
+    CKA_EXTRACTABLE,
+    CKA_LOCAL,
+    CKA_SIGN,
+    CKA_VERIFY,
+    CKA_ENCRYPT,
+    CKA_DECRYPT,
+    CKA_WRAP,
+    CKA_UNWRAP,
+    CKA_DERIVE,
+    CKA_ENCAPSULATE,
+    CKA_DECAPSULATE,
+    CKA_PARAMETER_SET,
+    CKA_MODULUS_BITS,
+    CKA_VALUE_LEN,
+    CKA_EC_PARAMS,
+    CKA_HSS_LMS_TYPES,
+    CKA_HSS_LMOTS_TYPES,
+    CKA_HSS_LMS_TYPE,
+    CKA_HSS_KEYS_REMAINING,
+    CKA_CERTIFICATE_TYPE,
+];
+
+fn hss_name(lms: &[u64], ots: &[u64]) -> String {
+    let levels: Vec<String> = lms
+        .iter()
+        .zip(ots.iter().chain(std::iter::repeat(&0)))
+        .map(|(l, o)| {
+            let l = LmsType::from_code(*l)
+                .map(|t| format!("H{}", t.height()))
+                .unwrap_or_else(|| format!("LMS#{l}"));
+            let o = LmotsType::from_code(*o)
+                .map(|t| t.name().trim_start_matches("LMOTS_SHA256_N32_").to_string())
+                .unwrap_or_default();
+            if o.is_empty() {
+                l
+            } else {
+                format!("{l}/{o}")
+            }
+        })
+        .collect();
+    format!("HSS/LMS {}", levels.join("+"))
+}
+
+/// Describe a key's algorithm from its attributes.
+fn describe(
+    key_type: Option<u64>,
+    v: &HashMap<u64, &AttrValue>,
+    family: Family,
+) -> (String, Option<String>) {
+    let ulong = |a: u64| v.get(&a).and_then(|x| x.as_ulong());
+    let pset = ulong(CKA_PARAMETER_SET);
+    match key_type {
+        Some(CKK_ML_DSA) => {
+            let s = pset.and_then(MlDsaSet::from_parameter_set);
+            (
+                s.map(|s| s.name().to_string()).unwrap_or("ML-DSA".into()),
+                s.map(|s| s.name().into()),
+            )
+        }
+        Some(CKK_ML_KEM) => {
+            let s = pset.and_then(MlKemSet::from_parameter_set);
+            (
+                s.map(|s| s.name().to_string()).unwrap_or("ML-KEM".into()),
+                s.map(|s| s.name().into()),
+            )
+        }
+        Some(CKK_SLH_DSA) => {
+            let s = pset.and_then(SlhDsaSet::from_parameter_set);
+            (
+                s.map(|s| s.name().to_string()).unwrap_or("SLH-DSA".into()),
+                s.map(|s| s.name().into()),
+            )
+        }
+        Some(CKK_HSS) => {
+            let lms = v
+                .get(&CKA_HSS_LMS_TYPES)
+                .and_then(|x| x.as_ulongs())
+                .or_else(|| ulong(CKA_HSS_LMS_TYPE).map(|t| vec![t]));
+            let ots = v
+                .get(&CKA_HSS_LMOTS_TYPES)
+                .and_then(|x| x.as_ulongs())
+                .or_else(|| ulong(CKA_HSS_LMOTS_TYPE).map(|t| vec![t]));
+            match lms {
+                Some(l) => (hss_name(&l, &ots.unwrap_or_default()), None),
+                None => ("HSS/LMS".into(), None),
+            }
+        }
+        Some(CKK_EC) | Some(CKK_EC_EDWARDS) => {
+            let curve = v
+                .get(&CKA_EC_PARAMS)
+                .and_then(|x| x.bytes())
+                .and_then(Curve::from_ec_params);
+            match curve {
+                Some(Curve::Ed25519) => ("Ed25519".into(), Some("Ed25519".into())),
+                Some(c) => (format!("ECDSA {}", c.name()), Some(c.name().into())),
+                None if key_type == Some(CKK_EC_EDWARDS) => ("EdDSA".into(), None),
+                None => ("EC".into(), None),
+            }
+        }
+        Some(CKK_RSA) => match ulong(CKA_MODULUS_BITS) {
+            Some(b) => (format!("RSA-{b}"), None),
+            None => ("RSA".into(), None),
+        },
+        Some(CKK_AES) => match ulong(CKA_VALUE_LEN) {
+            Some(n) => (format!("AES-{}", n * 8), None),
+            None => ("AES".into(), None),
+        },
+        Some(CKK_GENERIC_SECRET) => match ulong(CKA_VALUE_LEN) {
+            Some(n) => (format!("Generic secret ({} bits)", n * 8), None),
+            None => ("Generic secret".into(), None),
+        },
+        Some(kt) => (
+            p11::names::key_type_name(kt, family)
+                .trim_start_matches("CKK_")
+                .to_string(),
+            None,
+        ),
+        None => (String::new(), None),
+    }
+}
+
+fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> ObjectSummary {
+    let v: HashMap<u64, &AttrValue> = SUMMARY_ATTRS.iter().copied().zip(values.iter()).collect();
+    let b = |a: u64| v.get(&a).and_then(|x| x.as_bool());
+    let class = v.get(&CKA_CLASS).and_then(|x| x.as_ulong());
+    let key_type = v.get(&CKA_KEY_TYPE).and_then(|x| x.as_ulong());
+    let (mut algorithm, parameter_set) = describe(key_type, &v, family);
+    if algorithm.is_empty() && class == Some(CKO_CERTIFICATE) {
+        algorithm = match v.get(&CKA_CERTIFICATE_TYPE).and_then(|x| x.as_ulong()) {
+            Some(CKC_X_509) => "X.509 certificate".into(),
+            _ => "certificate".into(),
+        };
+    }
+    ObjectSummary {
+        handle,
+        class: class
+            .map(|c| {
+                p11::names::object_class_name(c, family)
+                    .trim_start_matches("CKO_")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "?".into()),
+        key_type: key_type.map(|k| {
+            p11::names::key_type_name(k, family)
+                .trim_start_matches("CKK_")
+                .to_string()
+        }),
+        label: v
+            .get(&CKA_LABEL)
+            .and_then(|x| x.as_text())
+            .unwrap_or_default(),
+        id_hex: v
+            .get(&CKA_ID)
+            .and_then(|x| x.bytes())
+            .map(hex::encode)
+            .unwrap_or_default(),
+        algorithm,
+        parameter_set,
+        token: b(CKA_TOKEN).unwrap_or(false),
+        private: b(CKA_PRIVATE).unwrap_or(false),
+        sensitive: b(CKA_SENSITIVE),
+        extractable: b(CKA_EXTRACTABLE),
+        local: b(CKA_LOCAL),
+        capabilities: Capabilities {
+            sign: b(CKA_SIGN).unwrap_or(false),
+            verify: b(CKA_VERIFY).unwrap_or(false),
+            encrypt: b(CKA_ENCRYPT).unwrap_or(false),
+            decrypt: b(CKA_DECRYPT).unwrap_or(false),
+            wrap: b(CKA_WRAP).unwrap_or(false),
+            unwrap: b(CKA_UNWRAP).unwrap_or(false),
+            derive: b(CKA_DERIVE).unwrap_or(false),
+            encapsulate: b(CKA_ENCAPSULATE).unwrap_or(false),
+            decapsulate: b(CKA_DECAPSULATE).unwrap_or(false),
+        },
+        hss_keys_remaining: v.get(&CKA_HSS_KEYS_REMAINING).and_then(|x| x.as_ulong()),
+        duplicate_label: false,
+    }
+}
+
+/// Every object visible to the session (or those matching `filter`), summarized.
+pub fn list_objects(s: &Session, filter: &mut Template) -> p11::Result<Vec<ObjectSummary>> {
+    let handles = s.find_objects(filter)?;
+    let family = s.module().family();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        match s.get_attributes_with(h, SUMMARY_ATTRS, false) {
+            Ok(values) => out.push(summarize(h, &values, family)),
+            // Destroyed between the search and the read: not an error for a listing.
+            Err(e) if e.class() == p11::ErrorClass::KeyNotFound => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    mark_duplicates(&mut out);
+    Ok(out)
+}
+
+fn mark_duplicates(list: &mut [ObjectSummary]) {
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    for o in list.iter() {
+        if !o.label.is_empty() {
+            *seen.entry((o.class.clone(), o.label.clone())).or_default() += 1;
+        }
+    }
+    for o in list.iter_mut() {
+        o.duplicate_label = seen
+            .get(&(o.class.clone(), o.label.clone()))
+            .copied()
+            .unwrap_or(0)
+            > 1;
+    }
+}
+
+/// How the UI should render an attribute value.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttrDisplay {
+    Bool,
+    Number,
+    Text,
+    Date,
+    Hex,
+    /// A named constant (class, key type, mechanism, parameter set, curve).
+    Name,
+}
+
+/// One decoded attribute of the detail pane.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttributeView {
+    pub attribute: String,
+    pub code: u64,
+    /// "value", "sensitive", "absent" or "unavailable".
+    pub status: String,
+    pub display: AttrDisplay,
+    pub value: Option<String>,
+}
+
+/// Attributes shown in the detail pane, when the object has them.
+const DETAIL_ATTRS: &[u64] = &[
+    CKA_CLASS,
+    CKA_KEY_TYPE,
+    CKA_LABEL,
+    CKA_ID,
+    CKA_TOKEN,
+    CKA_PRIVATE,
+    CKA_MODIFIABLE,
+    CKA_COPYABLE,
+    CKA_DESTROYABLE,
+    CKA_LOCAL,
+    CKA_KEY_GEN_MECHANISM,
+    CKA_START_DATE,
+    CKA_END_DATE,
+    CKA_SENSITIVE,
+    CKA_ALWAYS_SENSITIVE,
+    CKA_EXTRACTABLE,
+    CKA_NEVER_EXTRACTABLE,
+    CKA_SIGN,
+    CKA_VERIFY,
+    CKA_ENCRYPT,
+    CKA_DECRYPT,
+    CKA_WRAP,
+    CKA_UNWRAP,
+    CKA_DERIVE,
+    CKA_ENCAPSULATE,
+    CKA_DECAPSULATE,
+    CKA_TRUSTED,
+    CKA_WRAP_WITH_TRUSTED,
+    CKA_ALWAYS_AUTHENTICATE,
+    CKA_PARAMETER_SET,
+    CKA_MODULUS_BITS,
+    CKA_MODULUS,
+    CKA_PUBLIC_EXPONENT,
+    CKA_EC_PARAMS,
+    CKA_EC_POINT,
+    CKA_VALUE_LEN,
+    CKA_VALUE,
+    CKA_HSS_LEVELS,
+    CKA_HSS_LMS_TYPES,
+    CKA_HSS_LMOTS_TYPES,
+    CKA_HSS_LMS_TYPE,
+    CKA_HSS_LMOTS_TYPE,
+    CKA_HSS_KEYS_REMAINING,
+    CKA_CERTIFICATE_TYPE,
+    CKA_SUBJECT,
+    CKA_ISSUER,
+    CKA_SERIAL_NUMBER,
+    CKA_APPLICATION,
+    p11::names::luna::CKA_USAGE_COUNT,
+    p11::names::luna::CKA_USAGE_LIMIT,
+];
+
+fn name_value(attr: u64, v: &AttrValue, family: Family, key_type: Option<u64>) -> Option<String> {
+    let n = v.as_ulong()?;
+    Some(match attr {
+        CKA_CLASS => p11::names::object_class_name(n, family).into_owned(),
+        CKA_KEY_TYPE => p11::names::key_type_name(n, family).into_owned(),
+        CKA_KEY_GEN_MECHANISM => p11::names::mechanism_name(n, family).into_owned(),
+        CKA_PARAMETER_SET => match key_type {
+            Some(CKK_ML_DSA) => MlDsaSet::from_parameter_set(n)
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| n.to_string()),
+            Some(CKK_ML_KEM) => MlKemSet::from_parameter_set(n)
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| n.to_string()),
+            Some(CKK_SLH_DSA) => SlhDsaSet::from_parameter_set(n)
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| n.to_string()),
+            _ => n.to_string(),
+        },
+        CKA_HSS_LMS_TYPE => LmsType::from_code(n)
+            .map(|t| t.name().to_string())
+            .unwrap_or_else(|| n.to_string()),
+        CKA_HSS_LMOTS_TYPE => LmotsType::from_code(n)
+            .map(|t| t.name().to_string())
+            .unwrap_or_else(|| n.to_string()),
+        CKA_CERTIFICATE_TYPE if n == CKC_X_509 => "CKC_X_509".into(),
+        _ => return None,
+    })
+}
+
+/// Every attribute of one object, decoded for display. Sensitive values stay hidden
+/// ("sensitive"), attributes the object lacks are "absent".
+pub fn object_details(s: &Session, handle: ObjectHandle) -> p11::Result<Vec<AttributeView>> {
+    let family = s.module().family();
+    let values = s.get_attributes(handle, DETAIL_ATTRS)?;
+    let key_type = values.get(1).and_then(|v| v.as_ulong());
+    let mut out = Vec::new();
+    for (&a, v) in DETAIL_ATTRS.iter().zip(values.iter()) {
+        let attribute = p11::names::attribute_name(a, family).into_owned();
+        let (status, display, value) = match v {
+            AttrValue::Invalid => continue,
+            AttrValue::Sensitive => ("sensitive", AttrDisplay::Hex, None),
+            AttrValue::Unavailable => ("unavailable", AttrDisplay::Hex, None),
+            AttrValue::Value(bytes) => {
+                if let Some(named) = name_value(a, v, family, key_type) {
+                    ("value", AttrDisplay::Name, Some(named))
+                } else if a == CKA_EC_PARAMS {
+                    let c = Curve::from_ec_params(bytes);
+                    (
+                        "value",
+                        if c.is_some() {
+                            AttrDisplay::Name
+                        } else {
+                            AttrDisplay::Hex
+                        },
+                        Some(
+                            c.map(|c| c.name().to_string())
+                                .unwrap_or_else(|| hex::encode(bytes)),
+                        ),
+                    )
+                } else {
+                    match attr_kind(a) {
+                        AttrKind::Bool => (
+                            "value",
+                            AttrDisplay::Bool,
+                            v.as_bool().map(|b| b.to_string()),
+                        ),
+                        AttrKind::Ulong => (
+                            "value",
+                            AttrDisplay::Number,
+                            v.as_ulong().map(|n| n.to_string()),
+                        ),
+                        AttrKind::Ulongs => (
+                            "value",
+                            AttrDisplay::Text,
+                            v.as_ulongs().map(|l| {
+                                l.iter()
+                                    .map(|n| match a {
+                                        CKA_HSS_LMS_TYPES => LmsType::from_code(*n)
+                                            .map(|t| t.name().to_string())
+                                            .unwrap_or_else(|| n.to_string()),
+                                        CKA_HSS_LMOTS_TYPES => LmotsType::from_code(*n)
+                                            .map(|t| t.name().to_string())
+                                            .unwrap_or_else(|| n.to_string()),
+                                        _ => n.to_string(),
+                                    })
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }),
+                        ),
+                        AttrKind::Text => ("value", AttrDisplay::Text, v.as_text()),
+                        AttrKind::Date => (
+                            "value",
+                            AttrDisplay::Date,
+                            Some(v.as_date().unwrap_or_else(|| "(not set)".into())),
+                        ),
+                        AttrKind::Bytes => ("value", AttrDisplay::Hex, Some(hex::encode(bytes))),
+                    }
+                }
+            }
+        };
+        out.push(AttributeView {
+            attribute,
+            code: a,
+            status: status.into(),
+            display,
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// Find exactly one object of `class` by selector. None or several is an error that says
+/// which (several objects with one label is the classic PKCS#11 trap).
+pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Result<ObjectHandle> {
+    if let KeySelector::Handle(h) = selector {
+        return Ok(*h);
+    }
+    let found = s.find_objects(&mut selector.template(class))?;
+    match found.len() {
+        1 => Ok(found[0]),
+        0 => Err(HsmError::KeyNotFound(format!(
+            "no {} matches {selector}",
+            class_word(class)
+        ))),
+        n => Err(HsmError::InvalidInput(format!(
+            "{n} {}s match {selector}; labels are not unique in PKCS#11 — select by id:HEX instead",
+            class_word(class)
+        ))),
+    }
+}
+
+fn class_word(class: Option<u64>) -> &'static str {
+    match class {
+        Some(CKO_PRIVATE_KEY) => "private key",
+        Some(CKO_PUBLIC_KEY) => "public key",
+        Some(CKO_SECRET_KEY) => "secret key",
+        Some(CKO_CERTIFICATE) => "certificate",
+        _ => "object",
+    }
+}
+
+/// The public half that belongs with a private key: same CKA_ID (and label, when IDs are
+/// empty).
+pub fn public_for_private(s: &Session, private: ObjectHandle) -> Result<ObjectHandle> {
+    let v = s.get_attributes(private, &[CKA_ID, CKA_LABEL])?;
+    let id = v[0].bytes().unwrap_or_default().to_vec();
+    let label = v[1].as_text().unwrap_or_default();
+    let mut t = Template::new().ulong(CKA_CLASS, CKO_PUBLIC_KEY);
+    t = if !id.is_empty() {
+        t.bytes(CKA_ID, &id)
+    } else {
+        t.text(CKA_LABEL, &label)
+    };
+    let found = s.find_objects(&mut t)?;
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(HsmError::KeyNotFound(format!(
+            "no public key shares the private key's ID ({})",
+            hex::encode(&id)
+        ))),
+        _ => Err(HsmError::InvalidInput(format!(
+            "{} public keys share the ID {}",
+            found.len(),
+            hex::encode(&id)
+        ))),
+    }
+}
+
+/// Read a public key object (or, for HSS/ML-DSA/…, the public half) as [`PublicKey`].
+pub fn read_public_key(s: &Session, handle: ObjectHandle) -> Result<PublicKey> {
+    let v = s.get_attributes(handle, &[CKA_KEY_TYPE, CKA_PARAMETER_SET, CKA_EC_PARAMS])?;
+    let kt = v[0]
+        .as_ulong()
+        .ok_or_else(|| HsmError::InvalidInput("the object has no key type".into()))?;
+    let pset = v[1].as_ulong();
+    let value = |attr: u64| -> Result<Vec<u8>> {
+        s.get_attribute(handle, attr)?
+            .bytes()
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                HsmError::InvalidInput(format!(
+                    "the key does not reveal {}",
+                    p11::names::attribute_name(attr, Family::Generic)
+                ))
+            })
+    };
+    Ok(match kt {
+        CKK_RSA => PublicKey::Rsa {
+            modulus: value(CKA_MODULUS)?,
+            exponent: value(CKA_PUBLIC_EXPONENT)?,
+        },
+        CKK_EC | CKK_EC_EDWARDS => {
+            let curve = v[2]
+                .bytes()
+                .and_then(Curve::from_ec_params)
+                .ok_or_else(|| {
+                    HsmError::Unsupported("the key's curve is not one the console supports".into())
+                })?;
+            let raw = value(CKA_EC_POINT)?;
+            let point = crate::algo::ec_point_raw(&raw, curve).ok_or_else(|| {
+                HsmError::TokenMisbehaved(format!(
+                    "CKA_EC_POINT of {} bytes does not fit {}",
+                    raw.len(),
+                    curve.name()
+                ))
+            })?;
+            PublicKey::Ec { curve, point }
+        }
+        CKK_ML_DSA => PublicKey::MlDsa {
+            set: pset.and_then(MlDsaSet::from_parameter_set).ok_or_else(|| {
+                HsmError::TokenMisbehaved("ML-DSA key without a known parameter set".into())
+            })?,
+            key: value(CKA_VALUE)?,
+        },
+        CKK_ML_KEM => PublicKey::MlKem {
+            set: pset.and_then(MlKemSet::from_parameter_set).ok_or_else(|| {
+                HsmError::TokenMisbehaved("ML-KEM key without a known parameter set".into())
+            })?,
+            key: value(CKA_VALUE)?,
+        },
+        CKK_SLH_DSA => PublicKey::SlhDsa {
+            set: pset
+                .and_then(SlhDsaSet::from_parameter_set)
+                .ok_or_else(|| {
+                    HsmError::TokenMisbehaved("SLH-DSA key without a known parameter set".into())
+                })?,
+            key: value(CKA_VALUE)?,
+        },
+        CKK_HSS => PublicKey::Hss {
+            key: value(CKA_VALUE)?,
+        },
+        other => {
+            return Err(HsmError::Unsupported(format!(
+                "public keys of type {} cannot be exported",
+                p11::names::key_type_name(other, Family::Generic)
+            )))
+        }
+    })
+}
+
+/// The result of a key generation.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub public: Option<ObjectHandle>,
+    /// The private key, or the secret key.
+    pub private: ObjectHandle,
+    pub public_key: Option<PublicKey>,
+}
+
+/// Generate a key from a preset. For pairs, the public key is read back and its size is
+/// checked against the standard: a token that ignored the parameter set is caught here,
+/// and the keys it made are destroyed again.
+pub fn generate(s: &Session, spec: &KeySpec, attrs: &KeyAttrs) -> Result<Generated> {
+    let t = templates::keygen(spec, attrs, s.module().family());
+    let mut private = t.private;
+    match t.public {
+        None => {
+            let h = s.generate_key(&t.mechanism, &mut private)?;
+            Ok(Generated {
+                public: None,
+                private: h,
+                public_key: None,
+            })
+        }
+        Some(mut public) => {
+            let (hp, hs) = s.generate_key_pair(&t.mechanism, &mut public, &mut private)?;
+            let pk = match read_public_key(s, hp) {
+                Ok(pk) => pk,
+                Err(e) => {
+                    let _ = s.destroy_object(hs);
+                    let _ = s.destroy_object(hp);
+                    return Err(e);
+                }
+            };
+            let expected_set = match (spec, &pk) {
+                (KeySpec::MlDsa { set }, PublicKey::MlDsa { set: got, .. }) => *set == *got,
+                (KeySpec::MlKem { set }, PublicKey::MlKem { set: got, .. }) => *set == *got,
+                (KeySpec::SlhDsa { set }, PublicKey::SlhDsa { set: got, .. }) => *set == *got,
+                _ => true,
+            };
+            let size = pk.check_size();
+            if !expected_set || size.is_err() {
+                let _ = s.destroy_object(hs);
+                let _ = s.destroy_object(hp);
+                return Err(HsmError::TokenMisbehaved(size.err().unwrap_or_else(|| {
+                    format!(
+                        "asked for {}, the token made {}; the keys were destroyed",
+                        spec.display(),
+                        pk.algorithm()
+                    )
+                })));
+            }
+            Ok(Generated {
+                public: Some(hp),
+                private: hs,
+                public_key: Some(pk),
+            })
+        }
+    }
+}
+
+/// A fresh random CKA_ID (16 bytes) from the token's RNG.
+pub fn new_key_id(s: &Session) -> p11::Result<Vec<u8>> {
+    let mut id = vec![0u8; 16];
+    s.generate_random(&mut id)?;
+    Ok(id)
+}
