@@ -806,3 +806,33 @@ suite!(
         slh_dsa_all_sets,
     ]
 );
+
+// lunasim forwards to Kryoptic and hides SLH-DSA, as Luna 7.9's mechanism table does.
+suite!(
+    lunasim,
+    Backend::LunaSim,
+    [
+        info_and_interface,
+        mechanisms,
+        login_and_pin_errors,
+        random,
+        data_object_lifecycle,
+        find_in_batches,
+        aes_gcm_and_sensitive_values,
+        ecdsa_p256,
+        ed25519,
+        rsa_pss,
+        digest,
+        hmac_multipart,
+        wrap_unwrap,
+        key_selectors,
+        pool_warm_up_and_counters,
+        pool_recovers_closed_sessions,
+        pool_recovers_finalize,
+        pool_wrong_pin_not_retried,
+        pool_backlog_is_bounded,
+        pool_async_off_core_threads,
+        ml_dsa_all_sets,
+        ml_kem_all_sets,
+    ]
+);

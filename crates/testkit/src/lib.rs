@@ -131,8 +131,9 @@ impl TestToken {
         Self::with_lunasim_extra(backend, "")
     }
 
-    /// As [`TestToken::new`]; for lunasim, `extra` is appended to its TOML configuration
-    /// (latency, PQC queue, control file, …).
+    /// As [`TestToken::new`]; for lunasim, `extra` is added to its TOML configuration
+    /// (latency, PQC queue, control file, …) before any table header, so top-level keys
+    /// stay top-level.
     pub fn with_lunasim_extra(backend: Backend, extra: &str) -> TestToken {
         assert!(
             !CLAIMED.swap(true, Ordering::SeqCst),
@@ -207,11 +208,11 @@ pub fn write_config(backend: Backend, dir: &Path, lunasim_extra: &str) -> Vec<(S
             std::fs::write(
                 &conf,
                 format!(
-                    "inner_module = \"{}\"\nstore_dir = \"{}\"\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n\n{}\n",
+                    "inner_module = \"{}\"\nstore_dir = \"{}\"\n{}\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n",
                     kryoptic_module().display(),
                     store.display(),
+                    lunasim_extra,
                     kconf.display(),
-                    lunasim_extra
                 ),
             )
             .unwrap();
@@ -265,4 +266,45 @@ pub fn init_token(module: &Arc<Module>, label: &str) -> SlotId {
     so.logout().expect("logout");
     drop(so);
     slot
+}
+
+/// Ask the Python verifiers (`tests/interop/verify.py`) whether a signature is valid.
+/// Panics when the verifier cannot run at all; returns the verdict otherwise.
+pub fn python_verify(
+    alg: &str,
+    public_key: &[u8],
+    message: &[u8],
+    signature: &[u8],
+    context: &[u8],
+) -> bool {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |name: &str, data: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, data).expect("write");
+        path
+    };
+    let (pk, m, s) = (p("pub", public_key), p("msg", message), p("sig", signature));
+    let mut cmd = std::process::Command::new(python());
+    cmd.arg(repo_root().join("tests/interop/verify.py"))
+        .arg(alg)
+        .arg(&pk)
+        .arg(&m)
+        .arg(&s);
+    if !context.is_empty() {
+        cmd.arg(
+            context
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>(),
+        );
+    }
+    let out = cmd.output().expect("run verify.py");
+    match out.status.code() {
+        Some(0) => true,
+        Some(1) => false,
+        _ => panic!(
+            "verify.py {alg} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
 }

@@ -1,0 +1,254 @@
+//! Controlling the simulator from tests, without rebuilding: JSON commands through the
+//! `LUNASIM_Control` entry point (same process) or appended as lines to the control file
+//! named in the configuration (any process — e.g. a WebDriver test driving the desktop app).
+//!
+//! Commands (`op`):
+//! - `fail`: `{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_ERROR","count":2}` — the next
+//!   `count` calls (default 1; `"count":null` = until cleared) of `function` (`"*"` = any)
+//!   return `rv` (a name, Luna's vendor names included, or a number).
+//! - `disconnect`: `{"op":"disconnect","count":5}` — drop every session now and answer the
+//!   next `count` calls with Luna's `CKR_UNABLE_TO_CONNECT`, as a lost network HSM does.
+//! - `drop_sessions`: close every session, as a token removal does.
+//! - `latency`: `{"op":"latency","ms":5,"jitter_ms":1}` per-call delay.
+//! - `slow`: `{"op":"slow","function":"C_Sign","ms":2000}` extra delay for one function.
+//! - `pqc_queue`: `{"op":"pqc_queue","enabled":true,"service_ms":15}`.
+//! - `clear`: remove faults and slow calls.
+//! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use cryptoki_sys::*;
+use p11::names::{self, Family, Kind};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::sim::{self, knobs, stats, Fault};
+
+struct FileState {
+    path: Option<PathBuf>,
+    offset: u64,
+    last_check: Instant,
+}
+
+fn file_state() -> &'static Mutex<FileState> {
+    static F: OnceLock<Mutex<FileState>> = OnceLock::new();
+    F.get_or_init(|| {
+        Mutex::new(FileState {
+            path: None,
+            offset: 0,
+            last_check: Instant::now(),
+        })
+    })
+}
+
+static HAS_FILE: AtomicBool = AtomicBool::new(false);
+static CONFIGURED: AtomicBool = AtomicBool::new(false);
+
+/// Apply the configuration's knobs (first initialization only: later re-initializations
+/// by a recovering client must not undo what a test set).
+pub fn configure(config: &Config, _conf_path: Option<PathBuf>) {
+    if CONFIGURED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    {
+        let mut k = knobs().lock();
+        k.latency_ms = config.latency.per_call_ms;
+        k.jitter_ms = config.latency.jitter_ms;
+        k.pqc_queue = config.pqc_queue.enabled;
+        k.service_ms = config.pqc_queue.service_ms;
+    }
+    if let Some(p) = &config.control_file {
+        let mut f = file_state().lock();
+        // Commands written before the module started are applied too.
+        f.path = Some(p.clone());
+        f.offset = 0;
+        HAS_FILE.store(true, Ordering::Release);
+    }
+}
+
+/// Fault check for `C_Initialize` (which runs outside the common wrapper).
+pub fn take_fault(name: &'static str) -> Option<CK_RV> {
+    knobs().lock().take_fault(name)
+}
+
+/// Apply new lines of the control file (checked at most every 20 ms).
+pub fn poll_file() {
+    if !HAS_FILE.load(Ordering::Acquire) {
+        return;
+    }
+    let lines = {
+        let mut f = file_state().lock();
+        if f.last_check.elapsed() < Duration::from_millis(20) {
+            return;
+        }
+        f.last_check = Instant::now();
+        let Some(path) = f.path.clone() else { return };
+        let Ok(bytes) = std::fs::read(&path) else {
+            return;
+        };
+        if (bytes.len() as u64) < f.offset {
+            f.offset = 0; // replaced or truncated: start over
+        }
+        let new = &bytes[f.offset as usize..];
+        // Only whole lines: a writer may be mid-line.
+        let Some(end) = new.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        f.offset += end as u64 + 1;
+        String::from_utf8_lossy(&new[..end]).into_owned()
+    };
+    for line in lines.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Err(e) = execute(line) {
+            eprintln!("lunasim: control file: {e}");
+        }
+    }
+}
+
+fn parse_rv(v: &Value) -> Result<CK_RV, String> {
+    match v {
+        Value::Number(n) => n.as_u64().ok_or_else(|| format!("bad rv {n}")),
+        Value::String(s) => names::parse(Kind::ReturnValue, s, Family::Luna)
+            .ok_or_else(|| format!("unknown return value {s}")),
+        _ => Err("rv must be a name or a number".into()),
+    }
+}
+
+fn drop_sessions() {
+    if let Some(s) = sim::current() {
+        if let Ok(slots) = s.inner.slots(false) {
+            for slot in slots {
+                let _ = s.inner.close_all_sessions(slot);
+            }
+        }
+        s.sessions.lock().clear();
+        s.objects.lock().keys.retain(|k| k.token);
+    }
+}
+
+/// Execute one command; returns the answer (JSON).
+pub fn execute(cmd: &str) -> Result<String, String> {
+    let v: Value = serde_json::from_str(cmd).map_err(|e| format!("not JSON: {e}"))?;
+    let op = v.get("op").and_then(Value::as_str).ok_or("missing op")?;
+    let count = |d: u64| match v.get("count") {
+        None => Some(d),
+        Some(Value::Null) => None,
+        Some(n) => Some(n.as_u64().unwrap_or(d).max(1)),
+    };
+    let ms = |key: &str| v.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    match op {
+        "fail" => {
+            let function = v
+                .get("function")
+                .and_then(Value::as_str)
+                .unwrap_or("*")
+                .to_string();
+            let rv = parse_rv(v.get("rv").ok_or("missing rv")?)?;
+            knobs().lock().faults.push(Fault {
+                function,
+                rv,
+                remaining: count(1),
+            });
+        }
+        "disconnect" => {
+            drop_sessions();
+            knobs().lock().faults.push(Fault {
+                function: "*".into(),
+                rv: names::luna::CKR_UNABLE_TO_CONNECT,
+                remaining: count(1),
+            });
+        }
+        "drop_sessions" => drop_sessions(),
+        "latency" => {
+            let mut k = knobs().lock();
+            k.latency_ms = ms("ms");
+            k.jitter_ms = ms("jitter_ms");
+        }
+        "slow" => {
+            let function = v
+                .get("function")
+                .and_then(Value::as_str)
+                .unwrap_or("*")
+                .to_string();
+            knobs().lock().slow.push((function, ms("ms")));
+        }
+        "pqc_queue" => {
+            let mut k = knobs().lock();
+            k.pqc_queue = v.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+            if let Some(s) = v.get("service_ms").and_then(Value::as_f64) {
+                k.service_ms = s;
+            }
+        }
+        "clear" => {
+            let mut k = knobs().lock();
+            k.faults.clear();
+            k.slow.clear();
+        }
+        "stats" => {
+            let st = stats();
+            let calls = st
+                .calls
+                .lock()
+                .iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect::<serde_json::Map<_, _>>();
+            let util: Vec<u64> = st
+                .utilization
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect();
+            return Ok(json!({
+                "calls": calls,
+                "utilization": util,
+                "busy_ms": st.busy().as_millis() as u64,
+                "up_ms": st.up().as_millis() as u64,
+                "faults_pending": knobs().lock().faults.len(),
+            })
+            .to_string());
+        }
+        other => return Err(format!("unknown op {other}")),
+    }
+    Ok(json!({"ok": true}).to_string())
+}
+
+/// `LUNASIM_Control(command, length, answer, answer_length)`: one call, the answer
+/// truncated to the buffer, its full length returned.
+#[no_mangle]
+pub extern "C" fn LUNASIM_Control(
+    cmd: *const CK_BYTE,
+    len: CK_ULONG,
+    out: *mut CK_BYTE,
+    out_len: *mut CK_ULONG,
+) -> CK_RV {
+    sim::call_uninit("LUNASIM_Control", || {
+        // SAFETY: cmd has `len` readable bytes per this function's contract.
+        let cmd = unsafe { crate::raw::bytes(cmd, len) };
+        let answer = match execute(&String::from_utf8_lossy(cmd)) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("lunasim: control: {e}");
+                return CKR_ARGUMENTS_BAD;
+            }
+        };
+        if out_len.is_null() {
+            return CKR_OK;
+        }
+        // SAFETY: out_len is non-null; out has *out_len bytes when non-null.
+        unsafe {
+            let room = *out_len as usize;
+            *out_len = answer.len() as CK_ULONG;
+            if out.is_null() {
+                return CKR_OK;
+            }
+            let n = room.min(answer.len());
+            std::ptr::copy_nonoverlapping(answer.as_ptr(), out, n);
+            if n < answer.len() {
+                return CKR_BUFFER_TOO_SMALL;
+            }
+        }
+        CKR_OK
+    })
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs and builds what the console and its tests need on a Debian 12 machine.
+# Cheap to re-run: each step checks first and skips what is already in place.
+#   scripts/setup.sh run    — what `make run` needs
+#   scripts/setup.sh test   — everything (what `make test` needs)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+mode="${1:-test}"
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+
+run_pkgs=(build-essential pkg-config libclang-dev libsqlite3-dev libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev
+  libfontconfig1-dev softhsm2 opensc python3 python3-venv)
+test_pkgs=(xvfb xauth xdotool webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-gi gir1.2-gtk-3.0
+  postgresql openssl)
+
+pkgs=("${run_pkgs[@]}")
+[[ "$mode" == test ]] && pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: system packages present"
+fi
+
+command -v cargo >/dev/null || { echo "setup: Rust is required (https://rustup.rs style install of stable)"; exit 1; }
+command -v node >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' \
+  || { echo "setup: Node.js 20 or newer is required for the UI build"; exit 1; }
+
+"$root/scripts/build-kryoptic.sh"
+
+if [[ ! -f "$root/ui/node_modules/.package-lock.json" || "$root/ui/package-lock.json" -nt "$root/ui/node_modules/.package-lock.json" ]]; then
+  echo "setup: installing UI packages"
+  (cd "$root/ui" && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "setup: UI packages present"
+fi
+
+if [[ "$mode" == test ]]; then
+  "$root/scripts/setup-python.sh"
+  if ! cargo nextest --version >/dev/null 2>&1; then
+    echo "setup: installing cargo-nextest"
+    cargo install cargo-nextest --locked
+  fi
+  if [[ ! -x "$root/target/tools/bin/tauri-driver" ]]; then
+    echo "setup: installing tauri-driver"
+    cargo install tauri-driver --locked --version "^2" --root "$root/target/tools" --quiet
+  fi
+fi
+echo "setup: done ($mode)"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every test stage and reports each; exits non-zero when any failed.
+#   scripts/test.sh            all stages
+#   scripts/test.sh STAGE...   only those (lint, rust, ui, e2e)
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+stages=("$@")
+((${#stages[@]})) || stages=(lint rust ui e2e)
+
+declare -a results=()
+failed=0
+
+stage() {
+  local name="$1"; shift
+  local t0=$SECONDS
+  echo
+  echo "=== $name"
+  if "$@"; then
+    results+=("PASS  $name ($((SECONDS - t0)) s)")
+  else
+    results+=("FAIL  $name ($((SECONDS - t0)) s)")
+    failed=1
+  fi
+}
+
+lint_rust() {
+  cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings
+}
+
+rust_tests() {
+  # cdylib and binaries the tests load or spawn
+  cargo build --quiet -p lunasim -p cli &&
+    cargo nextest run --workspace --profile ci
+}
+
+ui_checks() {
+  [[ -f ui/package.json ]] || { echo "no UI yet"; return 0; }
+  (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent build && npm run --silent test)
+}
+
+e2e_tests() {
+  [[ -f tests/e2e/run.sh ]] || { echo "no e2e yet"; return 0; }
+  tests/e2e/run.sh
+}
+
+for s in "${stages[@]}"; do
+  case "$s" in
+    lint) stage "lint (rustfmt, clippy -D warnings)" lint_rust ;;
+    rust) stage "rust tests (nextest, real tokens)" rust_tests ;;
+    ui) stage "ui (eslint, tsc, build, browser tests)" ui_checks ;;
+    e2e) stage "e2e (real app under Xvfb)" e2e_tests ;;
+    *) echo "unknown stage $s"; exit 2 ;;
+  esac
+done
+
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
+exit $failed
