@@ -1,1 +1,192 @@
-fn main() {}
+//! Pool overhead against the bare function pointer, on one SoftHSM2 token, in one run.
+//!
+//! `cargo bench -p hsm --bench pool_overhead` prints one JSON object per case:
+//! `{"case", "raw_ops_per_s", "pool_ops_per_s", "ratio", ...}`. Raw = a loop calling the
+//! module's `C_GenerateRandom`/`C_Sign` pointer directly (`p11::baseline`); pool = the same
+//! operation through `Pool::run` (checkout, breaker, metrics, checkin). Rounds alternate
+//! raw and pool (and which of them goes first) and the medians are compared, so drift on a
+//! shared machine hits both.
+//! Targets: single-threaded ratio ≥ 0.95, two workers ≥ 0.90.
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use hsm::algo::{Curve, KeySpec};
+use hsm::keys;
+use hsm::templates::KeyAttrs;
+use hsm::{Pool, PoolConfig};
+use p11::sys::*;
+use p11::{baseline, Mechanism, Session, UserType};
+use testkit::{Backend, TestToken, USER_PIN};
+
+const ROUNDS: usize = 12;
+const ROUND_TIME: Duration = Duration::from_millis(400);
+
+#[derive(Clone, Copy)]
+enum Op {
+    Random32,
+    EcdsaP256,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Random32 => "generate_random_32",
+            Op::EcdsaP256 => "ecdsa_p256_sign",
+        }
+    }
+}
+
+/// The key label used for signing (each session finds it by label).
+const KEY: &str = "bench-ecdsa";
+
+fn key_handle(s: &Session) -> u64 {
+    keys::find_one(
+        s,
+        &keys::KeySelector::Label(KEY.into()),
+        Some(CKO_PRIVATE_KEY),
+    )
+    .unwrap()
+}
+
+fn raw_ops(s: &Session, op: Op, key: u64, n: u64) {
+    match op {
+        Op::Random32 => baseline::generate_random_loop(s, n, 32).unwrap(),
+        Op::EcdsaP256 => baseline::sign_loop(s, CKM_ECDSA, key, &[7u8; 32], n).unwrap(),
+    }
+}
+
+fn pool_ops(pool: &Pool, op: Op, key: u64, n: u64) {
+    let mut out = [0u8; 32];
+    let m = Mechanism::new(CKM_ECDSA);
+    for _ in 0..n {
+        match op {
+            Op::Random32 => pool
+                .run("C_GenerateRandom", |s| s.generate_random(&mut out))
+                .unwrap(),
+            Op::EcdsaP256 => {
+                pool.run("CKM_ECDSA", |s| s.sign(&m, key, &[7u8; 32]))
+                    .unwrap();
+            }
+        }
+    }
+}
+
+/// Operations per call batch so that one round takes about ROUND_TIME.
+fn calibrate(s: &Session, op: Op, key: u64) -> u64 {
+    let mut n = 100;
+    loop {
+        let t = Instant::now();
+        raw_ops(s, op, key, n);
+        let e = t.elapsed();
+        if e > Duration::from_millis(50) {
+            return ((n as f64) * ROUND_TIME.as_secs_f64() / e.as_secs_f64()).max(100.0) as u64;
+        }
+        n *= 4;
+    }
+}
+
+/// Run `f` on `workers` threads at once; returns total ops per second.
+fn timed(workers: usize, n: u64, f: impl Fn(usize) + Sync) -> f64 {
+    let barrier = Barrier::new(workers + 1);
+    let f = &f;
+    let barrier = &barrier;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    barrier.wait();
+                    f(w);
+                })
+            })
+            .collect();
+        barrier.wait();
+        let t = Instant::now();
+        for h in handles {
+            h.join().unwrap();
+        }
+        (n * workers as u64) as f64 / t.elapsed().as_secs_f64()
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let t = TestToken::new(Backend::SoftHsm);
+    {
+        let s = t.user_session();
+        let attrs = KeyAttrs {
+            label: KEY.into(),
+            id: b"bench".to_vec(),
+            token: true,
+        };
+        keys::generate(&s, &KeySpec::Ec { curve: Curve::P256 }, &attrs).unwrap();
+    }
+    let module = t.module.clone();
+    // Raw sessions, one per worker, logged in (login state is shared by the application).
+    let raw: Vec<Session> = (0..2).map(|_| t.user_session()).collect();
+    let key = key_handle(&raw[0]);
+    let pool = Pool::new(
+        module.clone(),
+        t.slot,
+        PoolConfig {
+            size: 2,
+            ..PoolConfig::default()
+        },
+    );
+    pool.login(UserType::User, p11::pin(USER_PIN)).unwrap();
+    pool.warm_up().unwrap();
+    let raw = Arc::new(
+        raw.into_iter()
+            .map(parking_lot::Mutex::new)
+            .collect::<Vec<_>>(),
+    );
+
+    for op in [Op::Random32, Op::EcdsaP256] {
+        let n = calibrate(&raw[0].lock(), op, key);
+        for workers in [1usize, 2] {
+            let per_worker = n / workers as u64;
+            let (mut raw_runs, mut pool_runs) = (Vec::new(), Vec::new());
+            for round in 0..ROUNDS {
+                // Alternate which side goes first, so drift and warm-up hit both alike.
+                let run_raw = || {
+                    timed(workers, per_worker, |w| {
+                        raw_ops(&raw[w].lock(), op, key, per_worker)
+                    })
+                };
+                let run_pool = || {
+                    timed(workers, per_worker, |_| {
+                        pool_ops(&pool, op, key, per_worker)
+                    })
+                };
+                if round % 2 == 0 {
+                    raw_runs.push(run_raw());
+                    pool_runs.push(run_pool());
+                } else {
+                    pool_runs.push(run_pool());
+                    raw_runs.push(run_raw());
+                }
+            }
+            let (r, p) = (median(raw_runs), median(pool_runs));
+            let target = if workers == 1 { 0.95 } else { 0.90 };
+            println!(
+                "{}",
+                serde_json::json!({
+                    "case": format!("{}_{}w", op.name(), workers),
+                    "module": "softhsm2",
+                    "workers": workers,
+                    "ops_per_round": per_worker * workers as u64,
+                    "rounds": ROUNDS,
+                    "raw_ops_per_s": r.round(),
+                    "pool_ops_per_s": p.round(),
+                    "ratio": (p / r * 1000.0).round() / 1000.0,
+                    "target": target,
+                    "meets_target": p / r >= target,
+                })
+            );
+        }
+    }
+}

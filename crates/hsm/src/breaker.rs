@@ -29,6 +29,8 @@ struct Inner {
 #[derive(Debug)]
 pub struct Breaker {
     state: AtomicU8,
+    /// Mirror of `inner.failures` for the lock-free success path.
+    failing: AtomicU8,
     inner: Mutex<Inner>,
     threshold: u32,
     open_for: Duration,
@@ -39,6 +41,7 @@ impl Breaker {
     pub fn new(threshold: u32, open_for: Duration) -> Self {
         Breaker {
             state: AtomicU8::new(CLOSED),
+            failing: AtomicU8::new(0),
             inner: Mutex::new(Inner {
                 failures: 0,
                 open_until: None,
@@ -94,17 +97,13 @@ impl Breaker {
     }
 
     pub fn on_success(&self) {
-        if self.state.load(Ordering::Acquire) == CLOSED
-            && self
-                .inner
-                .try_lock()
-                .map(|g| g.failures == 0)
-                .unwrap_or(false)
+        if self.state.load(Ordering::Acquire) == CLOSED && self.failing.load(Ordering::Acquire) == 0
         {
             return;
         }
         let mut g = self.inner.lock();
         g.failures = 0;
+        self.failing.store(0, Ordering::Release);
         g.open_until = None;
         g.probe_in_flight = false;
         self.state.store(CLOSED, Ordering::Release);
@@ -113,6 +112,7 @@ impl Breaker {
     pub fn on_failure(&self) {
         let mut g = self.inner.lock();
         g.failures = g.failures.saturating_add(1);
+        self.failing.store(1, Ordering::Release);
         let state = self.state.load(Ordering::Acquire);
         if state == HALF_OPEN || (state == CLOSED && g.failures >= self.threshold) {
             g.open_until = Some(Instant::now() + self.open_for);

@@ -12,18 +12,25 @@
 //! - A circuit breaker per pool, and a bounded backlog that answers `Busy` at once.
 //! - Blocking PKCS#11 calls never run on the async runtime's core threads: [`Pool::run_async`]
 //!   hands them to the blocking pool.
+//!
+//! The hot path shares nothing between workers: each session lives in its own place (a
+//! `try_lock` takes it, the thread tries the place it used last first, nothing is moved),
+//! each session carries its own latency recorder, the health-check clock is a coarse atomic,
+//! and latencies are read from the TSC. See `benches/pool_overhead.rs` for what that buys.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::cell::Cell;
+
 use p11::{ErrorClass, Module, Pin, Session, SlotId, UserType};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde::Serialize;
 
 use crate::breaker::{Breaker, BreakerState};
 use crate::error::{HsmError, Result};
-use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::metrics::{clock, coarse_ms, timed, Metrics, MetricsSnapshot, Recorder};
 
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -79,7 +86,11 @@ impl PoolConfig {
 
 struct Pooled {
     session: Session,
-    verified_at: Instant,
+    /// Coarse milliseconds when the session was last seen working.
+    verified_at: u64,
+    /// Calls made on this session (decides which are timed).
+    calls: u64,
+    rec: Recorder,
 }
 
 struct Credentials {
@@ -94,15 +105,32 @@ struct Inner {
     slot: AtomicU64,
     token: Mutex<Option<(String, String)>>,
     config: PoolConfig,
+    health_ttl_ms: u64,
     credentials: Mutex<Option<Credentials>>,
-    idle: Mutex<Vec<Pooled>>,
+    /// One place per session. A held lock is a session in use; the session stays where it
+    /// is (no moves) and a thread tries the place it used last first.
+    places: Box<[Mutex<Option<Pooled>>]>,
+    /// Only callers that must wait touch these.
+    wait_lock: Mutex<()>,
     available: Condvar,
-    open: AtomicUsize,
     waiting: AtomicUsize,
+    open: AtomicUsize,
     queued: AtomicUsize,
     breaker: Breaker,
     metrics: Metrics,
     recovery: Mutex<()>,
+}
+
+thread_local! {
+    /// The place this thread used last (a hint; any place may be taken).
+    static HINT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A checked-out session: the lock on its place.
+type Held<'a> = MutexGuard<'a, Option<Pooled>>;
+
+fn pooled<'a>(h: &'a mut Held<'_>) -> &'a mut Pooled {
+    h.as_mut().expect("a held place has a session")
 }
 
 /// A session pool for one slot of one module. Cheap to clone (shared).
@@ -129,17 +157,20 @@ impl Pool {
     /// A pool for `slot`. Opens nothing yet; see [`Pool::warm_up`] and [`Pool::login`].
     pub fn new(module: Arc<Module>, slot: SlotId, config: PoolConfig) -> Pool {
         let breaker = Breaker::new(config.breaker_threshold, config.breaker_open_for);
+        let size = config.size.max(1);
         Pool {
             inner: Arc::new(Inner {
                 module,
                 slot: AtomicU64::new(slot),
                 token: Mutex::new(None),
-                config,
+                health_ttl_ms: config.health_ttl.as_millis().min(u64::MAX as u128) as u64,
+                config: PoolConfig { size, ..config },
                 credentials: Mutex::new(None),
-                idle: Mutex::new(Vec::new()),
+                places: (0..size).map(|_| Mutex::new(None)).collect(),
+                wait_lock: Mutex::new(()),
                 available: Condvar::new(),
-                open: AtomicUsize::new(0),
                 waiting: AtomicUsize::new(0),
+                open: AtomicUsize::new(0),
                 queued: AtomicUsize::new(0),
                 breaker,
                 metrics: Metrics::default(),
@@ -154,6 +185,61 @@ impl Pool {
 
     pub fn slot(&self) -> SlotId {
         self.inner.slot.load(Ordering::Acquire)
+    }
+
+    pub fn config(&self) -> &PoolConfig {
+        &self.inner.config
+    }
+
+    /// The pool's figures. Sessions in use at this instant contribute at their next
+    /// snapshot; idle ones are briefly taken out of the queue to be read.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let held: Vec<Held<'_>> = self
+            .inner
+            .places
+            .iter()
+            .filter_map(|m| m.try_lock())
+            .collect();
+        let snap = self
+            .inner
+            .metrics
+            .snapshot(held.iter().filter_map(|g| g.as_ref().map(|p| &p.rec)));
+        drop(held);
+        self.wake_one();
+        snap
+    }
+
+    fn idle_count(&self) -> usize {
+        self.inner
+            .places
+            .iter()
+            .filter(|m| m.try_lock().map(|g| g.is_some()).unwrap_or(false))
+            .count()
+    }
+
+    pub fn status(&self) -> PoolStatus {
+        let idle = self.idle_count();
+        let open = self.inner.open.load(Ordering::Acquire);
+        PoolStatus {
+            slot: self.slot(),
+            size: self.inner.config.size,
+            open,
+            idle,
+            in_use: open.saturating_sub(idle),
+            waiting: self.inner.waiting.load(Ordering::Acquire),
+            breaker: self.inner.breaker.state(),
+            breaker_opened: self.inner.breaker.times_opened(),
+            logged_in: self.inner.credentials.lock().is_some(),
+            module_generation: self.inner.module.generation(),
+        }
+    }
+
+    pub fn is_logged_in(&self) -> bool {
+        self.inner.credentials.lock().is_some()
+    }
+
+    pub fn logged_in_as(&self) -> Option<UserType> {
+        self.inner.credentials.lock().as_ref().map(|c| c.user)
     }
 
     /// Find this pool's token again after the slot list changed. Returns whether the slot
@@ -183,57 +269,22 @@ impl Pool {
         false
     }
 
-    pub fn config(&self) -> &PoolConfig {
-        &self.inner.config
-    }
-
-    pub fn metrics(&self) -> MetricsSnapshot {
-        self.inner.metrics.snapshot()
-    }
-
-    pub fn status(&self) -> PoolStatus {
-        let idle = self.inner.idle.lock().len();
-        let open = self.inner.open.load(Ordering::Acquire);
-        PoolStatus {
-            slot: self.slot(),
-            size: self.inner.config.size,
-            open,
-            idle,
-            in_use: open.saturating_sub(idle),
-            waiting: self.inner.waiting.load(Ordering::Acquire),
-            breaker: self.inner.breaker.state(),
-            breaker_opened: self.inner.breaker.times_opened(),
-            logged_in: self.inner.credentials.lock().is_some(),
-            module_generation: self.inner.module.generation(),
-        }
-    }
-
-    pub fn is_logged_in(&self) -> bool {
-        self.inner.credentials.lock().is_some()
-    }
-
-    pub fn logged_in_as(&self) -> Option<UserType> {
-        self.inner.credentials.lock().as_ref().map(|c| c.user)
-    }
-
     /// Open sessions up to the pool size (each logged in when the pool is).
     pub fn warm_up(&self) -> Result<()> {
-        let mut opened = Vec::new();
-        while self.inner.open.load(Ordering::Acquire) < self.inner.config.size {
-            self.inner.open.fetch_add(1, Ordering::AcqRel);
-            match self.open_one_recovering() {
-                Ok(p) => opened.push(p),
-                Err(e) => {
-                    self.inner.open.fetch_sub(1, Ordering::AcqRel);
-                    for p in opened {
-                        self.checkin(p);
+        for place in self.inner.places.iter() {
+            let Some(mut g) = place.try_lock() else {
+                continue;
+            };
+            if g.is_none() && self.reserve() {
+                match self.open_one_recovering() {
+                    Ok(p) => *g = Some(p),
+                    Err(e) => {
+                        drop(g);
+                        self.unreserve();
+                        return Err(e);
                     }
-                    return Err(e);
                 }
             }
-        }
-        for p in opened {
-            self.checkin(p);
         }
         Ok(())
     }
@@ -241,21 +292,22 @@ impl Pool {
     /// Log in. A wrong PIN is reported once and never retried; the credentials are kept
     /// (zeroizing) only after a successful login, to log in again after a recovery.
     pub fn login(&self, user: UserType, pin: Pin) -> Result<()> {
-        let p = self.checkout(Instant::now())?;
-        let r = p.session.login(user, &pin);
-        match r {
+        let mut h = self.checkout(coarse_ms())?;
+        match pooled(&mut h).session.login(user, &pin) {
             Ok(()) => {
                 *self.inner.credentials.lock() = Some(Credentials { user, pin });
-                self.checkin(p);
+                self.checkin(h);
                 Ok(())
             }
             Err(e) => {
                 self.inner.metrics.error(e.class());
-                if e.class() == ErrorClass::Disconnected || e.class() == ErrorClass::SessionInvalid
-                {
-                    self.discard(p);
+                if matches!(
+                    e.class(),
+                    ErrorClass::Disconnected | ErrorClass::SessionInvalid
+                ) {
+                    self.discard(h);
                 } else {
-                    self.checkin(p);
+                    self.checkin(h);
                 }
                 Err(e.into())
             }
@@ -263,14 +315,36 @@ impl Pool {
     }
 
     pub fn logout(&self) -> Result<()> {
-        let had = self.inner.credentials.lock().take().is_some();
-        if !had {
+        if self.inner.credentials.lock().take().is_none() {
             return Ok(());
         }
-        let p = self.checkout(Instant::now())?;
-        let r = p.session.logout();
-        self.checkin(p);
+        let mut h = self.checkout(coarse_ms())?;
+        let r = pooled(&mut h).session.logout();
+        self.checkin(h);
         r.map_err(Into::into)
+    }
+
+    /// Claim a place for a new session if the pool is not full.
+    fn reserve(&self) -> bool {
+        let size = self.inner.config.size;
+        self.inner
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < size).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    fn unreserve(&self) {
+        self.inner.open.fetch_sub(1, Ordering::AcqRel);
+        self.wake_one();
+    }
+
+    fn wake_one(&self) {
+        if self.inner.waiting.load(Ordering::SeqCst) > 0 {
+            let _g = self.inner.wait_lock.lock();
+            self.inner.available.notify_one();
+        }
     }
 
     /// Open a session; when the module turns out to be finalized or gone, recover it once
@@ -305,50 +379,83 @@ impl Pool {
         }
         Ok(Pooled {
             session,
-            verified_at: Instant::now(),
+            verified_at: coarse_ms(),
+            calls: 0,
+            rec: Recorder::default(),
         })
     }
 
     /// Drop a session that is dead or suspect and free its place.
-    fn discard(&self, p: Pooled) {
-        if p.session.is_stale() {
-            p.session.abandon();
-        } else {
-            drop(p.session); // closes it
+    fn discard(&self, mut h: Held<'_>) {
+        if let Some(p) = h.take() {
+            self.inner.metrics.retire(&p.rec);
+            if p.session.is_stale() {
+                p.session.abandon();
+            } else {
+                drop(p.session); // closes it
+            }
+            drop(h);
+            self.unreserve();
         }
-        self.inner.open.fetch_sub(1, Ordering::AcqRel);
-        self.inner.available.notify_one();
     }
 
-    fn checkin(&self, p: Pooled) {
-        if p.session.is_stale() {
-            p.session.abandon();
-            self.inner.open.fetch_sub(1, Ordering::AcqRel);
-            self.inner.available.notify_one();
+    fn checkin(&self, mut h: Held<'_>) {
+        if pooled(&mut h).session.is_stale() {
+            self.discard(h);
             return;
         }
-        self.inner.idle.lock().push(p);
-        self.inner.available.notify_one();
+        drop(h);
+        self.wake_one();
     }
 
-    fn checkout(&self, now: Instant) -> Result<Pooled> {
+    /// Take a place: the thread's last one if free, else any free one; open a session in
+    /// an empty place while the pool has room; else wait within the backlog bound.
+    fn try_take(&self) -> Option<Held<'_>> {
+        let places = &self.inner.places;
+        let n = places.len();
+        let hint = HINT.with(Cell::get) % n;
+        let mut empty: Option<Held<'_>> = None;
+        for i in 0..n {
+            let idx = (hint + i) % n;
+            if let Some(g) = places[idx].try_lock() {
+                if g.is_some() {
+                    HINT.with(|c| c.set(idx));
+                    return Some(g);
+                }
+                if empty.is_none() {
+                    empty = Some(g);
+                }
+            }
+        }
+        empty
+    }
+
+    fn checkout(&self, now: u64) -> Result<Held<'_>> {
         let inner = &self.inner;
-        let mut idle = inner.idle.lock();
         loop {
-            if let Some(p) = idle.pop() {
-                drop(idle);
-                return self.validate(p, now);
+            if let Some(mut g) = self.try_take() {
+                if g.is_some() {
+                    self.validate(&mut g, now)?;
+                    return Ok(g);
+                }
+                if self.reserve() {
+                    match self.open_one_recovering() {
+                        Ok(p) => {
+                            *g = Some(p);
+                            return Ok(g);
+                        }
+                        Err(e) => {
+                            drop(g);
+                            self.unreserve();
+                            return Err(e);
+                        }
+                    }
+                }
             }
-            if inner.open.load(Ordering::Acquire) < inner.config.size {
-                inner.open.fetch_add(1, Ordering::AcqRel);
-                drop(idle);
-                return self.open_one_recovering().inspect_err(|_| {
-                    inner.open.fetch_sub(1, Ordering::AcqRel);
-                });
-            }
-            let waiting = inner.waiting.fetch_add(1, Ordering::AcqRel) + 1;
+            // Every session is in use: wait within the backlog bound.
+            let waiting = inner.waiting.fetch_add(1, Ordering::SeqCst) + 1;
             if waiting > inner.config.backlog {
-                inner.waiting.fetch_sub(1, Ordering::AcqRel);
+                inner.waiting.fetch_sub(1, Ordering::SeqCst);
                 inner
                     .metrics
                     .busy_rejections
@@ -358,30 +465,40 @@ impl Pool {
                     waiting: waiting - 1,
                 });
             }
-            let timed_out = inner
-                .available
-                .wait_for(&mut idle, inner.config.checkout_timeout)
-                .timed_out();
-            inner.waiting.fetch_sub(1, Ordering::AcqRel);
-            if timed_out
-                && idle.is_empty()
-                && inner.open.load(Ordering::Acquire) >= inner.config.size
-            {
+            let deadline = Instant::now() + inner.config.checkout_timeout;
+            let timed_out = {
+                let mut w = inner.wait_lock.lock();
+                // Re-check under the wait lock: a release that happened before we started
+                // waiting would otherwise be missed (releasers notify under this lock).
+                let free = inner
+                    .places
+                    .iter()
+                    .any(|m| m.try_lock().map(|g| g.is_some()).unwrap_or(false))
+                    || inner.open.load(Ordering::Acquire) < inner.config.size;
+                !free && inner.available.wait_until(&mut w, deadline).timed_out()
+            };
+            inner.waiting.fetch_sub(1, Ordering::SeqCst);
+            if timed_out {
+                if let Some(mut g) = self.try_take().filter(|g| g.is_some()) {
+                    self.validate(&mut g, now)?;
+                    return Ok(g);
+                }
                 return Err(HsmError::Timeout(inner.config.checkout_timeout));
             }
         }
     }
 
-    /// Make sure a session taken from the idle list is usable.
-    fn validate(&self, p: Pooled, now: Instant) -> Result<Pooled> {
+    /// Make sure the session in a held place is usable (replacing it when it is not).
+    fn validate(&self, h: &mut Held<'_>, now: u64) -> Result<()> {
+        let p = pooled(h);
         if p.session.is_stale() {
-            p.session.abandon();
-            return self.open_one_recovering().inspect_err(|_| {
-                self.inner.open.fetch_sub(1, Ordering::AcqRel);
-            });
+            let old = h.take().expect("held");
+            self.inner.metrics.retire(&old.rec);
+            old.session.abandon();
+            return self.reopen_into(h);
         }
-        if now.saturating_duration_since(p.verified_at) < self.inner.config.health_ttl {
-            return Ok(p);
+        if now.saturating_sub(p.verified_at) < self.inner.health_ttl_ms {
+            return Ok(());
         }
         self.inner
             .metrics
@@ -389,33 +506,41 @@ impl Pool {
             .fetch_add(1, Ordering::Relaxed);
         let mut byte = [0u8; 1];
         match p.session.generate_random(&mut byte) {
-            Ok(()) => Ok(Pooled {
-                verified_at: now,
-                ..p
-            }),
+            Ok(()) => {
+                p.verified_at = now;
+                Ok(())
+            }
             Err(e) => {
                 self.inner.metrics.error(e.class());
-                let generation = p.session.generation();
-                p.session.abandon();
-                let reopen = || {
-                    self.inner
-                        .metrics
-                        .session_reopens
-                        .fetch_add(1, Ordering::Relaxed);
-                    self.open_one().inspect_err(|_| {
-                        self.inner.open.fetch_sub(1, Ordering::AcqRel);
-                    })
-                };
-                match e.class() {
-                    ErrorClass::Disconnected => {
-                        if let Err(re) = self.recover_module(generation) {
-                            self.inner.open.fetch_sub(1, Ordering::AcqRel);
-                            return Err(re);
-                        }
-                        reopen()
+                let old = h.take().expect("held");
+                self.inner.metrics.retire(&old.rec);
+                let generation = old.session.generation();
+                old.session.abandon();
+                self.inner
+                    .metrics
+                    .session_reopens
+                    .fetch_add(1, Ordering::Relaxed);
+                if e.class() == ErrorClass::Disconnected {
+                    if let Err(re) = self.recover_module(generation) {
+                        self.unreserve();
+                        return Err(re);
                     }
-                    _ => reopen(),
                 }
+                self.reopen_into(h)
+            }
+        }
+    }
+
+    /// Open a replacement session in a held, emptied place (its reservation is kept).
+    fn reopen_into(&self, h: &mut Held<'_>) -> Result<()> {
+        match self.open_one_recovering() {
+            Ok(p) => {
+                **h = Some(p);
+                Ok(())
+            }
+            Err(e) => {
+                self.unreserve();
+                Err(e)
             }
         }
     }
@@ -423,38 +548,52 @@ impl Pool {
     /// `C_Finalize` + `C_Initialize`, once, however many workers saw the disconnect.
     fn recover_module(&self, seen_generation: u64) -> Result<()> {
         let inner = &self.inner;
-        let _g = inner.recovery.lock();
-        if inner.module.generation() != seen_generation && inner.module.is_initialized() {
-            return Ok(()); // someone else already recovered it
-        }
-        let mut last = None;
-        for attempt in 0..inner.config.recovery_attempts.max(1) {
-            match inner.module.reinitialize() {
-                Ok(()) => {
-                    inner
-                        .metrics
-                        .module_recoveries
-                        .fetch_add(1, Ordering::Relaxed);
-                    let stale: Vec<Pooled> = std::mem::take(&mut *inner.idle.lock());
-                    for p in stale {
+        {
+            let _g = inner.recovery.lock();
+            if inner.module.generation() != seen_generation && inner.module.is_initialized() {
+                return Ok(()); // someone else already recovered it
+            }
+            let mut last = None;
+            let mut done = false;
+            for attempt in 0..inner.config.recovery_attempts.max(1) {
+                match inner.module.reinitialize() {
+                    Ok(()) => {
+                        done = true;
+                        break;
+                    }
+                    Err(e) => {
+                        last = Some(e);
+                        std::thread::sleep(inner.config.backoff(attempt));
+                    }
+                }
+            }
+            if !done {
+                return Err(last
+                    .map(HsmError::from)
+                    .unwrap_or(HsmError::Unsupported("recovery failed".into())));
+            }
+            inner
+                .metrics
+                .module_recoveries
+                .fetch_add(1, Ordering::Relaxed);
+            // Idle sessions are dead now; places in use are cleaned up by their holders.
+            for place in inner.places.iter() {
+                if let Some(mut g) = place.try_lock() {
+                    if let Some(p) = g.take() {
+                        inner.metrics.retire(&p.rec);
                         p.session.abandon();
                         inner.open.fetch_sub(1, Ordering::AcqRel);
                     }
-                    inner.available.notify_all();
-                    drop(_g);
-                    self.follow_token();
-                    tracing::warn!(module = %inner.module.path().display(), "module reinitialized after a disconnect");
-                    return Ok(());
-                }
-                Err(e) => {
-                    last = Some(e);
-                    std::thread::sleep(inner.config.backoff(attempt));
                 }
             }
         }
-        Err(last
-            .map(HsmError::from)
-            .unwrap_or(HsmError::Unsupported("recovery failed".into())))
+        {
+            let _g = inner.wait_lock.lock();
+            inner.available.notify_all();
+        }
+        self.follow_token();
+        tracing::warn!(module = %inner.module.path().display(), "module reinitialized after a disconnect");
+        Ok(())
     }
 
     fn not_logged_in_error(&self, e: p11::Error) -> HsmError {
@@ -495,13 +634,14 @@ impl Pool {
                 .fetch_add(1, Ordering::Relaxed);
             return Err(HsmError::CircuitOpen { retry_after });
         }
+        let clock = clock();
         let mut attempt = 0u32;
         let mut reopened = false;
         let mut recovered = false;
         loop {
-            let start = Instant::now();
-            let p = match self.checkout(start) {
-                Ok(p) => p,
+            let now = coarse_ms();
+            let mut h = match self.checkout(now) {
+                Ok(h) => h,
                 Err(e) => {
                     match e.class() {
                         ErrorClass::Disconnected => inner.breaker.on_failure(),
@@ -510,27 +650,29 @@ impl Pool {
                     return Err(e);
                 }
             };
+            let p = pooled(&mut h);
             let generation = p.session.generation();
+            let time_it = timed(p.calls);
+            p.calls += 1;
+            let start = if time_it { clock.raw() } else { 0 };
             let r = f(&p.session);
-            let end = Instant::now();
+            let ns = time_it.then(|| clock.delta_as_nanos(start, clock.raw()));
             let e = match r {
                 Ok(v) => {
-                    self.checkin(Pooled {
-                        verified_at: end,
-                        ..p
-                    });
-                    inner.metrics.record(op, end - start, true);
+                    p.rec.record(op, ns, true);
+                    p.verified_at = now;
+                    self.checkin(h);
                     inner.breaker.on_success();
                     return Ok(v);
                 }
                 Err(e) => e,
             };
+            p.rec.record(op, ns, false);
             let class = e.class();
             inner.metrics.error(class);
-            inner.metrics.record(op, end - start, false);
             match class {
                 ErrorClass::SessionInvalid => {
-                    self.discard(p);
+                    self.discard(h);
                     inner
                         .metrics
                         .session_reopens
@@ -543,7 +685,7 @@ impl Pool {
                     return Err(self.not_logged_in_error(e));
                 }
                 ErrorClass::Disconnected => {
-                    self.discard(p);
+                    self.discard(h);
                     inner.breaker.on_failure();
                     let ok = self.recover_module(generation).is_ok();
                     if ok && idempotent && !recovered {
@@ -556,13 +698,13 @@ impl Pool {
                     });
                 }
                 ErrorClass::RetryOnly | ErrorClass::Busy if attempt < inner.config.max_retries => {
-                    self.checkin(p);
+                    self.checkin(h);
                     std::thread::sleep(inner.config.backoff(attempt));
                     attempt += 1;
                 }
                 _ => {
                     // The token answered: the connection is fine whatever the verdict.
-                    self.checkin(p);
+                    self.checkin(h);
                     inner.breaker.on_success();
                     return Err(e.into());
                 }

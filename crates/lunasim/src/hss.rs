@@ -90,12 +90,11 @@ fn parameters(levels: &[(u32, u32)]) -> Vec<HssParameter<Sha256_256>> {
         .collect()
 }
 
+/// A new key: (private state, public key, aux data).
+pub type NewKey = (Zeroizing<Vec<u8>>, Vec<u8>, Vec<u8>);
+
 /// Generate a key pair from a 32-byte seed (drawn from the inner module's RNG).
-/// Returns (private state, public key, aux data).
-pub fn keygen(
-    levels: &[(u32, u32)],
-    seed_bytes: &[u8],
-) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>, Vec<u8>), CK_RV> {
+pub fn keygen(levels: &[(u32, u32)], seed_bytes: &[u8]) -> Result<NewKey, CK_RV> {
     let mut seed = Seed::<Sha256_256>::default();
     if seed.as_slice().len() != seed_bytes.len() {
         return Err(CKR_GENERAL_ERROR);

@@ -9,6 +9,10 @@
 //!
 //! With `p11`, this is the only crate with `unsafe`: it receives raw pointers from C.
 
+// The exported functions are C entry points: they take raw pointers under the PKCS#11
+// contract and are called by C code through the function tables, never from Rust.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 pub mod config;
 pub mod control;
 pub mod forward;

@@ -109,10 +109,7 @@ pub unsafe fn output(out: *mut u8, len: *mut CK_ULONG, data: &[u8]) -> CK_RV {
 }
 
 /// Find an attribute's value in parsed template values.
-pub fn find<'a>(
-    vals: &'a [(CK_ATTRIBUTE_TYPE, Vec<u8>)],
-    ty: CK_ATTRIBUTE_TYPE,
-) -> Option<&'a [u8]> {
+pub fn find(vals: &[(CK_ATTRIBUTE_TYPE, Vec<u8>)], ty: CK_ATTRIBUTE_TYPE) -> Option<&[u8]> {
     vals.iter()
         .find(|(t, _)| *t == ty)
         .map(|(_, v)| v.as_slice())

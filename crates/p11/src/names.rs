@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use cryptoki_sys::CK_ULONG;
 
+// Generated: CK_ULONG is u64 on this target but not on every one, so the casts stay.
+#[allow(clippy::unnecessary_cast)]
 #[path = "names_std.rs"]
 mod std_names;
 
