@@ -1,0 +1,201 @@
+//! `audit` — the console's tamper-evident audit trail.
+//!
+//! Every privileged action becomes a record in an append-only table (SQLite by default,
+//! PostgreSQL for a team). Records are chained: `hmac_i = HMAC-SHA256(k, encode(record_i) ‖
+//! hmac_{i-1})` over one canonical, length-prefixed encoding of every field. The 32-byte key
+//! exists at rest only wrapped by a non-extractable HSM key ([`KeyWrapper`]). Signed
+//! checkpoints ([`CheckpointSigner`]) over the chain heads bound truncation, and an anchor
+//! outside the store ([`Anchor`]) exposes a rollback to an older copy. [`verify`] names the
+//! first bad record and what is wrong with it.
+//!
+//! This crate knows nothing of PKCS#11: the HSM-backed pieces come in through the traits.
+
+pub mod anchor;
+pub mod encode;
+pub mod export;
+pub mod log;
+pub mod scan;
+pub mod store;
+#[cfg(feature = "test-support")]
+pub mod testing;
+pub mod verify;
+
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+pub use anchor::{Anchor, FileAnchor};
+pub use log::{AuditConfig, AuditLog, Context, KeyStatus};
+pub use verify::{Finding, Verdict};
+
+/// One stored record (the seed's columns plus `log_id`, `seq` and the key `epoch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct Record {
+    pub log_id: String,
+    pub seq: i64,
+    pub epoch: i64,
+    pub timestamp: String,
+    pub session_id: String,
+    pub actor_id: Option<String>,
+    pub actor_ip: String,
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Option<String>,
+    pub algorithm: Option<String>,
+    pub status: String,
+    pub error_code: Option<String>,
+    /// JSON text, stored and MACed byte for byte.
+    pub metadata: String,
+    pub hmac_chain: String,
+    pub created_at: String,
+}
+
+/// Outcome of the audited action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Success,
+    Failure,
+    Warning,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Failure => "failure",
+            Status::Warning => "warning",
+        }
+    }
+}
+
+/// What a caller asks to record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Option<String>,
+    pub algorithm: Option<String>,
+    pub status: Status,
+    pub error_code: Option<String>,
+    pub metadata: serde_json::Value,
+}
+
+impl Event {
+    pub fn new(action: impl Into<String>, resource_type: impl Into<String>) -> Self {
+        Event {
+            action: action.into(),
+            resource_type: resource_type.into(),
+            resource_id: None,
+            algorithm: None,
+            status: Status::Success,
+            error_code: None,
+            metadata: serde_json::Value::Object(Default::default()),
+        }
+    }
+    pub fn resource(mut self, id: impl Into<String>) -> Self {
+        self.resource_id = Some(id.into());
+        self
+    }
+    pub fn algorithm(mut self, a: impl Into<String>) -> Self {
+        self.algorithm = Some(a.into());
+        self
+    }
+    pub fn failed(mut self, code: impl Into<String>) -> Self {
+        self.status = Status::Failure;
+        self.error_code = Some(code.into());
+        self
+    }
+    pub fn status(mut self, s: Status) -> Self {
+        self.status = s;
+        self
+    }
+    pub fn meta(mut self, key: &str, value: impl Serialize) -> Self {
+        if let serde_json::Value::Object(m) = &mut self.metadata {
+            m.insert(
+                key.to_string(),
+                serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            );
+        }
+        self
+    }
+}
+
+/// A signed checkpoint over the chain heads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct Checkpoint {
+    pub log_id: String,
+    pub checkpoint_no: i64,
+    /// The last record covered (0 = none yet).
+    pub seq: i64,
+    pub head_hmac: String,
+    pub head_digest: String,
+    pub time: String,
+    pub epoch: i64,
+    /// `ML-DSA-65` or `ECDSA-P256`.
+    pub algorithm: String,
+    /// SubjectPublicKeyInfo, DER, hex.
+    pub public_key: String,
+    pub signature: String,
+}
+
+/// The HSM key that wraps the trail's MAC key (AES key wrap with padding, non-extractable).
+pub trait KeyWrapper: Send + Sync {
+    /// Which partition holds the wrapping key (shown to the officer).
+    fn holder(&self) -> String;
+    /// `CKA_ID` of the wrapping key.
+    fn kek_id(&self) -> Vec<u8>;
+    fn mechanism(&self) -> String;
+    fn wrap(&self, key: &[u8]) -> std::result::Result<Vec<u8>, String>;
+    fn unwrap(&self, wrapped: &[u8]) -> std::result::Result<Zeroizing<Vec<u8>>, String>;
+}
+
+/// The HSM key that signs checkpoints (non-extractable; ML-DSA-65 where the token has it,
+/// else ECDSA P-256).
+pub trait CheckpointSigner: Send + Sync {
+    /// `ML-DSA-65` or `ECDSA-P256`.
+    fn algorithm(&self) -> String;
+    /// SubjectPublicKeyInfo, DER.
+    fn public_key_spki(&self) -> Vec<u8>;
+    /// Sign the message itself (ECDSA: DER signature over SHA-256 of the message).
+    fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String>;
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AuditError {
+    /// The MAC key is not unlocked: the caller must refuse the privileged action.
+    #[error("the audit trail is locked: {0}")]
+    KeyUnavailable(String),
+    #[error("the audit store is unavailable: {0}")]
+    Store(String),
+    #[error("the audit store was busy for longer than {0} ms")]
+    Locked(u64),
+    #[error("{0}")]
+    Hsm(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl From<sqlx::Error> for AuditError {
+    fn from(e: sqlx::Error) -> Self {
+        AuditError::Store(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, AuditError>;
+
+/// `2026-11-30T15:19:39.123Z`.
+pub fn now_rfc3339() -> String {
+    let t = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}

@@ -1,0 +1,637 @@
+//! The audit trail as the console uses it.
+//!
+//! Fail closed: [`AuditLog::append`] errors when the key is locked, the store is down or
+//! busy past the timeout, and the caller refuses the privileged action. Events that happen
+//! before any key can be available (a failed login) go through [`AuditLog::record`], which
+//! spools them in the store and chains them, in order, as soon as the key is unlocked.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::Mutex;
+use zeroize::Zeroizing;
+
+use crate::anchor::Anchor;
+use crate::encode::{self, ChainKey, GENESIS};
+use crate::store::{KeyRow, Prepared, Query, Store};
+use crate::verify::{self, Verdict, VerifyInput};
+use crate::{
+    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Record, Result,
+};
+
+/// Where the trail lives and how often it is checkpointed.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    /// SQLite file path or `postgres://…` URL.
+    pub location: String,
+    /// Checkpoint after this many records…
+    pub checkpoint_every: u64,
+    /// …or after this long, whichever comes first (also when nothing happened).
+    pub checkpoint_interval: Duration,
+    /// Longest wait for the store's write lock before the append fails.
+    pub lock_timeout: Duration,
+}
+
+impl AuditConfig {
+    pub fn new(location: impl Into<String>) -> Self {
+        AuditConfig {
+            location: location.into(),
+            checkpoint_every: 100,
+            checkpoint_interval: Duration::from_secs(600),
+            lock_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Who is acting (the same for every record of a console session).
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    pub session_id: String,
+    pub actor_id: Option<String>,
+    pub actor_ip: String,
+}
+
+impl Context {
+    /// The local OS user at this host, a fresh session ID.
+    pub fn local() -> Context {
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .unwrap_or_else(|_| "unknown".into());
+        let host = std::fs::read_to_string("/etc/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into());
+        Context {
+            session_id: format!("sess_{}", random_hex(8)),
+            actor_id: Some(format!("{user}@{host}")),
+            actor_ip: "127.0.0.1".into(),
+        }
+    }
+}
+
+pub fn random_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    getrandom::fill(&mut b).expect("OS random numbers");
+    hex::encode(b)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum KeyStatus {
+    /// A new trail: the first unlock creates the key.
+    NoKeyYet,
+    /// The key exists wrapped; `holder` says which partition can unwrap it.
+    Locked {
+        holder: String,
+    },
+    Unlocked {
+        epoch: i64,
+        holder: String,
+    },
+}
+
+struct Keys {
+    /// epoch → MAC key.
+    by_epoch: BTreeMap<i64, ChainKey>,
+    current: i64,
+    holder: String,
+}
+
+struct State {
+    keys: Option<Keys>,
+    /// The head this console last wrote or read: (seq, chain value).
+    head: Option<(i64, [u8; 32])>,
+    signer: Option<Arc<dyn CheckpointSigner>>,
+    since_checkpoint: u64,
+    last_checkpoint: Instant,
+}
+
+pub struct AuditLog {
+    store: Store,
+    log_id: String,
+    ctx: Context,
+    config: AuditConfig,
+    anchors: Vec<Arc<dyn Anchor>>,
+    state: Mutex<State>,
+    /// The spool may hold events (set when this console spools one, or found at open;
+    /// cleared once they are chained). Saves a query per append when it is empty.
+    pending_hint: AtomicBool,
+}
+
+/// Run an HSM call (a blocking PKCS#11 call behind the traits) off the async threads.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AuditError::Hsm(format!("HSM task failed: {e}")))
+}
+
+impl AuditLog {
+    /// Open (creating if needed) the trail at `config.location`.
+    pub async fn open(config: AuditConfig, ctx: Context) -> Result<AuditLog> {
+        let store = Store::connect(&config.location, config.lock_timeout).await?;
+        let log_id = store
+            .trail(&format!("log_{}", random_hex(12)), &now_rfc3339())
+            .await?;
+        let pending = store.pending_count(&log_id).await? > 0;
+        Ok(AuditLog {
+            pending_hint: AtomicBool::new(pending),
+            store,
+            log_id,
+            ctx,
+            config,
+            anchors: Vec::new(),
+            state: Mutex::new(State {
+                keys: None,
+                head: None,
+                signer: None,
+                since_checkpoint: 0,
+                last_checkpoint: Instant::now(),
+            }),
+        })
+    }
+
+    /// Remember checkpoints outside the store too (a file, an HSM data object), to expose a
+    /// rollback of the store to an older copy.
+    pub fn with_anchor(mut self, a: Arc<dyn Anchor>) -> Self {
+        self.anchors.push(a);
+        self
+    }
+
+    pub fn log_id(&self) -> &str {
+        &self.log_id
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    pub fn location_kind(&self) -> &'static str {
+        self.store.kind()
+    }
+
+    pub async fn key_status(&self) -> Result<KeyStatus> {
+        if let Some(k) = &self.state.lock().await.keys {
+            return Ok(KeyStatus::Unlocked {
+                epoch: k.current,
+                holder: k.holder.clone(),
+            });
+        }
+        let keys = self.store.keys(&self.log_id).await?;
+        Ok(match keys.last() {
+            None => KeyStatus::NoKeyYet,
+            Some(k) => KeyStatus::Locked {
+                holder: k.holder.clone(),
+            },
+        })
+    }
+
+    /// Unwrap every epoch's key with the HSM (creating epoch 0 on a new trail), remember the
+    /// checkpoint signer, and chain the spooled events.
+    pub async fn unlock(
+        &self,
+        wrapper: Arc<dyn KeyWrapper>,
+        signer: Arc<dyn CheckpointSigner>,
+    ) -> Result<()> {
+        let mut rows = self.store.keys(&self.log_id).await?;
+        if rows.is_empty() {
+            let mut key = Zeroizing::new(vec![0u8; 32]);
+            getrandom::fill(&mut key).map_err(|e| AuditError::Invalid(e.to_string()))?;
+            let w = wrapper.clone();
+            let k = key.clone();
+            let wrapped = blocking(move || w.wrap(&k))
+                .await?
+                .map_err(AuditError::Hsm)?;
+            let row = KeyRow {
+                log_id: self.log_id.clone(),
+                epoch: 0,
+                wrapped_key: hex::encode(wrapped),
+                wrap_mechanism: wrapper.mechanism(),
+                kek_id: hex::encode(wrapper.kek_id()),
+                holder: wrapper.holder(),
+                created_at: now_rfc3339(),
+            };
+            // Another console may have created the key at the same moment: theirs wins.
+            self.store.insert_key(&row).await?;
+            rows = self.store.keys(&self.log_id).await?;
+        }
+        let mut by_epoch = BTreeMap::new();
+        for row in &rows {
+            if hex::encode(wrapper.kek_id()) != row.kek_id {
+                return Err(AuditError::KeyUnavailable(format!(
+                    "the trail's key is held by {} (key ID {}); this partition cannot unwrap it",
+                    row.holder, row.kek_id
+                )));
+            }
+            let wrapped = hex::decode(&row.wrapped_key).map_err(|_| {
+                AuditError::Invalid(format!("wrapped key of epoch {} is not hex", row.epoch))
+            })?;
+            let w = wrapper.clone();
+            let key = blocking(move || w.unwrap(&wrapped)).await?.map_err(|e| {
+                AuditError::KeyUnavailable(format!("the HSM refused to unwrap the audit key: {e}"))
+            })?;
+            by_epoch.insert(row.epoch, ChainKey::new(&key));
+        }
+        let current = rows.last().map(|r| r.epoch).unwrap_or(0);
+        let holder = rows.last().map(|r| r.holder.clone()).unwrap_or_default();
+        {
+            let mut st = self.state.lock().await;
+            st.keys = Some(Keys {
+                by_epoch,
+                current,
+                holder,
+            });
+            st.signer = Some(signer);
+        }
+        // Chain whatever waited for the key (also what other consoles spooled).
+        if self.store.pending_count(&self.log_id).await? > 0 {
+            self.pending_hint.store(true, Ordering::SeqCst);
+            self.append_inner(None).await?;
+        }
+        Ok(())
+    }
+
+    /// Forget the key (logout). Privileged actions are refused from here on.
+    pub async fn lock(&self) {
+        let mut st = self.state.lock().await;
+        st.keys = None;
+        st.signer = None;
+    }
+
+    pub fn prepare(&self, e: &Event) -> Prepared {
+        Prepared {
+            timestamp: now_rfc3339(),
+            session_id: self.ctx.session_id.clone(),
+            actor_id: self.ctx.actor_id.clone(),
+            actor_ip: self.ctx.actor_ip.clone(),
+            action: e.action.clone(),
+            resource_type: e.resource_type.clone(),
+            resource_id: e.resource_id.clone(),
+            algorithm: e.algorithm.clone(),
+            status: e.status.as_str().to_string(),
+            error_code: e.error_code.clone(),
+            metadata: serde_json::to_string(&e.metadata).unwrap_or_else(|_| "{}".into()),
+        }
+    }
+
+    /// Append and chain one event. Fails closed: no key, no store, no record — and the
+    /// caller must then refuse the action it was about to take.
+    pub async fn append(&self, e: Event) -> Result<Record> {
+        let p = self.prepare(&e);
+        let mut recs = self.append_inner(Some(p)).await?;
+        recs.pop()
+            .ok_or_else(|| AuditError::Store("the append produced no record".into()))
+    }
+
+    /// Record an event whether or not the key is available: chained now if it is, spooled
+    /// in the store (and chained in order at the next unlock) if not. Nothing is dropped.
+    pub async fn record(&self, e: Event) -> Result<()> {
+        let p = self.prepare(&e);
+        if self.state.lock().await.keys.is_some() {
+            self.append_inner(Some(p)).await.map(|_| ())
+        } else {
+            self.pending_hint.store(true, Ordering::SeqCst);
+            self.store.push_pending(&self.log_id, &p).await
+        }
+    }
+
+    async fn append_inner(&self, p: Option<Prepared>) -> Result<Vec<Record>> {
+        let mut st = self.state.lock().await;
+        let keys = st.keys.as_ref().ok_or_else(|| {
+            AuditError::KeyUnavailable(
+                "log in to the partition that holds the audit key first".into(),
+            )
+        })?;
+        let epoch = keys.current;
+        let key = keys
+            .by_epoch
+            .get(&epoch)
+            .cloned()
+            .ok_or_else(|| AuditError::KeyUnavailable(format!("no key for epoch {epoch}")))?;
+        let with_pending = self.pending_hint.load(Ordering::SeqCst);
+        // Fast path: one INSERT after the cached head; the primary key catches a concurrent
+        // writer, and then the locked path below re-reads the head.
+        if let (false, Some(prepared), Some((seq, prev))) = (with_pending, p.as_ref(), st.head) {
+            let r = self.link(&key, epoch, seq + 1, &prev, prepared.clone(), now_rfc3339());
+            if self
+                .store
+                .insert_optimistic(&r, self.config.lock_timeout)
+                .await?
+            {
+                st.head = encode::hex32(&r.hmac_chain).map(|h| (r.seq, h));
+                return self.after_append(st, vec![r]).await;
+            }
+        }
+        let this = self;
+        let started = Instant::now();
+        let recs = loop {
+            let p = p.clone();
+            let key = key.clone();
+            let got = self
+                .store
+                .append_with(
+                    &self.log_id,
+                    self.config.lock_timeout,
+                    with_pending,
+                    move |head, pending| {
+                        let (mut seq, mut prev) = match head {
+                            Some((s, h)) => (
+                                s,
+                                encode::hex32(&h).ok_or_else(|| {
+                                    AuditError::Store(format!(
+                                        "record {s} has a malformed chain value"
+                                    ))
+                                })?,
+                            ),
+                            None => (0, GENESIS),
+                        };
+                        let created_at = now_rfc3339();
+                        let mut out = Vec::new();
+                        for prepared in pending.into_iter().map(|(_, p)| p).chain(p) {
+                            seq += 1;
+                            let r =
+                                this.link(&key, epoch, seq, &prev, prepared, created_at.clone());
+                            prev = encode::hex32(&r.hmac_chain).expect("just encoded");
+                            out.push(r);
+                        }
+                        Ok(out)
+                    },
+                )
+                .await?;
+            match got {
+                Some(recs) => break recs,
+                // Another writer took the position: read the head again, within the timeout.
+                None if started.elapsed() < self.config.lock_timeout => {
+                    tokio::time::sleep(Duration::from_millis(1)).await
+                }
+                None => {
+                    return Err(AuditError::Locked(
+                        self.config.lock_timeout.as_millis() as u64
+                    ))
+                }
+            }
+        };
+        if with_pending {
+            self.pending_hint.store(false, Ordering::SeqCst);
+        }
+        if let Some(last) = recs.last() {
+            st.head = encode::hex32(&last.hmac_chain).map(|h| (last.seq, h));
+        }
+        self.after_append(st, recs).await
+    }
+
+    /// The record for `prepared` at `seq`, chained onto `prev`.
+    fn link(
+        &self,
+        key: &ChainKey,
+        epoch: i64,
+        seq: i64,
+        prev: &[u8; 32],
+        prepared: Prepared,
+        created_at: String,
+    ) -> Record {
+        let mut r = Record {
+            log_id: self.log_id.clone(),
+            seq,
+            epoch,
+            timestamp: prepared.timestamp,
+            session_id: prepared.session_id,
+            actor_id: prepared.actor_id,
+            actor_ip: prepared.actor_ip,
+            action: prepared.action,
+            resource_type: prepared.resource_type,
+            resource_id: prepared.resource_id,
+            algorithm: prepared.algorithm,
+            status: prepared.status,
+            error_code: prepared.error_code,
+            metadata: prepared.metadata,
+            hmac_chain: String::new(),
+            created_at,
+        };
+        r.hmac_chain = hex::encode(key.link(&encode::encode(&r), prev));
+        r
+    }
+
+    async fn after_append(
+        &self,
+        mut st: tokio::sync::MutexGuard<'_, State>,
+        recs: Vec<Record>,
+    ) -> Result<Vec<Record>> {
+        st.since_checkpoint += recs.len() as u64;
+        let due = st.since_checkpoint >= self.config.checkpoint_every;
+        drop(st);
+        if due {
+            // The record is stored; a failed checkpoint is logged and retried next time.
+            if let Err(e) = self.checkpoint().await {
+                tracing::warn!("audit checkpoint failed: {e}");
+            }
+        }
+        Ok(recs)
+    }
+
+    /// Sign a checkpoint over the current heads now (also when nothing happened).
+    pub async fn checkpoint(&self) -> Result<Checkpoint> {
+        let mut st = self.state.lock().await;
+        let signer = st
+            .signer
+            .clone()
+            .ok_or_else(|| AuditError::KeyUnavailable("no checkpoint key: not unlocked".into()))?;
+        let epoch = st.keys.as_ref().map(|k| k.current).unwrap_or(0);
+        let (seq, head_hmac) = match self.store.head(&self.log_id).await? {
+            Some((s, h)) => (s, h),
+            None => (0, hex::encode(GENESIS)),
+        };
+        let head_digest = self.digest_head(seq).await?;
+        let existing = self.store.checkpoints(&self.log_id).await?;
+        let checkpoint_no = existing.last().map(|c| c.checkpoint_no).unwrap_or(0) + 1;
+        let mut cp = Checkpoint {
+            log_id: self.log_id.clone(),
+            checkpoint_no,
+            seq,
+            head_hmac,
+            head_digest: hex::encode(head_digest),
+            time: now_rfc3339(),
+            epoch,
+            algorithm: signer.algorithm(),
+            public_key: hex::encode(signer.public_key_spki()),
+            signature: String::new(),
+        };
+        let msg = verify::checkpoint_message(&cp)?;
+        let s = signer.clone();
+        let sig = blocking(move || s.sign(&msg))
+            .await?
+            .map_err(AuditError::Hsm)?;
+        cp.signature = hex::encode(sig);
+        // A checkpoint that does not verify with public material is never stored.
+        verify::check_checkpoint_signature(&cp).map_err(|e| {
+            AuditError::Hsm(format!(
+                "the HSM's checkpoint signature does not verify: {e}"
+            ))
+        })?;
+        self.store.insert_checkpoint(&cp).await?;
+        for a in &self.anchors {
+            let a = a.clone();
+            let c = cp.clone();
+            if let Err(e) = blocking(move || a.save(&c)).await? {
+                tracing::warn!("audit anchor not updated: {e}");
+            }
+        }
+        st.since_checkpoint = 0;
+        st.last_checkpoint = Instant::now();
+        Ok(cp)
+    }
+
+    /// For a periodic timer: checkpoint when the interval has passed (even with no new
+    /// records). Returns whether one was made.
+    pub async fn tick(&self) -> Result<bool> {
+        let due = {
+            let st = self.state.lock().await;
+            st.keys.is_some() && st.last_checkpoint.elapsed() >= self.config.checkpoint_interval
+        };
+        if due {
+            self.checkpoint().await?;
+        }
+        Ok(due)
+    }
+
+    /// Clean shutdown: a final checkpoint when the key is unlocked.
+    pub async fn close(&self) -> Result<()> {
+        if self.state.lock().await.keys.is_some() {
+            self.checkpoint().await?;
+        }
+        self.store.close().await;
+        Ok(())
+    }
+
+    /// Recompute the public digest chain up to `seq`.
+    async fn digest_head(&self, seq: i64) -> Result<[u8; 32]> {
+        let mut d = GENESIS;
+        let mut after = 0;
+        let mut buf = Vec::with_capacity(512);
+        while after < seq {
+            let page = self.store.trail_page(&self.log_id, after, 10_000).await?;
+            if page.is_empty() {
+                break;
+            }
+            for r in &page {
+                if r.seq > seq {
+                    break;
+                }
+                buf.clear();
+                encode::encode_into(r, &mut buf);
+                d = encode::digest_link(&buf, &d);
+                after = r.seq;
+            }
+        }
+        Ok(d)
+    }
+
+    /// Start a new key epoch: the rotation is recorded under the old key, later records use
+    /// the new one.
+    pub async fn rotate_key(&self, wrapper: Arc<dyn KeyWrapper>) -> Result<i64> {
+        let (old, holder) = {
+            let st = self.state.lock().await;
+            let k = st.keys.as_ref().ok_or_else(|| {
+                AuditError::KeyUnavailable("unlock the trail before rotating its key".into())
+            })?;
+            (k.current, k.holder.clone())
+        };
+        let new_epoch = old + 1;
+        self.append(
+            Event::new("audit.key_rotate", "audit_key")
+                .resource(format!("epoch-{new_epoch}"))
+                .meta("from_epoch", old)
+                .meta("holder", &holder),
+        )
+        .await?;
+        let mut key = Zeroizing::new(vec![0u8; 32]);
+        getrandom::fill(&mut key).map_err(|e| AuditError::Invalid(e.to_string()))?;
+        let w = wrapper.clone();
+        let k = key.clone();
+        let wrapped = blocking(move || w.wrap(&k))
+            .await?
+            .map_err(AuditError::Hsm)?;
+        let row = KeyRow {
+            log_id: self.log_id.clone(),
+            epoch: new_epoch,
+            wrapped_key: hex::encode(wrapped),
+            wrap_mechanism: wrapper.mechanism(),
+            kek_id: hex::encode(wrapper.kek_id()),
+            holder: wrapper.holder(),
+            created_at: now_rfc3339(),
+        };
+        if !self.store.insert_key(&row).await? {
+            return Err(AuditError::Invalid(format!(
+                "epoch {new_epoch} was created by another console meanwhile; unlock again"
+            )));
+        }
+        let mut st = self.state.lock().await;
+        if let Some(keys) = st.keys.as_mut() {
+            keys.by_epoch.insert(new_epoch, ChainKey::new(&key));
+            keys.current = new_epoch;
+        }
+        drop(st);
+        self.checkpoint().await?;
+        Ok(new_epoch)
+    }
+
+    pub async fn records(&self, q: &Query) -> Result<Vec<Record>> {
+        self.store.query(&self.log_id, q).await
+    }
+
+    pub async fn checkpoints(&self) -> Result<Vec<Checkpoint>> {
+        self.store.checkpoints(&self.log_id).await
+    }
+
+    /// Verify the whole store. `trusted_public_key` pins the checkpoint key (from the HSM);
+    /// without it, the key recorded with the checkpoints is used and the verdict says so.
+    pub async fn verify(
+        &self,
+        trusted_public_key: Option<Vec<u8>>,
+        progress: &(dyn Fn(i64, i64) + Send + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Verdict> {
+        let keys = {
+            let st = self.state.lock().await;
+            st.keys
+                .as_ref()
+                .map(|k| k.by_epoch.clone())
+                .ok_or_else(|| {
+                    AuditError::KeyUnavailable(
+                        "log in to the partition that holds the audit key to verify the trail"
+                            .into(),
+                    )
+                })?
+        };
+        let mut anchors = Vec::new();
+        for a in &self.anchors {
+            let a = a.clone();
+            match blocking(move || a.load()).await? {
+                Ok(Some(cp)) => anchors.push(cp),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("audit anchor unreadable: {e}"),
+            }
+        }
+        let input = VerifyInput {
+            log_id: self.log_id.clone(),
+            keys,
+            trusted_public_key,
+            anchors,
+        };
+        verify::verify_store(&self.store, input, progress, cancel).await
+    }
+
+    pub fn config(&self) -> &AuditConfig {
+        &self.config
+    }
+
+    /// Seconds since the last checkpoint (for the status badge).
+    pub async fn since_last_checkpoint(&self) -> Duration {
+        self.state.lock().await.last_checkpoint.elapsed()
+    }
+}

@@ -1,0 +1,687 @@
+//! The audit trail on a real SQLite file and a real PostgreSQL cluster: appends, fail-closed
+//! behaviour, the pending spool, key rotation, concurrency across processes, `kill -9`,
+//! and every kind of tampering — done with SQL from outside the console (`sqlite3`, `psql`)
+//! — named exactly by the verifier.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use audit::testing::{SoftSigner, SoftWrapper};
+use audit::verify::Finding;
+use audit::{AuditConfig, AuditError, AuditLog, Context, Event, FileAnchor, KeyStatus, Verdict};
+use testkit::pg::{sqlite3, PgCluster};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+struct Env {
+    kind: Kind,
+    dir: tempfile::TempDir,
+    pg: Option<PgCluster>,
+    location: String,
+}
+
+const DB: &str = "audit";
+
+impl Env {
+    fn new(kind: Kind) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        match kind {
+            Kind::Sqlite => {
+                let location = dir.path().join("audit.db").display().to_string();
+                Env {
+                    kind,
+                    dir,
+                    pg: None,
+                    location,
+                }
+            }
+            Kind::Postgres => {
+                let pg = PgCluster::start();
+                let location = pg.create_db(DB);
+                Env {
+                    kind,
+                    dir,
+                    pg: Some(pg),
+                    location,
+                }
+            }
+        }
+    }
+
+    fn db_path(&self) -> PathBuf {
+        PathBuf::from(&self.location)
+    }
+
+    /// SQL from outside the console.
+    fn sql(&self, sql: &str) -> String {
+        match self.kind {
+            Kind::Sqlite => sqlite3(&self.db_path(), sql),
+            Kind::Postgres => self.pg.as_ref().unwrap().psql(DB, sql),
+        }
+    }
+
+    fn config(&self) -> AuditConfig {
+        let mut c = AuditConfig::new(&self.location);
+        c.checkpoint_every = 100;
+        c
+    }
+
+    fn anchor(&self) -> Arc<FileAnchor> {
+        Arc::new(FileAnchor::new(self.dir.path().join("anchor.json")))
+    }
+
+    async fn open_locked(&self) -> AuditLog {
+        AuditLog::open(self.config(), Context::local())
+            .await
+            .unwrap()
+            .with_anchor(self.anchor())
+    }
+
+    async fn open(&self) -> AuditLog {
+        let log = self.open_locked().await;
+        log.unlock(wrapper(), signer()).await.unwrap();
+        log
+    }
+}
+
+fn wrapper() -> Arc<SoftWrapper> {
+    Arc::new(SoftWrapper::new([7; 32], b"kek"))
+}
+
+fn signer() -> Arc<SoftSigner> {
+    Arc::new(SoftSigner::new([9; 32]))
+}
+
+fn trusted_key() -> Option<Vec<u8>> {
+    use audit::CheckpointSigner;
+    Some(signer().public_key_spki())
+}
+
+async fn fill(log: &AuditLog, n: usize) {
+    for i in 0..n {
+        log.append(
+            Event::new("key.sign", "private_key")
+                .resource(format!("k{}", i % 7))
+                .algorithm("ML-DSA-65")
+                .meta("i", i),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+async fn verify(log: &AuditLog) -> Verdict {
+    log.verify(trusted_key(), &|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap()
+}
+
+fn finding(v: Verdict) -> Finding {
+    match v {
+        Verdict::Broken { finding, .. } => finding,
+        other => panic!("expected a finding, got {other:?}"),
+    }
+}
+
+/// A trail of 250 records with checkpoints after 100 and 200.
+async fn trail(env: &Env) -> AuditLog {
+    let log = env.open().await;
+    fill(&log, 250).await;
+    log
+}
+
+mod cases {
+    use super::*;
+
+    pub async fn append_and_verify(env: Env) {
+        let log = trail(&env).await;
+        let v = verify(&log).await;
+        match &v {
+            Verdict::Intact {
+                records,
+                last_seq,
+                checkpoints,
+                last_checkpoint,
+                key_pinned,
+                macs_checked,
+            } => {
+                assert_eq!((*records, *last_seq, *checkpoints), (250, 250, 2));
+                assert_eq!(last_checkpoint.as_ref().unwrap().seq, 200);
+                assert!(*key_pinned && *macs_checked);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Clean shutdown signs a final checkpoint.
+        log.close().await.unwrap();
+        let log = env.open().await;
+        let cps = log.checkpoints().await.unwrap();
+        assert_eq!(cps.last().unwrap().seq, 250);
+        assert!(verify(&log).await.is_intact());
+        // A checkpoint also when nothing happened.
+        let cp = log.checkpoint().await.unwrap();
+        assert_eq!((cp.seq, cp.checkpoint_no), (250, 4));
+        // Records really are in the store with the seed's columns.
+        assert_eq!(env.sql("SELECT COUNT(*) FROM audit_log WHERE algorithm = 'ML-DSA-65' AND status = 'success'"), "250");
+    }
+
+    pub async fn fail_closed_and_pending_spool(env: Env) {
+        let log = env.open_locked().await;
+        assert_eq!(log.key_status().await.unwrap(), KeyStatus::NoKeyYet);
+        let e = log
+            .append(Event::new("key.generate", "private_key"))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, AuditError::KeyUnavailable(_)), "{e}");
+        // A failed login before any key exists is kept, not dropped.
+        log.record(Event::new("session.login", "partition").failed("CKR_PIN_INCORRECT"))
+            .await
+            .unwrap();
+        log.record(Event::new("session.login", "partition").failed("CKR_PIN_INCORRECT"))
+            .await
+            .unwrap();
+        log.unlock(wrapper(), signer()).await.unwrap();
+        let r = log
+            .append(Event::new("session.login", "partition"))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.seq, 3,
+            "the two spooled events were chained first, in order"
+        );
+        let all = log
+            .records(&audit::store::Query {
+                limit: 10,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(all[0].error_code.as_deref(), Some("CKR_PIN_INCORRECT"));
+        assert_eq!(all[2].error_code, None);
+        assert!(verify(&log).await.is_intact());
+        // After logout the key is gone again: privileged actions are refused.
+        log.lock().await;
+        assert!(matches!(
+            log.key_status().await.unwrap(),
+            KeyStatus::Locked { .. }
+        ));
+        assert!(matches!(
+            log.append(Event::new("key.destroy", "private_key")).await,
+            Err(AuditError::KeyUnavailable(_))
+        ));
+        // A wrong wrapping key cannot unlock it.
+        let other = Arc::new(SoftWrapper::new([1; 32], b"other-kek"));
+        assert!(matches!(
+            log.unlock(other, signer()).await,
+            Err(AuditError::KeyUnavailable(_))
+        ));
+    }
+
+    pub async fn key_unavailable_in_the_hsm(env: Env) {
+        let log = env.open().await;
+        log.lock().await;
+        let w = wrapper();
+        *w.fail.lock().unwrap() = true;
+        let e = log.unlock(w, signer()).await.unwrap_err();
+        assert!(matches!(e, AuditError::KeyUnavailable(_)), "{e}");
+        assert!(log
+            .append(Event::new("key.sign", "private_key"))
+            .await
+            .is_err());
+    }
+
+    pub async fn key_rotation_starts_an_epoch(env: Env) {
+        let log = env.open().await;
+        fill(&log, 10).await;
+        let epoch = log.rotate_key(wrapper()).await.unwrap();
+        assert_eq!(epoch, 1);
+        fill(&log, 10).await;
+        let recs = log
+            .records(&audit::store::Query {
+                limit: 100,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(recs[10].action, "audit.key_rotate");
+        assert_eq!(
+            recs[10].epoch, 0,
+            "the rotation is recorded under the old key"
+        );
+        assert!(recs[11..].iter().all(|r| r.epoch == 1));
+        assert_eq!(env.sql("SELECT COUNT(*) FROM audit_key"), "2");
+        drop(log);
+        let log = env.open().await;
+        assert!(
+            verify(&log).await.is_intact(),
+            "both epochs' keys unwrap and verify"
+        );
+    }
+
+    pub async fn tamper_modified(env: Env) {
+        let log = trail(&env).await;
+        env.sql("UPDATE audit_log SET metadata = '{\"i\":999}' WHERE seq = 57");
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 57 });
+    }
+
+    pub async fn tamper_deleted(env: Env) {
+        let log = trail(&env).await;
+        env.sql("DELETE FROM audit_log WHERE seq = 40");
+        assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 40 });
+    }
+
+    pub async fn tamper_deleted_and_renumbered(env: Env) {
+        let log = trail(&env).await;
+        env.sql("DELETE FROM audit_log WHERE seq = 40");
+        env.sql("UPDATE audit_log SET seq = -seq WHERE seq > 40");
+        env.sql("UPDATE audit_log SET seq = -seq - 1 WHERE seq < 0");
+        assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 40 });
+    }
+
+    pub async fn tamper_inserted(env: Env) {
+        let log = trail(&env).await;
+        env.sql("UPDATE audit_log SET seq = -seq WHERE seq >= 31");
+        env.sql("UPDATE audit_log SET seq = -seq + 1 WHERE seq < 0");
+        env.sql(
+            "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
+             SELECT log_id, 31, epoch, timestamp, session_id, 'mallory@outside', actor_ip, 'key.export', resource_type, resource_id, algorithm, status, error_code, '{}', hmac_chain, created_at FROM audit_log WHERE seq = 32",
+        );
+        assert_eq!(finding(verify(&log).await), Finding::Inserted { seq: 31 });
+    }
+
+    pub async fn tamper_reordered(env: Env) {
+        let log = trail(&env).await;
+        env.sql("UPDATE audit_log SET seq = 100000 WHERE seq = 20");
+        env.sql("UPDATE audit_log SET seq = 20 WHERE seq = 25");
+        env.sql("UPDATE audit_log SET seq = 25 WHERE seq = 100000");
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::Reordered {
+                seq: 20,
+                belongs_at: 25
+            }
+        );
+    }
+
+    pub async fn tamper_grafted(env: Env) {
+        let log = trail(&env).await;
+        // A record from another trail (another console's store) copied in.
+        let other_dir = tempfile::tempdir().unwrap();
+        let other_loc = other_dir.path().join("other.db").display().to_string();
+        let other = AuditLog::open(AuditConfig::new(&other_loc), Context::local())
+            .await
+            .unwrap();
+        other
+            .unlock(Arc::new(SoftWrapper::new([3; 32], b"other")), signer())
+            .await
+            .unwrap();
+        let foreign = other
+            .append(Event::new("key.destroy", "private_key").resource("prod-root"))
+            .await
+            .unwrap();
+        env.sql(&format!(
+            "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
+             VALUES ('{}', 251, 0, '{}', '{}', 'x', '127.0.0.1', '{}', '{}', '{}', NULL, 'success', NULL, '{}', '{}', '{}')",
+            foreign.log_id, foreign.timestamp, foreign.session_id, foreign.action, foreign.resource_type, foreign.resource_id.as_deref().unwrap(),
+            foreign.metadata, foreign.hmac_chain, foreign.created_at
+        ));
+        match finding(verify(&log).await) {
+            Finding::Grafted {
+                seq: 251,
+                foreign_log,
+            } => assert_eq!(foreign_log, foreign.log_id),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    pub async fn tamper_truncated_tail(env: Env) {
+        let log = trail(&env).await;
+        env.sql("DELETE FROM audit_log WHERE seq > 150");
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::TruncatedTail {
+                last_seq: 150,
+                checkpoint_seq: 200
+            }
+        );
+    }
+
+    pub async fn tamper_rollback(env: Env) {
+        let log = trail(&env).await;
+        // The store goes back to an older copy: newer records and their checkpoints vanish
+        // together (the copy is self-consistent). The anchor outside the store remembers.
+        env.sql("DELETE FROM audit_log WHERE seq > 120");
+        env.sql("DELETE FROM audit_checkpoint WHERE seq > 120");
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::Rollback {
+                store_seq: 120,
+                anchor_seq: 200,
+                anchor_checkpoint: 2
+            }
+        );
+    }
+
+    pub async fn tamper_checkpoint_signature(env: Env) {
+        let log = trail(&env).await;
+        env.sql(
+            "UPDATE audit_checkpoint SET time = '2020-01-01T00:00:00.000Z' WHERE checkpoint_no = 1",
+        );
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::CheckpointSignatureInvalid {
+                checkpoint_no: 1,
+                seq: 100
+            }
+        );
+    }
+
+    pub async fn tamper_checkpoint_key_replaced(env: Env) {
+        use audit::CheckpointSigner;
+        let log = trail(&env).await;
+        // The tamperer re-signs checkpoint 1 with a key of their own and stores its public key.
+        let mallory = SoftSigner::new([5; 32]);
+        let mut cp = log.checkpoints().await.unwrap()[0].clone();
+        cp.public_key = hex::encode(mallory.public_key_spki());
+        let sig = mallory
+            .sign(&audit::verify::checkpoint_message(&cp).unwrap())
+            .unwrap();
+        env.sql(&format!("UPDATE audit_checkpoint SET public_key = '{}', signature = '{}' WHERE checkpoint_no = 1", cp.public_key, hex::encode(sig)));
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::CheckpointKeyReplaced {
+                checkpoint_no: 1,
+                seq: 100
+            }
+        );
+        // Without the pinned key the signature itself is valid; the finding needs the HSM's key.
+        let unpinned = log
+            .verify(None, &|_, _| {}, &AtomicBool::new(false))
+            .await
+            .unwrap();
+        assert!(unpinned.is_intact());
+    }
+
+    pub async fn torn_last_write(env: Env) {
+        let log = trail(&env).await;
+        env.sql("UPDATE audit_log SET hmac_chain = substr(hmac_chain, 1, 9), metadata = substr(metadata, 1, 4) WHERE seq = 250");
+        let f = finding(verify(&log).await);
+        assert_eq!(f, Finding::TornLastWrite { seq: 250 });
+        assert!(!f.is_tampering(), "reported as a crash");
+    }
+
+    pub async fn many_tasks_one_chain(env: Env) {
+        let log = Arc::new(env.open().await);
+        let mut tasks = Vec::new();
+        for t in 0..8 {
+            let log = log.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..40 {
+                    log.append(Event::new("test.concurrent", "test").resource(format!("t{t}-{i}")))
+                        .await
+                        .unwrap();
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert!(verify(&log).await.is_intact());
+        assert_eq!(env.sql("SELECT COUNT(*) FROM audit_log"), "320");
+        assert_eq!(env.sql("SELECT MAX(seq) FROM audit_log"), "320");
+    }
+
+    fn child(location: &str, count: &str, tag: &str) -> std::process::Child {
+        Command::new(testkit::profile_dir().join("audit_append_loop"))
+            .args([location, count, tag])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("audit_append_loop (built with the audit crate's test-support feature)")
+    }
+
+    pub async fn two_processes_one_chain(env: Env) {
+        // Create the trail and its key first, so both children find it.
+        env.open().await;
+        let mut a = child(&env.location, "150", "a");
+        let mut b = child(&env.location, "150", "b");
+        assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+        let log = env.open().await;
+        assert!(
+            verify(&log).await.is_intact(),
+            "two writers, one linear chain"
+        );
+        assert_eq!(env.sql("SELECT COUNT(*) FROM audit_log"), "300");
+    }
+
+    pub async fn kill_9_loses_no_acknowledged_record(env: Env) {
+        env.open().await;
+        let mut c = child(&env.location, "1000000", "k");
+        let mut acked = BTreeSet::new();
+        let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
+        while acked.len() < 200 {
+            let l = lines.next().unwrap().unwrap();
+            acked.insert(l.trim_start_matches("ACK ").parse::<i64>().unwrap());
+        }
+        // SIGKILL mid-stream; nothing gets to clean up.
+        Command::new("kill")
+            .args(["-9", &c.id().to_string()])
+            .status()
+            .unwrap();
+        c.wait().unwrap();
+        for l in lines.map_while(|l| l.ok()) {
+            if let Some(s) = l.strip_prefix("ACK ") {
+                acked.insert(s.parse().unwrap());
+            }
+        }
+        let log = env.open().await;
+        let v = verify(&log).await;
+        assert!(v.is_intact(), "{v:?}");
+        let stored: i64 = env.sql("SELECT COUNT(*) FROM audit_log").parse().unwrap();
+        assert!(
+            stored >= *acked.last().unwrap(),
+            "every acknowledged record survives ({stored} stored, last ack {})",
+            acked.last().unwrap()
+        );
+    }
+
+    pub async fn export_verifies_offline(env: Env) {
+        let log = trail(&env).await;
+        let out = env.dir.path().join("export.jsonl");
+        let s = audit::export::export_jsonl(&log, &Default::default(), &out, None)
+            .await
+            .unwrap();
+        assert_eq!((s.records, s.checkpoints), (250, 2));
+        let parsed = audit::export::read_jsonl(&out).unwrap();
+        // Public material only: the digest chain against the signed checkpoints.
+        let v = audit::export::verify_export(&parsed, None, trusted_key());
+        assert!(
+            matches!(
+                v,
+                Verdict::Intact {
+                    macs_checked: false,
+                    records: 250,
+                    ..
+                }
+            ),
+            "{v:?}"
+        );
+        // Alter a record inside the export: the checkpoints catch it without any key.
+        let text = std::fs::read_to_string(&out).unwrap().replacen(
+            "\"resource_id\":\"k3\"",
+            "\"resource_id\":\"k9\"",
+            1,
+        );
+        std::fs::write(&out, &text).unwrap();
+        let tampered = audit::export::read_jsonl(&out).unwrap();
+        assert!(matches!(
+            audit::export::verify_export(&tampered, None, trusted_key()),
+            Verdict::Broken {
+                finding: Finding::CheckpointMismatch {
+                    checkpoint_no: 1,
+                    ..
+                },
+                ..
+            }
+        ));
+        // An export cut off mid-write is a crash, named as such.
+        let whole = std::fs::read_to_string(&out).unwrap();
+        let first: Vec<&str> = whole.lines().take(120).collect();
+        let cut = format!(
+            "{}\n{{\"type\":\"record\",\"log_id\":\"lo",
+            first.join("\n")
+        );
+        std::fs::write(&out, cut).unwrap();
+        let torn = audit::export::read_jsonl(&out).unwrap();
+        let f = finding(audit::export::verify_export(&torn, None, trusted_key()));
+        assert!(matches!(f, Finding::TornLastWrite { .. }), "{f:?}");
+        // CSV for spreadsheets.
+        let csv = env.dir.path().join("export.csv");
+        audit::export::export_csv(&log, &Default::default(), &csv)
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(text.lines().count(), 251);
+        assert!(
+            text.lines().nth(1).unwrap().contains("\"{\"\"i\"\":0}\""),
+            "metadata is quoted CSV"
+        );
+    }
+
+    pub async fn locked_store_fails_the_append(env: Env) {
+        let mut cfg = env.config();
+        cfg.lock_timeout = Duration::from_millis(300);
+        let log = AuditLog::open(cfg, Context::local()).await.unwrap();
+        log.unlock(wrapper(), signer()).await.unwrap();
+        fill(&log, 1).await;
+        // Another process holds the write lock.
+        let mut holder = match env.kind {
+            Kind::Sqlite => Command::new("sqlite3")
+                .arg(env.db_path())
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap(),
+            Kind::Postgres => {
+                let pg = env.pg.as_ref().unwrap();
+                Command::new("runuser")
+                    .args([
+                        "-u",
+                        "postgres",
+                        "--",
+                        "psql",
+                        "-h",
+                        "127.0.0.1",
+                        "-p",
+                        &pg.port.to_string(),
+                        "-U",
+                        "hsmc",
+                        "-d",
+                        DB,
+                    ])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            }
+        };
+        {
+            use std::io::Write;
+            let stdin = holder.stdin.as_mut().unwrap();
+            let lock = match env.kind {
+                Kind::Sqlite => "BEGIN IMMEDIATE;\n".to_string(),
+                Kind::Postgres => "BEGIN; LOCK TABLE audit_log IN EXCLUSIVE MODE;\n".to_string(),
+            };
+            stdin.write_all(lock.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let e = log
+            .append(Event::new("key.sign", "private_key"))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, AuditError::Locked(_)), "{e}");
+        drop(holder.stdin.take());
+        holder.wait().unwrap();
+        log.append(Event::new("key.sign", "private_key"))
+            .await
+            .expect("works again once the lock is released");
+    }
+}
+
+macro_rules! suite {
+    ($module:ident, $kind:expr, [$($case:ident),* $(,)?]) => {
+        mod $module {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    cases::$case(Env::new($kind)).await;
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    sqlite,
+    Kind::Sqlite,
+    [
+        append_and_verify,
+        fail_closed_and_pending_spool,
+        key_unavailable_in_the_hsm,
+        key_rotation_starts_an_epoch,
+        tamper_modified,
+        tamper_deleted,
+        tamper_deleted_and_renumbered,
+        tamper_inserted,
+        tamper_reordered,
+        tamper_grafted,
+        tamper_truncated_tail,
+        tamper_rollback,
+        tamper_checkpoint_signature,
+        tamper_checkpoint_key_replaced,
+        torn_last_write,
+        many_tasks_one_chain,
+        two_processes_one_chain,
+        kill_9_loses_no_acknowledged_record,
+        export_verifies_offline,
+        locked_store_fails_the_append,
+    ]
+);
+
+suite!(
+    postgres,
+    Kind::Postgres,
+    [
+        append_and_verify,
+        fail_closed_and_pending_spool,
+        key_unavailable_in_the_hsm,
+        key_rotation_starts_an_epoch,
+        tamper_modified,
+        tamper_deleted,
+        tamper_deleted_and_renumbered,
+        tamper_inserted,
+        tamper_reordered,
+        tamper_grafted,
+        tamper_truncated_tail,
+        tamper_rollback,
+        tamper_checkpoint_signature,
+        tamper_checkpoint_key_replaced,
+        torn_last_write,
+        many_tasks_one_chain,
+        two_processes_one_chain,
+        kill_9_loses_no_acknowledged_record,
+        export_verifies_offline,
+        locked_store_fails_the_append,
+    ]
+);
