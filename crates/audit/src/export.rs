@@ -42,7 +42,7 @@ pub enum Line {
     },
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
 pub struct ExportSummary {
     pub path: String,
     pub records: i64,
@@ -52,7 +52,7 @@ pub struct ExportSummary {
 }
 
 /// A time range (RFC 3339, inclusive); `None` = unbounded.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ts_rs::TS)]
 pub struct Range {
     pub from_time: Option<String>,
     pub to_time: Option<String>,

@@ -121,7 +121,7 @@ impl Event {
 }
 
 /// A signed checkpoint over the chain heads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, ts_rs::TS)]
 pub struct Checkpoint {
     pub log_id: String,
     pub checkpoint_no: i64,

@@ -113,7 +113,7 @@ pub struct AuditLog {
     log_id: String,
     ctx: Context,
     config: AuditConfig,
-    anchors: Vec<Arc<dyn Anchor>>,
+    anchors: parking_lot::Mutex<Vec<Arc<dyn Anchor>>>,
     state: Mutex<State>,
     /// The spool may hold events (set when this console spools one, or found at open;
     /// cleared once they are chained). Saves a query per append when it is empty.
@@ -141,7 +141,7 @@ impl AuditLog {
             log_id,
             ctx,
             config,
-            anchors: Vec::new(),
+            anchors: parking_lot::Mutex::new(Vec::new()),
             state: Mutex::new(State {
                 keys: None,
                 head: None,
@@ -154,9 +154,24 @@ impl AuditLog {
 
     /// Remember checkpoints outside the store too (a file, an HSM data object), to expose a
     /// rollback of the store to an older copy.
-    pub fn with_anchor(mut self, a: Arc<dyn Anchor>) -> Self {
-        self.anchors.push(a);
+    pub fn with_anchor(self, a: Arc<dyn Anchor>) -> Self {
+        self.add_anchor(a);
         self
+    }
+
+    /// Add an anchor later (e.g. an HSM data object once its partition is logged in).
+    pub fn add_anchor(&self, a: Arc<dyn Anchor>) {
+        self.anchors.lock().push(a);
+    }
+
+    /// `CKA_ID` of the HSM key that wraps this trail's MAC key, once there is one.
+    pub async fn kek_id(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .store
+            .keys(&self.log_id)
+            .await?
+            .last()
+            .and_then(|k| hex::decode(&k.kek_id).ok()))
     }
 
     pub fn log_id(&self) -> &str {
@@ -474,8 +489,8 @@ impl AuditLog {
             ))
         })?;
         self.store.insert_checkpoint(&cp).await?;
-        for a in &self.anchors {
-            let a = a.clone();
+        let anchors = self.anchors.lock().clone();
+        for a in anchors {
             let c = cp.clone();
             if let Err(e) = blocking(move || a.save(&c)).await? {
                 tracing::warn!("audit anchor not updated: {e}");
@@ -609,8 +624,8 @@ impl AuditLog {
                 })?
         };
         let mut anchors = Vec::new();
-        for a in &self.anchors {
-            let a = a.clone();
+        let registered = self.anchors.lock().clone();
+        for a in registered {
             match blocking(move || a.load()).await? {
                 Ok(Some(cp)) => anchors.push(cp),
                 Ok(None) => {}
@@ -624,6 +639,17 @@ impl AuditLog {
             anchors,
         };
         verify::verify_store(&self.store, input, progress, cancel).await
+    }
+
+    /// The unlocked MAC keys by epoch (to verify an export of this trail), `None` while
+    /// the trail is locked.
+    pub async fn chain_keys(&self) -> Option<BTreeMap<i64, ChainKey>> {
+        self.state
+            .lock()
+            .await
+            .keys
+            .as_ref()
+            .map(|k| k.by_epoch.clone())
     }
 
     pub fn config(&self) -> &AuditConfig {

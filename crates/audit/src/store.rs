@@ -45,7 +45,8 @@ pub struct KeyRow {
 }
 
 /// Filters for browsing.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(default)]
 pub struct Query {
     /// Only records with `seq` below this (for paging newest-first); `None` = from the end.
     pub before_seq: Option<i64>,

@@ -24,7 +24,7 @@ use crate::store::Store;
 use crate::{AuditError, Checkpoint, Record, Result};
 
 /// What is wrong, at which record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     Modified {
@@ -134,7 +134,7 @@ impl Finding {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct CheckpointSummary {
     pub checkpoint_no: i64,
     pub seq: i64,
@@ -142,7 +142,7 @@ pub struct CheckpointSummary {
     pub algorithm: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     Intact {

@@ -5,7 +5,7 @@ use p11::sys::*;
 use serde::{Deserialize, Serialize};
 
 /// ML-DSA (FIPS 204).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum MlDsaSet {
     #[serde(rename = "ML-DSA-44")]
     P44,
@@ -51,7 +51,7 @@ impl MlDsaSet {
 }
 
 /// ML-KEM (FIPS 203).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum MlKemSet {
     #[serde(rename = "ML-KEM-512")]
     P512,
@@ -97,7 +97,7 @@ impl MlKemSet {
 }
 
 /// SLH-DSA (FIPS 205) parameter sets, in `CKP_SLH_DSA_*` order (1..=12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum SlhDsaSet {
     Sha2_128s,
     Shake128s,
@@ -172,7 +172,7 @@ impl SlhDsaSet {
 }
 
 /// Elliptic curves the console generates keys on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum Curve {
     P256,
     P384,
@@ -246,7 +246,7 @@ pub fn ec_point_raw(value: &[u8], curve: Curve) -> Option<Vec<u8>> {
 }
 
 /// An RFC 8554 LMS type (SHA-256, m = 32).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum LmsType {
     #[serde(rename = "LMS_SHA256_M32_H5")]
     H5,
@@ -306,7 +306,7 @@ impl LmsType {
 }
 
 /// An RFC 8554 LM-OTS type (SHA-256, n = 32).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum LmotsType {
     #[serde(rename = "LMOTS_SHA256_N32_W1")]
     W1,
@@ -356,7 +356,7 @@ impl LmotsType {
 }
 
 /// HSS parameters: one (LMS, LM-OTS) pair per level, top level first.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub struct HssParams {
     pub levels: Vec<(LmsType, LmotsType)>,
 }
@@ -416,7 +416,7 @@ impl HssParams {
 }
 
 /// What an officer can generate.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum KeySpec {
     MlDsa { set: MlDsaSet },

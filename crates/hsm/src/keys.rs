@@ -69,7 +69,7 @@ impl std::fmt::Display for KeySelector {
 }
 
 /// What a key may do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Capabilities {
     pub sign: bool,
     pub verify: bool,
@@ -83,7 +83,7 @@ pub struct Capabilities {
 }
 
 /// One row of the keys table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct ObjectSummary {
     pub handle: u64,
     pub class: String,
@@ -309,6 +309,12 @@ pub fn list_objects(s: &Session, filter: &mut Template) -> p11::Result<Vec<Objec
     Ok(out)
 }
 
+/// The listing row of one object (duplicate flag not computed).
+pub fn summary(s: &Session, handle: ObjectHandle) -> p11::Result<ObjectSummary> {
+    let values = s.get_attributes_with(handle, SUMMARY_ATTRS, false)?;
+    Ok(summarize(handle, &values, s.module().family()))
+}
+
 fn mark_duplicates(list: &mut [ObjectSummary]) {
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     for o in list.iter() {
@@ -326,7 +332,7 @@ fn mark_duplicates(list: &mut [ObjectSummary]) {
 }
 
 /// How the UI should render an attribute value.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AttrDisplay {
     Bool,
@@ -339,7 +345,7 @@ pub enum AttrDisplay {
 }
 
 /// One decoded attribute of the detail pane.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct AttributeView {
     pub attribute: String,
     pub code: u64,

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod pool;
 pub mod pubkey;
 pub mod templates;
+pub mod vault;
 
 pub use breaker::BreakerState;
 pub use error::{HsmError, Result};

@@ -192,7 +192,7 @@ impl Metrics {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct OpSnapshot {
     pub op: String,
     pub ok: u64,
@@ -205,7 +205,7 @@ pub struct OpSnapshot {
     pub max_us: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct MetricsSnapshot {
     pub ops: Vec<OpSnapshot>,
     pub errors_by_class: Vec<(String, u64)>,

@@ -139,7 +139,7 @@ pub struct Pool {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct PoolStatus {
     pub slot: u64,
     pub size: usize,
@@ -620,6 +620,34 @@ impl Pool {
         self.call(op, true, f)
     }
 
+    /// [`Pool::run`] for closures built from this crate's services (which return
+    /// [`HsmError`]): PKCS#11 errors still drive recovery; the others pass through as they are.
+    pub fn run_service<T>(
+        &self,
+        op: &'static str,
+        mut f: impl FnMut(&Session) -> Result<T>,
+    ) -> Result<T> {
+        self.call(op, false, move |s| split(f(s)))?
+    }
+
+    /// [`Pool::run_service`] from async code (blocking thread pool).
+    pub async fn run_service_async<T, F>(&self, op: &'static str, mut f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnMut(&Session) -> Result<T> + Send + 'static,
+    {
+        self.spawn(op, false, move |s| split(f(s))).await?
+    }
+
+    /// [`Pool::run_service_async`] for reads that are safe to repeat after a recovery.
+    pub async fn run_service_idempotent_async<T, F>(&self, op: &'static str, mut f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnMut(&Session) -> Result<T> + Send + 'static,
+    {
+        self.spawn(op, true, move |s| split(f(s))).await?
+    }
+
     fn call<T>(
         &self,
         op: &'static str,
@@ -759,5 +787,14 @@ impl Pool {
         tokio::task::spawn_blocking(move || pool.call(op, idempotent, f))
             .await
             .map_err(|e| HsmError::Unsupported(format!("HSM worker failed: {e}")))?
+    }
+}
+
+/// Separate the PKCS#11 errors (which the pool must see to recover) from the service's own.
+fn split<T>(r: Result<T>) -> p11::Result<Result<T>> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(HsmError::P11(e)) | Err(HsmError::Disconnected { error: e, .. }) => Err(e),
+        Err(other) => Ok(Err(other)),
     }
 }

@@ -95,7 +95,7 @@ struct RsaPublicKeyDer<'a> {
 }
 
 /// Public-key encodings for export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum PublicKeyFormat {
     Pem,

@@ -1,0 +1,212 @@
+//! The audit trail as officers see it: its state, browsing with filters, verification with
+//! progress and cancel, exports (verifiable JSON Lines, CSV for spreadsheets), offline
+//! verification of an export, key rotation.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use audit::export::{ExportSummary, Range};
+use audit::store::Query;
+use audit::{Event, Verdict};
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::views::*;
+use crate::Console;
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AuditStatusView {
+    pub log_id: String,
+    pub location: String,
+    /// "sqlite" or "postgres".
+    pub store: String,
+    pub key: AuditKeyView,
+    pub records: i64,
+    /// Events waiting for the key (chained at the next unlock).
+    pub pending: i64,
+    pub last_seq: Option<i64>,
+    pub checkpoints: i64,
+    pub last_checkpoint_time: Option<String>,
+    pub last_checkpoint_seq: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    Jsonl,
+    Csv,
+}
+
+/// Offline verification of an export file.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ExportVerdict {
+    pub path: String,
+    pub verdict: Verdict,
+    /// Whether record MACs were checked (the trail's key was unlocked) or only the digest
+    /// chain against the signed checkpoints.
+    pub macs_checked: bool,
+}
+
+impl Console {
+    pub async fn audit_status(&self) -> ApiResult<AuditStatusView> {
+        let log = self.audit();
+        let store = log.store();
+        let head = store.head(log.log_id()).await?;
+        let cps = log.checkpoints().await?;
+        // Sequence numbers start at 1 and have no gaps in an intact trail.
+        let records = head.as_ref().map(|h| h.0).unwrap_or(0);
+        Ok(AuditStatusView {
+            log_id: log.log_id().to_string(),
+            location: crate::redact_url(&log.config().location),
+            store: log.location_kind().to_string(),
+            key: log.key_status().await?.into(),
+            records,
+            pending: store.pending_count(log.log_id()).await?,
+            last_seq: head.map(|h| h.0),
+            checkpoints: cps.len() as i64,
+            last_checkpoint_time: cps.last().map(|c| c.time.clone()),
+            last_checkpoint_seq: cps.last().map(|c| c.seq),
+        })
+    }
+
+    /// Records, newest first unless `q.ascending`; at most 1,000 per page.
+    pub async fn audit_records(&self, mut q: Query) -> ApiResult<Vec<RecordView>> {
+        q.limit = q.limit.clamp(1, 1000);
+        Ok(self
+            .audit()
+            .records(&q)
+            .await?
+            .into_iter()
+            .map(RecordView::from)
+            .collect())
+    }
+
+    /// Verify the whole trail (MACs with the HSM-held key, checkpoints against the key
+    /// pinned from the HSM, anchors). Recorded, whatever the verdict.
+    pub async fn audit_verify(
+        &self,
+        progress: &(dyn Fn(i64, i64) + Send + Sync),
+        cancel: &AtomicBool,
+    ) -> ApiResult<Verdict> {
+        let pinned = self.audit_signer_spki();
+        let v = self.audit().verify(pinned, progress, cancel).await?;
+        let ev = Event::new("audit.verify", "audit_trail")
+            .resource(self.audit().log_id().to_string())
+            .meta("verdict", &v);
+        let ev = if v.is_intact() {
+            ev
+        } else {
+            ev.failed("AUDIT_BROKEN")
+        };
+        self.record(ev).await;
+        Ok(v)
+    }
+
+    /// Export to `out` (written completely or not at all). Recorded.
+    pub async fn audit_export(
+        &self,
+        format: ExportFormat,
+        range: Range,
+        out: &Path,
+    ) -> ApiResult<ExportSummary> {
+        if out.is_dir() {
+            return Err(ApiError::invalid(format!(
+                "{} is a folder; choose a file name.",
+                out.display()
+            )));
+        }
+        let r = match format {
+            ExportFormat::Jsonl => {
+                let pk = self.audit_signer_spki().map(|k| (String::new(), k));
+                let pk = match pk {
+                    Some((_, k)) => self
+                        .audit()
+                        .checkpoints()
+                        .await?
+                        .last()
+                        .map(|c| (c.algorithm.clone(), k.clone()))
+                        .or(Some(("".into(), k))),
+                    None => None,
+                };
+                audit::export::export_jsonl(self.audit(), &range, out, pk).await
+            }
+            ExportFormat::Csv => audit::export::export_csv(self.audit(), &range, out).await,
+        }
+        .map_err(ApiError::from);
+        let ev = Event::new("audit.export", "audit_trail")
+            .resource(out.display().to_string())
+            .meta("format", format)
+            .meta("range", &range);
+        let ev = match &r {
+            Ok(s) => ev.meta("records", s.records),
+            Err(_) => ev,
+        };
+        self.record_outcome(ev, &r).await;
+        r
+    }
+
+    /// Verify an exported JSON Lines file. With the trail unlocked the record MACs are
+    /// checked too; the checkpoint key is pinned from the HSM when this console has it.
+    pub async fn audit_verify_export(&self, path: &Path) -> ApiResult<ExportVerdict> {
+        let p = path.to_path_buf();
+        let parsed = tokio::task::spawn_blocking(move || audit::export::read_jsonl(&p))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::AuditBroken,
+                    format!("{} is not a readable audit export: {e}", path.display()),
+                )
+            })?;
+        let keys = if parsed.log_id == self.audit().log_id() {
+            self.audit().chain_keys().await
+        } else {
+            None
+        };
+        let macs = keys.is_some();
+        let verdict = audit::export::verify_export(&parsed, keys, self.audit_signer_spki());
+        Ok(ExportVerdict {
+            path: path.display().to_string(),
+            verdict,
+            macs_checked: macs,
+        })
+    }
+
+    /// Start a new key epoch on the partition holding the key.
+    pub async fn audit_rotate_key(&self) -> ApiResult<i64> {
+        let holder = self
+            .partitions()
+            .into_iter()
+            .find(|p| p.holds_audit_key())
+            .ok_or_else(|| {
+                ApiError::new(ErrorCode::AuditUnavailable, "The audit key is locked.")
+                    .suggest("Log in to the partition that holds the audit key.")
+            })?;
+        let log_id = self.audit().log_id().to_string();
+        let pool = holder.pool.clone();
+        let kek = crate::audit_hsm::kek_id(&log_id);
+        let label = format!("hsm-console audit key {log_id}");
+        let wrapper =
+            tokio::task::spawn_blocking(move || hsm::vault::Wrapper::ensure(&pool, &kek, &label))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
+        let w = Arc::new(crate::audit_hsm::HsmKeyWrapper {
+            pool: holder.pool.clone(),
+            wrapper,
+            holder: holder.holder_name(),
+        });
+        let epoch = self.audit().rotate_key(w).await?;
+        self.emit(ConsoleEvent::AuditChanged {});
+        Ok(epoch)
+    }
+
+    /// Write a checkpoint now.
+    pub async fn audit_checkpoint(&self) -> ApiResult<audit::Checkpoint> {
+        let c = self.audit().checkpoint().await?;
+        self.emit(ConsoleEvent::AuditChanged {});
+        Ok(c)
+    }
+}

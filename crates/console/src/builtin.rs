@@ -1,0 +1,130 @@
+//! The built-in partition: `lunasim` over Kryoptic, kept in the console's data directory,
+//! so the console is usable on a machine without an HSM. It is a software emulator — the
+//! UI says so on every screen — and its PINs are documented demo values.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use p11::{Module, SlotId, UserType};
+
+use crate::error::{ApiError, ApiResult};
+
+pub const TOKEN_LABEL: &str = "Built-in lunasim";
+/// Demo PINs of the built-in partition (documented in the README). Not secrets.
+pub const USER_PIN: &str = "12345678";
+pub const SO_PIN: &str = "87654321";
+
+/// Where the built-in partition's pieces are.
+#[derive(Debug, Clone)]
+pub struct BuiltinPaths {
+    pub lunasim: PathBuf,
+    pub kryoptic: Option<PathBuf>,
+}
+
+/// Find `liblunasim.so` and Kryoptic: explicit paths first, then next to the executable
+/// (`target/<profile>/` in a build tree, with Kryoptic in `target/pkcs11/`), then a bundle's
+/// resource directory.
+pub fn locate(
+    lunasim: Option<&Path>,
+    kryoptic: Option<&Path>,
+    resource_dir: Option<&Path>,
+) -> Option<BuiltinPaths> {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let mut candidates: Vec<PathBuf> = lunasim.map(Path::to_path_buf).into_iter().collect();
+    if let Some(d) = &exe_dir {
+        candidates.push(d.join("liblunasim.so"));
+        candidates.push(d.join("../liblunasim.so")); // test binaries live in target/<profile>/deps
+    }
+    if let Some(r) = resource_dir {
+        candidates.push(r.join("pkcs11/liblunasim.so"));
+    }
+    let lunasim = candidates.into_iter().find(|p| p.is_file())?;
+    let mut kcands: Vec<PathBuf> = kryoptic.map(Path::to_path_buf).into_iter().collect();
+    if let Some(d) = lunasim.parent() {
+        kcands.push(d.join("../pkcs11/libkryoptic_pkcs11.so"));
+        kcands.push(d.join("../../pkcs11/libkryoptic_pkcs11.so"));
+        kcands.push(d.join("libkryoptic_pkcs11.so"));
+    }
+    if let Some(r) = resource_dir {
+        kcands.push(r.join("pkcs11/libkryoptic_pkcs11.so"));
+    }
+    let kryoptic = kcands
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok());
+    Some(BuiltinPaths {
+        lunasim: lunasim.canonicalize().unwrap_or(lunasim),
+        kryoptic,
+    })
+}
+
+/// Write the built-in partition's configuration under `dir` (once) and point lunasim at it
+/// — unless `LUNASIM_CONF` is already set, which then wins (tests and demos use their own).
+pub fn configure(dir: &Path, paths: &BuiltinPaths) -> ApiResult<PathBuf> {
+    if let Some(existing) = std::env::var_os("LUNASIM_CONF") {
+        return Ok(PathBuf::from(existing));
+    }
+    std::fs::create_dir_all(dir.join("store"))
+        .map_err(|e| ApiError::io("cannot create the built-in partition's folder", &e))?;
+    let kconf = dir.join("kryoptic.conf");
+    if !kconf.exists() {
+        std::fs::write(
+            &kconf,
+            format!(
+                "[[slots]]\nslot = 1\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n",
+                dir.join("token.sql").display()
+            ),
+        )
+        .map_err(|e| ApiError::io("cannot write the built-in partition's configuration", &e))?;
+    }
+    let conf = dir.join("lunasim.toml");
+    let inner = paths
+        .kryoptic
+        .as_ref()
+        .map(|k| format!("inner_module = \"{}\"\n", k.display()))
+        .unwrap_or_default();
+    let text = format!(
+        "# The console's built-in partition (a software emulator, not for production keys).\n{inner}store_dir = \"{}\"\ncontrol_file = \"{}\"\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n",
+        dir.join("store").display(),
+        dir.join("control.jsonl").display(),
+        kconf.display()
+    );
+    std::fs::write(&conf, text)
+        .map_err(|e| ApiError::io("cannot write the built-in partition's configuration", &e))?;
+    // Read by lunasim at C_Initialize; set before the module is loaded.
+    std::env::set_var("LUNASIM_CONF", &conf);
+    Ok(conf)
+}
+
+/// Make sure the built-in token is initialized (first run) and return its slot.
+pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
+    let slots = module.slots(true)?;
+    for slot in &slots {
+        let ti = module.token_info(*slot)?;
+        if ti.initialized() && ti.user_pin_initialized() {
+            return Ok(*slot);
+        }
+    }
+    let slot = *slots
+        .first()
+        .ok_or_else(|| ApiError::invalid("the built-in partition has no slot"))?;
+    module.init_token(slot, &p11::pin(SO_PIN), TOKEN_LABEL)?;
+    // SoftHSM-style renumbering after initialization: find it by label.
+    let slot = module
+        .slots(true)?
+        .into_iter()
+        .find(|s| {
+            module
+                .token_info(*s)
+                .map(|t| t.label == TOKEN_LABEL)
+                .unwrap_or(false)
+        })
+        .unwrap_or(slot);
+    let so = module.open_session(slot, true)?;
+    so.login(UserType::SecurityOfficer, &p11::pin(SO_PIN))?;
+    so.init_pin(&p11::pin(USER_PIN))?;
+    so.logout()?;
+    Ok(slot)
+}

@@ -1,0 +1,243 @@
+//! The one error type that crosses IPC (and `hsmc`'s exit codes): a stable code, a message
+//! that names what happened, details, a suggestion of what to do, and the PKCS#11 function
+//! and return value when one caused it.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+/// Stable error codes the UI and scripts can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    KeyNotFound,
+    HsmDisconnected,
+    HsmUnavailable,
+    HsmError,
+    PinIncorrect,
+    PinLocked,
+    PinInvalid,
+    NotLoggedIn,
+    InvalidAlgorithm,
+    InvalidInput,
+    SignatureInvalid,
+    Busy,
+    AuditUnavailable,
+    AuditBroken,
+    ModuleLoadFailed,
+    NotPkcs11,
+    ModuleMisbehaved,
+    TokenMisbehaved,
+    Unsupported,
+    PartitionNotFound,
+    Io,
+    Cancelled,
+    Internal,
+}
+
+/// The PKCS#11 call behind an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct Pkcs11Error {
+    pub function: String,
+    #[ts(type = "number")]
+    pub code: u64,
+    pub name: String,
+    pub class: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Option<String>,
+    pub suggestion: Option<String>,
+    pub pkcs11: Option<Box<Pkcs11Error>>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+            details: None,
+            suggestion: None,
+            pkcs11: None,
+        }
+    }
+    pub fn details(mut self, d: impl Into<String>) -> Self {
+        self.details = Some(d.into());
+        self
+    }
+    pub fn suggest(mut self, s: impl Into<String>) -> Self {
+        self.suggestion = Some(s.into());
+        self
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::InvalidInput, message)
+    }
+    pub fn io(what: &str, e: &std::io::Error) -> Self {
+        ApiError::new(ErrorCode::Io, format!("{what}: {e}"))
+    }
+
+    /// `hsmc` exit codes: 1 failure, 2 usage, 3 verification failed, 4 HSM unavailable,
+    /// 5 audit unavailable.
+    pub fn exit_code(&self) -> i32 {
+        match self.code {
+            ErrorCode::InvalidInput | ErrorCode::InvalidAlgorithm => 2,
+            ErrorCode::SignatureInvalid | ErrorCode::AuditBroken => 3,
+            ErrorCode::HsmDisconnected
+            | ErrorCode::HsmUnavailable
+            | ErrorCode::Busy
+            | ErrorCode::ModuleLoadFailed
+            | ErrorCode::NotPkcs11 => 4,
+            ErrorCode::AuditUnavailable => 5,
+            _ => 1,
+        }
+    }
+}
+
+fn pkcs11(e: &p11::CkError) -> Pkcs11Error {
+    Pkcs11Error {
+        function: e.function.to_string(),
+        code: e.rv,
+        name: e.name.clone(),
+        class: e.class.as_str().to_string(),
+    }
+}
+
+impl From<p11::Error> for ApiError {
+    fn from(e: p11::Error) -> Self {
+        use p11::sys::*;
+        match &e {
+            p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, format!("The module {path} could not be loaded."))
+                .details(reason.clone())
+                .suggest("Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna."),
+            p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, format!("{path} is not a PKCS#11 module."))
+                .details("It exports neither C_GetInterface nor C_GetFunctionList.")
+                .suggest("Choose the vendor's PKCS#11 library rather than another shared library."),
+            p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, format!("The module answered {function} with data that cannot be right."))
+                .details(detail.clone())
+                .suggest("Check the vendor client's version and logs; the console stopped rather than guess."),
+            p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, format!("{function} is not offered by this module.")),
+            p11::Error::InvalidArgument(m) => ApiError::invalid(m.clone()),
+            p11::Error::Ck(ck) => {
+                let base = |code: ErrorCode, msg: String| ApiError { code, message: msg, details: None, suggestion: None, pkcs11: Some(Box::new(pkcs11(ck))) };
+                match (ck.class, ck.rv) {
+                    (_, CKR_PIN_INCORRECT) => base(ErrorCode::PinIncorrect, "The PIN is incorrect.".into())
+                        .suggest("Check the PIN and try again. The console never retries a PIN by itself."),
+                    (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, "The PIN is locked after too many wrong attempts.".into())
+                        .suggest("The security officer must unlock or reset the PIN."),
+                    (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, "The PIN does not have an acceptable form or length.".into()),
+                    (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, format!("Login refused: {}.", ck.name))
+                        .suggest("Contact the partition's security officer."),
+                    (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, "The key or object no longer exists on the token.".into())
+                        .suggest("Refresh the key list."),
+                    (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, "Log in to the partition first.".into()),
+                    (_, CKR_MECHANISM_INVALID) | (_, CKR_MECHANISM_PARAM_INVALID) | (_, CKR_KEY_TYPE_INCONSISTENT) => {
+                        base(ErrorCode::InvalidAlgorithm, format!("The token does not accept this algorithm here ({}).", ck.name))
+                            .suggest("Check the partition's mechanism list.")
+                    }
+                    (p11::ErrorClass::Disconnected, _) => base(ErrorCode::HsmDisconnected, format!("The HSM connection failed ({}).", ck.name))
+                        .suggest("Check the HSM and its network; the console reconnects automatically."),
+                    (p11::ErrorClass::Busy, _) => base(ErrorCode::Busy, "The HSM is busy.".into()).suggest("Try again in a moment."),
+                    _ => base(ErrorCode::HsmError, format!("The HSM refused the operation: {} in {}.", ck.name, ck.function)),
+                }
+            }
+        }
+    }
+}
+
+impl From<hsm::HsmError> for ApiError {
+    fn from(e: hsm::HsmError) -> Self {
+        use hsm::HsmError as H;
+        match e {
+            H::P11(e) => e.into(),
+            H::Disconnected { error, recovered } => {
+                let mut a: ApiError = error.into();
+                a.code = ErrorCode::HsmDisconnected;
+                if recovered {
+                    a.details = Some(
+                        "The console reconnected to the HSM; nothing was done on this attempt."
+                            .into(),
+                    );
+                    a.suggestion = Some("Try again.".into());
+                }
+                a
+            }
+            H::CircuitOpen { retry_after } => ApiError::new(
+                ErrorCode::HsmUnavailable,
+                "The HSM is failing repeatedly; calls are paused.",
+            )
+            .details(format!(
+                "The console will try again in {} s.",
+                retry_after.as_secs().max(1)
+            ))
+            .suggest("Check the HSM's health and network."),
+            H::Busy { size, waiting } => ApiError::new(
+                ErrorCode::Busy,
+                format!("All {size} sessions are busy and {waiting} requests are waiting."),
+            )
+            .suggest("Try again in a moment."),
+            H::Timeout(d) => ApiError::new(
+                ErrorCode::Busy,
+                format!("No HSM session became free within {} s.", d.as_secs()),
+            ),
+            H::NotLoggedIn => {
+                ApiError::new(ErrorCode::NotLoggedIn, "Log in to the partition first.")
+            }
+            H::KeyNotFound(m) => {
+                ApiError::new(ErrorCode::KeyNotFound, format!("Key not found: {m}."))
+                    .suggest("Select the key by label:NAME or id:HEX.")
+            }
+            H::InvalidInput(m) => ApiError::invalid(m),
+            H::Unsupported(m) => ApiError::new(ErrorCode::Unsupported, m),
+            H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, m),
+        }
+    }
+}
+
+impl From<audit::AuditError> for ApiError {
+    fn from(e: audit::AuditError) -> Self {
+        use audit::AuditError as A;
+        match e {
+            A::Cancelled => ApiError::new(ErrorCode::Cancelled, "Cancelled."),
+            A::Invalid(m) => ApiError::invalid(m),
+            other => ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail cannot record this: {other}"))
+                .suggest("The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store."),
+        }
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_errors_name_the_problem() {
+        let e: ApiError = p11::Error::Ck(p11::CkError::new(
+            "C_Login",
+            p11::sys::CKR_PIN_INCORRECT,
+            p11::Family::Generic,
+        ))
+        .into();
+        assert_eq!(e.code, ErrorCode::PinIncorrect);
+        assert_eq!(e.pkcs11.as_ref().unwrap().name, "CKR_PIN_INCORRECT");
+        assert_eq!(e.exit_code(), 1);
+        let e: ApiError =
+            p11::Error::Ck(p11::CkError::new("C_Sign", 0x8000_001F, p11::Family::Luna)).into();
+        assert_eq!(e.code, ErrorCode::HsmDisconnected);
+        assert_eq!(e.exit_code(), 4);
+        let e: ApiError = audit::AuditError::KeyUnavailable("locked".into()).into();
+        assert_eq!((e.code, e.exit_code()), (ErrorCode::AuditUnavailable, 5));
+    }
+
+    #[test]
+    fn serializes_for_the_ui() {
+        let e = ApiError::new(ErrorCode::KeyNotFound, "gone").suggest("refresh");
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["code"], "KEY_NOT_FOUND");
+        assert_eq!(v["suggestion"], "refresh");
+    }
+}

@@ -1,0 +1,460 @@
+//! Keys on a partition: listing, details, generation from presets, deletion with typed
+//! confirmation, public-key export. Generation and deletion are audited before they
+//! happen (refused when the trail cannot record them) and their outcome after.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use audit::Event;
+use hsm::algo::KeySpec;
+use hsm::keys::{self as hk, KeySelector, ObjectSummary};
+use hsm::pubkey::PublicKeyFormat;
+use hsm::templates::KeyAttrs;
+use p11::sys::*;
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::views::*;
+use crate::Console;
+
+/// Labels: printable, at most 128 characters.
+pub fn validate_label(label: &str) -> ApiResult<()> {
+    if label.trim().is_empty() {
+        return Err(ApiError::invalid("A key needs a label.").suggest(
+            "Use the suggested purpose_algorithm_date label, e.g. release_ml_dsa_65_2026_11.",
+        ));
+    }
+    if label.chars().count() > 128 {
+        return Err(ApiError::invalid("Labels are at most 128 characters."));
+    }
+    if label.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "Labels cannot contain control characters.",
+        ));
+    }
+    Ok(())
+}
+
+/// What the officer must type to confirm deleting these objects: the label when they all
+/// share one, else `delete N objects`.
+pub fn expected_confirmation(labels: &[String]) -> String {
+    let mut distinct: Vec<&String> = labels.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    match distinct.as_slice() {
+        [one] if !one.is_empty() => (*one).clone(),
+        _ => format!("delete {} objects", labels.len()),
+    }
+}
+
+/// Result of a deletion: what went, what stayed and why.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+pub struct DestroyResult {
+    pub destroyed: Vec<u64>,
+    pub failed: Vec<DestroyFailure>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+pub struct DestroyFailure {
+    pub handle: u64,
+    pub label: String,
+    pub error: ApiError,
+}
+
+impl Console {
+    /// Every object the session can see, summarized (public objects only until login).
+    pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
+        let p = self.partition_ref(partition).await?;
+        Ok(p.pool
+            .run_idempotent_async("keys.list", |s| {
+                hk::list_objects(s, &mut p11::Template::new())
+            })
+            .await?)
+    }
+
+    /// Resolve `label:…`, `id:…` or `handle:…` to one object (private/secret key preferred
+    /// for IDs shared by a pair).
+    pub async fn find_key(&self, partition: &str, selector: &str) -> ApiResult<ObjectSummary> {
+        let sel = KeySelector::parse(selector)?;
+        let p = self.partition_ref(partition).await?;
+        Ok(p.pool
+            .run_service_idempotent_async("keys.find", move |s| {
+                let mut last = None;
+                for class in [
+                    Some(CKO_PRIVATE_KEY),
+                    Some(CKO_SECRET_KEY),
+                    Some(CKO_PUBLIC_KEY),
+                    None,
+                ] {
+                    match hk::find_one(s, &sel, class) {
+                        Ok(h) => return Ok(hk::summary(s, h)?),
+                        Err(e @ hsm::HsmError::KeyNotFound(_)) => last = Some(e),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(last.unwrap_or_else(|| hsm::HsmError::KeyNotFound(sel.to_string())))
+            })
+            .await?)
+    }
+
+    /// Every attribute of one object, decoded, and its public key where there is one.
+    pub async fn key_details(&self, partition: &str, handle: u64) -> ApiResult<KeyDetails> {
+        let p = self.partition_ref(partition).await?;
+        Ok(p.pool
+            .run_service_idempotent_async("keys.details", move |s| {
+                let summary = hk::summary(s, handle)?;
+                let attributes = hk::object_details(s, handle)?;
+                let public_key = public_handle(s, handle, &summary)
+                    .ok()
+                    .and_then(|h| hk::read_public_key(s, h).ok())
+                    .map(|pk| PublicKeyView::from(&pk));
+                Ok(KeyDetails {
+                    summary,
+                    attributes,
+                    public_key,
+                })
+            })
+            .await?)
+    }
+
+    /// Generate a key. The request is recorded first (refused if it cannot be), then the
+    /// outcome. HSS keys of large trees take minutes to hours; the call runs off the UI
+    /// thread and cannot be interrupted once the HSM has started (PKCS#11 offers no way).
+    pub async fn generate_key(
+        &self,
+        partition: &str,
+        req: GenerateRequest,
+    ) -> ApiResult<GeneratedKey> {
+        validate_label(&req.label)?;
+        if let KeySpec::Hss { params } = &req.spec {
+            hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
+        }
+        let p = self.partition_ref(partition).await?;
+        if p.logged_in() != Some(UserKind::User) {
+            return Err(ApiError::new(
+                ErrorCode::NotLoggedIn,
+                "Log in as the partition's user to generate keys.",
+            ));
+        }
+        let alg = req.spec.display();
+        self.audit_first(
+            Event::new("key.generate.request", "key")
+                .resource(&req.label)
+                .algorithm(&alg)
+                .meta("partition", &p.id)
+                .meta("token_object", req.token),
+        )
+        .await?;
+        let started = Instant::now();
+        let spec = req.spec.clone();
+        let (label, token) = (req.label.clone(), req.token);
+        let r = p
+            .pool
+            .run_service_async("keys.generate", move |s| {
+                let id = hk::new_key_id(s)?;
+                let g = hk::generate(
+                    s,
+                    &spec,
+                    &KeyAttrs {
+                        label: label.clone(),
+                        id: id.clone(),
+                        token,
+                    },
+                )?;
+                Ok((g, id))
+            })
+            .await
+            .map_err(ApiError::from);
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let out = r.map(|(g, id)| GeneratedKey {
+            private_handle: g.private,
+            public_handle: g.public,
+            label: req.label.clone(),
+            id_hex: hex::encode(&id),
+            algorithm: alg.clone(),
+            expected_public_key_len: g.public_key.as_ref().map(|k| k.raw().len()),
+            public_key: g.public_key.as_ref().map(PublicKeyView::from),
+            elapsed_ms,
+        });
+        let mut ev = Event::new("key.generate", "key")
+            .resource(&req.label)
+            .algorithm(&alg)
+            .meta("partition", &p.id)
+            .meta("elapsed_ms", elapsed_ms);
+        if let Ok(k) = &out {
+            ev = ev.meta("id", &k.id_hex).meta(
+                "fingerprint",
+                k.public_key.as_ref().map(|pk| pk.fingerprint.clone()),
+            );
+        }
+        self.record_outcome(ev, &out).await;
+        out
+    }
+
+    /// Delete objects. `confirmation` must be what [`expected_confirmation`] asks for, read
+    /// from the token (not from the caller's copy of the labels).
+    pub async fn destroy_keys(
+        &self,
+        partition: &str,
+        handles: &[u64],
+        confirmation: &str,
+    ) -> ApiResult<DestroyResult> {
+        if handles.is_empty() {
+            return Err(ApiError::invalid("Select the keys to delete."));
+        }
+        let p = self.partition_ref(partition).await?;
+        let hs = handles.to_vec();
+        let summaries = p
+            .pool
+            .run_service_idempotent_async("keys.destroy.read", move |s| {
+                hs.iter()
+                    .map(|h| Ok(hk::summary(s, *h)?))
+                    .collect::<hsm::Result<Vec<_>>>()
+            })
+            .await?;
+        let labels: Vec<String> = summaries.iter().map(|s| s.label.clone()).collect();
+        let expected = expected_confirmation(&labels);
+        if confirmation.trim() != expected {
+            return Err(ApiError::invalid(format!(
+                "Type \u{201c}{expected}\u{201d} to confirm the deletion."
+            ))
+            .details("Nothing was deleted."));
+        }
+        self.audit_first(
+            Event::new("key.destroy.request", "key")
+                .resource(expected.clone())
+                .meta("partition", &p.id)
+                .meta("objects", summaries.iter().map(|s| serde_json::json!({"handle": s.handle, "label": s.label, "id": s.id_hex, "class": s.class})).collect::<Vec<_>>()),
+        )
+        .await?;
+        let mut result = DestroyResult {
+            destroyed: Vec::new(),
+            failed: Vec::new(),
+        };
+        for s in summaries {
+            let h = s.handle;
+            let r = p
+                .pool
+                .run_async("keys.destroy", move |sess| sess.destroy_object(h))
+                .await
+                .map_err(ApiError::from);
+            let ev = Event::new("key.destroy", "key")
+                .resource(&s.label)
+                .algorithm(&s.algorithm)
+                .meta("partition", &p.id)
+                .meta("id", &s.id_hex)
+                .meta("class", &s.class);
+            self.record_outcome(ev, &r).await;
+            match r {
+                Ok(()) => result.destroyed.push(h),
+                Err(error) => result.failed.push(DestroyFailure {
+                    handle: h,
+                    label: s.label,
+                    error,
+                }),
+            }
+        }
+        Ok(result)
+    }
+
+    /// A key's public half in PEM (SPKI), DER or the raw encoding. Audited.
+    pub async fn export_public_key(
+        &self,
+        partition: &str,
+        handle: u64,
+        format: PublicKeyFormat,
+    ) -> ApiResult<ExportedPublicKey> {
+        let p = self.partition_ref(partition).await?;
+        let (pk, summary) = p
+            .pool
+            .run_service_idempotent_async("keys.export_public", move |s| {
+                let summary = hk::summary(s, handle)?;
+                let h = public_handle(s, handle, &summary)?;
+                Ok((hk::read_public_key(s, h)?, summary))
+            })
+            .await?;
+        let bytes = pk.export(format);
+        let base = sanitize_file_stem(if summary.label.is_empty() {
+            &summary.id_hex
+        } else {
+            &summary.label
+        });
+        let (file_name, text, b64) = match format {
+            PublicKeyFormat::Pem => (
+                format!("{base}.pub.pem"),
+                Some(String::from_utf8_lossy(&bytes).into_owned()),
+                None,
+            ),
+            PublicKeyFormat::Der => (format!("{base}.pub.der"), None, Some(base64_encode(&bytes))),
+            PublicKeyFormat::Raw => (format!("{base}.pub.raw"), None, Some(base64_encode(&bytes))),
+        };
+        self.record(
+            Event::new("key.export_public", "key")
+                .resource(&summary.label)
+                .algorithm(pk.algorithm())
+                .meta("partition", &p.id)
+                .meta("format", format)
+                .meta("fingerprint", pk.fingerprint()),
+        )
+        .await;
+        Ok(ExportedPublicKey {
+            format,
+            file_name,
+            text,
+            base64: b64,
+            fingerprint: pk.fingerprint(),
+        })
+    }
+
+    /// Export and write to `path` atomically (never half a file, never over a directory).
+    pub async fn save_public_key(
+        &self,
+        partition: &str,
+        handle: u64,
+        format: PublicKeyFormat,
+        path: &Path,
+    ) -> ApiResult<ExportedPublicKey> {
+        let e = self.export_public_key(partition, handle, format).await?;
+        let bytes = match (&e.text, &e.base64) {
+            (Some(t), _) => t.as_bytes().to_vec(),
+            (None, Some(b)) => base64_decode(b)?,
+            _ => Vec::new(),
+        };
+        write_atomic(path, &bytes)?;
+        Ok(e)
+    }
+}
+
+/// The public key object for `handle`: itself when it is one, the pair's public half for a
+/// private key.
+fn public_handle(s: &p11::Session, handle: u64, summary: &ObjectSummary) -> hsm::Result<u64> {
+    match summary.class.as_str() {
+        "PUBLIC_KEY" => Ok(handle),
+        "PRIVATE_KEY" => hk::public_for_private(s, handle),
+        other => Err(hsm::HsmError::InvalidInput(format!(
+            "a {} object has no public key",
+            other.to_ascii_lowercase().replace('_', " ")
+        ))),
+    }
+}
+
+fn sanitize_file_stem(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let t = t.trim_start_matches('.').to_string();
+    if t.is_empty() {
+        "key".into()
+    } else {
+        t
+    }
+}
+
+pub(crate) fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_err(|e| ApiError::invalid(format!("not base64: {e}")))
+}
+
+/// Write a file completely or not at all: a temporary file in the same folder, fsync,
+/// rename. Refuses to replace anything that is not a regular file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> ApiResult<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.is_file() {
+            return Err(ApiError::invalid(format!(
+                "{} exists and is not a regular file; nothing was written.",
+                path.display()
+            )));
+        }
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| ApiError::invalid(format!("{} is not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.partial-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        ApiError::io(&format!("cannot write {}", path.display()), &e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confirmation_phrases() {
+        assert_eq!(expected_confirmation(&["a".into()]), "a");
+        assert_eq!(expected_confirmation(&["a".into(), "a".into()]), "a");
+        assert_eq!(
+            expected_confirmation(&["a".into(), "b".into()]),
+            "delete 2 objects"
+        );
+        assert_eq!(expected_confirmation(&["".into()]), "delete 1 objects");
+    }
+
+    #[test]
+    fn labels_are_checked() {
+        assert!(validate_label("release_ml_dsa_65_2026_11").is_ok());
+        assert!(validate_label(" ").is_err());
+        assert!(validate_label("a\nb").is_err());
+        assert!(validate_label(&"x".repeat(129)).is_err());
+    }
+
+    #[test]
+    fn atomic_write_never_leaves_half_a_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.pem");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert!(
+            write_atomic(d.path(), b"x").is_err(),
+            "a directory is not replaced"
+        );
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temporary file left behind"
+        );
+    }
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(sanitize_file_stem("../etc/passwd"), "_etc_passwd");
+        assert_eq!(sanitize_file_stem("release key"), "release_key");
+    }
+}

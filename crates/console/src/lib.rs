@@ -1,0 +1,336 @@
+//! `console` — the console's services as officers use them: modules and partitions,
+//! logins, keys, the audit trail, settings. Every action that changes something is written
+//! to the audit trail first (and refused when it cannot be); the desktop app's commands and
+//! `hsmc`'s subcommands are thin adapters over [`Console`].
+
+pub mod audit_hsm;
+pub mod audit_ops;
+pub mod bindings;
+pub mod builtin;
+pub mod error;
+pub mod keys;
+pub mod partitions;
+pub mod settings;
+pub mod views;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
+
+use audit::{AuditConfig, AuditLog, Event};
+pub use error::{ApiError, ApiResult, ErrorCode};
+use settings::Settings;
+use views::{AppInfo, ConsoleEvent, RecordView};
+
+pub use partitions::{LoadedModule, Partition};
+
+/// How to start a console.
+#[derive(Debug, Clone)]
+pub struct ConsoleConfig {
+    /// Settings, the default audit store, the built-in partition.
+    pub data_dir: PathBuf,
+    /// Settings file; default `data_dir/settings.json`.
+    pub settings_path: Option<PathBuf>,
+    /// Overrides the settings' audit location (`hsmc --audit-db`).
+    pub audit_location: Option<String>,
+    /// Offer the built-in lunasim partition (if the settings allow it too).
+    pub builtin: bool,
+    pub lunasim_path: Option<PathBuf>,
+    pub kryoptic_path: Option<PathBuf>,
+    /// A bundle's resource directory (holds `pkcs11/`).
+    pub resource_dir: Option<PathBuf>,
+    /// Load the modules remembered in the settings.
+    pub load_saved_modules: bool,
+    /// Who is acting (recorded with every audit record).
+    pub context: audit::Context,
+}
+
+impl ConsoleConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        ConsoleConfig {
+            data_dir: data_dir.into(),
+            settings_path: None,
+            audit_location: None,
+            builtin: true,
+            lunasim_path: None,
+            kryoptic_path: None,
+            resource_dir: None,
+            load_saved_modules: true,
+            context: audit::Context::local(),
+        }
+    }
+
+    /// `$XDG_DATA_HOME/hsm-console` (or `~/.local/share/hsm-console`).
+    pub fn default_data_dir() -> PathBuf {
+        if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+            return PathBuf::from(d).join("hsm-console");
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
+        home.join(".local/share/hsm-console")
+    }
+
+    pub fn settings_file(&self) -> PathBuf {
+        self.settings_path
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("settings.json"))
+    }
+}
+
+/// The console: loaded modules, their partitions, the audit trail, the settings.
+pub struct Console {
+    config: ConsoleConfig,
+    settings: RwLock<Settings>,
+    modules: RwLock<Vec<Arc<LoadedModule>>>,
+    partitions: RwLock<HashMap<String, Arc<Partition>>>,
+    audit: Arc<AuditLog>,
+    audit_location: String,
+    /// The checkpoint key's SPKI as read from the HSM at unlock (pins verification).
+    audit_signer_spki: RwLock<Option<Vec<u8>>>,
+    events: broadcast::Sender<ConsoleEvent>,
+    builtin_note: RwLock<Option<String>>,
+    startup_warnings: RwLock<Vec<String>>,
+    ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Console {
+    /// Open the console: settings, audit trail, built-in partition, remembered modules.
+    /// Only a damaged settings file or an unreachable audit store stop it; a module that
+    /// cannot be loaded is reported and skipped.
+    pub async fn open(config: ConsoleConfig) -> ApiResult<Arc<Console>> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            ApiError::io(
+                &format!(
+                    "cannot create the data folder {}",
+                    config.data_dir.display()
+                ),
+                &e,
+            )
+        })?;
+        let settings = Settings::load(&config.settings_file())?;
+        let audit_location = config
+            .audit_location
+            .clone()
+            .or_else(|| settings.audit.location.clone())
+            .unwrap_or_else(|| config.data_dir.join("audit.db").display().to_string());
+        let mut ac = AuditConfig::new(audit_location.clone());
+        ac.checkpoint_every = settings.audit.checkpoint_every;
+        ac.checkpoint_interval = Duration::from_secs(settings.audit.checkpoint_minutes * 60);
+        let log = AuditLog::open(ac, config.context.clone()).await.map_err(|e| {
+            ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail at {} cannot be opened.", redact_url(&audit_location)))
+                .details(e.to_string())
+                .suggest("Check the audit store in the settings (or --audit-db). The console does not work without its audit trail.")
+        })?;
+        // A file next to the data outside the store remembers the newest checkpoint
+        // (the partition holding the key remembers it too, once logged in).
+        let anchor_name = format!(
+            "audit-anchor-{}.json",
+            &hex::encode(Sha256::digest(log.log_id().as_bytes()))[..12]
+        );
+        log.add_anchor(Arc::new(audit::FileAnchor::new(
+            config.data_dir.join(anchor_name),
+        )));
+        let (events, _) = broadcast::channel(256);
+        let console = Arc::new(Console {
+            settings: RwLock::new(settings.clone()),
+            modules: RwLock::new(Vec::new()),
+            partitions: RwLock::new(HashMap::new()),
+            audit: Arc::new(log),
+            audit_location,
+            audit_signer_spki: RwLock::new(None),
+            events,
+            builtin_note: RwLock::new(None),
+            startup_warnings: RwLock::new(Vec::new()),
+            ticker: parking_lot::Mutex::new(None),
+            config,
+        });
+        if console.config.builtin && settings.builtin_enabled {
+            if let Err(e) = console.load_builtin().await {
+                tracing::warn!("built-in partition unavailable: {e}");
+                *console.builtin_note.write() = Some(format!(
+                    "{}{}",
+                    e.message,
+                    e.details
+                        .as_ref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        if console.config.load_saved_modules {
+            for path in settings.modules.iter() {
+                if let Err(e) = console.load_module(path, false).await {
+                    console
+                        .startup_warnings
+                        .write()
+                        .push(format!("{path}: {}", e.message));
+                }
+            }
+        }
+        console.start_ticker();
+        Ok(console)
+    }
+
+    /// Checkpoints on time even when nothing happens (the audit log decides when one is due).
+    fn start_ticker(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let h = tokio::spawn(async move {
+            let mut iv = tokio::time::interval(Duration::from_secs(30));
+            iv.tick().await;
+            loop {
+                iv.tick().await;
+                let Some(c) = weak.upgrade() else { break };
+                match c.audit.tick().await {
+                    Ok(true) => c.emit(ConsoleEvent::AuditChanged {}),
+                    Ok(false) => {}
+                    Err(e) => tracing::debug!("audit checkpoint not written: {e}"),
+                }
+            }
+        });
+        *self.ticker.lock() = Some(h);
+    }
+
+    /// Write the final checkpoint, log out and release the store. Call before exit.
+    pub async fn close(&self) {
+        if let Some(h) = self.ticker.lock().take() {
+            h.abort();
+        }
+        if let Err(e) = self.audit.close().await {
+            tracing::warn!("final audit checkpoint not written: {e}");
+        }
+        let parts: Vec<_> = self.partitions.read().values().cloned().collect();
+        for p in parts {
+            let pool = p.pool.clone();
+            let _ = tokio::task::spawn_blocking(move || pool.logout()).await;
+        }
+    }
+
+    pub fn config(&self) -> &ConsoleConfig {
+        &self.config
+    }
+
+    pub fn audit(&self) -> &Arc<AuditLog> {
+        &self.audit
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<ConsoleEvent> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn emit(&self, e: ConsoleEvent) {
+        let _ = self.events.send(e);
+    }
+
+    pub fn app_info(&self) -> AppInfo {
+        AppInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            data_dir: self.config.data_dir.display().to_string(),
+            audit_location: redact_url(&self.audit_location),
+            audit_store: self.audit.location_kind().to_string(),
+            builtin_available: self.modules.read().iter().any(|m| m.builtin),
+            builtin_note: self.builtin_note.read().clone(),
+            startup_warnings: self.startup_warnings.read().clone(),
+        }
+    }
+
+    // ---- settings ----
+
+    pub fn settings(&self) -> Settings {
+        self.settings.read().clone()
+    }
+
+    /// Validate, store, audit. Changes to the audit store take effect at the next start.
+    pub async fn update_settings(&self, new: Settings) -> ApiResult<Settings> {
+        new.validate()?;
+        let old = self.settings();
+        if old == new {
+            return Ok(new);
+        }
+        let changed = settings::changed_fields(&old, &new);
+        self.record(Event::new("settings.update", "settings").meta("changed", &changed))
+            .await;
+        new.save(&self.config.settings_file())?;
+        *self.settings.write() = new.clone();
+        Ok(new)
+    }
+
+    // ---- audit helpers ----
+
+    /// Write an audit record before a privileged action. Fails closed: when the record
+    /// cannot be written the caller must not act.
+    pub(crate) async fn audit_first(&self, e: Event) -> ApiResult<()> {
+        let r = self.audit.append(e).await?;
+        self.emit(ConsoleEvent::AuditRecord {
+            record: Box::new(RecordView::from(r)),
+        });
+        Ok(())
+    }
+
+    /// Record an event whatever the key's state (spooled until the key is unlocked). A
+    /// failure here is logged, never hidden from the officer: the event is retried into
+    /// the spool, and the UI's audit badge shows the store's state.
+    pub(crate) async fn record(&self, e: Event) {
+        match self.audit.record(e.clone()).await {
+            Ok(()) => self.emit(ConsoleEvent::AuditChanged {}),
+            Err(err) => {
+                tracing::error!("audit record for {} not written: {err}", e.action);
+                let _ = self
+                    .audit
+                    .store()
+                    .push_pending(self.audit.log_id(), &self.audit.prepare(&e))
+                    .await;
+            }
+        }
+    }
+
+    /// Record the outcome of an action: success or the error that stopped it.
+    pub(crate) async fn record_outcome<T>(&self, e: Event, r: &ApiResult<T>) {
+        let e = match r {
+            Ok(_) => e,
+            Err(err) => e
+                .failed(format!("{:?}", err.code))
+                .meta("error", &err.message),
+        };
+        self.record(e).await;
+    }
+}
+
+/// Strip the password from a PostgreSQL URL before showing it.
+pub fn redact_url(s: &str) -> String {
+    if let Some(rest) = s
+        .strip_prefix("postgres://")
+        .or_else(|| s.strip_prefix("postgresql://"))
+    {
+        if let Some((cred, host)) = rest.split_once('@') {
+            let user = cred.split(':').next().unwrap_or("");
+            return format!("postgres://{user}:***@{host}");
+        }
+    }
+    s.to_string()
+}
+
+/// A short, stable ID for a module path.
+pub(crate) fn module_id(path: &Path) -> String {
+    format!(
+        "m-{}",
+        &hex::encode(Sha256::digest(path.as_os_str().as_encoded_bytes()))[..8]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_lose_their_password() {
+        assert_eq!(
+            super::redact_url("postgres://audit:s3cret@db:5432/trail"),
+            "postgres://audit:***@db:5432/trail"
+        );
+        assert_eq!(super::redact_url("/var/lib/audit.db"), "/var/lib/audit.db");
+    }
+}

@@ -1,0 +1,195 @@
+//! Remembered settings: the modules an officer added, the audit store, thresholds and
+//! intervals, UI preferences. A JSON file in the data directory, written atomically. PINs
+//! are never stored here (or anywhere).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{ApiError, ApiResult};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoVerify {
+    Off,
+    Hourly,
+    Daily,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    System,
+    Light,
+    Dark,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct AuditSettings {
+    /// SQLite file or `postgres://` URL; `None` = `audit.db` in the data directory.
+    pub location: Option<String>,
+    #[ts(type = "number")]
+    pub checkpoint_every: u64,
+    #[ts(type = "number")]
+    pub checkpoint_minutes: u64,
+    pub auto_verify: AutoVerify,
+}
+
+impl Default for AuditSettings {
+    fn default() -> Self {
+        AuditSettings {
+            location: None,
+            checkpoint_every: 100,
+            checkpoint_minutes: 10,
+            auto_verify: AutoVerify::Daily,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct Settings {
+    /// PKCS#11 modules the officer added (paths), loaded at start.
+    pub modules: Vec<String>,
+    /// Offer the built-in lunasim partition.
+    pub builtin_enabled: bool,
+    pub audit: AuditSettings,
+    /// HSS thresholds, in per cent of the key's total signatures left.
+    pub hss_warning_percent: f64,
+    pub hss_critical_percent: f64,
+    /// Sessions per partition pool.
+    pub pool_size: usize,
+    /// Statistics polling interval, seconds.
+    pub stats_poll_seconds: u64,
+    pub theme: Theme,
+    /// Where signatures were last written (a folder), when not beside the files.
+    pub last_output_dir: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            modules: Vec::new(),
+            builtin_enabled: true,
+            audit: AuditSettings::default(),
+            hss_warning_percent: 10.0,
+            hss_critical_percent: 1.0,
+            pool_size: 4,
+            stats_poll_seconds: 5,
+            theme: Theme::System,
+            last_output_dir: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Read the file; a missing file is the defaults. A damaged file is an error that says
+    /// so, never silently replaced (it might hold the only record of the modules in use).
+    pub fn load(path: &Path) -> ApiResult<Settings> {
+        match std::fs::read(path) {
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+                ApiError::invalid(format!(
+                    "The settings file {} is damaged: {e}",
+                    path.display()
+                ))
+                .suggest("Fix or move the file away; the console will start with defaults.")
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+            Err(e) => Err(ApiError::io(&format!("cannot read {}", path.display()), &e)),
+        }
+    }
+
+    /// Write atomically (temp file, fsync, rename).
+    pub fn save(&self, path: &Path) -> ApiResult<()> {
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ApiError::io("cannot create the settings folder", &e))?;
+        let tmp = path.with_extension("json.tmp");
+        let mut f =
+            std::fs::File::create(&tmp).map_err(|e| ApiError::io("cannot write settings", &e))?;
+        f.write_all(&serde_json::to_vec_pretty(self).expect("settings serialize"))
+            .map_err(|e| ApiError::io("cannot write settings", &e))?;
+        f.sync_all()
+            .map_err(|e| ApiError::io("cannot write settings", &e))?;
+        std::fs::rename(&tmp, path).map_err(|e| ApiError::io("cannot write settings", &e))
+    }
+
+    /// Reject values that make no sense before they are stored.
+    pub fn validate(&self) -> ApiResult<()> {
+        if !(0.0..=100.0).contains(&self.hss_warning_percent)
+            || !(0.0..=100.0).contains(&self.hss_critical_percent)
+        {
+            return Err(ApiError::invalid(
+                "HSS thresholds are percentages between 0 and 100",
+            ));
+        }
+        if self.hss_critical_percent > self.hss_warning_percent {
+            return Err(ApiError::invalid(
+                "the critical HSS threshold must not exceed the warning threshold",
+            ));
+        }
+        if !(1..=64).contains(&self.pool_size) {
+            return Err(ApiError::invalid(
+                "the pool size must be between 1 and 64 sessions",
+            ));
+        }
+        if !(1..=3600).contains(&self.stats_poll_seconds) {
+            return Err(ApiError::invalid(
+                "the polling interval must be between 1 and 3600 seconds",
+            ));
+        }
+        if self.audit.checkpoint_every == 0 || self.audit.checkpoint_minutes == 0 {
+            return Err(ApiError::invalid("checkpoint intervals must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Names of the top-level settings that differ (for the audit record).
+pub fn changed_fields(old: &Settings, new: &Settings) -> Vec<String> {
+    let (a, b) = (
+        serde_json::to_value(old).unwrap_or_default(),
+        serde_json::to_value(new).unwrap_or_default(),
+    );
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+        for (k, v) in b {
+            if a.get(k) != Some(v) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        assert_eq!(Settings::load(&p).unwrap(), Settings::default());
+        let mut s = Settings::default();
+        s.modules.push("/usr/lib/softhsm/libsofthsm2.so".into());
+        s.save(&p).unwrap();
+        assert_eq!(Settings::load(&p).unwrap(), s);
+        std::fs::write(&p, "{ not json").unwrap();
+        assert!(Settings::load(&p).unwrap_err().message.contains("damaged"));
+    }
+
+    #[test]
+    fn validation() {
+        let mut s = Settings::default();
+        assert!(s.validate().is_ok());
+        s.hss_critical_percent = 20.0;
+        assert!(s.validate().is_err());
+    }
+}

@@ -1,0 +1,411 @@
+//! What the services hand to the UI and to `hsmc --json`. TypeScript types are generated
+//! from these (see `bindings`), never copied by hand.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use p11::sys::*;
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ModuleView {
+    pub id: String,
+    pub path: String,
+    pub builtin: bool,
+    pub manufacturer: String,
+    pub library_description: String,
+    pub library_version: String,
+    pub cryptoki_version: String,
+    /// "C_GetInterface 3.2", "C_GetInterface 3.0" or "C_GetFunctionList 2.40".
+    pub interface: String,
+    pub family: String,
+    /// Luna `CA_*` functions the module exports.
+    pub vendor_functions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TokenView {
+    pub label: String,
+    pub manufacturer: String,
+    pub model: String,
+    pub serial: String,
+    pub initialized: bool,
+    pub login_required: bool,
+    pub user_pin_initialized: bool,
+    pub write_protected: bool,
+    /// A wrong user PIN was entered since the last successful login.
+    pub user_pin_count_low: bool,
+    /// One more wrong user PIN locks it.
+    pub user_pin_final_try: bool,
+    pub user_pin_locked: bool,
+    pub user_pin_to_be_changed: bool,
+    pub so_pin_count_low: bool,
+    pub so_pin_final_try: bool,
+    pub so_pin_locked: bool,
+    #[ts(type = "number | null")]
+    pub session_count: Option<u64>,
+    #[ts(type = "number | null")]
+    pub max_session_count: Option<u64>,
+    #[ts(type = "number | null")]
+    pub rw_session_count: Option<u64>,
+    #[ts(type = "number | null")]
+    pub max_rw_session_count: Option<u64>,
+    #[ts(type = "number | null")]
+    pub free_public_memory: Option<u64>,
+    #[ts(type = "number | null")]
+    pub total_public_memory: Option<u64>,
+    #[ts(type = "number | null")]
+    pub free_private_memory: Option<u64>,
+    #[ts(type = "number | null")]
+    pub total_private_memory: Option<u64>,
+    #[ts(type = "number")]
+    pub min_pin_len: u64,
+    #[ts(type = "number")]
+    pub max_pin_len: u64,
+    pub hardware_version: String,
+    pub firmware_version: String,
+    pub utc_time: String,
+    #[ts(type = "number")]
+    pub flags: u64,
+}
+
+impl From<&p11::TokenInfo> for TokenView {
+    fn from(t: &p11::TokenInfo) -> Self {
+        TokenView {
+            label: t.label.clone(),
+            manufacturer: t.manufacturer.clone(),
+            model: t.model.clone(),
+            serial: t.serial_number.clone(),
+            initialized: t.has(CKF_TOKEN_INITIALIZED),
+            login_required: t.has(CKF_LOGIN_REQUIRED),
+            user_pin_initialized: t.has(CKF_USER_PIN_INITIALIZED),
+            write_protected: t.has(CKF_WRITE_PROTECTED),
+            user_pin_count_low: t.has(CKF_USER_PIN_COUNT_LOW),
+            user_pin_final_try: t.has(CKF_USER_PIN_FINAL_TRY),
+            user_pin_locked: t.has(CKF_USER_PIN_LOCKED),
+            user_pin_to_be_changed: t.has(CKF_USER_PIN_TO_BE_CHANGED),
+            so_pin_count_low: t.has(CKF_SO_PIN_COUNT_LOW),
+            so_pin_final_try: t.has(CKF_SO_PIN_FINAL_TRY),
+            so_pin_locked: t.has(CKF_SO_PIN_LOCKED),
+            session_count: t.session_count,
+            max_session_count: t.max_session_count,
+            rw_session_count: t.rw_session_count,
+            max_rw_session_count: t.max_rw_session_count,
+            free_public_memory: t.free_public_memory,
+            total_public_memory: t.total_public_memory,
+            free_private_memory: t.free_private_memory,
+            total_private_memory: t.total_private_memory,
+            min_pin_len: t.min_pin_len,
+            max_pin_len: t.max_pin_len,
+            hardware_version: t.hardware_version.to_string(),
+            firmware_version: t.firmware_version.to_string(),
+            utc_time: t.utc_time.clone(),
+            flags: t.flags,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SlotView {
+    #[ts(type = "number")]
+    pub slot_id: u64,
+    pub description: String,
+    pub manufacturer: String,
+    pub token_present: bool,
+    pub hardware: bool,
+    pub removable: bool,
+    pub token: Option<TokenView>,
+    /// The partition this slot's token is, when it has one.
+    pub partition_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum UserKind {
+    User,
+    So,
+}
+
+impl UserKind {
+    pub fn p11(self) -> p11::UserType {
+        match self {
+            UserKind::User => p11::UserType::User,
+            UserKind::So => p11::UserType::SecurityOfficer,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct NamedSetting {
+    #[ts(type = "number")]
+    pub id: u64,
+    #[ts(type = "number")]
+    pub value: u64,
+    /// From `CA_GetConfigurationElementDescription` when the module offers it.
+    pub name: Option<String>,
+    pub destructive: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct StorageView {
+    #[ts(type = "number")]
+    pub total: u64,
+    #[ts(type = "number")]
+    pub used: u64,
+    #[ts(type = "number")]
+    pub free: u64,
+    #[ts(type = "number | null")]
+    pub object_count: Option<u64>,
+}
+
+impl From<p11::vendor::StorageInfo> for StorageView {
+    fn from(s: p11::vendor::StorageInfo) -> Self {
+        StorageView {
+            total: s.total,
+            used: s.used,
+            free: s.free,
+            object_count: s.object_count,
+        }
+    }
+}
+
+/// Luna extras, each `None` when the module does not offer it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LunaView {
+    /// "7.9.1" from `CA_GetFirmwareVersion` (with the sub-minor the token info lacks).
+    pub firmware: Option<String>,
+    pub hsm_storage: Option<StorageView>,
+    pub token_storage: Option<StorageView>,
+    pub partition_policies: Option<Vec<NamedSetting>>,
+    pub hsm_capabilities: Option<Vec<NamedSetting>>,
+    #[ts(type = "number | null")]
+    pub token_status_flags: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct PartitionView {
+    pub id: String,
+    pub module_id: String,
+    pub module_path: String,
+    #[ts(type = "number")]
+    pub slot_id: u64,
+    pub builtin: bool,
+    pub token: TokenView,
+    pub logged_in: Option<UserKind>,
+    pub pool: hsm::PoolStatus,
+    pub luna: Option<LunaView>,
+    /// Luna functions the module exports (empty for other modules).
+    pub vendor_functions: Vec<String>,
+    /// This partition holds the audit trail's key.
+    pub holds_audit_key: bool,
+    #[ts(type = "number")]
+    pub mechanism_count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct MechanismView {
+    #[ts(type = "number")]
+    pub code: u64,
+    pub hex: String,
+    /// `None` for mechanisms nobody has a name for (they are listed all the same).
+    pub name: Option<String>,
+    #[ts(type = "number")]
+    pub min_key_size: u64,
+    #[ts(type = "number")]
+    pub max_key_size: u64,
+    pub flags: Vec<String>,
+    pub info_error: Option<String>,
+}
+
+pub fn mechanism_flags(flags: u64) -> Vec<String> {
+    let table: &[(u64, &str)] = &[
+        (CKF_HW, "HW"),
+        (CKF_ENCRYPT, "ENCRYPT"),
+        (CKF_DECRYPT, "DECRYPT"),
+        (CKF_DIGEST, "DIGEST"),
+        (CKF_SIGN, "SIGN"),
+        (CKF_SIGN_RECOVER, "SIGN_RECOVER"),
+        (CKF_VERIFY, "VERIFY"),
+        (CKF_VERIFY_RECOVER, "VERIFY_RECOVER"),
+        (CKF_GENERATE, "GENERATE"),
+        (CKF_GENERATE_KEY_PAIR, "GENERATE_KEY_PAIR"),
+        (CKF_WRAP, "WRAP"),
+        (CKF_UNWRAP, "UNWRAP"),
+        (CKF_DERIVE, "DERIVE"),
+        (0x1000_0000, "ENCAPSULATE"),
+        (0x2000_0000, "DECAPSULATE"),
+        (CKF_EC_F_P, "EC_F_P"),
+        (CKF_EC_NAMEDCURVE, "EC_NAMEDCURVE"),
+        (CKF_EC_UNCOMPRESS, "EC_UNCOMPRESS"),
+        (CKF_EC_COMPRESS, "EC_COMPRESS"),
+    ];
+    table
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// The state of the audit key, as the header badge shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum AuditKeyView {
+    /// A new trail: the next login creates its key on that partition.
+    NoKeyYet,
+    /// Privileged actions are refused until the holder is logged in.
+    Locked { holder: String },
+    Unlocked {
+        #[ts(type = "number")]
+        epoch: i64,
+        holder: String,
+    },
+}
+
+impl From<audit::KeyStatus> for AuditKeyView {
+    fn from(k: audit::KeyStatus) -> Self {
+        match k {
+            audit::KeyStatus::NoKeyYet => AuditKeyView::NoKeyYet,
+            audit::KeyStatus::Locked { holder } => AuditKeyView::Locked { holder },
+            audit::KeyStatus::Unlocked { epoch, holder } => {
+                AuditKeyView::Unlocked { epoch, holder }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LoginResult {
+    pub partition_id: String,
+    pub user: UserKind,
+    pub audit: AuditKeyView,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct GenerateRequest {
+    pub spec: hsm::algo::KeySpec,
+    pub label: String,
+    /// Token object (persistent) or session object.
+    pub token: bool,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct PublicKeyView {
+    pub algorithm: String,
+    pub fingerprint: String,
+    pub pem: String,
+    pub raw_len: usize,
+}
+
+impl From<&hsm::pubkey::PublicKey> for PublicKeyView {
+    fn from(p: &hsm::pubkey::PublicKey) -> Self {
+        PublicKeyView {
+            algorithm: p.algorithm(),
+            fingerprint: p.fingerprint(),
+            pem: p.spki_pem(),
+            raw_len: p.raw().len(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct GeneratedKey {
+    #[ts(type = "number")]
+    pub private_handle: u64,
+    #[ts(type = "number | null")]
+    pub public_handle: Option<u64>,
+    pub label: String,
+    pub id_hex: String,
+    pub algorithm: String,
+    pub public_key: Option<PublicKeyView>,
+    /// The size the standard prescribes for this public key, checked against the token's.
+    pub expected_public_key_len: Option<usize>,
+    #[ts(type = "number")]
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct KeyDetails {
+    pub summary: hsm::keys::ObjectSummary,
+    pub attributes: Vec<hsm::keys::AttributeView>,
+    pub public_key: Option<PublicKeyView>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ExportedPublicKey {
+    pub format: hsm::pubkey::PublicKeyFormat,
+    pub file_name: String,
+    /// PEM text, or base64 of DER/raw bytes.
+    pub text: Option<String>,
+    pub base64: Option<String>,
+    pub fingerprint: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AppInfo {
+    pub version: String,
+    pub data_dir: String,
+    pub audit_location: String,
+    pub audit_store: String,
+    pub builtin_available: bool,
+    pub builtin_note: Option<String>,
+    /// Remembered modules that could not be loaded at start, and why.
+    pub startup_warnings: Vec<String>,
+}
+
+/// One audit record for the UI.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RecordView {
+    #[ts(type = "number")]
+    pub seq: i64,
+    #[ts(type = "number")]
+    pub epoch: i64,
+    pub timestamp: String,
+    pub session_id: String,
+    pub actor_id: Option<String>,
+    pub actor_ip: String,
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Option<String>,
+    pub algorithm: Option<String>,
+    pub status: String,
+    pub error_code: Option<String>,
+    pub metadata: String,
+    pub hmac_chain: String,
+}
+
+impl From<audit::Record> for RecordView {
+    fn from(r: audit::Record) -> Self {
+        RecordView {
+            seq: r.seq,
+            epoch: r.epoch,
+            timestamp: r.timestamp,
+            session_id: r.session_id,
+            actor_id: r.actor_id,
+            actor_ip: r.actor_ip,
+            action: r.action,
+            resource_type: r.resource_type,
+            resource_id: r.resource_id,
+            algorithm: r.algorithm,
+            status: r.status,
+            error_code: r.error_code,
+            metadata: r.metadata,
+            hmac_chain: r.hmac_chain,
+        }
+    }
+}
+
+/// Events the backend pushes to the UI.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ConsoleEvent {
+    AuditRecord {
+        record: Box<RecordView>,
+    },
+    /// Something was recorded or spooled, or a checkpoint was written.
+    AuditChanged {},
+    PartitionChanged {
+        partition_id: String,
+    },
+    AuditKey {
+        state: AuditKeyView,
+    },
+}

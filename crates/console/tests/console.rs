@@ -1,0 +1,529 @@
+//! The console's services end to end on real modules: the built-in lunasim partition
+//! (lunasim over Kryoptic) and SoftHSM2. One test per process (nextest): modules are
+//! process-global.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use console::views::{GenerateRequest, UserKind};
+use console::{Console, ConsoleConfig, ErrorCode};
+use hsm::algo::{Curve, KeySpec, MlDsaSet};
+use hsm::pubkey::PublicKeyFormat;
+
+fn config(dir: &std::path::Path) -> ConsoleConfig {
+    // The built-in partition configures itself inside the data dir unless this is set.
+    std::env::remove_var("LUNASIM_CONF");
+    let mut c = ConsoleConfig::new(dir);
+    c.lunasim_path = Some(testkit::lunasim_module());
+    c.kryoptic_path = Some(testkit::kryoptic_module());
+    c
+}
+
+async fn builtin_partition(c: &Console) -> String {
+    let conns = c.connections().await;
+    let m = conns
+        .iter()
+        .find(|m| m.module.builtin)
+        .expect("the built-in module is loaded");
+    assert!(m.error.is_none(), "{:?}", m.error);
+    m.slots
+        .iter()
+        .find_map(|s| s.partition_id.clone())
+        .expect("the built-in token is initialized")
+}
+
+async fn actions(c: &Console) -> Vec<(String, String)> {
+    let mut q = audit::store::Query {
+        limit: 1000,
+        ascending: true,
+        ..Default::default()
+    };
+    q.ascending = true;
+    c.audit_records(q)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.action, r.status))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let info = c.app_info();
+    assert!(info.builtin_available, "{:?}", info.builtin_note);
+    let pid = builtin_partition(&c).await;
+    let view = c.partition(&pid).await.unwrap();
+    assert!(view.builtin);
+    assert_eq!(view.token.label, console::builtin::TOKEN_LABEL);
+    let luna = view.luna.expect("lunasim offers the Luna extras");
+    assert_eq!(luna.firmware.as_deref(), Some("7.9.1"));
+    assert!(
+        luna.partition_policies
+            .unwrap()
+            .iter()
+            .any(|p| p.name.is_some()),
+        "policies carry their names"
+    );
+
+    // A wrong PIN: refused once, says so, and is recorded (spooled until the key is open).
+    let e = c
+        .login(&pid, UserKind::User, p11::pin("not-the-pin"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PinIncorrect, "{e:?}");
+    assert!(
+        e.details.is_some(),
+        "the message says what the token reports about attempts"
+    );
+    assert_eq!(e.pkcs11.as_ref().unwrap().function, "C_Login");
+
+    let r = c
+        .login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    assert!(
+        matches!(r.audit, console::views::AuditKeyView::Unlocked { .. }),
+        "{:?}",
+        r.audit
+    );
+
+    let g = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
+                label: "release_ml_dsa_65_2026_11".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(g.expected_public_key_len, Some(1952));
+    let keys = c.list_keys(&pid).await.unwrap();
+    let private = keys
+        .iter()
+        .find(|k| k.handle == g.private_handle)
+        .expect("the new key is listed");
+    assert_eq!(private.algorithm, "ML-DSA-65");
+    assert!(private.capabilities.sign);
+    let details = c.key_details(&pid, g.private_handle).await.unwrap();
+    assert!(
+        details
+            .attributes
+            .iter()
+            .any(|a| a.attribute == "CKA_PARAMETER_SET" && a.value.as_deref() == Some("ML-DSA-65")),
+        "{:?}",
+        details.attributes
+    );
+    assert!(details
+        .attributes
+        .iter()
+        .any(|a| a.attribute == "CKA_SENSITIVE" && a.value.as_deref() == Some("true")));
+    let pk = details.public_key.expect("the pair's public key is found");
+
+    // The exported PEM is the SPKI an outside parser reads as ML-DSA-65, same fingerprint.
+    let exp = c
+        .export_public_key(&pid, g.private_handle, PublicKeyFormat::Pem)
+        .await
+        .unwrap();
+    assert_eq!(exp.fingerprint, pk.fingerprint);
+    let pem_path = dir.path().join(&exp.file_name);
+    std::fs::write(&pem_path, exp.text.as_ref().unwrap()).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args(["pkey", "-pubin", "-in"])
+        .arg(&pem_path)
+        .arg("-text")
+        .arg("-noout")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Debian 12's OpenSSL 3.0 does not know ML-DSA; it still parses the SPKI structure.
+    let asn1 = std::process::Command::new("openssl")
+        .args(["asn1parse", "-in"])
+        .arg(&pem_path)
+        .output()
+        .unwrap();
+    let asn1 = String::from_utf8_lossy(&asn1.stdout);
+    assert!(
+        asn1.contains("2.16.840.1.101.3.4.3.18") || text.contains("ML-DSA-65"),
+        "{asn1}"
+    );
+
+    // Deleting needs the label typed; a wrong confirmation deletes nothing.
+    let both = [g.private_handle, g.public_handle.unwrap()];
+    let e = c.destroy_keys(&pid, &both, "yes").await.unwrap_err();
+    assert!(
+        e.message.contains("release_ml_dsa_65_2026_11"),
+        "{}",
+        e.message
+    );
+    assert_eq!(c.list_keys(&pid).await.unwrap().len(), keys.len());
+    let d = c
+        .destroy_keys(&pid, &both, "release_ml_dsa_65_2026_11")
+        .await
+        .unwrap();
+    assert_eq!(d.destroyed.len(), 2);
+    assert!(c
+        .list_keys(&pid)
+        .await
+        .unwrap()
+        .iter()
+        .all(|k| k.label != "release_ml_dsa_65_2026_11"));
+
+    let acts = actions(&c).await;
+    let names: Vec<&str> = acts.iter().map(|(a, _)| a.as_str()).collect();
+    for want in [
+        "login",
+        "key.generate.request",
+        "key.generate",
+        "key.export_public",
+        "key.destroy.request",
+        "key.destroy",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    assert!(
+        acts.iter().any(|(a, s)| a == "login" && s == "failure"),
+        "the failed login is in the trail: {acts:?}"
+    );
+    let failed_at = acts
+        .iter()
+        .position(|(a, s)| a == "login" && s == "failure")
+        .unwrap();
+    let ok_at = acts
+        .iter()
+        .position(|(a, s)| a == "login" && s == "success")
+        .unwrap();
+    assert!(failed_at < ok_at, "spooled records are chained in order");
+
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    c.logout(&pid).await.unwrap();
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work_before() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let c = Console::open(config(dir.path())).await.unwrap();
+        let pid = builtin_partition(&c).await;
+        c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+            .await
+            .unwrap();
+        c.generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Aes { bits: 256 },
+                label: "first".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap();
+        c.logout(&pid).await.unwrap();
+        c.close().await;
+    }
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let st = c.audit_status().await.unwrap();
+    assert!(
+        matches!(st.key, console::views::AuditKeyView::Locked { .. }),
+        "{:?}",
+        st.key
+    );
+    let pid = builtin_partition(&c).await;
+    // Not logged in: refused before touching the token.
+    let e = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Aes { bits: 256 },
+                label: "second".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotLoggedIn);
+    // Verification needs the key.
+    let e = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AuditUnavailable);
+    let r = c
+        .login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    assert!(
+        matches!(r.audit, console::views::AuditKeyView::Unlocked { .. }),
+        "the same partition opens the existing key: {:?}",
+        r.audit
+    );
+    c.generate_key(
+        &pid,
+        GenerateRequest {
+            spec: KeySpec::Ec { curve: Curve::P256 },
+            label: "second".into(),
+            token: true,
+        },
+    )
+    .await
+    .unwrap();
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    let acts = actions(&c).await;
+    assert_eq!(
+        acts.iter().filter(|(a, _)| a == "key.generate").count(),
+        2,
+        "{acts:?}"
+    );
+
+    // Rotation starts a new epoch; the trail still verifies across it.
+    let epoch = c.audit_rotate_key().await.unwrap();
+    assert_eq!(epoch, 1);
+    c.generate_key(
+        &pid,
+        GenerateRequest {
+            spec: KeySpec::Aes { bits: 128 },
+            label: "third".into(),
+            token: false,
+        },
+    )
+    .await
+    .unwrap();
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
+
+    // Export, verify the export offline, then tamper with a copy.
+    let out = dir.path().join("trail.jsonl");
+    let s = c
+        .audit_export(
+            console::audit_ops::ExportFormat::Jsonl,
+            Default::default(),
+            &out,
+        )
+        .await
+        .unwrap();
+    assert!(s.records >= 6);
+    let ev = c.audit_verify_export(&out).await.unwrap();
+    assert!(ev.verdict.is_intact() && ev.macs_checked, "{ev:?}");
+    let text = std::fs::read_to_string(&out)
+        .unwrap()
+        .replacen("\"first\"", "\"forged\"", 1);
+    let bad = dir.path().join("tampered.jsonl");
+    std::fs::write(&bad, text).unwrap();
+    let ev = c.audit_verify_export(&bad).await.unwrap();
+    assert!(!ev.verdict.is_intact(), "{ev:?}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_module_paths_get_clear_messages_and_nothing_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.builtin = false;
+    let c = Console::open(cfg).await.unwrap();
+    let cases: Vec<(String, ErrorCode)> = vec![
+        ("relative/libfoo.so".into(), ErrorCode::InvalidInput),
+        (
+            "/nonexistent/libpkcs11.so".into(),
+            ErrorCode::ModuleLoadFailed,
+        ),
+        (dir.path().display().to_string(), ErrorCode::NotPkcs11),
+        (
+            testkit::repo_root()
+                .join("Cargo.toml")
+                .display()
+                .to_string(),
+            ErrorCode::ModuleLoadFailed,
+        ),
+    ];
+    for (path, code) in cases {
+        let e = c.add_module(&path).await.unwrap_err();
+        assert_eq!(e.code, code, "{path}: {e:?}");
+        assert!(e.suggestion.is_some(), "{path}: {e:?}");
+    }
+    // A FIFO must not block the console.
+    let fifo = dir.path().join("fifo.so");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let e = c.add_module(&fifo.display().to_string()).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotPkcs11);
+    // A real shared library that is not PKCS#11.
+    let libz = [
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/lib/x86_64-linux-gnu/libz.so.1",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists())
+    .expect("libz");
+    let e = c.add_module(libz).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotPkcs11, "{e:?}");
+    assert!(
+        c.settings().modules.is_empty(),
+        "failed modules are not remembered"
+    );
+    assert!(c.list_modules().is_empty());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
+    let token = testkit::TestToken::new(testkit::Backend::SoftHsm);
+    let dir = tempfile::tempdir().unwrap();
+    // First the built-in partition creates the trail's key.
+    {
+        let c = Console::open(config(dir.path())).await.unwrap();
+        let pid = builtin_partition(&c).await;
+        c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+            .await
+            .unwrap();
+        c.logout(&pid).await.unwrap();
+        c.close().await;
+    }
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let m = c
+        .add_module(&token.module_path.display().to_string())
+        .await
+        .unwrap();
+    assert_eq!(c.settings().modules.len(), 1, "the module is remembered");
+    let slots = c.slots(&m.id).await.unwrap();
+    let pid = slots.iter().find_map(|s| s.partition_id.clone()).unwrap();
+    let r = c
+        .login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    match &r.audit {
+        console::views::AuditKeyView::Locked { holder } => {
+            assert!(holder.contains(console::builtin::TOKEN_LABEL), "{holder}")
+        }
+        other => panic!("the key is held by the built-in partition: {other:?}"),
+    }
+    let before = c.list_keys(&pid).await.unwrap().len();
+    let e = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Ec { curve: Curve::P256 },
+                label: "unaudited".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AuditUnavailable, "{e:?}");
+    assert_eq!(
+        c.list_keys(&pid).await.unwrap().len(),
+        before,
+        "fail closed: no key was made"
+    );
+    // Log in to the holder: now it works, on the SoftHSM partition too.
+    let bid = builtin_partition(&c).await;
+    c.login(&bid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    c.generate_key(
+        &pid,
+        GenerateRequest {
+            spec: KeySpec::Ec { curve: Curve::P256 },
+            label: "audited".into(),
+            token: true,
+        },
+    )
+    .await
+    .unwrap();
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    c.close().await;
+    drop(token);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_hsm_is_reported_and_the_console_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let pid = builtin_partition(&c).await;
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    let before = c.list_keys(&pid).await.unwrap().len();
+    let p = c.partition_ref(&pid).await.unwrap();
+    // Every call fails as if the token were pulled, until cleared.
+    p.module
+        .module
+        .sim_control(r#"{"op":"fail","function":"*","rv":"CKR_TOKEN_NOT_PRESENT","count":null}"#)
+        .unwrap();
+    let e = c.list_keys(&pid).await.unwrap_err();
+    assert!(
+        matches!(
+            e.code,
+            ErrorCode::HsmDisconnected | ErrorCode::HsmUnavailable
+        ),
+        "{e:?}"
+    );
+    assert!(e.suggestion.is_some());
+    p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
+    // The pool reconnects and logs in again by itself (breaker permitting).
+    let mut ok = None;
+    for _ in 0..40 {
+        match c.list_keys(&pid).await {
+            Ok(v) => {
+                ok = Some(v);
+                break;
+            }
+            Err(e)
+                if e.code == ErrorCode::HsmUnavailable || e.code == ErrorCode::HsmDisconnected =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!(ok.expect("recovered").len(), before);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_are_validated_remembered_and_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let c: Arc<Console> = Console::open(config(dir.path())).await.unwrap();
+    let mut s = c.settings();
+    s.hss_critical_percent = 50.0;
+    assert_eq!(
+        c.update_settings(s).await.unwrap_err().code,
+        ErrorCode::InvalidInput
+    );
+    let mut s = c.settings();
+    s.stats_poll_seconds = 10;
+    c.update_settings(s).await.unwrap();
+    c.close().await;
+    let c = Console::open(config(dir.path())).await.unwrap();
+    assert_eq!(c.settings().stats_poll_seconds, 10);
+    let pid = builtin_partition(&c).await;
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    assert!(actions(&c)
+        .await
+        .iter()
+        .any(|(a, _)| a == "settings.update"));
+    c.close().await;
+}

@@ -1,0 +1,261 @@
+// Generated from the Rust types by `crates/console/src/bindings.rs`. Do not edit:
+// run `make bindings` after changing a type that crosses IPC.
+
+export type ApiError = { code: ErrorCode, message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, };
+
+export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: string, builtin_available: boolean, builtin_note: string | null, 
+/**
+ * Remembered modules that could not be loaded at start, and why.
+ */
+startup_warnings: Array<string>, };
+
+export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
+
+export type AttributeView = { attribute: string, code: number, 
+/**
+ * "value", "sensitive", "absent" or "unavailable".
+ */
+status: string, display: AttrDisplay, value: string | null, };
+
+export type AuditKeyView = { "state": "no_key_yet" } | { "state": "locked", holder: string, } | { "state": "unlocked", epoch: number, holder: string, };
+
+export type AuditSettings = { 
+/**
+ * SQLite file or `postgres://` URL; `None` = `audit.db` in the data directory.
+ */
+location: string | null, checkpoint_every: number, checkpoint_minutes: number, auto_verify: AutoVerify, };
+
+export type AuditStatusView = { log_id: string, location: string, 
+/**
+ * "sqlite" or "postgres".
+ */
+store: string, key: AuditKeyView, records: number, 
+/**
+ * Events waiting for the key (chained at the next unlock).
+ */
+pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_time: string | null, last_checkpoint_seq: number | null, };
+
+export type AutoVerify = "off" | "hourly" | "daily";
+
+export type BreakerState = "closed" | "open" | "half_open";
+
+export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
+
+export type Checkpoint = { log_id: string, checkpoint_no: number, 
+/**
+ * The last record covered (0 = none yet).
+ */
+seq: number, head_hmac: string, head_digest: string, time: string, epoch: number, 
+/**
+ * `ML-DSA-65` or `ECDSA-P256`.
+ */
+algorithm: string, 
+/**
+ * SubjectPublicKeyInfo, DER, hex.
+ */
+public_key: string, signature: string, };
+
+export type CheckpointSummary = { checkpoint_no: number, seq: number, time: string, algorithm: string, };
+
+export type ConnectionView = { module: ModuleView, slots: Array<SlotView>, 
+/**
+ * Why the slots could not be listed (the module stays loaded).
+ */
+error: ApiError | null, };
+
+export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, };
+
+export type Curve = "P256" | "P384" | "Ed25519";
+
+export type DestroyFailure = { handle: number, label: string, error: ApiError, };
+
+export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
+
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
+
+export type ExportFormat = "jsonl" | "csv";
+
+export type ExportSummary = { path: string, records: number, checkpoints: number, first_seq: number | null, last_seq: number | null, };
+
+export type ExportVerdict = { path: string, verdict: Verdict, 
+/**
+ * Whether record MACs were checked (the trail's key was unlocked) or only the digest
+ * chain against the signed checkpoints.
+ */
+macs_checked: boolean, };
+
+export type ExportedPublicKey = { format: PublicKeyFormat, file_name: string, 
+/**
+ * PEM text, or base64 of DER/raw bytes.
+ */
+text: string | null, base64: string | null, fingerprint: string, };
+
+export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "torn_last_write", seq: number, };
+
+export type GenerateRequest = { spec: KeySpec, label: string, 
+/**
+ * Token object (persistent) or session object.
+ */
+token: boolean, };
+
+export type GeneratedKey = { private_handle: number, public_handle: number | null, label: string, id_hex: string, algorithm: string, public_key: PublicKeyView | null, 
+/**
+ * The size the standard prescribes for this public key, checked against the token's.
+ */
+expected_public_key_len: number | null, elapsed_ms: number, };
+
+export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
+
+export type KeyDetails = { summary: ObjectSummary, attributes: Array<AttributeView>, public_key: PublicKeyView | null, };
+
+export type KeySpec = { "kind": "ml-dsa", set: MlDsaSet, } | { "kind": "ml-kem", set: MlKemSet, } | { "kind": "slh-dsa", set: SlhDsaSet, } | { "kind": "hss", params: HssParams, } | { "kind": "ec", curve: Curve, } | { "kind": "rsa", bits: number, } | { "kind": "aes", bits: number, } | { "kind": "generic-secret", bits: number, };
+
+export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
+
+export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
+
+export type LoginResult = { partition_id: string, user: UserKind, audit: AuditKeyView, };
+
+export type LunaView = { 
+/**
+ * "7.9.1" from `CA_GetFirmwareVersion` (with the sub-minor the token info lacks).
+ */
+firmware: string | null, hsm_storage: StorageView | null, token_storage: StorageView | null, partition_policies: Array<NamedSetting> | null, hsm_capabilities: Array<NamedSetting> | null, token_status_flags: number | null, };
+
+export type MechanismView = { code: number, hex: string, 
+/**
+ * `None` for mechanisms nobody has a name for (they are listed all the same).
+ */
+name: string | null, min_key_size: number, max_key_size: number, flags: Array<string>, info_error: string | null, };
+
+export type MetricsSnapshot = { ops: Array<OpSnapshot>, errors_by_class: Array<[string, number]>, module_recoveries: number, session_reopens: number, health_checks: number, busy_rejections: number, breaker_rejections: number, };
+
+export type MlDsaSet = "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87";
+
+export type MlKemSet = "ML-KEM-512" | "ML-KEM-768" | "ML-KEM-1024";
+
+export type ModuleView = { id: string, path: string, builtin: boolean, manufacturer: string, library_description: string, library_version: string, cryptoki_version: string, 
+/**
+ * "C_GetInterface 3.2", "C_GetInterface 3.0" or "C_GetFunctionList 2.40".
+ */
+interface: string, family: string, 
+/**
+ * Luna `CA_*` functions the module exports.
+ */
+vendor_functions: Array<string>, };
+
+export type NamedSetting = { id: number, value: number, 
+/**
+ * From `CA_GetConfigurationElementDescription` when the module offers it.
+ */
+name: string | null, destructive: boolean | null, };
+
+export type ObjectSummary = { handle: number, class: string, key_type: string | null, label: string, id_hex: string, 
+/**
+ * "ML-DSA-65", "ECDSA P-256", "RSA-3072", "AES-256", "HSS/LMS H5/H5", …
+ */
+algorithm: string, parameter_set: string | null, token: boolean, private: boolean, sensitive: boolean | null, extractable: boolean | null, local: boolean | null, capabilities: Capabilities, hss_keys_remaining: number | null, 
+/**
+ * Another object of the same class carries the same label.
+ */
+duplicate_label: boolean, };
+
+export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
+
+export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, pool: PoolStatus, luna: LunaView | null, 
+/**
+ * Luna functions the module exports (empty for other modules).
+ */
+vendor_functions: Array<string>, 
+/**
+ * This partition holds the audit trail's key.
+ */
+holds_audit_key: boolean, mechanism_count: number, };
+
+export type Pkcs11Error = { function: string, code: number, name: string, class: string, };
+
+export type PoolStatus = { slot: number, size: number, open: number, idle: number, in_use: number, waiting: number, breaker: BreakerState, breaker_opened: number, logged_in: boolean, module_generation: number, };
+
+export type PublicKeyFormat = "pem" | "der" | "raw";
+
+export type PublicKeyView = { algorithm: string, fingerprint: string, pem: string, raw_len: number, };
+
+export type Query = { 
+/**
+ * Only records with `seq` below this (for paging newest-first); `None` = from the end.
+ */
+before_seq: number | null, after_seq: number | null, limit: number, from_time: string | null, to_time: string | null, actor: string | null, action: string | null, status: string | null, resource: string | null, 
+/**
+ * Free text in the metadata.
+ */
+text: string | null, 
+/**
+ * Oldest first (export) instead of newest first (browse).
+ */
+ascending: boolean, };
+
+export type Range = { from_time: string | null, to_time: string | null, };
+
+export type RecordView = { seq: number, epoch: number, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, metadata: string, hmac_chain: string, };
+
+export type Settings = { 
+/**
+ * PKCS#11 modules the officer added (paths), loaded at start.
+ */
+modules: Array<string>, 
+/**
+ * Offer the built-in lunasim partition.
+ */
+builtin_enabled: boolean, audit: AuditSettings, 
+/**
+ * HSS thresholds, in per cent of the key's total signatures left.
+ */
+hss_warning_percent: number, hss_critical_percent: number, 
+/**
+ * Sessions per partition pool.
+ */
+pool_size: number, 
+/**
+ * Statistics polling interval, seconds.
+ */
+stats_poll_seconds: number, theme: Theme, 
+/**
+ * Where signatures were last written (a folder), when not beside the files.
+ */
+last_output_dir: string | null, };
+
+export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
+
+export type SlotView = { slot_id: number, description: string, manufacturer: string, token_present: boolean, hardware: boolean, removable: boolean, token: TokenView | null, 
+/**
+ * The partition this slot's token is, when it has one.
+ */
+partition_id: string | null, };
+
+export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
+
+export type Theme = "system" | "light" | "dark";
+
+export type TokenView = { label: string, manufacturer: string, model: string, serial: string, initialized: boolean, login_required: boolean, user_pin_initialized: boolean, write_protected: boolean, 
+/**
+ * A wrong user PIN was entered since the last successful login.
+ */
+user_pin_count_low: boolean, 
+/**
+ * One more wrong user PIN locks it.
+ */
+user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+
+export type UserKind = "user" | "so";
+
+export type Verdict = { "verdict": "intact", records: number, last_seq: number, checkpoints: number, last_checkpoint: CheckpointSummary | null, 
+/**
+ * Whether the checkpoint key was pinned (from the HSM) rather than taken from the
+ * store.
+ */
+key_pinned: boolean, 
+/**
+ * Whether the records' MACs were checked (needs the HSM) or only the public digest
+ * chain against the checkpoints.
+ */
+macs_checked: boolean, } | { "verdict": "broken", finding: Finding, first_bad_seq: number, explanation: string, records_checked: number, };
