@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up what they need first (cheap when done).
-.PHONY: run test setup lint bench
+.PHONY: run test setup lint bench bindings deb
 
 run:
 	scripts/setup.sh run
@@ -17,3 +17,12 @@ lint:
 
 bench:
 	scripts/bench.sh
+
+# Regenerate ui/src/bindings.ts from the Rust types (a test fails while it is stale).
+bindings:
+	UPDATE_BINDINGS=1 cargo test -q -p console --test bindings
+
+# The Debian package of the desktop app (target/release/bundle/deb/).
+deb:
+	scripts/setup.sh run
+	scripts/build-deb.sh

@@ -13,7 +13,7 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 run_pkgs=(build-essential pkg-config libclang-dev libsqlite3-dev libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev
   libfontconfig1-dev softhsm2 opensc python3 python3-venv)
 test_pkgs=(xvfb xauth xdotool webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-gi gir1.2-gtk-3.0
-  postgresql openssl)
+  postgresql openssl sqlite3)
 
 pkgs=("${run_pkgs[@]}")
 [[ "$mode" == test ]] && pkgs+=("${test_pkgs[@]}")
@@ -30,7 +30,7 @@ else
   echo "setup: system packages present"
 fi
 
-command -v cargo >/dev/null || { echo "setup: Rust is required (https://rustup.rs style install of stable)"; exit 1; }
+command -v cargo >/dev/null || { echo "setup: a stable Rust toolchain (rustup) is required"; exit 1; }
 command -v node >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' \
   || { echo "setup: Node.js 20 or newer is required for the UI build"; exit 1; }
 

@@ -1,6 +1,33 @@
 /// The IPC commands the UI may call; each gets an `allow-<name>` permission, gathered in
 /// the `allow-console-commands` set (permissions/console.toml).
-const COMMANDS: &[&str] = &["app_info"];
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "connections",
+    "add_module",
+    "pick_module_file",
+    "remove_module",
+    "partition",
+    "mechanisms",
+    "save_mechanisms_csv",
+    "login",
+    "logout",
+    "list_keys",
+    "key_details",
+    "describe_key_spec",
+    "generate_key",
+    "deletion_phrase",
+    "destroy_keys",
+    "export_public_key",
+    "save_public_key",
+    "get_settings",
+    "update_settings",
+    "audit_status",
+    "audit_records",
+    "audit_verify",
+    "audit_export",
+    "audit_checkpoint",
+    "cancel_job",
+];
 
 fn main() {
     tauri_build::try_build(

@@ -1,14 +1,139 @@
 //! The desktop shell: Tauri builder, thin `#[tauri::command]` adapters over the `console`
-//! services, events. No business logic lives here.
+//! services, the event bridge. No business logic lives here.
 
-#[tauri::command]
-fn app_info() -> String {
-    format!("HSM Console {}", env!("CARGO_PKG_VERSION"))
+mod commands;
+mod state;
+
+use std::sync::Arc;
+
+use tauri::{Emitter, Manager};
+
+use console::{Console, ConsoleConfig};
+use state::AppState;
+
+/// Where the app keeps its settings and audit trail: `HSMC_DATA_DIR`, else the same folder
+/// `hsmc` uses, so both see one trail and one set of remembered modules.
+fn data_dir() -> std::path::PathBuf {
+    std::env::var_os("HSMC_DATA_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(ConsoleConfig::default_data_dir)
 }
 
 pub fn run() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HSMC_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .init();
     tauri::Builder::default()
-        .invoke_handler(tauri::generate_handler![app_info])
+        .setup(|app| {
+            let mut cfg = ConsoleConfig::new(data_dir());
+            cfg.resource_dir = app.path().resource_dir().ok();
+            cfg.settings_path = std::env::var_os("HSMC_CONFIG").map(Into::into);
+            let opened = tauri::async_runtime::block_on(Console::open(cfg));
+            let state = match opened {
+                Ok(c) => {
+                    bridge_events(app.handle().clone(), c.clone());
+                    AppState::new(Some(c), None)
+                }
+                // The window still opens and says what is wrong (damaged settings, an
+                // unreachable audit store) instead of the app vanishing.
+                Err(e) => {
+                    tracing::error!("console not started: {}", e.message);
+                    AppState::new(None, Some(e))
+                }
+            };
+            app.manage(state);
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { .. } = event {
+                if let Some(c) = window.state::<AppState>().console.clone() {
+                    // The final checkpoint is written before the window goes.
+                    tauri::async_runtime::block_on(c.close());
+                }
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app_info,
+            commands::connections,
+            commands::add_module,
+            commands::pick_module_file,
+            commands::remove_module,
+            commands::partition,
+            commands::mechanisms,
+            commands::save_mechanisms_csv,
+            commands::login,
+            commands::logout,
+            commands::list_keys,
+            commands::key_details,
+            commands::describe_key_spec,
+            commands::generate_key,
+            commands::deletion_phrase,
+            commands::destroy_keys,
+            commands::export_public_key,
+            commands::save_public_key,
+            commands::get_settings,
+            commands::update_settings,
+            commands::audit_status,
+            commands::audit_records,
+            commands::audit_verify,
+            commands::audit_export,
+            commands::audit_checkpoint,
+            commands::cancel_job,
+        ])
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");
+}
+
+/// Forward the console's events to the window.
+fn bridge_events(app: tauri::AppHandle, c: Arc<Console>) {
+    let mut rx = c.subscribe();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => {
+                    let _ = app.emit("console-event", ev);
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command the build registers is granted by the permission set, and nothing else.
+    #[test]
+    fn permission_set_matches_the_commands() {
+        let build = include_str!("../build.rs");
+        let list = &build[build.find("const COMMANDS").unwrap()..];
+        let list = &list[..list.find("];").unwrap()];
+        let mut commands: Vec<String> = list
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(|c| format!("allow-{}", c.replace('_', "-")))
+            .collect();
+        let toml = include_str!("../../permissions/console.toml");
+        let set = &toml[toml.find("permissions = [").unwrap()..];
+        let mut granted: Vec<String> = set
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        commands.sort();
+        granted.sort();
+        assert_eq!(commands, granted);
+        let handlers = include_str!("lib.rs");
+        for c in list.split('"').skip(1).step_by(2) {
+            assert!(
+                handlers.contains(&format!("commands::{c},")),
+                "{c} is not registered in generate_handler!"
+            );
+        }
+    }
 }

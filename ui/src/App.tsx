@@ -1,3 +1,132 @@
+import { useEffect } from "react";
+import { Badge, ErrorBox, Toasts } from "./components";
+import { StoreProvider, useStore, type View } from "./store";
+import { AuditView } from "./views/Audit";
+import { ConnectionsView } from "./views/Connections";
+import { KeysView } from "./views/Keys";
+import { PartitionViewPage } from "./views/Partition";
+import { SettingsView } from "./views/Settings";
+
+const NAV: { view: View; label: string; key: string }[] = [
+  { view: "connections", label: "Connections", key: "1" },
+  { view: "partition", label: "Partition", key: "2" },
+  { view: "keys", label: "Keys", key: "3" },
+  { view: "audit", label: "Audit trail", key: "4" },
+  { view: "settings", label: "Settings", key: "5" },
+];
+
 export function App() {
-  return <h1>HSM Console</h1>;
+  return (
+    <StoreProvider>
+      <Shell />
+    </StoreProvider>
+  );
+}
+
+function AuditBadge() {
+  const { audit, setView } = useStore();
+  if (!audit) return <Badge tone="bad">audit unavailable</Badge>;
+  const k = audit.key;
+  const text = k.state === "unlocked" ? "audit unlocked" : k.state === "locked" ? "audit locked" : "audit: no key yet";
+  const title =
+    k.state === "unlocked"
+      ? `The trail's key is open (held by ${k.holder}); actions are recorded.`
+      : k.state === "locked"
+        ? `Log in to ${k.holder} to unlock the trail; privileged actions are refused until then.`
+        : "The first user login creates the trail's key on that partition.";
+  return (
+    <button className="badge-button" onClick={() => setView("audit")} title={title} data-testid="audit-badge" data-state={k.state}>
+      <Badge tone={k.state === "unlocked" ? "ok" : "warn"}>{text}</Badge>
+    </button>
+  );
+}
+
+function Shell() {
+  const { status, view, setView, partition } = useStore();
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.altKey) return;
+      const item = NAV.find((n) => n.key === e.key);
+      if (item) {
+        e.preventDefault();
+        setView(item.view);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [setView]);
+
+  if (status?.startup_error) {
+    return (
+      <main className="startup-error">
+        <h1>HSM Console could not start</h1>
+        <ErrorBox error={status.startup_error} />
+      </main>
+    );
+  }
+
+  return (
+    <div className="app">
+      <nav className="sidebar" aria-label="Views">
+        <div className="brand">
+          <img src="./icon.svg" alt="" width={28} height={28} />
+          <span>HSM Console</span>
+        </div>
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.view}>
+              <button className={view === n.view ? "nav-item active" : "nav-item"} aria-current={view === n.view ? "page" : undefined} onClick={() => setView(n.view)} title={`Alt+${n.key}`}>
+                {n.label}
+              </button>
+            </li>
+          ))}
+        </ul>
+        <div className="sidebar-footer">{status?.info ? `v${status.info.version}` : ""}</div>
+      </nav>
+      <div className="main">
+        <header className="topbar">
+          <div className="topbar-partition" data-testid="current-partition">
+            {partition ? (
+              <>
+                <strong>{partition.token.label}</strong>
+                <span className="muted">serial {partition.token.serial}</span>
+                {partition.logged_in ? <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge> : <Badge>not logged in</Badge>}
+              </>
+            ) : (
+              <span className="muted">No partition selected</span>
+            )}
+          </div>
+          <AuditBadge />
+        </header>
+        {partition?.builtin && (
+          <div className="emulator-banner" role="note" data-testid="emulator-banner">
+            Software emulator (lunasim) — not for production keys. Demo PINs: user 12345678, SO 87654321.
+          </div>
+        )}
+        {status?.info?.builtin_note && !partition && <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>}
+        {status?.info?.startup_warnings.map((w) => (
+          <div className="notice" key={w}>
+            A remembered module was not loaded: {w}
+          </div>
+        ))}
+        <main className="content">
+          {status === null ? (
+            <p className="muted">Starting…</p>
+          ) : view === "connections" ? (
+            <ConnectionsView />
+          ) : view === "partition" ? (
+            <PartitionViewPage />
+          ) : view === "keys" ? (
+            <KeysView />
+          ) : view === "audit" ? (
+            <AuditView />
+          ) : (
+            <SettingsView />
+          )}
+        </main>
+      </div>
+      <Toasts />
+    </div>
+  );
 }

@@ -9,6 +9,8 @@ export type AppInfo = { version: string, data_dir: string, audit_location: strin
  */
 startup_warnings: Array<string>, };
 
+export type AppStatus = { info: AppInfo | null, startup_error: ApiError | null, };
+
 export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
 export type AttributeView = { attribute: string, code: number, 
@@ -106,9 +108,21 @@ expected_public_key_len: number | null, elapsed_ms: number, };
 
 export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
 
+export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
+
 export type KeyDetails = { summary: ObjectSummary, attributes: Array<AttributeView>, public_key: PublicKeyView | null, };
 
 export type KeySpec = { "kind": "ml-dsa", set: MlDsaSet, } | { "kind": "ml-kem", set: MlKemSet, } | { "kind": "slh-dsa", set: SlhDsaSet, } | { "kind": "hss", params: HssParams, } | { "kind": "ec", curve: Curve, } | { "kind": "rsa", bits: number, } | { "kind": "aes", bits: number, } | { "kind": "generic-secret", bits: number, };
+
+export type KeySpecInfo = { display: string, suggested_label: string, 
+/**
+ * HSS: signatures the key can make (decimal; can exceed 2^53).
+ */
+signature_capacity: string | null, signature_len: number | null, public_key_len: number | null, 
+/**
+ * HSS trees of height 15 and more take minutes to hours to generate.
+ */
+keygen_warning: string | null, mechanism: string, };
 
 export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
 

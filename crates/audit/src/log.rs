@@ -59,7 +59,10 @@ impl Context {
     pub fn local() -> Context {
         let user = std::env::var("USER")
             .or_else(|_| std::env::var("LOGNAME"))
-            .unwrap_or_else(|_| "unknown".into());
+            .ok()
+            .filter(|u| !u.is_empty())
+            .or_else(passwd_name)
+            .unwrap_or_else(|| "unknown".into());
         let host = std::fs::read_to_string("/etc/hostname")
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "localhost".into());
@@ -69,6 +72,23 @@ impl Context {
             actor_ip: "127.0.0.1".into(),
         }
     }
+}
+
+/// The login name of this process's real user, from /etc/passwd (no libc call needed).
+fn passwd_name() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 2 && f[2] == uid)
+        .map(|f| f[0].to_string())
 }
 
 pub fn random_hex(n: usize) -> String {

@@ -442,7 +442,7 @@ mod cases {
     }
 
     fn child(location: &str, count: &str, tag: &str) -> std::process::Child {
-        Command::new(testkit::profile_dir().join("audit_append_loop"))
+        Command::new(env!("CARGO_BIN_EXE_audit_append_loop"))
             .args([location, count, tag])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -26,7 +26,7 @@ pub fn typescript() -> String {
         ApiError, ErrorCode, Pkcs11Error,
         AppInfo, ModuleView, TokenView, SlotView, ConnectionView, UserKind, NamedSetting, StorageView, LunaView,
         PartitionView, MechanismView, AuditKeyView, LoginResult, GenerateRequest, PublicKeyView, GeneratedKey,
-        KeyDetails, ExportedPublicKey, RecordView, ConsoleEvent, DestroyResult, DestroyFailure,
+        KeyDetails, ExportedPublicKey, RecordView, ConsoleEvent, DestroyResult, DestroyFailure, JobEvent, AppStatus, KeySpecInfo,
         AuditStatusView, ExportFormat, ExportVerdict, Settings, AuditSettings, AutoVerify, Theme,
         hsm::PoolStatus, hsm::BreakerState, hsm::keys::ObjectSummary, hsm::keys::Capabilities,
         hsm::keys::AttrDisplay, hsm::keys::AttributeView, hsm::algo::KeySpec, hsm::algo::MlDsaSet,

@@ -63,13 +63,18 @@ pub struct DestroyFailure {
 
 impl Console {
     /// Every object the session can see, summarized (public objects only until login).
+    /// Mechanism and profile objects (PKCS#11 3.x modules such as Kryoptic publish one per
+    /// mechanism) describe the module, not its keys, and are left out.
     pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
         let p = self.partition_ref(partition).await?;
-        Ok(p.pool
+        let mut v = p
+            .pool
             .run_idempotent_async("keys.list", |s| {
                 hk::list_objects(s, &mut p11::Template::new())
             })
-            .await?)
+            .await?;
+        v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
+        Ok(v)
     }
 
     /// Resolve `label:…`, `id:…` or `handle:…` to one object (private/secret key preferred
@@ -189,6 +194,21 @@ impl Console {
         }
         self.record_outcome(ev, &out).await;
         out
+    }
+
+    /// The phrase the officer must type to delete these objects (labels read from the token).
+    pub async fn deletion_phrase(&self, partition: &str, handles: &[u64]) -> ApiResult<String> {
+        let p = self.partition_ref(partition).await?;
+        let hs = handles.to_vec();
+        let labels = p
+            .pool
+            .run_service_idempotent_async("keys.destroy.read", move |s| {
+                hs.iter()
+                    .map(|h| Ok(hk::summary(s, *h)?.label))
+                    .collect::<hsm::Result<Vec<_>>>()
+            })
+            .await?;
+        Ok(expected_confirmation(&labels))
     }
 
     /// Delete objects. `confirmation` must be what [`expected_confirmation`] asks for, read

@@ -363,6 +363,17 @@ impl Console {
         v
     }
 
+    /// A module by `builtin`, module ID or library path (loaded on first use).
+    pub async fn module_for(&self, module: &str) -> ApiResult<Arc<LoadedModule>> {
+        if module == "builtin" {
+            self.module_ref("builtin")
+        } else if let Ok(m) = self.module_ref(module) {
+            Ok(m)
+        } else {
+            self.load_module(module, false).await
+        }
+    }
+
     /// Find a partition the way `hsmc` names one: module (`builtin`, a path or a module ID),
     /// then slot number or token label; the first initialized token when neither is given.
     pub async fn select_partition(
@@ -371,13 +382,7 @@ impl Console {
         slot: Option<u64>,
         token: Option<&str>,
     ) -> ApiResult<Arc<Partition>> {
-        let lm = if module == "builtin" {
-            self.module_ref("builtin")?
-        } else if let Ok(m) = self.module_ref(module) {
-            m
-        } else {
-            self.load_module(module, false).await?
-        };
+        let lm = self.module_for(module).await?;
         let slots = self.slots(&lm.id).await?;
         let found = slots.iter().find(|s| {
             s.partition_id.is_some()

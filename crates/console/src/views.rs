@@ -409,3 +409,103 @@ pub enum ConsoleEvent {
         state: AuditKeyView,
     },
 }
+
+/// Progress of a long job, streamed to the UI over a channel.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobEvent {
+    /// `done` of `total` units (records, bytes, files).
+    Progress { done: i64, total: i64 },
+    /// For work that reports no units (key generation): time so far.
+    Elapsed { ms: u64 },
+}
+
+/// The mechanism table as CSV (for spreadsheets and change tickets).
+pub fn mechanisms_csv(list: &[MechanismView]) -> String {
+    let mut out = String::from("code,name,min_key_size,max_key_size,flags\n");
+    for m in list {
+        out.push_str(&format!(
+            "{},{},{},{},{}\n",
+            m.hex,
+            m.name.clone().unwrap_or_default(),
+            m.min_key_size,
+            m.max_key_size,
+            m.flags.join(" ")
+        ));
+    }
+    out
+}
+
+/// What the window asks first: the app's information, or why the console could not start.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AppStatus {
+    pub info: Option<AppInfo>,
+    pub startup_error: Option<crate::error::ApiError>,
+}
+
+/// What the Generate dialog shows about a choice before anything is made.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct KeySpecInfo {
+    pub display: String,
+    pub suggested_label: String,
+    /// HSS: signatures the key can make (decimal; can exceed 2^53).
+    pub signature_capacity: Option<String>,
+    pub signature_len: Option<usize>,
+    pub public_key_len: Option<usize>,
+    /// HSS trees of height 15 and more take minutes to hours to generate.
+    pub keygen_warning: Option<String>,
+    pub mechanism: String,
+}
+
+impl KeySpecInfo {
+    pub fn describe(
+        spec: &hsm::algo::KeySpec,
+        purpose: &str,
+    ) -> Result<KeySpecInfo, crate::error::ApiError> {
+        use hsm::algo::KeySpec as K;
+        if let K::Hss { params } = spec {
+            hsm::algo::HssParams::new(params.levels.clone())
+                .map_err(crate::error::ApiError::invalid)?;
+        }
+        let now = time::OffsetDateTime::now_utc();
+        let (cap, sig, pk, warn) = match spec {
+            K::Hss { params } => (
+                Some(params.capacity().to_string()),
+                Some(params.signature_len()),
+                Some(60),
+                params.keygen_warning(),
+            ),
+            K::MlDsa { set } => (
+                None,
+                Some(set.signature_len()),
+                Some(set.public_key_len()),
+                None,
+            ),
+            K::MlKem { set } => (None, None, Some(set.public_key_len()), None),
+            K::SlhDsa { set } => (
+                None,
+                Some(set.signature_len()),
+                Some(set.public_key_len()),
+                None,
+            ),
+            K::Ec { curve } => (None, None, Some(curve.point_len()), None),
+            K::Rsa { bits } => (None, Some(*bits as usize / 8), None, None),
+            K::Aes { .. } | K::GenericSecret { .. } => (None, None, None, None),
+        };
+        Ok(KeySpecInfo {
+            display: spec.display(),
+            suggested_label: hsm::algo::suggest_label(
+                purpose,
+                spec,
+                now.year(),
+                u8::from(now.month()),
+            ),
+            signature_capacity: cap,
+            signature_len: sig,
+            public_key_len: pk,
+            keygen_warning: warn,
+            mechanism: p11::names::mechanism_name(spec.mechanism(), p11::Family::Generic)
+                .into_owned(),
+        })
+    }
+}

@@ -1,0 +1,182 @@
+//! The command line, as clap sees it (also the source of the completions and man page).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hsmc",
+    version,
+    about = "The HSM console's services on the command line",
+    long_about = "The HSM console's services on the command line: inspect partitions, manage keys, sign artifacts, read statistics, run latency probes and check the audit trail.\n\nPINs come from HSMC_PIN, --pin-file, --pin-fd or a prompt on a terminal; never from an argument.\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 verification failed (a signature or the audit trail), 4 HSM unavailable, 5 audit unavailable."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// PKCS#11 library path, a remembered module's name (e.g. softhsm), or `builtin`.
+    #[arg(long, global = true, env = "HSMC_MODULE", default_value = "builtin")]
+    pub module: String,
+    /// Slot number.
+    #[arg(long, global = true, env = "HSMC_SLOT")]
+    pub slot: Option<u64>,
+    /// Token label (before the subcommand; `keys gen --token` means something else).
+    #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL")]
+    pub token_label: Option<String>,
+    /// Read the PIN from the first line of this file.
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "pin_fd")]
+    pub pin_file: Option<PathBuf>,
+    /// Read the PIN from this open file descriptor.
+    #[arg(long, global = true, value_name = "N")]
+    pub pin_fd: Option<u32>,
+    /// Log in as the security officer instead of the user.
+    #[arg(long, global = true)]
+    pub so: bool,
+    /// Audit store: a SQLite file or a postgres:// URL (default: the app's).
+    #[arg(long, global = true, env = "HSMC_AUDIT_DB", value_name = "PATH|URL")]
+    pub audit_db: Option<String>,
+    /// Settings file (the same file the app uses).
+    #[arg(long, global = true, env = "HSMC_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Data folder (default: the app's, ~/.local/share/hsm-console).
+    #[arg(
+        long,
+        global = true,
+        env = "HSMC_DATA_DIR",
+        value_name = "PATH",
+        hide = true
+    )]
+    pub data_dir: Option<PathBuf>,
+    /// One JSON document on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The module: library, version, interface, Luna functions.
+    Info,
+    /// Slots and their tokens, with PIN state flags.
+    Slots,
+    /// Every mechanism the token lists, named or as hex.
+    Mechanisms,
+    /// Keys and other objects.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// The audit trail.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// List objects (public ones only unless a PIN is available).
+    Ls,
+    /// Every attribute of one key.
+    Show {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+    },
+    /// Generate a key.
+    Gen(GenArgs),
+    /// Delete a key (with --yes; a pair's public half is deleted with its private key).
+    Rm {
+        key: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Write a key's public half.
+    ExportPub {
+        key: String,
+        #[arg(long, value_enum, default_value = "pem")]
+        format: PubFormat,
+        /// Output file (default: stdout; DER and raw need a file).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519,
+    /// rsa-2048|3072|4096, aes-128|256, generic-secret
+    #[arg(long, short)]
+    pub algorithm: String,
+    #[arg(long, short)]
+    pub label: String,
+    /// Token object (persistent); otherwise a session object that ends with hsmc.
+    #[arg(long)]
+    pub token: bool,
+    /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5
+    #[arg(long, value_delimiter = ',')]
+    pub hss_lms: Vec<String>,
+    /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
+    #[arg(long, value_delimiter = ',')]
+    pub hss_lmots: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PubFormat {
+    Pem,
+    Der,
+    Raw,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Verify the trail (or an exported file) and name the first bad record.
+    Verify {
+        /// Verify this JSON Lines export instead of the store.
+        #[arg(long, value_name = "FILE")]
+        export: Option<PathBuf>,
+    },
+    /// Export the trail.
+    Export {
+        #[arg(long, short)]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: ExportFormat,
+        /// From this time (RFC 3339).
+        #[arg(long)]
+        from: Option<String>,
+        /// Up to this time (RFC 3339).
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// The newest records.
+    Tail {
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: i64,
+    },
+    /// The trail's state: store, key, records, checkpoints.
+    Status,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Jsonl,
+    Csv,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,57 @@
+//! `hsmc` — the console's services on the command line. Every subcommand is a thin adapter
+//! over `console::Console`: the same binding, pool, audit trail and formats as the app.
+//!
+//! Exit codes: 0 ok, 1 failure, 2 usage, 3 verification failed, 4 HSM unavailable,
+//! 5 audit unavailable.
+
+mod args;
+mod commands;
+mod output;
+mod pin;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::Cli;
+use console::{ApiError, ErrorCode};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HSMC_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let json = cli.global.json;
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            output::error(
+                &ApiError::new(ErrorCode::Internal, format!("cannot start: {e}")),
+                json,
+            );
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(commands::run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            output::error(&e, json);
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! `hsmc` run as a process against lunasim (built-in), SoftHSM2 and Kryoptic: outputs
+//! parsed, keys checked by outside tools, the audit trail verified and tampered with.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use testkit::{Backend, TestToken};
+
+struct Hsmc {
+    data: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    module: String,
+}
+
+impl Hsmc {
+    fn builtin() -> Hsmc {
+        Hsmc {
+            data: tempfile::tempdir().unwrap(),
+            env: Vec::new(),
+            module: "builtin".into(),
+        }
+    }
+
+    fn token(t: &TestToken) -> Hsmc {
+        Hsmc {
+            data: tempfile::tempdir().unwrap(),
+            env: t.env().to_vec(),
+            module: t.module_path.display().to_string(),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(testkit::hsmc_binary());
+        c.args(args)
+            .env_remove("LUNASIM_CONF")
+            .env_remove("HSMC_PIN")
+            .env("HSMC_DATA_DIR", self.data.path())
+            .env("HSMC_MODULE", &self.module)
+            .env("USER", "ci-officer")
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    fn run(&self, pin: Option<&str>, args: &[&str]) -> Output {
+        let mut c = self.cmd(args);
+        if let Some(p) = pin {
+            c.env("HSMC_PIN", p);
+        }
+        c.output().unwrap()
+    }
+
+    /// Run, expect success, parse the JSON document.
+    fn json(&self, pin: Option<&str>, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.run(pin, &a);
+        assert!(
+            o.status.success(),
+            "hsmc {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&o.stderr),
+            String::from_utf8_lossy(&o.stdout)
+        );
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "hsmc {args:?}: not one JSON document ({e}): {}",
+                String::from_utf8_lossy(&o.stdout)
+            )
+        })
+    }
+
+    fn audit_db(&self) -> PathBuf {
+        self.data.path().join("audit.db")
+    }
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// pyca/cryptography reads the SPKI and reports its type (an outside parser).
+fn python_key_type(path: &Path) -> String {
+    let script = "import sys\nfrom cryptography.hazmat.primitives import serialization as s\nd=open(sys.argv[1],'rb').read()\nk=s.load_pem_public_key(d) if d.startswith(b'-----') else s.load_der_public_key(d)\nfrom cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa\nprint('ec:'+k.curve.name if isinstance(k, ec.EllipticCurvePublicKey) else 'ed25519' if isinstance(k, ed25519.Ed25519PublicKey) else 'rsa:%d' % k.key_size if isinstance(k, rsa.RSAPublicKey) else type(k).__name__)";
+    let o = Command::new(testkit::python())
+        .arg("-c")
+        .arg(script)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+#[test]
+fn builtin_partition_inventory_key_lifecycle_and_audit() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let info = h.json(None, &["info"]);
+    assert_eq!(info["module"]["family"], "luna");
+    assert!(info["module"]["vendor_functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "CA_GetHSMStats"));
+    let slots = h.json(None, &["slots"]);
+    assert_eq!(slots[0]["token"]["label"], console::builtin::TOKEN_LABEL);
+    let mechs = h.json(None, &["mechanisms"]);
+    let names: Vec<&str> = mechs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"CKM_ML_DSA") && names.contains(&"CKM_HSS"),
+        "{names:?}"
+    );
+
+    let g = h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "--algorithm",
+            "ml-dsa-65",
+            "--label",
+            "ci_ml_dsa_65",
+            "--token",
+        ],
+    );
+    assert_eq!(g["algorithm"], "ML-DSA-65");
+    let ls = h.json(pin, &["keys", "ls"]);
+    assert!(ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k["label"] == "ci_ml_dsa_65" && k["class"] == "PRIVATE_KEY"));
+    let show = h.json(pin, &["keys", "show", "label:ci_ml_dsa_65"]);
+    assert!(show["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["attribute"] == "CKA_PARAMETER_SET" && a["value"] == "ML-DSA-65"));
+
+    let pem = h.data.path().join("k.pem");
+    let e = h.json(
+        pin,
+        &[
+            "keys",
+            "export-pub",
+            "label:ci_ml_dsa_65",
+            "--format",
+            "pem",
+            "--out",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(e["fingerprint"], g["public_key"]["fingerprint"]);
+    let asn1 = Command::new("openssl")
+        .args(["asn1parse", "-in"])
+        .arg(&pem)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&asn1.stdout).contains("2.16.840.1.101.3.4.3.18"),
+        "ML-DSA-65 OID in the SPKI"
+    );
+
+    // Refused without --yes (usage), then deleted.
+    assert_eq!(code(&h.run(pin, &["keys", "rm", "label:ci_ml_dsa_65"])), 2);
+    let rm = h.json(pin, &["keys", "rm", "label:ci_ml_dsa_65", "--yes"]);
+    assert_eq!(
+        rm["destroyed"].as_array().unwrap().len(),
+        2,
+        "private key and its public half"
+    );
+    let o = h.run(pin, &["--json", "keys", "show", "label:ci_ml_dsa_65"]);
+    assert_eq!(code(&o), 1);
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "KEY_NOT_FOUND");
+
+    // The trail verifies, and names the record an outsider changed.
+    let v = h.json(pin, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact");
+    let tail = h.json(None, &["audit", "tail", "-n", "50"]);
+    let actions: Vec<&str> = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
+    for a in ["key.generate", "key.export_public", "key.destroy"] {
+        assert!(actions.contains(&a), "{a} in {actions:?}");
+    }
+    let victim = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["action"] == "key.generate")
+        .unwrap()["seq"]
+        .as_i64()
+        .unwrap();
+    let export = h.data.path().join("trail.jsonl");
+    h.json(pin, &["audit", "export", "--out", export.to_str().unwrap()]);
+    let ve = h.json(
+        pin,
+        &["audit", "verify", "--export", export.to_str().unwrap()],
+    );
+    assert_eq!(ve["verdict"]["verdict"], "intact");
+
+    testkit::pg::sqlite3(
+        &h.audit_db(),
+        &format!("UPDATE audit_log SET resource_id = 'someone_else' WHERE seq = {victim};"),
+    );
+    let o = h.run(pin, &["--json", "audit", "verify"]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(victim));
+    assert_eq!(v["verdict"]["finding"]["kind"], "modified");
+    let o = h.run(pin, &["audit", "verify"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("BROKEN at record {victim}")));
+}
+
+#[test]
+fn pins_come_from_env_file_or_descriptor_never_retried() {
+    let h = Hsmc::builtin();
+    // No PIN and no terminal: a usage error that says where PINs come from.
+    let o = h.run(None, &["keys", "gen", "-a", "aes-256", "-l", "x"]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HSMC_PIN"));
+    // Wrong PIN: exit 1, the PKCS#11 code named, one login attempt recorded.
+    let o = h.run(
+        Some("wrong-pin"),
+        &["--json", "keys", "gen", "-a", "aes-256", "-l", "x"],
+    );
+    assert_eq!(code(&o), 1);
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "PIN_INCORRECT");
+    assert_eq!(err["error"]["pkcs11"]["name"], "CKR_PIN_INCORRECT");
+    // From a file.
+    let f = h.data.path().join("pin");
+    std::fs::write(&f, format!("{}\n", console::builtin::USER_PIN)).unwrap();
+    let o = h.run(
+        None,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "aes-256",
+            "-l",
+            "from_file",
+            "--pin-file",
+            f.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // From a descriptor (a pipe the shell opens as fd 3).
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "exec 3< <(printf '%s\\n' '{}'); \"$0\" keys gen -a aes-128 -l from_fd --pin-fd 3",
+            console::builtin::USER_PIN
+        ))
+        .arg(testkit::hsmc_binary())
+        .env_remove("LUNASIM_CONF")
+        .env("HSMC_DATA_DIR", h.data.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tail = h.json(None, &["audit", "tail", "-n", "100"]);
+    let logins: Vec<&str> = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "login")
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        logins.iter().filter(|s| **s == "failure").count(),
+        1,
+        "a wrong PIN is tried once: {logins:?}"
+    );
+}
+
+#[test]
+fn softhsm_keys_through_hsmc_with_its_own_trail() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    let db = h.data.path().join("pipeline-audit.db");
+    let db = db.to_str().unwrap();
+    let g = h.json(
+        pin,
+        &[
+            "--audit-db",
+            db,
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "ci_p256",
+            "--token",
+        ],
+    );
+    assert_eq!(g["algorithm"], "EC P-256");
+    let der = h.data.path().join("p256.der");
+    h.json(
+        pin,
+        &[
+            "--audit-db",
+            db,
+            "keys",
+            "export-pub",
+            "label:ci_p256",
+            "--format",
+            "der",
+            "--out",
+            der.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(python_key_type(&der), "ec:secp256r1");
+    let slots = h.json(None, &["--audit-db", db, "slots"]);
+    assert!(slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["token"]["label"] == testkit::TOKEN_LABEL));
+    let st = h.json(None, &["--audit-db", db, "audit", "status"]);
+    assert_eq!(
+        st["key"]["state"], "locked",
+        "the trail's key lives on this SoftHSM token: {st}"
+    );
+    assert!(st["key"]["holder"]
+        .as_str()
+        .unwrap()
+        .contains(testkit::TOKEN_LABEL));
+    let v = h.json(pin, &["--audit-db", db, "audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact");
+}
+
+#[test]
+fn kryoptic_pqc_keys_through_hsmc() {
+    let t = TestToken::new(Backend::Kryoptic);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    for (alg, want) in [
+        ("ml-dsa-44", "ML-DSA-44"),
+        ("ml-kem-768", "ML-KEM-768"),
+        ("ed25519", "EdDSA Ed25519"),
+        ("rsa-2048", "RSA-2048"),
+    ] {
+        let g = h.json(
+            pin,
+            &[
+                "keys",
+                "gen",
+                "-a",
+                alg,
+                "-l",
+                &format!("ci_{alg}"),
+                "--token",
+            ],
+        );
+        assert!(
+            g["algorithm"]
+                .as_str()
+                .unwrap()
+                .contains(want.split(' ').next_back().unwrap()),
+            "{alg}: {g}"
+        );
+    }
+    let pem = h.data.path().join("ed.pem");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "export-pub",
+            "label:ci_ed25519",
+            "--out",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(python_key_type(&pem), "ed25519");
+    let pem = h.data.path().join("rsa.pem");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "export-pub",
+            "label:ci_rsa-2048",
+            "--out",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(python_key_type(&pem), "rsa:2048");
+}
+
+#[test]
+fn bad_modules_and_usage_have_their_exit_codes() {
+    let mut h = Hsmc::builtin();
+    h.module = testkit::repo_root()
+        .join("Cargo.toml")
+        .display()
+        .to_string();
+    let o = h.run(None, &["--json", "slots"]);
+    assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "MODULE_LOAD_FAILED");
+    assert!(err["error"]["suggestion"].is_string());
+    let o = h.run(None, &["keys", "frobnicate"]);
+    assert_eq!(code(&o), 2);
+    let h = Hsmc::builtin();
+    let o = h.run(Some("x"), &["keys", "gen", "-a", "rsa-1000", "-l", "x"]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Unknown algorithm"));
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_definition() {
+    let h = Hsmc::builtin();
+    let o = h.run(None, &["completions", "bash"]);
+    assert!(o.status.success());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("export-pub") && s.contains("--pin-file"));
+    let o = h.run(None, &["man"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".TH hsmc"));
+}

@@ -1,0 +1,294 @@
+//! IPC commands: each validates its input's shape, calls one `console` service, and returns
+//! its result or the `ApiError`. File locations come from native dialogs opened here, never
+//! from the page.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tauri::ipc::Channel;
+use tauri::State;
+
+use audit::export::{ExportSummary, Range};
+use audit::store::Query;
+use console::audit_ops::{AuditStatusView, ExportFormat};
+use console::keys::DestroyResult;
+use console::partitions::ConnectionView;
+use console::settings::Settings;
+use console::views::*;
+use console::{ApiError, ApiResult, ErrorCode};
+use hsm::keys::ObjectSummary;
+use hsm::pubkey::PublicKeyFormat;
+
+use crate::state::AppState;
+
+type Cmd<T> = Result<T, ApiError>;
+
+#[tauri::command]
+pub fn app_info(state: State<'_, AppState>) -> AppStatus {
+    AppStatus {
+        info: state.console.as_ref().map(|c| c.app_info()),
+        startup_error: state.startup_error.clone(),
+    }
+}
+
+#[tauri::command]
+pub async fn connections(state: State<'_, AppState>) -> Cmd<Vec<ConnectionView>> {
+    Ok(state.console()?.connections().await)
+}
+
+#[tauri::command]
+pub async fn add_module(state: State<'_, AppState>, path: String) -> Cmd<ModuleView> {
+    state.console()?.add_module(&path).await
+}
+
+/// The native file dialog for choosing a module; `None` when the officer cancels.
+#[tauri::command]
+pub async fn pick_module_file() -> Cmd<Option<String>> {
+    let f = rfd::AsyncFileDialog::new()
+        .set_title("Choose a PKCS#11 module")
+        .add_filter("PKCS#11 module", &["so"])
+        .add_filter("All files", &["*"])
+        .set_directory("/usr/lib")
+        .pick_file()
+        .await;
+    Ok(f.map(|f| f.path().display().to_string()))
+}
+
+#[tauri::command]
+pub async fn remove_module(state: State<'_, AppState>, module_id: String) -> Cmd<()> {
+    state.console()?.remove_module(&module_id).await
+}
+
+#[tauri::command]
+pub async fn partition(state: State<'_, AppState>, partition_id: String) -> Cmd<PartitionView> {
+    state.console()?.partition(&partition_id).await
+}
+
+#[tauri::command]
+pub async fn mechanisms(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<MechanismView>> {
+    state.console()?.mechanisms(&partition_id).await
+}
+
+async fn save_dialog(title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
+    rfd::AsyncFileDialog::new()
+        .set_title(title)
+        .set_file_name(file_name)
+        .add_filter(filter.0, filter.1)
+        .save_file()
+        .await
+        .map(|f| f.path().to_path_buf())
+}
+
+#[tauri::command]
+pub async fn save_mechanisms_csv(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let list = c.mechanisms(&partition_id).await?;
+    let Some(path) = save_dialog("Export mechanisms", "mechanisms.csv", ("CSV", &["csv"])).await
+    else {
+        return Ok(None);
+    };
+    console::keys::write_atomic(&path, mechanisms_csv(&list).as_bytes())?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The PIN crosses IPC once, goes straight into zeroizing memory, and is never stored.
+#[tauri::command]
+pub async fn login(
+    state: State<'_, AppState>,
+    partition_id: String,
+    user: UserKind,
+    pin: String,
+) -> Cmd<LoginResult> {
+    let pin = p11::pin(pin);
+    state.console()?.login(&partition_id, user, pin).await
+}
+
+#[tauri::command]
+pub async fn logout(state: State<'_, AppState>, partition_id: String) -> Cmd<()> {
+    state.console()?.logout(&partition_id).await
+}
+
+#[tauri::command]
+pub async fn list_keys(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<ObjectSummary>> {
+    state.console()?.list_keys(&partition_id).await
+}
+
+#[tauri::command]
+pub async fn key_details(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<KeyDetails> {
+    state.console()?.key_details(&partition_id, handle).await
+}
+
+/// Key generation runs off the UI thread; the window gets the elapsed time twice a second.
+#[tauri::command]
+pub async fn generate_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    request: GenerateRequest,
+    on_event: Channel<JobEvent>,
+) -> Cmd<GeneratedKey> {
+    let c = state.console()?;
+    let started = Instant::now();
+    let ticker = tauri::async_runtime::spawn(async move {
+        let mut iv = tokio::time::interval(std::time::Duration::from_millis(500));
+        loop {
+            iv.tick().await;
+            if on_event
+                .send(JobEvent::Elapsed {
+                    ms: started.elapsed().as_millis() as u64,
+                })
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let r = c.generate_key(&partition_id, request).await;
+    ticker.abort();
+    r
+}
+
+#[tauri::command]
+pub fn describe_key_spec(spec: hsm::algo::KeySpec, purpose: String) -> Cmd<KeySpecInfo> {
+    KeySpecInfo::describe(&spec, &purpose)
+}
+
+#[tauri::command]
+pub async fn deletion_phrase(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handles: Vec<u64>,
+) -> Cmd<String> {
+    state
+        .console()?
+        .deletion_phrase(&partition_id, &handles)
+        .await
+}
+
+#[tauri::command]
+pub async fn destroy_keys(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handles: Vec<u64>,
+    confirmation: String,
+) -> Cmd<DestroyResult> {
+    state
+        .console()?
+        .destroy_keys(&partition_id, &handles, &confirmation)
+        .await
+}
+
+#[tauri::command]
+pub async fn export_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    format: PublicKeyFormat,
+) -> Cmd<ExportedPublicKey> {
+    state
+        .console()?
+        .export_public_key(&partition_id, handle, format)
+        .await
+}
+
+/// Ask where, then write; `None` when the officer cancels the dialog.
+#[tauri::command]
+pub async fn save_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    format: PublicKeyFormat,
+    file_name: String,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let ext: &[&str] = match format {
+        PublicKeyFormat::Pem => &["pem"],
+        PublicKeyFormat::Der => &["der"],
+        PublicKeyFormat::Raw => &["raw", "bin"],
+    };
+    let Some(path) = save_dialog("Save public key", &file_name, ("Public key", ext)).await else {
+        return Ok(None);
+    };
+    c.save_public_key(&partition_id, handle, format, &path)
+        .await?;
+    Ok(Some(path.display().to_string()))
+}
+
+#[tauri::command]
+pub fn get_settings(state: State<'_, AppState>) -> Cmd<Settings> {
+    Ok(state.console()?.settings())
+}
+
+#[tauri::command]
+pub async fn update_settings(state: State<'_, AppState>, settings: Settings) -> Cmd<Settings> {
+    state.console()?.update_settings(settings).await
+}
+
+#[tauri::command]
+pub async fn audit_status(state: State<'_, AppState>) -> Cmd<AuditStatusView> {
+    state.console()?.audit_status().await
+}
+
+#[tauri::command]
+pub async fn audit_records(state: State<'_, AppState>, query: Query) -> Cmd<Vec<RecordView>> {
+    state.console()?.audit_records(query).await
+}
+
+/// Verify the whole trail with progress; `cancel_job(job_id)` stops it.
+#[tauri::command]
+pub async fn audit_verify(
+    state: State<'_, AppState>,
+    job_id: String,
+    on_event: Channel<JobEvent>,
+) -> Cmd<audit::Verdict> {
+    let c = state.console()?;
+    let cancel = state.job(&job_id);
+    let progress = move |done: i64, total: i64| {
+        let _ = on_event.send(JobEvent::Progress { done, total });
+    };
+    let r = c.audit_verify(&progress, &cancel).await;
+    state.finish_job(&job_id);
+    r
+}
+
+#[tauri::command]
+pub async fn audit_export(
+    state: State<'_, AppState>,
+    format: ExportFormat,
+    range: Range,
+) -> Cmd<Option<ExportSummary>> {
+    let c = state.console()?;
+    let (name, filter): (&str, (&str, &[&str])) = match format {
+        ExportFormat::Jsonl => ("audit-trail.jsonl", ("JSON Lines (verifiable)", &["jsonl"])),
+        ExportFormat::Csv => ("audit-trail.csv", ("CSV", &["csv"])),
+    };
+    let Some(path) = save_dialog("Export the audit trail", name, filter).await else {
+        return Ok(None);
+    };
+    c.audit_export(format, range, &path).await.map(Some)
+}
+
+#[tauri::command]
+pub async fn audit_checkpoint(state: State<'_, AppState>) -> Cmd<audit::Checkpoint> {
+    state.console()?.audit_checkpoint().await
+}
+
+#[tauri::command]
+pub fn cancel_job(state: State<'_, AppState>, job_id: String) -> ApiResult<bool> {
+    if job_id.is_empty() {
+        return Err(ApiError::new(ErrorCode::InvalidInput, "no job ID"));
+    }
+    Ok(state.cancel(&job_id))
+}

@@ -1,0 +1,236 @@
+"""End-to-end: the real desktop app (WebKitGTK) on the built-in lunasim partition.
+
+Connect, log in (after a wrong PIN), generate an ML-DSA-65 key, read its attributes,
+export its public key (checked by OpenSSL and by recomputing the fingerprint), delete it,
+survive a token pulled mid-session, and find all of it in the audit view, which verifies.
+Screenshots of every step are kept in --artifacts.
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.remote.file_detector import UselessFileDetector
+from selenium.webdriver.support.ui import Select
+
+ML_DSA_65_OID = "2.16.840.1.101.3.4.3.18"
+USER_PIN = "12345678"
+
+
+class App:
+    def __init__(self, app: str, artifacts: Path):
+        opts = ArgOptions()
+        opts.set_capability("browserName", "wry")
+        opts.set_capability("tauri:options", {"application": app})
+        self.d = webdriver.Remote(command_executor="http://127.0.0.1:4444", options=opts)
+        # Paths typed into fields are text, not files to upload.
+        self.d.file_detector = UselessFileDetector()
+        self.artifacts = artifacts
+        self.step = 0
+
+    def quit(self):
+        try:
+            self.d.quit()
+        except WebDriverException:
+            pass
+
+    def shot(self, name: str):
+        self.step += 1
+        self.d.save_screenshot(str(self.artifacts / f"{self.step:02d}-{name}.png"))
+
+    def wait(self, cond, what: str, timeout: float = 20.0):
+        end = time.time() + timeout
+        last = None
+        while time.time() < end:
+            try:
+                v = cond()
+                if v:
+                    return v
+            except (WebDriverException, StaleElementReferenceException) as e:  # not there yet
+                last = e
+            time.sleep(0.1)
+        self.shot("timeout")
+        raise AssertionError(f"timed out waiting for {what} ({last})")
+
+    def css(self, sel: str):
+        return self.d.find_elements(By.CSS_SELECTOR, sel)
+
+    def one(self, sel: str, what: str | None = None, timeout: float = 20.0):
+        return self.wait(lambda: next((e for e in self.css(sel) if e.is_displayed()), None), what or sel, timeout)
+
+    def tid(self, testid: str, timeout: float = 20.0):
+        return self.one(f"[data-testid='{testid}']", testid, timeout)
+
+    def button(self, text: str):
+        return self.wait(
+            lambda: next((b for b in self.css("button") if b.is_displayed() and b.text.strip() == text), None),
+            f"button {text!r}",
+        )
+
+    def alert_with(self, text: str, timeout: float = 20.0):
+        return self.wait(
+            lambda: next((a for a in self.css("[role=alert]") if a.is_displayed() and text in a.text), None),
+            f"an alert containing {text!r}",
+            timeout,
+        )
+
+    def gone(self, sel: str, what: str):
+        self.wait(lambda: not any(e.is_displayed() for e in self.css(sel)), f"{what} to disappear")
+
+    def fill(self, el, text: str):
+        el.clear()
+        el.send_keys(text)
+
+    def nav(self, label: str):
+        self.button(label).click()
+
+
+def check(cond: bool, msg: str):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run(app: App, data: Path):
+    control = data / "builtin" / "control.jsonl"
+
+    # Opens on the built-in partition, marked as an emulator.
+    banner = app.tid("emulator-banner")
+    check("not for production keys" in banner.text, banner.text)
+    app.shot("connections")
+
+    # A library that is not PKCS#11: a clear message, nothing breaks.
+    app.fill(app.tid("module-path"), "/usr/lib/x86_64-linux-gnu/libz.so.1")
+    app.tid("module-add").click()
+    a = app.alert_with("is not a PKCS#11 module")
+    check("What to do" in a.text, a.text)
+    app.shot("not-a-pkcs11-module")
+
+    # A wrong PIN: refused once, the field cleared, attempts as the token reports them.
+    app.tid("login-button").click()
+    app.fill(app.tid("pin-input"), "0000")
+    app.tid("login-submit").click()
+    a = app.alert_with("The PIN is incorrect")
+    check("CKR_PIN_INCORRECT" in a.text, a.text)
+    check(app.tid("pin-input").get_attribute("value") == "", "PIN field cleared")
+    app.shot("wrong-pin")
+    app.fill(app.tid("pin-input"), USER_PIN)
+    app.tid("login-submit").click()
+    app.gone("[role=dialog]", "the login dialog")
+    app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
+    check("user logged in" in app.tid("current-partition").text, app.tid("current-partition").text)
+
+    # Generate an ML-DSA-65 key.
+    app.nav("Keys")
+    app.tid("generate-key").click()
+    Select(app.tid("preset")).select_by_value("ml-dsa-65")
+    app.tid("spec-info")
+    suggested = app.tid("key-label").get_attribute("value")
+    check(suggested.startswith("release_ml_dsa_65_"), f"suggested label {suggested}")
+    label = "e2e_ml_dsa_65"
+    app.fill(app.tid("key-label"), label)
+    app.shot("generate-dialog")
+    app.tid("generate-submit").click()
+    app.gone("[role=dialog]", "the generate dialog")
+    rows = app.wait(lambda: len(app.css(f"[data-testid=key-row][data-label='{label}']")) == 2 and app.css(f"[data-testid=key-row][data-label='{label}']"), "the key pair in the table")
+    # The private key's row: its detail pane shows the parameter set and non-extractability.
+    private = next(r for r in rows if "private key" in r.text)
+    private.click()
+    details = app.tid("key-details")
+    app.wait(lambda: "CKA_PARAMETER_SET" in app.tid("key-details").text, "the attributes")
+    text = app.tid("key-details").text
+    check("ML-DSA-65" in text and "CKA_EXTRACTABLE" in text, text)
+    fingerprint = app.tid("fingerprint").text.strip()
+    app.tid("export-pem").click()
+    pem = app.wait(lambda: app.tid("pem-text").get_attribute("value"), "the PEM")
+    check("BEGIN PUBLIC KEY" in pem, pem)
+    app.shot("key-details")
+    del details
+
+    # The exported key, checked outside the app.
+    with tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False) as f:
+        f.write(pem)
+    asn1 = subprocess.run(["openssl", "asn1parse", "-in", f.name], capture_output=True, text=True).stdout
+    check(ML_DSA_65_OID in asn1, asn1)
+    der = base64.b64decode("".join(l for l in pem.splitlines() if not l.startswith("-----")))
+    check(fingerprint == "SHA256:" + hashlib.sha256(der).hexdigest(), f"{fingerprint} is the SHA-256 of the SPKI")
+    check(len(der) == 1974, f"ML-DSA-65 SPKI is 22 + 1952 bytes, got {len(der)}")
+
+    # Delete both halves: the label must be typed.
+    for r in app.css(f"[data-testid=key-row][data-label='{label}']"):
+        r.find_element(By.CSS_SELECTOR, "input[type=checkbox]").click()
+    app.tid("delete-keys").click()
+    submit = app.tid("delete-submit")
+    check(not submit.is_enabled(), "delete is disabled until the label is typed")
+    app.fill(app.tid("delete-confirm"), label)
+    app.wait(lambda: app.tid("delete-submit").is_enabled(), "delete to be enabled")
+    app.tid("delete-submit").click()
+    app.gone("[role=dialog]", "the delete dialog")
+    app.gone(f"[data-testid=key-row][data-label='{label}']", "the deleted keys")
+    app.shot("after-delete")
+
+    # The token is pulled mid-session (lunasim fault injection): a clear message, the window
+    # keeps working, and the console reconnects when the token is back.
+    with control.open("a") as f:
+        f.write(json.dumps({"op": "fail", "function": "*", "rv": "CKR_TOKEN_NOT_PRESENT", "count": None}) + "\n")
+    time.sleep(0.1)
+    app.button("Refresh").click()
+    a = app.alert_with("HSM")
+    check("connection failed" in a.text or "failing repeatedly" in a.text, a.text)
+    app.shot("token-removed")
+    app.nav("Partition")
+    app.nav("Keys")
+    with control.open("a") as f:
+        f.write(json.dumps({"op": "clear"}) + "\n")
+    time.sleep(0.1)
+
+    def recovered():
+        app.button("Refresh").click()
+        time.sleep(0.5)
+        return not any(a.is_displayed() and "HSM" in a.text for a in app.css("[role=alert]")) and app.css("[data-testid=key-table]")
+
+    app.wait(recovered, "the console to reconnect", timeout=60)
+
+    # Everything is in the audit trail, which verifies.
+    app.nav("Audit trail")
+    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add"}
+    actions = app.wait(lambda: (lambda s: s if want <= s else None)({r.get_attribute("data-action") for r in app.css("[data-testid=audit-row]")}), f"audit rows for {sorted(want)}")
+    check(any("failure" in r.text for r in app.css("[data-testid=audit-row][data-action='login']")), "the wrong PIN is recorded")
+    app.tid("verify-trail").click()
+    verdict = app.tid("verdict", timeout=60)
+    check(verdict.get_attribute("data-verdict") == "intact", verdict.text)
+    app.shot("audit")
+    print(f"e2e: ok ({len(actions)} kinds of audited actions)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--artifacts", required=True)
+    a = ap.parse_args()
+    artifacts = Path(a.artifacts)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    app = App(a.app, artifacts)
+    try:
+        run(app, Path(a.data))
+    except AssertionError as e:
+        app.shot("failure")
+        print(f"e2e FAILED: {e}", file=sys.stderr)
+        return 1
+    finally:
+        app.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

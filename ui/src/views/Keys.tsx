@@ -1,0 +1,347 @@
+// Keys: a virtualized table (tens of thousands of objects), filters, the detail pane with
+// every attribute decoded, public-key export, generation and deletion.
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { ApiError, AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
+import { Badge, EmptyState, ErrorBox } from "../components";
+import { api, toApiError } from "../ipc";
+import { useStore } from "../store";
+import { DeleteDialog } from "./DeleteDialog";
+import { GenerateDialog } from "./GenerateDialog";
+
+const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
+type Cap = (typeof CAPS)[number];
+
+const ROW = 34;
+
+function classLabel(c: string) {
+  return c.toLowerCase().replace(/_/g, " ");
+}
+
+function AttrValue({ a }: { a: AttributeView }) {
+  if (a.status !== "value") return <span className="muted">({a.status})</span>;
+  const v = a.value ?? "";
+  switch (a.display) {
+    case "bool":
+      return <Badge tone={v === "true" ? "ok" : "neutral"}>{v}</Badge>;
+    case "hex":
+      return v === "" ? <span className="muted">(empty)</span> : <code className="hex" title={v}>{v.length > 96 ? `${v.slice(0, 96)}… (${v.length / 2} bytes)` : v}</code>;
+    case "name":
+      return <code>{v}</code>;
+    default:
+      return <span>{v}</span>;
+  }
+}
+
+function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
+  const { toast } = useStore();
+  const [pem, setPem] = useState<string | null>(null);
+  const pk = details.public_key;
+  if (!pk) return null;
+  const handle = details.summary.handle;
+  const show = async () => {
+    try {
+      const e = await api.exportPublicKey(partitionId, handle, "pem");
+      setPem(e.text);
+    } catch (e) {
+      toast("error", "Export failed", toApiError(e));
+    }
+  };
+  const save = async (format: PublicKeyFormat) => {
+    try {
+      const base = (details.summary.label || details.summary.id_hex || "key").replace(/[^A-Za-z0-9._-]/g, "_");
+      const p = await api.savePublicKey(partitionId, handle, format, `${base}.pub.${format}`);
+      if (p) toast("ok", `Saved ${p}.`);
+    } catch (e) {
+      toast("error", "Export failed", toApiError(e));
+    }
+  };
+  return (
+    <section className="pubkey">
+      <h4>Public key</h4>
+      <p>
+        {pk.algorithm} · {pk.raw_len} bytes
+      </p>
+      <p>
+        <code className="fingerprint" data-testid="fingerprint">
+          {pk.fingerprint}
+        </code>
+      </p>
+      <div className="button-row">
+        <button onClick={() => void show()} data-testid="export-pem">
+          Show PEM
+        </button>
+        <button onClick={() => void save("pem")}>Save PEM…</button>
+        <button onClick={() => void save("der")}>Save DER…</button>
+        <button onClick={() => void save("raw")}>Save raw…</button>
+      </div>
+      {pem && (
+        <>
+          <textarea className="pem" readOnly value={pem} rows={8} data-testid="pem-text" aria-label="Public key (PEM)" />
+          <button onClick={() => void navigator.clipboard?.writeText(pem).then(() => toast("ok", "Copied."))}>Copy</button>
+        </>
+      )}
+    </section>
+  );
+}
+
+function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+  const [d, setD] = useState<KeyDetails | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  // Remounted (key) for every key shown, so no state to reset here.
+  useEffect(() => {
+    api.keyDetails(partitionId, handle).then(setD, (e: unknown) => setError(toApiError(e)));
+  }, [partitionId, handle]);
+  if (error) return <ErrorBox error={error} />;
+  if (!d) return <p className="muted">Reading attributes…</p>;
+  return (
+    <div className="details" data-testid="key-details">
+      <h3>{d.summary.label || <span className="muted">(no label)</span>}</h3>
+      <p className="muted">
+        {classLabel(d.summary.class)} · {d.summary.algorithm || d.summary.key_type} · handle {d.summary.handle}
+      </p>
+      {d.summary.duplicate_label && <ErrorBox error={{ code: "INVALID_INPUT", message: "Another object of this class has the same label.", details: "Labels are not unique in PKCS#11; scripts should select this key by id:" + d.summary.id_hex, suggestion: null, pkcs11: null }} />}
+      <PublicKeyExport partitionId={partitionId} details={d} />
+      <table className="table compact attrs">
+        <tbody>
+          {d.attributes.map((a) => (
+            <tr key={a.code}>
+              <th scope="row" title={`0x${a.code.toString(16)}`}>
+                {a.attribute}
+              </th>
+              <td>
+                <AttrValue a={a} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function KeysView() {
+  const { partitionId, partition, setView, toast, auditTick } = useStore();
+  const [keys, setKeys] = useState<ObjectSummary[] | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [q, setQ] = useState("");
+  const [cls, setCls] = useState("");
+  const [alg, setAlg] = useState("");
+  const [cap, setCap] = useState<Cap | "">("");
+  const [active, setActive] = useState<number | null>(null);
+  const [checked, setChecked] = useState<Set<number>>(new Set());
+  const [gen, setGen] = useState(false);
+  const [del, setDel] = useState<ObjectSummary[] | null>(null);
+  const parentRef = useRef<HTMLDivElement>(null);
+
+  const load = useCallback(async () => {
+    if (!partitionId) return;
+    try {
+      setError(null);
+      setKeys(await api.listKeys(partitionId));
+    } catch (e) {
+      setError(toApiError(e));
+    }
+  }, [partitionId]);
+
+  useEffect(() => {
+    void load();
+  }, [load, partition?.logged_in]);
+
+  const classes = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.class))).sort(), [keys]);
+  const algorithms = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.algorithm).filter(Boolean))).sort(), [keys]);
+  const shown = useMemo(() => {
+    const s = q.trim().toLowerCase();
+    return (keys ?? []).filter(
+      (k) =>
+        (!cls || k.class === cls) &&
+        (!alg || k.algorithm === alg) &&
+        (!cap || k.capabilities[cap]) &&
+        (!s || k.label.toLowerCase().includes(s) || k.id_hex.includes(s) || (k.parameter_set ?? "").toLowerCase().includes(s)),
+    );
+  }, [keys, q, cls, alg, cap]);
+
+  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
+  const virt = useVirtualizer({ count: shown.length, getScrollElement: () => parentRef.current, estimateSize: () => ROW, overscan: 12 });
+
+  const activeIndex = shown.findIndex((k) => k.handle === active);
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (shown.length === 0) return;
+    let i = activeIndex;
+    if (e.key === "ArrowDown") i = Math.min(shown.length - 1, i + 1);
+    else if (e.key === "ArrowUp") i = Math.max(0, i - 1);
+    else if (e.key === "Home") i = 0;
+    else if (e.key === "End") i = shown.length - 1;
+    else if (e.key === " " && active !== null) {
+      e.preventDefault();
+      toggle(active);
+      return;
+    } else if (e.key === "Delete" && (checked.size > 0 || active !== null)) {
+      e.preventDefault();
+      askDelete();
+      return;
+    } else return;
+    e.preventDefault();
+    const k = shown[Math.max(0, i)];
+    if (k) {
+      setActive(k.handle);
+      virt.scrollToIndex(Math.max(0, i));
+    }
+  };
+  const toggle = (h: number) =>
+    setChecked((c) => {
+      const n = new Set(c);
+      if (n.has(h)) n.delete(h);
+      else n.add(h);
+      return n;
+    });
+  const askDelete = () => {
+    const handles = checked.size > 0 ? Array.from(checked) : active !== null ? [active] : [];
+    const objs = (keys ?? []).filter((k) => handles.includes(k.handle));
+    if (objs.length) setDel(objs);
+  };
+
+  if (!partitionId) {
+    return (
+      <div className="view">
+        <h1>Keys</h1>
+        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+          Open a token from the Connections view to see its keys.
+        </EmptyState>
+      </div>
+    );
+  }
+  const loggedIn = partition?.logged_in === "user";
+  return (
+    <div className="view keys-view">
+      <header className="view-header">
+        <h1>Keys {keys && <span className="muted">({shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`})</span>}</h1>
+        <div className="button-row">
+          <button onClick={() => void load()}>Refresh</button>
+          <button onClick={askDelete} disabled={checked.size === 0 && active === null} data-testid="delete-keys">
+            Delete{checked.size > 0 ? ` (${checked.size})` : ""}…
+          </button>
+          <button className="primary" onClick={() => setGen(true)} disabled={!loggedIn} title={loggedIn ? "Generate a key" : "Log in as the partition's user first"} data-testid="generate-key">
+            Generate key…
+          </button>
+        </div>
+      </header>
+      {!loggedIn && <div className="notice">Not logged in as the user: only public objects are visible. Log in from Connections to see and manage private keys.</div>}
+      <div className="filters">
+        <input type="search" placeholder="Search label, ID or parameter set" value={q} onChange={(e) => setQ(e.target.value)} aria-label="Search keys" data-testid="key-search" />
+        <select value={cls} onChange={(e) => setCls(e.target.value)} aria-label="Class">
+          <option value="">All classes</option>
+          {classes.map((c) => (
+            <option key={c} value={c}>
+              {classLabel(c)}
+            </option>
+          ))}
+        </select>
+        <select value={alg} onChange={(e) => setAlg(e.target.value)} aria-label="Algorithm">
+          <option value="">All algorithms</option>
+          {algorithms.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+        <select value={cap} onChange={(e) => setCap(e.target.value as Cap | "")} aria-label="Capability">
+          <option value="">Any capability</option>
+          {CAPS.map((c) => (
+            <option key={c} value={c}>
+              can {c}
+            </option>
+          ))}
+        </select>
+      </div>
+      {error && <ErrorBox error={error} title="The keys could not be listed" />}
+      <div className="split">
+        <div className="key-table" role="grid" aria-label="Keys" aria-rowcount={shown.length} tabIndex={0} onKeyDown={onKeyDown} data-testid="key-table">
+          <div className="key-row key-head" role="row">
+            <span role="columnheader" aria-label="Selected" />
+            <span role="columnheader">Label</span>
+            <span role="columnheader">Class</span>
+            <span role="columnheader">Algorithm</span>
+            <span role="columnheader">ID</span>
+            <span role="columnheader">Flags</span>
+          </div>
+          {keys === null && !error ? (
+            <p className="muted pad">Reading objects…</p>
+          ) : shown.length === 0 ? (
+            <EmptyState title={keys && keys.length > 0 ? "No key matches the filters" : "No objects on this partition"}>
+              {keys && keys.length > 0 ? "Clear the search or filters." : loggedIn ? "Generate the first key with “Generate key…”." : "Log in to see private objects."}
+            </EmptyState>
+          ) : (
+            <div className="key-scroll" ref={parentRef}>
+              <div style={{ height: virt.getTotalSize(), position: "relative" }}>
+                {virt.getVirtualItems().map((v) => {
+                  const k = shown[v.index]!;
+                  return (
+                    <div
+                      key={k.handle}
+                      role="row"
+                      aria-rowindex={v.index + 1}
+                      aria-selected={k.handle === active}
+                      className={`key-row${k.handle === active ? " active" : ""}`}
+                      style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}
+                      onClick={() => setActive(k.handle)}
+                      data-label={k.label}
+                      data-testid="key-row"
+                    >
+                      <span role="gridcell">
+                        <input type="checkbox" checked={checked.has(k.handle)} onChange={() => toggle(k.handle)} onClick={(e) => e.stopPropagation()} aria-label={`Select ${k.label}`} tabIndex={-1} />
+                      </span>
+                      <span role="gridcell" className="ellipsis" title={k.label}>
+                        {k.label || <span className="muted">(no label)</span>}
+                        {k.duplicate_label && (
+                          <Badge tone="warn" title="Another object of this class has the same label">
+                            duplicate
+                          </Badge>
+                        )}
+                      </span>
+                      <span role="gridcell">{classLabel(k.class)}</span>
+                      <span role="gridcell">{k.algorithm || k.key_type}</span>
+                      <span role="gridcell" className="mono ellipsis" title={k.id_hex}>
+                        {k.id_hex}
+                      </span>
+                      <span role="gridcell" className="flags">
+                        {k.token ? "token" : "session"}
+                        {k.sensitive ? " · sensitive" : ""}
+                        {k.extractable === false ? " · non-extractable" : ""}
+                        {k.hss_keys_remaining !== null ? ` · ${k.hss_keys_remaining.toLocaleString()} left` : ""}
+                      </span>
+                    </div>
+                  );
+                })}
+              </div>
+            </div>
+          )}
+        </div>
+        <aside className="detail-pane">{active !== null ? <DetailsPane partitionId={partitionId} handle={active} key={`${active}-${auditTick > 0 ? 1 : 0}`} /> : <p className="muted pad">Select a key to see all its attributes.</p>}</aside>
+      </div>
+      {gen && (
+        <GenerateDialog
+          partitionId={partitionId}
+          onClose={() => setGen(false)}
+          onDone={(label) => {
+            toast("ok", `Generated ${label}.`);
+            void load();
+          }}
+        />
+      )}
+      {del && (
+        <DeleteDialog
+          partitionId={partitionId}
+          objects={del}
+          onClose={() => setDel(null)}
+          onDone={(n) => {
+            toast("ok", `Deleted ${n} object${n === 1 ? "" : "s"}.`);
+            setChecked(new Set());
+            setActive(null);
+            void load();
+          }}
+        />
+      )}
+    </div>
+  );
+}

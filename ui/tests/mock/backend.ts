@@ -1,0 +1,423 @@
+// An in-memory stand-in for the Rust side, typed against the generated bindings, for UI
+// tests in a plain browser. It answers the same commands with the same shapes (and the
+// same ApiError codes) and records every call so tests can check what the UI sent.
+import { emit } from "@tauri-apps/api/event";
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
+import type { Channel } from "@tauri-apps/api/core";
+import type {
+  ApiError,
+  AppStatus,
+  AuditKeyView,
+  AuditStatusView,
+  ConnectionView,
+  ConsoleEvent,
+  GenerateRequest,
+  GeneratedKey,
+  JobEvent,
+  KeyDetails,
+  KeySpec,
+  KeySpecInfo,
+  MechanismView,
+  ObjectSummary,
+  PartitionView,
+  RecordView,
+  Settings,
+  TokenView,
+  UserKind,
+  Verdict,
+} from "../../src/bindings";
+
+export interface MockConfig {
+  /** Extra objects on the partition (for the virtualized table). */
+  objects?: number;
+  /** The console could not start. */
+  startupError?: ApiError;
+  /** Wrong PINs left before the token reports final try. */
+  pinTriesBeforeFinal?: number;
+  /** Records in the trail (for verification progress). */
+  records?: number;
+  /** The verification finds this record modified. */
+  tamperedSeq?: number;
+}
+
+interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
+
+declare global {
+  interface Window {
+    __MOCK_CONFIG__?: MockConfig;
+    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings };
+  }
+}
+
+const PARTITION = "builtin:0f0aea212282d895";
+const USER_PIN = "12345678";
+
+function err(code: ApiError["code"], message: string, extra: Partial<ApiError> = {}): ApiError {
+  return { code, message, details: null, suggestion: null, pkcs11: null, ...extra };
+}
+
+function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
+  return {
+    label: "Built-in lunasim",
+    manufacturer: "lunasim",
+    model: "LunaSim K7",
+    serial: "0f0aea212282d895",
+    initialized: true,
+    login_required: true,
+    user_pin_initialized: true,
+    write_protected: false,
+    user_pin_count_low: state.userLow,
+    user_pin_final_try: state.userFinal,
+    user_pin_locked: false,
+    user_pin_to_be_changed: false,
+    so_pin_count_low: false,
+    so_pin_final_try: false,
+    so_pin_locked: false,
+    session_count: 1,
+    max_session_count: null,
+    rw_session_count: 1,
+    max_rw_session_count: null,
+    free_public_memory: null,
+    total_public_memory: null,
+    free_private_memory: null,
+    total_private_memory: null,
+    min_pin_len: 4,
+    max_pin_len: 64,
+    hardware_version: "7.0",
+    firmware_version: "7.9",
+    utc_time: "",
+    flags: 0,
+  };
+}
+
+function summary(handle: number, label: string, cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY", algorithm: string, id: string): ObjectSummary {
+  const priv = cls !== "PUBLIC_KEY";
+  return {
+    handle,
+    class: cls,
+    key_type: algorithm.startsWith("ML-DSA") ? "ML_DSA" : algorithm.startsWith("AES") ? "AES" : "EC",
+    label,
+    id_hex: id,
+    algorithm,
+    parameter_set: algorithm.startsWith("ML-DSA") ? algorithm : null,
+    token: true,
+    private: priv,
+    sensitive: priv ? true : null,
+    extractable: priv ? false : null,
+    local: true,
+    capabilities: { sign: cls === "PRIVATE_KEY", verify: cls === "PUBLIC_KEY", encrypt: cls === "SECRET_KEY", decrypt: cls === "SECRET_KEY", wrap: false, unwrap: false, derive: false, encapsulate: false, decapsulate: false },
+    hss_keys_remaining: null,
+    duplicate_label: false,
+  };
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(32, "0");
+}
+
+export function install(cfg: MockConfig = {}) {
+  const calls: Call[] = [];
+  let handle = 100;
+  let loggedIn: UserKind | null = null;
+  let pinTries = cfg.pinTriesBeforeFinal ?? 2;
+  const pinState = { userLow: false, userFinal: false };
+  let auditKey: AuditKeyView = { state: "no_key_yet" };
+  const records: RecordView[] = [];
+  const keys: ObjectSummary[] = [];
+  for (let i = 0; i < (cfg.objects ?? 0); i++) {
+    keys.push(summary(handle++, `bulk_key_${String(i).padStart(5, "0")}`, i % 3 === 0 ? "SECRET_KEY" : i % 3 === 1 ? "PRIVATE_KEY" : "PUBLIC_KEY", i % 3 === 0 ? "AES-256" : "ECDSA P-256", hex(i)));
+  }
+  let settings: Settings = {
+    modules: [],
+    builtin_enabled: true,
+    audit: { location: null, checkpoint_every: 100, checkpoint_minutes: 10, auto_verify: "daily" },
+    hss_warning_percent: 10,
+    hss_critical_percent: 1,
+    pool_size: 4,
+    stats_poll_seconds: 5,
+    theme: "system",
+    last_output_dir: null,
+  };
+  for (let i = 0; i < (cfg.records ?? 0); i++) record("probe.run", "probe", `bulk-${i}`, "success");
+
+  function record(action: string, resourceType: string, resource: string | null, status: string, meta: Record<string, unknown> = {}) {
+    const seq = records.length + 1;
+    records.push({
+      seq,
+      epoch: 0,
+      timestamp: new Date(Date.UTC(2026, 10, 30, 12, 0, seq % 60)).toISOString(),
+      session_id: "sess_mock",
+      actor_id: "officer@mock",
+      actor_ip: "127.0.0.1",
+      action,
+      resource_type: resourceType,
+      resource_id: resource,
+      algorithm: null,
+      status,
+      error_code: status === "failure" ? "PIN_INCORRECT" : null,
+      metadata: JSON.stringify(meta),
+      hmac_chain: hex(seq) + hex(seq),
+    });
+    void emit("console-event", { kind: "audit_changed" } satisfies ConsoleEvent);
+  }
+
+  function partitionView(): PartitionView {
+    return {
+      id: PARTITION,
+      module_id: "builtin",
+      module_path: "/opt/hsm-console/liblunasim.so",
+      slot_id: 1,
+      builtin: true,
+      token: token(pinState),
+      logged_in: loggedIn,
+      pool: { slot: 1, size: 4, open: 1, idle: 1, in_use: 0, waiting: 0, breaker: "closed", breaker_opened: 0, logged_in: loggedIn !== null, module_generation: 1 },
+      luna: {
+        firmware: "7.9.1",
+        hsm_storage: { total: 16777216, used: 1048576, free: 15728640, object_count: null },
+        token_storage: { total: 4194304, used: 65536, free: 4128768, object_count: keys.length },
+        partition_policies: [{ id: 0, value: 1, name: "Allow private key cloning", destructive: true }],
+        hsm_capabilities: [{ id: 12, value: 1, name: "Enable PQC", destructive: false }],
+        token_status_flags: 0,
+      },
+      vendor_functions: ["CA_GetFirmwareVersion", "CA_GetHSMStats"],
+      holds_audit_key: auditKey.state === "unlocked",
+      mechanism_count: 3,
+    };
+  }
+
+  function connections(): ConnectionView[] {
+    return [
+      {
+        module: {
+          id: "builtin",
+          path: "/opt/hsm-console/liblunasim.so",
+          builtin: true,
+          manufacturer: "lunasim (Luna emulation)",
+          library_description: "lunasim Luna-compatible module",
+          library_version: "10.9",
+          cryptoki_version: "3.2",
+          interface: "C_GetInterface 3.2",
+          family: "luna",
+          vendor_functions: ["CA_GetFirmwareVersion", "CA_GetHSMStats"],
+        },
+        slots: [{ slot_id: 1, description: "LunaSim slot", manufacturer: "lunasim", token_present: true, hardware: true, removable: false, token: token(pinState), partition_id: PARTITION }],
+        error: null,
+      },
+    ];
+  }
+
+  const mechanisms: MechanismView[] = [
+    { code: 0x1c, hex: "0x0000001C", name: "CKM_ML_DSA_KEY_PAIR_GEN", min_key_size: 0, max_key_size: 0, flags: ["HW", "GENERATE_KEY_PAIR"], info_error: null },
+    { code: 0x1d, hex: "0x0000001D", name: "CKM_ML_DSA", min_key_size: 0, max_key_size: 0, flags: ["HW", "SIGN", "VERIFY"], info_error: null },
+    { code: 0x80000a02, hex: "0x80000A02", name: null, min_key_size: 0, max_key_size: 0, flags: ["HW"], info_error: null },
+  ];
+
+  function describe(spec: KeySpec, purpose: string): KeySpecInfo {
+    const tag = spec.kind === "ml-dsa" ? spec.set.toLowerCase().replace(/-/g, "_") : spec.kind === "hss" ? "hss_lms" : spec.kind.replace(/-/g, "_");
+    const p = purpose.trim().toLowerCase().replace(/[^a-z0-9]/g, "_") || "key";
+    let capacity: string | null = null;
+    let warning: string | null = null;
+    if (spec.kind === "hss") {
+      const h = spec.params.levels.reduce((a, [l]) => a + Number(l.split("_H")[1]), 0);
+      capacity = (2n ** BigInt(h)).toString();
+      if (spec.params.levels.some(([l]) => Number(l.split("_H")[1]) >= 15)) warning = "An H15 tree takes about 90 s per level to generate; H20 takes hours.";
+    }
+    return {
+      display: spec.kind === "ml-dsa" ? spec.set : spec.kind,
+      suggested_label: `${p}_${tag}_2026_11`,
+      signature_capacity: capacity,
+      signature_len: spec.kind === "ml-dsa" ? 3309 : null,
+      public_key_len: spec.kind === "ml-dsa" ? 1952 : null,
+      keygen_warning: warning,
+      mechanism: spec.kind === "ml-dsa" ? "CKM_ML_DSA_KEY_PAIR_GEN" : "CKM_HSS_KEY_PAIR_GEN",
+    };
+  }
+
+  function requireAudit() {
+    if (auditKey.state !== "unlocked") throw err("AUDIT_UNAVAILABLE", "The audit trail cannot record this.", { suggestion: "Log in to the partition that holds the audit key." });
+  }
+
+  function find(h: number): ObjectSummary {
+    const k = keys.find((x) => x.handle === h);
+    if (!k) throw err("KEY_NOT_FOUND", "The key or object no longer exists on the token.", { suggestion: "Refresh the key list." });
+    return k;
+  }
+
+  function phrase(hs: number[]): string {
+    const labels = Array.from(new Set(hs.map((h) => find(h).label)));
+    return labels.length === 1 && labels[0] ? labels[0] : `delete ${hs.length} objects`;
+  }
+
+  async function handler(cmd: string, payload?: unknown): Promise<unknown> {
+    const args = (payload ?? {}) as Record<string, unknown>;
+    calls.push({ cmd, args: { ...args } });
+    switch (cmd) {
+      case "app_info":
+        return cfg.startupError
+          ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
+          : ({ info: { version: "0.1.0", data_dir: "/home/officer/.local/share/hsm-console", audit_location: "audit.db", audit_store: "sqlite", builtin_available: true, builtin_note: null, startup_warnings: [] }, startup_error: null } satisfies AppStatus);
+      case "get_settings":
+        return settings;
+      case "update_settings": {
+        const s = args.settings as Settings;
+        if (s.hss_critical_percent > s.hss_warning_percent) throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
+        settings = s;
+        record("settings.update", "settings", null, "success");
+        return settings;
+      }
+      case "connections":
+        return connections();
+      case "add_module": {
+        const path = String(args.path);
+        record("module.add", "module", path, "failure");
+        throw err("NOT_PKCS11", `${path} is not a PKCS#11 module.`, { details: "It exports neither C_GetInterface nor C_GetFunctionList.", suggestion: "Choose the vendor's PKCS#11 library rather than another shared library." });
+      }
+      case "pick_module_file":
+        return null;
+      case "partition":
+        return partitionView();
+      case "mechanisms":
+        return mechanisms;
+      case "login": {
+        if (args.pin !== USER_PIN) {
+          pinTries -= 1;
+          pinState.userLow = true;
+          pinState.userFinal = pinTries <= 0;
+          record("login", "partition", PARTITION, "failure");
+          throw err("PIN_INCORRECT", "The PIN is incorrect.", {
+            details: pinState.userFinal ? "The token says one attempt is left before the PIN locks." : "The token says wrong PINs were entered; fewer attempts remain.",
+            suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
+            pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "pin" },
+          });
+        }
+        loggedIn = args.user as UserKind;
+        pinState.userLow = false;
+        pinState.userFinal = false;
+        auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+        record("login", "partition", PARTITION, "success");
+        void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
+        return { partition_id: PARTITION, user: loggedIn, audit: auditKey };
+      }
+      case "logout":
+        loggedIn = null;
+        record("logout", "partition", PARTITION, "success");
+        auditKey = { state: "locked", holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+        return null;
+      case "list_keys":
+        // A fresh array each time, as real IPC answers are.
+        return structuredClone(loggedIn ? keys : keys.filter((k) => k.class === "PUBLIC_KEY"));
+      case "key_details": {
+        const k = find(Number(args.handle));
+        const d: KeyDetails = {
+          summary: k,
+          attributes: [
+            { attribute: "CKA_CLASS", code: 0, status: "value", display: "name", value: `CKO_${k.class}` },
+            { attribute: "CKA_LABEL", code: 3, status: "value", display: "text", value: k.label },
+            { attribute: "CKA_SENSITIVE", code: 0x103, status: k.private ? "value" : "absent", display: "bool", value: k.private ? "true" : null },
+            { attribute: "CKA_PARAMETER_SET", code: 0x61d, status: k.parameter_set ? "value" : "absent", display: "name", value: k.parameter_set },
+          ],
+          public_key: k.class === "SECRET_KEY" ? null : { algorithm: k.algorithm, fingerprint: `SHA256:${hex(k.handle)}${hex(k.handle)}`, pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", raw_len: 1952 },
+        };
+        return d;
+      }
+      case "describe_key_spec":
+        return describe(args.spec as KeySpec, String(args.purpose));
+      case "generate_key": {
+        if (loggedIn !== "user") throw err("NOT_LOGGED_IN", "Log in as the partition's user to generate keys.");
+        requireAudit();
+        const req = args.request as GenerateRequest;
+        const ch = args.onEvent as Channel<JobEvent>;
+        record("key.generate.request", "key", req.label, "success");
+        for (let i = 1; i <= 3; i++) {
+          await new Promise((r) => setTimeout(r, 60));
+          ch.onmessage({ kind: "elapsed", ms: i * 500 });
+        }
+        const id = hex(handle);
+        const alg = req.spec.kind === "ml-dsa" ? req.spec.set : "HSS";
+        const pub = summary(handle++, req.label, "PUBLIC_KEY", alg, id);
+        const priv = summary(handle++, req.label, "PRIVATE_KEY", alg, id);
+        keys.push(pub, priv);
+        record("key.generate", "key", req.label, "success", { id });
+        const g: GeneratedKey = { private_handle: priv.handle, public_handle: pub.handle, label: req.label, id_hex: id, algorithm: alg, public_key: { algorithm: alg, fingerprint: `SHA256:${id}`, pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", raw_len: 1952 }, expected_public_key_len: 1952, elapsed_ms: 180 };
+        return g;
+      }
+      case "deletion_phrase":
+        return phrase(args.handles as number[]);
+      case "destroy_keys": {
+        requireAudit();
+        const hs = args.handles as number[];
+        const want = phrase(hs);
+        if (args.confirmation !== want) throw err("INVALID_INPUT", `Type “${want}” to confirm the deletion.`, { details: "Nothing was deleted." });
+        record("key.destroy.request", "key", want, "success");
+        for (const h of hs) {
+          const i = keys.findIndex((k) => k.handle === h);
+          if (i >= 0) {
+            record("key.destroy", "key", keys[i]!.label, "success");
+            keys.splice(i, 1);
+          }
+        }
+        return { destroyed: hs, failed: [] };
+      }
+      case "export_public_key": {
+        const k = find(Number(args.handle));
+        record("key.export_public", "key", k.label, "success");
+        return { format: args.format, file_name: `${k.label}.pub.pem`, text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", base64: null, fingerprint: `SHA256:${hex(k.handle)}` };
+      }
+      case "save_public_key":
+      case "save_mechanisms_csv":
+      case "audit_export":
+        return null;
+      case "audit_status": {
+        const s: AuditStatusView = { log_id: "log_mock", location: "audit.db", store: "sqlite", key: auditKey, records: records.length, pending: 0, last_seq: records.length, checkpoints: 1, last_checkpoint_time: null, last_checkpoint_seq: null };
+        return s;
+      }
+      case "audit_records": {
+        const q = args.query as { before_seq: number | null; limit: number; action: string | null; status: string | null; text: string | null };
+        return records
+          .filter((r) => (q.before_seq === null || r.seq < q.before_seq) && (!q.action || r.action === q.action) && (!q.status || r.status === q.status) && (!q.text || r.metadata.includes(q.text)))
+          .reverse()
+          .slice(0, q.limit);
+      }
+      case "audit_verify": {
+        requireAudit();
+        const ch = args.onEvent as Channel<JobEvent>;
+        const total = records.length;
+        const jobId = String(args.jobId);
+        for (let done = 0; done <= total; done += Math.max(1, Math.ceil(total / 10))) {
+          if (cancelled.has(jobId)) throw err("CANCELLED", "Cancelled.");
+          ch.onmessage({ kind: "progress", done, total });
+          await new Promise((r) => setTimeout(r, 80));
+        }
+        const v: Verdict = cfg.tamperedSeq
+          ? { verdict: "broken", finding: { kind: "modified", seq: cfg.tamperedSeq }, first_bad_seq: cfg.tamperedSeq, explanation: `Record ${cfg.tamperedSeq} was changed after it was written: its content no longer matches its seal.`, records_checked: cfg.tamperedSeq - 1 }
+          : { verdict: "intact", records: total, last_seq: total, checkpoints: 1, last_checkpoint: null, key_pinned: true, macs_checked: true };
+        record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
+        return v;
+      }
+      case "audit_checkpoint":
+        requireAudit();
+        return { log_id: "log_mock", checkpoint_no: 2, seq: records.length, head_hmac: "", head_digest: "", time: "", epoch: 0, algorithm: "ML-DSA-65", public_key: "", signature: "" };
+      case "cancel_job":
+        cancelled.add(String(args.jobId));
+        return true;
+      default:
+        throw err("INTERNAL", `mock: unknown command ${cmd}`);
+    }
+  }
+  const cancelled = new Set<string>();
+  mockWindows("main");
+  mockIPC(handler, { shouldMockEvents: true });
+  window.__mock = {
+    calls,
+    keys,
+    records,
+    get settings() {
+      return settings;
+    },
+  };
+}
+
+install(window.__MOCK_CONFIG__);

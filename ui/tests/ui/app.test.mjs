@@ -1,0 +1,186 @@
+// UI flows in headless Chromium against the production build, IPC mocked from the
+// generated types. Each test opens a fresh page (and a fresh mock backend).
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { calls, launch, login, openApp, shot } from "./helpers.mjs";
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test("opens ready to use on the built-in partition, with the emulator banner", async () => {
+  const page = await openApp(browser);
+  await page.getByTestId("emulator-banner").waitFor();
+  assert.match(await page.getByTestId("emulator-banner").innerText(), /not for production keys/);
+  assert.match(await page.getByTestId("current-partition").innerText(), /Built-in lunasim/);
+  assert.equal(await page.getByTestId("audit-badge").getAttribute("data-state"), "no_key_yet");
+  await shot(page, "01-connections");
+  assert.deepEqual(page.errors, []);
+});
+
+test("a wrong PIN is reported once with the attempts left, and the field is cleared", async () => {
+  const page = await openApp(browser, { pinTriesBeforeFinal: 1 });
+  await login(page, "0000");
+  const box = page.getByRole("dialog").getByRole("alert");
+  await box.waitFor();
+  const text = await box.innerText();
+  assert.match(text, /The PIN is incorrect/);
+  assert.match(text, /one attempt is left/);
+  assert.match(text, /CKR_PIN_INCORRECT/);
+  assert.equal(await page.getByTestId("pin-input").inputValue(), "", "the PIN field is cleared after use");
+  assert.equal((await calls(page, "login")).length, 1, "never retried");
+  await shot(page, "02-wrong-pin");
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.getByText("user logged in").waitFor();
+  assert.equal(await page.getByTestId("audit-badge").getAttribute("data-state"), "unlocked");
+  assert.equal((await calls(page, "login")).length, 2);
+});
+
+test("generate an ML-DSA-65 key: suggested label, progress, row, attributes, public key", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.getByTestId("generate-key").click();
+  await page.getByTestId("preset").selectOption("ml-dsa-65");
+  await page.getByTestId("spec-info").waitFor();
+  const label = await page.getByTestId("key-label").inputValue();
+  assert.match(label, /^release_ml_dsa_65_\d{4}_\d{2}$/, "the seed's purpose_algorithm_date style");
+  await page.getByTestId("generate-submit").click();
+  await page.getByText(/Generating on the HSM… [0-9.]+ s/).waitFor();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  const row = page.locator(`[data-testid=key-row][data-label="${label}"]`).first();
+  await row.waitFor();
+  await row.click();
+  await page.getByTestId("key-details").waitFor();
+  assert.match(await page.getByTestId("key-details").innerText(), /CKA_PARAMETER_SET/);
+  await page.getByTestId("export-pem").click();
+  assert.match(await page.getByTestId("pem-text").inputValue(), /BEGIN PUBLIC KEY/);
+  const gen = (await calls(page, "generate_key"))[0].args;
+  assert.deepEqual(gen.request, { spec: { kind: "ml-dsa", set: "ML-DSA-65" }, label, token: true });
+  await shot(page, "03-keys-after-generate");
+});
+
+test("HSS presets show the signature count and the key-generation warning", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.getByTestId("generate-key").click();
+  await page.getByTestId("preset").selectOption("hss");
+  await page.getByTestId("hss-capacity").waitFor();
+  assert.match(await page.getByTestId("hss-capacity").innerText(), /1,024/);
+  await page.getByLabel("Level 1 LMS type").selectOption("LMS_SHA256_M32_H15");
+  await page.getByText(/H15 tree takes about 90 s/).waitFor();
+  assert.match(await page.getByTestId("hss-capacity").innerText(), /1,048,576/);
+  await shot(page, "04-generate-hss");
+  await page.keyboard.press("Escape");
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+});
+
+test("deleting needs the label typed; the deletion is in the audit view", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  const row = page.locator("[data-testid=key-row][data-label=bulk_key_00000]");
+  await row.click();
+  await page.getByTestId("delete-keys").click();
+  const submit = page.getByTestId("delete-submit");
+  assert.equal(await submit.isDisabled(), true);
+  await page.getByTestId("delete-confirm").fill("bulk_key_0000");
+  assert.equal(await submit.isDisabled(), true, "a near miss does not enable deletion");
+  await page.getByTestId("delete-confirm").fill("bulk_key_00000");
+  await submit.click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await row.waitFor({ state: "detached" });
+  await page.keyboard.press("Alt+4");
+  await page.locator("[data-testid=audit-row][data-action='key.destroy']").waitFor();
+  await shot(page, "05-audit-after-delete");
+});
+
+test("10,000 objects: the table renders a window of rows, scrolls, searches", async () => {
+  const page = await openApp(browser, { objects: 10000 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.getByText("(10000)").waitFor();
+  const rendered = await page.getByTestId("key-row").count();
+  assert.ok(rendered > 10 && rendered < 80, `only visible rows are in the DOM (${rendered})`);
+  await page.getByTestId("key-table").focus();
+  await page.keyboard.press("End");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_09999]").waitFor();
+  await page.getByTestId("key-search").fill("bulk_key_0424");
+  await page.getByText("(10 of 10000)").waitFor();
+  await shot(page, "06-keys-10000");
+});
+
+test("a module path that is not PKCS#11 gets a clear message and the window keeps working", async () => {
+  const page = await openApp(browser);
+  await page.getByTestId("module-path").fill("/usr/lib/x86_64-linux-gnu/libz.so.1");
+  await page.getByTestId("module-add").click();
+  const alert = page.getByRole("alert").filter({ hasText: "is not a PKCS#11 module" });
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /What to do: Choose the vendor's PKCS#11 library/);
+  await page.getByRole("button", { name: "Partition" }).click();
+  await page.getByTestId("mechanism-table").waitFor();
+  await page.getByTestId("mechanism-filter").fill("ML_DSA");
+  assert.equal(await page.getByTestId("mechanism-table").locator("tbody tr").count(), 2);
+  await shot(page, "07-partition");
+});
+
+test("verifying the trail shows progress and names a tampered record", async () => {
+  const page = await openApp(browser, { records: 400, tamperedSeq: 117 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+4");
+  await page.getByTestId("verify-trail").click();
+  await page.getByRole("progressbar").waitFor();
+  const v = page.getByTestId("verdict");
+  await v.waitFor();
+  assert.equal(await v.getAttribute("data-verdict"), "broken");
+  assert.match(await v.innerText(), /Broken at record 117/);
+  await shot(page, "08-audit-broken");
+});
+
+test("a running verification can be cancelled", async () => {
+  const page = await openApp(browser, { records: 400 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+4");
+  await page.getByTestId("verify-trail").click();
+  await page.getByTestId("cancel-verify").click();
+  await page.getByText("Verification did not finish").waitFor();
+  assert.equal((await calls(page, "cancel_job")).length, 1);
+});
+
+test("settings are validated, saved, and the dark theme applies", async () => {
+  const page = await openApp(browser, {}, { colorScheme: "light" });
+  await page.keyboard.press("Alt+5");
+  await page.getByLabel("HSS critical threshold").fill("50");
+  await page.getByTestId("settings-save").click();
+  await page.getByRole("alert").filter({ hasText: "must not exceed" }).waitFor();
+  await page.getByLabel("HSS critical threshold").fill("1");
+  await page.getByTestId("theme").selectOption("dark");
+  await page.getByTestId("settings-save").click();
+  await page.getByText("Settings saved.").waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(bg, "rgb(20, 23, 28)");
+  await page.keyboard.press("Alt+1");
+  await shot(page, "09-dark-theme");
+});
+
+test("when the console cannot start, the window says why", async () => {
+  const page = await openApp(browser, {
+    startupError: { code: "AUDIT_UNAVAILABLE", message: "The audit trail at postgres://audit:***@db/trail cannot be opened.", details: "connection refused", suggestion: "Check the audit store in the settings.", pkcs11: null },
+  });
+  await page.getByText("HSM Console could not start").waitFor();
+  assert.match(await page.getByRole("alert").innerText(), /Check the audit store/);
+});

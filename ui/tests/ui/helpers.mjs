@@ -1,0 +1,43 @@
+// Open the built UI in Chromium with the mock backend installed before the app runs.
+import { mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const artifacts = resolve(fileURLToPath(new URL("../../../tests/artifacts/ui", import.meta.url)));
+mkdirSync(artifacts, { recursive: true });
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export async function launch() {
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+}
+
+/** A page on the app with the mock configured by `config` (see tests/mock/backend.ts). */
+export async function openApp(browser, config = {}, { colorScheme = "light", storage = null } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const mock = readFileSync(process.env.UI_MOCK_JS, "utf8");
+  await page.addInitScript({ content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${mock}` });
+  await page.goto(process.env.UI_BASE_URL);
+  await page.waitForSelector(".app, .startup-error");
+  page.errors = errors;
+  return page;
+}
+
+export async function shot(page, name) {
+  await page.screenshot({ path: join(artifacts, `${name}.png`) });
+}
+
+export async function calls(page, cmd) {
+  return page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c), cmd);
+}
+
+export async function login(page, pin = "12345678") {
+  await page.getByRole("button", { name: "Connections" }).click();
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill(pin);
+  await page.getByTestId("login-submit").click();
+}
