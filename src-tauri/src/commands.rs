@@ -25,6 +25,8 @@ type Cmd<T> = Result<T, ApiError>;
 
 #[tauri::command]
 pub fn app_info(state: State<'_, AppState>) -> AppStatus {
+    // The UI's first request: the window is up and the UI has mounted (scripts/measure-startup.sh).
+    tracing::info!(target: "hsm_console::startup", "window ready");
     AppStatus {
         info: state.console.as_ref().map(|c| c.app_info()),
         startup_error: state.startup_error.clone(),

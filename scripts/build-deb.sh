@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the Debian package of the desktop app with the Tauri CLI:
+#   target/release/bundle/deb/HSM Console_<version>_amd64.deb
+# The package carries the built-in partition (lunasim + Kryoptic) as resources.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+cargo build --release -p lunasim
+cp target/release/liblunasim.so target/pkcs11/liblunasim.so
+# The frontend is ui/ (the CLI would otherwise take the parent folder of tauri.conf.json).
+TAURI_FRONTEND_PATH="$root/ui" ui/node_modules/.bin/tauri build --bundles deb --config tauri.deb.conf.json
+ls -l target/release/bundle/deb/*.deb
