@@ -38,7 +38,10 @@ command -v node >/dev/null && node -e 'process.exit(+process.versions.node.split
 
 if [[ ! -f "$root/ui/node_modules/.package-lock.json" || "$root/ui/package-lock.json" -nt "$root/ui/node_modules/.package-lock.json" ]]; then
   echo "setup: installing UI packages"
-  (cd "$root/ui" && npm ci --no-audit --no-fund --loglevel=error)
+  # `npm install` honours package-lock.json like `npm ci`, but tolerates vite's optional,
+  # Windows-only dependency (napi-windows-process-start-time), which the registry this
+  # machine can reach does not have and which `npm ci` therefore reports as missing.
+  (cd "$root/ui" && npm install --no-audit --no-fund --loglevel=error)
 else
   echo "setup: UI packages present"
 fi
