@@ -27,6 +27,14 @@ const COMMANDS: &[&str] = &[
     "audit_export",
     "audit_checkpoint",
     "cancel_job",
+    "signing_keys",
+    "inspect_files",
+    "pick_files",
+    "pick_folder",
+    "sign_files",
+    "verify_signature",
+    "issue_certificate",
+    "certificate_request",
 ];
 
 fn main() {

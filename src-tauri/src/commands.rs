@@ -14,6 +14,7 @@ use console::audit_ops::{AuditStatusView, ExportFormat};
 use console::keys::DestroyResult;
 use console::partitions::ConnectionView;
 use console::settings::Settings;
+use console::sign::{CertificateView, SignProgress, SignReport, SignRequest, SigningKeyView};
 use console::views::*;
 use console::{ApiError, ApiResult, ErrorCode};
 use hsm::keys::ObjectSummary;
@@ -293,4 +294,114 @@ pub fn cancel_job(state: State<'_, AppState>, job_id: String) -> ApiResult<bool>
         return Err(ApiError::new(ErrorCode::InvalidInput, "no job ID"));
     }
     Ok(state.cancel(&job_id))
+}
+
+#[tauri::command]
+pub async fn signing_keys(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<SigningKeyView>> {
+    state.console()?.signing_keys(&partition_id).await
+}
+
+/// What the drop list shows at once: name, size, or why a path cannot be signed.
+#[tauri::command]
+pub fn inspect_files(paths: Vec<String>) -> Vec<FileCheck> {
+    let ps: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    signing::input::check_all(&ps)
+        .into_iter()
+        .zip(&ps)
+        .map(|(r, p)| FileCheck {
+            path: p.display().to_string(),
+            name: p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            size: r.as_ref().ok().map(|f| f.size()),
+            problem: r.err().map(|e| e.to_string()),
+        })
+        .collect()
+}
+
+#[tauri::command]
+pub async fn pick_files(title: String, multiple: bool) -> Cmd<Vec<String>> {
+    let d = rfd::AsyncFileDialog::new().set_title(title);
+    let picked = if multiple {
+        d.pick_files().await.unwrap_or_default()
+    } else {
+        d.pick_file().await.into_iter().collect()
+    };
+    Ok(picked
+        .iter()
+        .map(|f| f.path().display().to_string())
+        .collect())
+}
+
+#[tauri::command]
+pub async fn pick_folder(title: String) -> Cmd<Option<String>> {
+    Ok(rfd::AsyncFileDialog::new()
+        .set_title(title)
+        .pick_folder()
+        .await
+        .map(|f| f.path().display().to_string()))
+}
+
+/// Sign a batch with progress per file; `cancel_job(job_id)` stops it between files.
+#[tauri::command]
+pub async fn sign_files(
+    state: State<'_, AppState>,
+    partition_id: String,
+    job_id: String,
+    request: SignRequest,
+    on_event: Channel<SignProgress>,
+) -> Cmd<SignReport> {
+    let c = state.console()?;
+    let cancel = state.job(&job_id);
+    let progress = std::sync::Arc::new(move |p: SignProgress| {
+        let _ = on_event.send(p);
+    });
+    let r = c.sign_files(&partition_id, request, progress, cancel).await;
+    state.finish_job(&job_id);
+    r
+}
+
+#[tauri::command]
+pub async fn verify_signature(
+    state: State<'_, AppState>,
+    file: String,
+    signature: String,
+    public_key: Option<String>,
+    context: Option<String>,
+) -> Cmd<signing::verify::VerifyReport> {
+    state
+        .console()?
+        .verify_signature(&file, &signature, public_key.as_deref(), context.as_deref())
+        .await
+}
+
+#[tauri::command]
+pub async fn issue_certificate(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    subject: String,
+    days: u32,
+) -> Cmd<CertificateView> {
+    state
+        .console()?
+        .issue_certificate(&partition_id, handle, &subject, days, true)
+        .await
+}
+
+#[tauri::command]
+pub async fn certificate_request(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    subject: String,
+) -> Cmd<String> {
+    state
+        .console()?
+        .certificate_request(&partition_id, handle, &subject)
+        .await
 }

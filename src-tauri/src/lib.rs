@@ -82,6 +82,14 @@ pub fn run() {
             commands::audit_export,
             commands::audit_checkpoint,
             commands::cancel_job,
+            commands::signing_keys,
+            commands::inspect_files,
+            commands::pick_files,
+            commands::pick_folder,
+            commands::sign_files,
+            commands::verify_signature,
+            commands::issue_certificate,
+            commands::certificate_request,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");

@@ -25,12 +25,15 @@ cleanup() {
 trap cleanup EXIT
 
 display=":$((90 + RANDOM % 100))"
-Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
 export DISPLAY="$display"
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; [[ -S /tmp/.X11-unix/X${display#:} ]] && break; sleep 0.1; done
 
 export HSMC_DATA_DIR="$work/data"
+# WebKit keeps the page's local storage (remembered view, partition) under XDG_DATA_HOME:
+# a fresh one per run, so nothing from earlier runs on this machine leaks in.
+export XDG_DATA_HOME="$work/xdg-data" XDG_CACHE_HOME="$work/xdg-cache" XDG_CONFIG_HOME="$work/xdg-config"
 unset LUNASIM_CONF
 "$driver" --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &
 driver_pid=$!

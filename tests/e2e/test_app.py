@@ -106,6 +106,7 @@ def run(app: App, data: Path):
     # Opens on the built-in partition, marked as an emulator.
     banner = app.tid("emulator-banner")
     check("not for production keys" in banner.text, banner.text)
+    app.nav("Connections")
     app.shot("connections")
 
     # A library that is not PKCS#11: a clear message, nothing breaks.
@@ -200,9 +201,12 @@ def run(app: App, data: Path):
 
     app.wait(recovered, "the console to reconnect", timeout=60)
 
+    # Release signing by a real X11 drag and drop from a GTK drag source.
+    sign_by_drag_and_drop(app, data)
+
     # Everything is in the audit trail, which verifies.
     app.nav("Audit trail")
-    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add"}
+    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.request", "sign"}
     actions = app.wait(lambda: (lambda s: s if want <= s else None)({r.get_attribute("data-action") for r in app.css("[data-testid=audit-row]")}), f"audit rows for {sorted(want)}")
     check(any("failure" in r.text for r in app.css("[data-testid=audit-row][data-action='login']")), "the wrong PIN is recorded")
     app.tid("verify-trail").click()
@@ -210,6 +214,71 @@ def run(app: App, data: Path):
     check(verdict.get_attribute("data-verdict") == "intact", verdict.text)
     app.shot("audit")
     print(f"e2e: ok ({len(actions)} kinds of audited actions)")
+
+
+def drag_files(files, drop_at=(600, 420)):
+    """Drag `files` from a GTK drag source onto the app window with xdotool, as a user would."""
+    src = subprocess.Popen(["/usr/bin/python3", str(Path(__file__).with_name("drag_source.py")), "1500", "120", *map(str, files)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert src.stdout.readline().strip() == "ready"
+        time.sleep(0.8)
+        x, y = 1500 + 120, 120 + 80
+        subprocess.run(["xdotool", "mousemove", str(x), str(y)], check=True)
+        time.sleep(0.2)
+        subprocess.run(["xdotool", "mousedown", "1"], check=True)
+        # Past GTK's drag threshold, then across to the app in small steps.
+        steps = 25
+        for i in range(1, steps + 1):
+            nx = x + (drop_at[0] - x) * i // steps
+            ny = y + (drop_at[1] - y) * i // steps
+            subprocess.run(["xdotool", "mousemove", str(nx), str(ny)], check=True)
+            time.sleep(0.04)
+        time.sleep(0.4)
+        subprocess.run(["xdotool", "mouseup", "1"], check=True)
+        time.sleep(0.8)
+    finally:
+        src.terminate()
+
+
+def sign_by_drag_and_drop(app: App, data: Path):
+    # A fresh ML-DSA-65 release key.
+    app.nav("Keys")
+    app.tid("generate-key").click()
+    Select(app.tid("preset")).select_by_value("ml-dsa-65")
+    app.tid("spec-info")
+    app.fill(app.tid("key-label"), "e2e_release_ml_dsa_65")
+    app.tid("generate-submit").click()
+    app.gone("[role=dialog]", "the generate dialog")
+    # Three artifacts, dropped on the window.
+    rel = data / "release"
+    rel.mkdir(parents=True, exist_ok=True)
+    files = [rel / "app-2.0.tar.gz", rel / "app-2.0.sbom.json", rel / "firmware.bin"]
+    for i, f in enumerate(files):
+        f.write_bytes(bytes((j * 7 + i) % 251 for j in range(5000 + 70000 * i)))
+    drag_files(files)
+    app.wait(lambda: len(app.css("[data-testid=sign-file]")) == 3, "the three dropped files in the Sign view")
+    Select(app.tid("sign-key")).select_by_visible_text(next(o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")))
+    raw = app.tid("fmt-raw")
+    if not raw.is_selected():
+        raw.click()
+    app.shot("sign-dropped")
+    app.tid("sign-submit").click()
+    report = app.tid("sign-report", timeout=60)
+    check("verified in software" in report.text, report.text)
+    app.shot("sign-report")
+    pub = rel / "e2e_release_ml_dsa_65.pub.pem"
+    verifier = str(Path(__file__).resolve().parents[1] / "interop" / "verify_release.py")
+    for f in files:
+        for kind, args in (("cms", [str(f), f"{f}.p7s"]), ("raw", [str(f), f"{f}.sig", str(pub)])):
+            r = subprocess.run([sys.executable, verifier, kind, *args], capture_output=True, text=True)
+            check(r.returncode == 0, f"outside verifier on {f.name} ({kind}): {r.stderr}")
+    # And the app's own Verify view agrees.
+    app.nav("Verify")
+    app.fill(app.tid("verify-file"), str(files[0]))
+    app.fill(app.tid("verify-sig"), f"{files[0]}.p7s")
+    app.tid("verify-submit").click()
+    app.wait(lambda: app.tid("verify-report").get_attribute("data-valid") == "true", "a valid verdict")
+    app.shot("verify")
 
 
 def main():

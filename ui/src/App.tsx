@@ -1,4 +1,5 @@
-import { useEffect } from "react";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+import { useEffect, useState } from "react";
 import { Badge, ErrorBox, Toasts } from "./components";
 import { StoreProvider, useStore, type View } from "./store";
 import { AuditView } from "./views/Audit";
@@ -6,13 +7,17 @@ import { ConnectionsView } from "./views/Connections";
 import { KeysView } from "./views/Keys";
 import { PartitionViewPage } from "./views/Partition";
 import { SettingsView } from "./views/Settings";
+import { SignView } from "./views/Sign";
+import { VerifyView } from "./views/Verify";
 
 const NAV: { view: View; label: string; key: string }[] = [
   { view: "connections", label: "Connections", key: "1" },
   { view: "partition", label: "Partition", key: "2" },
   { view: "keys", label: "Keys", key: "3" },
-  { view: "audit", label: "Audit trail", key: "4" },
-  { view: "settings", label: "Settings", key: "5" },
+  { view: "sign", label: "Sign", key: "4" },
+  { view: "verify", label: "Verify", key: "5" },
+  { view: "audit", label: "Audit trail", key: "6" },
+  { view: "settings", label: "Settings", key: "7" },
 ];
 
 export function App() {
@@ -41,8 +46,42 @@ function AuditBadge() {
   );
 }
 
+/// Files dropped anywhere on the window go to the Sign view.
+function useDrop(): boolean {
+  const { setView, setSignFiles } = useStore();
+  const [over, setOver] = useState(false);
+  useEffect(() => {
+    let unlisten: (() => void) | undefined;
+    let gone = false;
+    void getCurrentWebview()
+      .onDragDropEvent((e) => {
+        const p = e.payload;
+        if (p.type === "enter" || p.type === "over") setOver(true);
+        else if (p.type === "leave") setOver(false);
+        else if (p.type === "drop") {
+          setOver(false);
+          if (p.paths.length) {
+            setSignFiles((old) => [...old, ...p.paths.filter((x) => !old.includes(x))]);
+            setView("sign");
+          }
+        }
+      })
+      .then((u) => {
+        if (gone) u();
+        else unlisten = u;
+      })
+      .catch(() => undefined);
+    return () => {
+      gone = true;
+      unlisten?.();
+    };
+  }, [setSignFiles, setView]);
+  return over;
+}
+
 function Shell() {
   const { status, view, setView, partition } = useStore();
+  const dragging = useDrop();
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -119,6 +158,10 @@ function Shell() {
             <PartitionViewPage />
           ) : view === "keys" ? (
             <KeysView />
+          ) : view === "sign" ? (
+            <SignView />
+          ) : view === "verify" ? (
+            <VerifyView />
           ) : view === "audit" ? (
             <AuditView />
           ) : (
@@ -127,6 +170,11 @@ function Shell() {
         </main>
       </div>
       <Toasts />
+      {dragging && (
+        <div className="drop-overlay" aria-hidden="true">
+          Drop to sign
+        </div>
+      )}
     </div>
   );
 }

@@ -43,6 +43,8 @@ export type BreakerState = "closed" | "open" | "half_open";
 
 export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
 
+export type CertificateView = { pem: string, subject: string, serial: string, not_after: string, fingerprint: string, stored_on_token: boolean, };
+
 export type Checkpoint = { log_id: string, checkpoint_no: number, 
 /**
  * The last record covered (0 = none yet).
@@ -73,6 +75,8 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
+export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512";
+
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
 
 export type ExportFormat = "jsonl" | "csv";
@@ -91,6 +95,14 @@ export type ExportedPublicKey = { format: PublicKeyFormat, file_name: string,
  * PEM text, or base64 of DER/raw bytes.
  */
 text: string | null, base64: string | null, fingerprint: string, };
+
+export type FileCheck = { path: string, name: string, size: number | null, 
+/**
+ * Why it cannot be signed (a folder, a FIFO, empty, …).
+ */
+problem: string | null, };
+
+export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 
 export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "torn_last_write", seq: number, };
 
@@ -136,6 +148,8 @@ export type LunaView = {
  */
 firmware: string | null, hsm_storage: StorageView | null, token_storage: StorageView | null, partition_policies: Array<NamedSetting> | null, hsm_capabilities: Array<NamedSetting> | null, token_status_flags: number | null, };
 
+export type ManifestEntry = { name: string, ok: boolean, detail: string, };
+
 export type MechanismView = { code: number, hex: string, 
 /**
  * `None` for mechanisms nobody has a name for (they are listed all the same).
@@ -170,11 +184,24 @@ export type ObjectSummary = { handle: number, class: string, key_type: string | 
  */
 algorithm: string, parameter_set: string | null, token: boolean, private: boolean, sensitive: boolean | null, extractable: boolean | null, local: boolean | null, capabilities: Capabilities, hss_keys_remaining: number | null, 
 /**
+ * HSS: signatures the key can make in total (decimal; can exceed 2^64), from its LMS
+ * types.
+ */
+hss_capacity: string | null, 
+/**
  * Another object of the same class carries the same label.
  */
 duplicate_label: boolean, };
 
+export type OnError = "stop" | "continue";
+
 export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
+
+export type OutputView = { format: string, path: string, 
+/**
+ * Verified in software before it was written.
+ */
+verified: boolean, };
 
 export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, pool: PoolStatus, luna: LunaView | null, 
 /**
@@ -238,6 +265,42 @@ stats_poll_seconds: number, theme: Theme,
  */
 last_output_dir: string | null, };
 
+export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
+
+export type SignFormat = "cms" | "raw" | "bundle";
+
+export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
+
+export type SignReport = { key: SigningKeyView, files: Array<FileOutcome>, manifest: Array<OutputView>, manifest_error: ApiError | null, 
+/**
+ * The batch stopped at the first failure (as asked).
+ */
+stopped: boolean, cancelled: boolean, hss_remaining_after: number | null, signatures_made: number, };
+
+export type SignRequest = { 
+/**
+ * The signing key: `id:HEX` (stable across reconnections), `label:NAME` or `handle:N`.
+ */
+key: string, files: Array<string>, formats: Array<SignFormat>, 
+/**
+ * Also write a `SHA256SUMS` of the batch and its raw signature.
+ */
+manifest: boolean, 
+/**
+ * Write outputs here instead of beside each file.
+ */
+out_dir: string | null, 
+/**
+ * ML-DSA context string (raw and bundle formats; CMS requires none).
+ */
+context: string | null, on_error: OnError, 
+/**
+ * Signing with an HSS key uses up one-time signatures: the officer confirms it.
+ */
+confirm_hss: boolean, };
+
+export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, };
+
 export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
 
 export type SlotView = { slot_id: number, description: string, manufacturer: string, token_present: boolean, hardware: boolean, removable: boolean, token: TokenView | null, 
@@ -273,3 +336,25 @@ key_pinned: boolean,
  * chain against the checkpoints.
  */
 macs_checked: boolean, } | { "verdict": "broken", finding: Finding, first_bad_seq: number, explanation: string, records_checked: number, };
+
+export type VerifyReport = { file: string, 
+/**
+ * "cms", "raw", "bundle" or "manifest".
+ */
+format: string, valid: boolean, algorithm: string | null, 
+/**
+ * SHA-256 fingerprint of the signer's public key.
+ */
+key_fingerprint: string | null, 
+/**
+ * The certificate subject (CMS) or key label (bundle).
+ */
+signer: string | null, signing_time: string | null, 
+/**
+ * Why it failed, or what was checked.
+ */
+detail: string, 
+/**
+ * Manifest: each listed file and whether it matches.
+ */
+entries: Array<ManifestEntry>, };

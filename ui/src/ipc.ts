@@ -32,6 +32,13 @@ import type {
   Settings,
   UserKind,
   Verdict,
+  CertificateView,
+  FileCheck,
+  SignProgress,
+  SignReport,
+  SignRequest,
+  SigningKeyView,
+  VerifyReport,
 } from "./bindings";
 
 export class CommandError extends Error {
@@ -94,6 +101,20 @@ export const api = {
   auditExport: (format: ExportFormat, range: Range) => call<ExportSummary | null>("audit_export", { format, range }),
   auditCheckpoint: () => call<Checkpoint>("audit_checkpoint"),
   cancelJob: (jobId: string) => call<boolean>("cancel_job", { jobId }),
+  signingKeys: (partitionId: string) => call<SigningKeyView[]>("signing_keys", { partitionId }),
+  inspectFiles: (paths: string[]) => call<FileCheck[]>("inspect_files", { paths }),
+  pickFiles: (title: string, multiple: boolean) => call<string[]>("pick_files", { title, multiple }),
+  pickFolder: (title: string) => call<string | null>("pick_folder", { title }),
+  signFiles: (partitionId: string, jobId: string, request: SignRequest, onEvent: (e: SignProgress) => void) => {
+    const ch = new Channel<SignProgress>();
+    ch.onmessage = onEvent;
+    return call<SignReport>("sign_files", { partitionId, jobId, request, onEvent: ch });
+  },
+  verifySignature: (file: string, signature: string, publicKey: string | null, context: string | null) =>
+    call<VerifyReport>("verify_signature", { file, signature, publicKey, context }),
+  issueCertificate: (partitionId: string, handle: number, subject: string, days: number) =>
+    call<CertificateView>("issue_certificate", { partitionId, handle, subject, days }),
+  certificateRequest: (partitionId: string, handle: number, subject: string) => call<string>("certificate_request", { partitionId, handle, subject }),
 };
 
 export function onConsoleEvent(cb: (e: ConsoleEvent) => void): Promise<UnlistenFn> {

@@ -5,7 +5,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import type { ApiError, AppStatus, AuditStatusView, ConnectionView, PartitionView, Settings } from "./bindings";
 import { api, onConsoleEvent, toApiError } from "./ipc";
 
-export type View = "connections" | "partition" | "keys" | "audit" | "settings";
+export type View = "connections" | "partition" | "keys" | "sign" | "verify" | "audit" | "settings";
 
 export interface Toast {
   id: number;
@@ -32,6 +32,9 @@ interface Store {
   refreshAudit: () => Promise<void>;
   setSettings: (s: Settings) => void;
   toast: (kind: Toast["kind"], text: string, error?: ApiError) => void;
+  /// Files dropped on the window or picked, waiting in the Sign view.
+  signFiles: string[];
+  setSignFiles: (f: string[] | ((old: string[]) => string[])) => void;
   toasts: Toast[];
   dismiss: (id: number) => void;
 }
@@ -66,6 +69,7 @@ export function StoreProvider({ children }: { children: ReactNode }) {
   const [view, setViewState] = useState<View>(() => remembered<View>("hsmc.view", "connections"));
   const [auditTick, setAuditTick] = useState(0);
   const [toasts, setToasts] = useState<Toast[]>([]);
+  const [signFiles, setSignFiles] = useState<string[]>([]);
   const nextToast = useRef(1);
 
   const toast = useCallback((kind: Toast["kind"], text: string, error?: ApiError) => {
@@ -198,8 +202,10 @@ export function StoreProvider({ children }: { children: ReactNode }) {
       toast,
       toasts,
       dismiss,
+      signFiles,
+      setSignFiles,
     }),
-    [status, connections, connectionsLoaded, settings, partitionId, partition, audit, view, auditTick, setView, selectPartition, refreshConnections, refreshPartition, refreshAudit, toast, toasts, dismiss],
+    [signFiles, status, connections, connectionsLoaded, settings, partitionId, partition, audit, view, auditTick, setView, selectPartition, refreshConnections, refreshPartition, refreshAudit, toast, toasts, dismiss],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

@@ -69,6 +69,11 @@ pub enum Command {
     /// Keys and other objects.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Sign release artifacts with an HSM key; every signature is verified in software
+    /// before it is written.
+    Sign(SignArgs),
+    /// Verify a file against a signature offline (software verifiers only).
+    Verify(VerifyArgs),
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -99,6 +104,8 @@ pub enum KeysCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Issue a self-signed certificate for a key, or a certificate signing request.
+    Cert(CertArgs),
     /// Write a key's public half.
     ExportPub {
         key: String,
@@ -127,6 +134,81 @@ pub struct GenArgs {
     /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
     #[arg(long, value_delimiter = ',')]
     pub hss_lmots: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CertArgs {
+    /// label:NAME, id:HEX or handle:N
+    pub key: String,
+    /// Issue a self-signed certificate (kept on the token next to the key unless --no-store).
+    #[arg(long, conflicts_with = "csr", required_unless_present = "csr")]
+    pub self_signed: bool,
+    /// Create a PKCS#10 certificate signing request instead.
+    #[arg(long)]
+    pub csr: bool,
+    /// Distinguished name, e.g. "CN=Release signing,O=Example".
+    #[arg(long)]
+    pub subject: String,
+    /// Validity of a self-signed certificate, days.
+    #[arg(long, default_value_t = 1095)]
+    pub days: u32,
+    /// Do not keep the certificate on the token.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Write the PEM here (default: stdout).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The artifacts.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The signing key: label:NAME or id:HEX.
+    #[arg(long)]
+    pub key: String,
+    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
+    pub format: Vec<SigFormat>,
+    /// Also write SHA256SUMS and SHA256SUMS.sig for the batch.
+    #[arg(long)]
+    pub manifest: bool,
+    /// Write the outputs here instead of beside each file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// ML-DSA context string (raw and bundle formats).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Go on with the other files when one fails (default: stop at the first failure).
+    #[arg(long)]
+    pub continue_on_error: bool,
+    /// Confirm signing with an HSS key (each signature uses up a one-time key for good).
+    #[arg(long)]
+    pub yes_hss: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SigFormat {
+    Cms,
+    Raw,
+    Bundle,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The artifact (or SHA256SUMS, with its .sig and --pub).
+    pub file: PathBuf,
+    /// The signature: .p7s, .sig or .sig.json.
+    #[arg(long)]
+    pub sig: PathBuf,
+    /// The signer's public key (PEM SPKI or certificate); required for raw signatures,
+    /// pins the key for the others.
+    #[arg(long = "pub", value_name = "PEM")]
+    pub public_key: Option<PathBuf>,
+    /// ML-DSA context string the signature was made with.
+    #[arg(long)]
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

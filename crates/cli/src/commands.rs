@@ -102,14 +102,32 @@ fn module_arg(c: &Console, g: &Global) -> ApiResult<String> {
     }
 }
 
-async fn partition(c: &Console, g: &Global) -> ApiResult<Arc<Partition>> {
+pub(crate) async fn partition(c: &Console, g: &Global) -> ApiResult<Arc<Partition>> {
     let m = module_arg(c, g)?;
+    builtin_check(c, &m)?;
     c.select_partition(&m, g.slot, g.token_label.as_deref())
         .await
 }
 
+fn builtin_check(c: &Console, module: &str) -> ApiResult<()> {
+    if module == "builtin" && !c.app_info().builtin_available {
+        return Err(ApiError::new(
+            ErrorCode::HsmUnavailable,
+            "The built-in partition is not available.",
+        )
+        .details(c.app_info().builtin_note.unwrap_or_default())
+        .suggest("Build it (make run) or choose a module with --module."));
+    }
+    Ok(())
+}
+
 /// Log in when a PIN is available (or always, prompting, when `required`).
-async fn login(c: &Console, g: &Global, p: &Partition, required: bool) -> ApiResult<bool> {
+pub(crate) async fn login(
+    c: &Console,
+    g: &Global,
+    p: &Partition,
+    required: bool,
+) -> ApiResult<bool> {
     let user = if g.so { UserKind::So } else { UserKind::User };
     let prompt = format!(
         "PIN for {} ({}): ",
@@ -159,6 +177,7 @@ async fn dispatch(c: &Console, cli: &Cli) -> ApiResult<u8> {
         }
         Command::Slots => {
             let m = module_arg(c, g)?;
+            builtin_check(c, &m)?;
             let module_id = c.module_for(&m).await?.id.clone();
             let slots = c.slots(&module_id).await?;
             if g.json {
@@ -218,6 +237,8 @@ async fn dispatch(c: &Console, cli: &Cli) -> ApiResult<u8> {
             }
         }
         Command::Keys(k) => return keys(c, g, k).await,
+        Command::Sign(a) => return crate::signcmd::sign(c, g, a).await,
+        Command::Verify(a) => return crate::signcmd::verify(c, g, a).await,
         Command::Audit(a) => return audit(c, g, a).await,
         Command::Completions { .. } | Command::Man => {
             unreachable!("handled before the console opens")
@@ -378,6 +399,36 @@ async fn keys(c: &Console, g: &Global, k: &KeysCommand) -> ApiResult<u8> {
             }
             if !r.failed.is_empty() {
                 return Ok(1);
+            }
+        }
+        KeysCommand::Cert(a) => {
+            login(c, g, &p, true).await?;
+            let k = c.find_key(&p.id, &a.key).await?;
+            let pem = if a.csr {
+                c.certificate_request(&p.id, k.handle, &a.subject).await?
+            } else {
+                let v = c
+                    .issue_certificate(&p.id, k.handle, &a.subject, a.days, !a.no_store)
+                    .await?;
+                if g.json && a.out.is_none() {
+                    output::json(&v);
+                    return Ok(0);
+                }
+                v.pem
+            };
+            match &a.out {
+                Some(path) => {
+                    console::keys::write_atomic(path, pem.as_bytes())?;
+                    if g.json {
+                        output::json(
+                            &serde_json::json!({ "path": path, "kind": if a.csr { "csr" } else { "certificate" } }),
+                        );
+                    } else {
+                        println!("wrote {}", path.display());
+                    }
+                }
+                None if g.json => output::json(&serde_json::json!({ "pem": pem })),
+                None => print!("{pem}"),
             }
         }
         KeysCommand::ExportPub { key, format, out } => {

@@ -430,3 +430,303 @@ fn completions_and_man_page_come_from_the_definition() {
     let o = h.run(None, &["man"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains(".TH hsmc"));
 }
+
+fn verify_release(args: &[&Path]) -> bool {
+    let o = Command::new(testkit::python())
+        .arg(testkit::repo_root().join("tests/interop/verify_release.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.status.success()
+}
+
+#[test]
+fn sign_and_verify_release_artifacts_as_a_pipeline_would() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ml-dsa-65",
+            "-l",
+            "pipeline_ml_dsa_65",
+            "--token",
+        ],
+    );
+    let dir = h.data.path().join("release");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("app-1.0.tar.gz"), dir.join("app-1.0.sbom.json"));
+    std::fs::write(&a, vec![7u8; 200_000]).unwrap();
+    std::fs::write(&b, b"{\"sbom\": true}").unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--key",
+            "label:pipeline_ml_dsa_65",
+            "--format",
+            "cms,raw,bundle",
+            "--manifest",
+        ],
+    );
+    let files = r["files"].as_array().unwrap();
+    assert!(files.iter().all(|f| f["error"].is_null()), "{r}");
+    let out = |i: usize, fmt: &str| {
+        PathBuf::from(
+            files[i]["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["format"] == fmt)
+                .unwrap()["path"]
+                .as_str()
+                .unwrap(),
+        )
+    };
+    let pubkey = PathBuf::from(
+        r["manifest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["format"] == "public_key")
+            .unwrap()["path"]
+            .as_str()
+            .unwrap(),
+    );
+    for (i, f) in [&a, &b].into_iter().enumerate() {
+        assert!(verify_release(&[Path::new("cms"), f, &out(i, "cms")]));
+        assert!(verify_release(&[
+            Path::new("raw"),
+            f,
+            &out(i, "raw"),
+            &pubkey
+        ]));
+        assert!(verify_release(&[Path::new("bundle"), f, &out(i, "bundle")]));
+        let v = h.json(
+            None,
+            &[
+                "verify",
+                f.to_str().unwrap(),
+                "--sig",
+                out(i, "cms").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(v["valid"], true, "{v}");
+    }
+    assert!(verify_release(&[
+        Path::new("manifest"),
+        &dir.join("SHA256SUMS"),
+        &dir.join("SHA256SUMS.sig"),
+        &pubkey
+    ]));
+    let v = h.json(
+        None,
+        &[
+            "verify",
+            dir.join("SHA256SUMS").to_str().unwrap(),
+            "--sig",
+            dir.join("SHA256SUMS.sig").to_str().unwrap(),
+            "--pub",
+            pubkey.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["valid"], true);
+    // Signing again never overwrites: exit 1, the old signature kept.
+    let before = std::fs::read(out(0, "cms")).unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            a.to_str().unwrap(),
+            "--key",
+            "label:pipeline_ml_dsa_65",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("already exists"));
+    assert_eq!(std::fs::read(out(0, "cms")).unwrap(), before);
+    // A tampered artifact: verification fails with exit code 3, outside verifiers agree.
+    std::fs::write(&a, vec![8u8; 200_000]).unwrap();
+    let o = h.run(
+        None,
+        &[
+            "--json",
+            "verify",
+            a.to_str().unwrap(),
+            "--sig",
+            out(0, "cms").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    assert!(!verify_release(&[Path::new("cms"), &a, &out(0, "cms")]));
+    let o = h.run(
+        None,
+        &[
+            "verify",
+            a.to_str().unwrap(),
+            "--sig",
+            out(0, "raw").to_str().unwrap(),
+            "--pub",
+            pubkey.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("INVALID"));
+    // Every signature and verification is in the trail.
+    let tail = h.json(None, &["audit", "tail", "-n", "100"]);
+    let actions: Vec<&str> = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions.iter().filter(|a| **a == "sign").count(),
+        3,
+        "two signed, one refused: {actions:?}"
+    );
+    assert!(actions.contains(&"verify") && actions.contains(&"sign.manifest"));
+}
+
+#[test]
+fn hss_signing_must_be_confirmed_and_certificates_come_from_the_hsm() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "cert_key", "--token"],
+    );
+    let cert = h.data.path().join("cert.pem");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "cert",
+            "label:cert_key",
+            "--self-signed",
+            "--subject",
+            "CN=Pipeline signing,O=Example",
+            "--out",
+            cert.to_str().unwrap(),
+        ],
+    );
+    let o = Command::new("openssl")
+        .args(["verify", "-CAfile"])
+        .arg(&cert)
+        .arg("-check_ss_sig")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csr = h.data.path().join("req.pem");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "cert",
+            "label:cert_key",
+            "--csr",
+            "--subject",
+            "CN=Pipeline signing",
+            "--out",
+            csr.to_str().unwrap(),
+        ],
+    );
+    let o = Command::new("openssl")
+        .args(["req", "-noout", "-verify", "-in"])
+        .arg(&csr)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // CMS with the certificate that is now on the token; OpenSSL verifies it against it.
+    let f = h.data.path().join("fw.bin");
+    std::fs::write(&f, b"firmware").unwrap();
+    h.json(
+        pin,
+        &[
+            "sign",
+            f.to_str().unwrap(),
+            "--key",
+            "label:cert_key",
+            "--format",
+            "cms",
+        ],
+    );
+    let o = Command::new("openssl")
+        .args(["cms", "-verify", "-binary", "-inform", "DER", "-in"])
+        .arg(format!("{}.p7s", f.display()))
+        .arg("-content")
+        .arg(&f)
+        .arg("-CAfile")
+        .arg(&cert)
+        .args(["-purpose", "any", "-out", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openssl cms -verify against the issued certificate: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    // HSS on lunasim: refused without --yes-hss.
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "hss_key",
+            "--token",
+            "--hss-lms",
+            "LMS_SHA256_M32_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W4",
+        ],
+    );
+    let g = h.data.path().join("g.bin");
+    std::fs::write(&g, b"gateway firmware").unwrap();
+    let o = h.run(
+        pin,
+        &["sign", g.to_str().unwrap(), "--key", "label:hss_key"],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("confirm"));
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            g.to_str().unwrap(),
+            "--key",
+            "label:hss_key",
+            "--yes-hss",
+            "--format",
+            "raw",
+        ],
+    );
+    assert_eq!(r["hss_remaining_after"], 31);
+    let pubkey = h.data.path().join("hss_key.pub.pem");
+    assert!(verify_release(&[
+        Path::new("raw"),
+        &g,
+        &PathBuf::from(format!("{}.sig", g.display())),
+        &pubkey
+    ]));
+}

@@ -26,7 +26,7 @@ pub fn typescript() -> String {
         ApiError, ErrorCode, Pkcs11Error,
         AppInfo, ModuleView, TokenView, SlotView, ConnectionView, UserKind, NamedSetting, StorageView, LunaView,
         PartitionView, MechanismView, AuditKeyView, LoginResult, GenerateRequest, PublicKeyView, GeneratedKey,
-        KeyDetails, ExportedPublicKey, RecordView, ConsoleEvent, DestroyResult, DestroyFailure, JobEvent, AppStatus, KeySpecInfo,
+        KeyDetails, ExportedPublicKey, RecordView, ConsoleEvent, DestroyResult, DestroyFailure, JobEvent, AppStatus, KeySpecInfo, FileCheck,
         AuditStatusView, ExportFormat, ExportVerdict, Settings, AuditSettings, AutoVerify, Theme,
         hsm::PoolStatus, hsm::BreakerState, hsm::keys::ObjectSummary, hsm::keys::Capabilities,
         hsm::keys::AttrDisplay, hsm::keys::AttributeView, hsm::algo::KeySpec, hsm::algo::MlDsaSet,
@@ -34,6 +34,10 @@ pub fn typescript() -> String {
         hsm::algo::HssParams, hsm::pubkey::PublicKeyFormat, hsm::MetricsSnapshot, hsm::OpSnapshot,
         audit::Verdict, audit::Finding, audit::verify::CheckpointSummary, audit::export::ExportSummary,
         audit::export::Range, audit::store::Query, audit::Checkpoint,
+        crate::sign::SignFormat, crate::sign::OnError, crate::sign::SignRequest, crate::sign::SigningKeyView,
+        crate::sign::OutputView, crate::sign::FileOutcome, crate::sign::SignReport, crate::sign::SignProgress,
+        crate::sign::CertificateView, signing::verify::VerifyReport, signing::verify::ManifestEntry,
+        signing::alg::SigAlg, signing::alg::DigestAlg,
     );
     all.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = String::from("// Generated from the Rust types by `crates/console/src/bindings.rs`. Do not edit:\n// run `make bindings` after changing a type that crosses IPC.\n\n");

@@ -11,6 +11,7 @@ pub mod error;
 pub mod keys;
 pub mod partitions;
 pub mod settings;
+pub mod sign;
 pub mod views;
 
 use std::collections::HashMap;

@@ -509,3 +509,14 @@ impl KeySpecInfo {
         })
     }
 }
+
+/// A dropped or picked path, checked before anything is read.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct FileCheck {
+    pub path: String,
+    pub name: String,
+    #[ts(type = "number | null")]
+    pub size: Option<u64>,
+    /// Why it cannot be signed (a folder, a FIFO, empty, …).
+    pub problem: Option<String>,
+}

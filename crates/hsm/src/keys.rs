@@ -100,6 +100,9 @@ pub struct ObjectSummary {
     pub local: Option<bool>,
     pub capabilities: Capabilities,
     pub hss_keys_remaining: Option<u64>,
+    /// HSS: signatures the key can make in total (decimal; can exceed 2^64), from its LMS
+    /// types.
+    pub hss_capacity: Option<String>,
     /// Another object of the same class carries the same label.
     pub duplicate_label: bool,
 }
@@ -288,6 +291,16 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
             decapsulate: b(CKA_DECAPSULATE).unwrap_or(false),
         },
         hss_keys_remaining: v.get(&CKA_HSS_KEYS_REMAINING).and_then(|x| x.as_ulong()),
+        hss_capacity: v
+            .get(&CKA_HSS_LMS_TYPES)
+            .and_then(|x| x.as_ulongs())
+            .or_else(|| {
+                v.get(&CKA_HSS_LMS_TYPE)
+                    .and_then(|x| x.as_ulong())
+                    .map(|t| vec![t])
+            })
+            .and_then(|l| swverify::hss::capacity(&l.iter().map(|&t| t as u32).collect::<Vec<_>>()))
+            .map(|c| c.to_string()),
         duplicate_label: false,
     }
 }

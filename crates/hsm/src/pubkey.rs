@@ -181,6 +181,76 @@ impl PublicKey {
         }
     }
 
+    /// Read a SubjectPublicKeyInfo (DER) back: the inverse of [`PublicKey::spki`], for
+    /// keys that come from files (verification, certificates).
+    pub fn from_spki_der(der_bytes: &[u8]) -> Result<PublicKey, String> {
+        use der::Decode;
+        let spki = SubjectPublicKeyInfoOwned::from_der(der_bytes)
+            .map_err(|e| format!("not a SubjectPublicKeyInfo: {e}"))?;
+        PublicKey::from_spki(&spki)
+    }
+
+    /// From PEM (`-----BEGIN PUBLIC KEY-----`).
+    pub fn from_spki_pem(pem: &str) -> Result<PublicKey, String> {
+        use der::DecodePem;
+        let spki = SubjectPublicKeyInfoOwned::from_pem(pem.trim())
+            .map_err(|e| format!("not a PEM public key: {e}"))?;
+        PublicKey::from_spki(&spki)
+    }
+
+    pub fn from_spki(spki: &SubjectPublicKeyInfoOwned) -> Result<PublicKey, String> {
+        let key = spki
+            .subject_public_key
+            .as_bytes()
+            .ok_or("the public key bit string has unused bits")?
+            .to_vec();
+        let oid = spki.algorithm.oid;
+        let param_oid = || {
+            spki.algorithm
+                .parameters
+                .as_ref()
+                .and_then(|p| p.decode_as::<ObjectIdentifier>().ok())
+        };
+        let pk = if oid == OID_RSA_ENCRYPTION {
+            use der::Decode;
+            let r = RsaPublicKeyDer::from_der(&key).map_err(|e| format!("bad RSA key: {e}"))?;
+            PublicKey::Rsa {
+                modulus: r.modulus.as_bytes().to_vec(),
+                exponent: r.public_exponent.as_bytes().to_vec(),
+            }
+        } else if oid == OID_EC_PUBLIC_KEY {
+            let curve = match param_oid() {
+                Some(c) if c == OID_P256 => Curve::P256,
+                Some(c) if c == OID_P384 => Curve::P384,
+                other => return Err(format!("unsupported EC curve {other:?}")),
+            };
+            PublicKey::Ec { curve, point: key }
+        } else if oid == OID_ED25519 {
+            PublicKey::Ec {
+                curve: Curve::Ed25519,
+                point: key,
+            }
+        } else if oid == OID_HSS_LMS {
+            PublicKey::Hss { key }
+        } else if let Some(set) = [MlDsaSet::P44, MlDsaSet::P65, MlDsaSet::P87]
+            .into_iter()
+            .find(|s| ml_dsa_oid(*s) == oid)
+        {
+            PublicKey::MlDsa { set, key }
+        } else if let Some(set) = [MlKemSet::P512, MlKemSet::P768, MlKemSet::P1024]
+            .into_iter()
+            .find(|s| ml_kem_oid(*s) == oid)
+        {
+            PublicKey::MlKem { set, key }
+        } else if let Some(set) = SlhDsaSet::ALL.into_iter().find(|s| slh_dsa_oid(*s) == oid) {
+            PublicKey::SlhDsa { set, key }
+        } else {
+            return Err(format!("unsupported public key algorithm {oid}"));
+        };
+        pk.check_size()?;
+        Ok(pk)
+    }
+
     /// `SHA256:<hex>` over the DER SubjectPublicKeyInfo.
     pub fn fingerprint(&self) -> String {
         format!("SHA256:{}", hex::encode(Sha256::digest(self.spki_der())))
@@ -224,6 +294,38 @@ fn significant_bits(b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spki_round_trips() {
+        let keys = [
+            PublicKey::Ec {
+                curve: Curve::P256,
+                point: {
+                    let mut p = vec![4u8; 65];
+                    p[0] = 4;
+                    p
+                },
+            },
+            PublicKey::Ec {
+                curve: Curve::Ed25519,
+                point: vec![9u8; 32],
+            },
+            PublicKey::MlDsa {
+                set: MlDsaSet::P65,
+                key: vec![1u8; 1952],
+            },
+            PublicKey::Hss { key: vec![2u8; 60] },
+            PublicKey::Rsa {
+                modulus: vec![0xC5u8; 256],
+                exponent: vec![1, 0, 1],
+            },
+        ];
+        for k in keys {
+            assert_eq!(PublicKey::from_spki_der(&k.spki_der()).unwrap(), k);
+            assert_eq!(PublicKey::from_spki_pem(&k.spki_pem()).unwrap(), k);
+        }
+        assert!(PublicKey::from_spki_der(b"junk").is_err());
+    }
 
     #[test]
     fn ed25519_spki_matches_rfc8410_example() {

@@ -244,6 +244,38 @@ pub fn rsa_pss(
 pub mod hss;
 pub mod mlkem;
 
+/// RSA-PSS over a digest the caller computed (for files too large to hold in memory).
+pub fn rsa_pss_prehash(
+    modulus: &[u8],
+    exponent: &[u8],
+    hash: PssHash,
+    salt_len: usize,
+    digest: &[u8],
+    signature: &[u8],
+) -> Result<()> {
+    use rsa::signature::hazmat::PrehashVerifier;
+    let bits = (modulus.len() * 8) as u32;
+    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let e = crypto_bigint::BoxedUint::from_be_slice(exponent, (exponent.len() * 8).max(64) as u32)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let pk = rsa::PublicKey::new(n, e).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let sig = rsa::pss::Signature::try_from(signature)
+        .map_err(|e| VerifyError::BadSignature(e.to_string()))?;
+    let ok = match hash {
+        PssHash::Sha256 => rsa::pss::VerifyingKey::<sha2::Sha256>::new_with_salt_len(pk, salt_len)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha384 => rsa::pss::VerifyingKey::<sha2::Sha384>::new_with_salt_len(pk, salt_len)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha512 => rsa::pss::VerifyingKey::<sha2::Sha512>::new_with_salt_len(pk, salt_len)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+    };
+    verdict(ok)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { ApiError, AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
-import { Badge, EmptyState, ErrorBox } from "../components";
+import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
 import { useStore } from "../store";
 import { DeleteDialog } from "./DeleteDialog";
@@ -33,9 +33,50 @@ function AttrValue({ a }: { a: AttributeView }) {
   }
 }
 
+function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
+  const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
+  const [days, setDays] = useState(1095);
+  const [busy, setBusy] = useState(false);
+  const [pem, setPem] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const run = async (csr: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      setPem(csr ? await api.certificateRequest(partitionId, details.summary.handle, subject) : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem);
+    } catch (e) {
+      setError(toApiError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={`Certificate for ${details.summary.label}`} onClose={onClose} wide>
+      <Field label="Subject" hint="A distinguished name, e.g. CN=Release signing,O=Example">
+        <input type="text" value={subject} onChange={(e) => setSubject(e.target.value)} aria-label="Subject" />
+      </Field>
+      <Field label="Valid for (days)">
+        <input type="number" min={1} value={days} onChange={(e) => setDays(Number(e.target.value))} aria-label="Days" />
+      </Field>
+      <p className="muted small">The HSM key signs the certificate or request{details.summary.algorithm.startsWith("HSS") ? " (one HSS signature)" : ""}. An issued certificate is kept on the token next to the key; CMS signatures carry it.</p>
+      <div className="button-row">
+        <button className="primary" onClick={() => void run(false)} disabled={busy}>
+          Issue self-signed certificate
+        </button>
+        <button onClick={() => void run(true)} disabled={busy}>
+          Create CSR
+        </button>
+      </div>
+      {error && <ErrorBox error={error} />}
+      {pem && <textarea className="pem" readOnly value={pem} rows={10} aria-label="PEM" data-testid="cert-pem" />}
+    </Dialog>
+  );
+}
+
 function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
   const { toast } = useStore();
   const [pem, setPem] = useState<string | null>(null);
+  const [cert, setCert] = useState(false);
   const pk = details.public_key;
   if (!pk) return null;
   const handle = details.summary.handle;
@@ -74,7 +115,9 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
         <button onClick={() => void save("pem")}>Save PEM…</button>
         <button onClick={() => void save("der")}>Save DER…</button>
         <button onClick={() => void save("raw")}>Save raw…</button>
+        {details.summary.class === "PRIVATE_KEY" && details.summary.capabilities.sign && <button onClick={() => setCert(true)}>Certificate…</button>}
       </div>
+      {cert && <CertificateDialog partitionId={partitionId} details={details} onClose={() => setCert(false)} />}
       {pem && (
         <>
           <textarea className="pem" readOnly value={pem} rows={8} data-testid="pem-text" aria-label="Public key (PEM)" />

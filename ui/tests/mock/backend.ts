@@ -25,6 +25,12 @@ import type {
   TokenView,
   UserKind,
   Verdict,
+  FileCheck,
+  SignProgress,
+  SignReport,
+  SignRequest,
+  SigningKeyView,
+  VerifyReport,
 } from "../../src/bindings";
 
 export interface MockConfig {
@@ -38,6 +44,8 @@ export interface MockConfig {
   records?: number;
   /** The verification finds this record modified. */
   tamperedSeq?: number;
+  /** An HSS key with this many signatures left (of 1024). */
+  hssRemaining?: number;
 }
 
 interface Call {
@@ -48,7 +56,7 @@ interface Call {
 declare global {
   interface Window {
     __MOCK_CONFIG__?: MockConfig;
-    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings };
+    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings; drop: (paths: string[]) => Promise<void> };
   }
 }
 
@@ -110,6 +118,7 @@ function summary(handle: number, label: string, cls: "PRIVATE_KEY" | "PUBLIC_KEY
     local: true,
     capabilities: { sign: cls === "PRIVATE_KEY", verify: cls === "PUBLIC_KEY", encrypt: cls === "SECRET_KEY", decrypt: cls === "SECRET_KEY", wrap: false, unwrap: false, derive: false, encapsulate: false, decapsulate: false },
     hss_keys_remaining: null,
+    hss_capacity: null,
     duplicate_label: false,
   };
 }
@@ -129,6 +138,12 @@ export function install(cfg: MockConfig = {}) {
   const keys: ObjectSummary[] = [];
   for (let i = 0; i < (cfg.objects ?? 0); i++) {
     keys.push(summary(handle++, `bulk_key_${String(i).padStart(5, "0")}`, i % 3 === 0 ? "SECRET_KEY" : i % 3 === 1 ? "PRIVATE_KEY" : "PUBLIC_KEY", i % 3 === 0 ? "AES-256" : "ECDSA P-256", hex(i)));
+  }
+  if (cfg.hssRemaining !== undefined) {
+    const hss = summary(handle++, "fw_hss_2026_11", "PRIVATE_KEY", "HSS", hex(9999));
+    hss.hss_keys_remaining = cfg.hssRemaining;
+    hss.hss_capacity = "1024";
+    keys.push(hss);
   }
   let settings: Settings = {
     modules: [],
@@ -400,6 +415,80 @@ export function install(cfg: MockConfig = {}) {
       case "audit_checkpoint":
         requireAudit();
         return { log_id: "log_mock", checkpoint_no: 2, seq: records.length, head_hmac: "", head_digest: "", time: "", epoch: 0, algorithm: "ML-DSA-65", public_key: "", signature: "" };
+      case "signing_keys": {
+        const ks: SigningKeyView[] = keys
+          .filter((k) => k.class === "PRIVATE_KEY" && k.capabilities.sign)
+          .map((k) => ({ handle: k.handle, label: k.label, id_hex: k.id_hex, algorithm: k.algorithm, scheme: k.algorithm === "HSS" ? { scheme: "hss" } : k.algorithm.startsWith("ECDSA") ? { scheme: "ecdsa", curve: "P256" } : { scheme: "ml-dsa", set: "ML-DSA-65" }, fingerprint: `SHA256:${k.id_hex}`, hss_remaining: k.hss_keys_remaining, hss_capacity: k.hss_capacity, has_certificate: false }));
+        return ks;
+      }
+      case "inspect_files":
+        return (args.paths as string[]).map((p): FileCheck => {
+          const name = p.split("/").pop() ?? p;
+          if (p.endsWith("/")) return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
+          if (name.startsWith("empty")) return { path: p, name, size: null, problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake` };
+          return { path: p, name, size: 1000 + name.length * 100, problem: null };
+        });
+      case "pick_files":
+      case "pick_folder":
+        return args.multiple === undefined ? null : [];
+      case "sign_files": {
+        requireAudit();
+        const req = args.request as SignRequest;
+        const ch = args.onEvent as Channel<SignProgress>;
+        const jobId = String(args.jobId);
+        const key = keys.find((k) => `id:${k.id_hex}` === req.key);
+        if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
+        if (key.algorithm === "HSS" && !req.confirm_hss) throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
+        record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
+        const report: SignReport = { key: { handle: key.handle, label: key.label, id_hex: key.id_hex, algorithm: key.algorithm, scheme: { scheme: "ml-dsa", set: "ML-DSA-65" }, fingerprint: "SHA256:x", hss_remaining: key.hss_keys_remaining, hss_capacity: key.hss_capacity, has_certificate: true }, files: [], manifest: [], manifest_error: null, stopped: false, cancelled: false, hss_remaining_after: null, signatures_made: 0 };
+        // As the backend: paths that cannot be signed are refused first; with "stop" nothing is signed.
+        const problem = (p: string) => (p.endsWith("/") ? `${p} is a folder; drop the files inside it (or an archive of it).` : (p.split("/").pop() ?? "").startsWith("empty") ? `${p} is empty (0 bytes); an empty release artifact is almost certainly a mistake.` : null);
+        if (req.on_error === "stop" && req.files.some((p) => problem(p))) {
+          report.stopped = true;
+          report.files = req.files.map((path) => ({ path, name: path.split("/").pop() ?? path, size: null, sha256: null, outputs: [], error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null }));
+          return report;
+        }
+        for (let i = 0; i < req.files.length; i++) {
+          const path = req.files[i]!;
+          const name = path.split("/").pop() ?? path;
+          if (problem(path)) {
+            ch.onmessage({ stage: "failed", index: i, message: problem(path)! });
+            report.files.push({ path, name, size: null, sha256: null, outputs: [], error: err("INVALID_INPUT", problem(path)!) });
+            continue;
+          }
+          if (cancelled.has(jobId)) {
+            report.cancelled = true;
+            break;
+          }
+          for (let d = 0; d <= 4; d++) {
+            ch.onmessage({ stage: "hashing", index: i, done: d * 250, total: 1000 });
+            await new Promise((r) => setTimeout(r, 40));
+          }
+          ch.onmessage({ stage: "signing", index: i });
+          await new Promise((r) => setTimeout(r, 40));
+          const outputs = req.formats.map((f) => ({ format: f, path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`, verified: true }));
+          report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
+          report.signatures_made += req.formats.length;
+          ch.onmessage({ stage: "done", index: i });
+          record("sign", "artifact", name, "success");
+        }
+        if (key.hss_keys_remaining !== null) {
+          key.hss_keys_remaining -= report.signatures_made;
+          report.hss_remaining_after = key.hss_keys_remaining;
+        }
+        return report;
+      }
+      case "verify_signature": {
+        const file = String(args.file);
+        const valid = !file.includes("tampered");
+        const r: VerifyReport = { file, format: String(args.signature).endsWith(".p7s") ? "cms" : "raw", valid, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:abc", signer: "CN=release", signing_time: "2026-11-30 12:00:00", detail: valid ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies" : "the file's digest does not match the signed message digest: the file is not the one that was signed", entries: [] };
+        record("verify", "artifact", file, valid ? "success" : "failure");
+        return r;
+      }
+      case "issue_certificate":
+        return { pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n", subject: String(args.subject), serial: "01", not_after: "2029", fingerprint: "SHA256:x", stored_on_token: true };
+      case "certificate_request":
+        return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
       case "cancel_job":
         cancelled.add(String(args.jobId));
         return true;
@@ -417,6 +506,8 @@ export function install(cfg: MockConfig = {}) {
     get settings() {
       return settings;
     },
+    // What the window gets when files are dropped on it.
+    drop: (paths: string[]) => emit("tauri://drag-drop", { paths, position: { x: 400, y: 300 } }),
   };
 }
 

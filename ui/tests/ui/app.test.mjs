@@ -100,7 +100,7 @@ test("deleting needs the label typed; the deletion is in the audit view", async 
   await submit.click();
   await page.getByRole("dialog").waitFor({ state: "detached" });
   await row.waitFor({ state: "detached" });
-  await page.keyboard.press("Alt+4");
+  await page.keyboard.press("Alt+6");
   await page.locator("[data-testid=audit-row][data-action='key.destroy']").waitFor();
   await shot(page, "05-audit-after-delete");
 });
@@ -139,7 +139,7 @@ test("verifying the trail shows progress and names a tampered record", async () 
   const page = await openApp(browser, { records: 400, tamperedSeq: 117 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+4");
+  await page.keyboard.press("Alt+6");
   await page.getByTestId("verify-trail").click();
   await page.getByRole("progressbar").waitFor();
   const v = page.getByTestId("verdict");
@@ -153,7 +153,7 @@ test("a running verification can be cancelled", async () => {
   const page = await openApp(browser, { records: 400 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+4");
+  await page.keyboard.press("Alt+6");
   await page.getByTestId("verify-trail").click();
   await page.getByTestId("cancel-verify").click();
   await page.getByText("Verification did not finish").waitFor();
@@ -162,7 +162,7 @@ test("a running verification can be cancelled", async () => {
 
 test("settings are validated, saved, and the dark theme applies", async () => {
   const page = await openApp(browser, {}, { colorScheme: "light" });
-  await page.keyboard.press("Alt+5");
+  await page.keyboard.press("Alt+7");
   await page.getByLabel("HSS critical threshold").fill("50");
   await page.getByTestId("settings-save").click();
   await page.getByRole("alert").filter({ hasText: "must not exceed" }).waitFor();
@@ -183,4 +183,69 @@ test("when the console cannot start, the window says why", async () => {
   });
   await page.getByText("HSM Console could not start").waitFor();
   assert.match(await page.getByRole("alert").innerText(), /Check the audit store/);
+});
+
+test("files dropped on the window go to Sign; bad ones say why; signing shows progress and outputs", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz", "/srv/release/", "/srv/release/empty.bin", "/srv/release/app-1.0.iso"]));
+  await page.getByTestId("sign-files").waitFor();
+  assert.equal(await page.getByTestId("sign-file").count(), 4);
+  await page.getByText("is a folder").waitFor();
+  await page.getByText("is empty (0 bytes)").waitFor();
+  await page.getByTestId("fmt-raw").check();
+  assert.match(await page.getByTestId("sign-submit").innerText(), /Sign 2 files/);
+  await shot(page, "10-sign-dropped");
+  // Stop at the first failure (the default): the bad paths stop the batch before signing.
+  await page.getByTestId("sign-submit").click();
+  await page.getByTestId("sign-report").waitFor();
+  assert.match(await page.getByTestId("sign-report").innerText(), /Stopped at the first failure/);
+  await page.getByLabel("Go on with the other files when one fails").check();
+  await page.getByTestId("sign-submit").click();
+  await page.getByTestId("sign-report").waitFor();
+  assert.match(await page.getByTestId("sign-report").innerText(), /verified in software/);
+  await page.getByText("/srv/release/app-1.0.iso.p7s").waitFor();
+  const req = (await calls(page, "sign_files"))[1].args.request;
+  assert.deepEqual(req.files, ["/srv/release/app-1.0.tar.gz", "/srv/release/", "/srv/release/empty.bin", "/srv/release/app-1.0.iso"]);
+  assert.deepEqual(req.formats, ["cms", "raw"]);
+  assert.equal(req.on_error, "continue");
+  assert.equal(await page.getByText("ML-DSA context").count(), 0, "no context field for an ECDSA key");
+  await shot(page, "11-sign-report");
+  await page.keyboard.press("Alt+6");
+  await page.locator("[data-testid=audit-row][data-action='sign']").first().waitFor();
+});
+
+test("an HSS key needs confirmation, and a batch larger than what is left is refused", async () => {
+  const page = await openApp(browser, { hssRemaining: 5 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.evaluate(() => window.__mock.drop(["/fw/a.bin", "/fw/b.bin", "/fw/c.bin"]));
+  await page.getByTestId("sign-key").selectOption({ label: "fw_hss_2026_11 — HSS — 5 of 1,024 signatures left" });
+  await page.getByTestId("fmt-raw").check();
+  await page.getByText("There are not enough left").waitFor();
+  assert.equal(await page.getByTestId("sign-submit").isDisabled(), true);
+  await page.getByTestId("fmt-raw").uncheck();
+  assert.match(await page.getByTestId("hss-notice").innerText(), /uses 4 one-time signatures/);
+  assert.equal(await page.getByTestId("sign-submit").isDisabled(), true, "not before the officer confirms");
+  await page.getByTestId("confirm-hss").check();
+  await page.getByTestId("sign-submit").click();
+  await page.getByTestId("sign-report").waitFor();
+  assert.match(await page.getByTestId("sign-report").innerText(), /2 HSS signatures left/);
+  assert.equal((await calls(page, "sign_files"))[0].args.request.confirm_hss, true);
+  await shot(page, "12-sign-hss");
+});
+
+test("the verify view gives a verdict and says why a tampered file fails", async () => {
+  const page = await openApp(browser);
+  await page.keyboard.press("Alt+5");
+  await page.getByTestId("verify-file").fill("/srv/release/app-1.0.tar.gz");
+  await page.getByTestId("verify-sig").fill("/srv/release/app-1.0.tar.gz.p7s");
+  await page.getByTestId("verify-submit").click();
+  assert.equal(await page.getByTestId("verify-report").getAttribute("data-valid"), "true");
+  await page.getByTestId("verify-file").fill("/srv/release/tampered.tar.gz");
+  await page.getByTestId("verify-submit").click();
+  await page.locator("[data-testid=verify-report][data-valid=false]").waitFor();
+  assert.match(await page.getByTestId("verify-report").innerText(), /not the one that was signed/);
+  await shot(page, "13-verify");
 });

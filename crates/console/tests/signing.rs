@@ -1,0 +1,841 @@
+//! Release signing through the console on real modules, every output checked by verifiers
+//! of other lineages (pyca/cryptography + asn1crypto, hsslms, Debian's OpenSSL 3.0) and
+//! rejected by them once the artifact is tampered with. One test per process (nextest).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use console::sign::{OnError, SignFormat, SignReport, SignRequest};
+use console::views::{GenerateRequest, UserKind};
+use console::{Console, ConsoleConfig, ErrorCode};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
+use testkit::{Backend, TestToken};
+
+struct Env {
+    c: Arc<Console>,
+    pid: String,
+    dir: tempfile::TempDir,
+    _token: Option<TestToken>,
+}
+
+async fn builtin() -> Env {
+    std::env::remove_var("LUNASIM_CONF");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.lunasim_path = Some(testkit::lunasim_module());
+    cfg.kryoptic_path = Some(testkit::kryoptic_module());
+    let c = Console::open(cfg).await.unwrap();
+    let conns = c.connections().await;
+    let pid = conns
+        .iter()
+        .find(|m| m.module.builtin)
+        .unwrap()
+        .slots
+        .iter()
+        .find_map(|s| s.partition_id.clone())
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    Env {
+        c,
+        pid,
+        dir,
+        _token: None,
+    }
+}
+
+async fn token(backend: Backend) -> Env {
+    let t = TestToken::new(backend);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.builtin = false;
+    let c = Console::open(cfg).await.unwrap();
+    let m = c
+        .add_module(&t.module_path.display().to_string())
+        .await
+        .unwrap();
+    let pid = c
+        .slots(&m.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|s| s.partition_id)
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    Env {
+        c,
+        pid,
+        dir,
+        _token: Some(t),
+    }
+}
+
+impl Env {
+    /// The new key as `id:HEX`, and its current handle.
+    async fn key(&self, spec: KeySpec, label: &str) -> (String, u64) {
+        let g = self
+            .c
+            .generate_key(
+                &self.pid,
+                GenerateRequest {
+                    spec,
+                    label: label.into(),
+                    token: true,
+                },
+            )
+            .await
+            .unwrap();
+        (format!("id:{}", g.id_hex), g.private_handle)
+    }
+
+    fn files(&self, sub: &str, sizes: &[usize]) -> Vec<PathBuf> {
+        let d = self.dir.path().join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let p = d.join(format!("artifact-{i}.bin"));
+                std::fs::write(&p, (0..*n).map(|j| (j * 31 + i) as u8).collect::<Vec<u8>>())
+                    .unwrap();
+                p
+            })
+            .collect()
+    }
+
+    async fn sign(
+        &self,
+        key: &(String, u64),
+        files: &[PathBuf],
+        formats: &[SignFormat],
+        manifest: bool,
+        on_error: OnError,
+        context: Option<&str>,
+    ) -> SignReport {
+        let req = SignRequest {
+            key: key.0.clone(),
+            files: files.iter().map(|p| p.display().to_string()).collect(),
+            formats: formats.to_vec(),
+            manifest,
+            out_dir: None,
+            context: context.map(String::from),
+            on_error,
+            confirm_hss: true,
+        };
+        self.c
+            .sign_files(
+                &self.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap()
+    }
+}
+
+fn py(args: &[&Path]) -> (bool, String) {
+    let o = Command::new(testkit::python())
+        .arg(testkit::repo_root().join("tests/interop/verify_release.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "verifier usage/unsupported: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn openssl(args: &[&str]) -> (bool, String) {
+    let o = Command::new("openssl").args(args).output().unwrap();
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+fn out(r: &SignReport, i: usize, format: &str) -> PathBuf {
+    PathBuf::from(
+        &r.files[i]
+            .outputs
+            .iter()
+            .find(|o| o.format == format)
+            .unwrap_or_else(|| panic!("no {format} output for file {i}: {:?}", r.files[i]))
+            .path,
+    )
+}
+
+fn pubkey(r: &SignReport) -> PathBuf {
+    PathBuf::from(
+        &r.manifest
+            .iter()
+            .find(|o| o.format == "public_key")
+            .expect("public key written")
+            .path,
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Every output of every file passes the outside verifier; after tampering with each file
+/// none does. `openssl_too` adds Debian's OpenSSL 3.0 (classical algorithms only).
+async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_too: Option<&str>) {
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    let pk = pubkey(r);
+    for (i, f) in files.iter().enumerate() {
+        let (p7s, sig, bundle) = (out(r, i, "cms"), out(r, i, "raw"), out(r, i, "bundle"));
+        assert_eq!(
+            py(&[Path::new("cms"), f, &p7s]),
+            (true, String::new()),
+            "cms {i}"
+        );
+        assert!(py(&[Path::new("raw"), f, &sig, &pk]).0, "raw {i}");
+        assert!(py(&[Path::new("bundle"), f, &bundle]).0, "bundle {i}");
+        for sigfile in [&p7s, &sig, &bundle] {
+            let v =
+                e.c.verify_signature(s(f), s(sigfile), Some(s(&pk)), None)
+                    .await
+                    .unwrap();
+            assert!(
+                v.valid,
+                "console verifier on {}: {}",
+                sigfile.display(),
+                v.detail
+            );
+        }
+        if let Some(kind) = openssl_too {
+            // Debian 12's OpenSSL 3.0 cannot verify Ed25519 in CMS (it hands EdDSA the
+            // SHA-512 digest algorithm and fails with "invalid digest"); pyca checks those.
+            let (ok, msg) = if kind == "ed25519" {
+                (true, String::new())
+            } else {
+                openssl(&[
+                    "cms",
+                    "-verify",
+                    "-binary",
+                    "-inform",
+                    "DER",
+                    "-in",
+                    s(&p7s),
+                    "-content",
+                    s(f),
+                    "-noverify",
+                    "-out",
+                    "/dev/null",
+                ])
+            };
+            assert!(ok, "openssl cms -verify: {msg}");
+            let (ok, msg) = match kind {
+                "ecdsa-p256" => openssl(&[
+                    "dgst",
+                    "-sha256",
+                    "-verify",
+                    s(&pk),
+                    "-signature",
+                    s(&sig),
+                    s(f),
+                ]),
+                "ecdsa-p384" => openssl(&[
+                    "dgst",
+                    "-sha384",
+                    "-verify",
+                    s(&pk),
+                    "-signature",
+                    s(&sig),
+                    s(f),
+                ]),
+                "rsa-pss" => openssl(&[
+                    "dgst",
+                    "-sha256",
+                    "-sigopt",
+                    "rsa_padding_mode:pss",
+                    "-sigopt",
+                    "rsa_pss_saltlen:32",
+                    "-verify",
+                    s(&pk),
+                    "-signature",
+                    s(&sig),
+                    s(f),
+                ]),
+                "ed25519" => openssl(&[
+                    "pkeyutl",
+                    "-verify",
+                    "-pubin",
+                    "-inkey",
+                    s(&pk),
+                    "-rawin",
+                    "-in",
+                    s(f),
+                    "-sigfile",
+                    s(&sig),
+                ]),
+                other => panic!("{other}"),
+            };
+            assert!(ok, "openssl raw {kind}: {msg}");
+        }
+    }
+    if let Some(m) = r.manifest.iter().find(|o| o.format == "manifest") {
+        let sig = r
+            .manifest
+            .iter()
+            .find(|o| o.format == "manifest_signature")
+            .unwrap();
+        assert!(
+            py(&[
+                Path::new("manifest"),
+                Path::new(&m.path),
+                Path::new(&sig.path),
+                &pk
+            ])
+            .0,
+            "manifest"
+        );
+        let dir = Path::new(&m.path).parent().unwrap();
+        let o = Command::new("sha256sum")
+            .arg("-c")
+            .arg("SHA256SUMS")
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "sha256sum -c: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+    // Tamper: one byte of each artifact.
+    for (i, f) in files.iter().enumerate() {
+        let mut data = std::fs::read(f).unwrap();
+        let mid = data.len() / 2;
+        data[mid] ^= 0x01;
+        std::fs::write(f, &data).unwrap();
+        for kind in ["cms", "raw", "bundle"] {
+            let sigf = out(r, i, kind);
+            let args: Vec<&Path> = if kind == "raw" {
+                vec![Path::new(kind), f, &sigf, &pk]
+            } else {
+                vec![Path::new(kind), f, &sigf]
+            };
+            let (ok, why) = py(&args);
+            assert!(
+                !ok,
+                "the outside verifier accepted a tampered file ({kind} {i})"
+            );
+            assert!(why.contains("invalid"), "{why}");
+            let v =
+                e.c.verify_signature(s(f), s(&sigf), Some(s(&pk)), None)
+                    .await
+                    .unwrap();
+            assert!(
+                !v.valid,
+                "the console accepted a tampered file ({kind} {i})"
+            );
+        }
+        if openssl_too.is_some_and(|k| k != "ed25519") {
+            let (ok, _) = openssl(&[
+                "cms",
+                "-verify",
+                "-binary",
+                "-inform",
+                "DER",
+                "-in",
+                s(&out(r, i, "cms")),
+                "-content",
+                s(f),
+                "-noverify",
+                "-out",
+                "/dev/null",
+            ]);
+            assert!(!ok, "openssl accepted a tampered file");
+        }
+    }
+}
+
+const ALL: [SignFormat; 3] = [SignFormat::Cms, SignFormat::Raw, SignFormat::Bundle];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
+    let e = builtin().await;
+    let key = e
+        .key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "release_ml_dsa_65")
+        .await;
+    let files = e.files("a", &[1, 4096, 1024 * 1024]);
+    let r = e.sign(&key, &files, &ALL, true, OnError::Stop, None).await;
+    assert_eq!(
+        r.signatures_made,
+        3 * 2 + 1 + 1,
+        "CMS + shared raw/bundle per file, the manifest, the certificate: {r:?}"
+    );
+    // The certificate issued for CMS is on the token now, next to the key.
+    assert!(e
+        .c
+        .signing_keys(&e.pid)
+        .await
+        .unwrap()
+        .iter()
+        .any(|k| k.handle == key.1 && k.has_certificate));
+    check_all_formats(&e, &r, &files, None).await;
+    // Each signature is in the audit trail, which verifies.
+    let recs: Vec<_> =
+        e.c.audit_records(audit::store::Query {
+            limit: 100,
+            action: Some("sign".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.action == "sign")
+        .collect();
+    assert_eq!(recs.len(), 3);
+    assert!(recs
+        .iter()
+        .all(|r| r.status == "success" && r.metadata.contains("sha256")));
+    assert!(e
+        .c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap()
+        .is_intact());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ml_dsa_context_is_carried_and_required() {
+    let e = builtin().await;
+    let key = e
+        .key(KeySpec::MlDsa { set: MlDsaSet::P44 }, "ctx_ml_dsa_44")
+        .await;
+    let files = e.files("ctx", &[1000]);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw, SignFormat::Bundle],
+            false,
+            OnError::Stop,
+            Some("release-2026"),
+        )
+        .await;
+    let pk = pubkey(&r);
+    let ctx_hex = hex::encode("release-2026");
+    assert!(
+        py(&[
+            Path::new("raw"),
+            &files[0],
+            &out(&r, 0, "raw"),
+            &pk,
+            Path::new(&ctx_hex)
+        ])
+        .0
+    );
+    assert!(
+        !py(&[Path::new("raw"), &files[0], &out(&r, 0, "raw"), &pk]).0,
+        "without the context the signature does not verify"
+    );
+    assert!(
+        py(&[Path::new("bundle"), &files[0], &out(&r, 0, "bundle")]).0,
+        "the bundle carries its context"
+    );
+    // CMS takes no context (RFC 9882).
+    let req = SignRequest {
+        key: key.0.clone(),
+        files: vec![s(&files[0]).into()],
+        formats: vec![SignFormat::Cms],
+        manifest: false,
+        out_dir: None,
+        context: Some("x".into()),
+        on_error: OnError::Stop,
+        confirm_hss: false,
+    };
+    let err =
+        e.c.sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
+    let e = builtin().await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
+    let key = e.key(KeySpec::Hss { params }, "fw_hss_h5").await;
+    let before =
+        e.c.signing_keys(&e.pid)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.handle == key.1)
+            .unwrap();
+    assert_eq!(
+        (before.hss_remaining, before.hss_capacity.as_deref()),
+        (Some(32), Some("32"))
+    );
+    // Confirmation is required.
+    let files = e.files("hss", &[10, 20]);
+    let mut req = SignRequest {
+        key: key.0.clone(),
+        files: files.iter().map(|p| s(p).to_string()).collect(),
+        formats: ALL.to_vec(),
+        manifest: true,
+        out_dir: None,
+        context: None,
+        on_error: OnError::Stop,
+        confirm_hss: false,
+    };
+    let err =
+        e.c.sign_files(
+            &e.pid,
+            req.clone(),
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("confirm"), "{err:?}");
+    // Too many for what is left: refused before anything is signed.
+    let many = e.files("many", &[5; 16]);
+    let mut big = req.clone();
+    big.files = many.iter().map(|p| s(p).to_string()).collect();
+    big.confirm_hss = true;
+    let err =
+        e.c.sign_files(
+            &e.pid,
+            big,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.message.contains("32 signatures left") && err.message.contains("needs 34"),
+        "{err:?}"
+    );
+    assert!(
+        many.iter()
+            .all(|f| !PathBuf::from(format!("{}.p7s", f.display())).exists()),
+        "nothing was written"
+    );
+    assert_eq!(
+        e.c.signing_keys(&e.pid)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.handle == key.1)
+            .unwrap()
+            .hss_remaining,
+        Some(32),
+        "nothing was signed"
+    );
+    req.confirm_hss = true;
+    let r =
+        e.c.sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.signatures_made, 2 * 2 + 1 + 1);
+    assert_eq!(
+        r.hss_remaining_after,
+        Some(32 - r.signatures_made),
+        "the counter dropped by exactly the signatures made"
+    );
+    check_all_formats(&e, &r, &files, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_classical_keys_verify_with_openssl_and_python() {
+    let e = token(Backend::SoftHsm).await;
+    for (spec, label, kind) in [
+        (KeySpec::Ec { curve: Curve::P256 }, "rel_p256", "ecdsa-p256"),
+        (KeySpec::Ec { curve: Curve::P384 }, "rel_p384", "ecdsa-p384"),
+        (KeySpec::Rsa { bits: 2048 }, "rel_rsa", "rsa-pss"),
+        (
+            KeySpec::Ec {
+                curve: Curve::Ed25519,
+            },
+            "rel_ed25519",
+            "ed25519",
+        ),
+    ] {
+        let key = e.key(spec, label).await;
+        let files = e.files(label, &[100, 70_000]);
+        let r = e.sign(&key, &files, &ALL, true, OnError::Stop, None).await;
+        check_all_formats(&e, &r, &files, Some(kind)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_ml_dsa_44_and_87() {
+    let e = token(Backend::Kryoptic).await;
+    for (set, label) in [(MlDsaSet::P44, "k44"), (MlDsaSet::P87, "k87")] {
+        let key = e.key(KeySpec::MlDsa { set }, label).await;
+        let files = e.files(label, &[333, 5000]);
+        let r = e.sign(&key, &files, &ALL, false, OnError::Stop, None).await;
+        check_all_formats(&e, &r, &files, None).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
+    let e = builtin().await;
+    let key = e
+        .key(KeySpec::Ec { curve: Curve::P256 }, "bad_inputs")
+        .await;
+    let d = e.dir.path().join("bad");
+    std::fs::create_dir_all(d.join("folder")).unwrap();
+    let good = d.join("good.bin");
+    std::fs::write(&good, b"a release").unwrap();
+    let empty = d.join("empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    let fifo = d.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let dangling = d.join("dangling");
+    std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
+    let taken = d.join("taken.bin");
+    std::fs::write(&taken, b"another release").unwrap();
+    std::fs::write(d.join("taken.bin.p7s"), b"an older signature").unwrap();
+    let files = [
+        good.clone(),
+        d.join("folder"),
+        empty,
+        fifo,
+        PathBuf::from("/dev/null"),
+        dangling,
+        good.clone(),
+        taken.clone(),
+    ];
+    // Stop: the bad inputs are found before anything is signed.
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms, SignFormat::Raw],
+            false,
+            OnError::Stop,
+            None,
+        )
+        .await;
+    assert!(r.stopped && r.signatures_made == 0);
+    assert!(!PathBuf::from(format!("{}.p7s", good.display())).exists());
+    // Continue: the good file is signed; each other one says what is wrong.
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms, SignFormat::Raw],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    let msg = |i: usize| {
+        r.files[i]
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        r.files[0].error.is_none() && r.files[0].outputs.len() == 2,
+        "{:?}",
+        r.files[0]
+    );
+    assert!(msg(1).contains("folder"), "{}", msg(1));
+    assert!(msg(2).contains("empty"), "{}", msg(2));
+    assert!(msg(3).contains("FIFO"), "{}", msg(3));
+    assert!(msg(4).contains("device"), "{}", msg(4));
+    assert!(msg(5).contains("symbolic link"), "{}", msg(5));
+    assert!(msg(6).contains("twice"), "{}", msg(6));
+    assert!(msg(7).contains("already exists"), "{}", msg(7));
+    assert_eq!(
+        std::fs::read(d.join("taken.bin.p7s")).unwrap(),
+        b"an older signature",
+        "never overwritten"
+    );
+    assert!(
+        !d.join("taken.bin.sig").exists(),
+        "all of a file's outputs or none"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|x| x.ok())
+        .filter(|x| x.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let failures =
+        e.c.audit_records(audit::store::Query {
+            limit: 100,
+            action: Some("sign".into()),
+            status: Some("failure".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        failures
+            .iter()
+            .any(|r| r.resource_id.as_deref() == Some("taken.bin")),
+        "the refusal is in the trail"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_files_go_through_cms_and_whole_message_formats_say_why_not() {
+    let e = builtin().await;
+    let key = e.key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "large").await;
+    let d = e.dir.path().join("large");
+    std::fs::create_dir_all(&d).unwrap();
+    let big = d.join("image.iso");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(signing::MAX_WHOLE_MESSAGE + 4096).unwrap();
+    drop(f);
+    let r = e
+        .sign(
+            &key,
+            std::slice::from_ref(&big),
+            &[SignFormat::Cms],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
+    assert!(py(&[Path::new("cms"), &big, &out(&r, 0, "cms")]).0);
+    std::fs::remove_file(out(&r, 0, "cms")).unwrap();
+    let r = e
+        .sign(
+            &key,
+            std::slice::from_ref(&big),
+            &[SignFormat::Cms, SignFormat::Raw],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    let err = r.files[0]
+        .error
+        .as_ref()
+        .expect("raw ML-DSA over 1 MiB is refused");
+    assert!(err.message.contains("CMS"), "{}", err.message);
+    assert!(
+        !PathBuf::from(format!("{}.p7s", big.display())).exists(),
+        "no partial set of outputs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hsm_failing_mid_batch_fails_one_file_and_the_batch_goes_on_or_stops() {
+    let e = builtin().await;
+    let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "mid_batch").await;
+    let p = e.c.partition_ref(&e.pid).await.unwrap();
+    let files = e.files("mid", &[10, 20, 30]);
+    p.module
+        .module
+        .sim_control(r#"{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_REMOVED","count":1}"#)
+        .unwrap();
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    assert!(
+        r.files[0].error.as_ref().map(|e| e.code) == Some(ErrorCode::HsmDisconnected),
+        "{:?}",
+        r.files[0]
+    );
+    assert!(
+        r.files[1].error.is_none() && r.files[2].error.is_none(),
+        "{:?}",
+        r.files
+    );
+    let files = e.files("mid2", &[10, 20, 30]);
+    p.module
+        .module
+        .sim_control(r#"{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_REMOVED","count":1}"#)
+        .unwrap();
+    let r = e
+        .sign(&key, &files, &[SignFormat::Raw], false, OnError::Stop, None)
+        .await;
+    assert!(r.stopped);
+    assert!(
+        r.files.iter().all(|f| f.outputs.is_empty()),
+        "{:?}",
+        r.files
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificates_and_requests_parse_and_verify_with_openssl() {
+    let e = token(Backend::SoftHsm).await;
+    let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "cert_p256").await;
+    let c =
+        e.c.issue_certificate(&e.pid, key.1, "CN=Release signing,O=Example", 365, true)
+            .await
+            .unwrap();
+    let cert = e.dir.path().join("cert.pem");
+    std::fs::write(&cert, &c.pem).unwrap();
+    let (ok, text) = openssl(&[
+        "x509",
+        "-in",
+        s(&cert),
+        "-noout",
+        "-subject",
+        "-ext",
+        "keyUsage,basicConstraints",
+    ]);
+    assert!(
+        ok && text.contains("Release signing") && text.contains("Digital Signature"),
+        "{text}"
+    );
+    let (ok, text) = openssl(&["verify", "-CAfile", s(&cert), "-check_ss_sig", s(&cert)]);
+    assert!(ok, "self-signature: {text}");
+    let csr =
+        e.c.certificate_request(&e.pid, key.1, "CN=Release signing")
+            .await
+            .unwrap();
+    let req = e.dir.path().join("req.pem");
+    std::fs::write(&req, csr).unwrap();
+    let (ok, text) = openssl(&["req", "-in", s(&req), "-noout", "-verify"]);
+    assert!(ok, "{text}");
+    assert!(e
+        .c
+        .signing_keys(&e.pid)
+        .await
+        .unwrap()
+        .iter()
+        .any(|k| k.handle == key.1 && k.has_certificate));
+}

@@ -1,0 +1,256 @@
+//! Detached CMS `SignedData` (RFC 5652) with signed attributes: content type, message
+//! digest, signing time; the signer named by issuer and serial number of its certificate,
+//! which is included. The HSM signs the DER of the signed attributes — a small blob that
+//! carries the file's digest — so any file size works with every scheme, including those
+//! that sign whole messages (RFC 9882 ML-DSA, RFC 9708 HSS/LMS, RFC 8419 Ed25519).
+
+use der::asn1::{ObjectIdentifier, OctetString, SetOfVec, UtcTime};
+use der::{Any, Decode, Encode};
+use spki::AlgorithmIdentifierOwned;
+use x509_cert::attr::Attribute;
+use x509_cert::Certificate;
+
+use cms::cert::{CertificateChoices, IssuerAndSerialNumber};
+use cms::content_info::{CmsVersion, ContentInfo};
+use cms::signed_data::{
+    CertificateSet, EncapsulatedContentInfo, SignedAttributes, SignedData, SignerIdentifier,
+    SignerInfo, SignerInfos,
+};
+
+use hsm::pubkey::PublicKey;
+
+use crate::alg::{DigestAlg, SigAlg};
+use crate::{Result, SignError};
+
+pub const OID_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.1");
+pub const OID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
+pub const OID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
+pub const OID_MESSAGE_DIGEST: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
+pub const OID_SIGNING_TIME: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.5");
+
+fn fmt(e: der::Error) -> SignError {
+    SignError::Format(e.to_string())
+}
+
+fn attr(oid: ObjectIdentifier, value: Any) -> Result<Attribute> {
+    let mut values = SetOfVec::new();
+    values.insert(value).map_err(fmt)?;
+    Ok(Attribute { oid, values })
+}
+
+/// The signed attributes for a content digest.
+pub fn signed_attributes(
+    content_digest: &[u8],
+    signing_time: std::time::SystemTime,
+) -> Result<SignedAttributes> {
+    let since = signing_time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| SignError::Format(e.to_string()))?;
+    let mut attrs = SetOfVec::new();
+    attrs
+        .insert(attr(
+            OID_CONTENT_TYPE,
+            Any::encode_from(&OID_DATA).map_err(fmt)?,
+        )?)
+        .map_err(fmt)?;
+    attrs
+        .insert(attr(
+            OID_MESSAGE_DIGEST,
+            Any::encode_from(&OctetString::new(content_digest).map_err(fmt)?).map_err(fmt)?,
+        )?)
+        .map_err(fmt)?;
+    // UTCTime until 2049, as RFC 5652 §11.3 asks.
+    attrs
+        .insert(attr(
+            OID_SIGNING_TIME,
+            Any::encode_from(&UtcTime::from_unix_duration(since).map_err(fmt)?).map_err(fmt)?,
+        )?)
+        .map_err(fmt)?;
+    Ok(attrs)
+}
+
+/// Build a detached `.p7s` (DER). `sign` gets the DER of the signed attributes (a SET OF)
+/// and returns the HSM's signature with `alg`; the result is checked in software before it
+/// is returned.
+pub fn build(
+    alg: SigAlg,
+    cert_der: &[u8],
+    content_digest: &[u8],
+    signing_time: std::time::SystemTime,
+    sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let (cert, pk) = crate::cert::public_key(cert_der)?;
+    let attrs = signed_attributes(content_digest, signing_time)?;
+    let to_sign = attrs.to_der().map_err(fmt)?;
+    let signature = sign(&to_sign)?;
+    alg.verify(&pk, &to_sign, &[], &signature)
+        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    let digest_alg = alg.digest().identifier();
+    let signer = SignerInfo {
+        version: CmsVersion::V1,
+        sid: SignerIdentifier::IssuerAndSerialNumber(IssuerAndSerialNumber {
+            issuer: cert.tbs_certificate().issuer().clone(),
+            serial_number: cert.tbs_certificate().serial_number().clone(),
+        }),
+        digest_alg: digest_alg.clone(),
+        signed_attrs: Some(attrs),
+        signature_algorithm: alg.signature_algorithm(),
+        signature: OctetString::new(signature).map_err(fmt)?,
+        unsigned_attrs: None,
+    };
+    let mut digests = SetOfVec::new();
+    digests.insert(digest_alg).map_err(fmt)?;
+    let mut certs = SetOfVec::new();
+    certs
+        .insert(CertificateChoices::Certificate(cert))
+        .map_err(fmt)?;
+    let mut signers = SetOfVec::new();
+    signers.insert(signer).map_err(fmt)?;
+    let sd = SignedData {
+        version: CmsVersion::V1,
+        digest_algorithms: digests,
+        encap_content_info: EncapsulatedContentInfo {
+            econtent_type: OID_DATA,
+            econtent: None,
+        },
+        certificates: Some(CertificateSet(certs)),
+        crls: None,
+        signer_infos: SignerInfos(signers),
+    };
+    let ci = ContentInfo {
+        content_type: OID_SIGNED_DATA,
+        content: Any::encode_from(&sd).map_err(fmt)?,
+    };
+    ci.to_der().map_err(fmt)
+}
+
+/// What a parsed `.p7s` says.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub digest_alg: DigestAlg,
+    pub message_digest: Vec<u8>,
+    pub signed_attrs_der: Vec<u8>,
+    pub signature_algorithm: AlgorithmIdentifierOwned,
+    pub signature: Vec<u8>,
+    /// The signer's certificate (DER), when included.
+    pub certificate: Option<Vec<u8>>,
+    pub signing_time: Option<String>,
+}
+
+/// Parse a detached `.p7s` with exactly one signer and signed attributes.
+pub fn parse(p7s: &[u8]) -> Result<Parsed> {
+    let bad = |m: &str| {
+        SignError::Format(format!(
+            "not a detached CMS signature this console can check: {m}"
+        ))
+    };
+    let ci = ContentInfo::from_der(p7s).map_err(|e| bad(&e.to_string()))?;
+    if ci.content_type != OID_SIGNED_DATA {
+        return Err(bad("the content is not SignedData"));
+    }
+    let sd: SignedData = ci
+        .content
+        .decode_as()
+        .map_err(|e: der::Error| bad(&e.to_string()))?;
+    if sd.encap_content_info.econtent.is_some() {
+        return Err(bad(
+            "it carries the content (attached); a detached signature was expected",
+        ));
+    }
+    let signer = match sd.signer_infos.0.as_slice() {
+        [one] => one,
+        _ => return Err(bad("exactly one signer is supported")),
+    };
+    let attrs = signer
+        .signed_attrs
+        .as_ref()
+        .ok_or_else(|| bad("no signed attributes"))?;
+    let digest_alg = DigestAlg::from_oid(signer.digest_alg.oid)
+        .ok_or_else(|| bad(&format!("digest algorithm {}", signer.digest_alg.oid)))?;
+    let mut message_digest = None;
+    let mut content_type_ok = false;
+    let mut signing_time = None;
+    for a in attrs.iter() {
+        let v = a.values.iter().next();
+        if a.oid == OID_MESSAGE_DIGEST {
+            message_digest = v
+                .and_then(|v| v.decode_as::<OctetString>().ok())
+                .map(|o| o.as_bytes().to_vec());
+        } else if a.oid == OID_CONTENT_TYPE {
+            content_type_ok =
+                v.and_then(|v| v.decode_as::<ObjectIdentifier>().ok()) == Some(OID_DATA);
+        } else if a.oid == OID_SIGNING_TIME {
+            signing_time = v
+                .and_then(|v| v.decode_as::<UtcTime>().ok())
+                .map(|t| t.to_date_time().to_string());
+        }
+    }
+    if !content_type_ok {
+        return Err(bad("the content-type attribute is missing or not id-data"));
+    }
+    let certificate = sd.certificates.as_ref().and_then(|c| {
+        c.0.iter().find_map(|cc| match cc {
+            CertificateChoices::Certificate(c) => c.to_der().ok(),
+            _ => None,
+        })
+    });
+    Ok(Parsed {
+        digest_alg,
+        message_digest: message_digest.ok_or_else(|| bad("no message-digest attribute"))?,
+        signed_attrs_der: attrs.to_der().map_err(fmt)?,
+        signature_algorithm: signer.signature_algorithm.clone(),
+        signature: signer.signature.as_bytes().to_vec(),
+        certificate,
+        signing_time,
+    })
+}
+
+/// Check a parsed signature against the content's digest (computed by the caller with
+/// `parsed.digest_alg`) and a public key: `pinned` if given, else the included
+/// certificate's. Returns the key that verified and the scheme.
+pub fn verify(
+    parsed: &Parsed,
+    content_digest: &[u8],
+    pinned: Option<&PublicKey>,
+) -> Result<(PublicKey, SigAlg)> {
+    let pk = match (pinned, &parsed.certificate) {
+        (Some(p), Some(c)) => {
+            let (_, cpk) = crate::cert::public_key(c)?;
+            if &cpk != p {
+                return Err(SignError::Invalid(
+                    "the certificate in the signature is not for the expected public key".into(),
+                ));
+            }
+            p.clone()
+        }
+        (Some(p), None) => p.clone(),
+        (None, Some(c)) => crate::cert::public_key(c)?.1,
+        (None, None) => {
+            return Err(SignError::Format(
+                "the signature includes no certificate; give the signer's public key".into(),
+            ))
+        }
+    };
+    let alg = SigAlg::from_identifier(&parsed.signature_algorithm, &pk)?;
+    if parsed.digest_alg != alg.digest() && !matches!(alg, SigAlg::MlDsa { .. }) {
+        return Err(SignError::Invalid(format!(
+            "{} signatures use {:?}, not {:?}",
+            alg.name(),
+            alg.digest(),
+            parsed.digest_alg
+        )));
+    }
+    if parsed.message_digest != content_digest {
+        return Err(SignError::Invalid("the file's digest does not match the signed message digest: the file is not the one that was signed".into()));
+    }
+    alg.verify(&pk, &parsed.signed_attrs_der, &[], &parsed.signature)?;
+    Ok((pk, alg))
+}
+
+/// The certificate inside, if any (to show who signed).
+pub fn certificate(p: &Parsed) -> Option<Certificate> {
+    p.certificate
+        .as_ref()
+        .and_then(|c| Certificate::from_der(c).ok())
+}

@@ -1,0 +1,131 @@
+//! The non-CMS formats: raw detached signatures (ECDSA as DER, as OpenSSL expects) with the
+//! public key as PEM, a `SHA256SUMS` manifest of the batch signed the same way, and a JSON
+//! bundle per artifact that carries everything a verifier needs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::alg::SigAlg;
+use crate::{Result, SignError};
+
+pub const BUNDLE_FORMAT: &str = "hsm-console/signature-bundle/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleFile {
+    pub name: String,
+    pub size: u64,
+    pub sha256: String,
+    pub sha512: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleKey {
+    pub label: String,
+    pub id: String,
+    pub fingerprint: String,
+    /// SubjectPublicKeyInfo, PEM.
+    pub public_key: String,
+}
+
+/// One artifact's signature and everything needed to check it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bundle {
+    pub format: String,
+    pub file: BundleFile,
+    /// "ML-DSA-65", "HSS/LMS", "ECDSA P-256 SHA-256", "RSA-PSS SHA-256", "Ed25519".
+    pub algorithm: String,
+    pub scheme: SigAlg,
+    /// RSA-PSS: hash SHA-256, MGF1-SHA-256, salt 32; ML-DSA: the context string (hex).
+    pub parameters: serde_json::Value,
+    /// What was signed: always the file's bytes (ECDSA and RSA-PSS through their hash).
+    pub signed: String,
+    pub key: BundleKey,
+    /// Base64 (ECDSA: DER).
+    pub signature: String,
+    pub signed_at: String,
+    pub console_version: String,
+    pub token_serial: String,
+}
+
+impl Bundle {
+    pub fn parse(text: &str) -> Result<Bundle> {
+        let b: Bundle = serde_json::from_str(text)
+            .map_err(|e| SignError::Format(format!("not a signature bundle: {e}")))?;
+        if b.format != BUNDLE_FORMAT {
+            return Err(SignError::Format(format!(
+                "unknown bundle format '{}'",
+                b.format
+            )));
+        }
+        Ok(b)
+    }
+
+    pub fn context(&self) -> Vec<u8> {
+        self.parameters
+            .get("context")
+            .and_then(|c| c.as_str())
+            .and_then(|h| hex::decode(h).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn parameters_for(alg: SigAlg, context: &[u8]) -> serde_json::Value {
+        match alg {
+            SigAlg::RsaPss => {
+                serde_json::json!({ "hash": "SHA-256", "mgf": "MGF1-SHA-256", "salt_length": crate::alg::PSS_SALT })
+            }
+            SigAlg::MlDsa { .. } => {
+                serde_json::json!({ "context": hex::encode(context), "pre_hash": false })
+            }
+            SigAlg::Ecdsa { .. } => {
+                serde_json::json!({ "hash": format!("{:?}", alg.digest()).to_uppercase().replace("SHA", "SHA-"), "encoding": "DER" })
+            }
+            _ => serde_json::json!({}),
+        }
+    }
+}
+
+/// `SHA256SUMS` text (`sha256sum -c` reads it): one `<hex>  <name>` line per file.
+pub fn manifest(entries: &[(String, String)]) -> String {
+    let mut s = String::new();
+    for (sha, name) in entries {
+        s.push_str(sha);
+        s.push_str("  ");
+        s.push_str(name);
+        s.push('\n');
+    }
+    s
+}
+
+pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (h, n) = l
+                .split_once("  ")
+                .ok_or_else(|| SignError::Format(format!("not a SHA256SUMS line: {l}")))?;
+            if h.len() != 64 || hex::decode(h).is_err() {
+                return Err(SignError::Format(format!("not a SHA-256 digest: {h}")));
+            }
+            Ok((h.to_string(), n.trim_start_matches('*').to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_round_trips_in_sha256sum_format() {
+        let e = vec![
+            ("a".repeat(64), "release.tar.gz".to_string()),
+            ("b".repeat(64), "fw.bin".to_string()),
+        ];
+        let text = manifest(&e);
+        assert_eq!(
+            text.lines().next().unwrap(),
+            format!("{}  release.tar.gz", "a".repeat(64))
+        );
+        assert_eq!(parse_manifest(&text).unwrap(), e);
+        assert!(parse_manifest("xyz  file").is_err());
+    }
+}

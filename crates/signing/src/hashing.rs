@@ -1,0 +1,198 @@
+//! Streaming digests of a file: SHA-256 and SHA-512 always, SHA-384 on request, computed in
+//! parallel from one read of the file (1 MiB blocks, never the whole file in memory), with
+//! progress, cancel, and detection of a file that changed while it was read.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256, Sha384, Sha512};
+
+use crate::input::{Identity, InputFile};
+use crate::{Result, SignError};
+
+const BLOCK: usize = 1 << 20;
+
+/// The digests of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Digests {
+    pub size: u64,
+    pub sha256: String,
+    pub sha512: String,
+    pub sha384: Option<String>,
+}
+
+impl Digests {
+    pub fn get(&self, alg: crate::alg::DigestAlg) -> Option<Vec<u8>> {
+        use crate::alg::DigestAlg::*;
+        let h = match alg {
+            Sha256 => Some(&self.sha256),
+            Sha384 => self.sha384.as_ref(),
+            Sha512 => Some(&self.sha512),
+        }?;
+        hex::decode(h).ok()
+    }
+}
+
+fn hasher<D: Digest + Send + 'static>(
+    rx: mpsc::Receiver<Arc<Vec<u8>>>,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut d = D::new();
+        for block in rx {
+            d.update(&block[..]);
+        }
+        d.finalize().to_vec()
+    })
+}
+
+/// Hash a checked input file. `progress(bytes_done)` is called per block; `cancel` stops
+/// between blocks. The file must be the same (device, inode, size, modification time) at the
+/// end as it was when checked, and must yield exactly its size.
+pub fn hash_file(
+    input: &InputFile,
+    want_sha384: bool,
+    progress: &dyn Fn(u64),
+    cancel: &AtomicBool,
+) -> Result<Digests> {
+    let path = input.path.as_path();
+    let mut f = File::open(path).map_err(|e| SignError::Input {
+        path: path.display().to_string(),
+        reason: format!("cannot be opened: {e}"),
+    })?;
+    let opened = Identity::of(&f.metadata().map_err(|e| io_input(path, e))?);
+    if opened != input.identity {
+        return Err(SignError::Changed(path.display().to_string()));
+    }
+    // One hashing thread per digest; the reading thread hands each the same blocks.
+    let mut senders = Vec::new();
+    let mut handles = Vec::new();
+    let (tx, rx) = mpsc::sync_channel(4);
+    senders.push(tx);
+    handles.push(hasher::<Sha256>(rx));
+    let (tx, rx) = mpsc::sync_channel(4);
+    senders.push(tx);
+    handles.push(hasher::<Sha512>(rx));
+    if want_sha384 {
+        let (tx, rx) = mpsc::sync_channel(4);
+        senders.push(tx);
+        handles.push(hasher::<Sha384>(rx));
+    }
+    let mut done: u64 = 0;
+    let result = (|| -> Result<()> {
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(SignError::Cancelled);
+            }
+            let mut buf = vec![0u8; BLOCK];
+            let mut filled = 0;
+            while filled < BLOCK {
+                match f.read(&mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io_input(path, e)),
+                }
+            }
+            if filled == 0 {
+                return Ok(());
+            }
+            buf.truncate(filled);
+            done += filled as u64;
+            let block = Arc::new(buf);
+            for s in &senders {
+                // A hasher only stops early if its thread died, which join() reports.
+                let _ = s.send(block.clone());
+            }
+            progress(done);
+        }
+    })();
+    drop(senders);
+    let digests: Vec<Vec<u8>> = handles
+        .into_iter()
+        .map(|h| h.join().expect("hashing thread"))
+        .collect();
+    result?;
+    let after = Identity::of(&std::fs::metadata(path).map_err(|e| io_input(path, e))?);
+    if after != input.identity || done != input.identity.size {
+        return Err(SignError::Changed(path.display().to_string()));
+    }
+    Ok(Digests {
+        size: done,
+        sha256: hex::encode(&digests[0]),
+        sha512: hex::encode(&digests[1]),
+        sha384: digests.get(2).map(hex::encode),
+    })
+}
+
+fn io_input(path: &Path, e: std::io::Error) -> SignError {
+    SignError::Input {
+        path: path.display().to_string(),
+        reason: format!("cannot be read: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::check;
+
+    #[test]
+    fn digests_match_one_shot_hashes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.bin");
+        let data: Vec<u8> = (0..(3 * BLOCK + 1234))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        std::fs::write(&p, &data).unwrap();
+        let inp = check(&p).unwrap();
+        let seen = std::sync::Mutex::new(0u64);
+        let h = hash_file(
+            &inp,
+            true,
+            &|n| *seen.lock().unwrap() = n,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(h.sha256, hex::encode(Sha256::digest(&data)));
+        assert_eq!(h.sha512, hex::encode(Sha512::digest(&data)));
+        assert_eq!(h.sha384.unwrap(), hex::encode(Sha384::digest(&data)));
+        assert_eq!(*seen.lock().unwrap(), data.len() as u64);
+    }
+
+    #[test]
+    fn a_file_that_changes_is_refused_and_cancel_stops() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.bin");
+        std::fs::write(&p, vec![1u8; 2 * BLOCK]).unwrap();
+        let inp = check(&p).unwrap();
+        // Grows after the check.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all_at_end(b"more");
+        assert!(matches!(
+            hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)),
+            Err(SignError::Changed(_))
+        ));
+        let inp = check(&p).unwrap();
+        assert!(matches!(
+            hash_file(&inp, false, &|_| {}, &AtomicBool::new(true)),
+            Err(SignError::Cancelled)
+        ));
+    }
+
+    trait AppendAll {
+        fn write_all_at_end(self, b: &[u8]);
+    }
+    impl AppendAll for File {
+        fn write_all_at_end(mut self, b: &[u8]) {
+            use std::io::Write;
+            self.write_all(b).unwrap();
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Offline verification of every format the console writes, with software verifiers only:
+//! detached CMS (`.p7s`), raw signatures (`.sig` + a public key), JSON bundles, and signed
+//! `SHA256SUMS` manifests. The format is recognised from the signature file's content.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use hsm::pubkey::PublicKey;
+
+use crate::alg::{DigestAlg, SigAlg};
+use crate::formats::{parse_manifest, Bundle};
+use crate::hashing::hash_file;
+use crate::input::check;
+use crate::{Result, SignError, MAX_WHOLE_MESSAGE};
+
+/// The verdict on one artifact.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct VerifyReport {
+    pub file: String,
+    /// "cms", "raw", "bundle" or "manifest".
+    pub format: String,
+    pub valid: bool,
+    pub algorithm: Option<String>,
+    /// SHA-256 fingerprint of the signer's public key.
+    pub key_fingerprint: Option<String>,
+    /// The certificate subject (CMS) or key label (bundle).
+    pub signer: Option<String>,
+    pub signing_time: Option<String>,
+    /// Why it failed, or what was checked.
+    pub detail: String,
+    /// Manifest: each listed file and whether it matches.
+    pub entries: Vec<ManifestEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ManifestEntry {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
+    let inp = check(file)?;
+    let d = hash_file(
+        &inp,
+        alg == DigestAlg::Sha384,
+        &|_| {},
+        &AtomicBool::new(false),
+    )?;
+    d.get(alg)
+        .ok_or_else(|| SignError::Format("digest not computed".into()))
+}
+
+fn whole(file: &Path, alg: &SigAlg) -> Result<Vec<u8>> {
+    let inp = check(file)?;
+    if inp.size() > MAX_WHOLE_MESSAGE {
+        return Err(SignError::Unsupported(format!(
+            "{} signs whole messages; files over {} MiB are signed and verified in CMS (.p7s) form",
+            alg.name(),
+            MAX_WHOLE_MESSAGE >> 20
+        )));
+    }
+    std::fs::read(file).map_err(|e| SignError::Input {
+        path: file.display().to_string(),
+        reason: format!("cannot be read: {e}"),
+    })
+}
+
+/// Verify `file` against the raw signature `sig` with `pk`.
+pub fn verify_raw(file: &Path, sig: &[u8], pk: &PublicKey, context: &[u8]) -> Result<SigAlg> {
+    let alg = SigAlg::for_key(pk)?;
+    if alg.whole_message() {
+        alg.verify(pk, &whole(file, &alg)?, context, sig)?;
+    } else {
+        alg.verify_digest(pk, &digest_of(file, alg.digest())?, sig)?;
+    }
+    Ok(alg)
+}
+
+fn report(file: &Path, format: &str) -> VerifyReport {
+    VerifyReport {
+        file: file.display().to_string(),
+        format: format.into(),
+        valid: false,
+        algorithm: None,
+        key_fingerprint: None,
+        signer: None,
+        signing_time: None,
+        detail: String::new(),
+        entries: Vec::new(),
+    }
+}
+
+/// Verify `file` with the signature in `sig_path`. `pubkey` is required for raw signatures
+/// and pins the key for the others.
+pub fn verify_file(
+    file: &Path,
+    sig_path: &Path,
+    pubkey: Option<&PublicKey>,
+    context: &[u8],
+) -> Result<VerifyReport> {
+    let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
+        path: sig_path.display().to_string(),
+        reason: format!("cannot be read: {e}"),
+    })?;
+    if sig.first() == Some(&b'{') {
+        let text = String::from_utf8(sig)
+            .map_err(|_| SignError::Format("the bundle is not UTF-8".into()))?;
+        return verify_bundle(file, &Bundle::parse(&text)?, pubkey);
+    }
+    if let Ok(parsed) = crate::cms::parse(&sig) {
+        let mut r = report(file, "cms");
+        r.signing_time = parsed.signing_time.clone();
+        r.signer =
+            crate::cms::certificate(&parsed).map(|c| c.tbs_certificate().subject().to_string());
+        let digest = digest_of(file, parsed.digest_alg)?;
+        match crate::cms::verify(&parsed, &digest, pubkey) {
+            Ok((pk, alg)) => {
+                r.valid = true;
+                r.algorithm = Some(alg.name());
+                r.key_fingerprint = Some(pk.fingerprint());
+                r.detail = format!("the signed attributes carry the file's {:?} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
+            }
+            Err(e) => r.detail = e.to_string(),
+        }
+        return Ok(r);
+    }
+    let pk = pubkey.ok_or_else(|| {
+        SignError::Format("a raw signature needs the signer's public key (--pub KEY.pem)".into())
+    })?;
+    let mut r = report(file, "raw");
+    r.key_fingerprint = Some(pk.fingerprint());
+    match verify_raw(file, &sig, pk, context) {
+        Ok(alg) => {
+            r.valid = true;
+            r.algorithm = Some(alg.name());
+            r.detail = format!("{} signature over the file verifies", alg.name());
+        }
+        Err(e) => r.detail = e.to_string(),
+    }
+    Ok(r)
+}
+
+/// Verify a bundle: the file's size and digests, and the signature with the bundle's key (or
+/// `pinned`, which must be that key).
+pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Result<VerifyReport> {
+    let mut r = report(file, "bundle");
+    r.signer = Some(b.key.label.clone());
+    r.signing_time = Some(b.signed_at.clone());
+    r.algorithm = Some(b.algorithm.clone());
+    let pk = PublicKey::from_spki_pem(&b.key.public_key).map_err(SignError::Format)?;
+    r.key_fingerprint = Some(pk.fingerprint());
+    if let Some(p) = pinned {
+        if p != &pk {
+            r.detail = "the bundle's key is not the expected public key".into();
+            return Ok(r);
+        }
+    }
+    let inp = check(file)?;
+    let d = hash_file(&inp, false, &|_| {}, &AtomicBool::new(false))?;
+    if d.size != b.file.size || d.sha256 != b.file.sha256 || d.sha512 != b.file.sha512 {
+        r.detail = "the file's size or digests differ from the bundle's: it is not the file that was signed".into();
+        return Ok(r);
+    }
+    use base64::Engine;
+    let sig = base64::engine::general_purpose::STANDARD
+        .decode(&b.signature)
+        .map_err(|e| SignError::Format(format!("signature is not base64: {e}")))?;
+    match verify_raw(file, &sig, &pk, &b.context()) {
+        Ok(alg) if alg == b.scheme => {
+            r.valid = true;
+            r.detail = format!(
+                "{} signature over the file verifies; size and SHA-256/512 match",
+                alg.name()
+            );
+        }
+        Ok(alg) => r.detail = format!("the bundle says {:?} but the key signs {:?}", b.scheme, alg),
+        Err(e) => r.detail = e.to_string(),
+    }
+    Ok(r)
+}
+
+/// Verify a signed `SHA256SUMS`: its signature, then every listed file (next to it).
+pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Result<VerifyReport> {
+    let mut r = report(manifest, "manifest");
+    r.key_fingerprint = Some(pk.fingerprint());
+    let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
+        path: sig_path.display().to_string(),
+        reason: format!("cannot be read: {e}"),
+    })?;
+    match verify_raw(manifest, &sig, pk, &[]) {
+        Ok(alg) => r.algorithm = Some(alg.name()),
+        Err(e) => {
+            r.detail = format!("the manifest's signature does not verify: {e}");
+            return Ok(r);
+        }
+    }
+    let text = std::fs::read_to_string(manifest).map_err(|e| SignError::Format(e.to_string()))?;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let mut all = true;
+    for (sha, name) in parse_manifest(&text)? {
+        let p = dir.join(&name);
+        let (ok, detail) = match check(&p)
+            .and_then(|inp| hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)))
+        {
+            Ok(d) if d.sha256 == sha => (true, "matches".to_string()),
+            Ok(_) => (false, "differs from the signed digest".to_string()),
+            Err(e) => (false, e.to_string()),
+        };
+        all &= ok;
+        r.entries
+            .push(crate::verify::ManifestEntry { name, ok, detail });
+    }
+    r.valid = all;
+    r.detail = if all {
+        format!("signature verifies and all {} files match", r.entries.len())
+    } else {
+        "some files do not match the signed manifest".into()
+    };
+    Ok(r)
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Outside verifier for the console's release signatures (a lineage other than the tokens'
+OpenSSL/hbs-lms and the console's RustCrypto): asn1crypto parses the structures,
+pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies HSS/LMS.
+
+    verify_release.py cms FILE P7S                 detached CMS with the signer's certificate
+    verify_release.py raw FILE SIG PUBKEY.pem [CONTEXT_HEX]
+    verify_release.py bundle FILE BUNDLE.json
+    verify_release.py manifest SHA256SUMS SIG PUBKEY.pem
+
+Exit 0 = valid, 1 = invalid (the reason on stderr), 2 = usage or unsupported.
+"""
+import base64
+import hashlib
+import json
+import os
+import sys
+
+from asn1crypto import cms as acms
+from asn1crypto import core
+from asn1crypto import pem as apem
+from asn1crypto import x509 as ax509
+
+HSS_OID = "1.2.840.113549.1.9.16.3.17"
+MLDSA = {"2.16.840.1.101.3.4.3.17": "44", "2.16.840.1.101.3.4.3.18": "65", "2.16.840.1.101.3.4.3.19": "87"}
+ED25519_OID = "1.3.101.112"
+
+
+class Invalid(Exception):
+    pass
+
+
+class _AlgId(core.Sequence):
+    _fields = [("algorithm", core.ObjectIdentifier), ("parameters", core.Any, {"optional": True})]
+
+
+class _Spki(core.Sequence):
+    # asn1crypto's own PublicKeyInfo rejects algorithms it does not know (ML-DSA, HSS).
+    _fields = [("algorithm", _AlgId), ("public_key", core.OctetBitString)]
+
+
+def spki_parts(der):
+    """(algorithm OID, raw key bytes, der) of a SubjectPublicKeyInfo."""
+    info = _Spki.load(der)
+    return info["algorithm"]["algorithm"].dotted, info["public_key"].native, der
+
+
+def load_pub(path):
+    data = open(path, "rb").read()
+    if apem.detect(data):
+        _, _, data = apem.unarmor(data)
+    return spki_parts(data)
+
+
+def file_digest(path, name):
+    h = hashlib.new(name)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.digest()
+
+
+def verify_sig(oid, raw, spki_der, message, sig, ctx=b"", pss=False, digest_name=None):
+    """Verify `sig` over `message` with the key. ECDSA/RSA hash the message themselves."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, padding, rsa
+
+    try:
+        if oid == HSS_OID:
+            import hsslms
+            try:
+                hsslms.HSS_Pub(raw).verify(message, sig)
+            except hsslms.INVALID as e:
+                raise Invalid(f"HSS signature invalid: {e}")
+            return
+        if oid in MLDSA:
+            cls = {"44": mldsa.MLDSA44PublicKey, "65": mldsa.MLDSA65PublicKey, "87": mldsa.MLDSA87PublicKey}[MLDSA[oid]]
+            key = cls.from_public_bytes(raw)
+            key.verify(sig, message, ctx) if ctx else key.verify(sig, message)
+            return
+        if oid == ED25519_OID:
+            ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(sig, message)
+            return
+        key = serialization.load_der_public_key(spki_der)
+        h = {"sha256": hashes.SHA256(), "sha384": hashes.SHA384(), "sha512": hashes.SHA512()}
+        if isinstance(key, ec.EllipticCurvePublicKey):
+            name = digest_name or ("sha384" if key.curve.name == "secp384r1" else "sha256")
+            key.verify(sig, message, ec.ECDSA(h[name]))
+            return
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(sig, message, padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32), hashes.SHA256())
+            return
+    except InvalidSignature:
+        raise Invalid("signature invalid")
+    raise SystemExit(2)
+
+
+def cms(path, p7s):
+    ci = acms.ContentInfo.load(open(p7s, "rb").read())
+    if ci["content_type"].native != "signed_data":
+        raise Invalid("not SignedData")
+    sd = ci["content"]
+    if sd["encap_content_info"]["content"].native is not None:
+        raise Invalid("not detached")
+    [si] = list(sd["signer_infos"])
+    cert = next(c.chosen for c in sd["certificates"] if isinstance(c.chosen, ax509.Certificate))
+    sid = si["sid"].chosen
+    if sid["serial_number"].native != cert.serial_number or sid["issuer"] != cert.issuer:
+        raise Invalid("the signer identifier does not name the included certificate")
+    attrs = {a["type"].dotted: a["values"][0] for a in si["signed_attrs"]}
+    if attrs["1.2.840.113549.1.9.3"].dotted != "1.2.840.113549.1.7.1":
+        raise Invalid("content type is not id-data")
+    dname = si["digest_algorithm"]["algorithm"].native  # sha256 / sha384 / sha512
+    if attrs["1.2.840.113549.1.9.4"].native != file_digest(path, dname):
+        raise Invalid("message digest does not match the file")
+    signed = si["signed_attrs"].untag().dump()  # DER as SET OF, what was signed
+    sig_oid = si["signature_algorithm"]["algorithm"].dotted
+    key_der = cert["tbs_certificate"]["subject_public_key_info"].dump()
+    oid, raw, _ = spki_parts(key_der)
+    if oid in MLDSA and sig_oid != oid:
+        raise Invalid(f"signature algorithm {sig_oid} does not match the ML-DSA key {oid}")
+    if oid == HSS_OID and sig_oid != HSS_OID:
+        raise Invalid("signature algorithm is not HSS/LMS")
+    verify_sig(oid, raw, key_der, signed, si["signature"].native, digest_name=dname if oid not in MLDSA else None)
+
+
+def raw(path, sig, pub, ctx=b""):
+    oid, rawkey, der = load_pub(pub)
+    verify_sig(oid, rawkey, der, open(path, "rb").read(), open(sig, "rb").read(), ctx=ctx)
+
+
+def bundle(path, js):
+    b = json.load(open(js))
+    if b["format"] != "hsm-console/signature-bundle/v1":
+        raise Invalid("unknown format")
+    data = open(path, "rb").read()
+    f = b["file"]
+    if len(data) != f["size"] or hashlib.sha256(data).hexdigest() != f["sha256"] or hashlib.sha512(data).hexdigest() != f["sha512"]:
+        raise Invalid("the file differs from the bundle")
+    _, _, der = apem.unarmor(b["key"]["public_key"].encode())
+    if "SHA256:" + hashlib.sha256(der).hexdigest() != b["key"]["fingerprint"]:
+        raise Invalid("the key fingerprint does not match the key")
+    oid, rawkey, der = spki_parts(der)
+    ctx = bytes.fromhex(b["parameters"].get("context", "")) if isinstance(b.get("parameters"), dict) else b""
+    verify_sig(oid, rawkey, der, data, base64.b64decode(b["signature"]), ctx=ctx)
+
+
+def manifest(sums, sig, pub):
+    raw(sums, sig, pub)
+    folder = os.path.dirname(os.path.abspath(sums))
+    for line in open(sums):
+        if line.strip():
+            h, name = line.rstrip("\n").split("  ", 1)
+            if file_digest(os.path.join(folder, name), "sha256").hex() != h:
+                raise Invalid(f"{name} does not match the manifest")
+
+
+def main(argv):
+    try:
+        cmd, args = argv[1], argv[2:]
+        if cmd == "cms" and len(args) == 2:
+            cms(*args)
+        elif cmd == "raw" and len(args) in (3, 4):
+            raw(args[0], args[1], args[2], bytes.fromhex(args[3]) if len(args) == 4 else b"")
+        elif cmd == "bundle" and len(args) == 2:
+            bundle(*args)
+        elif cmd == "manifest" and len(args) == 3:
+            manifest(*args)
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+    except Invalid as e:
+        print(f"invalid: {e}", file=sys.stderr)
+        return 1
+    except IndexError:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
