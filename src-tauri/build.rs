@@ -35,6 +35,11 @@ const COMMANDS: &[&str] = &[
     "verify_signature",
     "issue_certificate",
     "certificate_request",
+    "hss_keys",
+    "stats",
+    "stats_history",
+    "stats_chart",
+    "save_export",
 ];
 
 fn main() {

@@ -405,3 +405,65 @@ pub async fn certificate_request(
         .certificate_request(&partition_id, handle, &subject)
         .await
 }
+
+#[tauri::command]
+pub async fn hss_keys(state: State<'_, AppState>) -> Cmd<Vec<console::health::HssKeyView>> {
+    state.console()?.hss_keys().await
+}
+
+#[tauri::command]
+pub async fn stats(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<console::health::StatsSnapshot> {
+    state.console()?.stats(&partition_id).await
+}
+
+#[tauri::command]
+pub fn stats_history(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<console::health::StatsPoint>> {
+    Ok(state.console()?.stats_history(&partition_id))
+}
+
+#[tauri::command]
+pub fn stats_chart(state: State<'_, AppState>, partition_id: String, which: String) -> Cmd<String> {
+    state.console()?.stats_chart(&partition_id, &which)
+}
+
+/// Save an export the window produced (a chart as SVG or PNG, numbers as CSV or JSON) where
+/// the officer chooses; `None` when the dialog is cancelled.
+#[tauri::command]
+pub async fn save_export(
+    file_name: String,
+    kind: String,
+    text: Option<String>,
+    base64: Option<String>,
+) -> Cmd<Option<String>> {
+    let (label, ext): (&str, &[&str]) = match kind.as_str() {
+        "svg" => ("SVG image", &["svg"]),
+        "png" => ("PNG image", &["png"]),
+        "csv" => ("CSV", &["csv"]),
+        "json" => ("JSON", &["json"]),
+        other => return Err(ApiError::invalid(format!("unknown export kind '{other}'"))),
+    };
+    let bytes = match (text, base64) {
+        (Some(t), None) => t.into_bytes(),
+        (None, Some(b)) => {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map_err(|e| ApiError::invalid(format!("not base64: {e}")))?
+        }
+        _ => return Err(ApiError::invalid("give either text or base64")),
+    };
+    if bytes.len() > 32 << 20 {
+        return Err(ApiError::invalid("exports are limited to 32 MiB"));
+    }
+    let Some(path) = save_dialog("Export", &file_name, (label, ext)).await else {
+        return Ok(None);
+    };
+    console::keys::write_atomic(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
+}

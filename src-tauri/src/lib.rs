@@ -90,6 +90,11 @@ pub fn run() {
             commands::verify_signature,
             commands::issue_certificate,
             commands::certificate_request,
+            commands::hss_keys,
+            commands::stats,
+            commands::stats_history,
+            commands::stats_chart,
+            commands::save_export,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");

@@ -204,6 +204,12 @@ def run(app: App, data: Path):
     # Release signing by a real X11 drag and drop from a GTK drag source.
     sign_by_drag_and_drop(app, data)
 
+    # The health dashboard with live charts (two samples 5 s apart give the busy share).
+    app.nav("Statistics")
+    app.tid("chart-load")
+    app.wait(lambda: "%" in app.tid("busy").text, "the busy share from two samples", timeout=30)
+    app.shot("statistics")
+
     # Everything is in the audit trail, which verifies.
     app.nav("Audit trail")
     want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.request", "sign"}

@@ -9,6 +9,8 @@ import { PartitionViewPage } from "./views/Partition";
 import { SettingsView } from "./views/Settings";
 import { SignView } from "./views/Sign";
 import { VerifyView } from "./views/Verify";
+import { HssView } from "./views/Hss";
+import { StatsView } from "./views/Stats";
 
 const NAV: { view: View; label: string; key: string }[] = [
   { view: "connections", label: "Connections", key: "1" },
@@ -16,8 +18,10 @@ const NAV: { view: View; label: string; key: string }[] = [
   { view: "keys", label: "Keys", key: "3" },
   { view: "sign", label: "Sign", key: "4" },
   { view: "verify", label: "Verify", key: "5" },
-  { view: "audit", label: "Audit trail", key: "6" },
-  { view: "settings", label: "Settings", key: "7" },
+  { view: "hss", label: "HSS keys", key: "6" },
+  { view: "stats", label: "Statistics", key: "7" },
+  { view: "audit", label: "Audit trail", key: "8" },
+  { view: "settings", label: "Settings", key: "9" },
 ];
 
 export function App() {
@@ -162,6 +166,10 @@ function Shell() {
             <SignView />
           ) : view === "verify" ? (
             <VerifyView />
+          ) : view === "hss" ? (
+            <HssView />
+          ) : view === "stats" ? (
+            <StatsView />
           ) : view === "audit" ? (
             <AuditView />
           ) : (

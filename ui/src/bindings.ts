@@ -39,6 +39,12 @@ pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_t
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
+export type BinRate = { bin: string, count: number, 
+/**
+ * Per second since the previous sample (≥ 5 s before).
+ */
+per_second: number | null, };
+
 export type BreakerState = "closed" | "open" | "half_open";
 
 export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
@@ -118,6 +124,36 @@ export type GeneratedKey = { private_handle: number, public_handle: number | nul
  */
 expected_public_key_len: number | null, elapsed_ms: number, };
 
+export type HssKeyView = { partition_id: string, partition_label: string, handle: number, label: string, id_hex: string, 
+/**
+ * "HSS/LMS H5/W8 + H5/W8" — levels with their LMS and LM-OTS types.
+ */
+algorithm: string, 
+/**
+ * Signatures in total (decimal; can exceed 2^53).
+ */
+capacity: string, remaining: number | null, used_percent: number, 
+/**
+ * "ok", "warning", "critical" or "exhausted" (thresholds from the settings).
+ */
+status: string, 
+/**
+ * Signatures per day over the last 7, 30 and 90 days, from the audit trail.
+ */
+per_day_7: number, per_day_30: number, per_day_90: number, 
+/**
+ * At the 30-day rate (or the 7- or 90-day one when that is all there is).
+ */
+projected_exhaustion: string | null, 
+/**
+ * What the trail says should be left (its baseline minus the signatures it recorded).
+ */
+audit_expected_remaining: number | null, 
+/**
+ * Set when the token's counter and the trail disagree, saying which way.
+ */
+mismatch: string | null, };
+
 export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
 
 export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
@@ -141,6 +177,16 @@ export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_S
 export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
 
 export type LoginResult = { partition_id: string, user: UserKind, audit: AuditKeyView, };
+
+export type LunaStats = { firmware: string | null, boot_time: number | null, cpu_up_time: number | null, cpu_idle_time: number | null, 
+/**
+ * Share of CPU time busy between two samples ≥ 5 s apart.
+ */
+busy_percent: number | null, commands: number | null, commands_per_second: number | null, utilization: Array<BinRate>, hsm_storage: StorageView | null, token_storage: StorageView | null, 
+/**
+ * Luna functions this module does not offer (shown as such, never as errors).
+ */
+not_offered: Array<string>, };
 
 export type LunaView = { 
 /**
@@ -308,6 +354,14 @@ export type SlotView = { slot_id: number, description: string, manufacturer: str
  * The partition this slot's token is, when it has one.
  */
 partition_id: string | null, };
+
+export type StatsPoint = { 
+/**
+ * Seconds since the console started watching this partition.
+ */
+t: number, busy_percent: number | null, commands_per_second: number | null, sign_per_second: number | null, sessions: number | null, console_ops: number, console_errors: number, };
+
+export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, };
 
 export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
 

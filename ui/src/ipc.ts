@@ -39,6 +39,9 @@ import type {
   SignRequest,
   SigningKeyView,
   VerifyReport,
+  HssKeyView,
+  StatsPoint,
+  StatsSnapshot,
 } from "./bindings";
 
 export class CommandError extends Error {
@@ -115,6 +118,12 @@ export const api = {
   issueCertificate: (partitionId: string, handle: number, subject: string, days: number) =>
     call<CertificateView>("issue_certificate", { partitionId, handle, subject, days }),
   certificateRequest: (partitionId: string, handle: number, subject: string) => call<string>("certificate_request", { partitionId, handle, subject }),
+  hssKeys: () => call<HssKeyView[]>("hss_keys"),
+  stats: (partitionId: string) => call<StatsSnapshot>("stats", { partitionId }),
+  statsHistory: (partitionId: string) => call<StatsPoint[]>("stats_history", { partitionId }),
+  statsChart: (partitionId: string, which: "load" | "console") => call<string>("stats_chart", { partitionId, which }),
+  saveExport: (fileName: string, kind: "svg" | "png" | "csv" | "json", content: { text: string } | { base64: string }) =>
+    call<string | null>("save_export", { fileName, kind, text: "text" in content ? content.text : null, base64: "base64" in content ? content.base64 : null }),
 };
 
 export function onConsoleEvent(cb: (e: ConsoleEvent) => void): Promise<UnlistenFn> {

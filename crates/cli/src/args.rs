@@ -74,6 +74,14 @@ pub enum Command {
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
+    /// Every HSS key: total, remaining, burn rate, projected exhaustion, audit cross-check.
+    Hss,
+    /// HSM statistics (Luna CA_GetHSMStats and utilization counters where offered).
+    Stats {
+        /// Sample every N seconds until interrupted (JSON Lines with --json).
+        #[arg(long, value_name = "SECONDS")]
+        watch: Option<u64>,
+    },
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),

@@ -239,6 +239,100 @@ async fn dispatch(c: &Console, cli: &Cli) -> ApiResult<u8> {
         Command::Keys(k) => return keys(c, g, k).await,
         Command::Sign(a) => return crate::signcmd::sign(c, g, a).await,
         Command::Verify(a) => return crate::signcmd::verify(c, g, a).await,
+        Command::Hss => {
+            let p = partition(c, g).await?;
+            login(c, g, &p, false).await?;
+            let keys = c.hss_keys().await?;
+            if g.json {
+                output::json(&keys);
+            } else if keys.is_empty() {
+                println!("No HSS keys visible. Log in (HSMC_PIN) to see private keys, or generate one with `hsmc keys gen -a hss`.");
+            } else {
+                let rows: Vec<Vec<String>> = keys
+                    .iter()
+                    .map(|k| {
+                        vec![
+                            k.label.clone(),
+                            k.algorithm.clone(),
+                            k.remaining
+                                .map(|r| r.to_string())
+                                .unwrap_or_else(|| "?".into()),
+                            k.capacity.clone(),
+                            format!("{:.1}%", k.used_percent),
+                            format!("{:.2}", k.per_day_30),
+                            k.projected_exhaustion.clone().unwrap_or_else(|| "-".into()),
+                            k.status.to_uppercase(),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &[
+                        "KEY",
+                        "TYPES",
+                        "LEFT",
+                        "TOTAL",
+                        "USED",
+                        "PER DAY (30 D)",
+                        "EXHAUSTED BY",
+                        "STATUS",
+                    ],
+                    &rows,
+                );
+                for k in keys.iter().filter(|k| k.mismatch.is_some()) {
+                    println!(
+                        "\nWARNING {}: {}",
+                        k.label,
+                        k.mismatch.as_deref().unwrap_or_default()
+                    );
+                }
+            }
+            if keys.iter().any(|k| k.mismatch.is_some()) {
+                return Ok(3);
+            }
+        }
+        Command::Stats { watch } => {
+            let p = partition(c, g).await?;
+            login(c, g, &p, false).await?;
+            loop {
+                let s = c.stats(&p.id).await?;
+                if g.json {
+                    println!("{}", serde_json::to_string(&s).unwrap_or_default());
+                } else {
+                    let t = &s.token;
+                    print!(
+                        "{}  {}  sessions {}/{}",
+                        s.taken_at,
+                        t.label,
+                        t.session_count.map(|v| v.to_string()).unwrap_or("?".into()),
+                        t.max_session_count
+                            .map(|v| v.to_string())
+                            .unwrap_or("-".into())
+                    );
+                    if let Some(l) = &s.luna {
+                        print!(
+                            "  busy {}  commands {}",
+                            l.busy_percent
+                                .map(|b| format!("{b:.1}%"))
+                                .unwrap_or("…".into()),
+                            l.commands.map(|c| c.to_string()).unwrap_or("?".into())
+                        );
+                        for b in &l.utilization {
+                            print!("  {} {}", b.bin, b.count);
+                        }
+                    }
+                    println!(
+                        "  console ops {}",
+                        s.metrics.ops.iter().map(|o| o.ok).sum::<u64>()
+                    );
+                }
+                match watch {
+                    Some(n) => {
+                        tokio::time::sleep(std::time::Duration::from_secs((*n).max(1))).await
+                    }
+                    None => break,
+                }
+            }
+        }
         Command::Audit(a) => return audit(c, g, a).await,
         Command::Completions { .. } | Command::Man => {
             unreachable!("handled before the console opens")

@@ -729,4 +729,47 @@ fn hss_signing_must_be_confirmed_and_certificates_come_from_the_hsm() {
         &PathBuf::from(format!("{}.sig", g.display())),
         &pubkey
     ]));
+    // hsmc hss: what is left and what the trail says.
+    let hss = h.json(pin, &["hss"]);
+    let k = hss
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["label"] == "hss_key")
+        .unwrap();
+    assert_eq!(
+        (k["remaining"].as_u64(), k["capacity"].as_str()),
+        (Some(31), Some("32")),
+        "{k}"
+    );
+    assert!(k["mismatch"].is_null());
+    assert!(k["projected_exhaustion"].is_string());
+    let o = h.run(pin, &["hss"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("hss_key"));
+}
+
+#[test]
+fn stats_one_shot_and_watch() {
+    let h = Hsmc::builtin();
+    let s = h.json(None, &["stats"]);
+    assert!(s["luna"]["firmware"] == "7.9.1", "{s}");
+    assert!(s["luna"]["not_offered"].as_array().unwrap().is_empty());
+    // --watch prints one JSON document per sample until stopped.
+    let mut child = h
+        .cmd(&["--json", "stats", "--watch", "1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for _ in 0..2 {
+        let line = lines.next().unwrap().unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(v["token"]["label"].is_string());
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let s = h.json(None, &["stats"]);
+    assert!(s["luna"].is_null(), "SoftHSM2 has no CA_*: {s}");
 }

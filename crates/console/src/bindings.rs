@@ -38,6 +38,8 @@ pub fn typescript() -> String {
         crate::sign::OutputView, crate::sign::FileOutcome, crate::sign::SignReport, crate::sign::SignProgress,
         crate::sign::CertificateView, signing::verify::VerifyReport, signing::verify::ManifestEntry,
         signing::alg::SigAlg, signing::alg::DigestAlg,
+        crate::health::HssKeyView, crate::health::BinRate, crate::health::LunaStats, crate::health::StatsSnapshot,
+        crate::health::StatsPoint,
     );
     all.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = String::from("// Generated from the Rust types by `crates/console/src/bindings.rs`. Do not edit:\n// run `make bindings` after changing a type that crosses IPC.\n\n");

@@ -8,6 +8,7 @@ pub mod audit_ops;
 pub mod bindings;
 pub mod builtin;
 pub mod error;
+pub mod health;
 pub mod keys;
 pub mod partitions;
 pub mod settings;
@@ -97,6 +98,7 @@ pub struct Console {
     events: broadcast::Sender<ConsoleEvent>,
     builtin_note: RwLock<Option<String>>,
     startup_warnings: RwLock<Vec<String>>,
+    stats_state: parking_lot::Mutex<health::StatsState>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -148,6 +150,7 @@ impl Console {
             events,
             builtin_note: RwLock::new(None),
             startup_warnings: RwLock::new(Vec::new()),
+            stats_state: parking_lot::Mutex::new(health::StatsState::default()),
             ticker: parking_lot::Mutex::new(None),
             config,
         });

@@ -480,6 +480,8 @@ impl Console {
             Ok((s, c)) => ev
                 .resource(&s.label)
                 .algorithm(&s.algorithm)
+                .meta("key_id", &s.id_hex)
+                .meta("signatures", 1)
                 .meta("subject", &c.subject)
                 .meta("serial", &c.serial),
             Err(_) => ev.resource(handle.to_string()),
@@ -871,6 +873,8 @@ impl Console {
                                 .meta("key", serde_json::json!({ "label": summary.label, "id": summary.id_hex, "fingerprint": pk.fingerprint() }))
                                 .meta("formats", &formats)
                                 .meta("outputs", outcomes[i].outputs.iter().map(|o| o.path.clone()).collect::<Vec<_>>())
+                                .meta("key_id", &summary.id_hex)
+                                .meta("signatures", signatures_needed(alg, 1, &formats, false, false))
                                 .meta("verified", "software verifier accepted every signature before it was written"),
                         )
                         .await;
@@ -1046,6 +1050,8 @@ impl Console {
                 .resource(mpath.display().to_string())
                 .algorithm(batch.alg.name())
                 .meta("files", entries.len())
+                .meta("key_id", &batch.summary.id_hex)
+                .meta("signatures", 1)
                 .meta("partition", &p.id),
         )
         .await;

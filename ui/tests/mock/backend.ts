@@ -31,6 +31,8 @@ import type {
   SignRequest,
   SigningKeyView,
   VerifyReport,
+  HssKeyView,
+  StatsSnapshot,
 } from "../../src/bindings";
 
 export interface MockConfig {
@@ -46,6 +48,8 @@ export interface MockConfig {
   tamperedSeq?: number;
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
+  /** The HSS view reports this mismatch for the key. */
+  hssMismatch?: string;
 }
 
 interface Call {
@@ -489,6 +493,64 @@ export function install(cfg: MockConfig = {}) {
         return { pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n", subject: String(args.subject), serial: "01", not_after: "2029", fingerprint: "SHA256:x", stored_on_token: true };
       case "certificate_request":
         return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
+      case "hss_keys":
+        return keys
+          .filter((k) => k.algorithm === "HSS" && k.class === "PRIVATE_KEY")
+          .map((k): HssKeyView => ({
+            partition_id: PARTITION,
+            partition_label: "Built-in lunasim",
+            handle: k.handle,
+            label: k.label,
+            id_hex: k.id_hex,
+            algorithm: "HSS/LMS H5/W8 + H5/W8",
+            capacity: k.hss_capacity ?? "0",
+            remaining: k.hss_keys_remaining,
+            used_percent: (100 * (1024 - (k.hss_keys_remaining ?? 0))) / 1024,
+            status: (k.hss_keys_remaining ?? 0) <= 10 ? "critical" : (k.hss_keys_remaining ?? 0) <= 102 ? "warning" : "ok",
+            per_day_7: 2,
+            per_day_30: 1.5,
+            per_day_90: 1,
+            projected_exhaustion: "2027-03-01",
+            audit_expected_remaining: k.hss_keys_remaining,
+            mismatch: cfg.hssMismatch ?? null,
+          }));
+      case "stats": {
+        statsSamples += 1;
+        const s: StatsSnapshot = {
+          partition_id: PARTITION,
+          taken_at: new Date().toISOString(),
+          manufacturer: "lunasim (Luna emulation)",
+          library: "lunasim 10.9",
+          cryptoki_version: "3.2",
+          token: token(pinState),
+          mechanism_count: 3,
+          luna: {
+            firmware: "7.9.1",
+            boot_time: 1,
+            cpu_up_time: 1000 * statsSamples,
+            cpu_idle_time: 600 * statsSamples,
+            busy_percent: statsSamples > 1 ? 40 : null,
+            commands: 100 * statsSamples,
+            commands_per_second: statsSamples > 1 ? 20 : null,
+            utilization: [
+              { bin: "sign", count: 7 * statsSamples, per_second: statsSamples > 1 ? 1.4 : null },
+              { bin: "encrypt", count: 4 * statsSamples, per_second: statsSamples > 1 ? 0.8 : null },
+            ],
+            hsm_storage: { total: 16777216, used: 1048576, free: 15728640, object_count: null },
+            token_storage: null,
+            not_offered: [],
+          },
+          pool: { slot: 1, size: 4, open: 1, idle: 1, in_use: 0, waiting: 0, breaker: "closed", breaker_opened: 0, logged_in: loggedIn !== null, module_generation: 1 },
+          metrics: { ops: [{ op: "keys.list", ok: 3, errors: 0, mean_us: 120, p50_us: 100, p90_us: 150, p95_us: 180, p99_us: 250, max_us: 300 }], errors_by_class: [], module_recoveries: 0, session_reopens: 0, health_checks: 0, busy_rejections: 0, breaker_rejections: 0 },
+        };
+        return s;
+      }
+      case "stats_history":
+        return Array.from({ length: statsSamples }, (_, i) => ({ t: i * 5, busy_percent: i ? 40 : null, commands_per_second: i ? 20 : null, sign_per_second: i ? 1.4 : null, sessions: 1, console_ops: i, console_errors: 0 }));
+      case "stats_chart":
+        return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
+      case "save_export":
+        return null;
       case "cancel_job":
         cancelled.add(String(args.jobId));
         return true;
@@ -497,6 +559,7 @@ export function install(cfg: MockConfig = {}) {
     }
   }
   const cancelled = new Set<string>();
+  let statsSamples = 0;
   mockWindows("main");
   mockIPC(handler, { shouldMockEvents: true });
   window.__mock = {

@@ -100,7 +100,7 @@ test("deleting needs the label typed; the deletion is in the audit view", async 
   await submit.click();
   await page.getByRole("dialog").waitFor({ state: "detached" });
   await row.waitFor({ state: "detached" });
-  await page.keyboard.press("Alt+6");
+  await page.keyboard.press("Alt+8");
   await page.locator("[data-testid=audit-row][data-action='key.destroy']").waitFor();
   await shot(page, "05-audit-after-delete");
 });
@@ -139,7 +139,7 @@ test("verifying the trail shows progress and names a tampered record", async () 
   const page = await openApp(browser, { records: 400, tamperedSeq: 117 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+6");
+  await page.keyboard.press("Alt+8");
   await page.getByTestId("verify-trail").click();
   await page.getByRole("progressbar").waitFor();
   const v = page.getByTestId("verdict");
@@ -153,7 +153,7 @@ test("a running verification can be cancelled", async () => {
   const page = await openApp(browser, { records: 400 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+6");
+  await page.keyboard.press("Alt+8");
   await page.getByTestId("verify-trail").click();
   await page.getByTestId("cancel-verify").click();
   await page.getByText("Verification did not finish").waitFor();
@@ -162,7 +162,7 @@ test("a running verification can be cancelled", async () => {
 
 test("settings are validated, saved, and the dark theme applies", async () => {
   const page = await openApp(browser, {}, { colorScheme: "light" });
-  await page.keyboard.press("Alt+7");
+  await page.keyboard.press("Alt+9");
   await page.getByLabel("HSS critical threshold").fill("50");
   await page.getByTestId("settings-save").click();
   await page.getByRole("alert").filter({ hasText: "must not exceed" }).waitFor();
@@ -212,7 +212,7 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   assert.equal(req.on_error, "continue");
   assert.equal(await page.getByText("ML-DSA context").count(), 0, "no context field for an ECDSA key");
   await shot(page, "11-sign-report");
-  await page.keyboard.press("Alt+6");
+  await page.keyboard.press("Alt+8");
   await page.locator("[data-testid=audit-row][data-action='sign']").first().waitFor();
 });
 
@@ -248,4 +248,35 @@ test("the verify view gives a verdict and says why a tampered file fails", async
   await page.locator("[data-testid=verify-report][data-valid=false]").waitFor();
   assert.match(await page.getByTestId("verify-report").innerText(), /not the one that was signed/);
   await shot(page, "13-verify");
+});
+
+test("the HSS view shows what is left, the burn rate, and a counter mismatch loudly", async () => {
+  const page = await openApp(browser, { hssRemaining: 40, hssMismatch: "The token has 40 signatures left but the audit trail accounts for 42: 2 were made outside this console (another tool or another trail)." });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+6");
+  const row = page.locator("[data-testid=hss-row][data-label=fw_hss_2026_11]");
+  await row.waitFor();
+  const text = await row.innerText();
+  assert.match(text, /40 of 1,024/);
+  assert.match(text, /2027-03-01/);
+  assert.match(text, /critical|warning/);
+  assert.match(await page.getByTestId("hss-mismatch").innerText(), /2 were made outside this console/);
+  await shot(page, "14-hss");
+});
+
+test("statistics poll, show the Luna figures and charts, and pause", async () => {
+  const page = await openApp(browser);
+  await page.keyboard.press("Alt+7");
+  await page.getByTestId("stats-luna").waitFor();
+  await page.getByText("measuring (two samples").waitFor();
+  await page.getByRole("button", { name: "Sample now" }).click();
+  await page.getByTestId("busy").filter({ hasText: "40.0 %" }).waitFor();
+  assert.match(await page.getByTestId("utilization").innerText(), /sign\s+14\s+1\.40/);
+  await page.getByTestId("chart-load").waitFor();
+  await shot(page, "15-statistics");
+  await page.getByTestId("stats-pause").click();
+  const before = (await calls(page, "stats")).length;
+  await page.waitForTimeout(1500);
+  assert.equal((await calls(page, "stats")).length, before, "no polling while paused");
 });

@@ -1,0 +1,304 @@
+//! HSS counters and statistics against lunasim with known activity, and the generic figures
+//! on SoftHSM2 and Kryoptic (no `CA_*`). One test per process (nextest).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use console::sign::{OnError, SignFormat, SignRequest};
+use console::views::{GenerateRequest, UserKind};
+use console::{Console, ConsoleConfig};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
+use p11::sys::*;
+use p11::Mechanism;
+use testkit::{Backend, TestToken};
+
+async fn builtin(dir: &std::path::Path) -> (Arc<Console>, String) {
+    std::env::remove_var("LUNASIM_CONF");
+    let mut cfg = ConsoleConfig::new(dir.join("data"));
+    cfg.lunasim_path = Some(testkit::lunasim_module());
+    cfg.kryoptic_path = Some(testkit::kryoptic_module());
+    let c = Console::open(cfg).await.unwrap();
+    let pid = c
+        .connections()
+        .await
+        .iter()
+        .find(|m| m.module.builtin)
+        .unwrap()
+        .slots
+        .iter()
+        .find_map(|s| s.partition_id.clone())
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    (c, pid)
+}
+
+fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
+    s.luna
+        .as_ref()
+        .unwrap()
+        .utilization
+        .iter()
+        .find(|b| b.bin == bin)
+        .map(|b| b.count)
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, pid) = builtin(dir.path()).await;
+    let ec = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Ec { curve: Curve::P256 },
+                label: "stats_ec".into(),
+                token: false,
+            },
+        )
+        .await
+        .unwrap();
+    let ml = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
+                label: "stats_ml".into(),
+                token: false,
+            },
+        )
+        .await
+        .unwrap();
+    let aes = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Aes { bits: 256 },
+                label: "stats_aes".into(),
+                token: false,
+            },
+        )
+        .await
+        .unwrap();
+    let first = c.stats(&pid).await.unwrap();
+    let luna = first.luna.as_ref().expect("lunasim offers CA_GetHSMStats");
+    assert!(luna.not_offered.is_empty(), "{:?}", luna.not_offered);
+    assert_eq!(luna.firmware.as_deref(), Some("7.9.1"));
+    assert!(
+        luna.busy_percent.is_none(),
+        "no busy share from a single sample"
+    );
+    let p = c.partition_ref(&pid).await.unwrap();
+    let (n_ec, n_ml, n_enc) = (7u64, 40u64, 4u64);
+    let (hec, hml, haes) = (ec.private_handle, ml.private_handle, aes.private_handle);
+    p.pool
+        .run_async("test.activity", move |s| {
+            for _ in 0..n_ec {
+                s.sign(&Mechanism::new(CKM_ECDSA), hec, &[7u8; 32])?;
+            }
+            for _ in 0..n_ml {
+                s.sign(&Mechanism::new(CKM_ML_DSA), hml, b"keep the HSM busy")?;
+            }
+            for i in 0..n_enc {
+                let iv = [i as u8; 12];
+                s.encrypt(
+                    &Mechanism::aes_gcm(&iv, b"", 128),
+                    haes,
+                    b"sixteen byte msg",
+                )?;
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(console::health::MIN_SAMPLE_GAP + std::time::Duration::from_millis(200))
+        .await;
+    let second = c.stats(&pid).await.unwrap();
+    assert_eq!(
+        count(&second, "sign") - count(&first, "sign"),
+        n_ec + n_ml,
+        "sign bin"
+    );
+    assert_eq!(
+        count(&second, "encrypt") - count(&first, "encrypt"),
+        n_enc,
+        "encrypt bin"
+    );
+    let l2 = second.luna.as_ref().unwrap();
+    let busy = l2
+        .busy_percent
+        .expect("a busy share from two samples 5 s apart");
+    assert!(busy > 0.0 && busy <= 100.0, "{busy}");
+    assert!(
+        l2.commands.unwrap() > luna.commands.unwrap(),
+        "the command count moved"
+    );
+    let sign_rate = l2
+        .utilization
+        .iter()
+        .find(|b| b.bin == "sign")
+        .and_then(|b| b.per_second)
+        .unwrap();
+    assert!(sign_rate > 0.0);
+    // The console's own figures and the chart of the history.
+    assert!(second
+        .metrics
+        .ops
+        .iter()
+        .any(|o| o.op == "test.activity" && o.ok == 1));
+    assert_eq!(c.stats_history(&pid).len(), 2);
+    let svg = c.stats_chart(&pid, "load").unwrap();
+    assert!(svg.contains("<svg") && svg.contains("busy %"));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, pid) = builtin(dir.path()).await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
+    let g = c
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Hss { params },
+                label: "fw_hss".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap();
+    let files: Vec<String> = (0..3)
+        .map(|i| {
+            let p = dir.path().join(format!("fw-{i}.bin"));
+            std::fs::write(&p, format!("firmware {i}")).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let req = SignRequest {
+        key: format!("id:{}", g.id_hex),
+        files,
+        formats: vec![SignFormat::Cms],
+        manifest: false,
+        out_dir: None,
+        context: None,
+        on_error: OnError::Stop,
+        confirm_hss: true,
+    };
+    let r = c
+        .sign_files(
+            &pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.signatures_made, 4,
+        "three CMS signatures and the certificate"
+    );
+    let keys = c.hss_keys().await.unwrap();
+    let k = keys
+        .iter()
+        .find(|k| k.id_hex == g.id_hex)
+        .expect("the HSS key is listed");
+    assert_eq!((k.capacity.as_str(), k.remaining), ("32", Some(28)));
+    assert!((k.used_percent - 12.5).abs() < 1e-9);
+    assert_eq!(k.audit_expected_remaining, Some(28));
+    assert!(k.mismatch.is_none(), "{:?}", k.mismatch);
+    assert!((k.per_day_7 - 4.0 / 7.0).abs() < 1e-9 && (k.per_day_30 - 4.0 / 30.0).abs() < 1e-9);
+    let days = (28.0 / (4.0 / 30.0)) as i64;
+    let want = time::OffsetDateTime::now_utc() + time::Duration::days(days);
+    let got = k.projected_exhaustion.clone().unwrap();
+    let want_str = format!(
+        "{:04}-{:02}-{:02}",
+        want.year(),
+        u8::from(want.month()),
+        want.day()
+    );
+    let next = want + time::Duration::days(1);
+    assert!(
+        got == want_str
+            || got
+                == format!(
+                    "{:04}-{:02}-{:02}",
+                    next.year(),
+                    u8::from(next.month()),
+                    next.day()
+                ),
+        "{got} vs {want_str}"
+    );
+    assert_eq!(k.status, "ok");
+    // Signed outside the console (a direct PKCS#11 call, no audit record): flagged loudly.
+    let p = c.partition_ref(&pid).await.unwrap();
+    let h = g.private_handle;
+    p.pool
+        .run_async("test.outside", move |s| {
+            s.sign(&Mechanism::new(CKM_HSS), h, b"unaudited")
+        })
+        .await
+        .unwrap();
+    let k = c
+        .hss_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|k| k.id_hex == g.id_hex)
+        .unwrap();
+    assert_eq!(k.remaining, Some(27));
+    assert!(
+        k.mismatch
+            .as_deref()
+            .unwrap_or_default()
+            .contains("1 were made outside"),
+        "{:?}",
+        k.mismatch
+    );
+    c.close().await;
+}
+
+async fn generic(backend: Backend) {
+    let t = TestToken::new(backend);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.builtin = false;
+    let c = Console::open(cfg).await.unwrap();
+    let m = c
+        .add_module(&t.module_path.display().to_string())
+        .await
+        .unwrap();
+    let pid = c
+        .slots(&m.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|s| s.partition_id)
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    let s = c.stats(&pid).await.unwrap();
+    assert!(
+        s.luna.is_none(),
+        "no CA_* here: no Luna section, and no error"
+    );
+    assert_eq!(s.token.label, testkit::TOKEN_LABEL);
+    assert!(s.mechanism_count > 10);
+    assert!(s.pool.logged_in && !s.cryptoki_version.is_empty() && !s.manufacturer.is_empty());
+    assert!(c.hss_keys().await.unwrap().is_empty());
+    assert!(c.stats_chart(&pid, "console").unwrap().contains("<svg"));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_statistics_are_generic_and_never_an_error() {
+    generic(Backend::SoftHsm).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_statistics_are_generic_and_never_an_error() {
+    generic(Backend::Kryoptic).await;
+}
