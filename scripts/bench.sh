@@ -10,17 +10,18 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 mkdir -p target/bench
 out="target/bench/results.jsonl"
 which=("$@")
-((${#which[@]})) || which=(pool list hashing audit startup)
+((${#which[@]})) || which=(pool list hashing probe audit startup)
 for b in "${which[@]}"; do
   case "$b" in
     pool) cargo bench -q -p hsm --bench pool_overhead | tee -a "$out" ;;
     list) cargo bench -q -p hsm --bench list_objects | tee -a "$out" ;;
     hashing) cargo bench -q -p signing --bench hashing | tee -a "$out" ;;
+    probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, audit, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, probe, audit, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"

@@ -40,6 +40,14 @@ const COMMANDS: &[&str] = &[
     "stats_history",
     "stats_chart",
     "save_export",
+    "probe_catalog",
+    "run_probe",
+    "probe_history",
+    "probe_report",
+    "probe_chart",
+    "probe_csv",
+    "probe_live_chart",
+    "probe_capacity",
 ];
 
 fn main() {

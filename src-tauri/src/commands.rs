@@ -467,3 +467,87 @@ pub async fn save_export(
     console::keys::write_atomic(&path, &bytes)?;
     Ok(Some(path.display().to_string()))
 }
+
+#[tauri::command]
+pub async fn probe_catalog(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<console::probes::ProbeChoice>> {
+    state.console()?.probe_catalog(&partition_id).await
+}
+
+/// Run a probe with live progress; `cancel_job(job_id)` stops it.
+#[tauri::command]
+pub async fn run_probe(
+    state: State<'_, AppState>,
+    partition_id: String,
+    job_id: String,
+    request: bench::probe::ProbeRequest,
+    on_event: Channel<bench::probe::ProbeProgress>,
+) -> Cmd<console::probes::ProbeReport> {
+    let c = state.console()?;
+    let cancel = state.job(&job_id);
+    let progress = std::sync::Arc::new(move |p: bench::probe::ProbeProgress| {
+        let _ = on_event.send(p);
+    });
+    let r = c.run_probe(&partition_id, request, progress, cancel).await;
+    state.finish_job(&job_id);
+    r
+}
+
+#[tauri::command]
+pub async fn probe_history(state: State<'_, AppState>) -> Cmd<Vec<console::probes::ProbeSummary>> {
+    state.console()?.probe_history().await
+}
+
+#[tauri::command]
+pub async fn probe_report(
+    state: State<'_, AppState>,
+    id: String,
+) -> Cmd<console::probes::ProbeReport> {
+    state.console()?.probe_report(&id).await
+}
+
+#[tauri::command]
+pub async fn probe_chart(state: State<'_, AppState>, id: String, which: String) -> Cmd<String> {
+    let r = state.console()?.probe_report(&id).await?;
+    console::probes::chart(&r, &which)
+}
+
+#[tauri::command]
+pub async fn probe_csv(state: State<'_, AppState>, id: String) -> Cmd<String> {
+    Ok(console::probes::report_csv(
+        &state.console()?.probe_report(&id).await?,
+    ))
+}
+
+/// The live latency chart from the points the window has received so far.
+#[tauri::command]
+pub fn probe_live_chart(title: String, points: Vec<bench::probe::SeriesPoint>) -> Cmd<String> {
+    if points.len() > 100_000 {
+        return Err(ApiError::invalid("too many points"));
+    }
+    Ok(console::probes::live_chart(&title, &points))
+}
+
+#[tauri::command]
+pub fn probe_capacity(
+    ceiling_per_s: f64,
+    mean_latency_us: f64,
+    target_per_s: f64,
+) -> Cmd<bench::probe::CapacityPlan> {
+    if !(ceiling_per_s > 0.0
+        && mean_latency_us >= 0.0
+        && target_per_s > 0.0
+        && target_per_s.is_finite())
+    {
+        return Err(ApiError::invalid(
+            "capacity needs a measured ceiling and a positive target",
+        ));
+    }
+    Ok(bench::probe::capacity(
+        ceiling_per_s,
+        mean_latency_us,
+        target_per_s,
+    ))
+}

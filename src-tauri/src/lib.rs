@@ -95,6 +95,14 @@ pub fn run() {
             commands::stats_history,
             commands::stats_chart,
             commands::save_export,
+            commands::probe_catalog,
+            commands::run_probe,
+            commands::probe_history,
+            commands::probe_report,
+            commands::probe_chart,
+            commands::probe_csv,
+            commands::probe_live_chart,
+            commands::probe_capacity,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");

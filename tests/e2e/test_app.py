@@ -210,9 +210,21 @@ def run(app: App, data: Path):
     app.wait(lambda: "%" in app.tid("busy").text, "the busy share from two samples", timeout=30)
     app.shot("statistics")
 
+    # A latency probe sweep with its live chart, report and charts.
+    app.nav("Probes")
+    Select(app.tid("probe-op")).select_by_value("ml-dsa-65-sign")
+    app.fill(app.tid("probe-seconds"), "1")
+    app.fill(app.tid("probe-workers"), "1,2")
+    app.tid("probe-run").click()
+    report = app.tid("probe-report", timeout=60)
+    check("ml-dsa-65-sign" in report.text, report.text)
+    app.tid("probe-verdict")
+    app.wait(lambda: app.tid("probe-chart-sweep").get_attribute("src").startswith("data:image/svg"), "the sweep chart")
+    app.shot("probe")
+
     # Everything is in the audit trail, which verifies.
     app.nav("Audit trail")
-    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.request", "sign"}
+    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.request", "sign", "probe.run"}
     actions = app.wait(lambda: (lambda s: s if want <= s else None)({r.get_attribute("data-action") for r in app.css("[data-testid=audit-row]")}), f"audit rows for {sorted(want)}")
     check(any("failure" in r.text for r in app.css("[data-testid=audit-row][data-action='login']")), "the wrong PIN is recorded")
     app.tid("verify-trail").click()

@@ -11,6 +11,7 @@ import { SignView } from "./views/Sign";
 import { VerifyView } from "./views/Verify";
 import { HssView } from "./views/Hss";
 import { StatsView } from "./views/Stats";
+import { ProbesView } from "./views/Probes";
 
 const NAV: { view: View; label: string; key: string }[] = [
   { view: "connections", label: "Connections", key: "1" },
@@ -20,8 +21,9 @@ const NAV: { view: View; label: string; key: string }[] = [
   { view: "verify", label: "Verify", key: "5" },
   { view: "hss", label: "HSS keys", key: "6" },
   { view: "stats", label: "Statistics", key: "7" },
-  { view: "audit", label: "Audit trail", key: "8" },
-  { view: "settings", label: "Settings", key: "9" },
+  { view: "probes", label: "Probes", key: "8" },
+  { view: "audit", label: "Audit trail", key: "9" },
+  { view: "settings", label: "Settings", key: "0" },
 ];
 
 export function App() {
@@ -170,6 +172,8 @@ function Shell() {
             <HssView />
           ) : view === "stats" ? (
             <StatsView />
+          ) : view === "probes" ? (
+            <ProbesView />
           ) : view === "audit" ? (
             <AuditView />
           ) : (

@@ -49,6 +49,8 @@ export type BreakerState = "closed" | "open" | "half_open";
 
 export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
 
+export type CapacityPlan = { target_per_s: number, ceiling_per_s: number, hsms: number, per_hsm_per_s: number, pool_size_per_hsm: number, explanation: string, };
+
 export type CertificateView = { pem: string, subject: string, serial: string, not_after: string, fingerprint: string, stored_on_token: boolean, };
 
 export type Checkpoint = { log_id: string, checkpoint_no: number, 
@@ -172,6 +174,8 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
  */
 keygen_warning: string | null, mechanism: string, };
 
+export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
+
 export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
 
 export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
@@ -263,6 +267,40 @@ export type Pkcs11Error = { function: string, code: number, name: string, class:
 
 export type PoolStatus = { slot: number, size: number, open: number, idle: number, in_use: number, waiting: number, breaker: BreakerState, breaker_opened: number, logged_in: boolean, module_generation: number, };
 
+export type ProbeChoice = { op: ProbeOp, name: string, mechanism: string, offered: boolean, };
+
+export type ProbeMode = { "mode": "count", calls: number, } | { "mode": "duration", seconds: number, } | { "mode": "rate", per_second: number, seconds: number, };
+
+export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "slh-dsa-sign" };
+
+export type ProbeProgress = { workers: number, run: number, runs: number, calls: number, 
+/**
+ * Calls planned (count mode) or the seconds planned, for the progress bar.
+ */
+fraction: number, point: SeriesPoint | null, };
+
+export type ProbeReport = { id: string, created_at: string, partition_id: string, module: string, firmware: string, slot: number, op: ProbeOp, op_name: string, mechanism: string, payload_bytes: number, request: ProbeRequest, console_version: string, runs: Array<RunResult>, sweep: Array<SweepPoint>, verdict: string | null, 
+/**
+ * The probe's own cost per timed call (two clock reads and a histogram record).
+ */
+overhead_ns: number, cancelled: boolean, };
+
+export type ProbeRequest = { op: ProbeOp, mode: ProbeMode, 
+/**
+ * One run with this many workers…
+ */
+workers: number, 
+/**
+ * …or a sweep over these worker counts (e.g. 1, 2, 4, 8).
+ */
+sweep: Array<number>, 
+/**
+ * Untimed calls per worker before timing starts.
+ */
+warmup: number, };
+
+export type ProbeSummary = { id: string, created_at: string, op_name: string, partition_id: string, workers: string, throughput_per_s: number, p50_us: number, p99_us: number, };
+
 export type PublicKeyFormat = "pem" | "der" | "raw";
 
 export type PublicKeyView = { algorithm: string, fingerprint: string, pem: string, raw_len: number, };
@@ -284,6 +322,16 @@ ascending: boolean, };
 export type Range = { from_time: string | null, to_time: string | null, };
 
 export type RecordView = { seq: number, epoch: number, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, metadata: string, hmac_chain: string, };
+
+export type RunResult = { workers: number, calls: number, errors: number, first_error: string | null, seconds: number, throughput_per_s: number, first_call_us: number | null, latency: LatencySummary, series: Array<SeriesPoint>, 
+/**
+ * (upper bound µs, count), log-spaced.
+ */
+histogram: Array<[number, number]>, };
+
+export type Series = { name: string, points: Array<[number, number]>, };
+
+export type SeriesPoint = { t: number, p50_us: number, p99_us: number, ops_per_s: number, };
 
 export type Settings = { 
 /**
@@ -364,6 +412,12 @@ t: number, busy_percent: number | null, commands_per_second: number | null, sign
 export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, };
 
 export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
+
+export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: number, p99_us: number, 
+/**
+ * Throughput ÷ (one worker's throughput × workers).
+ */
+efficiency: number, };
 
 export type Theme = "system" | "light" | "dark";
 

@@ -42,6 +42,13 @@ import type {
   HssKeyView,
   StatsPoint,
   StatsSnapshot,
+  CapacityPlan,
+  ProbeChoice,
+  ProbeProgress,
+  ProbeReport,
+  ProbeRequest,
+  ProbeSummary,
+  SeriesPoint,
 } from "./bindings";
 
 export class CommandError extends Error {
@@ -122,6 +129,18 @@ export const api = {
   stats: (partitionId: string) => call<StatsSnapshot>("stats", { partitionId }),
   statsHistory: (partitionId: string) => call<StatsPoint[]>("stats_history", { partitionId }),
   statsChart: (partitionId: string, which: "load" | "console") => call<string>("stats_chart", { partitionId, which }),
+  probeCatalog: (partitionId: string) => call<ProbeChoice[]>("probe_catalog", { partitionId }),
+  runProbe: (partitionId: string, jobId: string, request: ProbeRequest, onEvent: (e: ProbeProgress) => void) => {
+    const ch = new Channel<ProbeProgress>();
+    ch.onmessage = onEvent;
+    return call<ProbeReport>("run_probe", { partitionId, jobId, request, onEvent: ch });
+  },
+  probeHistory: () => call<ProbeSummary[]>("probe_history"),
+  probeReport: (id: string) => call<ProbeReport>("probe_report", { id }),
+  probeChart: (id: string, which: "latency" | "histogram" | "sweep") => call<string>("probe_chart", { id, which }),
+  probeCsv: (id: string) => call<string>("probe_csv", { id }),
+  probeLiveChart: (title: string, points: SeriesPoint[]) => call<string>("probe_live_chart", { title, points }),
+  probeCapacity: (ceilingPerS: number, meanLatencyUs: number, targetPerS: number) => call<CapacityPlan>("probe_capacity", { ceilingPerS, meanLatencyUs, targetPerS }),
   saveExport: (fileName: string, kind: "svg" | "png" | "csv" | "json", content: { text: string } | { base64: string }) =>
     call<string | null>("save_export", { fileName, kind, text: "text" in content ? content.text : null, base64: "base64" in content ? content.base64 : null }),
 };

@@ -5,7 +5,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import type { ApiError, AppStatus, AuditStatusView, ConnectionView, PartitionView, Settings } from "./bindings";
 import { api, onConsoleEvent, toApiError } from "./ipc";
 
-export type View = "connections" | "partition" | "keys" | "sign" | "verify" | "hss" | "stats" | "audit" | "settings";
+export type View = "connections" | "partition" | "keys" | "sign" | "verify" | "hss" | "stats" | "probes" | "audit" | "settings";
 
 export interface Toast {
   id: number;

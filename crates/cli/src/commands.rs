@@ -239,6 +239,7 @@ async fn dispatch(c: &Console, cli: &Cli) -> ApiResult<u8> {
         Command::Keys(k) => return keys(c, g, k).await,
         Command::Sign(a) => return crate::signcmd::sign(c, g, a).await,
         Command::Verify(a) => return crate::signcmd::verify(c, g, a).await,
+        Command::Probe(a) => return crate::probecmd::probe(c, g, a).await,
         Command::Hss => {
             let p = partition(c, g).await?;
             login(c, g, &p, false).await?;

@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod output;
 mod pin;
+mod probecmd;
 mod signcmd;
 
 use std::process::ExitCode;

@@ -773,3 +773,65 @@ fn stats_one_shot_and_watch() {
     let s = h.json(None, &["stats"]);
     assert!(s["luna"].is_null(), "SoftHSM2 has no CA_*: {s}");
 }
+
+#[test]
+fn probes_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let list = h.json(None, &["probe", "--list"]);
+    assert!(list
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["name"] == "ml-dsa-65-sign" && x["offered"] == true));
+    let (out, csv, svg) = (
+        h.data.path().join("probe.json"),
+        h.data.path().join("probe.csv"),
+        h.data.path().join("probe.svg"),
+    );
+    let r = h.json(
+        pin,
+        &[
+            "probe",
+            "--op",
+            "ecdsa-p256-sign",
+            "--sweep",
+            "1,2",
+            "--duration",
+            "0.5",
+            "--out",
+            out.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+            "--capacity-target",
+            "500",
+        ],
+    );
+    assert_eq!(r["report"]["sweep"].as_array().unwrap().len(), 2);
+    assert!(r["report"]["verdict"].is_string());
+    assert!(r["capacity"]["hsms"].as_u64().unwrap() >= 1);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(saved["id"], r["report"]["id"]);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 3);
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("concurrency sweep"));
+    let o = h.run(pin, &["probe", "--op", "no-such-probe"]);
+    assert_eq!(code(&o), 2);
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let r = h.json(
+        Some(testkit::USER_PIN),
+        &["probe", "--op", "random32", "--iterations", "200"],
+    );
+    assert_eq!(r["report"]["runs"][0]["calls"], 200);
+    assert_eq!(r["report"]["runs"][0]["latency"]["count"], 200);
+    let o = h.run(
+        Some(testkit::USER_PIN),
+        &["--json", "probe", "--op", "ml-dsa-65-sign"],
+    );
+    assert_eq!(code(&o), 1, "SoftHSM2 has no ML-DSA");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not offer"));
+}

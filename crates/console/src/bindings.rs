@@ -39,7 +39,10 @@ pub fn typescript() -> String {
         crate::sign::CertificateView, signing::verify::VerifyReport, signing::verify::ManifestEntry,
         signing::alg::SigAlg, signing::alg::DigestAlg,
         crate::health::HssKeyView, crate::health::BinRate, crate::health::LunaStats, crate::health::StatsSnapshot,
-        crate::health::StatsPoint,
+        crate::health::StatsPoint, crate::probes::ProbeChoice, crate::probes::ProbeReport, crate::probes::ProbeSummary,
+        bench::probe::ProbeOp, bench::probe::ProbeMode, bench::probe::ProbeRequest, bench::probe::SeriesPoint,
+        bench::probe::RunResult, bench::probe::SweepPoint, bench::probe::ProbeProgress, bench::probe::CapacityPlan,
+        bench::stats::LatencySummary, bench::charts::Series,
     );
     all.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = String::from("// Generated from the Rust types by `crates/console/src/bindings.rs`. Do not edit:\n// run `make bindings` after changing a type that crosses IPC.\n\n");

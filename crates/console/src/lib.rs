@@ -11,6 +11,7 @@ pub mod error;
 pub mod health;
 pub mod keys;
 pub mod partitions;
+pub mod probes;
 pub mod settings;
 pub mod sign;
 pub mod views;
@@ -99,6 +100,7 @@ pub struct Console {
     builtin_note: RwLock<Option<String>>,
     startup_warnings: RwLock<Vec<String>>,
     stats_state: parking_lot::Mutex<health::StatsState>,
+    probe_db: parking_lot::Mutex<Option<sqlx::SqlitePool>>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -151,6 +153,7 @@ impl Console {
             builtin_note: RwLock::new(None),
             startup_warnings: RwLock::new(Vec::new()),
             stats_state: parking_lot::Mutex::new(health::StatsState::default()),
+            probe_db: parking_lot::Mutex::new(None),
             ticker: parking_lot::Mutex::new(None),
             config,
         });

@@ -33,6 +33,11 @@ import type {
   VerifyReport,
   HssKeyView,
   StatsSnapshot,
+  ProbeChoice,
+  ProbeProgress,
+  ProbeReport,
+  ProbeRequest,
+  RunResult,
 } from "../../src/bindings";
 
 export interface MockConfig {
@@ -551,6 +556,66 @@ export function install(cfg: MockConfig = {}) {
         return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
       case "save_export":
         return null;
+      case "probe_catalog":
+        return [
+          { op: { op: "random32" }, name: "random32", mechanism: "C_GenerateRandom", offered: true },
+          { op: { op: "ecdsa-p256-sign" }, name: "ecdsa-p256-sign", mechanism: "CKM_ECDSA", offered: true },
+          { op: { op: "ml-dsa-sign", set: "ML-DSA-65" }, name: "ml-dsa-65-sign", mechanism: "CKM_ML_DSA", offered: true },
+          { op: { op: "slh-dsa-sign" }, name: "slh-dsa-sha2-128f-sign", mechanism: "CKM_SLH_DSA", offered: false },
+        ] satisfies ProbeChoice[];
+      case "run_probe": {
+        const req = args.request as ProbeRequest;
+        const ch = args.onEvent as Channel<ProbeProgress>;
+        const counts = req.sweep.length ? req.sweep : [req.workers];
+        const runs: RunResult[] = [];
+        for (let i = 0; i < counts.length; i++) {
+          const w = counts[i]!;
+          for (let k = 1; k <= 4; k++) {
+            await new Promise((r) => setTimeout(r, 120));
+            ch.onmessage({ workers: w, run: i + 1, runs: counts.length, calls: k * 16, fraction: k / 4, point: { t: k * 0.25, p50_us: 15000 * w, p99_us: 16000 * w, ops_per_s: 65 } });
+          }
+          const lat = 15000 * w;
+          runs.push({ workers: w, calls: 64, errors: 0, first_error: null, seconds: 1, throughput_per_s: 64 + i, first_call_us: 40000, latency: { count: 64, min_us: lat * 0.9, mean_us: lat, stddev_us: 100, p50_us: lat, p90_us: lat * 1.05, p95_us: lat * 1.06, p99_us: lat * 1.1, p999_us: lat * 1.2, max_us: lat * 1.3 }, series: [], histogram: [[lat, 64]] });
+        }
+        const sweep = counts.length > 1 ? runs.map((r) => ({ workers: r.workers, throughput_per_s: r.throughput_per_s, mean_us: r.latency.mean_us, p99_us: r.latency.p99_us, efficiency: r.throughput_per_s / (runs[0]!.throughput_per_s * r.workers) })) : [];
+        const report: ProbeReport = {
+          id: `probe_${probes.length + 1}`,
+          created_at: new Date(Date.UTC(2026, 10, 30, 12, probes.length)).toISOString(),
+          partition_id: PARTITION,
+          module: "lunasim (Luna emulation)",
+          firmware: "7.9.1",
+          slot: 1,
+          op: req.op,
+          op_name: "ml-dsa-65-sign",
+          mechanism: "CKM_ML_DSA",
+          payload_bytes: 32,
+          request: req,
+          console_version: "0.1.0",
+          runs,
+          sweep,
+          verdict: sweep.length ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions." : null,
+          overhead_ns: 70,
+          cancelled: false,
+        };
+        probes.push(report);
+        record("probe.run", "partition", PARTITION, "success");
+        return report;
+      }
+      case "probe_history":
+        return [...probes].reverse().map((r) => ({ id: r.id, created_at: r.created_at, op_name: r.op_name, partition_id: r.partition_id, workers: r.runs.map((x) => x.workers).join(","), throughput_per_s: Math.max(...r.runs.map((x) => x.throughput_per_s)), p50_us: r.runs[0]!.latency.p50_us, p99_us: r.runs[0]!.latency.p99_us }));
+      case "probe_report":
+        return probes.find((r) => r.id === args.id);
+      case "probe_chart":
+      case "probe_live_chart":
+        return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which ?? args.title)}</text></svg>`;
+      case "probe_csv":
+        return "op,workers\n";
+      case "probe_capacity": {
+        const c = Number(args.ceilingPerS);
+        const t = Number(args.targetPerS);
+        const hsms = Math.ceil(t / (c * 0.8));
+        return { target_per_s: t, ceiling_per_s: c, hsms, per_hsm_per_s: t / hsms, pool_size_per_hsm: 1, explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.` };
+      }
       case "cancel_job":
         cancelled.add(String(args.jobId));
         return true;
@@ -560,6 +625,7 @@ export function install(cfg: MockConfig = {}) {
   }
   const cancelled = new Set<string>();
   let statsSamples = 0;
+  const probes: ProbeReport[] = [];
   mockWindows("main");
   mockIPC(handler, { shouldMockEvents: true });
   window.__mock = {

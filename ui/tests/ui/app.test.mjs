@@ -100,7 +100,7 @@ test("deleting needs the label typed; the deletion is in the audit view", async 
   await submit.click();
   await page.getByRole("dialog").waitFor({ state: "detached" });
   await row.waitFor({ state: "detached" });
-  await page.keyboard.press("Alt+8");
+  await page.keyboard.press("Alt+9");
   await page.locator("[data-testid=audit-row][data-action='key.destroy']").waitFor();
   await shot(page, "05-audit-after-delete");
 });
@@ -139,7 +139,7 @@ test("verifying the trail shows progress and names a tampered record", async () 
   const page = await openApp(browser, { records: 400, tamperedSeq: 117 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+8");
+  await page.keyboard.press("Alt+9");
   await page.getByTestId("verify-trail").click();
   await page.getByRole("progressbar").waitFor();
   const v = page.getByTestId("verdict");
@@ -153,7 +153,7 @@ test("a running verification can be cancelled", async () => {
   const page = await openApp(browser, { records: 400 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.keyboard.press("Alt+8");
+  await page.keyboard.press("Alt+9");
   await page.getByTestId("verify-trail").click();
   await page.getByTestId("cancel-verify").click();
   await page.getByText("Verification did not finish").waitFor();
@@ -162,7 +162,7 @@ test("a running verification can be cancelled", async () => {
 
 test("settings are validated, saved, and the dark theme applies", async () => {
   const page = await openApp(browser, {}, { colorScheme: "light" });
-  await page.keyboard.press("Alt+9");
+  await page.keyboard.press("Alt+0");
   await page.getByLabel("HSS critical threshold").fill("50");
   await page.getByTestId("settings-save").click();
   await page.getByRole("alert").filter({ hasText: "must not exceed" }).waitFor();
@@ -212,7 +212,7 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   assert.equal(req.on_error, "continue");
   assert.equal(await page.getByText("ML-DSA context").count(), 0, "no context field for an ECDSA key");
   await shot(page, "11-sign-report");
-  await page.keyboard.press("Alt+8");
+  await page.keyboard.press("Alt+9");
   await page.locator("[data-testid=audit-row][data-action='sign']").first().waitFor();
 });
 
@@ -279,4 +279,34 @@ test("statistics poll, show the Luna figures and charts, and pause", async () =>
   const before = (await calls(page, "stats")).length;
   await page.waitForTimeout(1500);
   assert.equal((await calls(page, "stats")).length, before, "no polling while paused");
+});
+
+test("a probe sweep shows live progress, the percentiles, the verdict, capacity and the comparison", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+8");
+  await page.getByTestId("probe-op").selectOption("ml-dsa-65-sign");
+  assert.equal(await page.locator("option[value='slh-dsa-sha2-128f-sign']").isDisabled(), true, "what the partition lacks is not selectable");
+  await page.getByTestId("probe-workers").fill("1,2,4");
+  await page.getByTestId("probe-run").click();
+  await page.getByRole("progressbar").waitFor();
+  await page.getByTestId("probe-live").waitFor();
+  await page.getByTestId("probe-report").waitFor();
+  assert.match(await page.getByTestId("probe-verdict").innerText(), /Ceiling in the HSM at about 66 ops\/s/);
+  assert.equal(await page.getByTestId("probe-runs").locator("tbody tr").count(), 3);
+  const req = (await calls(page, "run_probe"))[0].args.request;
+  assert.deepEqual(req.sweep, [1, 2, 4]);
+  assert.equal(req.mode.mode, "duration");
+  await page.getByTestId("capacity-target").fill("200");
+  await page.getByTestId("capacity-plan").click();
+  assert.match(await page.getByTestId("capacity-result").innerText(), /4 HSMs/);
+  await shot(page, "16-probe-sweep");
+  // A second run, then compare the two stored runs side by side.
+  await page.getByTestId("probe-workers").fill("1");
+  await page.getByTestId("probe-run").click();
+  await page.locator("[data-testid=probe-history] tbody tr").nth(1).waitFor();
+  for (const box of await page.locator("[data-testid=probe-history] input[type=checkbox]").all()) await box.check();
+  await page.getByTestId("probe-compare").waitFor();
+  assert.match(await page.getByTestId("probe-compare").innerText(), /ops\/s/);
 });

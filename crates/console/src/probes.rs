@@ -1,0 +1,396 @@
+//! Latency probes as a console service: what the partition offers, a run (or a sweep) with
+//! live progress and cancel, the report stored in `probes.db` (SQLite, in the data folder)
+//! with the module, firmware, slot and parameters, one audit record per run, history and
+//! charts.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::Row;
+use ts_rs::TS;
+
+use audit::Event;
+use bench::probe::{self, ProbeOp, ProbeProgress, ProbeRequest, RunResult, SweepPoint};
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::Console;
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ProbeChoice {
+    pub op: ProbeOp,
+    pub name: String,
+    pub mechanism: String,
+    pub offered: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ProbeReport {
+    pub id: String,
+    pub created_at: String,
+    pub partition_id: String,
+    pub module: String,
+    pub firmware: String,
+    pub slot: u64,
+    pub op: ProbeOp,
+    pub op_name: String,
+    pub mechanism: String,
+    pub payload_bytes: u32,
+    pub request: ProbeRequest,
+    pub console_version: String,
+    pub runs: Vec<RunResult>,
+    pub sweep: Vec<SweepPoint>,
+    pub verdict: Option<String>,
+    /// The probe's own cost per timed call (two clock reads and a histogram record).
+    pub overhead_ns: f64,
+    pub cancelled: bool,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ProbeSummary {
+    pub id: String,
+    pub created_at: String,
+    pub op_name: String,
+    pub partition_id: String,
+    pub workers: String,
+    pub throughput_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+}
+
+fn store_error(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::Io,
+        format!("The probe history cannot be used: {e}"),
+    )
+}
+
+impl Console {
+    async fn probe_db(&self) -> ApiResult<SqlitePool> {
+        if let Some(p) = self.probe_db.lock().clone() {
+            return Ok(p);
+        }
+        let path = self.config().data_dir.join("probes.db");
+        let opts = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .connect_with(opts)
+            .await
+            .map_err(store_error)?;
+        sqlx::query("CREATE TABLE IF NOT EXISTS probe_runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, op TEXT NOT NULL, partition_id TEXT NOT NULL, report TEXT NOT NULL)")
+            .execute(&pool)
+            .await
+            .map_err(store_error)?;
+        *self.probe_db.lock() = Some(pool.clone());
+        Ok(pool)
+    }
+
+    /// Every probe, and whether this partition's mechanism list offers it.
+    pub async fn probe_catalog(&self, partition: &str) -> ApiResult<Vec<ProbeChoice>> {
+        let p = self.partition_ref(partition).await?;
+        let (m, slot) = (p.module.module.clone(), p.slot());
+        let offered = tokio::task::spawn_blocking(move || m.mechanisms(slot))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
+        Ok(ProbeOp::catalog()
+            .into_iter()
+            .map(|op| ProbeChoice {
+                name: op.name(),
+                mechanism: op.mechanism_name(),
+                offered: op.mechanisms().iter().all(|x| offered.contains(x)),
+                op,
+            })
+            .collect())
+    }
+
+    /// Run a probe. Needs a logged-in partition (keys are session objects made for the
+    /// run and destroyed after it). Recorded once, with its parameters and summary.
+    pub async fn run_probe(
+        &self,
+        partition: &str,
+        req: ProbeRequest,
+        progress: Arc<dyn Fn(ProbeProgress) + Send + Sync>,
+        cancel: Arc<AtomicBool>,
+    ) -> ApiResult<ProbeReport> {
+        match req.mode {
+            probe::ProbeMode::Count { calls } if calls == 0 || calls > 10_000_000 => {
+                return Err(ApiError::invalid(
+                    "A count probe makes 1 to 10,000,000 calls.",
+                ))
+            }
+            probe::ProbeMode::Duration { seconds } if !(0.1..=3600.0).contains(&seconds) => {
+                return Err(ApiError::invalid("A probe runs 0.1 s to 1 h."))
+            }
+            probe::ProbeMode::Rate {
+                per_second,
+                seconds,
+            } if !(0.1..=3600.0).contains(&seconds)
+                || !(0.1..=1_000_000.0).contains(&per_second) =>
+            {
+                return Err(ApiError::invalid(
+                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second.",
+                ))
+            }
+            _ => {}
+        }
+        if req.warmup > 100_000 {
+            return Err(ApiError::invalid("At most 100,000 warm-up calls."));
+        }
+        let p = self.partition_ref(partition).await?;
+        if p.logged_in().is_none() {
+            return Err(ApiError::new(
+                ErrorCode::NotLoggedIn,
+                "Log in to the partition to run probes (they make temporary keys).",
+            ));
+        }
+        let (m, slot) = (p.module.module.clone(), p.slot());
+        let r2 = req.clone();
+        let outcome =
+            tokio::task::spawn_blocking(move || probe::run(&m, slot, &r2, &cancel, &*progress))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+                .map_err(ApiError::from);
+        let m = p.module.module.clone();
+        let (info, fw) = tokio::task::spawn_blocking(move || {
+            (
+                m.info().ok(),
+                m.ca_firmware_version(slot)
+                    .ok()
+                    .map(|(a, b, c)| format!("{a}.{b}.{c}"))
+                    .or_else(|| {
+                        m.token_info(slot)
+                            .ok()
+                            .map(|t| t.firmware_version.to_string())
+                    }),
+            )
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let ev = Event::new("probe.run", "partition")
+            .resource(&p.id)
+            .algorithm(req.op.mechanism_name())
+            .meta("op", req.op.name())
+            .meta("mode", req.mode)
+            .meta(
+                "workers",
+                if req.sweep.is_empty() {
+                    vec![req.workers]
+                } else {
+                    req.sweep.clone()
+                },
+            );
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                self.record(ev.failed(format!("{:?}", e.code)).meta("error", &e.message))
+                    .await;
+                return Err(e);
+            }
+        };
+        let report = ProbeReport {
+            id: format!("probe_{}", audit::log::random_hex(8)),
+            created_at: audit::now_rfc3339(),
+            partition_id: p.id.clone(),
+            module: info
+                .map(|i| {
+                    format!(
+                        "{} {} {}",
+                        i.manufacturer, i.library_description, i.library_version
+                    )
+                })
+                .unwrap_or_default(),
+            firmware: fw.unwrap_or_default(),
+            slot,
+            op: req.op,
+            op_name: req.op.name(),
+            mechanism: req.op.mechanism_name(),
+            payload_bytes: req.op.payload(),
+            console_version: env!("CARGO_PKG_VERSION").into(),
+            runs: outcome.runs,
+            sweep: outcome.sweep,
+            verdict: outcome.verdict,
+            overhead_ns: outcome.overhead_ns,
+            cancelled: outcome.cancelled,
+            request: req,
+        };
+        let summary: Vec<_> = report.runs.iter().map(|r| serde_json::json!({ "workers": r.workers, "calls": r.calls, "errors": r.errors, "ops_per_s": r.throughput_per_s, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us })).collect();
+        self.record(
+            ev.meta("probe_id", &report.id)
+                .meta("results", summary)
+                .meta("verdict", &report.verdict)
+                .meta("cancelled", report.cancelled),
+        )
+        .await;
+        let db = self.probe_db().await?;
+        sqlx::query("INSERT INTO probe_runs (id, created_at, op, partition_id, report) VALUES (?, ?, ?, ?, ?)")
+            .bind(&report.id)
+            .bind(&report.created_at)
+            .bind(&report.op_name)
+            .bind(&report.partition_id)
+            .bind(serde_json::to_string(&report).map_err(store_error)?)
+            .execute(&db)
+            .await
+            .map_err(store_error)?;
+        Ok(report)
+    }
+
+    /// Stored runs, newest first.
+    pub async fn probe_history(&self) -> ApiResult<Vec<ProbeSummary>> {
+        let db = self.probe_db().await?;
+        let rows = sqlx::query("SELECT report FROM probe_runs ORDER BY created_at DESC LIMIT 500")
+            .fetch_all(&db)
+            .await
+            .map_err(store_error)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let text: String = row.try_get("report").map_err(store_error)?;
+            let Ok(r) = serde_json::from_str::<ProbeReport>(&text) else {
+                continue;
+            };
+            let best = r
+                .runs
+                .iter()
+                .max_by(|a, b| a.throughput_per_s.total_cmp(&b.throughput_per_s));
+            out.push(ProbeSummary {
+                id: r.id.clone(),
+                created_at: r.created_at.clone(),
+                op_name: r.op_name.clone(),
+                partition_id: r.partition_id.clone(),
+                workers: r
+                    .runs
+                    .iter()
+                    .map(|x| x.workers.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                throughput_per_s: best.map(|b| b.throughput_per_s).unwrap_or(0.0),
+                p50_us: r.runs.first().map(|b| b.latency.p50_us).unwrap_or(0.0),
+                p99_us: r.runs.first().map(|b| b.latency.p99_us).unwrap_or(0.0),
+            });
+        }
+        Ok(out)
+    }
+
+    pub async fn probe_report(&self, id: &str) -> ApiResult<ProbeReport> {
+        let db = self.probe_db().await?;
+        let row = sqlx::query("SELECT report FROM probe_runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&db)
+            .await
+            .map_err(store_error)?;
+        let row = row.ok_or_else(|| ApiError::invalid(format!("No probe run {id}.")))?;
+        let text: String = row.try_get("report").map_err(store_error)?;
+        serde_json::from_str(&text).map_err(store_error)
+    }
+}
+
+/// A report's charts as SVG: "latency" (p50/p99 over time of the last run), "histogram"
+/// (of the last run), "sweep" (throughput and mean latency against workers).
+pub fn chart(r: &ProbeReport, which: &str) -> ApiResult<String> {
+    use bench::charts::{histogram, line_chart, Series};
+    let last = r.runs.last();
+    Ok(match which {
+        "latency" => line_chart(
+            &format!("{} latency", r.op_name),
+            "seconds",
+            "µs",
+            &[
+                Series {
+                    name: "p50".into(),
+                    points: last
+                        .map(|l| l.series.iter().map(|p| (p.t, p.p50_us)).collect())
+                        .unwrap_or_default(),
+                },
+                Series {
+                    name: "p99".into(),
+                    points: last
+                        .map(|l| l.series.iter().map(|p| (p.t, p.p99_us)).collect())
+                        .unwrap_or_default(),
+                },
+            ],
+            720,
+            300,
+        ),
+        "histogram" => histogram(
+            &format!("{} latency distribution", r.op_name),
+            "µs (upper bound)",
+            last.map(|l| l.histogram.as_slice()).unwrap_or(&[]),
+            720,
+            300,
+        ),
+        "sweep" => line_chart(
+            &format!("{} concurrency sweep", r.op_name),
+            "workers",
+            "ops/s",
+            &[Series {
+                name: "throughput".into(),
+                points: r
+                    .runs
+                    .iter()
+                    .map(|x| (f64::from(x.workers), x.throughput_per_s))
+                    .collect(),
+            }],
+            720,
+            300,
+        ),
+        other => {
+            return Err(ApiError::invalid(format!(
+                "unknown chart '{other}' (latency, histogram, sweep)"
+            )))
+        }
+    })
+}
+
+/// A live chart from progress points (the window sends what it has received).
+pub fn live_chart(title: &str, points: &[bench::probe::SeriesPoint]) -> String {
+    use bench::charts::{line_chart, Series};
+    line_chart(
+        title,
+        "seconds",
+        "µs",
+        &[
+            Series {
+                name: "p50".into(),
+                points: points.iter().map(|p| (p.t, p.p50_us)).collect(),
+            },
+            Series {
+                name: "p99".into(),
+                points: points.iter().map(|p| (p.t, p.p99_us)).collect(),
+            },
+        ],
+        720,
+        300,
+    )
+}
+
+/// The report as CSV: one line per run.
+pub fn report_csv(r: &ProbeReport) -> String {
+    let mut s = String::from("op,workers,calls,errors,seconds,ops_per_s,first_call_us,min_us,mean_us,stddev_us,p50_us,p90_us,p95_us,p99_us,p999_us,max_us\n");
+    for x in &r.runs {
+        let l = &x.latency;
+        s.push_str(&format!(
+            "{},{},{},{},{:.3},{:.2},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}\n",
+            r.op_name,
+            x.workers,
+            x.calls,
+            x.errors,
+            x.seconds,
+            x.throughput_per_s,
+            x.first_call_us
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_default(),
+            l.min_us,
+            l.mean_us,
+            l.stddev_us,
+            l.p50_us,
+            l.p90_us,
+            l.p95_us,
+            l.p99_us,
+            l.p999_us,
+            l.max_us
+        ));
+    }
+    s
+}

@@ -1,0 +1,247 @@
+//! Latency probes on real modules: lunasim's PQC service queue gives the ceiling and its
+//! verdict; with the queue off (and a network round trip per call) throughput grows with
+//! workers; SoftHSM2 and Kryoptic give complete reports. One test per process (nextest).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use bench::probe::{ProbeMode, ProbeOp, ProbeRequest};
+use console::views::UserKind;
+use console::{Console, ConsoleConfig};
+use hsm::algo::MlDsaSet;
+use testkit::{Backend, TestToken};
+
+fn req(op: ProbeOp, mode: ProbeMode, sweep: &[u32]) -> ProbeRequest {
+    ProbeRequest {
+        op,
+        mode,
+        workers: 1,
+        sweep: sweep.to_vec(),
+        warmup: 3,
+    }
+}
+
+async fn probe(c: &Console, pid: &str, r: ProbeRequest) -> console::probes::ProbeReport {
+    c.run_probe(pid, r, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows() {
+    std::env::remove_var("LUNASIM_CONF");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.lunasim_path = Some(testkit::lunasim_module());
+    cfg.kryoptic_path = Some(testkit::kryoptic_module());
+    let c = Console::open(cfg).await.unwrap();
+    let pid = c
+        .connections()
+        .await
+        .iter()
+        .find(|m| m.module.builtin)
+        .unwrap()
+        .slots
+        .iter()
+        .find_map(|s| s.partition_id.clone())
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    let p = c.partition_ref(&pid).await.unwrap();
+    let catalog = c.probe_catalog(&pid).await.unwrap();
+    assert!(
+        catalog.iter().any(|x| x.name == "hss-sign" && x.offered),
+        "lunasim offers HSS"
+    );
+    assert!(
+        catalog
+            .iter()
+            .any(|x| x.name.starts_with("slh-dsa") && !x.offered),
+        "and hides SLH-DSA as a Luna does"
+    );
+
+    // One PQC service queue of 15 ms per signature: about 66 signatures/s however many push.
+    p.module
+        .module
+        .sim_control(r#"{"op":"pqc_queue","enabled":true,"service_ms":15}"#)
+        .unwrap();
+    let r = probe(
+        &c,
+        &pid,
+        req(
+            ProbeOp::MlDsaSign { set: MlDsaSet::P65 },
+            ProbeMode::Duration { seconds: 1.2 },
+            &[1, 2, 4],
+        ),
+    )
+    .await;
+    assert_eq!(r.sweep.len(), 3);
+    let top = r.sweep.last().unwrap();
+    assert!(
+        top.throughput_per_s < 80.0,
+        "the queue caps throughput: {:?}",
+        r.sweep
+    );
+    assert!(
+        top.mean_us > 2.0 * r.sweep[0].mean_us,
+        "latency grows with workers: {:?}",
+        r.sweep
+    );
+    assert!(
+        r.verdict
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Ceiling in the HSM"),
+        "{:?}",
+        r.verdict
+    );
+
+    // No queue, a 10 ms network round trip per call: workers overlap and throughput grows.
+    p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
+    p.module
+        .module
+        .sim_control(r#"{"op":"latency","ms":10,"jitter_ms":0}"#)
+        .unwrap();
+    let r2 = probe(
+        &c,
+        &pid,
+        req(
+            ProbeOp::EcdsaP256Sign,
+            ProbeMode::Duration { seconds: 1.0 },
+            &[1, 2, 4],
+        ),
+    )
+    .await;
+    p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
+    let (one, four) = (r2.sweep[0].throughput_per_s, r2.sweep[2].throughput_per_s);
+    assert!(
+        four > 2.5 * one,
+        "throughput grows with workers: {:?}",
+        r2.sweep
+    );
+    assert!(
+        r2.verdict
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Scales"),
+        "{:?}",
+        r2.verdict
+    );
+
+    // Both stored, both audited (one record per run, not per call).
+    let h = c.probe_history().await.unwrap();
+    assert_eq!(h.len(), 2);
+    assert_eq!(c.probe_report(&r.id).await.unwrap().sweep.len(), 3);
+    let recs: Vec<_> = c
+        .audit_records(audit::store::Query {
+            limit: 100,
+            action: Some("probe.run".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(recs.iter().filter(|x| x.action == "probe.run").count(), 2);
+    assert!(console::probes::chart(&r, "sweep")
+        .unwrap()
+        .contains("concurrency sweep"));
+    c.close().await;
+}
+
+async fn complete_report(backend: Backend, ops: &[ProbeOp]) {
+    let t = TestToken::new(backend);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.builtin = false;
+    let c = Console::open(cfg).await.unwrap();
+    let m = c
+        .add_module(&t.module_path.display().to_string())
+        .await
+        .unwrap();
+    let pid = c
+        .slots(&m.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|s| s.partition_id)
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    let before = c.list_keys(&pid).await.unwrap().len();
+    for op in ops {
+        let seen = Arc::new(std::sync::Mutex::new(0u32));
+        let s2 = seen.clone();
+        let r = c
+            .run_probe(
+                &pid,
+                req(*op, ProbeMode::Count { calls: 300 }, &[]),
+                Arc::new(move |_| *s2.lock().unwrap() += 1),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e:?}", op.name()));
+        let run = &r.runs[0];
+        assert_eq!(
+            (run.calls, run.errors),
+            (300, 0),
+            "{}: {:?}",
+            op.name(),
+            run.first_error
+        );
+        assert_eq!(run.latency.count, 300);
+        assert!(
+            run.latency.min_us > 0.0
+                && run.latency.p50_us <= run.latency.p99_us
+                && run.latency.p99_us <= run.latency.max_us
+        );
+        assert!(run.first_call_us.is_some() && run.throughput_per_s > 0.0);
+        assert!(!run.histogram.is_empty() && r.overhead_ns > 0.0);
+        assert!(*seen.lock().unwrap() >= 1, "progress was reported");
+        let csv = console::probes::report_csv(&r);
+        assert_eq!(csv.lines().count(), 2);
+        assert!(console::probes::chart(&r, "histogram")
+            .unwrap()
+            .contains("<svg"));
+    }
+    assert_eq!(
+        c.list_keys(&pid).await.unwrap().len(),
+        before,
+        "the probes' keys are gone"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_probes_give_complete_reports() {
+    complete_report(
+        Backend::SoftHsm,
+        &[
+            ProbeOp::Random32,
+            ProbeOp::EcdsaP256Sign,
+            ProbeOp::AesGcm { bytes: 1024 },
+            ProbeOp::SessionOpen,
+            ProbeOp::Rsa2048Sign,
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_probes_give_complete_reports() {
+    complete_report(
+        Backend::Kryoptic,
+        &[
+            ProbeOp::MlDsaSign { set: MlDsaSet::P44 },
+            ProbeOp::MlDsaVerify { set: MlDsaSet::P65 },
+            ProbeOp::MlKemEncaps {
+                set: hsm::algo::MlKemSet::P768,
+            },
+            ProbeOp::MlKemDecaps {
+                set: hsm::algo::MlKemSet::P768,
+            },
+            ProbeOp::Ed25519Sign,
+        ],
+    )
+    .await;
+}
