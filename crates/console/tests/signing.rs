@@ -839,3 +839,44 @@ async fn certificates_and_requests_parse_and_verify_with_openssl() {
         .iter()
         .any(|k| k.handle == key.1 && k.has_certificate));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_10_gib_artifact_streams_through_cms_without_being_read_into_memory() {
+    let e = builtin().await;
+    let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "huge").await;
+    let d = e.dir.path().join("huge");
+    std::fs::create_dir_all(&d).unwrap();
+    let big = d.join("disk-image.raw");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(10 << 30).unwrap(); // sparse: 10 GiB of zeros without using the disk
+    drop(f);
+    let rss_before = rss_kib();
+    let r = e
+        .sign(
+            &key,
+            std::slice::from_ref(&big),
+            &[SignFormat::Cms],
+            false,
+            OnError::Stop,
+            None,
+        )
+        .await;
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
+    assert!(
+        rss_kib() < rss_before + 256 * 1024,
+        "hashing streams: peak resident memory grew by less than 256 MiB"
+    );
+    assert!(
+        py(&[Path::new("cms"), &big, &out(&r, 0, "cms")]).0,
+        "outside verifier on the 10 GiB file"
+    );
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
