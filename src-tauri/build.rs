@@ -48,6 +48,9 @@ const COMMANDS: &[&str] = &[
     "probe_csv",
     "probe_live_chart",
     "probe_capacity",
+    "audit_checkpoints",
+    "audit_public_key",
+    "audit_rotate_key",
 ];
 
 fn main() {

@@ -446,6 +446,7 @@ pub async fn save_export(
         "png" => ("PNG image", &["png"]),
         "csv" => ("CSV", &["csv"]),
         "json" => ("JSON", &["json"]),
+        "pem" => ("PEM", &["pem"]),
         other => return Err(ApiError::invalid(format!("unknown export kind '{other}'"))),
     };
     let bytes = match (text, base64) {
@@ -550,4 +551,22 @@ pub fn probe_capacity(
         mean_latency_us,
         target_per_s,
     ))
+}
+
+#[tauri::command]
+pub async fn audit_checkpoints(
+    state: State<'_, AppState>,
+) -> Cmd<Vec<console::audit_ops::CheckpointView>> {
+    state.console()?.audit_checkpoints().await
+}
+
+#[tauri::command]
+pub async fn audit_public_key(state: State<'_, AppState>) -> Cmd<String> {
+    state.console()?.audit_public_key_pem().await
+}
+
+/// Start a new key epoch (the window asks for confirmation first).
+#[tauri::command]
+pub async fn audit_rotate_key(state: State<'_, AppState>) -> Cmd<i64> {
+    state.console()?.audit_rotate_key().await
 }

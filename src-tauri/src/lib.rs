@@ -103,6 +103,9 @@ pub fn run() {
             commands::probe_csv,
             commands::probe_live_chart,
             commands::probe_capacity,
+            commands::audit_checkpoints,
+            commands::audit_public_key,
+            commands::audit_rotate_key,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");

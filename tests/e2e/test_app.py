@@ -10,6 +10,7 @@ import argparse
 import base64
 import hashlib
 import json
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -230,8 +231,36 @@ def run(app: App, data: Path):
     app.tid("verify-trail").click()
     verdict = app.tid("verdict", timeout=60)
     check(verdict.get_attribute("data-verdict") == "intact", verdict.text)
+    app.wait(lambda: app.tid("verification-badge").get_attribute("data-state") == "intact", "the header badge to say intact")
     app.shot("audit")
-    print(f"e2e: ok ({len(actions)} kinds of audited actions)")
+
+    # From a signing record to the signed file: the Verify view checks it again.
+    app.fill(app.tid("audit-search"), "app-2.0.tar.gz")
+    row = app.wait(lambda: next(iter(app.css("[data-testid=audit-row][data-action='sign']")), None), "the signing record of app-2.0.tar.gz")
+    row.click()
+    app.tid("record-signed-file").click()
+    app.wait(lambda: app.tid("verify-file").get_attribute("value").endswith("app-2.0.tar.gz"), "the Verify view with the signed file")
+    app.tid("verify-submit").click()
+    app.wait(lambda: app.tid("verify-report").get_attribute("data-valid") == "true", "the signed file to verify again")
+
+    # Someone edits the SQLite file behind the console's back (another SQLite client):
+    # verification names exactly that record and the table highlights it.
+    db = sqlite3.connect(data / "audit.db", timeout=30)
+    seq = db.execute("SELECT seq FROM audit_log WHERE action = 'sign' AND resource_id = 'app-2.0.sbom.json'").fetchone()[0]
+    db.execute("UPDATE audit_log SET metadata = replace(metadata, '\"size\":75000', '\"size\":76000') WHERE seq = ?", (seq,))
+    check(db.total_changes == 1, "the tamper edit changed one row")
+    db.commit()
+    db.close()
+    app.nav("Audit trail")  # a fresh view: no search filter
+    app.tid("verify-trail").click()
+    verdict = app.wait(lambda: (lambda v: v if v and v.get_attribute("data-verdict") == "broken" else None)(next(iter(app.css("[data-testid=verdict]")), None)), "a broken verdict", timeout=60)
+    check(f"Broken at record {seq}" in verdict.text, verdict.text)
+    check("modified" in verdict.text, verdict.text)
+    bad = app.wait(lambda: next(iter(app.css("[data-testid=audit-row][data-bad=true]")), None), "the damaged record highlighted")
+    check(bad.get_attribute("data-seq") == str(seq), f"highlighted {bad.get_attribute('data-seq')}, tampered {seq}")
+    app.wait(lambda: app.tid("verification-badge").get_attribute("data-state") == "broken", "the header badge to say broken")
+    app.shot("audit-tampered")
+    print(f"e2e: ok ({len(actions)} kinds of audited actions; tampered record {seq} named)")
 
 
 def drag_files(files, drop_at=(600, 420)):

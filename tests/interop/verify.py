@@ -7,7 +7,7 @@ hbs-lms) and the console's own RustCrypto verifiers.
 ALG: hss | ml-dsa-44|65|87 | ml-dsa-65-dilithium-py (etc.) | ecdsa-p256 | ecdsa-p384 |
      ed25519 | rsa-pss-sha256
 Public keys: raw bytes for hss, ml-dsa, ed25519; SubjectPublicKeyInfo DER or PEM for
-ecdsa/rsa (raw for the others too when the file is DER SPKI: handled).
+ecdsa/rsa; ml-dsa and ed25519 keys may also be SubjectPublicKeyInfo, DER or PEM.
 ECDSA signatures: DER. Exit 0 = valid, 1 = invalid, 2 = usage or unsupported.
 """
 import sys
@@ -42,7 +42,7 @@ def main(argv):
         if alg.startswith("ml-dsa-"):
             from cryptography.hazmat.primitives.asymmetric import mldsa
             cls = {"44": mldsa.MLDSA44PublicKey, "65": mldsa.MLDSA65PublicKey, "87": mldsa.MLDSA87PublicKey}[alg[7:]]
-            key = cls.from_public_bytes(pub) if pub[:1] != b"0" else load_spki(pub)
+            key = load_spki(pub) if pub[:1] in (b"0", b"-") else cls.from_public_bytes(pub)
             try:
                 key.verify(sig, msg, ctx) if ctx else key.verify(sig, msg)
             except InvalidSignature:

@@ -52,6 +52,38 @@ function AuditBadge() {
   );
 }
 
+/// The trail's integrity at a glance: the last verification (manual or scheduled).
+function VerificationBadge() {
+  const { audit, setView } = useStore();
+  // A clock ticking once a minute, so "not verified since" appears without other updates.
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 60_000);
+    return () => clearInterval(t);
+  }, []);
+  if (!audit) return null;
+  const v = audit.last_verification;
+  const maxAgeMs = audit.auto_verify === "hourly" ? 3_600_000 : audit.auto_verify === "daily" ? 86_400_000 : Infinity;
+  let tone: "ok" | "warn" | "bad";
+  let text: string;
+  let state: string;
+  if (!v) {
+    [tone, text, state] = ["warn", "trail not verified yet", "never"];
+  } else if (!v.intact) {
+    [tone, text, state] = ["bad", `trail broken at record ${v.first_bad_seq ?? "?"}`, "broken"];
+  } else if (now - Date.parse(v.at) > maxAgeMs + 120_000) {
+    [tone, text, state] = ["warn", `not verified since ${new Date(v.at).toLocaleString()}`, "stale"];
+  } else {
+    [tone, text, state] = ["ok", `trail intact · ${new Date(v.at).toLocaleTimeString()}`, "intact"];
+  }
+  const title = v ? `${v.trigger === "scheduled" ? "Scheduled" : "Manual"} verification at ${new Date(v.at).toLocaleString()}: ${v.intact ? `${v.records} records intact` : (v.explanation ?? "broken")}. Automatic verification: ${audit.auto_verify}.` : `No verification since the console started. Automatic verification: ${audit.auto_verify}.`;
+  return (
+    <button className="badge-button" onClick={() => setView("audit")} title={title} data-testid="verification-badge" data-state={state}>
+      <Badge tone={tone}>{text}</Badge>
+    </button>
+  );
+}
+
 /// Files dropped anywhere on the window go to the Sign view.
 function useDrop(): boolean {
   const { setView, setSignFiles } = useStore();
@@ -142,7 +174,10 @@ function Shell() {
               <span className="muted">No partition selected</span>
             )}
           </div>
-          <AuditBadge />
+          <div className="topbar-badges">
+            <VerificationBadge />
+            <AuditBadge />
+          </div>
         </header>
         {partition?.builtin && (
           <div className="emulator-banner" role="note" data-testid="emulator-banner">

@@ -35,7 +35,11 @@ store: string, key: AuditKeyView, records: number,
 /**
  * Events waiting for the key (chained at the next unlock).
  */
-pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_time: string | null, last_checkpoint_seq: number | null, };
+pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_time: string | null, last_checkpoint_seq: number | null, last_verification: LastVerification | null, 
+/**
+ * "off", "hourly" or "daily" (Settings).
+ */
+auto_verify: string, };
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
@@ -68,6 +72,16 @@ algorithm: string,
 public_key: string, signature: string, };
 
 export type CheckpointSummary = { checkpoint_no: number, seq: number, time: string, algorithm: string, };
+
+export type CheckpointView = { checkpoint_no: number, seq: number, time: string, epoch: number, algorithm: string, 
+/**
+ * SHA-256 of the signing key's SPKI.
+ */
+key_fingerprint: string, 
+/**
+ * The key is the one held by the HSM (when the holder is logged in).
+ */
+key_is_hsm_key: boolean | null, signature_valid: boolean, problem: string | null, };
 
 export type ConnectionView = { module: ModuleView, slots: Array<SlotView>, 
 /**
@@ -173,6 +187,16 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
  * HSS trees of height 15 and more take minutes to hours to generate.
  */
 keygen_warning: string | null, mechanism: string, };
+
+export type LastVerification = { at: string, intact: boolean, 
+/**
+ * Records checked (intact) or checked before the first bad one.
+ */
+records: number, first_bad_seq: number | null, explanation: string | null, 
+/**
+ * "manual" or "scheduled".
+ */
+trigger: string, };
 
 export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
 

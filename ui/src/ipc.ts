@@ -49,6 +49,7 @@ import type {
   ProbeRequest,
   ProbeSummary,
   SeriesPoint,
+  CheckpointView,
 } from "./bindings";
 
 export class CommandError extends Error {
@@ -141,7 +142,10 @@ export const api = {
   probeCsv: (id: string) => call<string>("probe_csv", { id }),
   probeLiveChart: (title: string, points: SeriesPoint[]) => call<string>("probe_live_chart", { title, points }),
   probeCapacity: (ceilingPerS: number, meanLatencyUs: number, targetPerS: number) => call<CapacityPlan>("probe_capacity", { ceilingPerS, meanLatencyUs, targetPerS }),
-  saveExport: (fileName: string, kind: "svg" | "png" | "csv" | "json", content: { text: string } | { base64: string }) =>
+  auditCheckpoints: () => call<CheckpointView[]>("audit_checkpoints"),
+  auditPublicKey: () => call<string>("audit_public_key"),
+  auditRotateKey: () => call<number>("audit_rotate_key"),
+  saveExport: (fileName: string, kind: "svg" | "png" | "csv" | "json" | "pem", content: { text: string } | { base64: string }) =>
     call<string | null>("save_export", { fileName, kind, text: "text" in content ? content.text : null, base64: "base64" in content ? content.base64 : null }),
 };
 

@@ -32,6 +32,14 @@ interface Store {
   refreshAudit: () => Promise<void>;
   setSettings: (s: Settings) => void;
   toast: (kind: Toast["kind"], text: string, error?: ApiError) => void;
+  /// Set by "jump to": the Keys view searches for it, the Audit view filters by it, the
+  /// Verify view opens with the signed file and its signature.
+  keySearch: string;
+  setKeySearch: (s: string) => void;
+  auditSearch: string;
+  setAuditSearch: (s: string) => void;
+  verifyTarget: { file: string; sig: string } | null;
+  setVerifyTarget: (t: { file: string; sig: string } | null) => void;
   /// Files dropped on the window or picked, waiting in the Sign view.
   signFiles: string[];
   setSignFiles: (f: string[] | ((old: string[]) => string[])) => void;
@@ -70,6 +78,9 @@ export function StoreProvider({ children }: { children: ReactNode }) {
   const [auditTick, setAuditTick] = useState(0);
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [signFiles, setSignFiles] = useState<string[]>([]);
+  const [keySearch, setKeySearch] = useState("");
+  const [auditSearch, setAuditSearch] = useState("");
+  const [verifyTarget, setVerifyTarget] = useState<{ file: string; sig: string } | null>(null);
   const nextToast = useRef(1);
 
   const toast = useCallback((kind: Toast["kind"], text: string, error?: ApiError) => {
@@ -204,8 +215,14 @@ export function StoreProvider({ children }: { children: ReactNode }) {
       dismiss,
       signFiles,
       setSignFiles,
+      keySearch,
+      setKeySearch,
+      auditSearch,
+      setAuditSearch,
+      verifyTarget,
+      setVerifyTarget,
     }),
-    [signFiles, status, connections, connectionsLoaded, settings, partitionId, partition, audit, view, auditTick, setView, selectPartition, refreshConnections, refreshPartition, refreshAudit, toast, toasts, dismiss],
+    [keySearch, auditSearch, verifyTarget, signFiles, status, connections, connectionsLoaded, settings, partitionId, partition, audit, view, auditTick, setView, selectPartition, refreshConnections, refreshPartition, refreshAudit, toast, toasts, dismiss],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

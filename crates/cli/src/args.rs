@@ -297,6 +297,14 @@ pub enum AuditCommand {
     },
     /// The trail's state: store, key, records, checkpoints.
     Status,
+    /// The signed checkpoints, each with its signature checked.
+    Checkpoints,
+    /// The checkpoint public key (PEM), for checking checkpoints without the console.
+    PublicKey {
+        /// Write it to this file (else standard output).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

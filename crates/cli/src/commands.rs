@@ -670,6 +670,64 @@ async fn audit(c: &Console, g: &Global, a: &AuditCommand) -> ApiResult<u8> {
             }
             return Ok(if intact { 0 } else { 3 });
         }
+        AuditCommand::Checkpoints => {
+            let p = partition(c, g).await?;
+            // Logged in, each checkpoint is also compared with the key the HSM holds.
+            let _ = login(c, g, &p, false).await;
+            let cps = c.audit_checkpoints().await?;
+            if g.json {
+                output::json(&cps);
+            } else if cps.is_empty() {
+                println!("no checkpoints yet (one is written every 100 records, 10 minutes, and at exit)");
+            } else {
+                for cp in &cps {
+                    let hsm = match cp.key_is_hsm_key {
+                        Some(true) => "HSM key",
+                        Some(false) => "NOT the HSM's key",
+                        None => "key not compared (not logged in)",
+                    };
+                    let sig = match &cp.problem {
+                        None => "signature valid".to_string(),
+                        Some(p) => format!("SIGNATURE INVALID: {p}"),
+                    };
+                    println!(
+                        "#{:<5} seq {:<8} {}  epoch {}  {}  {}  {}; {}",
+                        cp.checkpoint_no,
+                        cp.seq,
+                        cp.time,
+                        cp.epoch,
+                        cp.algorithm,
+                        cp.key_fingerprint,
+                        hsm,
+                        sig
+                    );
+                }
+            }
+            return Ok(
+                if cps
+                    .iter()
+                    .all(|c| c.signature_valid && c.key_is_hsm_key != Some(false))
+                {
+                    0
+                } else {
+                    3
+                },
+            );
+        }
+        AuditCommand::PublicKey { out } => {
+            let p = partition(c, g).await?;
+            let _ = login(c, g, &p, false).await;
+            let pem = c.audit_public_key_pem().await?;
+            match out {
+                Some(path) => {
+                    console::keys::write_atomic(path, pem.as_bytes())?;
+                    if !g.json {
+                        eprintln!("wrote {}", path.display());
+                    }
+                }
+                None => print!("{pem}"),
+            }
+        }
         AuditCommand::Export {
             out,
             format,

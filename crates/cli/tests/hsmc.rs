@@ -211,6 +211,32 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
     );
     assert_eq!(ve["verdict"]["verdict"], "intact");
 
+    // Checkpoints (each process writes one at exit), all made by the HSM's key, and the
+    // key itself as PEM for an auditor.
+    let cps = h.json(pin, &["audit", "checkpoints"]);
+    let cps = cps.as_array().unwrap();
+    assert!(!cps.is_empty());
+    for cp in cps {
+        assert_eq!(cp["signature_valid"], true, "{cp}");
+        assert_eq!(cp["key_is_hsm_key"], true, "{cp}");
+        assert_eq!(cp["algorithm"], "ML-DSA-65", "{cp}");
+    }
+    let pem = h.data.path().join("checkpoint-key.pem");
+    let o = h.run(
+        pin,
+        &["audit", "public-key", "--out", pem.to_str().unwrap()],
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let parsed = Command::new("openssl")
+        .args(["asn1parse", "-in", pem.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&parsed.stdout).contains("2.16.840.1.101.3.4.3.18"),
+        "an ML-DSA-65 SubjectPublicKeyInfo: {}",
+        String::from_utf8_lossy(&parsed.stdout)
+    );
+
     testkit::pg::sqlite3(
         &h.audit_db(),
         &format!("UPDATE audit_log SET resource_id = 'someone_else' WHERE seq = {victim};"),

@@ -17,6 +17,35 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::views::*;
 use crate::Console;
 
+/// The last verification of the trail (manual or scheduled).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LastVerification {
+    pub at: String,
+    pub intact: bool,
+    /// Records checked (intact) or checked before the first bad one.
+    pub records: i64,
+    pub first_bad_seq: Option<i64>,
+    pub explanation: Option<String>,
+    /// "manual" or "scheduled".
+    pub trigger: String,
+}
+
+/// A checkpoint with its signature checked.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CheckpointView {
+    pub checkpoint_no: i64,
+    pub seq: i64,
+    pub time: String,
+    pub epoch: i64,
+    pub algorithm: String,
+    /// SHA-256 of the signing key's SPKI.
+    pub key_fingerprint: String,
+    /// The key is the one held by the HSM (when the holder is logged in).
+    pub key_is_hsm_key: Option<bool>,
+    pub signature_valid: bool,
+    pub problem: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AuditStatusView {
     pub log_id: String,
@@ -31,6 +60,9 @@ pub struct AuditStatusView {
     pub checkpoints: i64,
     pub last_checkpoint_time: Option<String>,
     pub last_checkpoint_seq: Option<i64>,
+    pub last_verification: Option<LastVerification>,
+    /// "off", "hourly" or "daily" (Settings).
+    pub auto_verify: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, TS)]
@@ -69,6 +101,11 @@ impl Console {
             checkpoints: cps.len() as i64,
             last_checkpoint_time: cps.last().map(|c| c.time.clone()),
             last_checkpoint_seq: cps.last().map(|c| c.seq),
+            last_verification: self.last_verification.read().clone(),
+            auto_verify: serde_json::to_value(&self.settings().audit.auto_verify)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
         })
     }
 
@@ -91,11 +128,44 @@ impl Console {
         progress: &(dyn Fn(i64, i64) + Send + Sync),
         cancel: &AtomicBool,
     ) -> ApiResult<Verdict> {
+        self.audit_verify_as(progress, cancel, "manual").await
+    }
+
+    pub(crate) async fn audit_verify_as(
+        &self,
+        progress: &(dyn Fn(i64, i64) + Send + Sync),
+        cancel: &AtomicBool,
+        trigger: &str,
+    ) -> ApiResult<Verdict> {
         let pinned = self.audit_signer_spki();
         let v = self.audit().verify(pinned, progress, cancel).await?;
+        *self.last_verification.write() = Some(match &v {
+            Verdict::Intact { records, .. } => LastVerification {
+                at: audit::now_rfc3339(),
+                intact: true,
+                records: *records,
+                first_bad_seq: None,
+                explanation: None,
+                trigger: trigger.into(),
+            },
+            Verdict::Broken {
+                first_bad_seq,
+                explanation,
+                records_checked,
+                ..
+            } => LastVerification {
+                at: audit::now_rfc3339(),
+                intact: false,
+                records: *records_checked,
+                first_bad_seq: Some(*first_bad_seq),
+                explanation: Some(explanation.clone()),
+                trigger: trigger.into(),
+            },
+        });
         let ev = Event::new("audit.verify", "audit_trail")
             .resource(self.audit().log_id().to_string())
-            .meta("verdict", &v);
+            .meta("verdict", &v)
+            .meta("trigger", trigger);
         let ev = if v.is_intact() {
             ev
         } else {
@@ -201,6 +271,54 @@ impl Console {
         let epoch = self.audit().rotate_key(w).await?;
         self.emit(ConsoleEvent::AuditChanged {});
         Ok(epoch)
+    }
+
+    /// Every checkpoint with its signature checked, and whether it was made by the HSM's key.
+    pub async fn audit_checkpoints(&self) -> ApiResult<Vec<CheckpointView>> {
+        let pinned = self.audit_signer_spki().map(hex::encode);
+        Ok(self
+            .audit()
+            .checkpoints()
+            .await?
+            .into_iter()
+            .map(|c| {
+                let check = audit::verify::check_checkpoint_signature(&c);
+                let fp = hex::decode(&c.public_key)
+                    .map(|k| {
+                        format!(
+                            "SHA256:{}",
+                            hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&k))
+                        )
+                    })
+                    .unwrap_or_default();
+                CheckpointView {
+                    checkpoint_no: c.checkpoint_no,
+                    seq: c.seq,
+                    time: c.time.clone(),
+                    epoch: c.epoch,
+                    algorithm: c.algorithm.clone(),
+                    key_fingerprint: fp,
+                    key_is_hsm_key: pinned.as_ref().map(|p| p == &c.public_key),
+                    signature_valid: check.is_ok(),
+                    problem: check.err(),
+                }
+            })
+            .collect())
+    }
+
+    /// The checkpoint public key as PEM, so an outsider can check checkpoints without the
+    /// console: the HSM's key when its holder is logged in, else the newest checkpoint's.
+    pub async fn audit_public_key_pem(&self) -> ApiResult<String> {
+        let spki = match self.audit_signer_spki() {
+            Some(k) => k,
+            None => {
+                let cps = self.audit().checkpoints().await?;
+                let last = cps.last().ok_or_else(|| ApiError::invalid("There is no checkpoint yet; log in to the partition that holds the audit key."))?;
+                hex::decode(&last.public_key).map_err(|e| ApiError::invalid(e.to_string()))?
+            }
+        };
+        der::pem::encode_string("PUBLIC KEY", der::pem::LineEnding::LF, &spki)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
     }
 
     /// Write a checkpoint now.

@@ -27,7 +27,7 @@ pub fn typescript() -> String {
         AppInfo, ModuleView, TokenView, SlotView, ConnectionView, UserKind, NamedSetting, StorageView, LunaView,
         PartitionView, MechanismView, AuditKeyView, LoginResult, GenerateRequest, PublicKeyView, GeneratedKey,
         KeyDetails, ExportedPublicKey, RecordView, ConsoleEvent, DestroyResult, DestroyFailure, JobEvent, AppStatus, KeySpecInfo, FileCheck,
-        AuditStatusView, ExportFormat, ExportVerdict, Settings, AuditSettings, AutoVerify, Theme,
+        AuditStatusView, LastVerification, CheckpointView, ExportFormat, ExportVerdict, Settings, AuditSettings, AutoVerify, Theme,
         hsm::PoolStatus, hsm::BreakerState, hsm::keys::ObjectSummary, hsm::keys::Capabilities,
         hsm::keys::AttrDisplay, hsm::keys::AttributeView, hsm::algo::KeySpec, hsm::algo::MlDsaSet,
         hsm::algo::MlKemSet, hsm::algo::SlhDsaSet, hsm::algo::Curve, hsm::algo::LmsType, hsm::algo::LmotsType,

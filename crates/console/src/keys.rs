@@ -313,6 +313,7 @@ impl Console {
                 .resource(&summary.label)
                 .algorithm(pk.algorithm())
                 .meta("partition", &p.id)
+                .meta("id", &summary.id_hex)
                 .meta("format", format)
                 .meta("fingerprint", pk.fingerprint()),
         )

@@ -101,6 +101,7 @@ pub struct Console {
     startup_warnings: RwLock<Vec<String>>,
     stats_state: parking_lot::Mutex<health::StatsState>,
     probe_db: parking_lot::Mutex<Option<sqlx::SqlitePool>>,
+    last_verification: RwLock<Option<audit_ops::LastVerification>>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -154,6 +155,7 @@ impl Console {
             startup_warnings: RwLock::new(Vec::new()),
             stats_state: parking_lot::Mutex::new(health::StatsState::default()),
             probe_db: parking_lot::Mutex::new(None),
+            last_verification: RwLock::new(None),
             ticker: parking_lot::Mutex::new(None),
             config,
         });
@@ -198,9 +200,49 @@ impl Console {
                     Ok(false) => {}
                     Err(e) => tracing::debug!("audit checkpoint not written: {e}"),
                 }
+                c.scheduled_verification().await;
             }
         });
         *self.ticker.lock() = Some(h);
+    }
+
+    /// Verify the trail on the schedule in the settings (hourly, daily) when a verification
+    /// is due and the trail's key is open. The ticker calls this every 30 s; returns whether
+    /// a verification ran.
+    pub async fn scheduled_verification(&self) -> bool {
+        let every = match self.settings().audit.auto_verify {
+            settings::AutoVerify::Off => return false,
+            settings::AutoVerify::Hourly => time::Duration::hours(1),
+            settings::AutoVerify::Daily => time::Duration::days(1),
+        };
+        if !matches!(
+            self.audit.key_status().await,
+            Ok(audit::KeyStatus::Unlocked { .. })
+        ) {
+            return false;
+        }
+        let due = match self.last_verification.read().as_ref() {
+            None => true,
+            Some(v) => {
+                time::OffsetDateTime::parse(&v.at, &time::format_description::well_known::Rfc3339)
+                    .map(|t| time::OffsetDateTime::now_utc() - t >= every)
+                    .unwrap_or(true)
+            }
+        };
+        if due {
+            let r = self
+                .audit_verify_as(
+                    &|_, _| {},
+                    &std::sync::atomic::AtomicBool::new(false),
+                    "scheduled",
+                )
+                .await;
+            if let Err(e) = r {
+                tracing::warn!("scheduled audit verification failed: {}", e.message);
+            }
+            self.emit(ConsoleEvent::AuditChanged {});
+        }
+        due
     }
 
     /// Write the final checkpoint, log out and release the store. Call before exit.
@@ -258,6 +300,14 @@ impl Console {
         let old = self.settings();
         if old == new {
             return Ok(new);
+        }
+        if new.audit.location != old.audit.location {
+            if let Some(loc) = &new.audit.location {
+                let store = audit::store::Store::connect(loc, Duration::from_secs(5)).await.map_err(|e| {
+                    ApiError::new(ErrorCode::AuditUnavailable, format!("The audit store {} cannot be used: {e}", redact_url(loc))).suggest("Check the path or URL (and that the database exists and accepts this user); the settings were not changed.")
+                })?;
+                store.close().await;
+            }
         }
         let changed = settings::changed_fields(&old, &new);
         self.record(Event::new("settings.update", "settings").meta("changed", &changed))

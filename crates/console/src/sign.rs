@@ -868,6 +868,7 @@ impl Console {
                                 .resource(&outcomes[i].name)
                                 .algorithm(alg.name())
                                 .meta("partition", &p.id)
+                                .meta("path", &outcomes[i].path)
                                 .meta("size", outcomes[i].size)
                                 .meta("sha256", &outcomes[i].sha256)
                                 .meta("key", serde_json::json!({ "label": summary.label, "id": summary.id_hex, "fingerprint": pk.fingerprint() }))
@@ -891,6 +892,7 @@ impl Console {
                                 .algorithm(alg.name())
                                 .meta("partition", &p.id)
                                 .meta("sha256", &outcomes[i].sha256)
+                                .meta("key_id", &summary.id_hex)
                                 .failed(format!("{:?}", e.code))
                                 .meta("error", &e.message),
                         )

@@ -184,6 +184,25 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
     ] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
+    // "Audit records of this key" searches the trail for the key's CKA_ID: every
+    // lifecycle record of the key carries it.
+    let of_key: Vec<String> = c
+        .audit_records(audit::store::Query {
+            text: Some(g.id_hex.clone()),
+            limit: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.action)
+        .collect();
+    for want in ["key.generate", "key.export_public", "key.destroy"] {
+        assert!(
+            of_key.iter().any(|a| a == want),
+            "{want} not found by id: {of_key:?}"
+        );
+    }
     assert!(
         acts.iter().any(|(a, s)| a == "login" && s == "failure"),
         "the failed login is in the trail: {acts:?}"
@@ -511,6 +530,13 @@ async fn settings_are_validated_remembered_and_audited() {
         c.update_settings(s).await.unwrap_err().code,
         ErrorCode::InvalidInput
     );
+    // An audit store that cannot be reached is refused before anything changes.
+    let mut s = c.settings();
+    s.audit.location = Some("postgres://officer:secret@127.0.0.1:1/audit".into());
+    let e = c.update_settings(s).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::AuditUnavailable, "{e:?}");
+    assert!(!e.message.contains("secret"), "{}", e.message);
+    assert_eq!(c.settings().audit.location, None);
     let mut s = c.settings();
     s.stats_poll_seconds = 10;
     c.update_settings(s).await.unwrap();
@@ -525,5 +551,103 @@ async fn settings_are_validated_remembered_and_audited() {
         .await
         .iter()
         .any(|(a, _)| a == "settings.update"));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let pid = builtin_partition(&c).await;
+    // Before the key is open nothing is verified on schedule.
+    assert!(!c.scheduled_verification().await);
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    let cp = c.audit_checkpoint().await.unwrap();
+
+    let cps = c.audit_checkpoints().await.unwrap();
+    let last = cps.last().expect("a checkpoint");
+    assert_eq!(last.checkpoint_no, cp.checkpoint_no);
+    assert!(cps.iter().all(|v| v.signature_valid), "{cps:?}");
+    assert_eq!(last.key_is_hsm_key, Some(true));
+    assert_eq!(last.algorithm, "ML-DSA-65");
+
+    // The exported public key lets an outsider (Python, another lineage) check a
+    // checkpoint without the console, and a changed checkpoint fails.
+    let pem = c.audit_public_key_pem().await.unwrap();
+    assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
+    let msg = audit::verify::checkpoint_message(&cp).unwrap();
+    let sig = hex::decode(&cp.signature).unwrap();
+    assert!(testkit::python_verify(
+        "ml-dsa-65",
+        pem.as_bytes(),
+        &msg,
+        &sig,
+        b""
+    ));
+    let mut later = cp.clone();
+    later.seq += 1;
+    let forged = audit::verify::checkpoint_message(&later).unwrap();
+    assert!(!testkit::python_verify(
+        "ml-dsa-65",
+        pem.as_bytes(),
+        &forged,
+        &sig,
+        b""
+    ));
+
+    // Manual, then scheduled verification; the last one is shown with its trigger.
+    assert!(c.audit_status().await.unwrap().last_verification.is_none());
+    c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    let lv = c.audit_status().await.unwrap().last_verification.unwrap();
+    assert!(lv.intact);
+    assert_eq!(lv.trigger, "manual");
+    assert!(
+        !c.scheduled_verification().await,
+        "a verification a moment ago is not due again"
+    );
+    let mut s = c.settings();
+    s.audit.auto_verify = console::settings::AutoVerify::Off;
+    c.update_settings(s).await.unwrap();
+    assert!(!c.scheduled_verification().await);
+
+    // A fresh console (nothing verified yet) with the default daily schedule runs one.
+    c.close().await;
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let mut s = c.settings();
+    s.audit.auto_verify = console::settings::AutoVerify::Hourly;
+    c.update_settings(s).await.unwrap();
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    assert!(c.scheduled_verification().await);
+    let lv = c.audit_status().await.unwrap().last_verification.unwrap();
+    assert!(lv.intact, "{lv:?}");
+    assert_eq!(lv.trigger, "scheduled");
+    assert!(!c.scheduled_verification().await);
+    let verifies: Vec<_> = c
+        .audit_records(audit::store::Query {
+            action: Some("audit.verify".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        verifies.iter().any(|r| r.metadata.contains("scheduled")),
+        "{verifies:?}"
+    );
+
+    // Rotation starts a new epoch; the trail stays intact across it.
+    let epoch = c.audit_rotate_key().await.unwrap();
+    assert_eq!(epoch, 1);
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
     c.close().await;
 }

@@ -129,6 +129,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 }
 
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+  const { setView, setAuditSearch } = useStore();
   const [d, setD] = useState<KeyDetails | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   // Remounted (key) for every key shown, so no state to reset here.
@@ -144,6 +145,17 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         {classLabel(d.summary.class)} · {d.summary.algorithm || d.summary.key_type} · handle {d.summary.handle}
       </p>
       {d.summary.duplicate_label && <ErrorBox error={{ code: "INVALID_INPUT", message: "Another object of this class has the same label.", details: "Labels are not unique in PKCS#11; scripts should select this key by id:" + d.summary.id_hex, suggestion: null, pkcs11: null }} />}
+      {d.summary.id_hex && (
+        <button
+          onClick={() => {
+            setAuditSearch(d.summary.id_hex);
+            setView("audit");
+          }}
+          data-testid="key-audit-records"
+        >
+          Audit records of this key
+        </button>
+      )}
       <PublicKeyExport partitionId={partitionId} details={d} />
       <table className="table compact attrs">
         <tbody>
@@ -164,10 +176,10 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
 }
 
 export function KeysView() {
-  const { partitionId, partition, setView, toast, auditTick } = useStore();
+  const { partitionId, partition, setView, toast, auditTick, keySearch } = useStore();
   const [keys, setKeys] = useState<ObjectSummary[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const [q, setQ] = useState("");
+  const [q, setQ] = useState(keySearch);
   const [cls, setCls] = useState("");
   const [alg, setAlg] = useState("");
   const [cap, setCap] = useState<Cap | "">("");

@@ -1,6 +1,6 @@
 // Remembered settings: theme, pool size, HSS thresholds, polling, the audit store.
 import { useState } from "react";
-import type { ApiError, Settings } from "../bindings";
+import type { ApiError, AutoVerify, Settings } from "../bindings";
 import { ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
 import { useStore } from "../store";
@@ -85,7 +85,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
       </section>
       <section className="card form-grid">
         <h3>Audit trail</h3>
-        <Field label="Store" hint="Empty: audit.db in the data folder. A SQLite file path or a postgres:// URL; takes effect at the next start.">
+        <Field label="Store" hint="Empty: audit.db in the data folder. A SQLite file path or a postgres:// URL; checked when you save; takes effect at the next start.">
           <input type="text" value={draft.audit.location ?? ""} onChange={(e) => set("audit", { ...draft.audit, location: e.target.value.trim() || null })} aria-label="Audit store" spellCheck={false} />
         </Field>
         <Field label="Checkpoint every (records)">
@@ -93,6 +93,13 @@ function SettingsForm({ settings }: { settings: Settings }) {
         </Field>
         <Field label="…or every (minutes)">
           <input type="number" min={1} value={draft.audit.checkpoint_minutes} onChange={(e) => set("audit", { ...draft.audit, checkpoint_minutes: num(e.target.value) })} aria-label="Checkpoint every minutes" />
+        </Field>
+        <Field label="Verify automatically" hint="While the trail's key is open; the header shows the last verdict.">
+          <select value={draft.audit.auto_verify} onChange={(e) => set("audit", { ...draft.audit, auto_verify: e.target.value as AutoVerify })} aria-label="Verify automatically">
+            <option value="off">off</option>
+            <option value="hourly">hourly</option>
+            <option value="daily">daily</option>
+          </select>
         </Field>
       </section>
     </div>

@@ -4,6 +4,7 @@ import { useState } from "react";
 import type { ApiError, VerifyReport } from "../bindings";
 import { Badge, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
+import { useStore } from "../store";
 
 function PathField({ label, value, onChange, testid, hint }: { label: string; value: string; onChange: (v: string) => void; testid: string; hint?: string }) {
   const browse = async () => {
@@ -21,8 +22,9 @@ function PathField({ label, value, onChange, testid, hint }: { label: string; va
 }
 
 export function VerifyView() {
-  const [file, setFile] = useState("");
-  const [sig, setSig] = useState("");
+  const { verifyTarget } = useStore();
+  const [file, setFile] = useState(verifyTarget?.file ?? "");
+  const [sig, setSig] = useState(verifyTarget?.sig ?? "");
   const [pub, setPub] = useState("");
   const [context, setContext] = useState("");
   const [busy, setBusy] = useState(false);

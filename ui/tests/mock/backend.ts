@@ -25,6 +25,7 @@ import type {
   TokenView,
   UserKind,
   Verdict,
+  Finding,
   FileCheck,
   SignProgress,
   SignReport,
@@ -49,8 +50,10 @@ export interface MockConfig {
   pinTriesBeforeFinal?: number;
   /** Records in the trail (for verification progress). */
   records?: number;
-  /** The verification finds this record modified. */
+  /** The verification finds this record damaged… */
   tamperedSeq?: number;
+  /** …in this way (default "modified"). */
+  tamperKind?: "modified" | "missing" | "inserted" | "reordered" | "grafted" | "truncated_tail" | "rollback" | "checkpoint_signature_invalid" | "torn_last_write";
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
   /** The HSS view reports this mismatch for the key. */
@@ -165,16 +168,17 @@ export function install(cfg: MockConfig = {}) {
     theme: "system",
     last_output_dir: null,
   };
-  for (let i = 0; i < (cfg.records ?? 0); i++) record("probe.run", "probe", `bulk-${i}`, "success");
+  // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
+  for (let i = 0; i < (cfg.records ?? 0); i++) record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
 
-  function record(action: string, resourceType: string, resource: string | null, status: string, meta: Record<string, unknown> = {}) {
+  function record(action: string, resourceType: string, resource: string | null, status: string, meta: Record<string, unknown> = {}, actor = "officer@mock") {
     const seq = records.length + 1;
     records.push({
       seq,
       epoch: 0,
-      timestamp: new Date(Date.UTC(2026, 10, 30, 12, 0, seq % 60)).toISOString(),
+      timestamp: new Date(Date.UTC(2026, 10, 28) + seq * 600_000).toISOString(),
       session_id: "sess_mock",
-      actor_id: "officer@mock",
+      actor_id: actor,
       actor_ip: "127.0.0.1",
       action,
       resource_type: resourceType,
@@ -387,21 +391,34 @@ export function install(cfg: MockConfig = {}) {
       }
       case "export_public_key": {
         const k = find(Number(args.handle));
-        record("key.export_public", "key", k.label, "success");
+        record("key.export_public", "key", k.label, "success", { id: k.id_hex });
         return { format: args.format, file_name: `${k.label}.pub.pem`, text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", base64: null, fingerprint: `SHA256:${hex(k.handle)}` };
       }
       case "save_public_key":
       case "save_mechanisms_csv":
-      case "audit_export":
         return null;
+      case "audit_export": {
+        const r = args.range as { from_time: string | null; to_time: string | null };
+        const n = records.filter((x) => (!r.from_time || x.timestamp >= r.from_time) && (!r.to_time || x.timestamp <= r.to_time)).length;
+        return { path: `/home/officer/audit.${String(args.format)}`, records: n, checkpoints: 1, first_seq: null, last_seq: null };
+      }
       case "audit_status": {
-        const s: AuditStatusView = { log_id: "log_mock", location: "audit.db", store: "sqlite", key: auditKey, records: records.length, pending: 0, last_seq: records.length, checkpoints: 1, last_checkpoint_time: null, last_checkpoint_seq: null };
+        const s: AuditStatusView = { log_id: "log_mock", location: "audit.db", store: "sqlite", key: auditKey, records: records.length, pending: 0, last_seq: records.length, checkpoints: 1, last_checkpoint_time: null, last_checkpoint_seq: null, last_verification: lastVerification, auto_verify: settings.audit.auto_verify };
         return s;
       }
       case "audit_records": {
-        const q = args.query as { before_seq: number | null; limit: number; action: string | null; status: string | null; text: string | null };
+        const q = args.query as { before_seq: number | null; limit: number; action: string | null; status: string | null; text: string | null; actor: string | null; from_time: string | null; to_time: string | null };
         return records
-          .filter((r) => (q.before_seq === null || r.seq < q.before_seq) && (!q.action || r.action === q.action) && (!q.status || r.status === q.status) && (!q.text || r.metadata.includes(q.text)))
+          .filter(
+            (r) =>
+              (q.before_seq === null || r.seq < q.before_seq) &&
+              (!q.action || r.action.startsWith(q.action)) &&
+              (!q.status || r.status === q.status) &&
+              (!q.text || r.metadata.includes(q.text)) &&
+              (!q.actor || r.actor_id === q.actor) &&
+              (!q.from_time || r.timestamp >= q.from_time) &&
+              (!q.to_time || r.timestamp <= q.to_time),
+          )
           .reverse()
           .slice(0, q.limit);
       }
@@ -415,9 +432,22 @@ export function install(cfg: MockConfig = {}) {
           ch.onmessage({ kind: "progress", done, total });
           await new Promise((r) => setTimeout(r, 80));
         }
-        const v: Verdict = cfg.tamperedSeq
-          ? { verdict: "broken", finding: { kind: "modified", seq: cfg.tamperedSeq }, first_bad_seq: cfg.tamperedSeq, explanation: `Record ${cfg.tamperedSeq} was changed after it was written: its content no longer matches its seal.`, records_checked: cfg.tamperedSeq - 1 }
-          : { verdict: "intact", records: total, last_seq: total, checkpoints: 1, last_checkpoint: null, key_pinned: true, macs_checked: true };
+        const seq = cfg.tamperedSeq ?? 0;
+        const kind = cfg.tamperKind ?? "modified";
+        const findings: Record<string, [Finding, string]> = {
+          modified: [{ kind: "modified", seq }, `Record ${seq} was changed after it was written: its content no longer matches its seal.`],
+          missing: [{ kind: "missing", seq }, `Record ${seq} is missing: it was deleted from the trail.`],
+          inserted: [{ kind: "inserted", seq }, `Record ${seq} was inserted into the trail afterwards; the console never wrote it there.`],
+          reordered: [{ kind: "reordered", seq, belongs_at: seq + 3 }, `Record ${seq} is out of place: it was written as record ${seq + 3}.`],
+          grafted: [{ kind: "grafted", seq, foreign_log: "log_other" }, `A record numbered ${seq} from another trail (log_other) was copied into this one.`],
+          truncated_tail: [{ kind: "truncated_tail", last_seq: seq - 1, checkpoint_seq: seq + 20 }, `The trail ends at record ${seq - 1}, but a signed checkpoint vouches for records up to ${seq + 20}: the newest records were removed.`],
+          rollback: [{ kind: "rollback", store_seq: seq - 1, anchor_seq: seq + 50, anchor_checkpoint: 7 }, `The store was rolled back to an older copy: it ends at record ${seq - 1}, while checkpoint 7, remembered outside the store, covers records up to ${seq + 50}.`],
+          checkpoint_signature_invalid: [{ kind: "checkpoint_signature_invalid", checkpoint_no: 3, seq }, `Checkpoint 3 has an invalid signature: it was forged or altered.`],
+          torn_last_write: [{ kind: "torn_last_write", seq }, `The last record (${seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.`],
+        };
+        const [finding, explanation] = findings[kind]!;
+        const v: Verdict = cfg.tamperedSeq ? { verdict: "broken", finding, first_bad_seq: seq, explanation, records_checked: seq - 1 } : { verdict: "intact", records: total, last_seq: total, checkpoints: 1, last_checkpoint: null, key_pinned: true, macs_checked: true };
+        lastVerification = v.verdict === "intact" ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" } : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
         record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
         return v;
       }
@@ -479,7 +509,7 @@ export function install(cfg: MockConfig = {}) {
           report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
           report.signatures_made += req.formats.length;
           ch.onmessage({ stage: "done", index: i });
-          record("sign", "artifact", name, "success");
+          record("sign", "artifact", name, "success", { path, key_id: key.id_hex, outputs: outputs.map((o) => o.path) });
         }
         if (key.hss_keys_remaining !== null) {
           key.hss_keys_remaining -= report.signatures_made;
@@ -556,6 +586,17 @@ export function install(cfg: MockConfig = {}) {
         return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
       case "save_export":
         return null;
+      case "audit_checkpoints":
+        return [
+          { checkpoint_no: 1, seq: 100, time: "2026-11-30T12:00:00Z", epoch: 0, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:abcdef0123456789abcdef", key_is_hsm_key: true, signature_valid: true, problem: null },
+          { checkpoint_no: 2, seq: 200, time: "2026-11-30T12:10:00Z", epoch: 0, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:0000000000000000000000", key_is_hsm_key: false, signature_valid: false, problem: "signature invalid" },
+        ];
+      case "audit_public_key":
+        return "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n";
+      case "audit_rotate_key":
+        requireAudit();
+        record("audit.key_rotate", "audit_key", "epoch-1", "success");
+        return 1;
       case "probe_catalog":
         return [
           { op: { op: "random32" }, name: "random32", mechanism: "C_GenerateRandom", offered: true },
@@ -625,6 +666,7 @@ export function install(cfg: MockConfig = {}) {
   }
   const cancelled = new Set<string>();
   let statsSamples = 0;
+  let lastVerification: AuditStatusView["last_verification"] = null;
   const probes: ProbeReport[] = [];
   mockWindows("main");
   mockIPC(handler, { shouldMockEvents: true });

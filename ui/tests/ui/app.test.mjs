@@ -146,7 +146,28 @@ test("verifying the trail shows progress and names a tampered record", async () 
   await v.waitFor();
   assert.equal(await v.getAttribute("data-verdict"), "broken");
   assert.match(await v.innerText(), /Broken at record 117/);
+  const badge = page.getByTestId("verification-badge");
+  assert.equal(await badge.getAttribute("data-state"), "broken");
+  assert.match(await badge.innerText(), /broken at record 117/);
   await shot(page, "08-audit-broken");
+});
+
+test("the header badge goes from not verified to intact, and the schedule is a setting", async () => {
+  const page = await openApp(browser, { records: 50 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  const badge = page.getByTestId("verification-badge");
+  assert.equal(await badge.getAttribute("data-state"), "never");
+  await badge.click();
+  await page.getByTestId("verify-trail").click();
+  await page.getByTestId("verdict").waitFor();
+  await page.locator("[data-testid=verification-badge][data-state=intact]").waitFor();
+  assert.match(await badge.innerText(), /trail intact/);
+  await page.keyboard.press("Alt+0");
+  await page.getByLabel("Verify automatically").selectOption("hourly");
+  await page.getByTestId("settings-save").click();
+  await page.waitForFunction(() => window.__mock.settings.audit.auto_verify === "hourly");
+  await page.locator("[data-testid=verification-badge][title*=hourly]").waitFor();
 });
 
 test("a running verification can be cancelled", async () => {
@@ -214,6 +235,11 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   await shot(page, "11-sign-report");
   await page.keyboard.press("Alt+9");
   await page.locator("[data-testid=audit-row][data-action='sign']").first().waitFor();
+  // From the record to the signed file: the Verify view opens with the file and signature.
+  await page.locator("[data-testid=audit-row][data-action='sign']").first().click();
+  await page.getByTestId("record-signed-file").click();
+  assert.equal(await page.getByTestId("verify-file").inputValue(), "/srv/release/app-1.0.iso");
+  assert.equal(await page.getByTestId("verify-sig").inputValue(), "/srv/release/app-1.0.iso.p7s");
 });
 
 test("an HSS key needs confirmation, and a batch larger than what is left is refused", async () => {
@@ -309,4 +335,79 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   for (const box of await page.locator("[data-testid=probe-history] input[type=checkbox]").all()) await box.check();
   await page.getByTestId("probe-compare").waitFor();
   assert.match(await page.getByTestId("probe-compare").innerText(), /ops\/s/);
+});
+
+for (const kind of ["modified", "missing", "inserted", "reordered", "grafted", "truncated_tail", "rollback", "checkpoint_signature_invalid", "torn_last_write"]) {
+  test(`a broken trail (${kind}) is named, explained and the record highlighted`, async () => {
+    const page = await openApp(browser, { records: 300, tamperedSeq: 150, tamperKind: kind });
+    await login(page);
+    await page.getByText("user logged in").waitFor();
+    await page.keyboard.press("Alt+9");
+    await page.getByTestId("verify-trail").click();
+    const v = page.getByTestId("verdict");
+    await v.waitFor();
+    assert.equal(await v.getAttribute("data-verdict"), "broken");
+    const text = await v.innerText();
+    assert.match(text, /Broken at record 150/);
+    assert.match(text, new RegExp(`finding: ${kind}`));
+    if (kind === "torn_last_write") assert.match(text, /crash, not tampering/);
+    await page.locator("[data-testid=audit-row][data-bad=true]").waitFor();
+    assert.equal(await page.locator("[data-testid=audit-row][data-bad=true]").getAttribute("data-seq"), "150");
+    await page.getByTestId("last-verification").filter({ hasText: "broken at 150" }).waitFor();
+    if (kind === "modified") await shot(page, "17-audit-broken-highlighted");
+  });
+}
+
+test("record details, jumping between a key and its records, checkpoints and rotation", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  await page.getByTestId("export-pem").click();
+  await page.getByTestId("key-audit-records").click();
+  await page.locator("[data-testid=audit-row][data-action='key.export_public']").waitFor();
+  await page.locator("[data-testid=audit-row][data-action='key.export_public']").click();
+  const detail = page.getByTestId("record-detail");
+  await detail.waitFor();
+  assert.match(await detail.innerText(), /Chain value/);
+  const cps = page.getByTestId("checkpoints");
+  assert.match(await cps.innerText(), /not the HSM's key/);
+  assert.match(await cps.innerText(), /signature invalid/);
+  await page.getByTestId("rotate-key").click();
+  await page.getByTestId("rotate-confirm").click();
+  await page.getByText("key epoch 1").waitFor();
+  await shot(page, "18-audit-detail");
+});
+
+test("filters by actor, time range and status; export takes the date range", async () => {
+  const page = await openApp(browser, { records: 300 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+9");
+  await page.getByLabel("Actor").fill("ops@ci");
+  await page.getByLabel("From date").fill("2026-11-29");
+  await page.getByLabel("To date").fill("2026-11-29");
+  // Seeded: one record every 10 minutes from 2026-11-28, so the 29th is seq 144–287.
+  const first = page.locator("[data-testid=audit-row]").first();
+  await page.waitForFunction(() => {
+    const r = document.querySelector("[data-testid=audit-row]");
+    return r && Number(r.getAttribute("data-seq")) <= 287;
+  });
+  const seq = Number(await first.getAttribute("data-seq"));
+  assert.ok(seq >= 144 && seq <= 287, `first row ${seq}`);
+  assert.match(await first.innerText(), /ops@ci/);
+  const q = (await calls(page, "audit_records")).at(-1).args.query;
+  assert.equal(q.actor, "ops@ci");
+  assert.equal(q.from_time, "2026-11-29T00:00:00.000Z");
+  assert.equal(q.to_time, "2026-11-29T23:59:59.999Z");
+  await page.getByTestId("export-jsonl").click();
+  await page.getByText(/Exported 144 records/).waitFor();
+  const ex = (await calls(page, "audit_export")).at(-1).args;
+  assert.equal(ex.format, "jsonl");
+  assert.deepEqual(ex.range, { from_time: "2026-11-29T00:00:00.000Z", to_time: "2026-11-29T23:59:59.999Z" });
+  await page.getByTestId("export-csv").click();
+  assert.equal((await calls(page, "audit_export")).at(-1).args.format, "csv");
+  await page.getByLabel("Status").selectOption("failure");
+  await page.getByText("Nothing matches the filters.").waitFor();
 });
