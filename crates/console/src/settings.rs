@@ -90,7 +90,7 @@ impl Settings {
     /// so, never silently replaced (it might hold the only record of the modules in use).
     pub fn load(path: &Path) -> ApiResult<Settings> {
         match std::fs::read(path) {
-            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+            Ok(b) => Settings::parse(&b).map_err(|e| {
                 ApiError::invalid(format!(
                     "The settings file {} is damaged: {e}",
                     path.display()
@@ -100,6 +100,11 @@ impl Settings {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
             Err(e) => Err(ApiError::io(&format!("cannot read {}", path.display()), &e)),
         }
+    }
+
+    /// Parse the settings file's bytes (anything may be in the file).
+    pub fn parse(bytes: &[u8]) -> Result<Settings, serde_json::Error> {
+        serde_json::from_slice(bytes)
     }
 
     /// Write atomically (temp file, fsync, rename).

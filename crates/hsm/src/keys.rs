@@ -454,8 +454,18 @@ fn name_value(attr: u64, v: &AttrValue, family: Family, key_type: Option<u64>) -
 /// Every attribute of one object, decoded for display. Sensitive values stay hidden
 /// ("sensitive"), attributes the object lacks are "absent".
 pub fn object_details(s: &Session, handle: ObjectHandle) -> p11::Result<Vec<AttributeView>> {
-    let family = s.module().family();
     let values = s.get_attributes(handle, DETAIL_ATTRS)?;
+    Ok(describe_attributes(s.module().family(), &values))
+}
+
+/// The attributes `object_details` reads, in order (class and key type first).
+pub fn detail_attributes() -> &'static [u64] {
+    DETAIL_ATTRS
+}
+
+/// Decode the values a token returned for `detail_attributes()` (whatever bytes they hold:
+/// the token is not trusted to return well-formed values) for display.
+pub fn describe_attributes(family: Family, values: &[AttrValue]) -> Vec<AttributeView> {
     let key_type = values.get(1).and_then(|v| v.as_ulong());
     let mut out = Vec::new();
     for (&a, v) in DETAIL_ATTRS.iter().zip(values.iter()) {
@@ -530,7 +540,7 @@ pub fn object_details(s: &Session, handle: ObjectHandle) -> p11::Result<Vec<Attr
             value,
         });
     }
-    Ok(out)
+    out
 }
 
 /// Find exactly one object of `class` by selector. None or several is an error that says

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Fuzz every parser the console owns (fuzz/fuzz_targets) for a bounded time each with
+# cargo-fuzz + libFuzzer. Prints one JSON line per target and exits non-zero on a crash,
+# a leak of the time budget (hang) or a target that does not build.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      (default 30 s, every target)
+# Corpora: the committed seeds (fuzz/seeds/TARGET, read-only) plus everything earlier runs
+# found, kept in $HSMC_FUZZ_CORPUS (default ~/.cache/hsm-console-fuzz/TARGET) so each run
+# starts where the last stopped. Crash inputs go to tests/artifacts/fuzz/.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+secs="${1:-${HSMC_FUZZ_SECONDS:-30}}"
+shift || true
+tools="$root/target/tools"
+export PATH="$tools/bin:$PATH"
+if ! command -v cargo-fuzz >/dev/null; then
+  echo "fuzz: installing cargo-fuzz into target/tools (once)"
+  cargo install --quiet --locked cargo-fuzz --version 0.13.2 --root "$tools"
+fi
+# The machine has one (stable) toolchain; libFuzzer's coverage flags are nightly-only, so
+# the fuzz build alone unlocks them on stable. Nothing else is built this way.
+export RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_DIR="$root/target/fuzz"
+corpus_root="${HSMC_FUZZ_CORPUS:-$HOME/.cache/hsm-console-fuzz}"
+artifacts="$root/tests/artifacts/fuzz"
+mkdir -p "$artifacts"
+targets=("$@")
+((${#targets[@]})) || mapfile -t targets < <(cd fuzz && cargo fuzz list)
+
+(cd fuzz && cargo fuzz build --sanitizer none --release)
+
+status=0
+for t in "${targets[@]}"; do
+  corpus="$corpus_root/$t"
+  mkdir -p "$corpus"
+  log="$(mktemp)"
+  rc=0
+  (cd fuzz && cargo fuzz run --sanitizer none --release "$t" "$corpus" "seeds/$t" -- \
+    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$t-") >"$log" 2>&1 || rc=$?
+  runs="$(grep -o 'Done [0-9]* runs' "$log" | grep -o '[0-9]*' | tail -1 || true)"
+  files="$(find "$corpus" -type f | wc -l)"
+  crashes="$(find "$artifacts" -name "$t-*" -type f | wc -l)"
+  printf '{"target":"%s","seconds":%s,"runs":%s,"corpus_files":%s,"crashes":%s,"exit":%s}\n' \
+    "$t" "$secs" "${runs:-0}" "$files" "$crashes" "$rc"
+  if ((rc != 0)) || [[ -z "$runs" ]]; then
+    status=1
+    echo "--- $t: libFuzzer output (last 40 lines)"
+    tail -n 40 "$log"
+  fi
+  rm -f "$log"
+done
+exit $status
