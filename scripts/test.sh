@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test stage and reports each; exits non-zero when any failed.
 #   scripts/test.sh            all stages
-#   scripts/test.sh STAGE...   only those (lint, rust, ui, e2e)
+#   scripts/test.sh STAGE...   only those (lint, rust, ui, e2e, fuzz)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 stages=("$@")
-((${#stages[@]})) || stages=(lint rust ui e2e)
+((${#stages[@]})) || stages=(lint rust ui e2e fuzz)
 
 declare -a results=()
 failed=0
@@ -27,7 +27,8 @@ stage() {
 }
 
 lint_rust() {
-  cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings
+  cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings &&
+    python3 scripts/licenses.py
 }
 
 rust_tests() {
@@ -46,12 +47,17 @@ e2e_tests() {
   tests/e2e/run.sh
 }
 
+fuzz_targets() {
+  scripts/fuzz.sh "${HSMC_FUZZ_SECONDS:-30}"
+}
+
 for s in "${stages[@]}"; do
   case "$s" in
-    lint) stage "lint (rustfmt, clippy -D warnings)" lint_rust ;;
+    lint) stage "lint (rustfmt, clippy -D warnings, licenses)" lint_rust ;;
     rust) stage "rust tests (nextest, real tokens)" rust_tests ;;
     ui) stage "ui (eslint, tsc, build, browser tests)" ui_checks ;;
     e2e) stage "e2e (real app under Xvfb)" e2e_tests ;;
+    fuzz) stage "fuzz (cargo-fuzz, every parser, bounded time)" fuzz_targets ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
 done

@@ -260,7 +260,76 @@ def run(app: App, data: Path):
     check(bad.get_attribute("data-seq") == str(seq), f"highlighted {bad.get_attribute('data-seq')}, tampered {seq}")
     app.wait(lambda: app.tid("verification-badge").get_attribute("data-state") == "broken", "the header badge to say broken")
     app.shot("audit-tampered")
+
+    hostile_ipc(app)
     print(f"e2e: ok ({len(actions)} kinds of audited actions; tampered record {seq} named)")
+
+
+HOSTILE_IPC = r"""
+const done = arguments[arguments.length - 1];
+const inv = window.__TAURI_INTERNALS__.invoke;
+(async () => {
+  const conns = await inv("connections");
+  const pid = conns.flatMap((m) => m.slots).find((s) => s.partition_id).partition_id;
+  const keysBefore = (await inv("list_keys", { partitionId: pid })).length;
+  const chan = `__CHANNEL__:${window.__TAURI_INTERNALS__.transformCallback(() => {})}`;
+  const cases = [
+    ["a partition id that looks like a path", "list_keys", { partitionId: "../../../etc/passwd" }],
+    ["an unknown key handle", "key_details", { partitionId: pid, handle: 9007199254740991 }],
+    ["a negative handle", "key_details", { partitionId: pid, handle: -1 }],
+    ["a handle of the wrong type", "export_public_key", { partitionId: pid, handle: "1; DROP TABLE", format: "pem" }],
+    ["handles of the wrong type", "destroy_keys", { partitionId: pid, handles: "all", confirmation: "x" }],
+    ["deleting without the confirmation phrase", "destroy_keys", { partitionId: pid, handles: [1, 2, 3], confirmation: "" }],
+    ["a 1 MiB PIN", "login", { partitionId: pid, user: "user", pin: "9".repeat(1 << 20) }],
+    ["an unknown user kind", "login", { partitionId: pid, user: "root", pin: "x" }],
+    ["an export kind that is a path", "save_export", { fileName: "../../../../tmp/x", kind: "../../etc", text: "x" }],
+    ["a module that is not a library", "add_module", { path: "/etc/passwd" }],
+    ["a module path that does not exist", "add_module", { path: "../../../nonexistent/libx.so" }],
+    ["an empty job id", "cancel_job", { jobId: "" }],
+    ["a 10 MB label", "generate_key", { partitionId: pid, request: { spec: { kind: "ec", curve: "P256" }, label: "x".repeat(10_000_000), token: true }, onEvent: chan }],
+    ["the filesystem plugin", "plugin:fs|read_file", { path: "/etc/passwd" }],
+    ["the shell plugin", "plugin:shell|execute", { program: "sh", args: ["-c", "id"] }],
+    ["the HTTP plugin", "plugin:http|fetch", { url: "http://127.0.0.1/" }],
+  ];
+  const out = [];
+  for (const [name, cmd, args] of cases) {
+    try {
+      const r = await inv(cmd, args);
+      out.push({ name, rejected: false, result: JSON.stringify(r).slice(0, 300) });
+    } catch (e) {
+      out.push({ name, rejected: true, error: typeof e === "string" ? e : JSON.stringify(e) });
+    }
+  }
+  const limits = [];
+  for (const limit of [-5, 0, 1e12]) limits.push((await inv("audit_records", { query: { limit } })).length);
+  const keysAfter = (await inv("list_keys", { partitionId: pid })).length;
+  done({ out, limits, keysBefore, keysAfter });
+})().catch((e) => done({ harness: String(e) }));
+"""
+
+
+def hostile_ipc(app: App):
+    """The page calls commands with hostile arguments; Rust rejects every one with a
+    message (an ApiError where the command ran, Tauri's refusal where the arguments did not
+    deserialize or the command is not in the window's capabilities), nothing changes, and the
+    window keeps working."""
+    app.d.set_script_timeout(60)
+    r = app.d.execute_async_script(HOSTILE_IPC)
+    check("harness" not in r, f"hostile IPC harness: {r}")
+    for c in r["out"]:
+        check(c["rejected"], f"{c['name']}: accepted ({c.get('result')})")
+        check(len(c["error"]) < 2000, f"{c['name']}: an error of {len(c['error'])} chars echoes the input")
+        if c["error"].startswith("{"):
+            e = json.loads(c["error"])
+            check(e.get("code") and e.get("message"), f"{c['name']}: not an ApiError: {e}")
+            check(e["code"] != "PIN_INCORRECT", f"{c['name']}: counted as a PIN attempt")
+    check(all(0 <= n <= 1000 for n in r["limits"]), f"audit_records limits clamped: {r['limits']}")
+    check(r["keysBefore"] == r["keysAfter"], f"keys changed: {r['keysBefore']} -> {r['keysAfter']}")
+    with open(Path(app.artifacts) / "hostile-ipc.json", "w") as f:
+        json.dump(r, f, indent=2)
+    app.nav("Keys")
+    app.tid("key-table")
+    print(f"e2e: {len(r['out'])} hostile IPC calls rejected")
 
 
 def drag_files(files, drop_at=(600, 420)):
@@ -304,7 +373,9 @@ def sign_by_drag_and_drop(app: App, data: Path):
         f.write_bytes(bytes((j * 7 + i) % 251 for j in range(5000 + 70000 * i)))
     drag_files(files)
     app.wait(lambda: len(app.css("[data-testid=sign-file]")) == 3, "the three dropped files in the Sign view")
-    Select(app.tid("sign-key")).select_by_visible_text(next(o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")))
+    # The key list loads asynchronously: wait for the new key to be offered.
+    option = app.wait(lambda: next((o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")), None), "the new key among the signing keys")
+    Select(app.tid("sign-key")).select_by_visible_text(option)
     raw = app.tid("fmt-raw")
     if not raw.is_selected():
         raw.click()

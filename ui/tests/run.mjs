@@ -16,21 +16,28 @@ if (!existsSync(join(dist, "index.html"))) {
 }
 await build({ configFile: join(ui, "vite.mock.config.ts"), logLevel: "warn", root: ui });
 
+// The window's Content-Security-Policy exactly as tauri.conf.json declares it; pages under
+// /csp/ are served with it (tests/ui/csp.test.mjs).
+const csp = Object.entries(JSON.parse(readFileSync(join(ui, "../tauri.conf.json"), "utf8")).app.security.csp)
+  .map(([k, v]) => `${k} ${v}`)
+  .join("; ");
 const types = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png" };
 const server = createServer((req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)).replace(/^(\.\.[/\\])+/, "");
+  let path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)).replace(/^(\.\.[/\\])+/, "");
+  const withCsp = path.startsWith("/csp/");
+  if (withCsp) path = path.slice(4);
   const file = join(dist, path === "/" ? "index.html" : path);
   if (!file.startsWith(dist) || !existsSync(file)) {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
+  res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream", ...(withCsp ? { "content-security-policy": csp } : {}) });
   res.end(readFileSync(file));
 });
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const { port } = server.address();
 
-const files = readdirSync(join(ui, "tests/ui")).filter((f) => f.endsWith(".test.mjs")).map((f) => join(ui, "tests/ui", f));
+const files = readdirSync(join(ui, "tests/ui")).filter((f) => f.endsWith(process.env.UI_ONLY ?? ".test.mjs")).map((f) => join(ui, "tests/ui", f));
 // Asynchronously: this process keeps serving the files while the tests run.
 const child = spawn(process.execPath, ["--test", "--test-concurrency=1", ...files], {
   stdio: "inherit",

@@ -33,6 +33,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, not in a pipeline's log.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let json = cli.global.json;
     let rt = match tokio::runtime::Builder::new_multi_thread()

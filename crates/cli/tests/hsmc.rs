@@ -861,3 +861,231 @@ fn probes_from_the_command_line() {
     assert_eq!(code(&o), 1, "SoftHSM2 has no ML-DSA");
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not offer"));
 }
+
+#[test]
+fn pins_are_in_no_output_log_or_file() {
+    const WRONG: &str = "wrong-pin-97531";
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let mut seen: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut run = |pin: &str, args: &[&str]| {
+        let mut c = h.cmd(args);
+        c.env("HSMC_PIN", pin).env("HSMC_LOG", "trace");
+        let o = c.output().unwrap();
+        seen.push((format!("stdout of {args:?}"), o.stdout));
+        seen.push((format!("stderr of {args:?}"), o.stderr));
+        o.status.code()
+    };
+    assert_eq!(run(WRONG, &["keys", "ls"]), Some(1));
+    assert_eq!(run(WRONG, &["--json", "keys", "ls"]), Some(1));
+    let user = testkit::USER_PIN;
+    assert_eq!(
+        run(
+            user,
+            &["keys", "gen", "-a", "ec-p256", "-l", "pin_probe", "--token"]
+        ),
+        Some(0)
+    );
+    assert_eq!(run(user, &["--json", "keys", "ls"]), Some(0));
+    assert_eq!(run(user, &["audit", "verify"]), Some(0));
+    let out = h.data.path().join("trail.jsonl");
+    assert_eq!(
+        run(user, &["audit", "export", "--out", out.to_str().unwrap()]),
+        Some(0)
+    );
+    let mut files = vec![];
+    let mut stack = vec![h.data.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                files.push(p)
+            }
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("audit.db")), "{files:?}");
+    for f in files {
+        seen.push((f.display().to_string(), std::fs::read(&f).unwrap()));
+    }
+    assert!(
+        seen.iter()
+            .any(|(w, b)| w.starts_with("stderr") && String::from_utf8_lossy(b).contains(" DEBUG ")),
+        "HSMC_LOG=trace reached the log"
+    );
+    for (what, bytes) in &seen {
+        for pin in [user, WRONG] {
+            for form in [pin.as_bytes().to_vec(), hex_of(pin).into_bytes()] {
+                assert!(
+                    !bytes.windows(form.len()).any(|w| w == form.as_slice()),
+                    "a PIN ({pin}) is in {what}"
+                );
+            }
+        }
+    }
+}
+
+fn hex_of(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `kill -9` of hsmc in the middle of a signing batch, at three different moments: every
+/// signature file under its final name is complete and verifies, the audit trail verifies
+/// and covers every file that got a signature (write-ahead), and the next run clears the
+/// dead writer's temporary files.
+#[test]
+fn kill_9_during_signing_loses_nothing_and_writes_no_half_file() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = testkit::USER_PIN;
+    h.json(
+        Some(pin),
+        &["keys", "gen", "-a", "ec-p256", "-l", "kill_key", "--token"],
+    );
+    for (round, delay_ms) in [0u64, 40, 150].into_iter().enumerate() {
+        let dir = h.data.path().join(format!("batch{round}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<PathBuf> = (0..80)
+            .map(|i| {
+                let f = dir.join(format!("artifact-{i:03}.bin"));
+                std::fs::write(&f, vec![(i * 7 + round) as u8; 4096 + i * 97]).unwrap();
+                f
+            })
+            .collect();
+        let mut args = vec!["sign".to_string()];
+        args.extend(files.iter().map(|f| f.display().to_string()));
+        args.extend(["--key", "label:kill_key", "--format", "cms,raw,bundle"].map(String::from));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = h.cmd(&argv).env("HSMC_PIN", pin).spawn().unwrap();
+        // Wait for the first signature, then kill at this round's moment.
+        let t0 = std::time::Instant::now();
+        while !dir.join("artifact-000.bin.p7s").exists() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "hsmc ended before signing"
+            );
+            assert!(t0.elapsed().as_secs() < 60, "no signature after 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+
+        let outputs: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !files.contains(p))
+            .collect();
+        let signed: Vec<&PathBuf> = files
+            .iter()
+            .filter(|f| {
+                dir.join(format!("{}.p7s", f.file_name().unwrap().to_string_lossy()))
+                    .exists()
+            })
+            .collect();
+        assert!(
+            !signed.is_empty() && signed.len() < files.len(),
+            "round {round}: killed mid-batch ({} of {} signed)",
+            signed.len(),
+            files.len()
+        );
+        let pub_pem = h.data.path().join(format!("kill_key{round}.pub.pem"));
+        h.json(
+            Some(pin),
+            &[
+                "keys",
+                "export-pub",
+                "label:kill_key",
+                "--format",
+                "pem",
+                "--out",
+                pub_pem.to_str().unwrap(),
+            ],
+        );
+        for o in &outputs {
+            let name = o.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".partial") {
+                assert!(name.starts_with('.'), "a temporary file is hidden: {name}");
+                continue;
+            }
+            let (artifact, kind) = if let Some(a) = name.strip_suffix(".p7s") {
+                (a, "cms")
+            } else if let Some(a) = name.strip_suffix(".sig.json") {
+                (a, "bundle")
+            } else if let Some(a) = name.strip_suffix(".sig") {
+                (a, "raw")
+            } else {
+                panic!("round {round}: unexpected file {name}");
+            };
+            let a = dir.join(artifact);
+            let ok = if kind == "raw" {
+                verify_release(&[Path::new(kind), &a, o, &pub_pem])
+            } else {
+                verify_release(&[Path::new(kind), &a, o])
+            };
+            assert!(
+                ok,
+                "round {round}: {name} is not a complete, valid signature"
+            );
+        }
+        // The trail verifies and its write-ahead record covers every file that was signed.
+        let v = h.json(Some(pin), &["audit", "verify"]);
+        assert_eq!(v["verdict"]["verdict"], "intact", "round {round}: {v}");
+        let tail = h.json(None, &["audit", "tail", "-n", "1000"]);
+        let request = tail
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|r| r["action"] == "sign.request")
+            .map(|r| r["metadata"].to_string())
+            .expect("the write-ahead record");
+        for f in &signed {
+            assert!(
+                request.contains(&*f.file_name().unwrap().to_string_lossy()),
+                "round {round}: {} signed but not in the write-ahead record",
+                f.display()
+            );
+        }
+        // Running the batch again finishes it: a file with a signature already there is
+        // refused by name (nothing is overwritten), the rest are signed, and no temporary
+        // file is left.
+        let mut again = vec!["--json"];
+        again.extend_from_slice(&argv);
+        again.push("--continue-on-error");
+        let o = h.run(Some(pin), &again);
+        let report: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        for (f, r) in files.iter().zip(report["files"].as_array().unwrap()) {
+            let name = f.file_name().unwrap().to_string_lossy();
+            if r["error"].is_null() {
+                for suffix in ["p7s", "sig", "sig.json"] {
+                    assert!(
+                        dir.join(format!("{name}.{suffix}")).exists(),
+                        "round {round}: {name}.{suffix}"
+                    );
+                }
+            } else {
+                assert!(
+                    r["error"]["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("already exists"),
+                    "round {round}: {name}: {}",
+                    r["error"]
+                );
+                assert!(
+                    signed.contains(&f),
+                    "round {round}: {name} refused but was never signed"
+                );
+            }
+        }
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".partial"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}

@@ -18,6 +18,10 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::views::*;
 use crate::{builtin, module_id, Console};
 
+/// PKCS#11 PINs are short (Luna: at most 255 characters; CK_TOKEN_INFO.ulMaxPinLen is
+/// rarely above 256). Anything longer is refused before it reaches the token.
+pub const MAX_PIN_BYTES: usize = 256;
+
 /// A loaded PKCS#11 module.
 pub struct LoadedModule {
     pub id: String,
@@ -491,6 +495,24 @@ impl Console {
     /// partition holds it (or creates it, on a new trail).
     pub async fn login(&self, id: &str, user: UserKind, pin: p11::Pin) -> ApiResult<LoginResult> {
         let p = self.partition_ref(id).await?;
+        // A PIN no token accepts is refused here, before it could count as a failed attempt.
+        let pin_len = secrecy::ExposeSecret::expose_secret(&pin).len();
+        if pin_len > MAX_PIN_BYTES {
+            self.record(
+                Event::new("login", "partition")
+                    .resource(&p.id)
+                    .meta("user", user)
+                    .meta("token", &p.label)
+                    .failed("PinInvalid")
+                    .meta("error", "PIN too long; not sent to the HSM"),
+            )
+            .await;
+            return Err(ApiError::new(
+                ErrorCode::PinInvalid,
+                format!("The PIN is {pin_len} bytes long; tokens accept at most {MAX_PIN_BYTES}. It was not sent to the HSM and no attempt was used."),
+            )
+            .suggest("Check what was pasted into the PIN field."));
+        }
         let pool = p.pool.clone();
         let r = blocking(move || pool.login(user.p11(), pin)).await?;
         let ev = Event::new("login", "partition")

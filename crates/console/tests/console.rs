@@ -78,6 +78,15 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         "the message says what the token reports about attempts"
     );
     assert_eq!(e.pkcs11.as_ref().unwrap().function, "C_Login");
+    // A PIN longer than any token takes (a paste gone wrong, a hostile page) never reaches
+    // C_Login, so it cannot use up an attempt.
+    let e = c
+        .login(&pid, UserKind::User, p11::pin("7".repeat(1 << 20)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PinInvalid, "{e:?}");
+    assert!(e.pkcs11.is_none(), "sent to the token: {e:?}");
+    assert!(e.message.len() < 300, "the message does not echo the PIN");
 
     let r = c
         .login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))

@@ -162,6 +162,26 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         [one] => one,
         _ => return Err(bad("exactly one signer is supported")),
     };
+    // The parts of SignedData outside the signed attributes are held to RFC 5652 too, so
+    // that no byte of a signature file can change while it still verifies (the embedded
+    // certificate aside: CMS leaves it unsigned; pin the signer's key to rule it out).
+    let sid_version = match &signer.sid {
+        SignerIdentifier::IssuerAndSerialNumber(_) => CmsVersion::V1,
+        SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
+    };
+    if signer.version != sid_version || !matches!(sd.version, CmsVersion::V1 | CmsVersion::V3) {
+        return Err(bad(
+            "unexpected SignedData or SignerInfo version (RFC 5652 5.1, 5.3)",
+        ));
+    }
+    if sd.encap_content_info.econtent_type != OID_DATA {
+        return Err(bad("the encapsulated content type is not id-data"));
+    }
+    if !sd.digest_algorithms.iter().any(|d| d == &signer.digest_alg) {
+        return Err(bad(
+            "the signer's digest algorithm is not among SignedData's digestAlgorithms",
+        ));
+    }
     let attrs = signer
         .signed_attrs
         .as_ref()
@@ -189,12 +209,26 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
     if !content_type_ok {
         return Err(bad("the content-type attribute is missing or not id-data"));
     }
+    // The signer's certificate: the one the signer identifier names.
     let certificate = sd.certificates.as_ref().and_then(|c| {
-        c.0.iter().find_map(|cc| match cc {
-            CertificateChoices::Certificate(c) => c.to_der().ok(),
+        c.0.iter().find_map(|cc| match (cc, &signer.sid) {
+            (CertificateChoices::Certificate(c), SignerIdentifier::IssuerAndSerialNumber(ias))
+                if c.tbs_certificate().issuer() == &ias.issuer
+                    && c.tbs_certificate().serial_number() == &ias.serial_number =>
+            {
+                c.to_der().ok()
+            }
+            (CertificateChoices::Certificate(c), SignerIdentifier::SubjectKeyIdentifier(_)) => {
+                c.to_der().ok()
+            }
             _ => None,
         })
     });
+    if sd.certificates.is_some() && certificate.is_none() {
+        return Err(bad(
+            "the signer identifier does not name the certificate it carries",
+        ));
+    }
     Ok(Parsed {
         digest_alg,
         message_digest: message_digest.ok_or_else(|| bad("no message-digest attribute"))?,

@@ -35,6 +35,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
         path: path.display().to_string(),
         reason: "not a file name".into(),
     })?;
+    remove_stale_partials(dir);
     let tmp = dir.join(format!(
         ".{}.{}.partial",
         name.to_string_lossy(),
@@ -62,6 +63,29 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
             Err(SignError::Exists(path.display().to_string()))
         }
         Err(e) => Err(write_err(path, &e)),
+    }
+}
+
+/// A writer killed between creating its temporary file and removing it (`kill -9`, power
+/// loss) leaves `.NAME.PID.partial` behind — never under the final name. The next write into
+/// the folder removes those whose process is gone.
+fn remove_stale_partials(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file
+            .strip_prefix('.')
+            .and_then(|rest| rest.strip_suffix(".partial"))
+            .and_then(|rest| rest.rsplit_once('.'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -101,6 +125,32 @@ mod tests {
         );
         // A folder that cannot be written: an error, nothing left.
         assert!(write_new(&d.path().join("missing/a.sig"), b"x").is_err());
+    }
+
+    #[test]
+    fn partials_of_dead_writers_are_removed_live_ones_kept() {
+        // (Any output name in the folder: a killed batch leaves them for other names.)
+        let d = tempfile::tempdir().unwrap();
+        // A writer that is gone (a PID above the kernel's maximum) and one that is alive.
+        let dead = d.path().join(".a.sig.4194305.partial");
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let alive = d.path().join(format!(".a.sig.{}.partial", child.id()));
+        let other = d.path().join(".b.sig.4194306.partial");
+        let foreign = d.path().join(".b.sig.partial");
+        for p in [&dead, &alive, &other, &foreign] {
+            std::fs::write(p, b"half").unwrap();
+        }
+        write_new(&d.path().join("a.sig"), b"whole").unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!dead.exists(), "the dead writer's partial file is gone");
+        assert!(alive.exists(), "a running writer's file is left alone");
+        assert!(!other.exists(), "another output's dead partial is gone too");
+        assert!(foreign.exists(), "a file not named like ours is left alone");
+        assert_eq!(std::fs::read(d.path().join("a.sig")).unwrap(), b"whole");
     }
 
     #[test]

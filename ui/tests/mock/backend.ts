@@ -168,6 +168,7 @@ export function install(cfg: MockConfig = {}) {
     theme: "system",
     last_output_dir: null,
   };
+  let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
   for (let i = 0; i < (cfg.records ?? 0); i++) record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
 
@@ -189,7 +190,8 @@ export function install(cfg: MockConfig = {}) {
       metadata: JSON.stringify(meta),
       hmac_chain: hex(seq) + hex(seq),
     });
-    void emit("console-event", { kind: "audit_changed" } satisfies ConsoleEvent);
+    // Seeded records are written before the IPC mock exists: nobody listens yet.
+    if (ipcReady) void emit("console-event", { kind: "audit_changed" } satisfies ConsoleEvent);
   }
 
   function partitionView(): PartitionView {
@@ -670,6 +672,7 @@ export function install(cfg: MockConfig = {}) {
   const probes: ProbeReport[] = [];
   mockWindows("main");
   mockIPC(handler, { shouldMockEvents: true });
+  ipcReady = true;
   window.__mock = {
     calls,
     keys,

@@ -14,14 +14,16 @@ export async function launch() {
 }
 
 /** A page on the app with the mock configured by `config` (see tests/mock/backend.ts). */
-export async function openApp(browser, config = {}, { colorScheme = "light", storage = null } = {}) {
+export async function openApp(browser, config = {}, { colorScheme = "light", storage = null, path = "" } = {}) {
   const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme, timezoneId: "UTC", locale: "en-US" });
   const page = await context.newPage();
   const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("pageerror", (e) => errors.push(e.stack ?? e.message));
   const mock = readFileSync(process.env.UI_MOCK_JS, "utf8");
   await page.addInitScript({ content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${mock}` });
-  await page.goto(process.env.UI_BASE_URL);
+  // Content-Security-Policy violations, for the CSP tests (pages under /csp/).
+  await page.addInitScript({ content: `window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => window.__csp.push({ directive: e.effectiveDirective, blocked: e.blockedURI }));` });
+  await page.goto(process.env.UI_BASE_URL + path);
   await page.waitForSelector(".app, .startup-error");
   page.errors = errors;
   return page;
