@@ -232,13 +232,17 @@ export function AuditView() {
     }
   };
 
-  const older = async () => {
+  const older = useCallback(async () => {
     const last = records?.[records.length - 1];
     if (!last) return;
-    const r = await api.auditRecords(query(last.seq));
-    setRecords([...(records ?? []), ...r]);
-    setMore(r.length === PAGE);
-  };
+    try {
+      const r = await api.auditRecords(query(last.seq));
+      setRecords((old) => [...(old ?? []), ...r]);
+      setMore(r.length === PAGE);
+    } catch (e) {
+      setError(toApiError(e));
+    }
+  }, [records, query]);
 
   const runVerify = async () => {
     const job = newJobId();
@@ -279,6 +283,16 @@ export function AuditView() {
   // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
   const virt = useVirtualizer({ count: records?.length ?? 0, getScrollElement: () => parentRef.current, estimateSize: () => ROW, overscan: 10 });
   virtRef.current = virt;
+  // Older pages load as the table nears its end, so 100,000 records scroll like one list.
+  const lastShown = virt.getVirtualItems().at(-1)?.index ?? 0;
+  const loadingOlder = useRef(false);
+  useEffect(() => {
+    if (!more || !records || loadingOlder.current || lastShown < records.length - 40) return;
+    loadingOlder.current = true;
+    void older().finally(() => {
+      loadingOlder.current = false;
+    });
+  }, [lastShown, more, records, older]);
   const unlocked = audit?.key.state === "unlocked";
 
   return (

@@ -411,3 +411,21 @@ test("filters by actor, time range and status; export takes the date range", asy
   await page.getByLabel("Status").selectOption("failure");
   await page.getByText("Nothing matches the filters.").waitFor();
 });
+
+test("100,000 records: the table renders a window of rows and pages in as it scrolls", async () => {
+  const page = await openApp(browser, { records: 100_000 });
+  await page.keyboard.press("Alt+9");
+  const grid = page.getByTestId("audit-records");
+  await page.locator("[data-testid=audit-row][data-seq='100000']").waitFor();
+  for (let i = 0; i < 12; i++) {
+    await grid.evaluate((el) => {
+      const s = el.querySelector(".record-scroll");
+      s.scrollTop = s.scrollHeight;
+    });
+    await page.waitForTimeout(120);
+  }
+  const seqs = await page.locator("[data-testid=audit-row]").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-seq"))));
+  assert.ok(seqs.length < 100, `${seqs.length} rows in the DOM`);
+  assert.ok(Math.min(...seqs) < 100_000 - 1000, `scrolled down to ${Math.min(...seqs)}`);
+  assert.deepEqual(page.errors, []);
+});
