@@ -130,6 +130,8 @@ impl From<p11::Error> for ApiError {
                     (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, "The PIN does not have an acceptable form or length.".into()),
                     (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, format!("Login refused: {}.", ck.name))
                         .suggest("Contact the partition's security officer."),
+                    (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew.".into())
+                        .suggest("Refresh the key list; scripts should select keys by id:HEX, which survives reconnections."),
                     (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, "The key or object no longer exists on the token.".into())
                         .suggest("Refresh the key list."),
                     (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, "Log in to the partition first.".into()),
