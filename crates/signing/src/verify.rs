@@ -105,10 +105,10 @@ pub fn verify_file(
         path: sig_path.display().to_string(),
         reason: format!("cannot be read: {e}"),
     })?;
-    if sig.first() == Some(&b'{') {
-        let text = String::from_utf8(sig)
-            .map_err(|_| SignError::Format("the bundle is not UTF-8".into()))?;
-        return verify_bundle(file, &Bundle::parse(&text)?, pubkey);
+    // A bundle is a JSON document. A raw signature may start with the byte '{' too (one in
+    // 256 do), so only JSON is taken for a bundle.
+    if let Some(text) = bundle_text(&sig) {
+        return verify_bundle(file, &Bundle::parse(text)?, pubkey);
     }
     if let Ok(parsed) = crate::cms::parse(&sig) {
         let mut r = report(file, "cms");
@@ -141,6 +141,16 @@ pub fn verify_file(
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
+}
+
+fn bundle_text(sig: &[u8]) -> Option<&str> {
+    if sig.first() != Some(&b'{') {
+        return None;
+    }
+    let text = std::str::from_utf8(sig).ok()?;
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .map(|_| text)
 }
 
 /// Verify a bundle: the file's size and digests, and the signature with the bundle's key (or
@@ -220,4 +230,25 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
         "some files do not match the signed manifest".into()
     };
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_raw_signature_starting_with_a_brace_is_not_taken_for_a_bundle() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("a.bin");
+        std::fs::write(&file, b"artifact").unwrap();
+        let sig = d.path().join("a.bin.sig");
+        // What an ML-DSA signature beginning with 0x7b looks like: not UTF-8, not JSON.
+        let mut raw = vec![b'{'];
+        raw.extend((0..2419u32).map(|i| (i * 131 % 251) as u8 | 0x80));
+        std::fs::write(&sig, &raw).unwrap();
+        let e = verify_file(&file, &sig, None, b"").unwrap_err();
+        assert!(e.to_string().contains("raw signature needs"), "{e}");
+        assert!(bundle_text(br#"{"format": "x"}"#).is_some());
+        assert!(bundle_text(b"{not json").is_none());
+    }
 }
