@@ -5,34 +5,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::sign::{OnError, SignFormat, SignRequest};
-use console::views::{GenerateRequest, UserKind};
-use console::{Console, ConsoleConfig};
+use console::views::GenerateRequest;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
 use p11::sys::*;
 use p11::Mechanism;
-use testkit::{Backend, TestToken};
+use testkit::Backend;
 
-async fn builtin(dir: &std::path::Path) -> (Arc<Console>, String) {
-    std::env::remove_var("LUNASIM_CONF");
-    let mut cfg = ConsoleConfig::new(dir.join("data"));
-    cfg.lunasim_path = Some(testkit::lunasim_module());
-    cfg.kryoptic_path = Some(testkit::kryoptic_module());
-    let c = Console::open(cfg).await.unwrap();
-    let pid = c
-        .connections()
-        .await
-        .iter()
-        .find(|m| m.module.builtin)
-        .unwrap()
-        .slots
-        .iter()
-        .find_map(|s| s.partition_id.clone())
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
-        .await
-        .unwrap();
-    (c, pid)
-}
+mod common;
 
 fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
     s.luna
@@ -47,11 +26,10 @@ fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
-    let dir = tempfile::tempdir().unwrap();
-    let (c, pid) = builtin(dir.path()).await;
+    let common::Env { c, pid, .. } = &common::builtin().await;
     let ec = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "stats_ec".into(),
@@ -62,7 +40,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .unwrap();
     let ml = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
                 label: "stats_ml".into(),
@@ -73,7 +51,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .unwrap();
     let aes = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::Aes { bits: 256 },
                 label: "stats_aes".into(),
@@ -82,7 +60,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         )
         .await
         .unwrap();
-    let first = c.stats(&pid).await.unwrap();
+    let first = c.stats(pid).await.unwrap();
     let luna = first.luna.as_ref().expect("lunasim offers CA_GetHSMStats");
     assert!(luna.not_offered.is_empty(), "{:?}", luna.not_offered);
     assert_eq!(luna.firmware.as_deref(), Some("7.9.1"));
@@ -90,7 +68,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         luna.busy_percent.is_none(),
         "no busy share from a single sample"
     );
-    let p = c.partition_ref(&pid).await.unwrap();
+    let p = c.partition_ref(pid).await.unwrap();
     let (n_ec, n_ml, n_enc) = (7u64, 40u64, 4u64);
     let (hec, hml, haes) = (ec.private_handle, ml.private_handle, aes.private_handle);
     p.pool
@@ -115,7 +93,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .unwrap();
     tokio::time::sleep(console::health::MIN_SAMPLE_GAP + std::time::Duration::from_millis(200))
         .await;
-    let second = c.stats(&pid).await.unwrap();
+    let second = c.stats(pid).await.unwrap();
     assert_eq!(
         count(&second, "sign") - count(&first, "sign"),
         n_ec + n_ml,
@@ -148,20 +126,19 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .ops
         .iter()
         .any(|o| o.op == "test.activity" && o.ok == 1));
-    assert_eq!(c.stats_history(&pid).len(), 2);
-    let svg = c.stats_chart(&pid, "load").unwrap();
+    assert_eq!(c.stats_history(pid).len(), 2);
+    let svg = c.stats_chart(pid, "load").unwrap();
     assert!(svg.contains("<svg") && svg.contains("busy %"));
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
-    let dir = tempfile::tempdir().unwrap();
-    let (c, pid) = builtin(dir.path()).await;
+    let common::Env { c, pid, dir, .. } = &common::builtin().await;
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
     let g = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::Hss { params },
                 label: "fw_hss".into(),
@@ -188,12 +165,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         confirm_hss: true,
     };
     let r = c
-        .sign_files(
-            &pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
+        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
     assert_eq!(
@@ -233,7 +205,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
     );
     assert_eq!(k.status, "ok");
     // Signed outside the console (a direct PKCS#11 call, no audit record): flagged loudly.
-    let p = c.partition_ref(&pid).await.unwrap();
+    let p = c.partition_ref(pid).await.unwrap();
     let h = g.private_handle;
     p.pool
         .run_async("test.outside", move |s| {
@@ -261,26 +233,8 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
 }
 
 async fn generic(backend: Backend) {
-    let t = TestToken::new(backend);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.builtin = false;
-    let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&t.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&m.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find_map(|s| s.partition_id)
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-        .await
-        .unwrap();
-    let s = c.stats(&pid).await.unwrap();
+    let common::Env { c, pid, .. } = &common::token(backend).await;
+    let s = c.stats(pid).await.unwrap();
     assert!(
         s.luna.is_none(),
         "no CA_* here: no Luna section, and no error"
@@ -289,7 +243,7 @@ async fn generic(backend: Backend) {
     assert!(s.mechanism_count > 10);
     assert!(s.pool.logged_in && !s.cryptoki_version.is_empty() && !s.manufacturer.is_empty());
     assert!(c.hss_keys().await.unwrap().is_empty());
-    assert!(c.stats_chart(&pid, "console").unwrap().contains("<svg"));
+    assert!(c.stats_chart(pid, "console").unwrap().contains("<svg"));
     c.close().await;
 }
 

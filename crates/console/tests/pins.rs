@@ -4,7 +4,6 @@
 //! window would receive over IPC. A wrong PIN is tried exactly once.
 
 use std::io::Write;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use console::views::{GenerateRequest, UserKind};
@@ -44,17 +43,6 @@ fn assert_clean(what: &str, bytes: &[u8]) {
     for pin in [testkit::USER_PIN, WRONG_PIN] {
         for f in forms(pin) {
             assert!(!contains(bytes, &f), "a PIN ({pin}) is in {what}");
-        }
-    }
-}
-
-fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            files(&p, out)
-        } else {
-            out.push(p)
         }
     }
 }
@@ -176,8 +164,7 @@ async fn pins_are_in_no_log_file_record_or_response() {
     for (i, r) in responses.iter().enumerate() {
         assert_clean(&format!("IPC response #{i}"), r.as_bytes());
     }
-    let mut all = Vec::new();
-    files(dir.path(), &mut all);
+    let all = testkit::files_under(dir.path());
     let names: Vec<String> = all
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))

@@ -6,10 +6,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use bench::probe::{ProbeMode, ProbeOp, ProbeRequest};
-use console::views::UserKind;
-use console::{Console, ConsoleConfig};
+use console::Console;
 use hsm::algo::MlDsaSet;
-use testkit::{Backend, TestToken};
+use testkit::Backend;
+
+mod common;
 
 fn req(op: ProbeOp, mode: ProbeMode, sweep: &[u32]) -> ProbeRequest {
     ProbeRequest {
@@ -29,27 +30,9 @@ async fn probe(c: &Console, pid: &str, r: ProbeRequest) -> console::probes::Prob
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows() {
-    std::env::remove_var("LUNASIM_CONF");
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.lunasim_path = Some(testkit::lunasim_module());
-    cfg.kryoptic_path = Some(testkit::kryoptic_module());
-    let c = Console::open(cfg).await.unwrap();
-    let pid = c
-        .connections()
-        .await
-        .iter()
-        .find(|m| m.module.builtin)
-        .unwrap()
-        .slots
-        .iter()
-        .find_map(|s| s.partition_id.clone())
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
-        .await
-        .unwrap();
-    let p = c.partition_ref(&pid).await.unwrap();
-    let catalog = c.probe_catalog(&pid).await.unwrap();
+    let common::Env { c, pid, .. } = &common::builtin().await;
+    let p = c.partition_ref(pid).await.unwrap();
+    let catalog = c.probe_catalog(pid).await.unwrap();
     assert!(
         catalog.iter().any(|x| x.name == "hss-sign" && x.offered),
         "lunasim offers HSS"
@@ -67,8 +50,8 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         .sim_control(r#"{"op":"pqc_queue","enabled":true,"service_ms":15}"#)
         .unwrap();
     let r = probe(
-        &c,
-        &pid,
+        c,
+        pid,
         req(
             ProbeOp::MlDsaSign { set: MlDsaSet::P65 },
             ProbeMode::Duration { seconds: 1.2 },
@@ -104,8 +87,8 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         .sim_control(r#"{"op":"latency","ms":10,"jitter_ms":0}"#)
         .unwrap();
     let r2 = probe(
-        &c,
-        &pid,
+        c,
+        pid,
         req(
             ProbeOp::EcdsaP256Sign,
             ProbeMode::Duration { seconds: 1.0 },
@@ -149,32 +132,14 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
 }
 
 async fn complete_report(backend: Backend, ops: &[ProbeOp]) {
-    let t = TestToken::new(backend);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.builtin = false;
-    let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&t.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&m.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find_map(|s| s.partition_id)
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-        .await
-        .unwrap();
-    let before = c.list_keys(&pid).await.unwrap().len();
+    let common::Env { c, pid, .. } = &common::token(backend).await;
+    let before = c.list_keys(pid).await.unwrap().len();
     for op in ops {
         let seen = Arc::new(std::sync::Mutex::new(0u32));
         let s2 = seen.clone();
         let r = c
             .run_probe(
-                &pid,
+                pid,
                 req(*op, ProbeMode::Count { calls: 300 }, &[]),
                 Arc::new(move |_| *s2.lock().unwrap() += 1),
                 Arc::new(AtomicBool::new(false)),
@@ -205,7 +170,7 @@ async fn complete_report(backend: Backend, ops: &[ProbeOp]) {
             .contains("<svg"));
     }
     assert_eq!(
-        c.list_keys(&pid).await.unwrap().len(),
+        c.list_keys(pid).await.unwrap().len(),
         before,
         "the probes' keys are gone"
     );

@@ -8,72 +8,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::sign::{OnError, SignFormat, SignReport, SignRequest};
-use console::views::{GenerateRequest, UserKind};
-use console::{Console, ConsoleConfig, ErrorCode};
+use console::views::GenerateRequest;
+use console::ErrorCode;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
-use testkit::{Backend, TestToken};
+use testkit::Backend;
 
-struct Env {
-    c: Arc<Console>,
-    pid: String,
-    dir: tempfile::TempDir,
-    _token: Option<TestToken>,
-}
-
-async fn builtin() -> Env {
-    std::env::remove_var("LUNASIM_CONF");
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.lunasim_path = Some(testkit::lunasim_module());
-    cfg.kryoptic_path = Some(testkit::kryoptic_module());
-    let c = Console::open(cfg).await.unwrap();
-    let conns = c.connections().await;
-    let pid = conns
-        .iter()
-        .find(|m| m.module.builtin)
-        .unwrap()
-        .slots
-        .iter()
-        .find_map(|s| s.partition_id.clone())
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
-        .await
-        .unwrap();
-    Env {
-        c,
-        pid,
-        dir,
-        _token: None,
-    }
-}
-
-async fn token(backend: Backend) -> Env {
-    let t = TestToken::new(backend);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.builtin = false;
-    let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&t.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&m.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find_map(|s| s.partition_id)
-        .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-        .await
-        .unwrap();
-    Env {
-        c,
-        pid,
-        dir,
-        _token: Some(t),
-    }
-}
+mod common;
+use common::{builtin, token, Env};
 
 impl Env {
     /// The new key as `id:HEX`, and its current handle.
@@ -91,6 +32,14 @@ impl Env {
             .await
             .unwrap();
         (format!("id:{}", g.id_hex), g.private_handle)
+    }
+
+    /// A sparse file of `len` zero bytes (no disk used), at `rel` under the test's folder.
+    fn sparse(&self, rel: &str, len: u64) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::File::create(&p).unwrap().set_len(len).unwrap();
+        p
     }
 
     fn files(&self, sub: &str, sizes: &[usize]) -> Vec<PathBuf> {
@@ -806,12 +755,7 @@ async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
 async fn large_files_go_through_cms_and_whole_message_formats_say_why_not() {
     let e = builtin().await;
     let key = e.key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "large").await;
-    let d = e.dir.path().join("large");
-    std::fs::create_dir_all(&d).unwrap();
-    let big = d.join("image.iso");
-    let f = std::fs::File::create(&big).unwrap();
-    f.set_len(signing::MAX_WHOLE_MESSAGE + 4096).unwrap();
-    drop(f);
+    let big = e.sparse("large/image.iso", signing::MAX_WHOLE_MESSAGE + 4096);
     let r = e
         .sign(
             &key,
@@ -938,12 +882,7 @@ async fn certificates_and_requests_parse_and_verify_with_openssl() {
 async fn a_10_gib_artifact_streams_through_cms_without_being_read_into_memory() {
     let e = builtin().await;
     let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "huge").await;
-    let d = e.dir.path().join("huge");
-    std::fs::create_dir_all(&d).unwrap();
-    let big = d.join("disk-image.raw");
-    let f = std::fs::File::create(&big).unwrap();
-    f.set_len(10 << 30).unwrap(); // sparse: 10 GiB of zeros without using the disk
-    drop(f);
+    let big = e.sparse("huge/disk-image.raw", 10 << 30);
     let rss_before = rss_kib();
     let r = e
         .sign(

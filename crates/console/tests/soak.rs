@@ -14,9 +14,11 @@ use std::time::Duration;
 
 use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::{GenerateRequest, UserKind};
-use console::{ApiError, Console, ConsoleConfig, ErrorCode};
+use console::{ApiError, ErrorCode};
 use hsm::algo::{Curve, KeySpec};
 use hsm::pubkey::PublicKeyFormat;
+
+mod common;
 
 /// xorshift64*: reproducible from the seed, no dependency.
 struct Rng(u64);
@@ -75,26 +77,14 @@ async fn soak_with_random_faults_loses_nothing() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
-    std::env::remove_var("LUNASIM_CONF");
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path());
-    cfg.lunasim_path = Some(testkit::lunasim_module());
-    cfg.kryoptic_path = Some(testkit::kryoptic_module());
-    let c = Console::open(cfg).await.unwrap();
-    let pid = c
-        .connections()
-        .await
-        .iter()
-        .find(|m| m.module.builtin)
-        .and_then(|m| m.slots.iter().find_map(|s| s.partition_id.clone()))
-        .expect("the built-in partition");
-    let login = || c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN));
-    login().await.unwrap();
-    let sim = c.partition_ref(&pid).await.unwrap();
+    let common::Env { c, pid, dir, .. } = &common::builtin().await;
+    // What an officer does after the HSM dropped the sessions: log in again.
+    let login = || c.login(pid, UserKind::User, p11::pin(console::builtin::USER_PIN));
+    let sim = c.partition_ref(pid).await.unwrap();
     let control = |cmd: &str| sim.module.module.sim_control(cmd).unwrap();
     let signer = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "soak_signer".into(),
@@ -105,7 +95,7 @@ async fn soak_with_random_faults_loses_nothing() {
         .unwrap();
     let pub_pem = dir.path().join("soak_signer.pub.pem");
     let pk = c
-        .export_public_key(&pid, signer.public_handle.unwrap(), PublicKeyFormat::Pem)
+        .export_public_key(pid, signer.public_handle.unwrap(), PublicKeyFormat::Pem)
         .await
         .unwrap();
     std::fs::write(&pub_pem, pk.text.unwrap()).unwrap();
@@ -143,12 +133,7 @@ async fn soak_with_random_faults_loses_nothing() {
                         confirm_hss: false,
                     };
                     let r = c
-                        .sign_files(
-                            &pid,
-                            req,
-                            Arc::new(|_| {}),
-                            Arc::new(AtomicBool::new(false)),
-                        )
+                        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
                         .await?;
                     match &r.files[0].error {
                         Some(e) => Err(e.clone()),
@@ -165,7 +150,7 @@ async fn soak_with_random_faults_loses_nothing() {
                     let label = format!("soak_key_{i:04}");
                     let g = c
                         .generate_key(
-                            &pid,
+                            pid,
                             GenerateRequest {
                                 spec: KeySpec::Ec { curve: Curve::P256 },
                                 label: label.clone(),
@@ -176,14 +161,14 @@ async fn soak_with_random_faults_loses_nothing() {
                     made.push(label.clone());
                     if i % 2 == 0 {
                         let hs = [g.private_handle, g.public_handle.unwrap()];
-                        c.destroy_keys(&pid, &hs, &label).await?;
+                        c.destroy_keys(pid, &hs, &label).await?;
                         destroyed.push(label);
                     }
                     Ok(())
                 }
-                7..=8 => c.list_keys(&pid).await.map(|_| ()),
+                7..=8 => c.list_keys(pid).await.map(|_| ()),
                 _ => c
-                    .export_public_key(&pid, signer_pub, PublicKeyFormat::Pem)
+                    .export_public_key(pid, signer_pub, PublicKeyFormat::Pem)
                     .await
                     .map(|_| ()),
             }
@@ -204,7 +189,7 @@ async fn soak_with_random_faults_loses_nothing() {
                 if e.code == ErrorCode::KeyNotFound && op == 9 {
                     // The HSM reconnected and numbered its objects anew; the window refreshes
                     // its key list (by CKA_ID) and so does the officer here.
-                    if let Ok(keys) = c.list_keys(&pid).await {
+                    if let Ok(keys) = c.list_keys(pid).await {
                         if let Some(k) = keys
                             .iter()
                             .find(|k| k.id_hex == signer.id_hex && k.class.contains("PUBLIC"))
@@ -215,7 +200,6 @@ async fn soak_with_random_faults_loses_nothing() {
                     }
                 }
                 if e.code == ErrorCode::NotLoggedIn {
-                    // What an officer does after the HSM dropped the sessions: log in again.
                     control(r#"{"op":"clear"}"#);
                     login().await.unwrap();
                     n.relogins += 1;
@@ -224,7 +208,7 @@ async fn soak_with_random_faults_loses_nothing() {
         }
     }
     control(r#"{"op":"clear"}"#);
-    if c.list_keys(&pid).await.is_err() {
+    if c.list_keys(pid).await.is_err() {
         login().await.unwrap();
     }
 
@@ -243,7 +227,7 @@ async fn soak_with_random_faults_loses_nothing() {
         }
     }
     let labels: Vec<String> = c
-        .list_keys(&pid)
+        .list_keys(pid)
         .await
         .unwrap()
         .into_iter()

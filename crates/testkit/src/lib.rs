@@ -268,6 +268,23 @@ pub fn init_token(module: &Arc<Module>, label: &str) -> SlotId {
     slot
 }
 
+/// Every file under `dir`, recursively (what a test greps or checks after a run).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read the folder") {
+            let p = e.expect("a folder entry").path();
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.push(p)
+            }
+        }
+    }
+    out
+}
+
 /// Ask the Python verifiers (`tests/interop/verify.py`) whether a signature is valid.
 /// Panics when the verifier cannot run at all; returns the verdict otherwise.
 pub fn python_verify(

@@ -1,0 +1,76 @@
+//! Set-up shared by the console's integration tests: a console on the built-in partition
+//! (lunasim over Kryoptic) or on a fresh SoftHSM2/Kryoptic test token, logged in as user.
+// Each test binary uses the part it needs.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use console::views::UserKind;
+use console::{Console, ConsoleConfig};
+use testkit::{Backend, TestToken};
+
+pub struct Env {
+    pub c: Arc<Console>,
+    pub pid: String,
+    /// Holds the console's data (`data/`) and whatever the test writes beside it.
+    pub dir: tempfile::TempDir,
+    _token: Option<TestToken>,
+}
+
+/// The built-in partition, configured inside the data folder.
+pub async fn builtin() -> Env {
+    std::env::remove_var("LUNASIM_CONF");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.lunasim_path = Some(testkit::lunasim_module());
+    cfg.kryoptic_path = Some(testkit::kryoptic_module());
+    let c = Console::open(cfg).await.unwrap();
+    let pid = c
+        .connections()
+        .await
+        .iter()
+        .find(|m| m.module.builtin)
+        .expect("the built-in module is loaded")
+        .slots
+        .iter()
+        .find_map(|s| s.partition_id.clone())
+        .expect("the built-in token is initialized");
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    Env {
+        c,
+        pid,
+        dir,
+        _token: None,
+    }
+}
+
+/// A fresh token of `backend`, added as a module (the built-in partition off).
+pub async fn token(backend: Backend) -> Env {
+    let t = TestToken::new(backend);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
+    cfg.builtin = false;
+    let c = Console::open(cfg).await.unwrap();
+    let m = c
+        .add_module(&t.module_path.display().to_string())
+        .await
+        .unwrap();
+    let pid = c
+        .slots(&m.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|s| s.partition_id)
+        .unwrap();
+    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    Env {
+        c,
+        pid,
+        dir,
+        _token: Some(t),
+    }
+}
