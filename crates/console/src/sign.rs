@@ -373,15 +373,17 @@ impl Batch {
     }
 }
 
+/// A signing error inside a pool job, where errors are the pool's: the HSM's own stays
+/// as it is, anything else (a subject the certificate builder refused…) is invalid input.
+fn hsm_side(e: SignError) -> hsm::HsmError {
+    match e {
+        SignError::Hsm(h) => h,
+        other => hsm::HsmError::InvalidInput(other.to_string()),
+    }
+}
+
 /// How many signatures a batch will use (the HSS budget check).
-fn signatures_needed(
-    alg: SigAlg,
-    files: u64,
-    formats: &[SignFormat],
-    manifest: bool,
-    issue_cert: bool,
-) -> u64 {
-    let _ = alg;
+fn signatures_needed(files: u64, formats: &[SignFormat], manifest: bool, issue_cert: bool) -> u64 {
     // CMS signs its own attributes; raw and bundle share one signature over the file.
     let per_file = formats.iter().filter(|f| **f == SignFormat::Cms).count() as u64
         + u64::from(formats.iter().any(|f| *f != SignFormat::Cms));
@@ -445,10 +447,7 @@ impl Console {
                 let der_bytes = signing::cert::self_signed(&pk, alg, &subject, days, &mut |m| {
                     Ok(alg.sign(s, handle, m, &[])?)
                 })
-                .map_err(|e| match e {
-                    SignError::Hsm(h) => h,
-                    other => hsm::HsmError::InvalidInput(other.to_string()),
-                })?;
+                .map_err(hsm_side)?;
                 if store {
                     store_certificate(
                         s,
@@ -516,10 +515,7 @@ impl Console {
                 signing::cert::csr(&pk, alg, &subject, &mut |m| {
                     Ok(alg.sign(s, handle, m, &[])?)
                 })
-                .map_err(|e| match e {
-                    SignError::Hsm(h) => h,
-                    other => hsm::HsmError::InvalidInput(other.to_string()),
-                })
+                .map_err(hsm_side)
             })
             .await
             .map_err(ApiError::from)
@@ -636,7 +632,7 @@ impl Console {
         }
         let good = checked.iter().filter(|c| c.is_ok()).count() as u64;
         let issue_cert = formats.contains(&SignFormat::Cms) && cert.is_none();
-        let needed = signatures_needed(alg, good, &formats, req.manifest, issue_cert);
+        let needed = signatures_needed(good, &formats, req.manifest, issue_cert);
         if let Some(left) = summary.hss_keys_remaining {
             if left < needed {
                 return Err(ApiError::new(
@@ -840,7 +836,7 @@ impl Console {
                         return Err(SignError::Exists(p.display().to_string()));
                     }
                     let mut written = Vec::new();
-                    for (f, path, bytes) in &outs {
+                    for (_, path, bytes) in &outs {
                         if let Err(e) = write_new(path, bytes) {
                             for w in &written {
                                 let _ = std::fs::remove_file(w);
@@ -848,12 +844,11 @@ impl Console {
                             return Err(e);
                         }
                         written.push(path.clone());
-                        let _ = f;
                     }
                     Ok(outs)
                 }) {
                     Ok(outs) => {
-                        signatures_made += signatures_needed(alg, 1, &formats, false, false);
+                        signatures_made += signatures_needed(1, &formats, false, false);
                         outcomes[i].outputs = outs
                             .iter()
                             .map(|(f, p, _)| OutputView {
@@ -875,7 +870,7 @@ impl Console {
                                 .meta("formats", &formats)
                                 .meta("outputs", outcomes[i].outputs.iter().map(|o| o.path.clone()).collect::<Vec<_>>())
                                 .meta("key_id", &summary.id_hex)
-                                .meta("signatures", signatures_needed(alg, 1, &formats, false, false))
+                                .meta("signatures", signatures_needed(1, &formats, false, false))
                                 .meta("verified", "software verifier accepted every signature before it was written"),
                         )
                         .await;
@@ -1138,14 +1133,8 @@ mod tests {
     fn hss_budget_counts_every_signature() {
         let f = [SignFormat::Cms, SignFormat::Raw, SignFormat::Bundle];
         // CMS one per file, raw and bundle one shared per file; manifest and certificate one each.
-        assert_eq!(signatures_needed(SigAlg::Hss, 3, &f, true, true), 3 * 2 + 2);
-        assert_eq!(
-            signatures_needed(SigAlg::Ed25519, 3, &[SignFormat::Raw], false, false),
-            3
-        );
-        assert_eq!(
-            signatures_needed(SigAlg::Hss, 2, &[SignFormat::Cms], false, false),
-            2
-        );
+        assert_eq!(signatures_needed(3, &f, true, true), 3 * 2 + 2);
+        assert_eq!(signatures_needed(3, &[SignFormat::Raw], false, false), 3);
+        assert_eq!(signatures_needed(2, &[SignFormat::Cms], false, false), 2);
     }
 }

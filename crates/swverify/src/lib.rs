@@ -209,7 +209,8 @@ pub enum PssHash {
     Sha512,
 }
 
-/// RSA-PSS (RFC 8017) with MGF1 over the same hash, over the message.
+/// RSA-PSS (RFC 8017) with MGF1 over the same hash, over the message: the message's
+/// digest checked by [`rsa_pss_prehash`], which is what PSS verification is.
 pub fn rsa_pss(
     modulus: &[u8],
     exponent: &[u8],
@@ -218,27 +219,13 @@ pub fn rsa_pss(
     message: &[u8],
     signature: &[u8],
 ) -> Result<()> {
-    use rsa::signature::Verifier;
-    let bits = (modulus.len() * 8) as u32;
-    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits)
-        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
-    let e = crypto_bigint::BoxedUint::from_be_slice(exponent, (exponent.len() * 8).max(64) as u32)
-        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
-    let pk = rsa::PublicKey::new(n, e).map_err(|e| VerifyError::BadKey(e.to_string()))?;
-    let sig = rsa::pss::Signature::try_from(signature)
-        .map_err(|e| VerifyError::BadSignature(e.to_string()))?;
-    let ok = match hash {
-        PssHash::Sha256 => rsa::pss::VerifyingKey::<sha2::Sha256>::new_with_salt_len(pk, salt_len)
-            .verify(message, &sig)
-            .is_ok(),
-        PssHash::Sha384 => rsa::pss::VerifyingKey::<sha2::Sha384>::new_with_salt_len(pk, salt_len)
-            .verify(message, &sig)
-            .is_ok(),
-        PssHash::Sha512 => rsa::pss::VerifyingKey::<sha2::Sha512>::new_with_salt_len(pk, salt_len)
-            .verify(message, &sig)
-            .is_ok(),
+    use sha2::Digest;
+    let digest = match hash {
+        PssHash::Sha256 => sha2::Sha256::digest(message).to_vec(),
+        PssHash::Sha384 => sha2::Sha384::digest(message).to_vec(),
+        PssHash::Sha512 => sha2::Sha512::digest(message).to_vec(),
     };
-    verdict(ok)
+    rsa_pss_prehash(modulus, exponent, hash, salt_len, &digest, signature)
 }
 
 pub mod hss;
