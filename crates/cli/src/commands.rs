@@ -672,8 +672,9 @@ async fn audit(c: &Console, g: &Global, a: &AuditCommand) -> ApiResult<u8> {
         }
         AuditCommand::Checkpoints => {
             let p = partition(c, g).await?;
-            // Logged in, each checkpoint is also compared with the key the HSM holds.
-            let _ = login(c, g, &p, false).await;
+            // With a PIN, each checkpoint is also compared with the key the HSM holds; a
+            // wrong PIN is an error, not a quiet fallback.
+            login(c, g, &p, false).await?;
             let cps = c.audit_checkpoints().await?;
             if g.json {
                 output::json(&cps);
@@ -716,7 +717,8 @@ async fn audit(c: &Console, g: &Global, a: &AuditCommand) -> ApiResult<u8> {
         }
         AuditCommand::PublicKey { out } => {
             let p = partition(c, g).await?;
-            let _ = login(c, g, &p, false).await;
+            // With a PIN the HSM's key, else the newest checkpoint's.
+            login(c, g, &p, false).await?;
             let pem = c.audit_public_key_pem().await?;
             match out {
                 Some(path) => {
@@ -736,7 +738,7 @@ async fn audit(c: &Console, g: &Global, a: &AuditCommand) -> ApiResult<u8> {
         } => {
             let p = partition(c, g).await?;
             // The export carries the pinned checkpoint key when the holder is logged in.
-            let _ = login(c, g, &p, false).await;
+            login(c, g, &p, false).await?;
             let f = match format {
                 ExportFormat::Jsonl => console::audit_ops::ExportFormat::Jsonl,
                 ExportFormat::Csv => console::audit_ops::ExportFormat::Csv,

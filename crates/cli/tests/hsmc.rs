@@ -204,6 +204,20 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
         .as_i64()
         .unwrap();
     let export = h.data.path().join("trail.jsonl");
+    // A wrong PIN is reported, not quietly dropped for an export without the pinned key.
+    let o = h.run(
+        Some("not-the-pin"),
+        &[
+            "--json",
+            "audit",
+            "export",
+            "--out",
+            export.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("PIN_INCORRECT"));
+    assert!(!export.exists(), "nothing exported");
     h.json(pin, &["audit", "export", "--out", export.to_str().unwrap()]);
     let ve = h.json(
         pin,
@@ -893,18 +907,7 @@ fn pins_are_in_no_output_log_or_file() {
         run(user, &["audit", "export", "--out", out.to_str().unwrap()]),
         Some(0)
     );
-    let mut files = vec![];
-    let mut stack = vec![h.data.path().to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p)
-            } else {
-                files.push(p)
-            }
-        }
-    }
+    let files = testkit::files_under(h.data.path());
     assert!(files.iter().any(|f| f.ends_with("audit.db")), "{files:?}");
     for f in files {
         seen.push((f.display().to_string(), std::fs::read(&f).unwrap()));

@@ -215,12 +215,7 @@ impl Console {
             settings::AutoVerify::Hourly => time::Duration::hours(1),
             settings::AutoVerify::Daily => time::Duration::days(1),
         };
-        if !matches!(
-            self.audit.key_status().await,
-            Ok(audit::KeyStatus::Unlocked { .. })
-        ) {
-            return false;
-        }
+        // The in-memory check first: most ticks end here without asking the store.
         let due = match self.last_verification.read().as_ref() {
             None => true,
             Some(v) => {
@@ -229,20 +224,26 @@ impl Console {
                     .unwrap_or(true)
             }
         };
-        if due {
-            let r = self
-                .audit_verify_as(
-                    &|_, _| {},
-                    &std::sync::atomic::AtomicBool::new(false),
-                    "scheduled",
-                )
-                .await;
-            if let Err(e) = r {
-                tracing::warn!("scheduled audit verification failed: {}", e.message);
-            }
-            self.emit(ConsoleEvent::AuditChanged {});
+        if !due
+            || !matches!(
+                self.audit.key_status().await,
+                Ok(audit::KeyStatus::Unlocked { .. })
+            )
+        {
+            return false;
         }
-        due
+        let r = self
+            .audit_verify_as(
+                &|_, _| {},
+                &std::sync::atomic::AtomicBool::new(false),
+                "scheduled",
+            )
+            .await;
+        if let Err(e) = r {
+            tracing::warn!("scheduled audit verification failed: {}", e.message);
+        }
+        self.emit(ConsoleEvent::AuditChanged {});
+        true
     }
 
     /// Write the final checkpoint, log out and release the store. Call before exit.

@@ -189,6 +189,10 @@ export function AuditView() {
     void load();
   }, [load, auditTick]);
 
+  // Every checkpoint's signature is checked in Rust: reload when there is a new one or the
+  // key's holder logs in or out, not on every record.
+  const checkpointCount = audit?.checkpoints;
+  const keyState = audit?.key.state;
   useEffect(() => {
     let live = true;
     api.auditCheckpoints().then(
@@ -198,7 +202,7 @@ export function AuditView() {
     return () => {
       live = false;
     };
-  }, [auditTick]);
+  }, [checkpointCount, keyState]);
 
   const badSeq = verdict?.verdict === "broken" ? verdict.first_bad_seq : null;
   const showBad = useCallback(
