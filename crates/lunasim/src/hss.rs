@@ -60,7 +60,10 @@ pub fn validate(levels: u64, lms: &[u64], ots: &[u64]) -> Result<Vec<(u32, u32)>
     }
     let mut out = Vec::new();
     for (l, o) in lms.iter().zip(ots) {
-        let (l, o) = (*l as u32, *o as u32);
+        // Compare the full CK_ULONG: 0x1_0000_0005 is not LMS type 5.
+        let (Ok(l), Ok(o)) = (u32::try_from(*l), u32::try_from(*o)) else {
+            return Err(CKR_ATTRIBUTE_VALUE_INVALID);
+        };
         // H25 is "not supported by Luna"; M24 and SHAKE types are not implemented here.
         if !(5..=8).contains(&l) || chains(o).is_none() {
             return Err(CKR_ATTRIBUTE_VALUE_INVALID);
@@ -192,6 +195,17 @@ mod tests {
             validate(1, &[5], &[7]),
             Err(CKR_ATTRIBUTE_VALUE_INVALID),
             "M24 LM-OTS types are not implemented"
+        );
+        // Found by the lunasim_templates fuzz target's reading: types were cut to 32 bits.
+        assert_eq!(
+            validate(1, &[(1 << 32) | 5], &[4]),
+            Err(CKR_ATTRIBUTE_VALUE_INVALID),
+            "an LMS type beyond 32 bits is not type 5"
+        );
+        assert_eq!(
+            validate(1, &[5], &[(1 << 40) | 4]),
+            Err(CKR_ATTRIBUTE_VALUE_INVALID),
+            "an LM-OTS type beyond 32 bits is not type 4"
         );
     }
 

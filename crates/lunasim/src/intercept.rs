@@ -15,14 +15,11 @@ use zeroize::Zeroizing;
 
 use crate::config::Config;
 use crate::hss;
-use crate::objects::{self, AttrOut, HssKey, ObjectStore, Part};
+use crate::objects::{self, HssKey, ObjectStore, Part};
 use crate::raw;
 use crate::sim::{self, stats, Sim};
+use crate::templates;
 use p11::vendor::bin;
-
-/// The ML-DSA parameter set a Luna applies when `CKA_PARAMETER_SET` is missing from one
-/// half of the key pair template (the trap the seed article describes).
-pub const ML_DSA_DEFAULT_PARAMETER_SET: CK_ULONG = CKP_ML_DSA_44;
 
 fn set_env(config: &Config) {
     for (k, v) in &config.inner_env {
@@ -498,34 +495,8 @@ pub extern "C" fn C_GetAttributeValue(
         let key = &objects.keys[i];
         // SAFETY: the caller's template is valid and writable.
         let attrs = unsafe { raw::template_mut(t, n) };
-        let mut rv = CKR_OK;
-        for a in attrs.iter_mut() {
-            match objects::attribute(key, part, a.type_) {
-                AttrOut::Invalid => {
-                    a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
-                    rv = CKR_ATTRIBUTE_TYPE_INVALID;
-                }
-                AttrOut::Sensitive => {
-                    a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
-                    rv = CKR_ATTRIBUTE_SENSITIVE;
-                }
-                AttrOut::Value(v) => {
-                    if a.pValue.is_null() {
-                        a.ulValueLen = v.len() as CK_ULONG;
-                    } else if (a.ulValueLen as usize) < v.len() {
-                        a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
-                        rv = CKR_BUFFER_TOO_SMALL;
-                    } else {
-                        // SAFETY: pValue has ulValueLen >= v.len() writable bytes.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len())
-                        };
-                        a.ulValueLen = v.len() as CK_ULONG;
-                    }
-                }
-            }
-        }
-        rv
+        // SAFETY: as above: each pValue has ulValueLen writable bytes or is NULL.
+        unsafe { templates::fill(key, part, attrs) }
     })
 }
 
@@ -810,18 +781,8 @@ pub extern "C" fn C_GenerateKeyPair(
         let rv = if mech == CKM_HSS_KEY_PAIR_GEN {
             hss_keygen(s, h, &pubv, &privv, ph, sh)
         } else if mech == CKM_ML_DSA_KEY_PAIR_GEN
-            && (raw::find(&pubv, CKA_PARAMETER_SET).is_none()
-                || raw::find(&privv, CKA_PARAMETER_SET).is_none())
+            && templates::apply_ml_dsa_default(&mut pubv, &mut privv)
         {
-            // The Luna trap: with CKA_PARAMETER_SET missing on either half, the pair silently
-            // gets the default parameter set, whatever the other half asked for.
-            let default = (ML_DSA_DEFAULT_PARAMETER_SET as CK_ULONG)
-                .to_ne_bytes()
-                .to_vec();
-            for t in [&mut pubv, &mut privv] {
-                t.retain(|(ty, _)| *ty != CKA_PARAMETER_SET);
-                t.push((CKA_PARAMETER_SET, default.clone()));
-            }
             let Some(f) = s.f().C_GenerateKeyPair else {
                 return CKR_FUNCTION_NOT_SUPPORTED;
             };
@@ -851,50 +812,10 @@ fn hss_keygen(
     ph: *mut CK_OBJECT_HANDLE,
     sh: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    // Luna 7.9: HSS parameters in the public template are refused.
-    for a in [
-        CKA_HSS_LEVELS,
-        CKA_HSS_LMS_TYPES,
-        CKA_HSS_LMOTS_TYPES,
-        CKA_HSS_LMS_TYPE,
-        CKA_HSS_LMOTS_TYPE,
-    ] {
-        if raw::find(pubv, a).is_some() {
-            return CKR_ATTRIBUTE_VALUE_INVALID;
-        }
-    }
-    let (Some(levels), Some(lms), Some(ots)) = (
-        raw::find(privv, CKA_HSS_LEVELS).and_then(raw::as_ulong),
-        raw::find(privv, CKA_HSS_LMS_TYPES).and_then(raw::as_ulongs),
-        raw::find(privv, CKA_HSS_LMOTS_TYPES).and_then(raw::as_ulongs),
-    ) else {
-        return CKR_TEMPLATE_INCOMPLETE;
-    };
-    let levels = match hss::validate(levels, &lms, &ots) {
-        Ok(l) => l,
+    let req = match templates::hss_request(pubv, privv) {
+        Ok(r) => r,
         Err(rv) => return rv,
     };
-    for (t, want) in [(privv, CKO_PRIVATE_KEY), (pubv, CKO_PUBLIC_KEY)] {
-        if let Some(c) = raw::find(t, CKA_CLASS).and_then(raw::as_ulong) {
-            if c != want {
-                return CKR_TEMPLATE_INCONSISTENT;
-            }
-        }
-        if let Some(k) = raw::find(t, CKA_KEY_TYPE).and_then(raw::as_ulong) {
-            if k != CKK_HSS {
-                return CKR_TEMPLATE_INCONSISTENT;
-            }
-        }
-    }
-    // Not extractable, not clonable, always sensitive.
-    if raw::find(privv, CKA_EXTRACTABLE).and_then(raw::as_bool) == Some(true)
-        || raw::find(privv, CKA_SENSITIVE).and_then(raw::as_bool) == Some(false)
-    {
-        return CKR_ATTRIBUTE_VALUE_INVALID;
-    }
-    let token = raw::find(privv, CKA_TOKEN)
-        .and_then(raw::as_bool)
-        .unwrap_or(false);
     let (slot, user, rw) = match session_info(s, h) {
         Ok(v) => v,
         Err(rv) => return rv,
@@ -902,7 +823,7 @@ fn hss_keygen(
     if !user {
         return CKR_USER_NOT_LOGGED_IN;
     }
-    if token && !rw {
+    if req.token && !rw {
         return CKR_SESSION_READ_ONLY;
     }
     // The seed comes from the token's own RNG.
@@ -915,18 +836,10 @@ fn hss_keygen(
     if rv != CKR_OK {
         return rv;
     }
-    let (state, public_key, aux) = match hss::keygen(&levels, &seed) {
+    let (state, public_key, aux) = match hss::keygen(&req.levels, &seed) {
         Ok(v) => v,
         Err(rv) => return rv,
     };
-    let label = raw::find(privv, CKA_LABEL)
-        .or_else(|| raw::find(pubv, CKA_LABEL))
-        .unwrap_or_default()
-        .to_vec();
-    let id = raw::find(privv, CKA_ID)
-        .or_else(|| raw::find(pubv, CKA_ID))
-        .unwrap_or_default()
-        .to_vec();
     let mut objects = s.objects.lock();
     objects.ensure_loaded(&s.store, slot);
     let handle = objects.next_handle();
@@ -934,11 +847,11 @@ fn hss_keygen(
     let key = HssKey {
         uid,
         slot,
-        token,
-        owner: (!token).then_some(h),
-        label,
-        id,
-        levels,
+        token: req.token,
+        owner: (!req.token).then_some(h),
+        label: req.label,
+        id: req.id,
+        levels: req.levels,
         public_key,
         private_state: Some(state),
         public_present: true,

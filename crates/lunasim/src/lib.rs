@@ -23,3 +23,4 @@ pub mod objects;
 pub mod raw;
 pub mod sim;
 pub mod tables;
+pub mod templates;

@@ -65,14 +65,15 @@ impl HssKey {
         self.handle + 1
     }
 
-    /// Total one-time keys: 2^(sum of heights).
+    /// Total one-time keys: 2^(sum of heights), saturated. Eight H20 levels are valid and
+    /// make 2^160, beyond any integer type here; a plain shift would wrap.
     pub fn capacity(&self) -> u128 {
         let bits: u32 = self
             .levels
             .iter()
             .map(|(l, _)| crate::hss::height(*l).unwrap_or(0))
             .sum();
-        1u128 << bits
+        1u128.checked_shl(bits).unwrap_or(u128::MAX)
     }
 
     /// Signatures already made. hbs-lms keeps the counter in the first 8 bytes, then the
@@ -89,6 +90,38 @@ impl HssKey {
 
     pub fn remaining(&self) -> u128 {
         self.capacity().saturating_sub(self.used())
+    }
+
+    /// A token key from its file's bytes; `None` for a file that is not a key lunasim
+    /// wrote (bad JSON, bad hex in the public key or state, levels Luna would refuse).
+    pub fn from_file(
+        uid: String,
+        slot: CK_SLOT_ID,
+        text: &[u8],
+        handle: CK_OBJECT_HANDLE,
+    ) -> Option<HssKey> {
+        let kf = serde_json::from_slice::<KeyFile>(text).ok()?;
+        let lms: Vec<u64> = kf.levels.iter().map(|l| l.0 as u64).collect();
+        let ots: Vec<u64> = kf.levels.iter().map(|l| l.1 as u64).collect();
+        crate::hss::validate(kf.levels.len() as u64, &lms, &ots).ok()?;
+        let private_state = match kf.private_state {
+            Some(s) => Some(Zeroizing::new(hex::decode(s).ok()?)),
+            None => None,
+        };
+        Some(HssKey {
+            uid,
+            slot,
+            token: true,
+            owner: None,
+            label: hex::decode(kf.label).unwrap_or_default(),
+            id: hex::decode(kf.id).unwrap_or_default(),
+            levels: kf.levels,
+            public_key: hex::decode(kf.public_key).ok()?,
+            private_state,
+            public_present: kf.public_present,
+            aux: kf.aux.and_then(|a| hex::decode(a).ok()).unwrap_or_default(),
+            handle,
+        })
     }
 
     fn file(&self, store: &Path) -> PathBuf {
@@ -184,27 +217,10 @@ impl ObjectStore {
                 continue;
             };
             let Ok(text) = fs::read(&path) else { continue };
-            let Ok(kf) = serde_json::from_slice::<KeyFile>(&text) else {
-                continue;
-            };
             let handle = self.next_handle();
-            self.keys.push(HssKey {
-                uid,
-                slot,
-                token: true,
-                owner: None,
-                label: hex::decode(kf.label).unwrap_or_default(),
-                id: hex::decode(kf.id).unwrap_or_default(),
-                levels: kf.levels,
-                public_key: hex::decode(kf.public_key).unwrap_or_default(),
-                private_state: kf
-                    .private_state
-                    .and_then(|s| hex::decode(s).ok())
-                    .map(Zeroizing::new),
-                public_present: kf.public_present,
-                aux: kf.aux.and_then(|a| hex::decode(a).ok()).unwrap_or_default(),
-                handle,
-            });
+            if let Some(key) = HssKey::from_file(uid, slot, &text, handle) {
+                self.keys.push(key);
+            }
         }
     }
 
@@ -322,4 +338,62 @@ pub fn matches(k: &HssKey, part: Part, template: &[(CK_ATTRIBUTE_TYPE, Vec<u8>)]
             }
             _ => false,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(levels: Vec<(u32, u32)>) -> HssKey {
+        HssKey {
+            uid: "k".into(),
+            slot: 0,
+            token: true,
+            owner: None,
+            label: Vec::new(),
+            id: Vec::new(),
+            levels,
+            public_key: vec![1; 60],
+            private_state: Some(Zeroizing::new(vec![0; 64])),
+            public_present: true,
+            aux: Vec::new(),
+            handle: HANDLE_BASE,
+        }
+    }
+
+    #[test]
+    fn capacity_saturates_beyond_128_bits() {
+        assert_eq!(key(vec![(5, 4), (6, 4)]).capacity(), 1 << 15);
+        // Eight H20 levels are a valid Luna template: 2^160 one-time keys.
+        let huge = key(vec![(8, 4); 8]);
+        assert_eq!(huge.capacity(), u128::MAX);
+        assert_eq!(huge.remaining(), u128::MAX);
+        // Seven H20 levels (140 bits) must not wrap to a small number either.
+        assert!(key(vec![(8, 4); 7]).capacity() >= key(vec![(8, 4); 6]).capacity());
+    }
+
+    #[test]
+    fn key_files_lunasim_did_not_write_are_skipped() {
+        let k = key(vec![(5, 4)]);
+        let dir = std::env::temp_dir().join(format!("lunasim-objects-{}", std::process::id()));
+        k.persist(&dir).unwrap();
+        let text = fs::read(slot_dir(&dir, 0).join("k.json")).unwrap();
+        let back = HssKey::from_file("k".into(), 0, &text, HANDLE_BASE).unwrap();
+        assert_eq!(back.levels, k.levels);
+        assert_eq!(back.public_key, k.public_key);
+        assert_eq!(back.private_state.as_deref(), k.private_state.as_deref());
+        let text = String::from_utf8(text).unwrap();
+        for bad in [
+            text.replace("[[5,4]]", "[[9,4]]"),
+            text.replace("[[5,4]]", "[]"),
+            text.replace(&"00".repeat(64), "zz"),
+            text[..text.len() / 2].to_string(),
+        ] {
+            assert!(
+                HssKey::from_file("k".into(), 0, bad.as_bytes(), HANDLE_BASE).is_none(),
+                "accepted {bad}"
+            );
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

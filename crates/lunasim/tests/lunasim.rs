@@ -389,6 +389,18 @@ fn hss_template_rules_follow_luna() {
             .rv(),
         Some(CKR_ATTRIBUTE_VALUE_INVALID)
     );
+    // The whole CK_ULONG counts: 2^32 + 5 is not LMS_SHA256_M32_H5 (it was, before the
+    // template fuzz target's review: the type was cut to 32 bits).
+    let mut wide = Template::new()
+        .ulong(CKA_HSS_LEVELS, 1)
+        .ulongs(CKA_HSS_LMS_TYPES, &[(1 << 32) | 5])
+        .ulongs(CKA_HSS_LMOTS_TYPES, &[4]);
+    assert_eq!(
+        s.generate_key_pair(&m, &mut public(), &mut wide)
+            .unwrap_err()
+            .rv(),
+        Some(CKR_ATTRIBUTE_VALUE_INVALID)
+    );
     // An extractable HSS key is refused.
     let mut extractable = private().bool(CKA_EXTRACTABLE, true);
     assert_eq!(
