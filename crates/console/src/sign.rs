@@ -255,6 +255,18 @@ impl Batch {
         input: &InputFile,
         d: &Digests,
     ) -> Result<Vec<(SignFormat, PathBuf, Vec<u8>)>, SignError> {
+        // Refuse before the HSM signs: a file already signed (a batch run again after a
+        // crash) must not cost signatures — one-time keys, for HSS. Writing checks again.
+        for suffix in self.formats.iter().map(|f| match f {
+            SignFormat::Cms => ".p7s",
+            SignFormat::Raw => ".sig",
+            SignFormat::Bundle => ".sig.json",
+        }) {
+            let out = beside(&input.path, self.out_dir.as_deref(), suffix);
+            if std::fs::symlink_metadata(&out).is_ok() {
+                return Err(SignError::Exists(out.display().to_string()));
+            }
+        }
         let mut outs = Vec::new();
         let mut whole: Option<Vec<u8>> = None;
         let mut message_sig = |this: &Batch| -> Result<Vec<u8>, SignError> {
@@ -403,8 +415,13 @@ impl Console {
                     if !o.capabilities.sign {
                         continue;
                     }
-                    let Ok((summary, pk)) = key_material(s, o.handle) else {
-                        continue;
+                    let (summary, pk) = match key_material(s, o.handle) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            // Not offered for signing; say why where someone can look.
+                            tracing::warn!("'{}' is not offered for signing: {e}", o.label);
+                            continue;
+                        }
                     };
                     let Ok(alg) = SigAlg::for_key(&pk) else {
                         continue;
@@ -758,13 +775,16 @@ impl Console {
             out_dir: out_dir.clone(),
             serial: p.serial.clone(),
         });
-        // One session for the whole batch; after a failure the pool recovers and the batch
-        // continues (or stops) from the next file, never signing a file twice.
-        let work: Vec<(usize, InputFile, Digests)> = checked
+        // One pool job per file, its outputs written and recorded before the next file is
+        // signed: a crash or kill loses at most the file in flight, never a finished one.
+        // After a failure the pool recovers and the batch continues (or stops) from the next
+        // file, never signing a file twice.
+        let work: Arc<Vec<(usize, InputFile, Digests)>> = checked
             .iter()
             .enumerate()
             .filter_map(|(i, c)| Some((i, c.as_ref().ok()?.clone(), digests[i].clone()?)))
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         let state = Arc::new(Mutex::new((
             0usize,
             Vec::<(
@@ -772,44 +792,55 @@ impl Console {
                 Result<Vec<(SignFormat, PathBuf, Vec<u8>)>, SignError>,
             )>::new(),
         )));
+        let key_handle: Arc<Mutex<Option<(u64, u64)>>> = Arc::new(Mutex::new(None));
         let mut stopped = false;
         while state.lock().0 < work.len() && !stopped {
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 cancelled = true;
                 break;
             }
-            let (st, b, w, pr, cn) = (
+            let (st, b, w, pr, cn, kh) = (
                 state.clone(),
                 batch.clone(),
                 work.clone(),
                 progress.clone(),
                 cancel.clone(),
+                key_handle.clone(),
             );
             let r = p
                 .pool
                 .run_service_async("sign.batch", move |s| {
-                    let key = resolve(s, &b.summary)?;
-                    loop {
-                        let next = st.lock().0;
-                        if next >= w.len() || cn.load(std::sync::atomic::Ordering::Relaxed) {
-                            return Ok(());
+                    // Object handles hold for the module's lifetime: find the key once per
+                    // module generation (a reinitialization may renumber objects).
+                    let cached = *kh.lock();
+                    let key = match cached {
+                        Some((g, k)) if g == s.generation() => k,
+                        _ => {
+                            let k = resolve(s, &b.summary)?;
+                            *kh.lock() = Some((s.generation(), k));
+                            k
                         }
-                        let (i, input, d) = &w[next];
-                        pr(SignProgress::Signing { index: *i });
-                        let r = b.sign_file(s, key, input, d);
-                        // HSM errors go to the pool (recovery); the file is marked failed outside.
-                        if let Err(SignError::Hsm(h)) = &r {
-                            if matches!(
-                                h.class(),
-                                p11::ErrorClass::Disconnected | p11::ErrorClass::SessionInvalid
-                            ) {
-                                return Err(h.clone());
-                            }
-                        }
-                        let mut g = st.lock();
-                        g.1.push((*i, r));
-                        g.0 += 1;
+                    };
+                    let next = st.lock().0;
+                    if next >= w.len() || cn.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Ok(());
                     }
+                    let (i, input, d) = &w[next];
+                    pr(SignProgress::Signing { index: *i });
+                    let r = b.sign_file(s, key, input, d);
+                    // HSM errors go to the pool (recovery); the file is marked failed outside.
+                    if let Err(SignError::Hsm(h)) = &r {
+                        if matches!(
+                            h.class(),
+                            p11::ErrorClass::Disconnected | p11::ErrorClass::SessionInvalid
+                        ) {
+                            return Err(h.clone());
+                        }
+                    }
+                    let mut g = st.lock();
+                    g.1.push((*i, r));
+                    g.0 += 1;
+                    Ok(())
                 })
                 .await;
             if let Err(e) = r {
