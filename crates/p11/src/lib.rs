@@ -12,6 +12,8 @@
 pub mod attr;
 pub mod classify;
 pub mod error;
+#[cfg(feature = "heapwatch")]
+pub mod heapwatch;
 pub mod mechanism;
 pub mod module;
 pub mod names;
