@@ -3,13 +3,17 @@
 Connect, log in (after a wrong PIN), generate an ML-DSA-65 key, read its attributes,
 export its public key (checked by OpenSSL and by recomputing the fingerprint), delete it,
 survive a token pulled mid-session, and find all of it in the audit view, which verifies.
-Screenshots of every step are kept in --artifacts.
+Then `kill -9` the app in the middle of a signing batch, start it again on the same data
+and finish the batch. Screenshots of every step are kept in --artifacts.
 """
 
 import argparse
 import base64
 import hashlib
 import json
+import os
+import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -29,7 +33,7 @@ USER_PIN = "12345678"
 
 
 class App:
-    def __init__(self, app: str, artifacts: Path):
+    def __init__(self, app: str, artifacts: Path, first_step: int = 0):
         opts = ArgOptions()
         opts.set_capability("browserName", "wry")
         opts.set_capability("tauri:options", {"application": app})
@@ -37,7 +41,7 @@ class App:
         # Paths typed into fields are text, not files to upload.
         self.d.file_detector = UselessFileDetector()
         self.artifacts = artifacts
-        self.step = 0
+        self.step = first_step
 
     def quit(self):
         try:
@@ -260,6 +264,12 @@ def run(app: App, data: Path):
     check(bad.get_attribute("data-seq") == str(seq), f"highlighted {bad.get_attribute('data-seq')}, tampered {seq}")
     app.wait(lambda: app.tid("verification-badge").get_attribute("data-state") == "broken", "the header badge to say broken")
     app.shot("audit-tampered")
+    # Undo the edit byte for byte: the trail is whole again for what follows.
+    db = sqlite3.connect(data / "audit.db", timeout=30)
+    db.execute("UPDATE audit_log SET metadata = replace(metadata, '\"size\":76000', '\"size\":75000') WHERE seq = ?", (seq,))
+    check(db.total_changes == 1, "the edit was undone")
+    db.commit()
+    db.close()
 
     hostile_ipc(app)
     print(f"e2e: ok ({len(actions)} kinds of audited actions; tampered record {seq} named)")
@@ -399,6 +409,124 @@ def sign_by_drag_and_drop(app: App, data: Path):
     app.shot("verify")
 
 
+def login(app: App):
+    app.nav("Connections")
+    app.tid("login-button").click()
+    app.fill(app.tid("pin-input"), USER_PIN)
+    app.tid("login-submit").click()
+    app.gone("[role=dialog]", "the login dialog")
+    app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
+
+
+def sign_rows(app: App):
+    return {r.get_attribute("data-name"): (r.get_attribute("data-state"), r.text) for r in app.css("[data-testid=sign-file]")}
+
+
+def start_signing(app: App, files, continue_on_error: bool = False):
+    app.nav("Sign")
+    app.button("Clear").click()
+    drag_files(files)
+    app.wait(lambda: len(app.css("[data-testid=sign-file]")) == len(files), f"the {len(files)} dropped files in the Sign view")
+    app.wait(lambda: all(st == "ready" for st, _ in sign_rows(app).values()), "every file checked")
+    option = app.wait(lambda: next((o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")), None), "the release key")
+    Select(app.tid("sign-key")).select_by_visible_text(option)
+    for box, on in (("fmt-cms", True), ("fmt-raw", True), ("continue-on-error", continue_on_error)):
+        if app.tid(box).is_selected() != on:
+            app.tid(box).click()
+    app.tid("sign-submit").click()
+
+
+def kill_9_while_signing(app_path: str, artifacts: Path, data: Path):
+    """`kill -9` of the desktop app in the middle of a drag-and-drop batch: every signature
+    under its final name is complete and passes the outside verifier, nothing is half
+    written, the write-ahead record covers every signed file; the app starts again on the
+    same data, its trail verifies, and the batch finishes with the signed files refused by
+    name (nothing overwritten)."""
+    control = data / "builtin" / "control.jsonl"
+    batch = data / "kill9"
+    batch.mkdir(parents=True, exist_ok=True)
+    files = [batch / f"artifact-{i:02d}.bin" for i in range(60)]
+    for i, f in enumerate(files):
+        f.write_bytes(bytes((j * 11 + i) % 253 for j in range(3000 + 500 * i)))
+    app = App(app_path, artifacts, first_step=40)
+    try:
+        login(app)
+        # Slow the HSM's signing a little so the batch takes seconds, not milliseconds.
+        with control.open("a") as c:
+            for fn in ("C_Sign", "C_SignFinal"):
+                c.write(json.dumps({"op": "slow", "function": fn, "ms": 40}) + "\n")
+        start_signing(app, files)
+        end = time.time() + 60
+        while not (batch / "artifact-00.bin.p7s").exists():
+            check(time.time() < end, "no signature 60 s after Sign")
+            time.sleep(0.002)
+        time.sleep(0.4)
+        pids = subprocess.run(["pgrep", "-f", f"^{re.escape(app_path)}( |$)"], capture_output=True, text=True).stdout.split()
+        check(len(pids) == 1, f"one app process to kill, found {pids}")
+        os.kill(int(pids[0]), signal.SIGKILL)
+    finally:
+        app.quit()
+
+    names = sorted(p.name for p in batch.iterdir() if p not in files)
+    pub = data / "release" / "e2e_release_ml_dsa_65.pub.pem"
+    verifier = str(Path(__file__).resolve().parents[1] / "interop" / "verify_release.py")
+    signed = set()
+    for name in names:
+        if name.endswith(".partial"):
+            check(name.startswith("."), f"a temporary file is hidden: {name}")
+            continue
+        if name.endswith(".pub.pem"):
+            check((batch / name).read_text() == pub.read_text(), f"{name} is the release key")
+            continue
+        if name.endswith(".p7s"):
+            kind, art, args = "cms", name[: -len(".p7s")], []
+        elif name.endswith(".sig"):
+            kind, art, args = "raw", name[: -len(".sig")], [str(pub)]
+        else:
+            raise AssertionError(f"unexpected file after kill -9: {name}")
+        r = subprocess.run([sys.executable, verifier, kind, str(batch / art), str(batch / name), *args], capture_output=True, text=True)
+        check(r.returncode == 0, f"{name} is not a complete, valid signature: {r.stderr}")
+        signed.add(art)
+    check(0 < len(signed) < len(files), f"killed mid-batch: {len(signed)} of {len(files)} signed")
+    db = sqlite3.connect(data / "audit.db", timeout=30)
+    request = db.execute("SELECT metadata FROM audit_log WHERE action = 'sign.request' ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    db.close()
+    listed = {f["name"] for f in json.loads(request)["files"]}
+    check(signed <= listed, f"signed but not in the write-ahead record: {sorted(signed - listed)}")
+    print(f"e2e: kill -9 after {len(signed)} of {len(files)} files; {len(names)} outputs, all complete and valid")
+
+    # The app starts again on the same data; its trail verifies; the batch finishes.
+    app = App(app_path, artifacts, first_step=50)
+    try:
+        app.tid("emulator-banner")
+        login(app)
+        app.nav("Audit trail")
+        app.tid("verify-trail").click()
+        verdict = app.tid("verdict", timeout=60)
+        check(verdict.get_attribute("data-verdict") == "intact", verdict.text)
+        app.shot("after-kill-9-trail-intact")
+        start_signing(app, files, continue_on_error=True)
+        report = app.tid("sign-report", timeout=120)
+        rows = sign_rows(app)
+        app.shot("after-kill-9-batch-finished")
+        made = 0
+        for f in files:
+            state, text = rows[f.name]
+            if f.name in signed:
+                check(state == "failed" and "already exists" in text, f"{f.name} (signed before the kill): {state} {text}")
+            else:
+                check(state == "signed", f"{f.name}: {state} {text}")
+                made += 2
+                for suffix in ("p7s", "sig"):
+                    check((batch / f"{f.name}.{suffix}").exists(), f"{f.name}.{suffix} after the second run")
+        check(f"{made} signatures with e2e_release_ml_dsa_65" in report.text, report.text[:200])
+        left = [p.name for p in batch.iterdir() if p.name.endswith(".partial")]
+        check(not left, f"temporary files left: {left}")
+    finally:
+        app.quit()
+    print(f"e2e: the app restarted on the same data, the trail verified, the batch finished ({made} signatures)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
@@ -416,6 +544,11 @@ def main():
         return 1
     finally:
         app.quit()
+    try:
+        kill_9_while_signing(a.app, artifacts, Path(a.data))
+    except AssertionError as e:
+        print(f"e2e FAILED (kill -9): {e}", file=sys.stderr)
+        return 1
     return 0
 
 

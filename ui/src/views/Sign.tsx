@@ -173,7 +173,7 @@ export function SignView() {
                 const pr = progress[i];
                 const out = report?.files[i];
                 return (
-                  <tr key={`${f}-${i}`} data-testid="sign-file" data-name={c?.name ?? f}>
+                  <tr key={`${f}-${i}`} data-testid="sign-file" data-name={c?.name ?? f} data-state={c?.problem ? "problem" : out?.error ? "failed" : out?.outputs.length ? "signed" : (pr?.stage ?? "ready")}>
                     <td>
                       <strong>{c?.name ?? f}</strong>
                       <div className="muted small">{f}</div>
@@ -260,7 +260,7 @@ export function SignView() {
           </Field>
         )}
         <label className="check">
-          <input type="checkbox" checked={continueOnError} onChange={(e) => setContinueOnError(e.target.checked)} disabled={!!job} /> Go on with the other files when one fails
+          <input type="checkbox" checked={continueOnError} onChange={(e) => setContinueOnError(e.target.checked)} disabled={!!job} data-testid="continue-on-error" /> Go on with the other files when one fails
         </label>
       </section>
       {key && isHss && (
