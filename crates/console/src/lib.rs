@@ -102,6 +102,8 @@ pub struct Console {
     stats_state: parking_lot::Mutex<health::StatsState>,
     probe_db: parking_lot::Mutex<Option<sqlx::SqlitePool>>,
     last_verification: RwLock<Option<audit_ops::LastVerification>>,
+    /// Scheduled verifications that could not run in a row, and when the next may try.
+    verify_retry: parking_lot::Mutex<Option<(u32, std::time::Instant)>>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -156,6 +158,7 @@ impl Console {
             stats_state: parking_lot::Mutex::new(health::StatsState::default()),
             probe_db: parking_lot::Mutex::new(None),
             last_verification: RwLock::new(None),
+            verify_retry: parking_lot::Mutex::new(None),
             ticker: parking_lot::Mutex::new(None),
             config,
         });
@@ -224,7 +227,14 @@ impl Console {
                     .unwrap_or(true)
             }
         };
+        // After a run that could not finish (the store unreachable…), wait 1, 2, 4… minutes,
+        // at most the schedule's interval, instead of trying again on every 30 s tick.
+        let backing_off = self
+            .verify_retry
+            .lock()
+            .is_some_and(|(_, at)| std::time::Instant::now() < at);
         if !due
+            || backing_off
             || !matches!(
                 self.audit.key_status().await,
                 Ok(audit::KeyStatus::Unlocked { .. })
@@ -239,9 +249,22 @@ impl Console {
                 "scheduled",
             )
             .await;
-        if let Err(e) = r {
-            tracing::warn!("scheduled audit verification failed: {}", e.message);
+        let mut retry = self.verify_retry.lock();
+        match r {
+            Ok(_) => *retry = None,
+            Err(e) => {
+                let failures = retry.map_or(1, |(n, _)| n + 1);
+                let wait = Duration::from_secs(60 << (failures - 1).min(10))
+                    .min(Duration::from_secs(every.whole_seconds().max(60) as u64));
+                *retry = Some((failures, std::time::Instant::now() + wait));
+                tracing::warn!(
+                    "scheduled audit verification failed ({failures} in a row; next try in {} s): {}",
+                    wait.as_secs(),
+                    e.message
+                );
+            }
         }
+        drop(retry);
         self.emit(ConsoleEvent::AuditChanged {});
         true
     }

@@ -660,3 +660,38 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     assert!(v.is_intact(), "{v:?}");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_verification_that_cannot_run_backs_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Console::open(config(dir.path())).await.unwrap();
+    let pid = builtin_partition(&c).await;
+    let mut s = c.settings();
+    s.audit.auto_verify = console::settings::AutoVerify::Hourly;
+    c.update_settings(s).await.unwrap();
+    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .await
+        .unwrap();
+    // The store stops answering verification queries (another SQLite client moves the
+    // table away): the run fails — an error, not a broken trail.
+    let db = dir.path().join("audit.db");
+    testkit::pg::sqlite3(&db, "ALTER TABLE audit_log RENAME TO audit_log_away");
+    assert!(c.scheduled_verification().await, "due, so it ran");
+    assert!(
+        c.audit_status()
+            .await
+            .map_or(true, |s| s.last_verification.is_none()),
+        "a run that could not finish is not a verdict"
+    );
+    // The next ticks do not hammer the store; they wait (1 minute, then 2, 4 …).
+    assert!(!c.scheduled_verification().await, "tried again at once");
+    assert!(!c.scheduled_verification().await, "tried again at once");
+    // An officer can still verify by hand once the store is back.
+    testkit::pg::sqlite3(&db, "ALTER TABLE audit_log_away RENAME TO audit_log");
+    let v = c
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    c.close().await;
+}
