@@ -402,6 +402,42 @@ async fn bad_module_paths_get_clear_messages_and_nothing_breaks() {
     .expect("libz");
     let e = c.add_module(libz).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::NotPkcs11, "{e:?}");
+    // A library that is not PKCS#11 is refused from its symbol table, before it is loaded:
+    // its constructor never runs. The same library with an entry point is loaded (and its
+    // constructor leaves the mark), so the mark is a fair witness.
+    for (name, entry_point) in [("libctor.so", false), ("libctor-p11.so", true)] {
+        let marker = dir.path().join(format!("{name}.constructor-ran"));
+        let src = dir.path().join(format!("{name}.c"));
+        let mut code = format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void ran(void) {{ FILE *f = fopen(\"{}\", \"w\"); if (f) fclose(f); }}\nint not_pkcs11(void) {{ return 1; }}\n",
+            marker.display()
+        );
+        if entry_point {
+            code += "unsigned long C_GetFunctionList(void **list) { (void)list; return 5; }\n";
+        }
+        std::fs::write(&src, code).unwrap();
+        let lib = dir.path().join(name);
+        assert!(std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success());
+        let e = c.add_module(&lib.display().to_string()).await.unwrap_err();
+        if entry_point {
+            assert!(
+                marker.exists(),
+                "a PKCS#11-looking library is loaded: {e:?}"
+            );
+        } else {
+            assert_eq!(e.code, ErrorCode::NotPkcs11, "{e:?}");
+            assert!(
+                !marker.exists(),
+                "the constructor ran: the library was loaded"
+            );
+        }
+    }
     assert!(
         c.settings().modules.is_empty(),
         "failed modules are not remembered"

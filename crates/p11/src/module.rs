@@ -88,6 +88,43 @@ fn explain_load_error(path: &Path, raw: &str) -> String {
     format!("{hint} ({raw})")
 }
 
+/// Largest file read to check its symbols: vendor modules are a few MB.
+const MAX_MODULE_BYTES: u64 = 1 << 30;
+
+/// Check, without loading it, that a file is a shared library exporting a PKCS#11 entry
+/// point. Loading runs a library's constructors; a file that is not a PKCS#11 module — a
+/// wrong path, or a path a compromised page sends — must never get that far.
+fn exports_entry_point(path: &Path, display: &str) -> Result<()> {
+    use object::{Object, ObjectSymbol};
+    let load_error = |raw: &str| Error::Load {
+        path: display.to_string(),
+        reason: explain_load_error(path, raw),
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| load_error(&e.to_string()))?
+        .len();
+    if len > MAX_MODULE_BYTES {
+        return Err(load_error(&format!(
+            "{len} bytes: far larger than any PKCS#11 module; not loaded"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| load_error(&e.to_string()))?;
+    let file = object::File::parse(&*bytes)
+        .map_err(|e| load_error(&format!("invalid ELF header: {e}; not loaded")))?;
+    let exported = file.dynamic_symbols().any(|s| {
+        s.is_definition()
+            && s.is_global()
+            && matches!(s.name(), Ok("C_GetFunctionList" | "C_GetInterface"))
+    });
+    if exported {
+        Ok(())
+    } else {
+        Err(Error::NotPkcs11 {
+            path: display.to_string(),
+        })
+    }
+}
+
 impl Module {
     /// Load a module (or return the already loaded one for the same file). Does not call
     /// `C_Initialize`; see [`Module::initialize`].
@@ -108,6 +145,7 @@ impl Module {
         if let Some(m) = reg.get(&canonical) {
             return Ok(m.clone());
         }
+        exports_entry_point(&canonical, &display)?;
         let m = Arc::new(Self::open(&canonical)?);
         reg.insert(canonical, m.clone());
         Ok(m)
