@@ -38,6 +38,17 @@ pub enum SignFormat {
     Bundle,
 }
 
+impl SignFormat {
+    /// What the output's name adds to the artifact's.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            SignFormat::Cms => ".p7s",
+            SignFormat::Raw => ".sig",
+            SignFormat::Bundle => ".sig.json",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum OnError {
@@ -257,12 +268,8 @@ impl Batch {
     ) -> Result<Vec<(SignFormat, PathBuf, Vec<u8>)>, SignError> {
         // Refuse before the HSM signs: a file already signed (a batch run again after a
         // crash) must not cost signatures — one-time keys, for HSS. Writing checks again.
-        for suffix in self.formats.iter().map(|f| match f {
-            SignFormat::Cms => ".p7s",
-            SignFormat::Raw => ".sig",
-            SignFormat::Bundle => ".sig.json",
-        }) {
-            let out = beside(&input.path, self.out_dir.as_deref(), suffix);
+        for f in &self.formats {
+            let out = beside(&input.path, self.out_dir.as_deref(), f.suffix());
             if std::fs::symlink_metadata(&out).is_ok() {
                 return Err(SignError::Exists(out.display().to_string()));
             }
@@ -327,7 +334,11 @@ impl Batch {
                     )?;
                     outs.push((
                         SignFormat::Cms,
-                        beside(&input.path, self.out_dir.as_deref(), ".p7s"),
+                        beside(
+                            &input.path,
+                            self.out_dir.as_deref(),
+                            SignFormat::Cms.suffix(),
+                        ),
                         p7s,
                     ));
                 }
@@ -342,7 +353,11 @@ impl Batch {
                     if *f == SignFormat::Raw {
                         outs.push((
                             SignFormat::Raw,
-                            beside(&input.path, self.out_dir.as_deref(), ".sig"),
+                            beside(
+                                &input.path,
+                                self.out_dir.as_deref(),
+                                SignFormat::Raw.suffix(),
+                            ),
                             sig,
                         ));
                     } else {
@@ -374,7 +389,11 @@ impl Batch {
                             .map_err(|e| SignError::Format(e.to_string()))?;
                         outs.push((
                             SignFormat::Bundle,
-                            beside(&input.path, self.out_dir.as_deref(), ".sig.json"),
+                            beside(
+                                &input.path,
+                                self.out_dir.as_deref(),
+                                SignFormat::Bundle.suffix(),
+                            ),
                             text,
                         ));
                     }
