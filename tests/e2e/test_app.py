@@ -275,6 +275,20 @@ def run(app: App, data: Path):
     print(f"e2e: ok ({len(actions)} kinds of audited actions; tampered record {seq} named)")
 
 
+KEYS_SEEN_BY_BACKEND = r"""
+const done = arguments[arguments.length - 1];
+const inv = window.__TAURI_INTERNALS__.invoke;
+(async () => {
+  const conns = await inv("connections");
+  const pid = conns.flatMap((m) => m.slots).find((s) => s.partition_id).partition_id;
+  const out = { pid };
+  try { out.keys = (await inv("list_keys", { partitionId: pid })).map((k) => [k.label, k.class, k.id_hex, k.handle, JSON.stringify(k.capabilities)]); } catch (e) { out.keysErr = JSON.stringify(e); }
+  try { out.signing = (await inv("signing_keys", { partitionId: pid })).map((k) => [k.label, k.id_hex]); } catch (e) { out.signingErr = JSON.stringify(e); }
+  try { out.partition = await inv("partition", { partitionId: pid }); } catch (e) { out.partErr = JSON.stringify(e); }
+  done(out);
+})().catch((e) => done({ harness: String(e) }));
+"""
+
 HOSTILE_IPC = r"""
 const done = arguments[arguments.length - 1];
 const inv = window.__TAURI_INTERNALS__.invoke;
@@ -384,7 +398,13 @@ def sign_by_drag_and_drop(app: App, data: Path):
     drag_files(files)
     app.wait(lambda: len(app.css("[data-testid=sign-file]")) == 3, "the three dropped files in the Sign view")
     # The key list loads asynchronously: wait for the new key to be offered.
-    option = app.wait(lambda: next((o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")), None), "the new key among the signing keys")
+    try:
+        option = app.wait(lambda: next((o.text for o in Select(app.tid("sign-key")).options if o.text.startswith("e2e_release_ml_dsa_65")), None), "the new key among the signing keys")
+    except AssertionError:
+        app.d.set_script_timeout(60)
+        dbg = app.d.execute_async_script(KEYS_SEEN_BY_BACKEND)
+        print("e2e: what the backend lists:", json.dumps(dbg, indent=1)[:20000], file=sys.stderr)
+        raise
     Select(app.tid("sign-key")).select_by_visible_text(option)
     raw = app.tid("fmt-raw")
     if not raw.is_selected():

@@ -51,6 +51,13 @@ export function ProgressBar({ done, total, label }: { done: number; total: numbe
 /// A modal dialog: focus moves in, Tab stays in, Escape closes, focus returns after.
 export function Dialog({ title, onClose, children, footer, wide }: { title: string; onClose: () => void; children: ReactNode; footer?: ReactNode; wide?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
+  // The latest onClose, read when a key is pressed: parents pass a new function on every
+  // render, and re-running the focus effect on each would pull the focus out of the field
+  // being typed in whenever anything in the window changes (an audit event, a refresh).
+  const closeRef = useRef(onClose);
+  useEffect(() => {
+    closeRef.current = onClose;
+  }, [onClose]);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const el = ref.current;
@@ -59,7 +66,7 @@ export function Dialog({ title, onClose, children, footer, wide }: { title: stri
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") {
         e.stopPropagation();
-        onClose();
+        closeRef.current();
       }
       if (e.key === "Tab" && el) {
         const items = Array.from(el.querySelectorAll<HTMLElement>("button, input, select, textarea, [tabindex]:not([tabindex='-1'])")).filter((x) => !x.hasAttribute("disabled"));
@@ -80,7 +87,7 @@ export function Dialog({ title, onClose, children, footer, wide }: { title: stri
       document.removeEventListener("keydown", onKey, true);
       before?.focus();
     };
-  }, [onClose]);
+  }, []);
   return (
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
       <div className={`dialog${wide ? " dialog-wide" : ""}`} role="dialog" aria-modal="true" aria-label={title} ref={ref} tabIndex={-1}>

@@ -68,7 +68,7 @@ interface Call {
 declare global {
   interface Window {
     __MOCK_CONFIG__?: MockConfig;
-    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings; drop: (paths: string[]) => Promise<void> };
+    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings; event: (ev: ConsoleEvent) => Promise<void>; drop: (paths: string[]) => Promise<void> };
   }
 }
 
@@ -680,6 +680,8 @@ export function install(cfg: MockConfig = {}) {
     get settings() {
       return settings;
     },
+    // A backend event, as the console emits them (audit records, partition changes).
+    event: (ev: ConsoleEvent) => emit("console-event", ev),
     // What the window gets when files are dropped on it.
     drop: (paths: string[]) => emit("tauri://drag-drop", { paths, position: { x: 400, y: 300 } }),
   };

@@ -67,6 +67,29 @@ test("generate an ML-DSA-65 key: suggested label, progress, row, attributes, pub
   await shot(page, "03-keys-after-generate");
 });
 
+test("typing in a dialog keeps the focus while the window updates behind it", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.getByTestId("generate-key").click();
+  await page.getByTestId("spec-info").waitFor();
+  const field = page.getByTestId("key-label");
+  await field.fill("");
+  await field.focus();
+  await page.keyboard.type("e2e");
+  // Events re-render the views behind the dialog (an e2e run lost its label this way).
+  for (const kind of ["audit_changed", "audit_changed"]) {
+    await page.evaluate((k) => window.__mock.event({ kind: k }), kind);
+    await page.waitForTimeout(50);
+    await page.keyboard.type("_x");
+  }
+  assert.equal(await field.inputValue(), "e2e_x_x");
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "key-label");
+  await page.keyboard.press("Escape");
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+});
+
 test("HSS presets show the signature count and the key-generation warning", async () => {
   const page = await openApp(browser);
   await login(page);
