@@ -19,13 +19,36 @@ fn data_dir() -> std::path::PathBuf {
         .unwrap_or_else(ConsoleConfig::default_data_dir)
 }
 
-pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("HSMC_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
+/// The log of this run in `<data>/logs/hsm-console.log` (the previous run's is kept as
+/// `hsm-console.1.log`), so an officer can attach it to a report; `None` if the folder
+/// cannot be written, and the app logs to stderr only.
+fn log_file(data: &std::path::Path) -> Option<std::fs::File> {
+    let dir = data.join("logs");
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("hsm-console.log");
+    let _ = std::fs::rename(&path, dir.join("hsm-console.1.log"));
+    std::fs::File::create(path).ok()
+}
+
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("HSMC_LOG").unwrap_or_else(|_| "info".into());
+    let file = log_file(&data_dir()).map(|f| {
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(f))
+    });
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer())
+        .with(file)
         .init();
+}
+
+pub fn run() {
+    init_logging();
     tauri::Builder::default()
         .setup(|app| {
             let mut cfg = ConsoleConfig::new(data_dir());

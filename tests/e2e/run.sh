@@ -48,5 +48,13 @@ status=0
   --app "$root/target/debug/hsm-console" --data "$HSMC_DATA_DIR" --artifacts "$artifacts" || status=$?
 if ((status != 0)); then
   echo "--- tauri-driver log"; tail -n 50 "$work/driver.log" || true
+  for log in "$HSMC_DATA_DIR"/logs/hsm-console.1.log "$HSMC_DATA_DIR"/logs/hsm-console.log; do
+    if [[ -f "$log" ]]; then
+      echo "--- app log $(basename "$log") (warnings and errors)"
+      grep -E " (WARN|ERROR) " "$log" | tail -n 40 || true
+    fi
+  done
 fi
+# Keep the app's logs with the screenshots.
+cp "$HSMC_DATA_DIR"/logs/*.log "$artifacts/" 2>/dev/null || true
 exit $status
