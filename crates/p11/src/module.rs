@@ -108,8 +108,11 @@ fn exports_entry_point(path: &Path, display: &str) -> Result<()> {
             "{len} bytes: far larger than any PKCS#11 module; not loaded"
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| load_error(&e.to_string()))?;
-    let file = object::File::parse(&*bytes)
+    // Only the headers and the dynamic symbol table are read, not the whole library: this
+    // runs for every module at start-up, before dlopen maps it (lazily) anyway.
+    let file = std::fs::File::open(path).map_err(|e| load_error(&e.to_string()))?;
+    let cache = object::ReadCache::new(file);
+    let file = object::File::parse(&cache)
         .map_err(|e| load_error(&format!("invalid ELF header: {e}; not loaded")))?;
     let exported = file.dynamic_symbols().any(|s| {
         s.is_definition()
