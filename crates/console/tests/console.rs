@@ -10,6 +10,8 @@ use console::{Console, ConsoleConfig, ErrorCode};
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use hsm::pubkey::PublicKeyFormat;
 
+mod common;
+
 fn config(dir: &std::path::Path) -> ConsoleConfig {
     // The built-in partition configures itself inside the data dir unless this is set.
     std::env::remove_var("LUNASIM_CONF");
@@ -699,18 +701,14 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scheduled_verification_that_cannot_run_backs_off() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = Console::open(config(dir.path())).await.unwrap();
-    let pid = builtin_partition(&c).await;
+    let e = common::builtin().await;
+    let c = &e.c;
     let mut s = c.settings();
     s.audit.auto_verify = console::settings::AutoVerify::Hourly;
     c.update_settings(s).await.unwrap();
-    c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
-        .await
-        .unwrap();
     // The store stops answering verification queries (another SQLite client moves the
     // table away): the run fails — an error, not a broken trail.
-    let db = dir.path().join("audit.db");
+    let db = e.dir.path().join("data").join("audit.db");
     testkit::pg::sqlite3(&db, "ALTER TABLE audit_log RENAME TO audit_log_away");
     assert!(c.scheduled_verification().await, "due, so it ran");
     assert!(

@@ -9,10 +9,12 @@
 //! crosses IPC once as JSON; the console takes it from there), and `hsmc`'s environment
 //! when the PIN comes from `HSMC_PIN`.
 
-use console::views::{GenerateRequest, UserKind};
-use console::{Console, ConsoleConfig, ErrorCode};
+use console::views::UserKind;
+use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec};
 use p11::heapwatch::{self, SecretWatch};
+
+mod common;
 
 #[global_allocator]
 static HEAP: SecretWatch = SecretWatch;
@@ -25,22 +27,10 @@ fn watch_pins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pins_are_wiped_before_their_memory_is_freed() {
-    let token = testkit::TestToken::new(testkit::Backend::SoftHsm);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path());
-    cfg.builtin = false; // the trail's key goes to the SoftHSM token: its PIN is the one watched
-    let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&token.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&m.id)
-        .await
-        .unwrap()
-        .iter()
-        .find_map(|s| s.partition_id.clone())
-        .unwrap();
+    // The built-in partition is off: the trail's key goes to the SoftHSM token, so its PIN
+    // is the one watched.
+    let e = common::token_logged_out(testkit::Backend::SoftHsm).await;
+    let (c, pid) = (&e.c, &e.pid);
 
     // The watch sees a forgotten copy, and does not see a PIN that was zeroized.
     watch_pins();
@@ -54,31 +44,25 @@ async fn pins_are_wiped_before_their_memory_is_freed() {
 
     // A session as an officer has it.
     watch_pins();
-    let e = c
-        .login(&pid, UserKind::User, p11::pin(WRONG_PIN))
+    let err = c
+        .login(pid, UserKind::User, p11::pin(WRONG_PIN))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::PinIncorrect, "{e:?}");
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+    assert_eq!(err.code, ErrorCode::PinIncorrect, "{err:?}");
+    c.login(pid, UserKind::User, p11::pin(testkit::USER_PIN))
         .await
         .unwrap();
-    let g = c
-        .generate_key(
-            &pid,
-            GenerateRequest {
-                spec: KeySpec::Ec { curve: Curve::P256 },
-                label: "pin_memory".into(),
-                token: true,
-            },
-        )
-        .await
-        .unwrap();
-    c.key_details(&pid, g.private_handle).await.unwrap();
-    c.logout(&pid).await.unwrap();
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
+    let g = e
+        .generate(KeySpec::Ec { curve: Curve::P256 }, "pin_memory")
+        .await;
+    c.key_details(pid, g.private_handle).await.unwrap();
+    c.logout(pid).await.unwrap();
+    c.login(pid, UserKind::User, p11::pin(testkit::USER_PIN))
         .await
         .unwrap();
     c.close().await;
+    // The console goes under the watch; the token and its files after it.
+    let common::Env { c, .. } = e;
     drop(c);
     let r = heapwatch::stop();
     assert_eq!(

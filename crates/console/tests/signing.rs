@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::sign::{OnError, SignFormat, SignReport, SignRequest};
-use console::views::GenerateRequest;
 use console::ErrorCode;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
 use testkit::Backend;
@@ -19,18 +18,7 @@ use common::{builtin, token, Env};
 impl Env {
     /// The new key as `id:HEX`, and its current handle.
     async fn key(&self, spec: KeySpec, label: &str) -> (String, u64) {
-        let g = self
-            .c
-            .generate_key(
-                &self.pid,
-                GenerateRequest {
-                    spec,
-                    label: label.into(),
-                    token: true,
-                },
-            )
-            .await
-            .unwrap();
+        let g = self.generate(spec, label).await;
         (format!("id:{}", g.id_hex), g.private_handle)
     }
 

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use console::views::UserKind;
+use console::views::{GenerateRequest, GeneratedKey, UserKind};
 use console::{Console, ConsoleConfig};
+use hsm::algo::KeySpec;
 use testkit::{Backend, TestToken};
 
 pub struct Env {
@@ -46,8 +47,17 @@ pub async fn builtin() -> Env {
     }
 }
 
-/// A fresh token of `backend`, added as a module (the built-in partition off).
+/// A fresh token of `backend`, added as a module (the built-in partition off), logged in.
 pub async fn token(backend: Backend) -> Env {
+    let e = token_logged_out(backend).await;
+    e.c.login(&e.pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    e
+}
+
+/// As [`token`], before anyone logs in (for tests of the login itself).
+pub async fn token_logged_out(backend: Backend) -> Env {
     let t = TestToken::new(backend);
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = ConsoleConfig::new(dir.path().join("data"));
@@ -64,13 +74,27 @@ pub async fn token(backend: Backend) -> Env {
         .into_iter()
         .find_map(|s| s.partition_id)
         .unwrap();
-    c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-        .await
-        .unwrap();
     Env {
         c,
         pid,
         dir,
         _token: Some(t),
+    }
+}
+
+impl Env {
+    /// A token key pair made through the console.
+    pub async fn generate(&self, spec: KeySpec, label: &str) -> GeneratedKey {
+        self.c
+            .generate_key(
+                &self.pid,
+                GenerateRequest {
+                    spec,
+                    label: label.into(),
+                    token: true,
+                },
+            )
+            .await
+            .unwrap()
     }
 }
