@@ -26,9 +26,15 @@ stage() {
   fi
 }
 
-lint_rust() {
+lint_all() {
   cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings &&
-    python3 scripts/licenses.py
+    python3 scripts/licenses.py && lint_ui
+}
+
+# The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy.
+lint_ui() {
+  [[ -f ui/package.json ]] || return 0
+  (cd ui && npm run --silent format:check && npm run --silent lint && npm run --silent typecheck)
 }
 
 rust_tests() {
@@ -39,7 +45,7 @@ rust_tests() {
 
 ui_checks() {
   [[ -f ui/package.json ]] || { echo "no UI yet"; return 0; }
-  (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent build && npm run --silent test)
+  (cd ui && npm run --silent build && npm run --silent test)
 }
 
 e2e_tests() {
@@ -53,9 +59,9 @@ fuzz_targets() {
 
 for s in "${stages[@]}"; do
   case "$s" in
-    lint) stage "lint (rustfmt, clippy -D warnings, licenses)" lint_rust ;;
+    lint) stage "lint (rustfmt, clippy -D warnings, licenses, prettier, eslint, tsc)" lint_all ;;
     rust) stage "rust tests (nextest, real tokens)" rust_tests ;;
-    ui) stage "ui (eslint, tsc, build, browser tests)" ui_checks ;;
+    ui) stage "ui (build, browser tests)" ui_checks ;;
     e2e) stage "e2e (real app under Xvfb)" e2e_tests ;;
     fuzz) stage "fuzz (cargo-fuzz, every parser, bounded time)" fuzz_targets ;;
     *) echo "unknown stage $s"; exit 2 ;;

@@ -76,7 +76,9 @@ function VerificationBadge() {
   } else {
     [tone, text, state] = ["ok", `trail intact · ${new Date(v.at).toLocaleTimeString()}`, "intact"];
   }
-  const title = v ? `${v.trigger === "scheduled" ? "Scheduled" : "Manual"} verification at ${new Date(v.at).toLocaleString()}: ${v.intact ? `${v.records} records intact` : (v.explanation ?? "broken")}. Automatic verification: ${audit.auto_verify}.` : `No verification since the console started. Automatic verification: ${audit.auto_verify}.`;
+  const title = v
+    ? `${v.trigger === "scheduled" ? "Scheduled" : "Manual"} verification at ${new Date(v.at).toLocaleString()}: ${v.intact ? `${v.records} records intact` : (v.explanation ?? "broken")}. Automatic verification: ${audit.auto_verify}.`
+    : `No verification since the console started. Automatic verification: ${audit.auto_verify}.`;
   return (
     <button className="badge-button" onClick={() => setView("audit")} title={title} data-testid="verification-badge" data-state={state}>
       <Badge tone={tone}>{text}</Badge>
@@ -153,7 +155,12 @@ function Shell() {
         <ul>
           {NAV.map((n) => (
             <li key={n.view}>
-              <button className={view === n.view ? "nav-item active" : "nav-item"} aria-current={view === n.view ? "page" : undefined} onClick={() => setView(n.view)} title={`Alt+${n.key}`}>
+              <button
+                className={view === n.view ? "nav-item active" : "nav-item"}
+                aria-current={view === n.view ? "page" : undefined}
+                onClick={() => setView(n.view)}
+                title={`Alt+${n.key}`}
+              >
                 {n.label}
               </button>
             </li>
@@ -168,7 +175,11 @@ function Shell() {
               <>
                 <strong>{partition.token.label}</strong>
                 <span className="muted">serial {partition.token.serial}</span>
-                {partition.logged_in ? <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge> : <Badge>not logged in</Badge>}
+                {partition.logged_in ? (
+                  <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge>
+                ) : (
+                  <Badge>not logged in</Badge>
+                )}
               </>
             ) : (
               <span className="muted">No partition selected</span>
@@ -184,7 +195,9 @@ function Shell() {
             Software emulator (lunasim) — not for production keys. Demo PINs: user 12345678, SO 87654321.
           </div>
         )}
-        {status?.info?.builtin_note && !partition && <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>}
+        {status?.info?.builtin_note && !partition && (
+          <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>
+        )}
         {status?.info?.startup_warnings.map((w) => (
           <div className="notice" key={w}>
             A remembered module was not loaded: {w}

@@ -7,7 +7,10 @@ import { useStore } from "./store";
 export function ErrorBox({ error, title }: { error: ApiError; title?: string }) {
   return (
     <div className="error-box" role="alert" data-code={error.code}>
-      <strong>{title ? `${title}: ` : ""}{error.message}</strong>
+      <strong>
+        {title ? `${title}: ` : ""}
+        {error.message}
+      </strong>
       {error.details && <p>{error.details}</p>}
       {error.suggestion && <p className="suggestion">What to do: {error.suggestion}</p>}
       {error.pkcs11 && (
@@ -30,7 +33,15 @@ export function EmptyState({ title, children, action }: { title: string; childre
   );
 }
 
-export function Badge({ tone = "neutral", children, title }: { tone?: "neutral" | "ok" | "warn" | "bad" | "info"; children: ReactNode; title?: string }) {
+export function Badge({
+  tone = "neutral",
+  children,
+  title,
+}: {
+  tone?: "neutral" | "ok" | "warn" | "bad" | "info";
+  children: ReactNode;
+  title?: string;
+}) {
   return (
     <span className={`badge badge-${tone}`} title={title}>
       {children}
@@ -41,15 +52,36 @@ export function Badge({ tone = "neutral", children, title }: { tone?: "neutral" 
 export function ProgressBar({ done, total, label }: { done: number; total: number; label?: string }) {
   const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 0;
   return (
-    <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={total || 100} aria-valuenow={done} aria-label={label ?? "progress"}>
+    <div
+      className="progress"
+      role="progressbar"
+      aria-valuemin={0}
+      aria-valuemax={total || 100}
+      aria-valuenow={done}
+      aria-label={label ?? "progress"}
+    >
       <div className="progress-fill" style={{ width: `${total > 0 ? pct : 100}%` }} data-indeterminate={total <= 0 ? "true" : undefined} />
-      <span className="progress-text">{label ?? (total > 0 ? `${done.toLocaleString()} / ${total.toLocaleString()} (${pct}%)` : "working…")}</span>
+      <span className="progress-text">
+        {label ?? (total > 0 ? `${done.toLocaleString()} / ${total.toLocaleString()} (${pct}%)` : "working…")}
+      </span>
     </div>
   );
 }
 
 /// A modal dialog: focus moves in, Tab stays in, Escape closes, focus returns after.
-export function Dialog({ title, onClose, children, footer, wide }: { title: string; onClose: () => void; children: ReactNode; footer?: ReactNode; wide?: boolean }) {
+export function Dialog({
+  title,
+  onClose,
+  children,
+  footer,
+  wide,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  footer?: ReactNode;
+  wide?: boolean;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   // The latest onClose, read when a key is pressed: parents pass a new function on every
   // render, and re-running the focus effect on each would pull the focus out of the field
@@ -69,7 +101,9 @@ export function Dialog({ title, onClose, children, footer, wide }: { title: stri
         closeRef.current();
       }
       if (e.key === "Tab" && el) {
-        const items = Array.from(el.querySelectorAll<HTMLElement>("button, input, select, textarea, [tabindex]:not([tabindex='-1'])")).filter((x) => !x.hasAttribute("disabled"));
+        const items = Array.from(
+          el.querySelectorAll<HTMLElement>("button, input, select, textarea, [tabindex]:not([tabindex='-1'])"),
+        ).filter((x) => !x.hasAttribute("disabled"));
         if (items.length === 0) return;
         const firstItem = items[0]!;
         const lastItem = items[items.length - 1]!;

@@ -107,8 +107,7 @@ export const api = {
   updateSettings: (settings: Settings) => call<Settings>("update_settings", { settings }),
   auditStatus: () => call<AuditStatusView>("audit_status"),
   auditRecords: (query: Query) => call<RecordView[]>("audit_records", { query }),
-  auditVerify: (jobId: string, onEvent: (e: JobEvent) => void) =>
-    call<Verdict>("audit_verify", { jobId, onEvent: channel(onEvent) }),
+  auditVerify: (jobId: string, onEvent: (e: JobEvent) => void) => call<Verdict>("audit_verify", { jobId, onEvent: channel(onEvent) }),
   auditExport: (format: ExportFormat, range: Range) => call<ExportSummary | null>("audit_export", { format, range }),
   auditCheckpoint: () => call<Checkpoint>("audit_checkpoint"),
   cancelJob: (jobId: string) => call<boolean>("cancel_job", { jobId }),
@@ -125,7 +124,8 @@ export const api = {
     call<VerifyReport>("verify_signature", { file, signature, publicKey, context }),
   issueCertificate: (partitionId: string, handle: number, subject: string, days: number) =>
     call<CertificateView>("issue_certificate", { partitionId, handle, subject, days }),
-  certificateRequest: (partitionId: string, handle: number, subject: string) => call<string>("certificate_request", { partitionId, handle, subject }),
+  certificateRequest: (partitionId: string, handle: number, subject: string) =>
+    call<string>("certificate_request", { partitionId, handle, subject }),
   hssKeys: () => call<HssKeyView[]>("hss_keys"),
   stats: (partitionId: string) => call<StatsSnapshot>("stats", { partitionId }),
   statsHistory: (partitionId: string) => call<StatsPoint[]>("stats_history", { partitionId }),
@@ -141,12 +141,18 @@ export const api = {
   probeChart: (id: string, which: "latency" | "histogram" | "sweep") => call<string>("probe_chart", { id, which }),
   probeCsv: (id: string) => call<string>("probe_csv", { id }),
   probeLiveChart: (title: string, points: SeriesPoint[]) => call<string>("probe_live_chart", { title, points }),
-  probeCapacity: (ceilingPerS: number, meanLatencyUs: number, targetPerS: number) => call<CapacityPlan>("probe_capacity", { ceilingPerS, meanLatencyUs, targetPerS }),
+  probeCapacity: (ceilingPerS: number, meanLatencyUs: number, targetPerS: number) =>
+    call<CapacityPlan>("probe_capacity", { ceilingPerS, meanLatencyUs, targetPerS }),
   auditCheckpoints: () => call<CheckpointView[]>("audit_checkpoints"),
   auditPublicKey: () => call<string>("audit_public_key"),
   auditRotateKey: () => call<number>("audit_rotate_key"),
   saveExport: (fileName: string, kind: "svg" | "png" | "csv" | "json" | "pem", content: { text: string } | { base64: string }) =>
-    call<string | null>("save_export", { fileName, kind, text: "text" in content ? content.text : null, base64: "base64" in content ? content.base64 : null }),
+    call<string | null>("save_export", {
+      fileName,
+      kind,
+      text: "text" in content ? content.text : null,
+      base64: "base64" in content ? content.base64 : null,
+    }),
 };
 
 export function onConsoleEvent(cb: (e: ConsoleEvent) => void): Promise<UnlistenFn> {

@@ -31,13 +31,18 @@ const server = createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream", ...(withCsp ? { "content-security-policy": csp } : {}) });
+  res.writeHead(200, {
+    "content-type": types[extname(file)] ?? "application/octet-stream",
+    ...(withCsp ? { "content-security-policy": csp } : {}),
+  });
   res.end(readFileSync(file));
 });
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const { port } = server.address();
 
-const files = readdirSync(join(ui, "tests/ui")).filter((f) => f.endsWith(process.env.UI_ONLY ?? ".test.mjs")).map((f) => join(ui, "tests/ui", f));
+const files = readdirSync(join(ui, "tests/ui"))
+  .filter((f) => f.endsWith(process.env.UI_ONLY ?? ".test.mjs"))
+  .map((f) => join(ui, "tests/ui", f));
 // Asynchronously: this process keeps serving the files while the tests run.
 const child = spawn(process.execPath, ["--test", "--test-concurrency=1", ...files], {
   stdio: "inherit",

@@ -569,9 +569,9 @@ impl Session {
             .module
             .func(self.module.functions().C_SignFinal, "C_SignFinal")?;
         let h = self.handle;
-        // SAFETY (inside): out has *len bytes.
-        self.output_call("C_SignFinal", OUTPUT_GUESS, |out, len| unsafe {
-            f(h, out, len)
+        self.output_call("C_SignFinal", OUTPUT_GUESS, |out, len| {
+            // SAFETY: output_call passes a buffer of *len writable bytes.
+            unsafe { f(h, out, len) }
         })
     }
 

@@ -14,8 +14,10 @@ function VerdictBox({ v }: { v: Verdict }) {
     return (
       <div className="verdict ok" role="status" data-testid="verdict" data-verdict="intact">
         <strong>Intact.</strong> {v.records.toLocaleString()} records and {v.checkpoints} checkpoints verified
-        {v.last_checkpoint ? `; last checkpoint ${v.last_checkpoint.checkpoint_no} at ${v.last_checkpoint.time} (${v.last_checkpoint.algorithm})` : ""}.
-        {!v.key_pinned && " The checkpoint key was taken from the store (log in to the holder to pin it from the HSM)."}
+        {v.last_checkpoint
+          ? `; last checkpoint ${v.last_checkpoint.checkpoint_no} at ${v.last_checkpoint.time} (${v.last_checkpoint.algorithm})`
+          : ""}
+        .{!v.key_pinned && " The checkpoint key was taken from the store (log in to the holder to pin it from the HSM)."}
       </div>
     );
   }
@@ -36,7 +38,11 @@ function Metadata({ json }: { json: string }) {
   } catch {
     /* stored as it was written */
   }
-  return <span className="mono ellipsis" title={text}>{text === "{}" ? "" : text}</span>;
+  return (
+    <span className="mono ellipsis" title={text}>
+      {text === "{}" ? "" : text}
+    </span>
+  );
 }
 
 function toIso(local: string, end: boolean): string | null {
@@ -285,7 +291,12 @@ export function AuditView() {
   };
 
   // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
-  const virt = useVirtualizer({ count: records?.length ?? 0, getScrollElement: () => parentRef.current, estimateSize: () => ROW, overscan: 10 });
+  const virt = useVirtualizer({
+    count: records?.length ?? 0,
+    getScrollElement: () => parentRef.current,
+    estimateSize: () => ROW,
+    overscan: 10,
+  });
   virtRef.current = virt;
   // Older pages load as the table nears its end, so 100,000 records scroll like one list.
   const lastShown = virt.getVirtualItems().at(-1)?.index ?? 0;
@@ -304,7 +315,11 @@ export function AuditView() {
       <header className="view-header">
         <h1>Audit trail</h1>
         <div className="button-row">
-          <button onClick={() => void exportTrail("jsonl")} data-testid="export-jsonl" title={from || to ? "The records in the date range of the filter" : "The whole trail (set the date filter for a range)"}>
+          <button
+            onClick={() => void exportTrail("jsonl")}
+            data-testid="export-jsonl"
+            title={from || to ? "The records in the date range of the filter" : "The whole trail (set the date filter for a range)"}
+          >
             Export (verifiable JSONL){from || to ? " of the date range" : ""}…
           </button>
           <button onClick={() => void exportTrail("csv")} data-testid="export-csv">
@@ -316,7 +331,13 @@ export function AuditView() {
           <button onClick={() => setRotate(true)} disabled={!unlocked} data-testid="rotate-key">
             Rotate key…
           </button>
-          <button className="primary" onClick={() => void runVerify()} disabled={!!verify || !unlocked} data-testid="verify-trail" title={unlocked ? "Verify every record" : "Log in to the partition holding the audit key"}>
+          <button
+            className="primary"
+            onClick={() => void runVerify()}
+            disabled={!!verify || !unlocked}
+            data-testid="verify-trail"
+            title={unlocked ? "Verify every record" : "Log in to the partition holding the audit key"}
+          >
             Verify trail
           </button>
         </div>
@@ -337,7 +358,9 @@ export function AuditView() {
             <dt>Key</dt>
             <dd>
               {audit.key.state === "unlocked" ? (
-                <Badge tone="ok">unlocked · epoch {audit.key.epoch} · {audit.key.holder}</Badge>
+                <Badge tone="ok">
+                  unlocked · epoch {audit.key.epoch} · {audit.key.holder}
+                </Badge>
               ) : audit.key.state === "locked" ? (
                 <Badge tone="warn">locked · held by {audit.key.holder}</Badge>
               ) : (
@@ -357,7 +380,10 @@ export function AuditView() {
             <dd data-testid="last-verification">
               {audit.last_verification ? (
                 <>
-                  <Badge tone={audit.last_verification.intact ? "ok" : "bad"}>{audit.last_verification.intact ? "intact" : `broken at ${audit.last_verification.first_bad_seq}`}</Badge> {new Date(audit.last_verification.at).toLocaleString()} ({audit.last_verification.trigger})
+                  <Badge tone={audit.last_verification.intact ? "ok" : "bad"}>
+                    {audit.last_verification.intact ? "intact" : `broken at ${audit.last_verification.first_bad_seq}`}
+                  </Badge>{" "}
+                  {new Date(audit.last_verification.at).toLocaleString()} ({audit.last_verification.trigger})
                 </>
               ) : (
                 "not verified since the console started"
@@ -381,7 +407,13 @@ export function AuditView() {
       )}
       {verify && (
         <div className="inline-form">
-          <ProgressBar done={verify.done} total={verify.total} label={verify.total > 0 ? `Verifying ${verify.done.toLocaleString()} of ${verify.total.toLocaleString()} records` : "Verifying…"} />
+          <ProgressBar
+            done={verify.done}
+            total={verify.total}
+            label={
+              verify.total > 0 ? `Verifying ${verify.done.toLocaleString()} of ${verify.total.toLocaleString()} records` : "Verifying…"
+            }
+          />
           <button onClick={() => void api.cancelJob(verify.job)} data-testid="cancel-verify">
             Cancel
           </button>
@@ -390,8 +422,21 @@ export function AuditView() {
       {verdict && <VerdictBox v={verdict} />}
       {verifyError && <ErrorBox error={verifyError} title="Verification did not finish" />}
       <div className="filters">
-        <input type="search" placeholder="Search metadata" value={text} onChange={(e) => setText(e.target.value)} aria-label="Search records" data-testid="audit-search" />
-        <input type="text" placeholder="Action (e.g. key.generate)" value={action} onChange={(e) => setAction(e.target.value)} aria-label="Action" />
+        <input
+          type="search"
+          placeholder="Search metadata"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          aria-label="Search records"
+          data-testid="audit-search"
+        />
+        <input
+          type="text"
+          placeholder="Action (e.g. key.generate)"
+          value={action}
+          onChange={(e) => setAction(e.target.value)}
+          aria-label="Action"
+        />
         <input type="text" placeholder="Actor" value={actor} onChange={(e) => setActor(e.target.value)} aria-label="Actor" />
         <label className="inline-form small">
           from <input type="date" value={from} onChange={(e) => setFrom(e.target.value)} aria-label="From date" data-testid="audit-from" />
@@ -408,60 +453,68 @@ export function AuditView() {
       </div>
       {error && <ErrorBox error={error} />}
       {records && records.length === 0 ? (
-        <EmptyState title="No records">{action || status || text || actor || from || to ? "Nothing matches the filters." : "Everything the console does will be recorded here."}</EmptyState>
+        <EmptyState title="No records">
+          {action || status || text || actor || from || to
+            ? "Nothing matches the filters."
+            : "Everything the console does will be recorded here."}
+        </EmptyState>
       ) : (
         <div className={selected ? "split" : undefined}>
-        <div className="record-table" role="grid" aria-label="Audit records" data-testid="audit-records">
-          <div className="record-row record-head" role="row">
-            <span role="columnheader">#</span>
-            <span role="columnheader">Time</span>
-            <span role="columnheader">Action</span>
-            <span role="columnheader">Resource</span>
-            <span role="columnheader">Status</span>
-            <span role="columnheader">Actor</span>
-            <span role="columnheader">Details</span>
-          </div>
-          <div className="record-scroll" ref={parentRef}>
-            <div style={{ height: virt.getTotalSize(), position: "relative" }}>
-              {virt.getVirtualItems().map((v) => {
-                const r = records![v.index]!;
-                return (
-                  <div
-                    key={r.seq}
-                    role="row"
-                    className={`record-row status-${r.status}${r.seq === badSeq ? " bad-record" : ""}${selected?.seq === r.seq ? " active" : ""}`}
-                    style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}
-                    data-action={r.action}
-                    data-seq={r.seq}
-                    data-bad={r.seq === badSeq ? "true" : undefined}
-                    data-testid="audit-row"
-                    onClick={() => setSelected(r)}
-                  >
-                    <span role="gridcell">{r.seq}</span>
-                    <span role="gridcell" className="mono">{r.timestamp.replace("T", " ").replace("Z", "")}</span>
-                    <span role="gridcell">{r.action}</span>
-                    <span role="gridcell" className="ellipsis" title={r.resource_id ?? ""}>
-                      {r.resource_id}
-                    </span>
-                    <span role="gridcell">
-                      <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>{r.status}</Badge>
-                    </span>
-                    <span role="gridcell" className="ellipsis">{r.actor_id}</span>
-                    <span role="gridcell">
-                      <Metadata json={r.metadata} />
-                    </span>
-                  </div>
-                );
-              })}
+          <div className="record-table" role="grid" aria-label="Audit records" data-testid="audit-records">
+            <div className="record-row record-head" role="row">
+              <span role="columnheader">#</span>
+              <span role="columnheader">Time</span>
+              <span role="columnheader">Action</span>
+              <span role="columnheader">Resource</span>
+              <span role="columnheader">Status</span>
+              <span role="columnheader">Actor</span>
+              <span role="columnheader">Details</span>
             </div>
+            <div className="record-scroll" ref={parentRef}>
+              <div style={{ height: virt.getTotalSize(), position: "relative" }}>
+                {virt.getVirtualItems().map((v) => {
+                  const r = records![v.index]!;
+                  return (
+                    <div
+                      key={r.seq}
+                      role="row"
+                      className={`record-row status-${r.status}${r.seq === badSeq ? " bad-record" : ""}${selected?.seq === r.seq ? " active" : ""}`}
+                      style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}
+                      data-action={r.action}
+                      data-seq={r.seq}
+                      data-bad={r.seq === badSeq ? "true" : undefined}
+                      data-testid="audit-row"
+                      onClick={() => setSelected(r)}
+                    >
+                      <span role="gridcell">{r.seq}</span>
+                      <span role="gridcell" className="mono">
+                        {r.timestamp.replace("T", " ").replace("Z", "")}
+                      </span>
+                      <span role="gridcell">{r.action}</span>
+                      <span role="gridcell" className="ellipsis" title={r.resource_id ?? ""}>
+                        {r.resource_id}
+                      </span>
+                      <span role="gridcell">
+                        <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>{r.status}</Badge>
+                      </span>
+                      <span role="gridcell" className="ellipsis">
+                        {r.actor_id}
+                      </span>
+                      <span role="gridcell">
+                        <Metadata json={r.metadata} />
+                      </span>
+                    </div>
+                  );
+                })}
+              </div>
+            </div>
+            {more && (
+              <button onClick={() => void older()} className="load-more">
+                Load older records
+              </button>
+            )}
           </div>
-          {more && (
-            <button onClick={() => void older()} className="load-more">
-              Load older records
-            </button>
-          )}
-        </div>
-        {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
+          {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
         </div>
       )}
       <section className="card" data-testid="checkpoints">
@@ -495,7 +548,12 @@ export function AuditView() {
                     <td>{c.epoch}</td>
                     <td>{c.algorithm}</td>
                     <td className="mono small" title={c.key_fingerprint}>
-                      {c.key_fingerprint.slice(0, 20)}… {c.key_is_hsm_key === true ? <Badge tone="ok">HSM key</Badge> : c.key_is_hsm_key === false ? <Badge tone="bad">not the HSM's key</Badge> : null}
+                      {c.key_fingerprint.slice(0, 20)}…{" "}
+                      {c.key_is_hsm_key === true ? (
+                        <Badge tone="ok">HSM key</Badge>
+                      ) : c.key_is_hsm_key === false ? (
+                        <Badge tone="bad">not the HSM's key</Badge>
+                      ) : null}
                     </td>
                     <td>{c.signature_valid ? <Badge tone="ok">valid</Badge> : <Badge tone="bad">{c.problem ?? "invalid"}</Badge>}</td>
                   </tr>
@@ -519,7 +577,10 @@ export function AuditView() {
             </>
           }
         >
-          <p>A new random key starts a new epoch: the rotation is recorded under the old key and later records use the new one. Older records stay verifiable with their epoch's key.</p>
+          <p>
+            A new random key starts a new epoch: the rotation is recorded under the old key and later records use the new one. Older records
+            stay verifiable with their epoch's key.
+          </p>
         </Dialog>
       )}
     </div>

@@ -34,7 +34,8 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
     try {
       const r = await api.login(partitionId, user, entered);
       toast("ok", `Logged in to ${label} as ${user === "so" ? "security officer" : "user"}.`);
-      if (r.audit.state === "locked") toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
+      if (r.audit.state === "locked")
+        toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
       await Promise.all([refreshConnections(), refreshPartition(), refreshAudit()]);
       onClose();
     } catch (e) {
@@ -72,7 +73,14 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
           </label>
         </fieldset>
         <Field label="PIN" hint="Never stored. A wrong PIN is not retried; the token counts every attempt.">
-          <input type="password" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} data-testid="pin-input" aria-label="PIN" />
+          <input
+            type="password"
+            autoComplete="off"
+            value={pin}
+            onChange={(e) => setPin(e.target.value)}
+            data-testid="pin-input"
+            aria-label="PIN"
+          />
         </Field>
       </form>
       {error && <ErrorBox error={error} title="Login refused" />}
@@ -113,7 +121,14 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
       </td>
       <td>{t?.serial}</td>
       <td>{t?.model}</td>
-      <td>{t && pinFlags(t).map((f) => <Badge key={f.text} tone={f.tone}>{f.text}</Badge>)}</td>
+      <td>
+        {t &&
+          pinFlags(t).map((f) => (
+            <Badge key={f.text} tone={f.tone}>
+              {f.text}
+            </Badge>
+          ))}
+      </td>
       <td className="actions">
         {pid && (
           <>
@@ -258,7 +273,10 @@ function AddModule() {
           {busy ? "Loading…" : "Add"}
         </button>
       </form>
-      <p className="muted small">Modules you add are remembered. Examples: SoftHSM2 /usr/lib/softhsm/libsofthsm2.so, OpenSC /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so.</p>
+      <p className="muted small">
+        Modules you add are remembered. Examples: SoftHSM2 /usr/lib/softhsm/libsofthsm2.so, OpenSC
+        /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so.
+      </p>
       {error && <ErrorBox error={error} title="The module was not added" />}
     </section>
   );
@@ -273,7 +291,9 @@ export function ConnectionsView() {
         <button onClick={() => void refreshConnections()}>Refresh</button>
       </header>
       {connectionsLoaded && connections.length === 0 && (
-        <EmptyState title="No modules yet">Add your HSM vendor's PKCS#11 library below, or turn the built-in partition on in Settings.</EmptyState>
+        <EmptyState title="No modules yet">
+          Add your HSM vendor's PKCS#11 library below, or turn the built-in partition on in Settings.
+        </EmptyState>
       )}
       {connections.map((c) => (
         <ModuleCard key={c.module.id} conn={c} />

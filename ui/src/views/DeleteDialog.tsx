@@ -5,17 +5,29 @@ import type { ApiError, DestroyResult, ObjectSummary } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
 
-export function DeleteDialog({ partitionId, objects, onClose, onDone }: { partitionId: string; objects: ObjectSummary[]; onClose: () => void; onDone: (n: number) => void }) {
+export function DeleteDialog({
+  partitionId,
+  objects,
+  onClose,
+  onDone,
+}: {
+  partitionId: string;
+  objects: ObjectSummary[];
+  onClose: () => void;
+  onDone: (n: number) => void;
+}) {
   const [phrase, setPhrase] = useState<string | null>(null);
   const [typed, setTyped] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [result, setResult] = useState<DestroyResult | null>(null);
   useEffect(() => {
-    api.deletionPhrase(
-      partitionId,
-      objects.map((o) => o.handle),
-    ).then(setPhrase, (e: unknown) => setError(toApiError(e)));
+    api
+      .deletionPhrase(
+        partitionId,
+        objects.map((o) => o.handle),
+      )
+      .then(setPhrase, (e: unknown) => setError(toApiError(e)));
   }, [partitionId, objects]);
   const run = async () => {
     setBusy(true);
@@ -46,7 +58,12 @@ export function DeleteDialog({ partitionId, objects, onClose, onDone }: { partit
       footer={
         <>
           <button onClick={onClose}>Cancel</button>
-          <button className="danger" onClick={() => void run()} disabled={busy || phrase === null || typed !== phrase} data-testid="delete-submit">
+          <button
+            className="danger"
+            onClick={() => void run()}
+            disabled={busy || phrase === null || typed !== phrase}
+            data-testid="delete-submit"
+          >
             {busy ? "Deleting…" : "Delete for good"}
           </button>
         </>
@@ -56,13 +73,22 @@ export function DeleteDialog({ partitionId, objects, onClose, onDone }: { partit
       <ul className="delete-list">
         {objects.map((o) => (
           <li key={o.handle}>
-            <strong>{o.label || "(no label)"}</strong> — {o.class.toLowerCase().replace(/_/g, " ")}, {o.algorithm || o.key_type}, ID {o.id_hex || "—"}
+            <strong>{o.label || "(no label)"}</strong> — {o.class.toLowerCase().replace(/_/g, " ")}, {o.algorithm || o.key_type}, ID{" "}
+            {o.id_hex || "—"}
           </li>
         ))}
       </ul>
       {phrase !== null && (
         <Field label={`Type “${phrase}” to confirm`}>
-          <input type="text" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" spellCheck={false} data-testid="delete-confirm" aria-label="Confirmation" />
+          <input
+            type="text"
+            value={typed}
+            onChange={(e) => setTyped(e.target.value)}
+            autoComplete="off"
+            spellCheck={false}
+            data-testid="delete-confirm"
+            aria-label="Confirmation"
+          />
         </Field>
       )}
       {error && <ErrorBox error={error} title="Nothing was deleted" />}

@@ -34,7 +34,15 @@ const PRESETS: Preset[] = [
 const LMS: LmsType[] = ["LMS_SHA256_M32_H5", "LMS_SHA256_M32_H10", "LMS_SHA256_M32_H15", "LMS_SHA256_M32_H20", "LMS_SHA256_M32_H25"];
 const LMOTS: LmotsType[] = ["LMOTS_SHA256_N32_W1", "LMOTS_SHA256_N32_W2", "LMOTS_SHA256_N32_W4", "LMOTS_SHA256_N32_W8"];
 
-export function GenerateDialog({ partitionId, onClose, onDone }: { partitionId: string; onClose: () => void; onDone: (label: string) => void }) {
+export function GenerateDialog({
+  partitionId,
+  onClose,
+  onDone,
+}: {
+  partitionId: string;
+  onClose: () => void;
+  onDone: (label: string) => void;
+}) {
   const [preset, setPreset] = useState("ml-dsa-65");
   const [levels, setLevels] = useState<[LmsType, LmotsType][]>([
     ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
@@ -101,7 +109,12 @@ export function GenerateDialog({ partitionId, onClose, onDone }: { partitionId: 
           <button onClick={onClose} disabled={busy}>
             Cancel
           </button>
-          <button className="primary" onClick={() => void generate()} disabled={busy || !label.trim() || !!infoError} data-testid="generate-submit">
+          <button
+            className="primary"
+            onClick={() => void generate()}
+            disabled={busy || !label.trim() || !!infoError}
+            data-testid="generate-submit"
+          >
             {busy ? "Generating…" : "Generate"}
           </button>
         </>
@@ -153,22 +166,39 @@ export function GenerateDialog({ partitionId, onClose, onDone }: { partitionId: 
           {levels.map((lv, i) => (
             <div className="inline-form" key={i}>
               <span>Level {i + 1}</span>
-              <select value={lv[0]} onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [e.target.value as LmsType, x[1]] : x)))} aria-label={`Level ${i + 1} LMS type`} disabled={busy}>
+              <select
+                value={lv[0]}
+                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [e.target.value as LmsType, x[1]] : x)))}
+                aria-label={`Level ${i + 1} LMS type`}
+                disabled={busy}
+              >
                 {LMS.map((t) => (
                   <option key={t}>{t}</option>
                 ))}
               </select>
-              <select value={lv[1]} onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [x[0], e.target.value as LmotsType] : x)))} aria-label={`Level ${i + 1} LM-OTS type`} disabled={busy}>
+              <select
+                value={lv[1]}
+                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [x[0], e.target.value as LmotsType] : x)))}
+                aria-label={`Level ${i + 1} LM-OTS type`}
+                disabled={busy}
+              >
                 {LMOTS.map((t) => (
                   <option key={t}>{t}</option>
                 ))}
               </select>
-              <button onClick={() => setLevels(levels.filter((_, j) => j !== i))} disabled={busy || levels.length === 1} aria-label={`Remove level ${i + 1}`}>
+              <button
+                onClick={() => setLevels(levels.filter((_, j) => j !== i))}
+                disabled={busy || levels.length === 1}
+                aria-label={`Remove level ${i + 1}`}
+              >
                 Remove
               </button>
             </div>
           ))}
-          <button onClick={() => setLevels([...levels, ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"]])} disabled={busy || levels.length >= 8}>
+          <button
+            onClick={() => setLevels([...levels, ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"]])}
+            disabled={busy || levels.length >= 8}
+          >
             Add level
           </button>
         </section>
@@ -207,7 +237,13 @@ export function GenerateDialog({ partitionId, onClose, onDone }: { partitionId: 
           {info.keygen_warning}
         </div>
       )}
-      {busy && <ProgressBar done={0} total={0} label={`Generating on the HSM… ${(elapsed / 1000).toFixed(1)} s (the HSM cannot be interrupted once it has started)`} />}
+      {busy && (
+        <ProgressBar
+          done={0}
+          total={0}
+          label={`Generating on the HSM… ${(elapsed / 1000).toFixed(1)} s (the HSM cannot be interrupted once it has started)`}
+        />
+      )}
       {error && <ErrorBox error={error} title="No key was generated" />}
     </Dialog>
   );

@@ -28,16 +28,19 @@ export function HssView() {
         <h1>HSS keys</h1>
       </header>
       <p className="muted">
-        Stateful hash-based keys sign a fixed number of times. An HSS key cannot be backed up or cloned (a copy would reuse one-time keys), key generation time grows steeply with tree height (H15 ≈ 90 s, H20
-        hours), and every signature uses one up for good. Warning below {settings?.hss_warning_percent ?? 10} % left, critical below {settings?.hss_critical_percent ?? 1} % (Settings).
+        Stateful hash-based keys sign a fixed number of times. An HSS key cannot be backed up or cloned (a copy would reuse one-time keys),
+        key generation time grows steeply with tree height (H15 ≈ 90 s, H20 hours), and every signature uses one up for good. Warning below{" "}
+        {settings?.hss_warning_percent ?? 10} % left, critical below {settings?.hss_critical_percent ?? 1} % (Settings).
       </p>
       {error && <ErrorBox error={error} />}
-      {keys?.filter((k) => k.mismatch).map((k) => (
-        <div className="error-box" role="alert" key={`m-${k.id_hex}`} data-testid="hss-mismatch">
-          <strong>{k.label}: the token's counter and the audit trail disagree.</strong>
-          <p>{k.mismatch}</p>
-        </div>
-      ))}
+      {keys
+        ?.filter((k) => k.mismatch)
+        .map((k) => (
+          <div className="error-box" role="alert" key={`m-${k.id_hex}`} data-testid="hss-mismatch">
+            <strong>{k.label}: the token's counter and the audit trail disagree.</strong>
+            <p>{k.mismatch}</p>
+          </div>
+        ))}
       {keys && keys.length === 0 ? (
         <EmptyState title="No HSS keys" action={<button onClick={() => setView("keys")}>Go to Keys</button>}>
           Log in to a partition to see its private keys, or generate an HSS key in Keys → Generate.
@@ -70,7 +73,14 @@ export function HssView() {
                   {k.audit_expected_remaining !== null && !k.mismatch && <div className="muted small">matches the audit trail</div>}
                 </td>
                 <td>
-                  <div className="gauge" role="meter" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(k.used_percent)} aria-label={`${k.label} used`}>
+                  <div
+                    className="gauge"
+                    role="meter"
+                    aria-valuemin={0}
+                    aria-valuemax={100}
+                    aria-valuenow={Math.round(k.used_percent)}
+                    aria-label={`${k.label} used`}
+                  >
                     <div className={`gauge-fill gauge-${TONE[k.status] ?? "ok"}`} style={{ width: `${Math.min(100, k.used_percent)}%` }} />
                   </div>
                   <span className="small">{k.used_percent.toFixed(1)} %</span>

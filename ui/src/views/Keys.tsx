@@ -25,7 +25,13 @@ function AttrValue({ a }: { a: AttributeView }) {
     case "bool":
       return <Badge tone={v === "true" ? "ok" : "neutral"}>{v}</Badge>;
     case "hex":
-      return v === "" ? <span className="muted">(empty)</span> : <code className="hex" title={v}>{v.length > 96 ? `${v.slice(0, 96)}… (${v.length / 2} bytes)` : v}</code>;
+      return v === "" ? (
+        <span className="muted">(empty)</span>
+      ) : (
+        <code className="hex" title={v}>
+          {v.length > 96 ? `${v.slice(0, 96)}… (${v.length / 2} bytes)` : v}
+        </code>
+      );
     case "name":
       return <code>{v}</code>;
     default:
@@ -43,7 +49,11 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
     setBusy(true);
     setError(null);
     try {
-      setPem(csr ? await api.certificateRequest(partitionId, details.summary.handle, subject) : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem);
+      setPem(
+        csr
+          ? await api.certificateRequest(partitionId, details.summary.handle, subject)
+          : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
+      );
     } catch (e) {
       setError(toApiError(e));
     } finally {
@@ -58,7 +68,10 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
       <Field label="Valid for (days)">
         <input type="number" min={1} value={days} onChange={(e) => setDays(Number(e.target.value))} aria-label="Days" />
       </Field>
-      <p className="muted small">The HSM key signs the certificate or request{details.summary.algorithm.startsWith("HSS") ? " (one HSS signature)" : ""}. An issued certificate is kept on the token next to the key; CMS signatures carry it.</p>
+      <p className="muted small">
+        The HSM key signs the certificate or request{details.summary.algorithm.startsWith("HSS") ? " (one HSS signature)" : ""}. An issued
+        certificate is kept on the token next to the key; CMS signatures carry it.
+      </p>
       <div className="button-row">
         <button className="primary" onClick={() => void run(false)} disabled={busy}>
           Issue self-signed certificate
@@ -115,7 +128,9 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
         <button onClick={() => void save("pem")}>Save PEM…</button>
         <button onClick={() => void save("der")}>Save DER…</button>
         <button onClick={() => void save("raw")}>Save raw…</button>
-        {details.summary.class === "PRIVATE_KEY" && details.summary.capabilities.sign && <button onClick={() => setCert(true)}>Certificate…</button>}
+        {details.summary.class === "PRIVATE_KEY" && details.summary.capabilities.sign && (
+          <button onClick={() => setCert(true)}>Certificate…</button>
+        )}
       </div>
       {cert && <CertificateDialog partitionId={partitionId} details={details} onClose={() => setCert(false)} />}
       {pem && (
@@ -144,7 +159,17 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
       <p className="muted">
         {classLabel(d.summary.class)} · {d.summary.algorithm || d.summary.key_type} · handle {d.summary.handle}
       </p>
-      {d.summary.duplicate_label && <ErrorBox error={{ code: "INVALID_INPUT", message: "Another object of this class has the same label.", details: "Labels are not unique in PKCS#11; scripts should select this key by id:" + d.summary.id_hex, suggestion: null, pkcs11: null }} />}
+      {d.summary.duplicate_label && (
+        <ErrorBox
+          error={{
+            code: "INVALID_INPUT",
+            message: "Another object of this class has the same label.",
+            details: "Labels are not unique in PKCS#11; scripts should select this key by id:" + d.summary.id_hex,
+            suggestion: null,
+            pkcs11: null,
+          }}
+        />
+      )}
       {d.summary.id_hex && (
         <button
           onClick={() => {
@@ -270,20 +295,39 @@ export function KeysView() {
   return (
     <div className="view keys-view">
       <header className="view-header">
-        <h1>Keys {keys && <span className="muted">({shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`})</span>}</h1>
+        <h1>
+          Keys {keys && <span className="muted">({shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`})</span>}
+        </h1>
         <div className="button-row">
           <button onClick={() => void load()}>Refresh</button>
           <button onClick={askDelete} disabled={checked.size === 0 && active === null} data-testid="delete-keys">
             Delete{checked.size > 0 ? ` (${checked.size})` : ""}…
           </button>
-          <button className="primary" onClick={() => setGen(true)} disabled={!loggedIn} title={loggedIn ? "Generate a key" : "Log in as the partition's user first"} data-testid="generate-key">
+          <button
+            className="primary"
+            onClick={() => setGen(true)}
+            disabled={!loggedIn}
+            title={loggedIn ? "Generate a key" : "Log in as the partition's user first"}
+            data-testid="generate-key"
+          >
             Generate key…
           </button>
         </div>
       </header>
-      {!loggedIn && <div className="notice">Not logged in as the user: only public objects are visible. Log in from Connections to see and manage private keys.</div>}
+      {!loggedIn && (
+        <div className="notice">
+          Not logged in as the user: only public objects are visible. Log in from Connections to see and manage private keys.
+        </div>
+      )}
       <div className="filters">
-        <input type="search" placeholder="Search label, ID or parameter set" value={q} onChange={(e) => setQ(e.target.value)} aria-label="Search keys" data-testid="key-search" />
+        <input
+          type="search"
+          placeholder="Search label, ID or parameter set"
+          value={q}
+          onChange={(e) => setQ(e.target.value)}
+          aria-label="Search keys"
+          data-testid="key-search"
+        />
         <select value={cls} onChange={(e) => setCls(e.target.value)} aria-label="Class">
           <option value="">All classes</option>
           {classes.map((c) => (
@@ -311,7 +355,15 @@ export function KeysView() {
       </div>
       {error && <ErrorBox error={error} title="The keys could not be listed" />}
       <div className="split">
-        <div className="key-table" role="grid" aria-label="Keys" aria-rowcount={shown.length} tabIndex={0} onKeyDown={onKeyDown} data-testid="key-table">
+        <div
+          className="key-table"
+          role="grid"
+          aria-label="Keys"
+          aria-rowcount={shown.length}
+          tabIndex={0}
+          onKeyDown={onKeyDown}
+          data-testid="key-table"
+        >
           <div className="key-row key-head" role="row">
             <span role="columnheader" aria-label="Selected" />
             <span role="columnheader">Label</span>
@@ -324,7 +376,11 @@ export function KeysView() {
             <p className="muted pad">Reading objects…</p>
           ) : shown.length === 0 ? (
             <EmptyState title={keys && keys.length > 0 ? "No key matches the filters" : "No objects on this partition"}>
-              {keys && keys.length > 0 ? "Clear the search or filters." : loggedIn ? "Generate the first key with “Generate key…”." : "Log in to see private objects."}
+              {keys && keys.length > 0
+                ? "Clear the search or filters."
+                : loggedIn
+                  ? "Generate the first key with “Generate key…”."
+                  : "Log in to see private objects."}
             </EmptyState>
           ) : (
             <div className="key-scroll" ref={parentRef}>
@@ -344,7 +400,14 @@ export function KeysView() {
                       data-testid="key-row"
                     >
                       <span role="gridcell">
-                        <input type="checkbox" checked={checked.has(k.handle)} onChange={() => toggle(k.handle)} onClick={(e) => e.stopPropagation()} aria-label={`Select ${k.label}`} tabIndex={-1} />
+                        <input
+                          type="checkbox"
+                          checked={checked.has(k.handle)}
+                          onChange={() => toggle(k.handle)}
+                          onClick={(e) => e.stopPropagation()}
+                          aria-label={`Select ${k.label}`}
+                          tabIndex={-1}
+                        />
                       </span>
                       <span role="gridcell" className="ellipsis" title={k.label}>
                         {k.label || <span className="muted">(no label)</span>}
@@ -372,7 +435,13 @@ export function KeysView() {
             </div>
           )}
         </div>
-        <aside className="detail-pane">{active !== null ? <DetailsPane partitionId={partitionId} handle={active} key={`${active}-${auditTick > 0 ? 1 : 0}`} /> : <p className="muted pad">Select a key to see all its attributes.</p>}</aside>
+        <aside className="detail-pane">
+          {active !== null ? (
+            <DetailsPane partitionId={partitionId} handle={active} key={`${active}-${auditTick > 0 ? 1 : 0}`} />
+          ) : (
+            <p className="muted pad">Select a key to see all its attributes.</p>
+          )}
+        </aside>
       </div>
       {gen && (
         <GenerateDialog

@@ -67,7 +67,10 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
     const s = q.trim().toLowerCase();
     if (!list) return [];
     if (!s) return list;
-    return list.filter((m) => (m.name ?? "").toLowerCase().includes(s) || m.hex.toLowerCase().includes(s) || m.flags.some((f) => f.toLowerCase().includes(s)));
+    return list.filter(
+      (m) =>
+        (m.name ?? "").toLowerCase().includes(s) || m.hex.toLowerCase().includes(s) || m.flags.some((f) => f.toLowerCase().includes(s)),
+    );
   }, [list, q]);
   const exportCsv = async () => {
     try {
@@ -80,9 +83,23 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
   return (
     <section className="card">
       <header className="card-header">
-        <h3>Mechanisms {list && <span className="muted">({shown.length} of {list.length})</span>}</h3>
+        <h3>
+          Mechanisms{" "}
+          {list && (
+            <span className="muted">
+              ({shown.length} of {list.length})
+            </span>
+          )}
+        </h3>
         <div className="inline-form">
-          <input type="search" placeholder="Filter by name, code or flag" value={q} onChange={(e) => setQ(e.target.value)} aria-label="Filter mechanisms" data-testid="mechanism-filter" />
+          <input
+            type="search"
+            placeholder="Filter by name, code or flag"
+            value={q}
+            onChange={(e) => setQ(e.target.value)}
+            aria-label="Filter mechanisms"
+            data-testid="mechanism-filter"
+          />
           <button onClick={() => void exportCsv()} disabled={!list}>
             Export CSV…
           </button>
@@ -162,7 +179,12 @@ export function PartitionViewPage() {
             rows={[
               ["Slot", p.slot_id],
               ["Sessions", `${p.pool.open} open of ${p.pool.size} (${p.pool.in_use} in use, ${p.pool.waiting} waiting)`],
-              ["Circuit breaker", <Badge key="b" tone={p.pool.breaker === "closed" ? "ok" : "bad"}>{p.pool.breaker.replace("_", " ")}</Badge>],
+              [
+                "Circuit breaker",
+                <Badge key="b" tone={p.pool.breaker === "closed" ? "ok" : "bad"}>
+                  {p.pool.breaker.replace("_", " ")}
+                </Badge>,
+              ],
               ["Breaker opened", `${p.pool.breaker_opened} times`],
               ["Logged in", p.logged_in ? (p.logged_in === "so" ? "security officer" : "user") : "no"],
             ]}

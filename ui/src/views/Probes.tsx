@@ -23,7 +23,9 @@ function ReportView({ report }: { report: ProbeReport }) {
   useEffect(() => {
     let live = true;
     const which: ("latency" | "histogram" | "sweep")[] = report.sweep.length ? ["sweep", "latency", "histogram"] : ["latency", "histogram"];
-    void Promise.all(which.map((w) => api.probeChart(report.id, w).then((svg) => [w, svg] as const))).then((all) => live && setCharts(Object.fromEntries(all)));
+    void Promise.all(which.map((w) => api.probeChart(report.id, w).then((svg) => [w, svg] as const))).then(
+      (all) => live && setCharts(Object.fromEntries(all)),
+    );
     return () => {
       live = false;
     };
@@ -49,10 +51,14 @@ function ReportView({ report }: { report: ProbeReport }) {
       <header className="card-header">
         <div>
           <h3>
-            {report.op_name} <span className="muted">({report.mechanism}, {report.payload_bytes} bytes)</span>
+            {report.op_name}{" "}
+            <span className="muted">
+              ({report.mechanism}, {report.payload_bytes} bytes)
+            </span>
           </h3>
           <div className="muted small">
-            {report.module} · firmware {report.firmware || "?"} · slot {report.slot} · {report.created_at} · probe overhead {num(report.overhead_ns)} ns per call
+            {report.module} · firmware {report.firmware || "?"} · slot {report.slot} · {report.created_at} · probe overhead{" "}
+            {num(report.overhead_ns)} ns per call
             {report.cancelled && " · cancelled"}
           </div>
         </div>
@@ -101,7 +107,17 @@ function ReportView({ report }: { report: ProbeReport }) {
           ))}
         </tbody>
       </table>
-      {report.runs.some((r) => r.first_error) && <ErrorBox error={{ code: "HSM_ERROR", message: `Some calls failed: ${report.runs.find((r) => r.first_error)?.first_error}`, details: null, suggestion: null, pkcs11: null }} />}
+      {report.runs.some((r) => r.first_error) && (
+        <ErrorBox
+          error={{
+            code: "HSM_ERROR",
+            message: `Some calls failed: ${report.runs.find((r) => r.first_error)?.first_error}`,
+            details: null,
+            suggestion: null,
+            pkcs11: null,
+          }}
+        />
+      )}
       {report.verdict && (
         <p className="verdict-line" data-testid="probe-verdict">
           <strong>{report.verdict}</strong>
@@ -118,10 +134,22 @@ function ReportView({ report }: { report: ProbeReport }) {
       <div className="inline-form">
         <label>
           Capacity for{" "}
-          <input type="number" min={1} value={target} onChange={(e) => setTarget(e.target.value)} aria-label="Target operations per second" data-testid="capacity-target" /> ops/s
+          <input
+            type="number"
+            min={1}
+            value={target}
+            onChange={(e) => setTarget(e.target.value)}
+            aria-label="Target operations per second"
+            data-testid="capacity-target"
+          />{" "}
+          ops/s
         </label>
         <button
-          onClick={() => void api.probeCapacity(best.throughput_per_s, best.latency.mean_us, Number(target)).then(setPlan, (e: unknown) => toast("error", "No plan", toApiError(e)))}
+          onClick={() =>
+            void api
+              .probeCapacity(best.throughput_per_s, best.latency.mean_us, Number(target))
+              .then(setPlan, (e: unknown) => toast("error", "No plan", toApiError(e)))
+          }
           disabled={!(Number(target) > 0)}
           data-testid="capacity-plan"
         >
@@ -157,14 +185,25 @@ export function ProbesView() {
   useEffect(() => {
     if (!partitionId) return;
     let on = true;
-    api.probeCatalog(partitionId).then((c) => on && setCatalog(c), () => undefined);
-    api.probeHistory().then((h) => on && setHistory(h), () => undefined);
+    api.probeCatalog(partitionId).then(
+      (c) => on && setCatalog(c),
+      () => undefined,
+    );
+    api.probeHistory().then(
+      (h) => on && setHistory(h),
+      () => undefined,
+    );
     return () => {
       on = false;
     };
   }, [partitionId, report]);
 
-  const mode: ProbeMode = modeKind === "count" ? { mode: "count", calls } : modeKind === "duration" ? { mode: "duration", seconds } : { mode: "rate", per_second: rate, seconds };
+  const mode: ProbeMode =
+    modeKind === "count"
+      ? { mode: "count", calls }
+      : modeKind === "duration"
+        ? { mode: "duration", seconds }
+        : { mode: "rate", per_second: rate, seconds };
   const sweep = workers.includes(",")
     ? workers
         .split(",")
@@ -183,15 +222,22 @@ export function ProbesView() {
     setLive(null);
     points.current = [];
     try {
-      const r = await api.runProbe(partitionId, id, { op: choice.op, mode, workers: sweep.length ? 1 : Math.max(1, Number(workers) || 1), sweep, warmup }, (p) => {
-        setRunInfo({ run: p.run, runs: p.runs, fraction: p.fraction, workers: p.workers, calls: p.calls });
-        if (p.point) points.current.push(p.point);
-        const now = Date.now();
-        if (now - lastDraw.current > 400 && points.current.length > 0) {
-          lastDraw.current = now;
-          void api.probeLiveChart(`${opName}, ${p.workers} worker${p.workers === 1 ? "" : "s"}`, points.current.slice(-600)).then(setLive, () => undefined);
-        }
-      });
+      const r = await api.runProbe(
+        partitionId,
+        id,
+        { op: choice.op, mode, workers: sweep.length ? 1 : Math.max(1, Number(workers) || 1), sweep, warmup },
+        (p) => {
+          setRunInfo({ run: p.run, runs: p.runs, fraction: p.fraction, workers: p.workers, calls: p.calls });
+          if (p.point) points.current.push(p.point);
+          const now = Date.now();
+          if (now - lastDraw.current > 400 && points.current.length > 0) {
+            lastDraw.current = now;
+            void api
+              .probeLiveChart(`${opName}, ${p.workers} worker${p.workers === 1 ? "" : "s"}`, points.current.slice(-600))
+              .then(setLive, () => undefined);
+          }
+        },
+      );
       setReport(r);
       toast("ok", `${r.op_name}: ${num(Math.max(...r.runs.map((x) => x.throughput_per_s)), 1)} ops/s.`);
     } catch (e) {
@@ -206,7 +252,10 @@ export function ProbesView() {
   useEffect(() => {
     if (compare.length !== 2) return;
     let on = true;
-    void Promise.all(compare.map((id) => api.probeReport(id))).then((r) => on && setPair(r), () => undefined);
+    void Promise.all(compare.map((id) => api.probeReport(id))).then(
+      (r) => on && setPair(r),
+      () => undefined,
+    );
     return () => {
       on = false;
     };
@@ -242,7 +291,8 @@ export function ProbesView() {
           <legend>Mode</legend>
           {(["count", "duration", "rate"] as const).map((m) => (
             <label key={m}>
-              <input type="radio" checked={modeKind === m} onChange={() => setModeKind(m)} disabled={!!job} /> {m === "count" ? "Fixed count" : m === "duration" ? "Fixed duration" : "Fixed rate"}
+              <input type="radio" checked={modeKind === m} onChange={() => setModeKind(m)} disabled={!!job} />{" "}
+              {m === "count" ? "Fixed count" : m === "duration" ? "Fixed duration" : "Fixed rate"}
             </label>
           ))}
         </fieldset>
@@ -252,7 +302,15 @@ export function ProbesView() {
           </Field>
         ) : (
           <Field label="Seconds per run">
-            <input type="number" min={0.1} step={0.5} value={seconds} onChange={(e) => setSeconds(Number(e.target.value))} aria-label="Seconds" data-testid="probe-seconds" />
+            <input
+              type="number"
+              min={0.1}
+              step={0.5}
+              value={seconds}
+              onChange={(e) => setSeconds(Number(e.target.value))}
+              aria-label="Seconds"
+              data-testid="probe-seconds"
+            />
           </Field>
         )}
         {modeKind === "rate" && (
@@ -261,14 +319,25 @@ export function ProbesView() {
           </Field>
         )}
         <Field label="Workers" hint="A number, or a sweep such as 1,2,4,8">
-          <input type="text" value={workers} onChange={(e) => setWorkers(e.target.value)} aria-label="Workers" data-testid="probe-workers" />
+          <input
+            type="text"
+            value={workers}
+            onChange={(e) => setWorkers(e.target.value)}
+            aria-label="Workers"
+            data-testid="probe-workers"
+          />
         </Field>
         <Field label="Warm-up calls per worker">
           <input type="number" min={0} value={warmup} onChange={(e) => setWarmup(Number(e.target.value))} aria-label="Warm-up" />
         </Field>
       </section>
       <div className="button-row">
-        <button className="primary" onClick={() => void run()} disabled={!!job || !catalog.some((c) => c.name === opName && c.offered)} data-testid="probe-run">
+        <button
+          className="primary"
+          onClick={() => void run()}
+          disabled={!!job || !catalog.some((c) => c.name === opName && c.offered)}
+          data-testid="probe-run"
+        >
           {job ? "Running…" : "Run probe"}
         </button>
         {job && (
@@ -277,7 +346,13 @@ export function ProbesView() {
           </button>
         )}
       </div>
-      {runInfo && <ProgressBar done={Math.round(runInfo.fraction * 1000)} total={1000} label={`run ${runInfo.run} of ${runInfo.runs}: ${runInfo.workers} worker${runInfo.workers === 1 ? "" : "s"}, ${runInfo.calls.toLocaleString()} calls`} />}
+      {runInfo && (
+        <ProgressBar
+          done={Math.round(runInfo.fraction * 1000)}
+          total={1000}
+          label={`run ${runInfo.run} of ${runInfo.runs}: ${runInfo.workers} worker${runInfo.workers === 1 ? "" : "s"}, ${runInfo.calls.toLocaleString()} calls`}
+        />
+      )}
       {live && job && <img className="chart-live" src={svgUrl(live)} alt="Live latency" data-testid="probe-live" />}
       {error && <ErrorBox error={error} title="The probe did not run" />}
       {report && <ReportView report={report} />}

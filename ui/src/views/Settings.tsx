@@ -20,9 +20,22 @@ function SettingsForm({ settings }: { settings: Settings }) {
   const set = <K extends keyof Settings>(k: K, v: Settings[K]) => setDraft({ ...draft, [k]: v });
   const num = (v: string) => (v.trim() === "" ? NaN : Number(v));
   const save = async () => {
-    const bad = [draft.pool_size, draft.stats_poll_seconds, draft.hss_warning_percent, draft.hss_critical_percent, draft.audit.checkpoint_every, draft.audit.checkpoint_minutes].some((n) => !Number.isFinite(n));
+    const bad = [
+      draft.pool_size,
+      draft.stats_poll_seconds,
+      draft.hss_warning_percent,
+      draft.hss_critical_percent,
+      draft.audit.checkpoint_every,
+      draft.audit.checkpoint_minutes,
+    ].some((n) => !Number.isFinite(n));
     if (bad) {
-      setError({ code: "INVALID_INPUT", message: "Every number field needs a number.", details: null, suggestion: "Fill in the empty fields or press Revert.", pkcs11: null });
+      setError({
+        code: "INVALID_INPUT",
+        message: "Every number field needs a number.",
+        details: null,
+        suggestion: "Fill in the empty fields or press Revert.",
+        pkcs11: null,
+      });
       return;
     }
     setBusy(true);
@@ -55,7 +68,12 @@ function SettingsForm({ settings }: { settings: Settings }) {
       <section className="card form-grid">
         <h3>Appearance</h3>
         <Field label="Theme">
-          <select value={draft.theme} onChange={(e) => set("theme", e.target.value as Settings["theme"])} aria-label="Theme" data-testid="theme">
+          <select
+            value={draft.theme}
+            onChange={(e) => set("theme", e.target.value as Settings["theme"])}
+            aria-label="Theme"
+            data-testid="theme"
+          >
             <option value="system">Follow the system</option>
             <option value="light">Light</option>
             <option value="dark">Dark</option>
@@ -65,37 +83,93 @@ function SettingsForm({ settings }: { settings: Settings }) {
       <section className="card form-grid">
         <h3>Partitions</h3>
         <Field label="Sessions per partition" hint="1–64. Applies to partitions opened from now on.">
-          <input type="number" min={1} max={64} value={draft.pool_size} onChange={(e) => set("pool_size", num(e.target.value))} aria-label="Sessions per partition" />
+          <input
+            type="number"
+            min={1}
+            max={64}
+            value={draft.pool_size}
+            onChange={(e) => set("pool_size", num(e.target.value))}
+            aria-label="Sessions per partition"
+          />
         </Field>
         <Field label="Statistics polling (seconds)" hint="1–3600.">
-          <input type="number" min={1} max={3600} value={draft.stats_poll_seconds} onChange={(e) => set("stats_poll_seconds", num(e.target.value))} aria-label="Statistics polling" />
+          <input
+            type="number"
+            min={1}
+            max={3600}
+            value={draft.stats_poll_seconds}
+            onChange={(e) => set("stats_poll_seconds", num(e.target.value))}
+            aria-label="Statistics polling"
+          />
         </Field>
         <label className="check">
-          <input type="checkbox" checked={draft.builtin_enabled} onChange={(e) => set("builtin_enabled", e.target.checked)} /> Offer the built-in lunasim partition (a software emulator) — at the next start
+          <input type="checkbox" checked={draft.builtin_enabled} onChange={(e) => set("builtin_enabled", e.target.checked)} /> Offer the
+          built-in lunasim partition (a software emulator) — at the next start
         </label>
       </section>
       <section className="card form-grid">
         <h3>HSS/LMS keys</h3>
         <Field label="Warn below (% of signatures left)">
-          <input type="number" min={0} max={100} step={0.1} value={draft.hss_warning_percent} onChange={(e) => set("hss_warning_percent", num(e.target.value))} aria-label="HSS warning threshold" />
+          <input
+            type="number"
+            min={0}
+            max={100}
+            step={0.1}
+            value={draft.hss_warning_percent}
+            onChange={(e) => set("hss_warning_percent", num(e.target.value))}
+            aria-label="HSS warning threshold"
+          />
         </Field>
         <Field label="Critical below (% left)">
-          <input type="number" min={0} max={100} step={0.1} value={draft.hss_critical_percent} onChange={(e) => set("hss_critical_percent", num(e.target.value))} aria-label="HSS critical threshold" />
+          <input
+            type="number"
+            min={0}
+            max={100}
+            step={0.1}
+            value={draft.hss_critical_percent}
+            onChange={(e) => set("hss_critical_percent", num(e.target.value))}
+            aria-label="HSS critical threshold"
+          />
         </Field>
       </section>
       <section className="card form-grid">
         <h3>Audit trail</h3>
-        <Field label="Store" hint="Empty: audit.db in the data folder. A SQLite file path or a postgres:// URL; checked when you save; takes effect at the next start.">
-          <input type="text" value={draft.audit.location ?? ""} onChange={(e) => set("audit", { ...draft.audit, location: e.target.value.trim() || null })} aria-label="Audit store" spellCheck={false} />
+        <Field
+          label="Store"
+          hint="Empty: audit.db in the data folder. A SQLite file path or a postgres:// URL; checked when you save; takes effect at the next start."
+        >
+          <input
+            type="text"
+            value={draft.audit.location ?? ""}
+            onChange={(e) => set("audit", { ...draft.audit, location: e.target.value.trim() || null })}
+            aria-label="Audit store"
+            spellCheck={false}
+          />
         </Field>
         <Field label="Checkpoint every (records)">
-          <input type="number" min={1} value={draft.audit.checkpoint_every} onChange={(e) => set("audit", { ...draft.audit, checkpoint_every: num(e.target.value) })} aria-label="Checkpoint every records" />
+          <input
+            type="number"
+            min={1}
+            value={draft.audit.checkpoint_every}
+            onChange={(e) => set("audit", { ...draft.audit, checkpoint_every: num(e.target.value) })}
+            aria-label="Checkpoint every records"
+          />
         </Field>
         <Field label="…or every (minutes)">
-          <input type="number" min={1} value={draft.audit.checkpoint_minutes} onChange={(e) => set("audit", { ...draft.audit, checkpoint_minutes: num(e.target.value) })} aria-label="Checkpoint every minutes" />
+          <input
+            type="number"
+            min={1}
+            value={draft.audit.checkpoint_minutes}
+            onChange={(e) => set("audit", { ...draft.audit, checkpoint_minutes: num(e.target.value) })}
+            aria-label="Checkpoint every minutes"
+          />
         </Field>
         <Field label="Verify automatically" hint="While the trail's key is open; the header shows the last verdict.">
-          <select value={draft.audit.auto_verify} onChange={(e) => set("audit", { ...draft.audit, auto_verify: e.target.value as AutoVerify })} aria-label="Verify automatically">
+          <select
+            value={draft.audit.auto_verify}
+            onChange={(e) => set("audit", { ...draft.audit, auto_verify: e.target.value as AutoVerify })}
+            aria-label="Verify automatically"
+          >
             <option value="off">off</option>
             <option value="hourly">hourly</option>
             <option value="daily">daily</option>

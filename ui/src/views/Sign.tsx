@@ -51,7 +51,10 @@ export function SignView() {
 
   useEffect(() => {
     let live = true;
-    api.inspectFiles(signFiles).then((c) => live && setChecks(c), () => undefined);
+    api.inspectFiles(signFiles).then(
+      (c) => live && setChecks(c),
+      () => undefined,
+    );
     return () => {
       live = false;
     };
@@ -135,7 +138,8 @@ export function SignView() {
       <div className="view">
         <h1>Sign</h1>
         <EmptyState title="Log in to sign" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
-          Signing needs the partition's user to be logged in. Files you drop on the window wait here meanwhile{signFiles.length ? ` (${signFiles.length} waiting)` : ""}.
+          Signing needs the partition's user to be logged in. Files you drop on the window wait here meanwhile
+          {signFiles.length ? ` (${signFiles.length} waiting)` : ""}.
         </EmptyState>
       </div>
     );
@@ -156,7 +160,9 @@ export function SignView() {
       </header>
       <section className="card drop-zone" data-testid="drop-zone">
         {signFiles.length === 0 ? (
-          <EmptyState title="Drop files anywhere on this window">…or use “Add files…”. A tarball, an ISO, a firmware image, twenty files at once: each is hashed as it streams and signed once.</EmptyState>
+          <EmptyState title="Drop files anywhere on this window">
+            …or use “Add files…”. A tarball, an ISO, a firmware image, twenty files at once: each is hashed as it streams and signed once.
+          </EmptyState>
         ) : (
           <table className="table compact" data-testid="sign-files">
             <thead>
@@ -173,7 +179,12 @@ export function SignView() {
                 const pr = progress[i];
                 const out = report?.files[i];
                 return (
-                  <tr key={`${f}-${i}`} data-testid="sign-file" data-name={c?.name ?? f} data-state={c?.problem ? "problem" : out?.error ? "failed" : out?.outputs.length ? "signed" : (pr?.stage ?? "ready")}>
+                  <tr
+                    key={`${f}-${i}`}
+                    data-testid="sign-file"
+                    data-name={c?.name ?? f}
+                    data-state={c?.problem ? "problem" : out?.error ? "failed" : out?.outputs.length ? "signed" : (pr?.stage ?? "ready")}
+                  >
                     <td>
                       <strong>{c?.name ?? f}</strong>
                       <div className="muted small">{f}</div>
@@ -195,7 +206,11 @@ export function SignView() {
                         </div>
                       ) : pr ? (
                         pr.stage === "hashing" ? (
-                          <ProgressBar done={pr.done} total={pr.total} label={`hashing ${Math.round((100 * pr.done) / Math.max(1, pr.total))}%`} />
+                          <ProgressBar
+                            done={pr.done}
+                            total={pr.total}
+                            label={`hashing ${Math.round((100 * pr.done) / Math.max(1, pr.total))}%`}
+                          />
                         ) : pr.stage === "failed" ? (
                           <span className="bad-text">{pr.message}</span>
                         ) : (
@@ -206,7 +221,12 @@ export function SignView() {
                       )}
                     </td>
                     <td>
-                      <button className="icon-button" onClick={() => setSignFiles((old) => old.filter((_, j) => j !== i))} disabled={!!job} aria-label={`Remove ${c?.name ?? f}`}>
+                      <button
+                        className="icon-button"
+                        onClick={() => setSignFiles((old) => old.filter((_, j) => j !== i))}
+                        disabled={!!job}
+                        aria-label={`Remove ${c?.name ?? f}`}
+                      >
                         ×
                       </button>
                     </td>
@@ -220,12 +240,17 @@ export function SignView() {
       <section className="card form-grid">
         <h3>Key and formats</h3>
         {keysError && <ErrorBox error={keysError} />}
-        <Field label="Signing key" hint={keys && keys.length === 0 ? "No key on this partition can sign: generate one in Keys." : undefined}>
+        <Field
+          label="Signing key"
+          hint={keys && keys.length === 0 ? "No key on this partition can sign: generate one in Keys." : undefined}
+        >
           <select value={keyId} onChange={(e) => setKeyId(e.target.value)} disabled={!!job} data-testid="sign-key" aria-label="Signing key">
             {(keys ?? []).map((k) => (
               <option key={k.id_hex} value={`id:${k.id_hex}`}>
                 {k.label} — {k.algorithm}
-                {k.hss_remaining !== null ? ` — ${k.hss_remaining.toLocaleString()} of ${Number(k.hss_capacity ?? 0).toLocaleString()} signatures left` : ""}
+                {k.hss_remaining !== null
+                  ? ` — ${k.hss_remaining.toLocaleString()} of ${Number(k.hss_capacity ?? 0).toLocaleString()} signatures left`
+                  : ""}
               </option>
             ))}
           </select>
@@ -233,16 +258,38 @@ export function SignView() {
         <fieldset className="radio-row">
           <legend>Formats</legend>
           <label>
-            <input type="checkbox" checked={formats.includes("cms")} onChange={() => toggleFormat("cms")} disabled={!!job} data-testid="fmt-cms" /> CMS (.p7s, with certificate)
+            <input
+              type="checkbox"
+              checked={formats.includes("cms")}
+              onChange={() => toggleFormat("cms")}
+              disabled={!!job}
+              data-testid="fmt-cms"
+            />{" "}
+            CMS (.p7s, with certificate)
           </label>
           <label>
-            <input type="checkbox" checked={formats.includes("raw")} onChange={() => toggleFormat("raw")} disabled={!!job} data-testid="fmt-raw" /> Raw (.sig + public key)
+            <input
+              type="checkbox"
+              checked={formats.includes("raw")}
+              onChange={() => toggleFormat("raw")}
+              disabled={!!job}
+              data-testid="fmt-raw"
+            />{" "}
+            Raw (.sig + public key)
           </label>
           <label>
-            <input type="checkbox" checked={formats.includes("bundle")} onChange={() => toggleFormat("bundle")} disabled={!!job} data-testid="fmt-bundle" /> JSON bundle
+            <input
+              type="checkbox"
+              checked={formats.includes("bundle")}
+              onChange={() => toggleFormat("bundle")}
+              disabled={!!job}
+              data-testid="fmt-bundle"
+            />{" "}
+            JSON bundle
           </label>
           <label>
-            <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} /> SHA256SUMS manifest
+            <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} /> SHA256SUMS
+            manifest
           </label>
         </fieldset>
         <Field label="Outputs">
@@ -260,7 +307,14 @@ export function SignView() {
           </Field>
         )}
         <label className="check">
-          <input type="checkbox" checked={continueOnError} onChange={(e) => setContinueOnError(e.target.checked)} disabled={!!job} data-testid="continue-on-error" /> Go on with the other files when one fails
+          <input
+            type="checkbox"
+            checked={continueOnError}
+            onChange={(e) => setContinueOnError(e.target.checked)}
+            disabled={!!job}
+            data-testid="continue-on-error"
+          />{" "}
+          Go on with the other files when one fails
         </label>
       </section>
       {key && isHss && (
@@ -268,15 +322,22 @@ export function SignView() {
           <Badge tone={hssTone(key, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>
             {key.hss_remaining?.toLocaleString()} of {Number(key.hss_capacity ?? 0).toLocaleString()} left
           </Badge>{" "}
-          This batch uses {needed} one-time signature{needed === 1 ? "" : "s"} of this HSS key for good; an HSS key cannot be backed up or cloned.
+          This batch uses {needed} one-time signature{needed === 1 ? "" : "s"} of this HSS key for good; an HSS key cannot be backed up or
+          cloned.
           {tooFew ? " There are not enough left: sign fewer files or formats." : ""}
           <label className="check">
-            <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" /> I understand; use {needed} signature{needed === 1 ? "" : "s"}
+            <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" /> I
+            understand; use {needed} signature{needed === 1 ? "" : "s"}
           </label>
         </div>
       )}
       <div className="button-row">
-        <button className="primary" onClick={() => void run()} disabled={!!job || !key || good === 0 || formats.length === 0 || (isHss && (!confirmHss || tooFew))} data-testid="sign-submit">
+        <button
+          className="primary"
+          onClick={() => void run()}
+          disabled={!!job || !key || good === 0 || formats.length === 0 || (isHss && (!confirmHss || tooFew))}
+          data-testid="sign-submit"
+        >
           {job ? "Signing…" : `Sign ${good} file${good === 1 ? "" : "s"}`}
         </button>
         {job && (
@@ -290,7 +351,8 @@ export function SignView() {
         <section className="card" data-testid="sign-report">
           <h3>Summary</h3>
           <p>
-            {report.signatures_made} signature{report.signatures_made === 1 ? "" : "s"} with <strong>{report.key.label}</strong> ({report.key.algorithm}), each verified in software before it was written.
+            {report.signatures_made} signature{report.signatures_made === 1 ? "" : "s"} with <strong>{report.key.label}</strong> (
+            {report.key.algorithm}), each verified in software before it was written.
             {report.hss_remaining_after !== null && ` ${report.hss_remaining_after.toLocaleString()} HSS signatures left.`}
             {report.stopped && " Stopped at the first failure."}
             {report.cancelled && " Cancelled."}

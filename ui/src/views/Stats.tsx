@@ -25,7 +25,17 @@ async function svgToPngBase64(svg: string): Promise<string> {
 }
 
 function historyCsv(h: StatsPoint[]): string {
-  const rows = h.map((p) => [p.t.toFixed(1), p.busy_percent ?? "", p.commands_per_second ?? "", p.sign_per_second ?? "", p.sessions ?? "", p.console_ops, p.console_errors].join(","));
+  const rows = h.map((p) =>
+    [
+      p.t.toFixed(1),
+      p.busy_percent ?? "",
+      p.commands_per_second ?? "",
+      p.sign_per_second ?? "",
+      p.sessions ?? "",
+      p.console_ops,
+      p.console_errors,
+    ].join(","),
+  );
   return ["seconds,busy_percent,commands_per_second,sign_per_second,sessions,console_ops,console_errors", ...rows].join("\n") + "\n";
 }
 
@@ -75,7 +85,10 @@ export function StatsView() {
     if (!charts) return;
     try {
       const svg = charts[which];
-      const p = kind === "svg" ? await api.saveExport(`${which}.svg`, "svg", { text: svg }) : await api.saveExport(`${which}.png`, "png", { base64: await svgToPngBase64(svg) });
+      const p =
+        kind === "svg"
+          ? await api.saveExport(`${which}.svg`, "svg", { text: svg })
+          : await api.saveExport(`${which}.png`, "png", { base64: await svgToPngBase64(svg) });
       if (p) toast("ok", `Saved ${p}.`);
     } catch (e) {
       toast("error", "Export failed", toApiError(e));
@@ -85,7 +98,9 @@ export function StatsView() {
     if (!partitionId) return;
     try {
       const h = await api.statsHistory(partitionId);
-      const p = await api.saveExport(`statistics.${kind}`, kind, { text: kind === "csv" ? historyCsv(h) : JSON.stringify({ latest: snap, history: h }, null, 2) });
+      const p = await api.saveExport(`statistics.${kind}`, kind, {
+        text: kind === "csv" ? historyCsv(h) : JSON.stringify({ latest: snap, history: h }, null, 2),
+      });
       if (p) toast("ok", `Saved ${p}.`);
     } catch (e) {
       toast("error", "Export failed", toApiError(e));
@@ -136,11 +151,19 @@ export function StatsView() {
               </div>
               <div>
                 <dt>Public memory</dt>
-                <dd>{t.total_public_memory === null ? "not reported by the token" : `${formatBytes(t.free_public_memory)} free of ${formatBytes(t.total_public_memory)}`}</dd>
+                <dd>
+                  {t.total_public_memory === null
+                    ? "not reported by the token"
+                    : `${formatBytes(t.free_public_memory)} free of ${formatBytes(t.total_public_memory)}`}
+                </dd>
               </div>
               <div>
                 <dt>Private memory</dt>
-                <dd>{t.total_private_memory === null ? "not reported by the token" : `${formatBytes(t.free_private_memory)} free of ${formatBytes(t.total_private_memory)}`}</dd>
+                <dd>
+                  {t.total_private_memory === null
+                    ? "not reported by the token"
+                    : `${formatBytes(t.free_private_memory)} free of ${formatBytes(t.total_private_memory)}`}
+                </dd>
               </div>
               <div>
                 <dt>Mechanisms</dt>
@@ -148,7 +171,17 @@ export function StatsView() {
               </div>
               <div>
                 <dt>PIN</dt>
-                <dd>{t.user_pin_locked ? <Badge tone="bad">locked</Badge> : t.user_pin_final_try ? <Badge tone="bad">final try</Badge> : t.user_pin_count_low ? <Badge tone="warn">count low</Badge> : <Badge tone="ok">ok</Badge>}</dd>
+                <dd>
+                  {t.user_pin_locked ? (
+                    <Badge tone="bad">locked</Badge>
+                  ) : t.user_pin_final_try ? (
+                    <Badge tone="bad">final try</Badge>
+                  ) : t.user_pin_count_low ? (
+                    <Badge tone="warn">count low</Badge>
+                  ) : (
+                    <Badge tone="ok">ok</Badge>
+                  )}
+                </dd>
               </div>
             </dl>
           </section>
@@ -159,7 +192,9 @@ export function StatsView() {
                 <dl className="info-grid">
                   <div>
                     <dt>Busy</dt>
-                    <dd data-testid="busy">{l.busy_percent !== null ? `${l.busy_percent.toFixed(1)} %` : "measuring (two samples ≥ 5 s apart)…"}</dd>
+                    <dd data-testid="busy">
+                      {l.busy_percent !== null ? `${l.busy_percent.toFixed(1)} %` : "measuring (two samples ≥ 5 s apart)…"}
+                    </dd>
                   </div>
                   <div>
                     <dt>Commands</dt>
@@ -204,7 +239,9 @@ export function StatsView() {
           <section className="card">
             <h3>Console</h3>
             <p>
-              Pool: {snap.pool.open} of {snap.pool.size} sessions open, {snap.pool.in_use} in use; breaker <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{snap.pool.breaker.replace("_", " ")}</Badge>; recoveries {snap.metrics.module_recoveries}, session reopens {snap.metrics.session_reopens}.
+              Pool: {snap.pool.open} of {snap.pool.size} sessions open, {snap.pool.in_use} in use; breaker{" "}
+              <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{snap.pool.breaker.replace("_", " ")}</Badge>; recoveries{" "}
+              {snap.metrics.module_recoveries}, session reopens {snap.metrics.session_reopens}.
             </p>
             <table className="table compact" data-testid="console-ops">
               <thead>
@@ -237,7 +274,11 @@ export function StatsView() {
         <div className="cards">
           {(["load", "console"] as const).map((w) => (
             <section className="card chart" key={w}>
-              <img src={svgUrl(charts[w])} alt={w === "load" ? "HSM load over time" : "Console calls over time"} data-testid={`chart-${w}`} />
+              <img
+                src={svgUrl(charts[w])}
+                alt={w === "load" ? "HSM load over time" : "Console calls over time"}
+                data-testid={`chart-${w}`}
+              />
               <div className="button-row">
                 <button onClick={() => void exportChart(w, "svg")}>SVG…</button>
                 <button onClick={() => void exportChart(w, "png")}>PNG…</button>

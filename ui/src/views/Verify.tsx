@@ -6,7 +6,19 @@ import { Badge, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
 import { useStore } from "../store";
 
-function PathField({ label, value, onChange, testid, hint }: { label: string; value: string; onChange: (v: string) => void; testid: string; hint?: string }) {
+function PathField({
+  label,
+  value,
+  onChange,
+  testid,
+  hint,
+}: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  testid: string;
+  hint?: string;
+}) {
   const browse = async () => {
     const p = await api.pickFiles(label, false);
     if (p[0]) onChange(p[0]);
@@ -14,7 +26,14 @@ function PathField({ label, value, onChange, testid, hint }: { label: string; va
   return (
     <Field label={label} {...(hint ? { hint } : {})}>
       <div className="inline-form">
-        <input type="text" value={value} onChange={(e) => onChange(e.target.value)} spellCheck={false} data-testid={testid} aria-label={label} />
+        <input
+          type="text"
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          spellCheck={false}
+          data-testid={testid}
+          aria-label={label}
+        />
         <button onClick={() => void browse()}>Browse…</button>
       </div>
     </Field>
@@ -48,21 +67,43 @@ export function VerifyView() {
         <h1>Verify a signature</h1>
       </header>
       <section className="card form-grid">
-        <PathField label="Artifact" value={file} onChange={setFile} testid="verify-file" hint="Or SHA256SUMS, with SHA256SUMS.sig and the public key." />
+        <PathField
+          label="Artifact"
+          value={file}
+          onChange={setFile}
+          testid="verify-file"
+          hint="Or SHA256SUMS, with SHA256SUMS.sig and the public key."
+        />
         <PathField label="Signature" value={sig} onChange={setSig} testid="verify-sig" hint=".p7s, .sig or .sig.json" />
-        <PathField label="Public key (optional)" value={pub} onChange={setPub} testid="verify-pub" hint="PEM public key or certificate. Needed for raw .sig files; pins the signer for the others." />
+        <PathField
+          label="Public key (optional)"
+          value={pub}
+          onChange={setPub}
+          testid="verify-pub"
+          hint="PEM public key or certificate. Needed for raw .sig files; pins the signer for the others."
+        />
         <Field label="ML-DSA context (if one was used)">
           <input type="text" value={context} onChange={(e) => setContext(e.target.value)} aria-label="ML-DSA context" />
         </Field>
       </section>
       <div className="button-row">
-        <button className="primary" onClick={() => void verify()} disabled={busy || !file.trim() || !sig.trim()} data-testid="verify-submit">
+        <button
+          className="primary"
+          onClick={() => void verify()}
+          disabled={busy || !file.trim() || !sig.trim()}
+          data-testid="verify-submit"
+        >
           {busy ? "Verifying…" : "Verify"}
         </button>
       </div>
       {error && <ErrorBox error={error} title="Could not verify" />}
       {report && (
-        <section className={`verdict ${report.valid ? "ok" : "bad"}`} data-testid="verify-report" data-valid={String(report.valid)} role={report.valid ? "status" : "alert"}>
+        <section
+          className={`verdict ${report.valid ? "ok" : "bad"}`}
+          data-testid="verify-report"
+          data-valid={String(report.valid)}
+          role={report.valid ? "status" : "alert"}
+        >
           <strong>{report.valid ? "Valid signature." : "Invalid signature."}</strong> {report.detail}
           <dl className="info-grid">
             <div>

@@ -53,7 +53,16 @@ export interface MockConfig {
   /** The verification finds this record damaged… */
   tamperedSeq?: number;
   /** …in this way (default "modified"). */
-  tamperKind?: "modified" | "missing" | "inserted" | "reordered" | "grafted" | "truncated_tail" | "rollback" | "checkpoint_signature_invalid" | "torn_last_write";
+  tamperKind?:
+    | "modified"
+    | "missing"
+    | "inserted"
+    | "reordered"
+    | "grafted"
+    | "truncated_tail"
+    | "rollback"
+    | "checkpoint_signature_invalid"
+    | "torn_last_write";
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
   /** The HSS view reports this mismatch for the key. */
@@ -68,7 +77,14 @@ interface Call {
 declare global {
   interface Window {
     __MOCK_CONFIG__?: MockConfig;
-    __mock?: { calls: Call[]; keys: ObjectSummary[]; records: RecordView[]; settings: Settings; event: (ev: ConsoleEvent) => Promise<void>; drop: (paths: string[]) => Promise<void> };
+    __mock?: {
+      calls: Call[];
+      keys: ObjectSummary[];
+      records: RecordView[];
+      settings: Settings;
+      event: (ev: ConsoleEvent) => Promise<void>;
+      drop: (paths: string[]) => Promise<void>;
+    };
   }
 }
 
@@ -113,7 +129,13 @@ function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
   };
 }
 
-function summary(handle: number, label: string, cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY", algorithm: string, id: string): ObjectSummary {
+function summary(
+  handle: number,
+  label: string,
+  cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY",
+  algorithm: string,
+  id: string,
+): ObjectSummary {
   const priv = cls !== "PUBLIC_KEY";
   return {
     handle,
@@ -128,7 +150,17 @@ function summary(handle: number, label: string, cls: "PRIVATE_KEY" | "PUBLIC_KEY
     sensitive: priv ? true : null,
     extractable: priv ? false : null,
     local: true,
-    capabilities: { sign: cls === "PRIVATE_KEY", verify: cls === "PUBLIC_KEY", encrypt: cls === "SECRET_KEY", decrypt: cls === "SECRET_KEY", wrap: false, unwrap: false, derive: false, encapsulate: false, decapsulate: false },
+    capabilities: {
+      sign: cls === "PRIVATE_KEY",
+      verify: cls === "PUBLIC_KEY",
+      encrypt: cls === "SECRET_KEY",
+      decrypt: cls === "SECRET_KEY",
+      wrap: false,
+      unwrap: false,
+      derive: false,
+      encapsulate: false,
+      decapsulate: false,
+    },
     hss_keys_remaining: null,
     hss_capacity: null,
     duplicate_label: false,
@@ -149,7 +181,15 @@ export function install(cfg: MockConfig = {}) {
   const records: RecordView[] = [];
   const keys: ObjectSummary[] = [];
   for (let i = 0; i < (cfg.objects ?? 0); i++) {
-    keys.push(summary(handle++, `bulk_key_${String(i).padStart(5, "0")}`, i % 3 === 0 ? "SECRET_KEY" : i % 3 === 1 ? "PRIVATE_KEY" : "PUBLIC_KEY", i % 3 === 0 ? "AES-256" : "ECDSA P-256", hex(i)));
+    keys.push(
+      summary(
+        handle++,
+        `bulk_key_${String(i).padStart(5, "0")}`,
+        i % 3 === 0 ? "SECRET_KEY" : i % 3 === 1 ? "PRIVATE_KEY" : "PUBLIC_KEY",
+        i % 3 === 0 ? "AES-256" : "ECDSA P-256",
+        hex(i),
+      ),
+    );
   }
   if (cfg.hssRemaining !== undefined) {
     const hss = summary(handle++, "fw_hss_2026_11", "PRIVATE_KEY", "HSS", hex(9999));
@@ -170,9 +210,17 @@ export function install(cfg: MockConfig = {}) {
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
-  for (let i = 0; i < (cfg.records ?? 0); i++) record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
+  for (let i = 0; i < (cfg.records ?? 0); i++)
+    record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
 
-  function record(action: string, resourceType: string, resource: string | null, status: string, meta: Record<string, unknown> = {}, actor = "officer@mock") {
+  function record(
+    action: string,
+    resourceType: string,
+    resource: string | null,
+    status: string,
+    meta: Record<string, unknown> = {},
+    actor = "officer@mock",
+  ) {
     const seq = records.length + 1;
     records.push({
       seq,
@@ -203,7 +251,18 @@ export function install(cfg: MockConfig = {}) {
       builtin: true,
       token: token(pinState),
       logged_in: loggedIn,
-      pool: { slot: 1, size: 4, open: 1, idle: 1, in_use: 0, waiting: 0, breaker: "closed", breaker_opened: 0, logged_in: loggedIn !== null, module_generation: 1 },
+      pool: {
+        slot: 1,
+        size: 4,
+        open: 1,
+        idle: 1,
+        in_use: 0,
+        waiting: 0,
+        breaker: "closed",
+        breaker_opened: 0,
+        logged_in: loggedIn !== null,
+        module_generation: 1,
+      },
       luna: {
         firmware: "7.9.1",
         hsm_storage: { total: 16777216, used: 1048576, free: 15728640, object_count: null },
@@ -233,27 +292,60 @@ export function install(cfg: MockConfig = {}) {
           family: "luna",
           vendor_functions: ["CA_GetFirmwareVersion", "CA_GetHSMStats"],
         },
-        slots: [{ slot_id: 1, description: "LunaSim slot", manufacturer: "lunasim", token_present: true, hardware: true, removable: false, token: token(pinState), partition_id: PARTITION }],
+        slots: [
+          {
+            slot_id: 1,
+            description: "LunaSim slot",
+            manufacturer: "lunasim",
+            token_present: true,
+            hardware: true,
+            removable: false,
+            token: token(pinState),
+            partition_id: PARTITION,
+          },
+        ],
         error: null,
       },
     ];
   }
 
   const mechanisms: MechanismView[] = [
-    { code: 0x1c, hex: "0x0000001C", name: "CKM_ML_DSA_KEY_PAIR_GEN", min_key_size: 0, max_key_size: 0, flags: ["HW", "GENERATE_KEY_PAIR"], info_error: null },
-    { code: 0x1d, hex: "0x0000001D", name: "CKM_ML_DSA", min_key_size: 0, max_key_size: 0, flags: ["HW", "SIGN", "VERIFY"], info_error: null },
+    {
+      code: 0x1c,
+      hex: "0x0000001C",
+      name: "CKM_ML_DSA_KEY_PAIR_GEN",
+      min_key_size: 0,
+      max_key_size: 0,
+      flags: ["HW", "GENERATE_KEY_PAIR"],
+      info_error: null,
+    },
+    {
+      code: 0x1d,
+      hex: "0x0000001D",
+      name: "CKM_ML_DSA",
+      min_key_size: 0,
+      max_key_size: 0,
+      flags: ["HW", "SIGN", "VERIFY"],
+      info_error: null,
+    },
     { code: 0x80000a02, hex: "0x80000A02", name: null, min_key_size: 0, max_key_size: 0, flags: ["HW"], info_error: null },
   ];
 
   function describe(spec: KeySpec, purpose: string): KeySpecInfo {
-    const tag = spec.kind === "ml-dsa" ? spec.set.toLowerCase().replace(/-/g, "_") : spec.kind === "hss" ? "hss_lms" : spec.kind.replace(/-/g, "_");
-    const p = purpose.trim().toLowerCase().replace(/[^a-z0-9]/g, "_") || "key";
+    const tag =
+      spec.kind === "ml-dsa" ? spec.set.toLowerCase().replace(/-/g, "_") : spec.kind === "hss" ? "hss_lms" : spec.kind.replace(/-/g, "_");
+    const p =
+      purpose
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, "_") || "key";
     let capacity: string | null = null;
     let warning: string | null = null;
     if (spec.kind === "hss") {
       const h = spec.params.levels.reduce((a, [l]) => a + Number(l.split("_H")[1]), 0);
       capacity = (2n ** BigInt(h)).toString();
-      if (spec.params.levels.some(([l]) => Number(l.split("_H")[1]) >= 15)) warning = "An H15 tree takes about 90 s per level to generate; H20 takes hours.";
+      if (spec.params.levels.some(([l]) => Number(l.split("_H")[1]) >= 15))
+        warning = "An H15 tree takes about 90 s per level to generate; H20 takes hours.";
     }
     return {
       display: spec.kind === "ml-dsa" ? spec.set : spec.kind,
@@ -267,7 +359,10 @@ export function install(cfg: MockConfig = {}) {
   }
 
   function requireAudit() {
-    if (auditKey.state !== "unlocked") throw err("AUDIT_UNAVAILABLE", "The audit trail cannot record this.", { suggestion: "Log in to the partition that holds the audit key." });
+    if (auditKey.state !== "unlocked")
+      throw err("AUDIT_UNAVAILABLE", "The audit trail cannot record this.", {
+        suggestion: "Log in to the partition that holds the audit key.",
+      });
   }
 
   function find(h: number): ObjectSummary {
@@ -288,12 +383,24 @@ export function install(cfg: MockConfig = {}) {
       case "app_info":
         return cfg.startupError
           ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
-          : ({ info: { version: "0.1.0", data_dir: "/home/officer/.local/share/hsm-console", audit_location: "audit.db", audit_store: "sqlite", builtin_available: true, builtin_note: null, startup_warnings: [] }, startup_error: null } satisfies AppStatus);
+          : ({
+              info: {
+                version: "0.1.0",
+                data_dir: "/home/officer/.local/share/hsm-console",
+                audit_location: "audit.db",
+                audit_store: "sqlite",
+                builtin_available: true,
+                builtin_note: null,
+                startup_warnings: [],
+              },
+              startup_error: null,
+            } satisfies AppStatus);
       case "get_settings":
         return settings;
       case "update_settings": {
         const s = args.settings as Settings;
-        if (s.hss_critical_percent > s.hss_warning_percent) throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
+        if (s.hss_critical_percent > s.hss_warning_percent)
+          throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
         settings = s;
         record("settings.update", "settings", null, "success");
         return settings;
@@ -303,7 +410,10 @@ export function install(cfg: MockConfig = {}) {
       case "add_module": {
         const path = String(args.path);
         record("module.add", "module", path, "failure");
-        throw err("NOT_PKCS11", `${path} is not a PKCS#11 module.`, { details: "It exports neither C_GetInterface nor C_GetFunctionList.", suggestion: "Choose the vendor's PKCS#11 library rather than another shared library." });
+        throw err("NOT_PKCS11", `${path} is not a PKCS#11 module.`, {
+          details: "It exports neither C_GetInterface nor C_GetFunctionList.",
+          suggestion: "Choose the vendor's PKCS#11 library rather than another shared library.",
+        });
       }
       case "pick_module_file":
         return null;
@@ -318,7 +428,9 @@ export function install(cfg: MockConfig = {}) {
           pinState.userFinal = pinTries <= 0;
           record("login", "partition", PARTITION, "failure");
           throw err("PIN_INCORRECT", "The PIN is incorrect.", {
-            details: pinState.userFinal ? "The token says one attempt is left before the PIN locks." : "The token says wrong PINs were entered; fewer attempts remain.",
+            details: pinState.userFinal
+              ? "The token says one attempt is left before the PIN locks."
+              : "The token says wrong PINs were entered; fewer attempts remain.",
             suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
             pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "pin" },
           });
@@ -346,10 +458,30 @@ export function install(cfg: MockConfig = {}) {
           attributes: [
             { attribute: "CKA_CLASS", code: 0, status: "value", display: "name", value: `CKO_${k.class}` },
             { attribute: "CKA_LABEL", code: 3, status: "value", display: "text", value: k.label },
-            { attribute: "CKA_SENSITIVE", code: 0x103, status: k.private ? "value" : "absent", display: "bool", value: k.private ? "true" : null },
-            { attribute: "CKA_PARAMETER_SET", code: 0x61d, status: k.parameter_set ? "value" : "absent", display: "name", value: k.parameter_set },
+            {
+              attribute: "CKA_SENSITIVE",
+              code: 0x103,
+              status: k.private ? "value" : "absent",
+              display: "bool",
+              value: k.private ? "true" : null,
+            },
+            {
+              attribute: "CKA_PARAMETER_SET",
+              code: 0x61d,
+              status: k.parameter_set ? "value" : "absent",
+              display: "name",
+              value: k.parameter_set,
+            },
           ],
-          public_key: k.class === "SECRET_KEY" ? null : { algorithm: k.algorithm, fingerprint: `SHA256:${hex(k.handle)}${hex(k.handle)}`, pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", raw_len: 1952 },
+          public_key:
+            k.class === "SECRET_KEY"
+              ? null
+              : {
+                  algorithm: k.algorithm,
+                  fingerprint: `SHA256:${hex(k.handle)}${hex(k.handle)}`,
+                  pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+                  raw_len: 1952,
+                },
         };
         return d;
       }
@@ -371,7 +503,21 @@ export function install(cfg: MockConfig = {}) {
         const priv = summary(handle++, req.label, "PRIVATE_KEY", alg, id);
         keys.push(pub, priv);
         record("key.generate", "key", req.label, "success", { id });
-        const g: GeneratedKey = { private_handle: priv.handle, public_handle: pub.handle, label: req.label, id_hex: id, algorithm: alg, public_key: { algorithm: alg, fingerprint: `SHA256:${id}`, pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", raw_len: 1952 }, expected_public_key_len: 1952, elapsed_ms: 180 };
+        const g: GeneratedKey = {
+          private_handle: priv.handle,
+          public_handle: pub.handle,
+          label: req.label,
+          id_hex: id,
+          algorithm: alg,
+          public_key: {
+            algorithm: alg,
+            fingerprint: `SHA256:${id}`,
+            pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+            raw_len: 1952,
+          },
+          expected_public_key_len: 1952,
+          elapsed_ms: 180,
+        };
         return g;
       }
       case "deletion_phrase":
@@ -380,7 +526,8 @@ export function install(cfg: MockConfig = {}) {
         requireAudit();
         const hs = args.handles as number[];
         const want = phrase(hs);
-        if (args.confirmation !== want) throw err("INVALID_INPUT", `Type “${want}” to confirm the deletion.`, { details: "Nothing was deleted." });
+        if (args.confirmation !== want)
+          throw err("INVALID_INPUT", `Type “${want}” to confirm the deletion.`, { details: "Nothing was deleted." });
         record("key.destroy.request", "key", want, "success");
         for (const h of hs) {
           const i = keys.findIndex((k) => k.handle === h);
@@ -394,7 +541,13 @@ export function install(cfg: MockConfig = {}) {
       case "export_public_key": {
         const k = find(Number(args.handle));
         record("key.export_public", "key", k.label, "success", { id: k.id_hex });
-        return { format: args.format, file_name: `${k.label}.pub.pem`, text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n", base64: null, fingerprint: `SHA256:${hex(k.handle)}` };
+        return {
+          format: args.format,
+          file_name: `${k.label}.pub.pem`,
+          text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+          base64: null,
+          fingerprint: `SHA256:${hex(k.handle)}`,
+        };
       }
       case "save_public_key":
       case "save_mechanisms_csv":
@@ -405,11 +558,33 @@ export function install(cfg: MockConfig = {}) {
         return { path: `/home/officer/audit.${String(args.format)}`, records: n, checkpoints: 1, first_seq: null, last_seq: null };
       }
       case "audit_status": {
-        const s: AuditStatusView = { log_id: "log_mock", location: "audit.db", store: "sqlite", key: auditKey, records: records.length, pending: 0, last_seq: records.length, checkpoints: 1, last_checkpoint_time: null, last_checkpoint_seq: null, last_verification: lastVerification, auto_verify: settings.audit.auto_verify };
+        const s: AuditStatusView = {
+          log_id: "log_mock",
+          location: "audit.db",
+          store: "sqlite",
+          key: auditKey,
+          records: records.length,
+          pending: 0,
+          last_seq: records.length,
+          checkpoints: 1,
+          last_checkpoint_time: null,
+          last_checkpoint_seq: null,
+          last_verification: lastVerification,
+          auto_verify: settings.audit.auto_verify,
+        };
         return s;
       }
       case "audit_records": {
-        const q = args.query as { before_seq: number | null; limit: number; action: string | null; status: string | null; text: string | null; actor: string | null; from_time: string | null; to_time: string | null };
+        const q = args.query as {
+          before_seq: number | null;
+          limit: number;
+          action: string | null;
+          status: string | null;
+          text: string | null;
+          actor: string | null;
+          from_time: string | null;
+          to_time: string | null;
+        };
         return records
           .filter(
             (r) =>
@@ -440,33 +615,97 @@ export function install(cfg: MockConfig = {}) {
           modified: [{ kind: "modified", seq }, `Record ${seq} was changed after it was written: its content no longer matches its seal.`],
           missing: [{ kind: "missing", seq }, `Record ${seq} is missing: it was deleted from the trail.`],
           inserted: [{ kind: "inserted", seq }, `Record ${seq} was inserted into the trail afterwards; the console never wrote it there.`],
-          reordered: [{ kind: "reordered", seq, belongs_at: seq + 3 }, `Record ${seq} is out of place: it was written as record ${seq + 3}.`],
-          grafted: [{ kind: "grafted", seq, foreign_log: "log_other" }, `A record numbered ${seq} from another trail (log_other) was copied into this one.`],
-          truncated_tail: [{ kind: "truncated_tail", last_seq: seq - 1, checkpoint_seq: seq + 20 }, `The trail ends at record ${seq - 1}, but a signed checkpoint vouches for records up to ${seq + 20}: the newest records were removed.`],
-          rollback: [{ kind: "rollback", store_seq: seq - 1, anchor_seq: seq + 50, anchor_checkpoint: 7 }, `The store was rolled back to an older copy: it ends at record ${seq - 1}, while checkpoint 7, remembered outside the store, covers records up to ${seq + 50}.`],
-          checkpoint_signature_invalid: [{ kind: "checkpoint_signature_invalid", checkpoint_no: 3, seq }, `Checkpoint 3 has an invalid signature: it was forged or altered.`],
-          torn_last_write: [{ kind: "torn_last_write", seq }, `The last record (${seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.`],
+          reordered: [
+            { kind: "reordered", seq, belongs_at: seq + 3 },
+            `Record ${seq} is out of place: it was written as record ${seq + 3}.`,
+          ],
+          grafted: [
+            { kind: "grafted", seq, foreign_log: "log_other" },
+            `A record numbered ${seq} from another trail (log_other) was copied into this one.`,
+          ],
+          truncated_tail: [
+            { kind: "truncated_tail", last_seq: seq - 1, checkpoint_seq: seq + 20 },
+            `The trail ends at record ${seq - 1}, but a signed checkpoint vouches for records up to ${seq + 20}: the newest records were removed.`,
+          ],
+          rollback: [
+            { kind: "rollback", store_seq: seq - 1, anchor_seq: seq + 50, anchor_checkpoint: 7 },
+            `The store was rolled back to an older copy: it ends at record ${seq - 1}, while checkpoint 7, remembered outside the store, covers records up to ${seq + 50}.`,
+          ],
+          checkpoint_signature_invalid: [
+            { kind: "checkpoint_signature_invalid", checkpoint_no: 3, seq },
+            `Checkpoint 3 has an invalid signature: it was forged or altered.`,
+          ],
+          torn_last_write: [
+            { kind: "torn_last_write", seq },
+            `The last record (${seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.`,
+          ],
         };
         const [finding, explanation] = findings[kind]!;
-        const v: Verdict = cfg.tamperedSeq ? { verdict: "broken", finding, first_bad_seq: seq, explanation, records_checked: seq - 1 } : { verdict: "intact", records: total, last_seq: total, checkpoints: 1, last_checkpoint: null, key_pinned: true, macs_checked: true };
-        lastVerification = v.verdict === "intact" ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" } : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
+        const v: Verdict = cfg.tamperedSeq
+          ? { verdict: "broken", finding, first_bad_seq: seq, explanation, records_checked: seq - 1 }
+          : {
+              verdict: "intact",
+              records: total,
+              last_seq: total,
+              checkpoints: 1,
+              last_checkpoint: null,
+              key_pinned: true,
+              macs_checked: true,
+            };
+        lastVerification =
+          v.verdict === "intact"
+            ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
+            : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
         record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
         return v;
       }
       case "audit_checkpoint":
         requireAudit();
-        return { log_id: "log_mock", checkpoint_no: 2, seq: records.length, head_hmac: "", head_digest: "", time: "", epoch: 0, algorithm: "ML-DSA-65", public_key: "", signature: "" };
+        return {
+          log_id: "log_mock",
+          checkpoint_no: 2,
+          seq: records.length,
+          head_hmac: "",
+          head_digest: "",
+          time: "",
+          epoch: 0,
+          algorithm: "ML-DSA-65",
+          public_key: "",
+          signature: "",
+        };
       case "signing_keys": {
         const ks: SigningKeyView[] = keys
           .filter((k) => k.class === "PRIVATE_KEY" && k.capabilities.sign)
-          .map((k) => ({ handle: k.handle, label: k.label, id_hex: k.id_hex, algorithm: k.algorithm, scheme: k.algorithm === "HSS" ? { scheme: "hss" } : k.algorithm.startsWith("ECDSA") ? { scheme: "ecdsa", curve: "P256" } : { scheme: "ml-dsa", set: "ML-DSA-65" }, fingerprint: `SHA256:${k.id_hex}`, hss_remaining: k.hss_keys_remaining, hss_capacity: k.hss_capacity, has_certificate: false }));
+          .map((k) => ({
+            handle: k.handle,
+            label: k.label,
+            id_hex: k.id_hex,
+            algorithm: k.algorithm,
+            scheme:
+              k.algorithm === "HSS"
+                ? { scheme: "hss" }
+                : k.algorithm.startsWith("ECDSA")
+                  ? { scheme: "ecdsa", curve: "P256" }
+                  : { scheme: "ml-dsa", set: "ML-DSA-65" },
+            fingerprint: `SHA256:${k.id_hex}`,
+            hss_remaining: k.hss_keys_remaining,
+            hss_capacity: k.hss_capacity,
+            has_certificate: false,
+          }));
         return ks;
       }
       case "inspect_files":
         return (args.paths as string[]).map((p): FileCheck => {
           const name = p.split("/").pop() ?? p;
-          if (p.endsWith("/")) return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
-          if (name.startsWith("empty")) return { path: p, name, size: null, problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake` };
+          if (p.endsWith("/"))
+            return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
+          if (name.startsWith("empty"))
+            return {
+              path: p,
+              name,
+              size: null,
+              problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
+            };
           return { path: p, name, size: 1000 + name.length * 100, problem: null };
         });
       case "pick_files":
@@ -479,14 +718,46 @@ export function install(cfg: MockConfig = {}) {
         const jobId = String(args.jobId);
         const key = keys.find((k) => `id:${k.id_hex}` === req.key);
         if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
-        if (key.algorithm === "HSS" && !req.confirm_hss) throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
+        if (key.algorithm === "HSS" && !req.confirm_hss)
+          throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
         record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
-        const report: SignReport = { key: { handle: key.handle, label: key.label, id_hex: key.id_hex, algorithm: key.algorithm, scheme: { scheme: "ml-dsa", set: "ML-DSA-65" }, fingerprint: "SHA256:x", hss_remaining: key.hss_keys_remaining, hss_capacity: key.hss_capacity, has_certificate: true }, files: [], manifest: [], manifest_error: null, stopped: false, cancelled: false, hss_remaining_after: null, signatures_made: 0 };
+        const report: SignReport = {
+          key: {
+            handle: key.handle,
+            label: key.label,
+            id_hex: key.id_hex,
+            algorithm: key.algorithm,
+            scheme: { scheme: "ml-dsa", set: "ML-DSA-65" },
+            fingerprint: "SHA256:x",
+            hss_remaining: key.hss_keys_remaining,
+            hss_capacity: key.hss_capacity,
+            has_certificate: true,
+          },
+          files: [],
+          manifest: [],
+          manifest_error: null,
+          stopped: false,
+          cancelled: false,
+          hss_remaining_after: null,
+          signatures_made: 0,
+        };
         // As the backend: paths that cannot be signed are refused first; with "stop" nothing is signed.
-        const problem = (p: string) => (p.endsWith("/") ? `${p} is a folder; drop the files inside it (or an archive of it).` : (p.split("/").pop() ?? "").startsWith("empty") ? `${p} is empty (0 bytes); an empty release artifact is almost certainly a mistake.` : null);
+        const problem = (p: string) =>
+          p.endsWith("/")
+            ? `${p} is a folder; drop the files inside it (or an archive of it).`
+            : (p.split("/").pop() ?? "").startsWith("empty")
+              ? `${p} is empty (0 bytes); an empty release artifact is almost certainly a mistake.`
+              : null;
         if (req.on_error === "stop" && req.files.some((p) => problem(p))) {
           report.stopped = true;
-          report.files = req.files.map((path) => ({ path, name: path.split("/").pop() ?? path, size: null, sha256: null, outputs: [], error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null }));
+          report.files = req.files.map((path) => ({
+            path,
+            name: path.split("/").pop() ?? path,
+            size: null,
+            sha256: null,
+            outputs: [],
+            error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null,
+          }));
           return report;
         }
         for (let i = 0; i < req.files.length; i++) {
@@ -507,7 +778,11 @@ export function install(cfg: MockConfig = {}) {
           }
           ch.onmessage({ stage: "signing", index: i });
           await new Promise((r) => setTimeout(r, 40));
-          const outputs = req.formats.map((f) => ({ format: f, path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`, verified: true }));
+          const outputs = req.formats.map((f) => ({
+            format: f,
+            path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`,
+            verified: true,
+          }));
           report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
           report.signatures_made += req.formats.length;
           ch.onmessage({ stage: "done", index: i });
@@ -522,12 +797,31 @@ export function install(cfg: MockConfig = {}) {
       case "verify_signature": {
         const file = String(args.file);
         const valid = !file.includes("tampered");
-        const r: VerifyReport = { file, format: String(args.signature).endsWith(".p7s") ? "cms" : "raw", valid, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:abc", signer: "CN=release", signing_time: "2026-11-30 12:00:00", detail: valid ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies" : "the file's digest does not match the signed message digest: the file is not the one that was signed", entries: [] };
+        const r: VerifyReport = {
+          file,
+          format: String(args.signature).endsWith(".p7s") ? "cms" : "raw",
+          valid,
+          algorithm: "ML-DSA-65",
+          key_fingerprint: "SHA256:abc",
+          signer: "CN=release",
+          signing_time: "2026-11-30 12:00:00",
+          detail: valid
+            ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
+            : "the file's digest does not match the signed message digest: the file is not the one that was signed",
+          entries: [],
+        };
         record("verify", "artifact", file, valid ? "success" : "failure");
         return r;
       }
       case "issue_certificate":
-        return { pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n", subject: String(args.subject), serial: "01", not_after: "2029", fingerprint: "SHA256:x", stored_on_token: true };
+        return {
+          pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n",
+          subject: String(args.subject),
+          serial: "01",
+          not_after: "2029",
+          fingerprint: "SHA256:x",
+          stored_on_token: true,
+        };
       case "certificate_request":
         return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
       case "hss_keys":
@@ -577,21 +871,68 @@ export function install(cfg: MockConfig = {}) {
             token_storage: null,
             not_offered: [],
           },
-          pool: { slot: 1, size: 4, open: 1, idle: 1, in_use: 0, waiting: 0, breaker: "closed", breaker_opened: 0, logged_in: loggedIn !== null, module_generation: 1 },
-          metrics: { ops: [{ op: "keys.list", ok: 3, errors: 0, mean_us: 120, p50_us: 100, p90_us: 150, p95_us: 180, p99_us: 250, max_us: 300 }], errors_by_class: [], module_recoveries: 0, session_reopens: 0, health_checks: 0, busy_rejections: 0, breaker_rejections: 0 },
+          pool: {
+            slot: 1,
+            size: 4,
+            open: 1,
+            idle: 1,
+            in_use: 0,
+            waiting: 0,
+            breaker: "closed",
+            breaker_opened: 0,
+            logged_in: loggedIn !== null,
+            module_generation: 1,
+          },
+          metrics: {
+            ops: [{ op: "keys.list", ok: 3, errors: 0, mean_us: 120, p50_us: 100, p90_us: 150, p95_us: 180, p99_us: 250, max_us: 300 }],
+            errors_by_class: [],
+            module_recoveries: 0,
+            session_reopens: 0,
+            health_checks: 0,
+            busy_rejections: 0,
+            breaker_rejections: 0,
+          },
         };
         return s;
       }
       case "stats_history":
-        return Array.from({ length: statsSamples }, (_, i) => ({ t: i * 5, busy_percent: i ? 40 : null, commands_per_second: i ? 20 : null, sign_per_second: i ? 1.4 : null, sessions: 1, console_ops: i, console_errors: 0 }));
+        return Array.from({ length: statsSamples }, (_, i) => ({
+          t: i * 5,
+          busy_percent: i ? 40 : null,
+          commands_per_second: i ? 20 : null,
+          sign_per_second: i ? 1.4 : null,
+          sessions: 1,
+          console_ops: i,
+          console_errors: 0,
+        }));
       case "stats_chart":
         return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
       case "save_export":
         return null;
       case "audit_checkpoints":
         return [
-          { checkpoint_no: 1, seq: 100, time: "2026-11-30T12:00:00Z", epoch: 0, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:abcdef0123456789abcdef", key_is_hsm_key: true, signature_valid: true, problem: null },
-          { checkpoint_no: 2, seq: 200, time: "2026-11-30T12:10:00Z", epoch: 0, algorithm: "ML-DSA-65", key_fingerprint: "SHA256:0000000000000000000000", key_is_hsm_key: false, signature_valid: false, problem: "signature invalid" },
+          {
+            checkpoint_no: 1,
+            seq: 100,
+            time: "2026-11-30T12:00:00Z",
+            epoch: 0,
+            algorithm: "ML-DSA-65",
+            key_fingerprint: "SHA256:abcdef0123456789abcdef",
+            key_is_hsm_key: true,
+            signature_valid: true,
+            problem: null,
+          },
+          {
+            checkpoint_no: 2,
+            seq: 200,
+            time: "2026-11-30T12:10:00Z",
+            epoch: 0,
+            algorithm: "ML-DSA-65",
+            key_fingerprint: "SHA256:0000000000000000000000",
+            key_is_hsm_key: false,
+            signature_valid: false,
+            problem: "signature invalid",
+          },
         ];
       case "audit_public_key":
         return "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n";
@@ -615,12 +956,50 @@ export function install(cfg: MockConfig = {}) {
           const w = counts[i]!;
           for (let k = 1; k <= 4; k++) {
             await new Promise((r) => setTimeout(r, 120));
-            ch.onmessage({ workers: w, run: i + 1, runs: counts.length, calls: k * 16, fraction: k / 4, point: { t: k * 0.25, p50_us: 15000 * w, p99_us: 16000 * w, ops_per_s: 65 } });
+            ch.onmessage({
+              workers: w,
+              run: i + 1,
+              runs: counts.length,
+              calls: k * 16,
+              fraction: k / 4,
+              point: { t: k * 0.25, p50_us: 15000 * w, p99_us: 16000 * w, ops_per_s: 65 },
+            });
           }
           const lat = 15000 * w;
-          runs.push({ workers: w, calls: 64, errors: 0, first_error: null, seconds: 1, throughput_per_s: 64 + i, first_call_us: 40000, latency: { count: 64, min_us: lat * 0.9, mean_us: lat, stddev_us: 100, p50_us: lat, p90_us: lat * 1.05, p95_us: lat * 1.06, p99_us: lat * 1.1, p999_us: lat * 1.2, max_us: lat * 1.3 }, series: [], histogram: [[lat, 64]] });
+          runs.push({
+            workers: w,
+            calls: 64,
+            errors: 0,
+            first_error: null,
+            seconds: 1,
+            throughput_per_s: 64 + i,
+            first_call_us: 40000,
+            latency: {
+              count: 64,
+              min_us: lat * 0.9,
+              mean_us: lat,
+              stddev_us: 100,
+              p50_us: lat,
+              p90_us: lat * 1.05,
+              p95_us: lat * 1.06,
+              p99_us: lat * 1.1,
+              p999_us: lat * 1.2,
+              max_us: lat * 1.3,
+            },
+            series: [],
+            histogram: [[lat, 64]],
+          });
         }
-        const sweep = counts.length > 1 ? runs.map((r) => ({ workers: r.workers, throughput_per_s: r.throughput_per_s, mean_us: r.latency.mean_us, p99_us: r.latency.p99_us, efficiency: r.throughput_per_s / (runs[0]!.throughput_per_s * r.workers) })) : [];
+        const sweep =
+          counts.length > 1
+            ? runs.map((r) => ({
+                workers: r.workers,
+                throughput_per_s: r.throughput_per_s,
+                mean_us: r.latency.mean_us,
+                p99_us: r.latency.p99_us,
+                efficiency: r.throughput_per_s / (runs[0]!.throughput_per_s * r.workers),
+              }))
+            : [];
         const report: ProbeReport = {
           id: `probe_${probes.length + 1}`,
           created_at: new Date(Date.UTC(2026, 10, 30, 12, probes.length)).toISOString(),
@@ -636,7 +1015,9 @@ export function install(cfg: MockConfig = {}) {
           console_version: "0.1.0",
           runs,
           sweep,
-          verdict: sweep.length ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions." : null,
+          verdict: sweep.length
+            ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
+            : null,
           overhead_ns: 70,
           cancelled: false,
         };
@@ -645,7 +1026,16 @@ export function install(cfg: MockConfig = {}) {
         return report;
       }
       case "probe_history":
-        return [...probes].reverse().map((r) => ({ id: r.id, created_at: r.created_at, op_name: r.op_name, partition_id: r.partition_id, workers: r.runs.map((x) => x.workers).join(","), throughput_per_s: Math.max(...r.runs.map((x) => x.throughput_per_s)), p50_us: r.runs[0]!.latency.p50_us, p99_us: r.runs[0]!.latency.p99_us }));
+        return [...probes].reverse().map((r) => ({
+          id: r.id,
+          created_at: r.created_at,
+          op_name: r.op_name,
+          partition_id: r.partition_id,
+          workers: r.runs.map((x) => x.workers).join(","),
+          throughput_per_s: Math.max(...r.runs.map((x) => x.throughput_per_s)),
+          p50_us: r.runs[0]!.latency.p50_us,
+          p99_us: r.runs[0]!.latency.p99_us,
+        }));
       case "probe_report":
         return probes.find((r) => r.id === args.id);
       case "probe_chart":
@@ -657,7 +1047,14 @@ export function install(cfg: MockConfig = {}) {
         const c = Number(args.ceilingPerS);
         const t = Number(args.targetPerS);
         const hsms = Math.ceil(t / (c * 0.8));
-        return { target_per_s: t, ceiling_per_s: c, hsms, per_hsm_per_s: t / hsms, pool_size_per_hsm: 1, explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.` };
+        return {
+          target_per_s: t,
+          ceiling_per_s: c,
+          hsms,
+          per_hsm_per_s: t / hsms,
+          pool_size_per_hsm: 1,
+          explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.`,
+        };
       }
       case "cancel_job":
         cancelled.add(String(args.jobId));

@@ -223,7 +223,13 @@ test("settings are validated, saved, and the dark theme applies", async () => {
 
 test("when the console cannot start, the window says why", async () => {
   const page = await openApp(browser, {
-    startupError: { code: "AUDIT_UNAVAILABLE", message: "The audit trail at postgres://audit:***@db/trail cannot be opened.", details: "connection refused", suggestion: "Check the audit store in the settings.", pkcs11: null },
+    startupError: {
+      code: "AUDIT_UNAVAILABLE",
+      message: "The audit trail at postgres://audit:***@db/trail cannot be opened.",
+      details: "connection refused",
+      suggestion: "Check the audit store in the settings.",
+      pkcs11: null,
+    },
   });
   await page.getByText("HSM Console could not start").waitFor();
   assert.match(await page.getByRole("alert").innerText(), /Check the audit store/);
@@ -233,7 +239,9 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   const page = await openApp(browser, { objects: 3 });
   await login(page);
   await page.getByText("user logged in").waitFor();
-  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz", "/srv/release/", "/srv/release/empty.bin", "/srv/release/app-1.0.iso"]));
+  await page.evaluate(() =>
+    window.__mock.drop(["/srv/release/app-1.0.tar.gz", "/srv/release/", "/srv/release/empty.bin", "/srv/release/app-1.0.iso"]),
+  );
   await page.getByTestId("sign-files").waitFor();
   assert.equal(await page.getByTestId("sign-file").count(), 4);
   await page.getByText("is a folder").waitFor();
@@ -300,7 +308,11 @@ test("the verify view gives a verdict and says why a tampered file fails", async
 });
 
 test("the HSS view shows what is left, the burn rate, and a counter mismatch loudly", async () => {
-  const page = await openApp(browser, { hssRemaining: 40, hssMismatch: "The token has 40 signatures left but the audit trail accounts for 42: 2 were made outside this console (another tool or another trail)." });
+  const page = await openApp(browser, {
+    hssRemaining: 40,
+    hssMismatch:
+      "The token has 40 signatures left but the audit trail accounts for 42: 2 were made outside this console (another tool or another trail).",
+  });
   await login(page);
   await page.getByText("user logged in").waitFor();
   await page.keyboard.press("Alt+6");
@@ -336,7 +348,11 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   await page.getByText("user logged in").waitFor();
   await page.keyboard.press("Alt+8");
   await page.getByTestId("probe-op").selectOption("ml-dsa-65-sign");
-  assert.equal(await page.locator("option[value='slh-dsa-sha2-128f-sign']").isDisabled(), true, "what the partition lacks is not selectable");
+  assert.equal(
+    await page.locator("option[value='slh-dsa-sha2-128f-sign']").isDisabled(),
+    true,
+    "what the partition lacks is not selectable",
+  );
   await page.getByTestId("probe-workers").fill("1,2,4");
   await page.getByTestId("probe-run").click();
   await page.getByRole("progressbar").waitFor();
@@ -360,7 +376,17 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   assert.match(await page.getByTestId("probe-compare").innerText(), /ops\/s/);
 });
 
-for (const kind of ["modified", "missing", "inserted", "reordered", "grafted", "truncated_tail", "rollback", "checkpoint_signature_invalid", "torn_last_write"]) {
+for (const kind of [
+  "modified",
+  "missing",
+  "inserted",
+  "reordered",
+  "grafted",
+  "truncated_tail",
+  "rollback",
+  "checkpoint_signature_invalid",
+  "torn_last_write",
+]) {
   test(`a broken trail (${kind}) is named, explained and the record highlighted`, async () => {
     const page = await openApp(browser, { records: 300, tamperedSeq: 150, tamperKind: kind });
     await login(page);

@@ -20,9 +20,13 @@ export async function openApp(browser, config = {}, { colorScheme = "light", sto
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.stack ?? e.message));
   const mock = readFileSync(process.env.UI_MOCK_JS, "utf8");
-  await page.addInitScript({ content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${mock}` });
+  await page.addInitScript({
+    content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${mock}`,
+  });
   // Content-Security-Policy violations, for the CSP tests (pages under /csp/).
-  await page.addInitScript({ content: `window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => window.__csp.push({ directive: e.effectiveDirective, blocked: e.blockedURI }));` });
+  await page.addInitScript({
+    content: `window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => window.__csp.push({ directive: e.effectiveDirective, blocked: e.blockedURI }));`,
+  });
   await page.goto(process.env.UI_BASE_URL + path);
   await page.waitForSelector(".app, .startup-error");
   page.errors = errors;
