@@ -18,9 +18,10 @@ lint:
 bench:
 	scripts/bench.sh
 
-# Regenerate ui/src/bindings.ts from the Rust types (a test fails while it is stale).
+# Regenerate what the IPC surface generates — ui/src/bindings.ts, ui/src/commands.ts,
+# permissions/console.toml — from the Rust side (a test fails while any is stale).
 bindings:
-	UPDATE_BINDINGS=1 cargo test -q -p console --test bindings
+	UPDATE_BINDINGS=1 cargo test -q -p hsm-console --lib ipc
 
 # The Debian package of the desktop app (target/release/bundle/deb/).
 deb:

@@ -5,7 +5,7 @@ import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist", "dist-mock", "node_modules", "src/bindings.ts"] },
+  { ignores: ["dist", "dist-mock", "node_modules", "src/bindings.ts", "src/commands.ts"] },
   {
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     files: ["src/**/*.{ts,tsx}", "tests/**/*.ts"],

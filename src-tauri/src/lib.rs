@@ -2,6 +2,7 @@
 //! services, the event bridge. No business logic lives here.
 
 mod commands;
+mod ipc;
 mod state;
 
 use std::sync::Arc;
@@ -78,58 +79,7 @@ pub fn run() {
                 }
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::app_info,
-            commands::connections,
-            commands::add_module,
-            commands::pick_module_file,
-            commands::remove_module,
-            commands::partition,
-            commands::mechanisms,
-            commands::save_mechanisms_csv,
-            commands::login,
-            commands::logout,
-            commands::list_keys,
-            commands::key_details,
-            commands::describe_key_spec,
-            commands::generate_key,
-            commands::deletion_phrase,
-            commands::destroy_keys,
-            commands::export_public_key,
-            commands::save_public_key,
-            commands::get_settings,
-            commands::update_settings,
-            commands::audit_status,
-            commands::audit_records,
-            commands::audit_verify,
-            commands::audit_export,
-            commands::audit_checkpoint,
-            commands::cancel_job,
-            commands::signing_keys,
-            commands::inspect_files,
-            commands::pick_files,
-            commands::pick_folder,
-            commands::sign_files,
-            commands::verify_signature,
-            commands::issue_certificate,
-            commands::certificate_request,
-            commands::hss_keys,
-            commands::stats,
-            commands::stats_history,
-            commands::stats_chart,
-            commands::save_export,
-            commands::probe_catalog,
-            commands::run_probe,
-            commands::probe_history,
-            commands::probe_report,
-            commands::probe_chart,
-            commands::probe_csv,
-            commands::probe_live_chart,
-            commands::probe_capacity,
-            commands::audit_checkpoints,
-            commands::audit_public_key,
-            commands::audit_rotate_key,
-        ])
+        .invoke_handler(commands::handler())
         .run(tauri::generate_context!())
         .expect("error while running the HSM Console");
 }
@@ -141,46 +91,11 @@ fn bridge_events(app: tauri::AppHandle, c: Arc<Console>) {
         loop {
             match rx.recv().await {
                 Ok(ev) => {
-                    let _ = app.emit("console-event", ev);
+                    let _ = app.emit(ipc::CONSOLE_EVENT, ev);
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => break,
             }
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    /// Every command the build registers is granted by the permission set, and nothing else.
-    #[test]
-    fn permission_set_matches_the_commands() {
-        let build = include_str!("../build.rs");
-        let list = &build[build.find("const COMMANDS").unwrap()..];
-        let list = &list[..list.find("];").unwrap()];
-        let mut commands: Vec<String> = list
-            .split('"')
-            .skip(1)
-            .step_by(2)
-            .map(|c| format!("allow-{}", c.replace('_', "-")))
-            .collect();
-        let toml = include_str!("../../permissions/console.toml");
-        let set = &toml[toml.find("permissions = [").unwrap()..];
-        let mut granted: Vec<String> = set
-            .split('"')
-            .skip(1)
-            .step_by(2)
-            .map(String::from)
-            .collect();
-        commands.sort();
-        granted.sort();
-        assert_eq!(commands, granted);
-        let handlers = include_str!("lib.rs");
-        for c in list.split('"').skip(1).step_by(2) {
-            assert!(
-                handlers.contains(&format!("commands::{c},")),
-                "{c} is not registered in generate_handler!"
-            );
-        }
-    }
 }

@@ -1,9 +1,9 @@
-// Generated from the Rust types by `crates/console/src/bindings.rs`. Do not edit:
-// run `make bindings` after changing a type that crosses IPC.
+// Generated from the Rust side by `src-tauri/src/ipc.rs`. Do not edit:
+// run `make bindings` after changing a command or a type that crosses IPC.
 
 export type ApiError = { code: ErrorCode, message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, };
 
-export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: string, builtin_available: boolean, builtin_note: string | null, 
+export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: AuditStoreKind, builtin_available: boolean, builtin_note: string | null, 
 /**
  * Remembered modules that could not be loaded at start, and why.
  */
@@ -13,11 +13,9 @@ export type AppStatus = { info: AppInfo | null, startup_error: ApiError | null, 
 
 export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
-export type AttributeView = { attribute: string, code: number, 
-/**
- * "value", "sensitive", "absent" or "unavailable".
- */
-status: string, display: AttrDisplay, value: string | null, };
+export type AttrStatus = "value" | "sensitive" | "unavailable";
+
+export type AttributeView = { attribute: string, code: number, status: AttrStatus, display: AttrDisplay, value: string | null, };
 
 export type AuditKeyView = { "state": "no_key_yet" } | { "state": "locked", holder: string, } | { "state": "unlocked", epoch: number, holder: string, };
 
@@ -27,19 +25,17 @@ export type AuditSettings = {
  */
 location: string | null, checkpoint_every: number, checkpoint_minutes: number, auto_verify: AutoVerify, };
 
-export type AuditStatusView = { log_id: string, location: string, 
-/**
- * "sqlite" or "postgres".
- */
-store: string, key: AuditKeyView, records: number, 
+export type AuditStatusView = { log_id: string, location: string, store: AuditStoreKind, key: AuditKeyView, records: number, 
 /**
  * Events waiting for the key (chained at the next unlock).
  */
 pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_time: string | null, last_checkpoint_seq: number | null, last_verification: LastVerification | null, 
 /**
- * "off", "hourly" or "daily" (Settings).
+ * As in the settings.
  */
-auto_verify: string, };
+auto_verify: AutoVerify, };
+
+export type AuditStoreKind = "sqlite" | "postgres";
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
@@ -97,20 +93,17 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
-export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512";
+export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
 
+export type ExportContent = { "text": string } | { "base64": string };
+
 export type ExportFormat = "jsonl" | "csv";
 
-export type ExportSummary = { path: string, records: number, checkpoints: number, first_seq: number | null, last_seq: number | null, };
+export type ExportKind = "svg" | "png" | "csv" | "json" | "pem";
 
-export type ExportVerdict = { path: string, verdict: Verdict, 
-/**
- * Whether record MACs were checked (the trail's key was unlocked) or only the digest
- * chain against the signed checkpoints.
- */
-macs_checked: boolean, };
+export type ExportSummary = { path: string, records: number, checkpoints: number, first_seq: number | null, last_seq: number | null, };
 
 export type ExportedPublicKey = { format: PublicKeyFormat, file_name: string, 
 /**
@@ -150,9 +143,9 @@ algorithm: string,
  */
 capacity: string, remaining: number | null, used_percent: number, 
 /**
- * "ok", "warning", "critical" or "exhausted" (thresholds from the settings).
+ * Against the thresholds in the settings.
  */
-status: string, 
+status: HssStatus, 
 /**
  * Signatures per day over the last 7, 30 and 90 days, from the audit trail.
  */
@@ -171,6 +164,8 @@ audit_expected_remaining: number | null,
 mismatch: string | null, };
 
 export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
+
+export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
 export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
 
@@ -192,11 +187,7 @@ export type LastVerification = { at: string, intact: boolean,
 /**
  * Records checked (intact) or checked before the first bad one.
  */
-records: number, first_bad_seq: number | null, explanation: string | null, 
-/**
- * "manual" or "scheduled".
- */
-trigger: string, };
+records: number, first_bad_seq: number | null, explanation: string | null, trigger: VerifyTrigger, };
 
 export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
 
@@ -236,11 +227,13 @@ export type MlDsaSet = "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87";
 
 export type MlKemSet = "ML-KEM-512" | "ML-KEM-768" | "ML-KEM-1024";
 
+export type ModuleFamily = "generic" | "luna" | "protecttoolkit" | "softhsm" | "kryoptic";
+
 export type ModuleView = { id: string, path: string, builtin: boolean, manufacturer: string, library_description: string, library_version: string, cryptoki_version: string, 
 /**
  * "C_GetInterface 3.2", "C_GetInterface 3.0" or "C_GetFunctionList 2.40".
  */
-interface: string, family: string, 
+interface: string, family: ModuleFamily, 
 /**
  * Luna `CA_*` functions the module exports.
  */
@@ -271,7 +264,9 @@ export type OnError = "stop" | "continue";
 
 export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
 
-export type OutputView = { format: string, path: string, 
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key";
+
+export type OutputView = { format: OutputKind, path: string, 
 /**
  * Verified in software before it was written.
  */
@@ -287,9 +282,11 @@ vendor_functions: Array<string>,
  */
 holds_audit_key: boolean, mechanism_count: number, };
 
-export type Pkcs11Error = { function: string, code: number, name: string, class: string, };
+export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
 export type PoolStatus = { slot: number, size: number, open: number, idle: number, in_use: number, waiting: number, breaker: BreakerState, breaker_opened: number, logged_in: boolean, module_generation: number, };
+
+export type ProbeChart = "latency" | "histogram" | "sweep";
 
 export type ProbeChoice = { op: ProbeOp, name: string, mechanism: string, offered: boolean, };
 
@@ -353,8 +350,6 @@ export type RunResult = { workers: number, calls: number, errors: number, first_
  */
 histogram: Array<[number, number]>, };
 
-export type Series = { name: string, points: Array<[number, number]>, };
-
 export type SeriesPoint = { t: number, p50_us: number, p99_us: number, ops_per_s: number, };
 
 export type Settings = { 
@@ -417,6 +412,8 @@ context: string | null, on_error: OnError,
  */
 confirm_hss: boolean, };
 
+export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest";
+
 export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, };
 
 export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
@@ -426,6 +423,8 @@ export type SlotView = { slot_id: number, description: string, manufacturer: str
  * The partition this slot's token is, when it has one.
  */
 partition_id: string | null, };
+
+export type StatsChart = "load" | "console";
 
 export type StatsPoint = { 
 /**
@@ -469,11 +468,7 @@ key_pinned: boolean,
  */
 macs_checked: boolean, } | { "verdict": "broken", finding: Finding, first_bad_seq: number, explanation: string, records_checked: number, };
 
-export type VerifyReport = { file: string, 
-/**
- * "cms", "raw", "bundle" or "manifest".
- */
-format: string, valid: boolean, algorithm: string | null, 
+export type VerifyReport = { file: string, format: SignatureFormat, valid: boolean, algorithm: string | null, 
 /**
  * SHA-256 fingerprint of the signer's public key.
  */
@@ -490,3 +485,5 @@ detail: string,
  * Manifest: each listed file and whether it matches.
  */
 entries: Array<ManifestEntry>, };
+
+export type VerifyTrigger = "manual" | "scheduled";

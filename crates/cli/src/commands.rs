@@ -262,7 +262,7 @@ async fn dispatch(c: &Console, cli: &Cli) -> ApiResult<u8> {
                             format!("{:.1}%", k.used_percent),
                             format!("{:.2}", k.per_day_30),
                             k.projected_exhaustion.clone().unwrap_or_else(|| "-".into()),
-                            k.status.to_uppercase(),
+                            k.status.to_string().to_uppercase(),
                         ]
                     })
                     .collect();
@@ -420,8 +420,8 @@ async fn keys(c: &Console, g: &Global, k: &KeysCommand) -> ApiResult<u8> {
                 output::json(&d);
             } else {
                 for a in &d.attributes {
-                    let v = match a.status.as_str() {
-                        "value" => a.value.clone().unwrap_or_default(),
+                    let v = match a.status {
+                        hsm::keys::AttrStatus::Value => a.value.clone().unwrap_or_default(),
                         other => format!("({other})"),
                     };
                     println!("{:<28} {v}", a.attribute);

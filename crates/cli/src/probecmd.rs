@@ -101,9 +101,9 @@ pub async fn probe(c: &Console, g: &Global, a: &ProbeArgs) -> ApiResult<u8> {
     }
     if let Some(path) = &a.svg {
         let which = if r.sweep.is_empty() {
-            "latency"
+            console::probes::ProbeChart::Latency
         } else {
-            "sweep"
+            console::probes::ProbeChart::Sweep
         };
         console::keys::write_atomic(path, console::probes::chart(&r, which)?.as_bytes())?;
     }

@@ -26,8 +26,37 @@ pub struct LastVerification {
     pub records: i64,
     pub first_bad_seq: Option<i64>,
     pub explanation: Option<String>,
-    /// "manual" or "scheduled".
-    pub trigger: String,
+    pub trigger: VerifyTrigger,
+}
+
+/// Who asked for a verification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyTrigger {
+    /// The officer (Verify trail, `hsmc audit verify`).
+    Manual,
+    /// The schedule in the settings.
+    Scheduled,
+}
+
+/// Where the trail is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditStoreKind {
+    Sqlite,
+    Postgres,
+}
+
+hsm::wire_display!(VerifyTrigger, AuditStoreKind);
+
+impl AuditStoreKind {
+    pub(crate) fn of(log: &audit::AuditLog) -> AuditStoreKind {
+        if log.location_kind() == "postgres" {
+            AuditStoreKind::Postgres
+        } else {
+            AuditStoreKind::Sqlite
+        }
+    }
 }
 
 /// A checkpoint with its signature checked.
@@ -50,8 +79,7 @@ pub struct CheckpointView {
 pub struct AuditStatusView {
     pub log_id: String,
     pub location: String,
-    /// "sqlite" or "postgres".
-    pub store: String,
+    pub store: AuditStoreKind,
     pub key: AuditKeyView,
     pub records: i64,
     /// Events waiting for the key (chained at the next unlock).
@@ -61,8 +89,8 @@ pub struct AuditStatusView {
     pub last_checkpoint_time: Option<String>,
     pub last_checkpoint_seq: Option<i64>,
     pub last_verification: Option<LastVerification>,
-    /// "off", "hourly" or "daily" (Settings).
-    pub auto_verify: String,
+    /// As in the settings.
+    pub auto_verify: crate::settings::AutoVerify,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, TS)]
@@ -93,7 +121,7 @@ impl Console {
         Ok(AuditStatusView {
             log_id: log.log_id().to_string(),
             location: crate::redact_url(&log.config().location),
-            store: log.location_kind().to_string(),
+            store: AuditStoreKind::of(log),
             key: log.key_status().await?.into(),
             records,
             pending: store.pending_count(log.log_id()).await?,
@@ -102,10 +130,7 @@ impl Console {
             last_checkpoint_time: cps.last().map(|c| c.time.clone()),
             last_checkpoint_seq: cps.last().map(|c| c.seq),
             last_verification: self.last_verification.read().clone(),
-            auto_verify: serde_json::to_value(&self.settings().audit.auto_verify)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
+            auto_verify: self.settings().audit.auto_verify,
         })
     }
 
@@ -128,14 +153,15 @@ impl Console {
         progress: &(dyn Fn(i64, i64) + Send + Sync),
         cancel: &AtomicBool,
     ) -> ApiResult<Verdict> {
-        self.audit_verify_as(progress, cancel, "manual").await
+        self.audit_verify_as(progress, cancel, VerifyTrigger::Manual)
+            .await
     }
 
     pub(crate) async fn audit_verify_as(
         &self,
         progress: &(dyn Fn(i64, i64) + Send + Sync),
         cancel: &AtomicBool,
-        trigger: &str,
+        trigger: VerifyTrigger,
     ) -> ApiResult<Verdict> {
         let pinned = self.audit_signer_spki();
         let v = self.audit().verify(pinned, progress, cancel).await?;
@@ -146,7 +172,7 @@ impl Console {
                 records: *records,
                 first_bad_seq: None,
                 explanation: None,
-                trigger: trigger.into(),
+                trigger,
             },
             Verdict::Broken {
                 first_bad_seq,
@@ -159,7 +185,7 @@ impl Console {
                 records: *records_checked,
                 first_bad_seq: Some(*first_bad_seq),
                 explanation: Some(explanation.clone()),
-                trigger: trigger.into(),
+                trigger,
             },
         });
         let ev = Event::new("audit.verify", "audit_trail")

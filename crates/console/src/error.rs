@@ -34,6 +34,9 @@ pub enum ErrorCode {
     Internal,
 }
 
+// One spelling per code: `PIN_INCORRECT` in IPC, `hsmc` text and JSON, and audit records.
+hsm::wire_display!(ErrorCode);
+
 /// The PKCS#11 call behind an error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct Pkcs11Error {
@@ -41,7 +44,33 @@ pub struct Pkcs11Error {
     #[ts(type = "number")]
     pub code: u64,
     pub name: String,
-    pub class: String,
+    pub class: ErrorClass,
+}
+
+/// How the console recovers from a PKCS#11 error (see `p11::ErrorClass`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+pub enum ErrorClass {
+    Disconnected,
+    SessionInvalid,
+    RetryOnly,
+    Pin,
+    KeyNotFound,
+    Busy,
+    Operation,
+}
+
+impl From<p11::ErrorClass> for ErrorClass {
+    fn from(c: p11::ErrorClass) -> Self {
+        match c {
+            p11::ErrorClass::Disconnected => ErrorClass::Disconnected,
+            p11::ErrorClass::SessionInvalid => ErrorClass::SessionInvalid,
+            p11::ErrorClass::RetryOnly => ErrorClass::RetryOnly,
+            p11::ErrorClass::Pin => ErrorClass::Pin,
+            p11::ErrorClass::KeyNotFound => ErrorClass::KeyNotFound,
+            p11::ErrorClass::Busy => ErrorClass::Busy,
+            p11::ErrorClass::Operation => ErrorClass::Operation,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
@@ -101,7 +130,7 @@ fn pkcs11(e: &p11::CkError) -> Pkcs11Error {
         function: e.function.to_string(),
         code: e.rv,
         name: e.name.clone(),
-        class: e.class.as_str().to_string(),
+        class: e.class.into(),
     }
 }
 
@@ -210,6 +239,19 @@ impl From<audit::AuditError> for ApiError {
     }
 }
 
+impl From<outfile::WriteError> for ApiError {
+    fn from(e: outfile::WriteError) -> Self {
+        match &e {
+            outfile::WriteError::Exists(_) | outfile::WriteError::NotAFile(_) => {
+                ApiError::invalid(format!("{e}."))
+            }
+            outfile::WriteError::Io { .. } => {
+                ApiError::new(ErrorCode::Io, format!("{e}.")).details("Nothing was half-written.")
+            }
+        }
+    }
+}
+
 pub type ApiResult<T> = Result<T, ApiError>;
 
 #[cfg(test)]
@@ -233,6 +275,17 @@ mod tests {
         assert_eq!(e.exit_code(), 4);
         let e: ApiError = audit::AuditError::KeyUnavailable("locked".into()).into();
         assert_eq!((e.code, e.exit_code()), (ErrorCode::AuditUnavailable, 5));
+    }
+
+    #[test]
+    fn codes_and_classes_have_one_spelling() {
+        // Text (audit records, hsmc) and JSON (IPC, --json) spell a code the same way.
+        assert_eq!(ErrorCode::PinIncorrect.to_string(), "PIN_INCORRECT");
+        let json = serde_json::to_value(ErrorCode::AuditUnavailable).unwrap();
+        assert_eq!(json, ErrorCode::AuditUnavailable.to_string().as_str());
+        for c in p11::ErrorClass::ALL {
+            assert_eq!(hsm::wire::wire_name(&ErrorClass::from(c)), c.as_str());
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use audit::store::Query;
@@ -24,6 +24,18 @@ use crate::Console;
 pub const MIN_SAMPLE_GAP: Duration = Duration::from_secs(5);
 const HISTORY: usize = 720;
 
+/// How much of an HSS key is left, against the settings' thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum HssStatus {
+    Ok,
+    Warning,
+    Critical,
+    Exhausted,
+}
+
+hsm::wire_display!(HssStatus);
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct HssKeyView {
     pub partition_id: String,
@@ -37,8 +49,8 @@ pub struct HssKeyView {
     pub capacity: String,
     pub remaining: Option<u64>,
     pub used_percent: f64,
-    /// "ok", "warning", "critical" or "exhausted" (thresholds from the settings).
-    pub status: String,
+    /// Against the thresholds in the settings.
+    pub status: HssStatus,
     /// Signatures per day over the last 7, 30 and 90 days, from the audit trail.
     pub per_day_7: f64,
     pub per_day_30: f64,
@@ -262,10 +274,10 @@ impl Console {
                 };
                 let left_percent = 100.0 - used_percent;
                 let status = match k.hss_keys_remaining {
-                    Some(0) => "exhausted",
-                    _ if left_percent <= settings.hss_critical_percent => "critical",
-                    _ if left_percent <= settings.hss_warning_percent => "warning",
-                    _ => "ok",
+                    Some(0) => HssStatus::Exhausted,
+                    _ if left_percent <= settings.hss_critical_percent => HssStatus::Critical,
+                    _ if left_percent <= settings.hss_warning_percent => HssStatus::Warning,
+                    _ => HssStatus::Ok,
                 };
                 let (d7, d30, d90, expected, mismatch) =
                     hss_history(&records, &k.id_hex, capacity, k.hss_keys_remaining);
@@ -294,7 +306,7 @@ impl Console {
                     capacity: k.hss_capacity.clone().unwrap_or_default(),
                     remaining: k.hss_keys_remaining,
                     used_percent,
-                    status: status.into(),
+                    status,
                     per_day_7: d7,
                     per_day_30: d30,
                     per_day_90: d90,
@@ -496,16 +508,15 @@ impl Console {
             .unwrap_or_default()
     }
 
-    /// A chart of the history as SVG: "load" (busy %, commands/s, sign/s) or "console"
-    /// (the console's operations and errors).
-    pub fn stats_chart(&self, partition: &str, which: &str) -> ApiResult<String> {
+    /// A chart of the history as SVG.
+    pub fn stats_chart(&self, partition: &str, which: StatsChart) -> ApiResult<String> {
         let h = self.stats_history(partition);
         let series = |name: &str, f: &dyn Fn(&StatsPoint) -> Option<f64>| bench::charts::Series {
             name: name.into(),
             points: h.iter().filter_map(|p| f(p).map(|v| (p.t, v))).collect(),
         };
         Ok(match which {
-            "load" => bench::charts::line_chart(
+            StatsChart::Load => bench::charts::line_chart(
                 "HSM load",
                 "seconds",
                 "value",
@@ -517,7 +528,7 @@ impl Console {
                 720,
                 300,
             ),
-            "console" => bench::charts::line_chart(
+            StatsChart::Console => bench::charts::line_chart(
                 "Console calls (cumulative)",
                 "seconds",
                 "calls",
@@ -528,13 +539,18 @@ impl Console {
                 720,
                 300,
             ),
-            other => {
-                return Err(ApiError::invalid(format!(
-                    "unknown chart '{other}' (load, console)"
-                )))
-            }
         })
     }
+}
+
+/// The statistics charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsChart {
+    /// Busy %, commands/s, sign/s.
+    Load,
+    /// The console's own operations and errors.
+    Console,
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! confirmation, public-key export. Generation and deletion are audited before they
 //! happen (refused when the trail cannot record them) and their outcome after.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -390,46 +389,10 @@ pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
         .map_err(|e| ApiError::invalid(format!("not base64: {e}")))
 }
 
-/// Write a file completely or not at all: a temporary file in the same folder, fsync,
-/// rename. Refuses to replace anything that is not a regular file.
+/// Write a file completely or not at all, replacing a regular file of that name
+/// (`outfile::write_replace`; refuses anything that is not a regular file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> ApiResult<()> {
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.is_file() {
-            return Err(ApiError::invalid(format!(
-                "{} exists and is not a regular file; nothing was written.",
-                path.display()
-            )));
-        }
-    }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| ApiError::invalid(format!("{} is not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.partial-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ApiError::io(&format!("cannot write {}", path.display()), &e)
-    })
+    Ok(outfile::write_replace(path, bytes)?)
 }
 
 #[cfg(test)]
@@ -453,24 +416,6 @@ mod tests {
         assert!(validate_label(" ").is_err());
         assert!(validate_label("a\nb").is_err());
         assert!(validate_label(&"x".repeat(129)).is_err());
-    }
-
-    #[test]
-    fn atomic_write_never_leaves_half_a_file() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("k.pem");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert!(
-            write_atomic(d.path(), b"x").is_err(),
-            "a directory is not replaced"
-        );
-        assert_eq!(
-            std::fs::read_dir(d.path()).unwrap().count(),
-            1,
-            "no temporary file left behind"
-        );
     }
 
     #[test]

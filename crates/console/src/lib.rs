@@ -5,7 +5,6 @@
 
 pub mod audit_hsm;
 pub mod audit_ops;
-pub mod bindings;
 pub mod builtin;
 pub mod error;
 pub mod health;
@@ -246,7 +245,7 @@ impl Console {
             .audit_verify_as(
                 &|_, _| {},
                 &std::sync::atomic::AtomicBool::new(false),
-                "scheduled",
+                audit_ops::VerifyTrigger::Scheduled,
             )
             .await;
         let mut retry = self.verify_retry.lock();
@@ -305,7 +304,7 @@ impl Console {
             version: env!("CARGO_PKG_VERSION").to_string(),
             data_dir: self.config.data_dir.display().to_string(),
             audit_location: redact_url(&self.audit_location),
-            audit_store: self.audit.location_kind().to_string(),
+            audit_store: audit_ops::AuditStoreKind::of(&self.audit),
             builtin_available: self.modules.read().iter().any(|m| m.builtin),
             builtin_note: self.builtin_note.read().clone(),
             startup_warnings: self.startup_warnings.read().clone(),
@@ -374,9 +373,7 @@ impl Console {
     pub(crate) async fn record_outcome<T>(&self, e: Event, r: &ApiResult<T>) {
         let e = match r {
             Ok(_) => e,
-            Err(err) => e
-                .failed(format!("{:?}", err.code))
-                .meta("error", &err.message),
+            Err(err) => e.failed(err.code.to_string()).meta("error", &err.message),
         };
         self.record(e).await;
     }

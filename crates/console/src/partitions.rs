@@ -529,11 +529,8 @@ impl Console {
                 if matches!(err.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) {
                     err.details = self.pin_attempts_note(&p, user).await;
                 }
-                self.record(
-                    ev.failed(format!("{:?}", err.code))
-                        .meta("error", &err.message),
-                )
-                .await;
+                self.record(ev.failed(err.code.to_string()).meta("error", &err.message))
+                    .await;
                 return Err(err);
             }
         }
@@ -711,7 +708,7 @@ fn module_view(m: &LoadedModule) -> ModuleView {
             .map(|i| i.cryptoki_version.to_string())
             .unwrap_or_default(),
         interface: format!("{interface} {version}"),
-        family: m.module.family().as_str().to_string(),
+        family: m.module.family().into(),
         vendor_functions: m
             .module
             .vendor()

@@ -185,7 +185,7 @@ impl Console {
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
-                self.record(ev.failed(format!("{:?}", e.code)).meta("error", &e.message))
+                self.record(ev.failed(e.code.to_string()).meta("error", &e.message))
                     .await;
                 return Err(e);
             }
@@ -286,13 +286,24 @@ impl Console {
     }
 }
 
-/// A report's charts as SVG: "latency" (p50/p99 over time of the last run), "histogram"
-/// (of the last run), "sweep" (throughput and mean latency against workers).
-pub fn chart(r: &ProbeReport, which: &str) -> ApiResult<String> {
+/// A report's charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeChart {
+    /// p50/p99 over time of the last run.
+    Latency,
+    /// The last run's latency distribution.
+    Histogram,
+    /// Throughput against workers.
+    Sweep,
+}
+
+/// One of a report's charts as SVG.
+pub fn chart(r: &ProbeReport, which: ProbeChart) -> ApiResult<String> {
     use bench::charts::{histogram, line_chart, Series};
     let last = r.runs.last();
     Ok(match which {
-        "latency" => line_chart(
+        ProbeChart::Latency => line_chart(
             &format!("{} latency", r.op_name),
             "seconds",
             "µs",
@@ -313,14 +324,14 @@ pub fn chart(r: &ProbeReport, which: &str) -> ApiResult<String> {
             720,
             300,
         ),
-        "histogram" => histogram(
+        ProbeChart::Histogram => histogram(
             &format!("{} latency distribution", r.op_name),
             "µs (upper bound)",
             last.map(|l| l.histogram.as_slice()).unwrap_or(&[]),
             720,
             300,
         ),
-        "sweep" => line_chart(
+        ProbeChart::Sweep => line_chart(
             &format!("{} concurrency sweep", r.op_name),
             "workers",
             "ops/s",
@@ -335,11 +346,6 @@ pub fn chart(r: &ProbeReport, which: &str) -> ApiResult<String> {
             720,
             300,
         ),
-        other => {
-            return Err(ApiError::invalid(format!(
-                "unknown chart '{other}' (latency, histogram, sweep)"
-            )))
-        }
     })
 }
 

@@ -6,6 +6,35 @@ use ts_rs::TS;
 
 use p11::sys::*;
 
+/// Which vendor's module this is (decides vendor error names, attributes and functions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ModuleFamily {
+    Generic,
+    /// Thales/SafeNet Luna, and lunasim, which imitates it.
+    Luna,
+    /// SafeNet ProtectToolkit.
+    #[serde(rename = "protecttoolkit")]
+    ProtectToolkit,
+    #[serde(rename = "softhsm")]
+    SoftHsm,
+    Kryoptic,
+}
+
+hsm::wire_display!(ModuleFamily);
+
+impl From<p11::Family> for ModuleFamily {
+    fn from(f: p11::Family) -> Self {
+        match f {
+            p11::Family::Generic => ModuleFamily::Generic,
+            p11::Family::Luna => ModuleFamily::Luna,
+            p11::Family::ProtectToolkit => ModuleFamily::ProtectToolkit,
+            p11::Family::SoftHsm => ModuleFamily::SoftHsm,
+            p11::Family::Kryoptic => ModuleFamily::Kryoptic,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ModuleView {
     pub id: String,
@@ -17,7 +46,7 @@ pub struct ModuleView {
     pub cryptoki_version: String,
     /// "C_GetInterface 3.2", "C_GetInterface 3.0" or "C_GetFunctionList 2.40".
     pub interface: String,
-    pub family: String,
+    pub family: ModuleFamily,
     /// Luna `CA_*` functions the module exports.
     pub vendor_functions: Vec<String>,
 }
@@ -344,7 +373,7 @@ pub struct AppInfo {
     pub version: String,
     pub data_dir: String,
     pub audit_location: String,
-    pub audit_store: String,
+    pub audit_store: crate::audit_ops::AuditStoreKind,
     pub builtin_available: bool,
     pub builtin_note: Option<String>,
     /// Remembered modules that could not be loaded at start, and why.

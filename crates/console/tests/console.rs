@@ -651,7 +651,7 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
         .unwrap();
     let lv = c.audit_status().await.unwrap().last_verification.unwrap();
     assert!(lv.intact);
-    assert_eq!(lv.trigger, "manual");
+    assert_eq!(lv.trigger, console::audit_ops::VerifyTrigger::Manual);
     assert!(
         !c.scheduled_verification().await,
         "a verification a moment ago is not due again"
@@ -673,7 +673,7 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     assert!(c.scheduled_verification().await);
     let lv = c.audit_status().await.unwrap().last_verification.unwrap();
     assert!(lv.intact, "{lv:?}");
-    assert_eq!(lv.trigger, "scheduled");
+    assert_eq!(lv.trigger, console::audit_ops::VerifyTrigger::Scheduled);
     assert!(!c.scheduled_verification().await);
     let verifies: Vec<_> = c
         .audit_records(audit::store::Query {

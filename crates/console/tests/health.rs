@@ -127,7 +127,9 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .iter()
         .any(|o| o.op == "test.activity" && o.ok == 1));
     assert_eq!(c.stats_history(pid).len(), 2);
-    let svg = c.stats_chart(pid, "load").unwrap();
+    let svg = c
+        .stats_chart(pid, console::health::StatsChart::Load)
+        .unwrap();
     assert!(svg.contains("<svg") && svg.contains("busy %"));
     c.close().await;
 }
@@ -203,7 +205,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
                 ),
         "{got} vs {want_str}"
     );
-    assert_eq!(k.status, "ok");
+    assert_eq!(k.status, console::health::HssStatus::Ok);
     // Signed outside the console (a direct PKCS#11 call, no audit record): flagged loudly.
     let p = c.partition_ref(pid).await.unwrap();
     let h = g.private_handle;
@@ -243,7 +245,10 @@ async fn generic(backend: Backend) {
     assert!(s.mechanism_count > 10);
     assert!(s.pool.logged_in && !s.cryptoki_version.is_empty() && !s.manufacturer.is_empty());
     assert!(c.hss_keys().await.unwrap().is_empty());
-    assert!(c.stats_chart(pid, "console").unwrap().contains("<svg"));
+    assert!(c
+        .stats_chart(pid, console::health::StatsChart::Console)
+        .unwrap()
+        .contains("<svg"));
     c.close().await;
 }
 

@@ -125,9 +125,11 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         .await
         .unwrap();
     assert_eq!(recs.iter().filter(|x| x.action == "probe.run").count(), 2);
-    assert!(console::probes::chart(&r, "sweep")
-        .unwrap()
-        .contains("concurrency sweep"));
+    assert!(
+        console::probes::chart(&r, console::probes::ProbeChart::Sweep)
+            .unwrap()
+            .contains("concurrency sweep")
+    );
     c.close().await;
 }
 
@@ -165,9 +167,11 @@ async fn complete_report(backend: Backend, ops: &[ProbeOp]) {
         assert!(*seen.lock().unwrap() >= 1, "progress was reported");
         let csv = console::probes::report_csv(&r);
         assert_eq!(csv.lines().count(), 2);
-        assert!(console::probes::chart(&r, "histogram")
-            .unwrap()
-            .contains("<svg"));
+        assert!(
+            console::probes::chart(&r, console::probes::ProbeChart::Histogram)
+                .unwrap()
+                .contains("<svg")
+        );
     }
     assert_eq!(
         c.list_keys(pid).await.unwrap().len(),

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use console::sign::{OnError, SignFormat, SignReport, SignRequest};
+use console::sign::{OnError, OutputKind, SignFormat, SignReport, SignRequest};
 use console::ErrorCode;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
 use testkit::Backend;
@@ -111,7 +111,7 @@ fn out(r: &SignReport, i: usize, format: &str) -> PathBuf {
         &r.files[i]
             .outputs
             .iter()
-            .find(|o| o.format == format)
+            .find(|o| o.format.to_string() == format)
             .unwrap_or_else(|| panic!("no {format} output for file {i}: {:?}", r.files[i]))
             .path,
     )
@@ -121,7 +121,7 @@ fn pubkey(r: &SignReport) -> PathBuf {
     PathBuf::from(
         &r.manifest
             .iter()
-            .find(|o| o.format == "public_key")
+            .find(|o| o.format == OutputKind::PublicKey)
             .expect("public key written")
             .path,
     )
@@ -228,11 +228,11 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
             assert!(ok, "openssl raw {kind}: {msg}");
         }
     }
-    if let Some(m) = r.manifest.iter().find(|o| o.format == "manifest") {
+    if let Some(m) = r.manifest.iter().find(|o| o.format == OutputKind::Manifest) {
         let sig = r
             .manifest
             .iter()
-            .find(|o| o.format == "manifest_signature")
+            .find(|o| o.format == OutputKind::ManifestSignature)
             .unwrap();
         assert!(
             py(&[

@@ -63,7 +63,7 @@ impl Counts {
             "an error that does not say what happened: {e:?}"
         );
         self.failed_clearly += 1;
-        *self.by_code.entry(format!("{:?}", e.code)).or_default() += 1;
+        *self.by_code.entry(e.code.to_string()).or_default() += 1;
     }
 }
 

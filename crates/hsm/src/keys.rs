@@ -357,13 +357,25 @@ pub enum AttrDisplay {
     Name,
 }
 
+/// Whether an attribute's value could be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AttrStatus {
+    Value,
+    /// The token keeps it secret (`CKR_ATTRIBUTE_SENSITIVE`).
+    Sensitive,
+    /// The token could not say.
+    Unavailable,
+}
+
+crate::wire_display!(AttrStatus);
+
 /// One decoded attribute of the detail pane.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct AttributeView {
     pub attribute: String,
     pub code: u64,
-    /// "value", "sensitive", "absent" or "unavailable".
-    pub status: String,
+    pub status: AttrStatus,
     pub display: AttrDisplay,
     pub value: Option<String>,
 }
@@ -452,7 +464,7 @@ fn name_value(attr: u64, v: &AttrValue, family: Family, key_type: Option<u64>) -
 }
 
 /// Every attribute of one object, decoded for display. Sensitive values stay hidden
-/// ("sensitive"), attributes the object lacks are "absent".
+/// ([`AttrStatus::Sensitive`]), attributes the object lacks are skipped.
 pub fn object_details(s: &Session, handle: ObjectHandle) -> p11::Result<Vec<AttributeView>> {
     let values = s.get_attributes(handle, DETAIL_ATTRS)?;
     Ok(describe_attributes(s.module().family(), &values))
@@ -472,15 +484,15 @@ pub fn describe_attributes(family: Family, values: &[AttrValue]) -> Vec<Attribut
         let attribute = p11::names::attribute_name(a, family).into_owned();
         let (status, display, value) = match v {
             AttrValue::Invalid => continue,
-            AttrValue::Sensitive => ("sensitive", AttrDisplay::Hex, None),
-            AttrValue::Unavailable => ("unavailable", AttrDisplay::Hex, None),
+            AttrValue::Sensitive => (AttrStatus::Sensitive, AttrDisplay::Hex, None),
+            AttrValue::Unavailable => (AttrStatus::Unavailable, AttrDisplay::Hex, None),
             AttrValue::Value(bytes) => {
                 if let Some(named) = name_value(a, v, family, key_type) {
-                    ("value", AttrDisplay::Name, Some(named))
+                    (AttrStatus::Value, AttrDisplay::Name, Some(named))
                 } else if a == CKA_EC_PARAMS {
                     let c = Curve::from_ec_params(bytes);
                     (
-                        "value",
+                        AttrStatus::Value,
                         if c.is_some() {
                             AttrDisplay::Name
                         } else {
@@ -494,17 +506,17 @@ pub fn describe_attributes(family: Family, values: &[AttrValue]) -> Vec<Attribut
                 } else {
                     match attr_kind(a) {
                         AttrKind::Bool => (
-                            "value",
+                            AttrStatus::Value,
                             AttrDisplay::Bool,
                             v.as_bool().map(|b| b.to_string()),
                         ),
                         AttrKind::Ulong => (
-                            "value",
+                            AttrStatus::Value,
                             AttrDisplay::Number,
                             v.as_ulong().map(|n| n.to_string()),
                         ),
                         AttrKind::Ulongs => (
-                            "value",
+                            AttrStatus::Value,
                             AttrDisplay::Text,
                             v.as_ulongs().map(|l| {
                                 l.iter()
@@ -521,13 +533,17 @@ pub fn describe_attributes(family: Family, values: &[AttrValue]) -> Vec<Attribut
                                     .join(", ")
                             }),
                         ),
-                        AttrKind::Text => ("value", AttrDisplay::Text, v.as_text()),
+                        AttrKind::Text => (AttrStatus::Value, AttrDisplay::Text, v.as_text()),
                         AttrKind::Date => (
-                            "value",
+                            AttrStatus::Value,
                             AttrDisplay::Date,
                             Some(v.as_date().unwrap_or_else(|| "(not set)".into())),
                         ),
-                        AttrKind::Bytes => ("value", AttrDisplay::Hex, Some(hex::encode(bytes))),
+                        AttrKind::Bytes => (
+                            AttrStatus::Value,
+                            AttrDisplay::Hex,
+                            Some(hex::encode(bytes)),
+                        ),
                     }
                 }
             }
@@ -535,7 +551,7 @@ pub fn describe_attributes(family: Family, values: &[AttrValue]) -> Vec<Attribut
         out.push(AttributeView {
             attribute,
             code: a,
-            status: status.into(),
+            status,
             display,
             value,
         });

@@ -10,6 +10,7 @@ pub mod pool;
 pub mod pubkey;
 pub mod templates;
 pub mod vault;
+pub mod wire;
 
 pub use breaker::BreakerState;
 pub use error::{HsmError, Result};

@@ -211,7 +211,7 @@ mod cases {
         assert_eq!(summary[0].extractable, Some(false));
         let details = keys::object_details(&s, k).unwrap();
         let value = details.iter().find(|a| a.attribute == "CKA_VALUE").unwrap();
-        assert_eq!(value.status, "sensitive");
+        assert_eq!(value.status, hsm::keys::AttrStatus::Sensitive);
         assert!(
             details.iter().all(|a| a.attribute != "CKA_MODULUS"),
             "absent attributes are left out"

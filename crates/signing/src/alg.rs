@@ -41,6 +41,8 @@ pub enum DigestAlg {
     Sha512,
 }
 
+hsm::wire_display!(DigestAlg);
+
 impl DigestAlg {
     pub fn oid(self) -> ObjectIdentifier {
         match self {

@@ -269,7 +269,7 @@ pub fn verify(
     let alg = SigAlg::from_identifier(&parsed.signature_algorithm, &pk)?;
     if parsed.digest_alg != alg.digest() && !matches!(alg, SigAlg::MlDsa { .. }) {
         return Err(SignError::Invalid(format!(
-            "{} signatures use {:?}, not {:?}",
+            "{} signatures use {}, not {}",
             alg.name(),
             alg.digest(),
             parsed.digest_alg

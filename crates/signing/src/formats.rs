@@ -76,7 +76,7 @@ impl Bundle {
                 serde_json::json!({ "context": hex::encode(context), "pre_hash": false })
             }
             SigAlg::Ecdsa { .. } => {
-                serde_json::json!({ "hash": format!("{:?}", alg.digest()).to_uppercase().replace("SHA", "SHA-"), "encoding": "DER" })
+                serde_json::json!({ "hash": hsm::wire::wire_name(&alg.digest()), "encoding": "DER" })
             }
             _ => serde_json::json!({}),
         }
@@ -113,6 +113,69 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bundle is a signed format others parse: its bytes come from serde names only,
+    /// never from `Debug` output, so renaming a Rust variant must not change them.
+    #[test]
+    fn bundle_bytes_are_pinned() {
+        let b = |scheme: SigAlg, context: &[u8]| Bundle {
+            format: BUNDLE_FORMAT.into(),
+            file: BundleFile {
+                name: "app.tar.gz".into(),
+                size: 3,
+                sha256: "aa".into(),
+                sha512: "bb".into(),
+            },
+            algorithm: scheme.name(),
+            scheme,
+            parameters: Bundle::parameters_for(scheme, context),
+            signed: "file".into(),
+            key: BundleKey {
+                label: "k".into(),
+                id: "01".into(),
+                fingerprint: "SHA256:cc".into(),
+                public_key: "PEM".into(),
+            },
+            signature: "c2ln".into(),
+            signed_at: "2026-12-01T00:00:00Z".into(),
+            console_version: "0.1.0".into(),
+            token_serial: "7".into(),
+        };
+        let ecdsa = b(
+            SigAlg::Ecdsa {
+                curve: hsm::algo::Curve::P384,
+            },
+            &[],
+        );
+        assert_eq!(
+            serde_json::to_string(&ecdsa).unwrap(),
+            r#"{"format":"hsm-console/signature-bundle/v1","file":{"name":"app.tar.gz","size":3,"sha256":"aa","sha512":"bb"},"algorithm":"ECDSA P-384 SHA-384","scheme":{"scheme":"ecdsa","curve":"P384"},"parameters":{"encoding":"DER","hash":"SHA-384"},"signed":"file","key":{"label":"k","id":"01","fingerprint":"SHA256:cc","public_key":"PEM"},"signature":"c2ln","signed_at":"2026-12-01T00:00:00Z","console_version":"0.1.0","token_serial":"7"}"#
+        );
+        let ml_dsa = b(
+            SigAlg::MlDsa {
+                set: hsm::algo::MlDsaSet::P65,
+            },
+            b"ctx",
+        );
+        let v = serde_json::to_value(&ml_dsa).unwrap();
+        assert_eq!(
+            v["scheme"],
+            serde_json::json!({"scheme": "ml-dsa", "set": "ML-DSA-65"})
+        );
+        assert_eq!(
+            v["parameters"],
+            serde_json::json!({"context": "637478", "pre_hash": false})
+        );
+        let pss = serde_json::to_value(b(SigAlg::RsaPss, &[])).unwrap();
+        assert_eq!(
+            pss["parameters"],
+            serde_json::json!({"hash": "SHA-256", "mgf": "MGF1-SHA-256", "salt_length": 32})
+        );
+        assert_eq!(
+            Bundle::parse(&serde_json::to_string(&ecdsa).unwrap()).unwrap(),
+            ecdsa
+        );
+    }
 
     #[test]
     fn manifest_round_trips_in_sha256sum_format() {

@@ -19,8 +19,7 @@ use crate::{Result, SignError, MAX_WHOLE_MESSAGE};
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct VerifyReport {
     pub file: String,
-    /// "cms", "raw", "bundle" or "manifest".
-    pub format: String,
+    pub format: SignatureFormat,
     pub valid: bool,
     pub algorithm: Option<String>,
     /// SHA-256 fingerprint of the signer's public key.
@@ -33,6 +32,18 @@ pub struct VerifyReport {
     /// Manifest: each listed file and whether it matches.
     pub entries: Vec<ManifestEntry>,
 }
+
+/// What kind of signature file was checked (recognised from its content).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SignatureFormat {
+    Cms,
+    Raw,
+    Bundle,
+    Manifest,
+}
+
+hsm::wire_display!(SignatureFormat);
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct ManifestEntry {
@@ -79,10 +90,10 @@ pub fn verify_raw(file: &Path, sig: &[u8], pk: &PublicKey, context: &[u8]) -> Re
     Ok(alg)
 }
 
-fn report(file: &Path, format: &str) -> VerifyReport {
+fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
     VerifyReport {
         file: file.display().to_string(),
-        format: format.into(),
+        format,
         valid: false,
         algorithm: None,
         key_fingerprint: None,
@@ -111,7 +122,7 @@ pub fn verify_file(
         return verify_bundle(file, &Bundle::parse(text)?, pubkey);
     }
     if let Ok(parsed) = crate::cms::parse(&sig) {
-        let mut r = report(file, "cms");
+        let mut r = report(file, SignatureFormat::Cms);
         r.signing_time = parsed.signing_time.clone();
         r.signer =
             crate::cms::certificate(&parsed).map(|c| c.tbs_certificate().subject().to_string());
@@ -121,7 +132,7 @@ pub fn verify_file(
                 r.valid = true;
                 r.algorithm = Some(alg.name());
                 r.key_fingerprint = Some(pk.fingerprint());
-                r.detail = format!("the signed attributes carry the file's {:?} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
+                r.detail = format!("the signed attributes carry the file's {} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
             }
             Err(e) => r.detail = e.to_string(),
         }
@@ -130,7 +141,7 @@ pub fn verify_file(
     let pk = pubkey.ok_or_else(|| {
         SignError::Format("a raw signature needs the signer's public key (--pub KEY.pem)".into())
     })?;
-    let mut r = report(file, "raw");
+    let mut r = report(file, SignatureFormat::Raw);
     r.key_fingerprint = Some(pk.fingerprint());
     match verify_raw(file, &sig, pk, context) {
         Ok(alg) => {
@@ -156,7 +167,7 @@ fn bundle_text(sig: &[u8]) -> Option<&str> {
 /// Verify a bundle: the file's size and digests, and the signature with the bundle's key (or
 /// `pinned`, which must be that key).
 pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Result<VerifyReport> {
-    let mut r = report(file, "bundle");
+    let mut r = report(file, SignatureFormat::Bundle);
     r.signer = Some(b.key.label.clone());
     r.signing_time = Some(b.signed_at.clone());
     r.algorithm = Some(b.algorithm.clone());
@@ -186,7 +197,13 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
                 alg.name()
             );
         }
-        Ok(alg) => r.detail = format!("the bundle says {:?} but the key signs {:?}", b.scheme, alg),
+        Ok(alg) => {
+            r.detail = format!(
+                "the bundle says {} but the key signs {}",
+                b.scheme.name(),
+                alg.name()
+            )
+        }
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
@@ -194,7 +211,7 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
 
 /// Verify a signed `SHA256SUMS`: its signature, then every listed file (next to it).
 pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Result<VerifyReport> {
-    let mut r = report(manifest, "manifest");
+    let mut r = report(manifest, SignatureFormat::Manifest);
     r.key_fingerprint = Some(pk.fingerprint());
     let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
         path: sig_path.display().to_string(),

@@ -4,6 +4,7 @@
 import { emit } from "@tauri-apps/api/event";
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
+import type { CommandName, Commands } from "../../src/commands";
 import type {
   ApiError,
   AppStatus,
@@ -68,6 +69,11 @@ export interface MockConfig {
   /** The HSS view reports this mismatch for the key. */
   hssMismatch?: string;
 }
+
+/** An answer for every command the Rust side has: a command the mock lacks does not compile. */
+type MockHandlers = {
+  [K in CommandName]: (args: Commands[K]["args"]) => Commands[K]["result"] | Promise<Commands[K]["result"]>;
+};
 
 interface Call {
   cmd: string;
@@ -277,6 +283,8 @@ export function install(cfg: MockConfig = {}) {
     };
   }
 
+  const removedModules = new Set<string>();
+
   function connections(): ConnectionView[] {
     return [
       {
@@ -371,697 +379,736 @@ export function install(cfg: MockConfig = {}) {
     return k;
   }
 
+  function svg(title: string): string {
+    return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${title}</text></svg>`;
+  }
+
   function phrase(hs: number[]): string {
     const labels = Array.from(new Set(hs.map((h) => find(h).label)));
     return labels.length === 1 && labels[0] ? labels[0] : `delete ${hs.length} objects`;
   }
 
+  const handlers: MockHandlers = {
+    app_info: async () => {
+      return cfg.startupError
+        ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
+        : ({
+            info: {
+              version: "0.1.0",
+              data_dir: "/home/officer/.local/share/hsm-console",
+              audit_location: "audit.db",
+              audit_store: "sqlite",
+              builtin_available: true,
+              builtin_note: null,
+              startup_warnings: [],
+            },
+            startup_error: null,
+          } satisfies AppStatus);
+    },
+    get_settings: async () => {
+      return settings;
+    },
+    update_settings: async (args) => {
+      const s = args.settings as Settings;
+      if (s.hss_critical_percent > s.hss_warning_percent)
+        throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
+      settings = s;
+      record("settings.update", "settings", null, "success");
+      return settings;
+    },
+    connections: async () => {
+      return connections().filter((c) => !removedModules.has(c.module.id));
+    },
+    add_module: async (args) => {
+      const path = String(args.path);
+      record("module.add", "module", path, "failure");
+      throw err("NOT_PKCS11", `${path} is not a PKCS#11 module.`, {
+        details: "It exports neither C_GetInterface nor C_GetFunctionList.",
+        suggestion: "Choose the vendor's PKCS#11 library rather than another shared library.",
+      });
+    },
+    remove_module: async (args) => {
+      if (!connections().some((c) => c.module.id === args.moduleId)) throw err("INVALID_INPUT", `No module ${args.moduleId} is loaded.`);
+      record("module.remove", "module", args.moduleId, "success");
+      removedModules.add(args.moduleId);
+      if (args.moduleId === "builtin") loggedIn = null;
+      return null;
+    },
+    pick_module_file: async () => {
+      return null;
+    },
+    partition: async () => {
+      return partitionView();
+    },
+    mechanisms: async () => {
+      return mechanisms;
+    },
+    login: async (args) => {
+      if (args.pin !== USER_PIN) {
+        pinTries -= 1;
+        pinState.userLow = true;
+        pinState.userFinal = pinTries <= 0;
+        record("login", "partition", PARTITION, "failure");
+        throw err("PIN_INCORRECT", "The PIN is incorrect.", {
+          details: pinState.userFinal
+            ? "The token says one attempt is left before the PIN locks."
+            : "The token says wrong PINs were entered; fewer attempts remain.",
+          suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
+          pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "pin" },
+        });
+      }
+      loggedIn = args.user as UserKind;
+      pinState.userLow = false;
+      pinState.userFinal = false;
+      auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      record("login", "partition", PARTITION, "success");
+      void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
+      return { partition_id: PARTITION, user: loggedIn, audit: auditKey };
+    },
+    logout: async () => {
+      loggedIn = null;
+      record("logout", "partition", PARTITION, "success");
+      auditKey = { state: "locked", holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      return null;
+    },
+    list_keys: async () => {
+      // A fresh array each time, as real IPC answers are.
+      return structuredClone(loggedIn ? keys : keys.filter((k) => k.class === "PUBLIC_KEY"));
+    },
+    key_details: async (args) => {
+      const k = find(Number(args.handle));
+      const d: KeyDetails = {
+        summary: k,
+        attributes: [
+          { attribute: "CKA_CLASS", code: 0, status: "value", display: "name", value: `CKO_${k.class}` },
+          { attribute: "CKA_LABEL", code: 3, status: "value", display: "text", value: k.label },
+          {
+            attribute: "CKA_SENSITIVE",
+            code: 0x103,
+            status: k.private ? "value" : "absent",
+            display: "bool",
+            value: k.private ? "true" : null,
+          },
+          {
+            attribute: "CKA_PARAMETER_SET",
+            code: 0x61d,
+            status: k.parameter_set ? "value" : "absent",
+            display: "name",
+            value: k.parameter_set,
+          },
+        ],
+        public_key:
+          k.class === "SECRET_KEY"
+            ? null
+            : {
+                algorithm: k.algorithm,
+                fingerprint: `SHA256:${hex(k.handle)}${hex(k.handle)}`,
+                pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+                raw_len: 1952,
+              },
+      };
+      return d;
+    },
+    describe_key_spec: async (args) => {
+      return describe(args.spec as KeySpec, String(args.purpose));
+    },
+    generate_key: async (args) => {
+      if (loggedIn !== "user") throw err("NOT_LOGGED_IN", "Log in as the partition's user to generate keys.");
+      requireAudit();
+      const req = args.request as GenerateRequest;
+      const ch = args.onEvent as Channel<JobEvent>;
+      record("key.generate.request", "key", req.label, "success");
+      for (let i = 1; i <= 3; i++) {
+        await new Promise((r) => setTimeout(r, 60));
+        ch.onmessage({ kind: "elapsed", ms: i * 500 });
+      }
+      const id = hex(handle);
+      const alg = req.spec.kind === "ml-dsa" ? req.spec.set : "HSS";
+      const pub = summary(handle++, req.label, "PUBLIC_KEY", alg, id);
+      const priv = summary(handle++, req.label, "PRIVATE_KEY", alg, id);
+      keys.push(pub, priv);
+      record("key.generate", "key", req.label, "success", { id });
+      const g: GeneratedKey = {
+        private_handle: priv.handle,
+        public_handle: pub.handle,
+        label: req.label,
+        id_hex: id,
+        algorithm: alg,
+        public_key: {
+          algorithm: alg,
+          fingerprint: `SHA256:${id}`,
+          pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+          raw_len: 1952,
+        },
+        expected_public_key_len: 1952,
+        elapsed_ms: 180,
+      };
+      return g;
+    },
+    deletion_phrase: async (args) => {
+      return phrase(args.handles as number[]);
+    },
+    destroy_keys: async (args) => {
+      requireAudit();
+      const hs = args.handles as number[];
+      const want = phrase(hs);
+      if (args.confirmation !== want)
+        throw err("INVALID_INPUT", `Type “${want}” to confirm the deletion.`, { details: "Nothing was deleted." });
+      record("key.destroy.request", "key", want, "success");
+      for (const h of hs) {
+        const i = keys.findIndex((k) => k.handle === h);
+        if (i >= 0) {
+          record("key.destroy", "key", keys[i]!.label, "success");
+          keys.splice(i, 1);
+        }
+      }
+      return { destroyed: hs, failed: [] };
+    },
+    export_public_key: async (args) => {
+      const k = find(Number(args.handle));
+      record("key.export_public", "key", k.label, "success", { id: k.id_hex });
+      return {
+        format: args.format,
+        file_name: `${k.label}.pub.pem`,
+        text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+        base64: null,
+        fingerprint: `SHA256:${hex(k.handle)}`,
+      };
+    },
+    save_public_key: async () => {
+      return null;
+    },
+    save_mechanisms_csv: async () => {
+      return null;
+    },
+    audit_export: async (args) => {
+      const r = args.range as { from_time: string | null; to_time: string | null };
+      const n = records.filter((x) => (!r.from_time || x.timestamp >= r.from_time) && (!r.to_time || x.timestamp <= r.to_time)).length;
+      return { path: `/home/officer/audit.${String(args.format)}`, records: n, checkpoints: 1, first_seq: null, last_seq: null };
+    },
+    audit_status: async () => {
+      const s: AuditStatusView = {
+        log_id: "log_mock",
+        location: "audit.db",
+        store: "sqlite",
+        key: auditKey,
+        records: records.length,
+        pending: 0,
+        last_seq: records.length,
+        checkpoints: 1,
+        last_checkpoint_time: null,
+        last_checkpoint_seq: null,
+        last_verification: lastVerification,
+        auto_verify: settings.audit.auto_verify,
+      };
+      return s;
+    },
+    audit_records: async (args) => {
+      const q = args.query as {
+        before_seq: number | null;
+        limit: number;
+        action: string | null;
+        status: string | null;
+        text: string | null;
+        actor: string | null;
+        from_time: string | null;
+        to_time: string | null;
+      };
+      return records
+        .filter(
+          (r) =>
+            (q.before_seq === null || r.seq < q.before_seq) &&
+            (!q.action || r.action.startsWith(q.action)) &&
+            (!q.status || r.status === q.status) &&
+            (!q.text || r.metadata.includes(q.text)) &&
+            (!q.actor || r.actor_id === q.actor) &&
+            (!q.from_time || r.timestamp >= q.from_time) &&
+            (!q.to_time || r.timestamp <= q.to_time),
+        )
+        .reverse()
+        .slice(0, q.limit);
+    },
+    audit_verify: async (args) => {
+      requireAudit();
+      const ch = args.onEvent as Channel<JobEvent>;
+      const total = records.length;
+      const jobId = String(args.jobId);
+      for (let done = 0; done <= total; done += Math.max(1, Math.ceil(total / 10))) {
+        if (cancelled.has(jobId)) throw err("CANCELLED", "Cancelled.");
+        ch.onmessage({ kind: "progress", done, total });
+        await new Promise((r) => setTimeout(r, 80));
+      }
+      const seq = cfg.tamperedSeq ?? 0;
+      const kind = cfg.tamperKind ?? "modified";
+      const findings: Record<string, [Finding, string]> = {
+        modified: [{ kind: "modified", seq }, `Record ${seq} was changed after it was written: its content no longer matches its seal.`],
+        missing: [{ kind: "missing", seq }, `Record ${seq} is missing: it was deleted from the trail.`],
+        inserted: [{ kind: "inserted", seq }, `Record ${seq} was inserted into the trail afterwards; the console never wrote it there.`],
+        reordered: [{ kind: "reordered", seq, belongs_at: seq + 3 }, `Record ${seq} is out of place: it was written as record ${seq + 3}.`],
+        grafted: [
+          { kind: "grafted", seq, foreign_log: "log_other" },
+          `A record numbered ${seq} from another trail (log_other) was copied into this one.`,
+        ],
+        truncated_tail: [
+          { kind: "truncated_tail", last_seq: seq - 1, checkpoint_seq: seq + 20 },
+          `The trail ends at record ${seq - 1}, but a signed checkpoint vouches for records up to ${seq + 20}: the newest records were removed.`,
+        ],
+        rollback: [
+          { kind: "rollback", store_seq: seq - 1, anchor_seq: seq + 50, anchor_checkpoint: 7 },
+          `The store was rolled back to an older copy: it ends at record ${seq - 1}, while checkpoint 7, remembered outside the store, covers records up to ${seq + 50}.`,
+        ],
+        checkpoint_signature_invalid: [
+          { kind: "checkpoint_signature_invalid", checkpoint_no: 3, seq },
+          `Checkpoint 3 has an invalid signature: it was forged or altered.`,
+        ],
+        torn_last_write: [
+          { kind: "torn_last_write", seq },
+          `The last record (${seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.`,
+        ],
+      };
+      const [finding, explanation] = findings[kind]!;
+      const v: Verdict = cfg.tamperedSeq
+        ? { verdict: "broken", finding, first_bad_seq: seq, explanation, records_checked: seq - 1 }
+        : {
+            verdict: "intact",
+            records: total,
+            last_seq: total,
+            checkpoints: 1,
+            last_checkpoint: null,
+            key_pinned: true,
+            macs_checked: true,
+          };
+      lastVerification =
+        v.verdict === "intact"
+          ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
+          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
+      record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
+      return v;
+    },
+    audit_checkpoint: async () => {
+      requireAudit();
+      return {
+        log_id: "log_mock",
+        checkpoint_no: 2,
+        seq: records.length,
+        head_hmac: "",
+        head_digest: "",
+        time: "",
+        epoch: 0,
+        algorithm: "ML-DSA-65",
+        public_key: "",
+        signature: "",
+      };
+    },
+    signing_keys: async () => {
+      const ks: SigningKeyView[] = keys
+        .filter((k) => k.class === "PRIVATE_KEY" && k.capabilities.sign)
+        .map((k) => ({
+          handle: k.handle,
+          label: k.label,
+          id_hex: k.id_hex,
+          algorithm: k.algorithm,
+          scheme:
+            k.algorithm === "HSS"
+              ? { scheme: "hss" }
+              : k.algorithm.startsWith("ECDSA")
+                ? { scheme: "ecdsa", curve: "P256" }
+                : { scheme: "ml-dsa", set: "ML-DSA-65" },
+          fingerprint: `SHA256:${k.id_hex}`,
+          hss_remaining: k.hss_keys_remaining,
+          hss_capacity: k.hss_capacity,
+          has_certificate: false,
+        }));
+      return ks;
+    },
+    inspect_files: async (args) => {
+      return (args.paths as string[]).map((p): FileCheck => {
+        const name = p.split("/").pop() ?? p;
+        if (p.endsWith("/"))
+          return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
+        if (name.startsWith("empty"))
+          return {
+            path: p,
+            name,
+            size: null,
+            problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
+          };
+        return { path: p, name, size: 1000 + name.length * 100, problem: null };
+      });
+    },
+    // The officer cancels every native dialog.
+    pick_files: async () => [],
+    pick_folder: async () => null,
+    sign_files: async (args) => {
+      requireAudit();
+      const req = args.request as SignRequest;
+      const ch = args.onEvent as Channel<SignProgress>;
+      const jobId = String(args.jobId);
+      const key = keys.find((k) => `id:${k.id_hex}` === req.key);
+      if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
+      if (key.algorithm === "HSS" && !req.confirm_hss)
+        throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
+      record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
+      const report: SignReport = {
+        key: {
+          handle: key.handle,
+          label: key.label,
+          id_hex: key.id_hex,
+          algorithm: key.algorithm,
+          scheme: { scheme: "ml-dsa", set: "ML-DSA-65" },
+          fingerprint: "SHA256:x",
+          hss_remaining: key.hss_keys_remaining,
+          hss_capacity: key.hss_capacity,
+          has_certificate: true,
+        },
+        files: [],
+        manifest: [],
+        manifest_error: null,
+        stopped: false,
+        cancelled: false,
+        hss_remaining_after: null,
+        signatures_made: 0,
+      };
+      // As the backend: paths that cannot be signed are refused first; with "stop" nothing is signed.
+      const problem = (p: string) =>
+        p.endsWith("/")
+          ? `${p} is a folder; drop the files inside it (or an archive of it).`
+          : (p.split("/").pop() ?? "").startsWith("empty")
+            ? `${p} is empty (0 bytes); an empty release artifact is almost certainly a mistake.`
+            : null;
+      if (req.on_error === "stop" && req.files.some((p) => problem(p))) {
+        report.stopped = true;
+        report.files = req.files.map((path) => ({
+          path,
+          name: path.split("/").pop() ?? path,
+          size: null,
+          sha256: null,
+          outputs: [],
+          error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null,
+        }));
+        return report;
+      }
+      for (let i = 0; i < req.files.length; i++) {
+        const path = req.files[i]!;
+        const name = path.split("/").pop() ?? path;
+        if (problem(path)) {
+          ch.onmessage({ stage: "failed", index: i, message: problem(path)! });
+          report.files.push({ path, name, size: null, sha256: null, outputs: [], error: err("INVALID_INPUT", problem(path)!) });
+          continue;
+        }
+        if (cancelled.has(jobId)) {
+          report.cancelled = true;
+          break;
+        }
+        for (let d = 0; d <= 4; d++) {
+          ch.onmessage({ stage: "hashing", index: i, done: d * 250, total: 1000 });
+          await new Promise((r) => setTimeout(r, 40));
+        }
+        ch.onmessage({ stage: "signing", index: i });
+        await new Promise((r) => setTimeout(r, 40));
+        const outputs = req.formats.map((f) => ({
+          format: f,
+          path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`,
+          verified: true,
+        }));
+        report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
+        report.signatures_made += req.formats.length;
+        ch.onmessage({ stage: "done", index: i });
+        record("sign", "artifact", name, "success", { path, key_id: key.id_hex, outputs: outputs.map((o) => o.path) });
+      }
+      if (key.hss_keys_remaining !== null) {
+        key.hss_keys_remaining -= report.signatures_made;
+        report.hss_remaining_after = key.hss_keys_remaining;
+      }
+      return report;
+    },
+    verify_signature: async (args) => {
+      const file = String(args.file);
+      const valid = !file.includes("tampered");
+      const r: VerifyReport = {
+        file,
+        format: String(args.signature).endsWith(".p7s") ? "cms" : "raw",
+        valid,
+        algorithm: "ML-DSA-65",
+        key_fingerprint: "SHA256:abc",
+        signer: "CN=release",
+        signing_time: "2026-11-30 12:00:00",
+        detail: valid
+          ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
+          : "the file's digest does not match the signed message digest: the file is not the one that was signed",
+        entries: [],
+      };
+      record("verify", "artifact", file, valid ? "success" : "failure");
+      return r;
+    },
+    issue_certificate: async (args) => {
+      return {
+        pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n",
+        subject: String(args.subject),
+        serial: "01",
+        not_after: "2029",
+        fingerprint: "SHA256:x",
+        stored_on_token: true,
+      };
+    },
+    certificate_request: async () => {
+      return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
+    },
+    hss_keys: async () => {
+      return keys
+        .filter((k) => k.algorithm === "HSS" && k.class === "PRIVATE_KEY")
+        .map((k): HssKeyView => ({
+          partition_id: PARTITION,
+          partition_label: "Built-in lunasim",
+          handle: k.handle,
+          label: k.label,
+          id_hex: k.id_hex,
+          algorithm: "HSS/LMS H5/W8 + H5/W8",
+          capacity: k.hss_capacity ?? "0",
+          remaining: k.hss_keys_remaining,
+          used_percent: (100 * (1024 - (k.hss_keys_remaining ?? 0))) / 1024,
+          status: (k.hss_keys_remaining ?? 0) <= 10 ? "critical" : (k.hss_keys_remaining ?? 0) <= 102 ? "warning" : "ok",
+          per_day_7: 2,
+          per_day_30: 1.5,
+          per_day_90: 1,
+          projected_exhaustion: "2027-03-01",
+          audit_expected_remaining: k.hss_keys_remaining,
+          mismatch: cfg.hssMismatch ?? null,
+        }));
+    },
+    stats: async () => {
+      statsSamples += 1;
+      const s: StatsSnapshot = {
+        partition_id: PARTITION,
+        taken_at: new Date().toISOString(),
+        manufacturer: "lunasim (Luna emulation)",
+        library: "lunasim 10.9",
+        cryptoki_version: "3.2",
+        token: token(pinState),
+        mechanism_count: 3,
+        luna: {
+          firmware: "7.9.1",
+          boot_time: 1,
+          cpu_up_time: 1000 * statsSamples,
+          cpu_idle_time: 600 * statsSamples,
+          busy_percent: statsSamples > 1 ? 40 : null,
+          commands: 100 * statsSamples,
+          commands_per_second: statsSamples > 1 ? 20 : null,
+          utilization: [
+            { bin: "sign", count: 7 * statsSamples, per_second: statsSamples > 1 ? 1.4 : null },
+            { bin: "encrypt", count: 4 * statsSamples, per_second: statsSamples > 1 ? 0.8 : null },
+          ],
+          hsm_storage: { total: 16777216, used: 1048576, free: 15728640, object_count: null },
+          token_storage: null,
+          not_offered: [],
+        },
+        pool: {
+          slot: 1,
+          size: 4,
+          open: 1,
+          idle: 1,
+          in_use: 0,
+          waiting: 0,
+          breaker: "closed",
+          breaker_opened: 0,
+          logged_in: loggedIn !== null,
+          module_generation: 1,
+        },
+        metrics: {
+          ops: [{ op: "keys.list", ok: 3, errors: 0, mean_us: 120, p50_us: 100, p90_us: 150, p95_us: 180, p99_us: 250, max_us: 300 }],
+          errors_by_class: [],
+          module_recoveries: 0,
+          session_reopens: 0,
+          health_checks: 0,
+          busy_rejections: 0,
+          breaker_rejections: 0,
+        },
+      };
+      return s;
+    },
+    stats_history: async () => {
+      return Array.from({ length: statsSamples }, (_, i) => ({
+        t: i * 5,
+        busy_percent: i ? 40 : null,
+        commands_per_second: i ? 20 : null,
+        sign_per_second: i ? 1.4 : null,
+        sessions: 1,
+        console_ops: i,
+        console_errors: 0,
+      }));
+    },
+    stats_chart: async (args) => {
+      return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
+    },
+    save_export: async () => {
+      return null;
+    },
+    audit_checkpoints: async () => {
+      return [
+        {
+          checkpoint_no: 1,
+          seq: 100,
+          time: "2026-11-30T12:00:00Z",
+          epoch: 0,
+          algorithm: "ML-DSA-65",
+          key_fingerprint: "SHA256:abcdef0123456789abcdef",
+          key_is_hsm_key: true,
+          signature_valid: true,
+          problem: null,
+        },
+        {
+          checkpoint_no: 2,
+          seq: 200,
+          time: "2026-11-30T12:10:00Z",
+          epoch: 0,
+          algorithm: "ML-DSA-65",
+          key_fingerprint: "SHA256:0000000000000000000000",
+          key_is_hsm_key: false,
+          signature_valid: false,
+          problem: "signature invalid",
+        },
+      ];
+    },
+    audit_public_key: async () => {
+      return "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n";
+    },
+    audit_rotate_key: async () => {
+      requireAudit();
+      record("audit.key_rotate", "audit_key", "epoch-1", "success");
+      return 1;
+    },
+    probe_catalog: async () => {
+      return [
+        { op: { op: "random32" }, name: "random32", mechanism: "C_GenerateRandom", offered: true },
+        { op: { op: "ecdsa-p256-sign" }, name: "ecdsa-p256-sign", mechanism: "CKM_ECDSA", offered: true },
+        { op: { op: "ml-dsa-sign", set: "ML-DSA-65" }, name: "ml-dsa-65-sign", mechanism: "CKM_ML_DSA", offered: true },
+        { op: { op: "slh-dsa-sign" }, name: "slh-dsa-sha2-128f-sign", mechanism: "CKM_SLH_DSA", offered: false },
+      ] satisfies ProbeChoice[];
+    },
+    run_probe: async (args) => {
+      const req = args.request as ProbeRequest;
+      const ch = args.onEvent as Channel<ProbeProgress>;
+      const counts = req.sweep.length ? req.sweep : [req.workers];
+      const runs: RunResult[] = [];
+      for (let i = 0; i < counts.length; i++) {
+        const w = counts[i]!;
+        for (let k = 1; k <= 4; k++) {
+          await new Promise((r) => setTimeout(r, 120));
+          ch.onmessage({
+            workers: w,
+            run: i + 1,
+            runs: counts.length,
+            calls: k * 16,
+            fraction: k / 4,
+            point: { t: k * 0.25, p50_us: 15000 * w, p99_us: 16000 * w, ops_per_s: 65 },
+          });
+        }
+        const lat = 15000 * w;
+        runs.push({
+          workers: w,
+          calls: 64,
+          errors: 0,
+          first_error: null,
+          seconds: 1,
+          throughput_per_s: 64 + i,
+          first_call_us: 40000,
+          latency: {
+            count: 64,
+            min_us: lat * 0.9,
+            mean_us: lat,
+            stddev_us: 100,
+            p50_us: lat,
+            p90_us: lat * 1.05,
+            p95_us: lat * 1.06,
+            p99_us: lat * 1.1,
+            p999_us: lat * 1.2,
+            max_us: lat * 1.3,
+          },
+          series: [],
+          histogram: [[lat, 64]],
+        });
+      }
+      const sweep =
+        counts.length > 1
+          ? runs.map((r) => ({
+              workers: r.workers,
+              throughput_per_s: r.throughput_per_s,
+              mean_us: r.latency.mean_us,
+              p99_us: r.latency.p99_us,
+              efficiency: r.throughput_per_s / (runs[0]!.throughput_per_s * r.workers),
+            }))
+          : [];
+      const report: ProbeReport = {
+        id: `probe_${probes.length + 1}`,
+        created_at: new Date(Date.UTC(2026, 10, 30, 12, probes.length)).toISOString(),
+        partition_id: PARTITION,
+        module: "lunasim (Luna emulation)",
+        firmware: "7.9.1",
+        slot: 1,
+        op: req.op,
+        op_name: "ml-dsa-65-sign",
+        mechanism: "CKM_ML_DSA",
+        payload_bytes: 32,
+        request: req,
+        console_version: "0.1.0",
+        runs,
+        sweep,
+        verdict: sweep.length
+          ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
+          : null,
+        overhead_ns: 70,
+        cancelled: false,
+      };
+      probes.push(report);
+      record("probe.run", "partition", PARTITION, "success");
+      return report;
+    },
+    probe_history: async () => {
+      return [...probes].reverse().map((r) => ({
+        id: r.id,
+        created_at: r.created_at,
+        op_name: r.op_name,
+        partition_id: r.partition_id,
+        workers: r.runs.map((x) => x.workers).join(","),
+        throughput_per_s: Math.max(...r.runs.map((x) => x.throughput_per_s)),
+        p50_us: r.runs[0]!.latency.p50_us,
+        p99_us: r.runs[0]!.latency.p99_us,
+      }));
+    },
+    probe_report: async (args) => {
+      const r = probes.find((x) => x.id === args.id);
+      if (!r) throw err("INVALID_INPUT", `No probe run ${args.id}.`);
+      return r;
+    },
+    probe_chart: async (args) => svg(args.which),
+    probe_live_chart: async (args) => svg(args.title),
+    probe_csv: async () => {
+      return "op,workers\n";
+    },
+    probe_capacity: async (args) => {
+      const c = Number(args.ceilingPerS);
+      const t = Number(args.targetPerS);
+      const hsms = Math.ceil(t / (c * 0.8));
+      return {
+        target_per_s: t,
+        ceiling_per_s: c,
+        hsms,
+        per_hsm_per_s: t / hsms,
+        pool_size_per_hsm: 1,
+        explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.`,
+      };
+    },
+    cancel_job: async (args) => {
+      cancelled.add(String(args.jobId));
+      return true;
+    },
+  };
   async function handler(cmd: string, payload?: unknown): Promise<unknown> {
     const args = (payload ?? {}) as Record<string, unknown>;
     calls.push({ cmd, args: { ...args } });
-    switch (cmd) {
-      case "app_info":
-        return cfg.startupError
-          ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
-          : ({
-              info: {
-                version: "0.1.0",
-                data_dir: "/home/officer/.local/share/hsm-console",
-                audit_location: "audit.db",
-                audit_store: "sqlite",
-                builtin_available: true,
-                builtin_note: null,
-                startup_warnings: [],
-              },
-              startup_error: null,
-            } satisfies AppStatus);
-      case "get_settings":
-        return settings;
-      case "update_settings": {
-        const s = args.settings as Settings;
-        if (s.hss_critical_percent > s.hss_warning_percent)
-          throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
-        settings = s;
-        record("settings.update", "settings", null, "success");
-        return settings;
-      }
-      case "connections":
-        return connections();
-      case "add_module": {
-        const path = String(args.path);
-        record("module.add", "module", path, "failure");
-        throw err("NOT_PKCS11", `${path} is not a PKCS#11 module.`, {
-          details: "It exports neither C_GetInterface nor C_GetFunctionList.",
-          suggestion: "Choose the vendor's PKCS#11 library rather than another shared library.",
-        });
-      }
-      case "pick_module_file":
-        return null;
-      case "partition":
-        return partitionView();
-      case "mechanisms":
-        return mechanisms;
-      case "login": {
-        if (args.pin !== USER_PIN) {
-          pinTries -= 1;
-          pinState.userLow = true;
-          pinState.userFinal = pinTries <= 0;
-          record("login", "partition", PARTITION, "failure");
-          throw err("PIN_INCORRECT", "The PIN is incorrect.", {
-            details: pinState.userFinal
-              ? "The token says one attempt is left before the PIN locks."
-              : "The token says wrong PINs were entered; fewer attempts remain.",
-            suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
-            pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "pin" },
-          });
-        }
-        loggedIn = args.user as UserKind;
-        pinState.userLow = false;
-        pinState.userFinal = false;
-        auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
-        record("login", "partition", PARTITION, "success");
-        void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
-        return { partition_id: PARTITION, user: loggedIn, audit: auditKey };
-      }
-      case "logout":
-        loggedIn = null;
-        record("logout", "partition", PARTITION, "success");
-        auditKey = { state: "locked", holder: "Built-in lunasim (serial 0f0aea212282d895)" };
-        return null;
-      case "list_keys":
-        // A fresh array each time, as real IPC answers are.
-        return structuredClone(loggedIn ? keys : keys.filter((k) => k.class === "PUBLIC_KEY"));
-      case "key_details": {
-        const k = find(Number(args.handle));
-        const d: KeyDetails = {
-          summary: k,
-          attributes: [
-            { attribute: "CKA_CLASS", code: 0, status: "value", display: "name", value: `CKO_${k.class}` },
-            { attribute: "CKA_LABEL", code: 3, status: "value", display: "text", value: k.label },
-            {
-              attribute: "CKA_SENSITIVE",
-              code: 0x103,
-              status: k.private ? "value" : "absent",
-              display: "bool",
-              value: k.private ? "true" : null,
-            },
-            {
-              attribute: "CKA_PARAMETER_SET",
-              code: 0x61d,
-              status: k.parameter_set ? "value" : "absent",
-              display: "name",
-              value: k.parameter_set,
-            },
-          ],
-          public_key:
-            k.class === "SECRET_KEY"
-              ? null
-              : {
-                  algorithm: k.algorithm,
-                  fingerprint: `SHA256:${hex(k.handle)}${hex(k.handle)}`,
-                  pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
-                  raw_len: 1952,
-                },
-        };
-        return d;
-      }
-      case "describe_key_spec":
-        return describe(args.spec as KeySpec, String(args.purpose));
-      case "generate_key": {
-        if (loggedIn !== "user") throw err("NOT_LOGGED_IN", "Log in as the partition's user to generate keys.");
-        requireAudit();
-        const req = args.request as GenerateRequest;
-        const ch = args.onEvent as Channel<JobEvent>;
-        record("key.generate.request", "key", req.label, "success");
-        for (let i = 1; i <= 3; i++) {
-          await new Promise((r) => setTimeout(r, 60));
-          ch.onmessage({ kind: "elapsed", ms: i * 500 });
-        }
-        const id = hex(handle);
-        const alg = req.spec.kind === "ml-dsa" ? req.spec.set : "HSS";
-        const pub = summary(handle++, req.label, "PUBLIC_KEY", alg, id);
-        const priv = summary(handle++, req.label, "PRIVATE_KEY", alg, id);
-        keys.push(pub, priv);
-        record("key.generate", "key", req.label, "success", { id });
-        const g: GeneratedKey = {
-          private_handle: priv.handle,
-          public_handle: pub.handle,
-          label: req.label,
-          id_hex: id,
-          algorithm: alg,
-          public_key: {
-            algorithm: alg,
-            fingerprint: `SHA256:${id}`,
-            pem: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
-            raw_len: 1952,
-          },
-          expected_public_key_len: 1952,
-          elapsed_ms: 180,
-        };
-        return g;
-      }
-      case "deletion_phrase":
-        return phrase(args.handles as number[]);
-      case "destroy_keys": {
-        requireAudit();
-        const hs = args.handles as number[];
-        const want = phrase(hs);
-        if (args.confirmation !== want)
-          throw err("INVALID_INPUT", `Type “${want}” to confirm the deletion.`, { details: "Nothing was deleted." });
-        record("key.destroy.request", "key", want, "success");
-        for (const h of hs) {
-          const i = keys.findIndex((k) => k.handle === h);
-          if (i >= 0) {
-            record("key.destroy", "key", keys[i]!.label, "success");
-            keys.splice(i, 1);
-          }
-        }
-        return { destroyed: hs, failed: [] };
-      }
-      case "export_public_key": {
-        const k = find(Number(args.handle));
-        record("key.export_public", "key", k.label, "success", { id: k.id_hex });
-        return {
-          format: args.format,
-          file_name: `${k.label}.pub.pem`,
-          text: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
-          base64: null,
-          fingerprint: `SHA256:${hex(k.handle)}`,
-        };
-      }
-      case "save_public_key":
-      case "save_mechanisms_csv":
-        return null;
-      case "audit_export": {
-        const r = args.range as { from_time: string | null; to_time: string | null };
-        const n = records.filter((x) => (!r.from_time || x.timestamp >= r.from_time) && (!r.to_time || x.timestamp <= r.to_time)).length;
-        return { path: `/home/officer/audit.${String(args.format)}`, records: n, checkpoints: 1, first_seq: null, last_seq: null };
-      }
-      case "audit_status": {
-        const s: AuditStatusView = {
-          log_id: "log_mock",
-          location: "audit.db",
-          store: "sqlite",
-          key: auditKey,
-          records: records.length,
-          pending: 0,
-          last_seq: records.length,
-          checkpoints: 1,
-          last_checkpoint_time: null,
-          last_checkpoint_seq: null,
-          last_verification: lastVerification,
-          auto_verify: settings.audit.auto_verify,
-        };
-        return s;
-      }
-      case "audit_records": {
-        const q = args.query as {
-          before_seq: number | null;
-          limit: number;
-          action: string | null;
-          status: string | null;
-          text: string | null;
-          actor: string | null;
-          from_time: string | null;
-          to_time: string | null;
-        };
-        return records
-          .filter(
-            (r) =>
-              (q.before_seq === null || r.seq < q.before_seq) &&
-              (!q.action || r.action.startsWith(q.action)) &&
-              (!q.status || r.status === q.status) &&
-              (!q.text || r.metadata.includes(q.text)) &&
-              (!q.actor || r.actor_id === q.actor) &&
-              (!q.from_time || r.timestamp >= q.from_time) &&
-              (!q.to_time || r.timestamp <= q.to_time),
-          )
-          .reverse()
-          .slice(0, q.limit);
-      }
-      case "audit_verify": {
-        requireAudit();
-        const ch = args.onEvent as Channel<JobEvent>;
-        const total = records.length;
-        const jobId = String(args.jobId);
-        for (let done = 0; done <= total; done += Math.max(1, Math.ceil(total / 10))) {
-          if (cancelled.has(jobId)) throw err("CANCELLED", "Cancelled.");
-          ch.onmessage({ kind: "progress", done, total });
-          await new Promise((r) => setTimeout(r, 80));
-        }
-        const seq = cfg.tamperedSeq ?? 0;
-        const kind = cfg.tamperKind ?? "modified";
-        const findings: Record<string, [Finding, string]> = {
-          modified: [{ kind: "modified", seq }, `Record ${seq} was changed after it was written: its content no longer matches its seal.`],
-          missing: [{ kind: "missing", seq }, `Record ${seq} is missing: it was deleted from the trail.`],
-          inserted: [{ kind: "inserted", seq }, `Record ${seq} was inserted into the trail afterwards; the console never wrote it there.`],
-          reordered: [
-            { kind: "reordered", seq, belongs_at: seq + 3 },
-            `Record ${seq} is out of place: it was written as record ${seq + 3}.`,
-          ],
-          grafted: [
-            { kind: "grafted", seq, foreign_log: "log_other" },
-            `A record numbered ${seq} from another trail (log_other) was copied into this one.`,
-          ],
-          truncated_tail: [
-            { kind: "truncated_tail", last_seq: seq - 1, checkpoint_seq: seq + 20 },
-            `The trail ends at record ${seq - 1}, but a signed checkpoint vouches for records up to ${seq + 20}: the newest records were removed.`,
-          ],
-          rollback: [
-            { kind: "rollback", store_seq: seq - 1, anchor_seq: seq + 50, anchor_checkpoint: 7 },
-            `The store was rolled back to an older copy: it ends at record ${seq - 1}, while checkpoint 7, remembered outside the store, covers records up to ${seq + 50}.`,
-          ],
-          checkpoint_signature_invalid: [
-            { kind: "checkpoint_signature_invalid", checkpoint_no: 3, seq },
-            `Checkpoint 3 has an invalid signature: it was forged or altered.`,
-          ],
-          torn_last_write: [
-            { kind: "torn_last_write", seq },
-            `The last record (${seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.`,
-          ],
-        };
-        const [finding, explanation] = findings[kind]!;
-        const v: Verdict = cfg.tamperedSeq
-          ? { verdict: "broken", finding, first_bad_seq: seq, explanation, records_checked: seq - 1 }
-          : {
-              verdict: "intact",
-              records: total,
-              last_seq: total,
-              checkpoints: 1,
-              last_checkpoint: null,
-              key_pinned: true,
-              macs_checked: true,
-            };
-        lastVerification =
-          v.verdict === "intact"
-            ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
-            : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
-        record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
-        return v;
-      }
-      case "audit_checkpoint":
-        requireAudit();
-        return {
-          log_id: "log_mock",
-          checkpoint_no: 2,
-          seq: records.length,
-          head_hmac: "",
-          head_digest: "",
-          time: "",
-          epoch: 0,
-          algorithm: "ML-DSA-65",
-          public_key: "",
-          signature: "",
-        };
-      case "signing_keys": {
-        const ks: SigningKeyView[] = keys
-          .filter((k) => k.class === "PRIVATE_KEY" && k.capabilities.sign)
-          .map((k) => ({
-            handle: k.handle,
-            label: k.label,
-            id_hex: k.id_hex,
-            algorithm: k.algorithm,
-            scheme:
-              k.algorithm === "HSS"
-                ? { scheme: "hss" }
-                : k.algorithm.startsWith("ECDSA")
-                  ? { scheme: "ecdsa", curve: "P256" }
-                  : { scheme: "ml-dsa", set: "ML-DSA-65" },
-            fingerprint: `SHA256:${k.id_hex}`,
-            hss_remaining: k.hss_keys_remaining,
-            hss_capacity: k.hss_capacity,
-            has_certificate: false,
-          }));
-        return ks;
-      }
-      case "inspect_files":
-        return (args.paths as string[]).map((p): FileCheck => {
-          const name = p.split("/").pop() ?? p;
-          if (p.endsWith("/"))
-            return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
-          if (name.startsWith("empty"))
-            return {
-              path: p,
-              name,
-              size: null,
-              problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
-            };
-          return { path: p, name, size: 1000 + name.length * 100, problem: null };
-        });
-      case "pick_files":
-      case "pick_folder":
-        return args.multiple === undefined ? null : [];
-      case "sign_files": {
-        requireAudit();
-        const req = args.request as SignRequest;
-        const ch = args.onEvent as Channel<SignProgress>;
-        const jobId = String(args.jobId);
-        const key = keys.find((k) => `id:${k.id_hex}` === req.key);
-        if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
-        if (key.algorithm === "HSS" && !req.confirm_hss)
-          throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
-        record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
-        const report: SignReport = {
-          key: {
-            handle: key.handle,
-            label: key.label,
-            id_hex: key.id_hex,
-            algorithm: key.algorithm,
-            scheme: { scheme: "ml-dsa", set: "ML-DSA-65" },
-            fingerprint: "SHA256:x",
-            hss_remaining: key.hss_keys_remaining,
-            hss_capacity: key.hss_capacity,
-            has_certificate: true,
-          },
-          files: [],
-          manifest: [],
-          manifest_error: null,
-          stopped: false,
-          cancelled: false,
-          hss_remaining_after: null,
-          signatures_made: 0,
-        };
-        // As the backend: paths that cannot be signed are refused first; with "stop" nothing is signed.
-        const problem = (p: string) =>
-          p.endsWith("/")
-            ? `${p} is a folder; drop the files inside it (or an archive of it).`
-            : (p.split("/").pop() ?? "").startsWith("empty")
-              ? `${p} is empty (0 bytes); an empty release artifact is almost certainly a mistake.`
-              : null;
-        if (req.on_error === "stop" && req.files.some((p) => problem(p))) {
-          report.stopped = true;
-          report.files = req.files.map((path) => ({
-            path,
-            name: path.split("/").pop() ?? path,
-            size: null,
-            sha256: null,
-            outputs: [],
-            error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null,
-          }));
-          return report;
-        }
-        for (let i = 0; i < req.files.length; i++) {
-          const path = req.files[i]!;
-          const name = path.split("/").pop() ?? path;
-          if (problem(path)) {
-            ch.onmessage({ stage: "failed", index: i, message: problem(path)! });
-            report.files.push({ path, name, size: null, sha256: null, outputs: [], error: err("INVALID_INPUT", problem(path)!) });
-            continue;
-          }
-          if (cancelled.has(jobId)) {
-            report.cancelled = true;
-            break;
-          }
-          for (let d = 0; d <= 4; d++) {
-            ch.onmessage({ stage: "hashing", index: i, done: d * 250, total: 1000 });
-            await new Promise((r) => setTimeout(r, 40));
-          }
-          ch.onmessage({ stage: "signing", index: i });
-          await new Promise((r) => setTimeout(r, 40));
-          const outputs = req.formats.map((f) => ({
-            format: f,
-            path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`,
-            verified: true,
-          }));
-          report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
-          report.signatures_made += req.formats.length;
-          ch.onmessage({ stage: "done", index: i });
-          record("sign", "artifact", name, "success", { path, key_id: key.id_hex, outputs: outputs.map((o) => o.path) });
-        }
-        if (key.hss_keys_remaining !== null) {
-          key.hss_keys_remaining -= report.signatures_made;
-          report.hss_remaining_after = key.hss_keys_remaining;
-        }
-        return report;
-      }
-      case "verify_signature": {
-        const file = String(args.file);
-        const valid = !file.includes("tampered");
-        const r: VerifyReport = {
-          file,
-          format: String(args.signature).endsWith(".p7s") ? "cms" : "raw",
-          valid,
-          algorithm: "ML-DSA-65",
-          key_fingerprint: "SHA256:abc",
-          signer: "CN=release",
-          signing_time: "2026-11-30 12:00:00",
-          detail: valid
-            ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
-            : "the file's digest does not match the signed message digest: the file is not the one that was signed",
-          entries: [],
-        };
-        record("verify", "artifact", file, valid ? "success" : "failure");
-        return r;
-      }
-      case "issue_certificate":
-        return {
-          pem: "-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n",
-          subject: String(args.subject),
-          serial: "01",
-          not_after: "2029",
-          fingerprint: "SHA256:x",
-          stored_on_token: true,
-        };
-      case "certificate_request":
-        return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
-      case "hss_keys":
-        return keys
-          .filter((k) => k.algorithm === "HSS" && k.class === "PRIVATE_KEY")
-          .map((k): HssKeyView => ({
-            partition_id: PARTITION,
-            partition_label: "Built-in lunasim",
-            handle: k.handle,
-            label: k.label,
-            id_hex: k.id_hex,
-            algorithm: "HSS/LMS H5/W8 + H5/W8",
-            capacity: k.hss_capacity ?? "0",
-            remaining: k.hss_keys_remaining,
-            used_percent: (100 * (1024 - (k.hss_keys_remaining ?? 0))) / 1024,
-            status: (k.hss_keys_remaining ?? 0) <= 10 ? "critical" : (k.hss_keys_remaining ?? 0) <= 102 ? "warning" : "ok",
-            per_day_7: 2,
-            per_day_30: 1.5,
-            per_day_90: 1,
-            projected_exhaustion: "2027-03-01",
-            audit_expected_remaining: k.hss_keys_remaining,
-            mismatch: cfg.hssMismatch ?? null,
-          }));
-      case "stats": {
-        statsSamples += 1;
-        const s: StatsSnapshot = {
-          partition_id: PARTITION,
-          taken_at: new Date().toISOString(),
-          manufacturer: "lunasim (Luna emulation)",
-          library: "lunasim 10.9",
-          cryptoki_version: "3.2",
-          token: token(pinState),
-          mechanism_count: 3,
-          luna: {
-            firmware: "7.9.1",
-            boot_time: 1,
-            cpu_up_time: 1000 * statsSamples,
-            cpu_idle_time: 600 * statsSamples,
-            busy_percent: statsSamples > 1 ? 40 : null,
-            commands: 100 * statsSamples,
-            commands_per_second: statsSamples > 1 ? 20 : null,
-            utilization: [
-              { bin: "sign", count: 7 * statsSamples, per_second: statsSamples > 1 ? 1.4 : null },
-              { bin: "encrypt", count: 4 * statsSamples, per_second: statsSamples > 1 ? 0.8 : null },
-            ],
-            hsm_storage: { total: 16777216, used: 1048576, free: 15728640, object_count: null },
-            token_storage: null,
-            not_offered: [],
-          },
-          pool: {
-            slot: 1,
-            size: 4,
-            open: 1,
-            idle: 1,
-            in_use: 0,
-            waiting: 0,
-            breaker: "closed",
-            breaker_opened: 0,
-            logged_in: loggedIn !== null,
-            module_generation: 1,
-          },
-          metrics: {
-            ops: [{ op: "keys.list", ok: 3, errors: 0, mean_us: 120, p50_us: 100, p90_us: 150, p95_us: 180, p99_us: 250, max_us: 300 }],
-            errors_by_class: [],
-            module_recoveries: 0,
-            session_reopens: 0,
-            health_checks: 0,
-            busy_rejections: 0,
-            breaker_rejections: 0,
-          },
-        };
-        return s;
-      }
-      case "stats_history":
-        return Array.from({ length: statsSamples }, (_, i) => ({
-          t: i * 5,
-          busy_percent: i ? 40 : null,
-          commands_per_second: i ? 20 : null,
-          sign_per_second: i ? 1.4 : null,
-          sessions: 1,
-          console_ops: i,
-          console_errors: 0,
-        }));
-      case "stats_chart":
-        return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which)} chart, ${statsSamples} samples</text></svg>`;
-      case "save_export":
-        return null;
-      case "audit_checkpoints":
-        return [
-          {
-            checkpoint_no: 1,
-            seq: 100,
-            time: "2026-11-30T12:00:00Z",
-            epoch: 0,
-            algorithm: "ML-DSA-65",
-            key_fingerprint: "SHA256:abcdef0123456789abcdef",
-            key_is_hsm_key: true,
-            signature_valid: true,
-            problem: null,
-          },
-          {
-            checkpoint_no: 2,
-            seq: 200,
-            time: "2026-11-30T12:10:00Z",
-            epoch: 0,
-            algorithm: "ML-DSA-65",
-            key_fingerprint: "SHA256:0000000000000000000000",
-            key_is_hsm_key: false,
-            signature_valid: false,
-            problem: "signature invalid",
-          },
-        ];
-      case "audit_public_key":
-        return "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n";
-      case "audit_rotate_key":
-        requireAudit();
-        record("audit.key_rotate", "audit_key", "epoch-1", "success");
-        return 1;
-      case "probe_catalog":
-        return [
-          { op: { op: "random32" }, name: "random32", mechanism: "C_GenerateRandom", offered: true },
-          { op: { op: "ecdsa-p256-sign" }, name: "ecdsa-p256-sign", mechanism: "CKM_ECDSA", offered: true },
-          { op: { op: "ml-dsa-sign", set: "ML-DSA-65" }, name: "ml-dsa-65-sign", mechanism: "CKM_ML_DSA", offered: true },
-          { op: { op: "slh-dsa-sign" }, name: "slh-dsa-sha2-128f-sign", mechanism: "CKM_SLH_DSA", offered: false },
-        ] satisfies ProbeChoice[];
-      case "run_probe": {
-        const req = args.request as ProbeRequest;
-        const ch = args.onEvent as Channel<ProbeProgress>;
-        const counts = req.sweep.length ? req.sweep : [req.workers];
-        const runs: RunResult[] = [];
-        for (let i = 0; i < counts.length; i++) {
-          const w = counts[i]!;
-          for (let k = 1; k <= 4; k++) {
-            await new Promise((r) => setTimeout(r, 120));
-            ch.onmessage({
-              workers: w,
-              run: i + 1,
-              runs: counts.length,
-              calls: k * 16,
-              fraction: k / 4,
-              point: { t: k * 0.25, p50_us: 15000 * w, p99_us: 16000 * w, ops_per_s: 65 },
-            });
-          }
-          const lat = 15000 * w;
-          runs.push({
-            workers: w,
-            calls: 64,
-            errors: 0,
-            first_error: null,
-            seconds: 1,
-            throughput_per_s: 64 + i,
-            first_call_us: 40000,
-            latency: {
-              count: 64,
-              min_us: lat * 0.9,
-              mean_us: lat,
-              stddev_us: 100,
-              p50_us: lat,
-              p90_us: lat * 1.05,
-              p95_us: lat * 1.06,
-              p99_us: lat * 1.1,
-              p999_us: lat * 1.2,
-              max_us: lat * 1.3,
-            },
-            series: [],
-            histogram: [[lat, 64]],
-          });
-        }
-        const sweep =
-          counts.length > 1
-            ? runs.map((r) => ({
-                workers: r.workers,
-                throughput_per_s: r.throughput_per_s,
-                mean_us: r.latency.mean_us,
-                p99_us: r.latency.p99_us,
-                efficiency: r.throughput_per_s / (runs[0]!.throughput_per_s * r.workers),
-              }))
-            : [];
-        const report: ProbeReport = {
-          id: `probe_${probes.length + 1}`,
-          created_at: new Date(Date.UTC(2026, 10, 30, 12, probes.length)).toISOString(),
-          partition_id: PARTITION,
-          module: "lunasim (Luna emulation)",
-          firmware: "7.9.1",
-          slot: 1,
-          op: req.op,
-          op_name: "ml-dsa-65-sign",
-          mechanism: "CKM_ML_DSA",
-          payload_bytes: 32,
-          request: req,
-          console_version: "0.1.0",
-          runs,
-          sweep,
-          verdict: sweep.length
-            ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
-            : null,
-          overhead_ns: 70,
-          cancelled: false,
-        };
-        probes.push(report);
-        record("probe.run", "partition", PARTITION, "success");
-        return report;
-      }
-      case "probe_history":
-        return [...probes].reverse().map((r) => ({
-          id: r.id,
-          created_at: r.created_at,
-          op_name: r.op_name,
-          partition_id: r.partition_id,
-          workers: r.runs.map((x) => x.workers).join(","),
-          throughput_per_s: Math.max(...r.runs.map((x) => x.throughput_per_s)),
-          p50_us: r.runs[0]!.latency.p50_us,
-          p99_us: r.runs[0]!.latency.p99_us,
-        }));
-      case "probe_report":
-        return probes.find((r) => r.id === args.id);
-      case "probe_chart":
-      case "probe_live_chart":
-        return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${String(args.which ?? args.title)}</text></svg>`;
-      case "probe_csv":
-        return "op,workers\n";
-      case "probe_capacity": {
-        const c = Number(args.ceilingPerS);
-        const t = Number(args.targetPerS);
-        const hsms = Math.ceil(t / (c * 0.8));
-        return {
-          target_per_s: t,
-          ceiling_per_s: c,
-          hsms,
-          per_hsm_per_s: t / hsms,
-          pool_size_per_hsm: 1,
-          explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.`,
-        };
-      }
-      case "cancel_job":
-        cancelled.add(String(args.jobId));
-        return true;
-      default:
-        throw err("INTERNAL", `mock: unknown command ${cmd}`);
-    }
+    const answer = (handlers as Record<string, ((a: never) => unknown) | undefined>)[cmd];
+    if (!answer) throw err("INTERNAL", `mock: unknown command ${cmd}`);
+    return answer(args as never);
   }
   const cancelled = new Set<string>();
   let statsSamples = 0;

@@ -1,0 +1,660 @@
+//! A signing batch as a pipeline. [`Console::sign_files`] reads top to bottom as the steps:
+//!
+//! 1. [`SignBatch::open`] — the request checked, the partition, the login, the key, its
+//!    public half and certificate, the input files checked;
+//! 2. [`SignBatch::stop_on_bad_input`], [`SignBatch::check_budget`] — nothing signed yet;
+//! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress;
+//! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch;
+//! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
+//! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
+//!    signature verified in software) → write the outputs → record;
+//! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
+//!
+//! Each file's outputs are on disk and in the audit trail before the next file is signed: a
+//! crash or kill loses at most the file in flight, never a finished one. A file whose
+//! outputs exist is refused before the HSM signs it, so a batch run again after a crash
+//! finishes without spending signatures (one-time keys, for HSS).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use audit::Event;
+use hsm::keys as hk;
+use p11::sys::CKO_PRIVATE_KEY;
+use signing::alg::{DigestAlg, SigAlg};
+use signing::hashing::Digests;
+use signing::input::InputFile;
+use signing::output::{beside, write_new};
+use signing::SignError;
+
+use super::formats::{signatures_needed, FileSigning};
+use super::key::{find_certificate, key_material, resolve, SigningKey};
+use super::manifest::{batch_dir, write_public_key};
+use super::{
+    sign_error, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress, SignReport,
+    SignRequest,
+};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::views::UserKind;
+use crate::{Console, Partition};
+
+type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
+
+/// One file's outputs, made and verified but not yet written.
+type Outputs = Vec<(SignFormat, PathBuf, Vec<u8>)>;
+
+impl Console {
+    /// Sign a batch of files. See the module documentation.
+    pub async fn sign_files(
+        &self,
+        partition: &str,
+        req: SignRequest,
+        progress: Progress,
+        cancel: Arc<AtomicBool>,
+    ) -> ApiResult<SignReport> {
+        let mut b = SignBatch::open(self, partition, req, progress, cancel).await?;
+        if b.stop_on_bad_input() {
+            return Ok(b.report_unsigned());
+        }
+        b.check_budget()?;
+        b.hash().await?;
+        if b.cancelled {
+            return Ok(b.report_unsigned());
+        }
+        b.record_request().await?;
+        b.ensure_certificate().await?;
+        let key = Arc::new(b.key.take().expect("the key is read when the batch opens"));
+        b.sign_each(&key).await;
+        b.sign_manifest(&key).await;
+        b.write_public_key(&key);
+        Ok(b.finish(&key).await)
+    }
+}
+
+/// The request, checked before the HSM is asked anything.
+struct Checked {
+    formats: Vec<SignFormat>,
+    context: Vec<u8>,
+    out_dir: Option<PathBuf>,
+}
+
+fn check_request(req: &SignRequest) -> ApiResult<Checked> {
+    if req.files.is_empty() {
+        return Err(ApiError::invalid("Choose or drop the files to sign."));
+    }
+    let mut formats = req.formats.clone();
+    formats.dedup();
+    if formats.is_empty() {
+        return Err(ApiError::invalid("Choose at least one signature format."));
+    }
+    let context = req.context.clone().unwrap_or_default().into_bytes();
+    if !context.is_empty() && formats.contains(&SignFormat::Cms) {
+        return Err(ApiError::invalid("CMS signatures carry no ML-DSA context (RFC 9882); use the raw or bundle format for a context."));
+    }
+    if context.len() > 255 {
+        return Err(ApiError::invalid("ML-DSA contexts are at most 255 bytes."));
+    }
+    let out_dir = match &req.out_dir {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if !d.is_dir() {
+                return Err(ApiError::invalid(format!(
+                    "The output folder {} does not exist.",
+                    d.display()
+                )));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    Ok(Checked {
+        formats,
+        context,
+        out_dir,
+    })
+}
+
+/// The state a batch carries from step to step.
+struct SignBatch<'c> {
+    console: &'c Console,
+    partition: Arc<Partition>,
+    on_error: OnError,
+    manifest_requested: bool,
+    formats: Vec<SignFormat>,
+    out_dir: Option<PathBuf>,
+    /// Until the batch signs; then shared with the pool jobs.
+    key: Option<SigningKey>,
+    /// For the report after the key is shared.
+    key_view: super::SigningKeyView,
+    inputs: Vec<Result<InputFile, SignError>>,
+    digests: Vec<Option<Digests>>,
+    outcomes: Vec<FileOutcome>,
+    progress: Progress,
+    cancel: Arc<AtomicBool>,
+    signatures_made: u64,
+    stopped: bool,
+    cancelled: bool,
+    manifest: Vec<OutputView>,
+    manifest_error: Option<ApiError>,
+}
+
+impl<'c> SignBatch<'c> {
+    /// Step 1: the request, the partition and login, the key, the inputs.
+    async fn open(
+        console: &'c Console,
+        partition: &str,
+        req: SignRequest,
+        progress: Progress,
+        cancel: Arc<AtomicBool>,
+    ) -> ApiResult<SignBatch<'c>> {
+        let checked = check_request(&req)?;
+        let partition = console.partition_ref(partition).await?;
+        if partition.logged_in() != Some(UserKind::User) {
+            return Err(ApiError::new(
+                ErrorCode::NotLoggedIn,
+                "Log in as the partition's user to sign.",
+            ));
+        }
+        let key = read_key(&partition, &req.key, checked.context).await?;
+        if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
+            return Err(ApiError::invalid("Only ML-DSA signatures take a context."));
+        }
+        if matches!(key.alg, SigAlg::Hss) && !req.confirm_hss {
+            return Err(ApiError::invalid("Signing with an HSS key uses up one-time signatures for good; confirm it to go on."));
+        }
+        let paths: Vec<PathBuf> = req.files.iter().map(PathBuf::from).collect();
+        let inputs = signing::input::check_all(&paths);
+        let outcomes = paths
+            .iter()
+            .zip(&inputs)
+            .map(|(p, c)| FileOutcome {
+                path: p.display().to_string(),
+                name: p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                size: c.as_ref().ok().map(|f| f.size()),
+                sha256: None,
+                outputs: Vec::new(),
+                error: c.as_ref().err().map(|e| sign_error(e.clone())),
+            })
+            .collect();
+        Ok(SignBatch {
+            console,
+            partition,
+            on_error: req.on_error,
+            manifest_requested: req.manifest,
+            formats: checked.formats,
+            out_dir: checked.out_dir,
+            key_view: key.view(),
+            key: Some(key),
+            digests: vec![None; inputs.len()],
+            inputs,
+            outcomes,
+            progress,
+            cancel,
+            signatures_made: 0,
+            stopped: false,
+            cancelled: false,
+            manifest: Vec::new(),
+            manifest_error: None,
+        })
+    }
+
+    fn key(&self) -> &SigningKey {
+        self.key
+            .as_ref()
+            .expect("the key is read when the batch opens")
+    }
+
+    fn fail(&self, index: usize, e: &ApiError) {
+        (self.progress)(SignProgress::Failed {
+            index,
+            message: e.message.clone(),
+        });
+    }
+
+    /// Step 2a: with "stop at the first failure", a file that cannot be signed stops the
+    /// batch before anything is hashed or signed.
+    fn stop_on_bad_input(&mut self) -> bool {
+        let bad_input = self.outcomes.iter().any(|o| o.error.is_some());
+        if !(bad_input && self.on_error == OnError::Stop) {
+            return false;
+        }
+        for (i, o) in self.outcomes.iter().enumerate() {
+            if let Some(e) = &o.error {
+                self.fail(i, e);
+            }
+        }
+        self.stopped = true;
+        true
+    }
+
+    fn good_inputs(&self) -> u64 {
+        self.inputs.iter().filter(|c| c.is_ok()).count() as u64
+    }
+
+    fn needs_certificate(&self) -> bool {
+        self.formats.contains(&SignFormat::Cms) && self.key().cert.is_none()
+    }
+
+    /// Step 2b: an HSS key must have a one-time signature for everything the batch signs.
+    fn check_budget(&self) -> ApiResult<()> {
+        let k = self.key();
+        let needed = signatures_needed(
+            self.good_inputs(),
+            &self.formats,
+            self.manifest_requested,
+            self.needs_certificate(),
+        );
+        match k.summary.hss_keys_remaining {
+            Some(left) if left < needed => Err(ApiError::new(
+                ErrorCode::InvalidInput,
+                format!(
+                    "'{}' has {left} signatures left; this batch needs {needed}.",
+                    k.summary.label
+                ),
+            )
+            .details("Nothing was signed.")
+            .suggest("Sign fewer files or formats, or use another key.")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Step 3: hash every good file, in order, off the async threads (no HSM session).
+    async fn hash(&mut self) -> ApiResult<()> {
+        let want384 = self.key().alg.digest() == DigestAlg::Sha384;
+        for i in 0..self.inputs.len() {
+            let input = match &self.inputs[i] {
+                Ok(input) => input.clone(),
+                Err(_) => {
+                    let e = self.outcomes[i]
+                        .error
+                        .clone()
+                        .expect("a bad input has its error");
+                    self.fail(i, &e);
+                    continue;
+                }
+            };
+            match self.hash_one(i, input, want384).await? {
+                Ok(d) => {
+                    self.outcomes[i].sha256 = Some(d.sha256.clone());
+                    self.digests[i] = Some(d);
+                }
+                Err(SignError::Cancelled) => {
+                    self.cancelled = true;
+                    return Ok(());
+                }
+                Err(e) => {
+                    let e = sign_error(e);
+                    self.fail(i, &e);
+                    self.outcomes[i].error = Some(e);
+                    if self.on_error == OnError::Stop {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn hash_one(
+        &self,
+        index: usize,
+        input: InputFile,
+        want384: bool,
+    ) -> ApiResult<Result<Digests, SignError>> {
+        let (progress, cancel) = (self.progress.clone(), self.cancel.clone());
+        let total = input.size();
+        tokio::task::spawn_blocking(move || {
+            signing::hashing::hash_file(
+                &input,
+                want384,
+                &|done| progress(SignProgress::Hashing { index, done, total }),
+                &cancel,
+            )
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+    }
+
+    /// Step 4: the write-ahead record — the batch as it will be signed. Refused (and
+    /// nothing signed) when the trail cannot record it.
+    async fn record_request(&self) -> ApiResult<()> {
+        let k = self.key();
+        let files: Vec<_> = self
+            .outcomes
+            .iter()
+            .map(|o| serde_json::json!({ "name": o.name, "size": o.size, "sha256": o.sha256 }))
+            .collect();
+        self.console
+            .audit_first(
+                Event::new("sign.request", "artifact")
+                    .resource(format!("{} file(s)", self.good_inputs()))
+                    .algorithm(k.alg.name())
+                    .meta("partition", &self.partition.id)
+                    .meta("key", k.audit_json())
+                    .meta("formats", &self.formats)
+                    .meta("files", files)
+                    .meta("hss_remaining", k.summary.hss_keys_remaining),
+            )
+            .await
+    }
+
+    /// Step 5: CMS needs a certificate; issue a self-signed one with the key (audited,
+    /// kept on the token) when the token has none.
+    async fn ensure_certificate(&mut self) -> ApiResult<()> {
+        if !self.needs_certificate() {
+            return Ok(());
+        }
+        let summary = &self.key().summary;
+        let subject = format!(
+            "CN={}",
+            summary
+                .label
+                .replace([',', '+', '=', '\\', '"', '<', '>', ';'], "_")
+        );
+        let c = self
+            .console
+            .issue_certificate(&self.partition.id, summary.handle, &subject, 3 * 365, true)
+            .await?;
+        self.signatures_made += 1;
+        let der_bytes = der::pem::decode_vec(c.pem.as_bytes())
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+            .1;
+        self.key
+            .as_mut()
+            .expect("the key is read when the batch opens")
+            .cert = Some(der_bytes);
+        self.key_view.has_certificate = true;
+        Ok(())
+    }
+
+    /// Step 6: one pool job per file; its outputs written and recorded before the next
+    /// file is signed. After an HSM failure the pool recovers and the batch goes on (or
+    /// stops) from the next file, never signing a file twice.
+    async fn sign_each(&mut self, key: &Arc<SigningKey>) {
+        let work: Vec<(usize, InputFile, Digests)> = (0..self.inputs.len())
+            .filter_map(|i| {
+                let input = self.inputs[i].as_ref().ok()?.clone();
+                Some((i, input, self.digests[i].clone()?))
+            })
+            .collect();
+        // Object handles hold for the module's lifetime: the key is found once per module
+        // generation (a reinitialization may renumber objects).
+        let handle: Arc<Mutex<Option<(u64, u64)>>> = Arc::new(Mutex::new(None));
+        for (i, input, digests) in work {
+            if self.stopped {
+                break;
+            }
+            if self.cancel.load(Ordering::Relaxed) {
+                self.cancelled = true;
+                break;
+            }
+            let made = self
+                .sign_one(key, &handle, i, input, digests)
+                .await
+                .and_then(|outs| write_outputs(&outs).map(|()| outs));
+            self.conclude(key, i, made).await;
+        }
+    }
+
+    /// Sign one file in every format on a pool session. HSM failures that need recovery go
+    /// to the pool; the file is marked failed by the caller.
+    async fn sign_one(
+        &self,
+        key: &Arc<SigningKey>,
+        handle: &Arc<Mutex<Option<(u64, u64)>>>,
+        index: usize,
+        input: InputFile,
+        digests: Digests,
+    ) -> Result<Outputs, SignError> {
+        let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
+        let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
+        let r = self
+            .partition
+            .pool
+            .run_service_async("sign.batch", move |s| {
+                let h = match *handle.lock() {
+                    Some((g, k)) if g == s.generation() => k,
+                    _ => {
+                        let k = resolve(s, &key.summary)?;
+                        *handle.lock() = Some((s.generation(), k));
+                        k
+                    }
+                };
+                progress(SignProgress::Signing { index });
+                let mut file = FileSigning::new(&key, s, h, &input, &digests);
+                let r = render_all(&mut file, &formats, out_dir.as_deref());
+                match r {
+                    Err(SignError::Hsm(e))
+                        if matches!(
+                            e.class(),
+                            p11::ErrorClass::Disconnected | p11::ErrorClass::SessionInvalid
+                        ) =>
+                    {
+                        Err(e)
+                    }
+                    other => Ok(other),
+                }
+            })
+            .await;
+        match r {
+            Ok(made) => made,
+            Err(e) => Err(SignError::Hsm(e)),
+        }
+    }
+
+    /// After one file: its outcome, progress and audit record.
+    async fn conclude(&mut self, key: &SigningKey, i: usize, made: Result<Outputs, SignError>) {
+        match made {
+            Ok(outs) => {
+                let per_file = signatures_needed(1, &self.formats, false, false);
+                self.signatures_made += per_file;
+                let o = &mut self.outcomes[i];
+                o.outputs = outs
+                    .iter()
+                    .map(|(f, p, _)| OutputView {
+                        format: OutputKind::from(*f),
+                        path: p.display().to_string(),
+                        verified: true,
+                    })
+                    .collect();
+                (self.progress)(SignProgress::Done { index: i });
+                let o = &self.outcomes[i];
+                self.console
+                    .record(
+                        Event::new("sign", "artifact")
+                            .resource(&o.name)
+                            .algorithm(key.alg.name())
+                            .meta("partition", &self.partition.id)
+                            .meta("path", &o.path)
+                            .meta("size", o.size)
+                            .meta("sha256", &o.sha256)
+                            .meta("key", key.audit_json())
+                            .meta("formats", &self.formats)
+                            .meta(
+                                "outputs",
+                                o.outputs.iter().map(|x| x.path.clone()).collect::<Vec<_>>(),
+                            )
+                            .meta("key_id", &key.summary.id_hex)
+                            .meta("signatures", per_file)
+                            .meta(
+                                "verified",
+                                "software verifier accepted every signature before it was written",
+                            ),
+                    )
+                    .await;
+            }
+            Err(e) => {
+                let e = sign_error(e);
+                self.fail(i, &e);
+                let o = &self.outcomes[i];
+                self.console
+                    .record(
+                        Event::new("sign", "artifact")
+                            .resource(&o.name)
+                            .algorithm(key.alg.name())
+                            .meta("partition", &self.partition.id)
+                            .meta("sha256", &o.sha256)
+                            .meta("key_id", &key.summary.id_hex)
+                            .failed(e.code.to_string())
+                            .meta("error", &e.message),
+                    )
+                    .await;
+                self.outcomes[i].error = Some(e);
+                if self.on_error == OnError::Stop {
+                    self.stopped = true;
+                }
+            }
+        }
+    }
+
+    fn signed(&self) -> Vec<&FileOutcome> {
+        self.outcomes
+            .iter()
+            .filter(|o| !o.outputs.is_empty())
+            .collect()
+    }
+
+    /// Step 7a: the signed `SHA256SUMS` of what was signed.
+    async fn sign_manifest(&mut self, key: &Arc<SigningKey>) {
+        let signed = self.signed();
+        if !self.manifest_requested || signed.is_empty() || self.cancelled {
+            return;
+        }
+        let r = self
+            .console
+            .sign_manifest(&self.partition, key, &signed, self.out_dir.as_deref())
+            .await;
+        match r {
+            Ok(v) => {
+                self.signatures_made += 1;
+                self.manifest = v;
+            }
+            Err(e) => self.manifest_error = Some(e),
+        }
+    }
+
+    /// Step 7b: the public key beside raw signatures, once per batch.
+    fn write_public_key(&mut self, key: &SigningKey) {
+        let signed = self.signed();
+        if !self.formats.contains(&SignFormat::Raw) || signed.is_empty() {
+            return;
+        }
+        let dir = batch_dir(self.out_dir.as_deref(), &signed);
+        match write_public_key(key, &dir) {
+            Ok(Some(out)) => self.manifest.push(out),
+            Ok(None) => {}
+            Err(e) => self.manifest_error = Some(e),
+        }
+    }
+
+    /// The report of a batch that signed nothing (stopped on bad input, or cancelled while
+    /// hashing).
+    fn report_unsigned(self) -> SignReport {
+        let hss = self.key().summary.hss_keys_remaining;
+        self.report(hss)
+    }
+
+    fn report(self, hss_remaining_after: Option<u64>) -> SignReport {
+        SignReport {
+            key: self.key_view,
+            files: self.outcomes,
+            manifest: self.manifest,
+            manifest_error: self.manifest_error,
+            stopped: self.stopped,
+            cancelled: self.cancelled,
+            hss_remaining_after,
+            signatures_made: self.signatures_made,
+        }
+    }
+
+    /// Step 7c: the report, with the HSS counter as the token now has it.
+    async fn finish(self, key: &Arc<SigningKey>) -> SignReport {
+        let after = if key.summary.hss_keys_remaining.is_some() {
+            let k = key.clone();
+            self.partition
+                .pool
+                .run_service_idempotent_async("sign.hss_after", move |s| {
+                    Ok(hk::summary(s, resolve(s, &k.summary)?)?.hss_keys_remaining)
+                })
+                .await
+                .ok()
+                .flatten()
+        } else {
+            None
+        };
+        self.report(after)
+    }
+}
+
+/// The key, its public half and its certificate, read in one idempotent pool job.
+async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
+    let selector = hk::KeySelector::parse(selector)?;
+    let (summary, pk, cert) = p
+        .pool
+        .run_service_idempotent_async("sign.key", move |s| {
+            let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
+            let (summary, pk) = key_material(s, handle)?;
+            let cert = find_certificate(s, &hex::decode(&summary.id_hex).unwrap_or_default())?;
+            Ok((summary, pk, cert))
+        })
+        .await?;
+    let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
+    Ok(SigningKey {
+        alg,
+        pk,
+        summary,
+        cert,
+        context,
+        token_serial: p.serial.clone(),
+    })
+}
+
+/// Every requested format for one file. Refused before the HSM signs when an output
+/// exists already (a batch run again after a crash must not cost signatures); writing
+/// checks again.
+fn render_all(
+    file: &mut FileSigning<'_>,
+    formats: &[SignFormat],
+    out_dir: Option<&std::path::Path>,
+) -> Result<Outputs, SignError> {
+    let paths: Vec<PathBuf> = formats
+        .iter()
+        .map(|f| beside(&file.input.path, out_dir, f.suffix()))
+        .collect();
+    if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+        return Err(SignError::Exists(p.display().to_string()));
+    }
+    let mut outs = Vec::new();
+    for (f, path) in formats.iter().zip(paths) {
+        outs.push((*f, path, f.format().render(file)?));
+    }
+    Ok(outs)
+}
+
+/// All of a file's outputs, or none: refused if any exists already; a failed write
+/// removes the ones written before it.
+fn write_outputs(outs: &Outputs) -> Result<(), SignError> {
+    if let Some((_, p, _)) = outs
+        .iter()
+        .find(|(_, p, _)| std::fs::symlink_metadata(p).is_ok())
+    {
+        return Err(SignError::Exists(p.display().to_string()));
+    }
+    let mut written = Vec::new();
+    for (_, path, bytes) in outs {
+        if let Err(e) = write_new(path, bytes) {
+            for w in &written {
+                let _ = std::fs::remove_file(w);
+            }
+            return Err(e);
+        }
+        written.push(path.clone());
+    }
+    Ok(())
+}

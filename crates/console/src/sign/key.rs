@@ -1,0 +1,160 @@
+//! The signing key: the private key object, its public half, its scheme and its certificate
+//! on the token (by `CKA_ID`).
+
+use hsm::keys as hk;
+use hsm::pubkey::PublicKey;
+use p11::sys::*;
+use p11::{Session, Template};
+use signing::alg::SigAlg;
+
+use super::SigningKeyView;
+use crate::error::ApiResult;
+use crate::Console;
+
+/// Everything a batch knows about its key, read once before anything is signed.
+pub struct SigningKey {
+    pub alg: SigAlg,
+    pub pk: PublicKey,
+    pub summary: hk::ObjectSummary,
+    /// DER; CMS needs it (the console issues a self-signed one on first use).
+    pub cert: Option<Vec<u8>>,
+    /// ML-DSA context (raw and bundle formats).
+    pub context: Vec<u8>,
+    pub token_serial: String,
+}
+
+impl SigningKey {
+    pub fn view(&self) -> SigningKeyView {
+        view(&self.summary, &self.pk, self.alg, self.cert.is_some())
+    }
+
+    /// The key and fingerprint as the audit trail records them.
+    pub fn audit_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "label": self.summary.label,
+            "id": self.summary.id_hex,
+            "fingerprint": self.pk.fingerprint(),
+        })
+    }
+}
+
+/// The public key of a private key object that may sign, and its summary.
+pub(super) fn key_material(
+    s: &Session,
+    handle: u64,
+) -> hsm::Result<(hk::ObjectSummary, PublicKey)> {
+    let summary = hk::summary(s, handle)?;
+    if summary.class != "PRIVATE_KEY" || !summary.capabilities.sign {
+        return Err(hsm::HsmError::InvalidInput(format!(
+            "'{}' is not a private key that may sign",
+            summary.label
+        )));
+    }
+    let ph = hk::public_for_private(s, handle)?;
+    Ok((summary, hk::read_public_key(s, ph)?))
+}
+
+/// The certificate stored with the key's `CKA_ID`, DER.
+pub(super) fn find_certificate(s: &Session, id: &[u8]) -> p11::Result<Option<Vec<u8>>> {
+    if id.is_empty() {
+        return Ok(None);
+    }
+    let found = s.find_objects(
+        &mut Template::new()
+            .ulong(CKA_CLASS, CKO_CERTIFICATE)
+            .bytes(CKA_ID, id),
+    )?;
+    for h in found {
+        if let Some(v) = s.get_attribute(h, CKA_VALUE)?.bytes() {
+            return Ok(Some(v.to_vec()));
+        }
+    }
+    Ok(None)
+}
+
+/// Keep a certificate on the token beside its key.
+pub(super) fn store_certificate(
+    s: &Session,
+    id: &[u8],
+    label: &str,
+    der_bytes: &[u8],
+) -> p11::Result<()> {
+    let (cert, _) = signing::cert::public_key(der_bytes)
+        .map_err(|e| p11::Error::InvalidArgument(e.to_string()))?;
+    let subject = der::Encode::to_der(cert.tbs_certificate().subject())
+        .map_err(|e| p11::Error::InvalidArgument(e.to_string()))?;
+    let mut t = Template::new()
+        .ulong(CKA_CLASS, CKO_CERTIFICATE)
+        .ulong(CKA_CERTIFICATE_TYPE, CKC_X_509)
+        .bool(CKA_TOKEN, true)
+        .bool(CKA_PRIVATE, false)
+        .text(CKA_LABEL, label)
+        .bytes(CKA_ID, id)
+        .bytes(CKA_SUBJECT, &subject)
+        .bytes(CKA_VALUE, der_bytes);
+    s.create_object(&mut t).map(|_| ())
+}
+
+pub(super) fn view(
+    summary: &hk::ObjectSummary,
+    pk: &PublicKey,
+    scheme: SigAlg,
+    has_cert: bool,
+) -> SigningKeyView {
+    SigningKeyView {
+        handle: summary.handle,
+        label: summary.label.clone(),
+        id_hex: summary.id_hex.clone(),
+        algorithm: summary.algorithm.clone(),
+        scheme,
+        fingerprint: pk.fingerprint(),
+        hss_remaining: summary.hss_keys_remaining,
+        hss_capacity: summary.hss_capacity.clone(),
+        has_certificate: has_cert,
+    }
+}
+
+/// The private key by its `CKA_ID` (handles do not survive a module reinitialization, which
+/// the pool may do between two files of a batch).
+pub(super) fn resolve(s: &Session, summary: &hk::ObjectSummary) -> hsm::Result<u64> {
+    let sel = if summary.id_hex.is_empty() {
+        hk::KeySelector::Label(summary.label.clone())
+    } else {
+        hk::KeySelector::Id(hex::decode(&summary.id_hex).unwrap_or_default())
+    };
+    hk::find_one(s, &sel, Some(CKO_PRIVATE_KEY))
+}
+
+impl Console {
+    /// Private keys on the partition that can sign in the formats the console writes.
+    pub async fn signing_keys(&self, partition: &str) -> ApiResult<Vec<SigningKeyView>> {
+        let p = self.partition_ref(partition).await?;
+        Ok(p.pool
+            .run_service_idempotent_async("sign.keys", |s| {
+                let mut out = Vec::new();
+                for o in
+                    hk::list_objects(s, &mut Template::new().ulong(CKA_CLASS, CKO_PRIVATE_KEY))?
+                {
+                    if !o.capabilities.sign {
+                        continue;
+                    }
+                    let (summary, pk) = match key_material(s, o.handle) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            // Not offered for signing; say why where someone can look.
+                            tracing::warn!("'{}' is not offered for signing: {e}", o.label);
+                            continue;
+                        }
+                    };
+                    let Ok(alg) = SigAlg::for_key(&pk) else {
+                        continue;
+                    };
+                    let id = hex::decode(&summary.id_hex).unwrap_or_default();
+                    let has_cert = find_certificate(s, &id)?.is_some();
+                    out.push(view(&summary, &pk, alg, has_cert));
+                }
+                Ok(out)
+            })
+            .await?)
+    }
+}

@@ -1,0 +1,194 @@
+//! Signing release artifacts with an HSM key, and verifying signatures offline.
+//!
+//! - [`batch`]: a batch as a pipeline of named steps — validate, hash, write-ahead record,
+//!   then per file sign → verify → write outputs → record, then the manifest and the public
+//!   key. One pool job per file, so a crash loses at most the file in flight.
+//! - [`formats`]: what each output format makes of one file's signatures (CMS, raw, JSON
+//!   bundle); a new format is one more [`formats::Format`].
+//! - [`key`]: the signing key, its public half and its certificate on the token.
+//! - [`certificates`]: self-signed certificates and CSRs made with the HSM key.
+//! - [`manifest`]: the signed `SHA256SUMS` of a batch.
+//! - [`verify`]: offline verification with the software verifiers.
+
+mod batch;
+mod certificates;
+pub mod formats;
+mod key;
+mod manifest;
+mod verify;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use signing::alg::SigAlg;
+use signing::SignError;
+
+use crate::error::{ApiError, ErrorCode};
+
+pub use certificates::CertificateView;
+
+/// The formats an officer can ask for, per file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SignFormat {
+    /// Detached CMS `.p7s` with the signer's certificate.
+    Cms,
+    /// Raw `.sig` and the public key as PEM.
+    Raw,
+    /// JSON bundle `.sig.json`.
+    Bundle,
+}
+
+hsm::wire_display!(SignFormat);
+
+impl SignFormat {
+    /// What the output's name adds to the artifact's.
+    pub fn suffix(self) -> &'static str {
+        self.format().suffix()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    Stop,
+    Continue,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct SignRequest {
+    /// The signing key: `id:HEX` (stable across reconnections), `label:NAME` or `handle:N`.
+    pub key: String,
+    pub files: Vec<String>,
+    pub formats: Vec<SignFormat>,
+    /// Also write a `SHA256SUMS` of the batch and its raw signature.
+    pub manifest: bool,
+    /// Write outputs here instead of beside each file.
+    pub out_dir: Option<String>,
+    /// ML-DSA context string (raw and bundle formats; CMS requires none).
+    pub context: Option<String>,
+    pub on_error: OnError,
+    /// Signing with an HSS key uses up one-time signatures: the officer confirms it.
+    pub confirm_hss: bool,
+}
+
+/// A key the signing view can offer.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SigningKeyView {
+    pub handle: u64,
+    pub label: String,
+    pub id_hex: String,
+    pub algorithm: String,
+    pub scheme: SigAlg,
+    pub fingerprint: String,
+    pub hss_remaining: Option<u64>,
+    pub hss_capacity: Option<String>,
+    pub has_certificate: bool,
+}
+
+/// What an output file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputKind {
+    Cms,
+    Raw,
+    Bundle,
+    /// The batch's `SHA256SUMS`.
+    Manifest,
+    /// The manifest's raw signature.
+    ManifestSignature,
+    /// The key's public half (PEM) beside raw signatures.
+    PublicKey,
+}
+
+hsm::wire_display!(OutputKind);
+
+impl From<SignFormat> for OutputKind {
+    fn from(f: SignFormat) -> Self {
+        match f {
+            SignFormat::Cms => OutputKind::Cms,
+            SignFormat::Raw => OutputKind::Raw,
+            SignFormat::Bundle => OutputKind::Bundle,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OutputView {
+    pub format: OutputKind,
+    pub path: String,
+    /// Verified in software before it was written.
+    pub verified: bool,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct FileOutcome {
+    pub path: String,
+    pub name: String,
+    pub size: Option<u64>,
+    pub sha256: Option<String>,
+    pub outputs: Vec<OutputView>,
+    pub error: Option<ApiError>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SignReport {
+    pub key: SigningKeyView,
+    pub files: Vec<FileOutcome>,
+    pub manifest: Vec<OutputView>,
+    pub manifest_error: Option<ApiError>,
+    /// The batch stopped at the first failure (as asked).
+    pub stopped: bool,
+    pub cancelled: bool,
+    pub hss_remaining_after: Option<u64>,
+    pub signatures_made: u64,
+}
+
+/// Progress of a batch, per file.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum SignProgress {
+    Hashing { index: usize, done: u64, total: u64 },
+    Signing { index: usize },
+    Done { index: usize },
+    Failed { index: usize, message: String },
+}
+
+/// A signing error as the officer reads it.
+pub(crate) fn sign_error(e: SignError) -> ApiError {
+    match e {
+        SignError::Hsm(h) => h.into(),
+        SignError::Cancelled => {
+            ApiError::new(ErrorCode::Cancelled, "Cancelled; nothing more was signed.")
+        }
+        SignError::Exists(p) => {
+            ApiError::invalid(format!("{p} already exists; nothing was overwritten."))
+                .suggest("Move the old signature away or choose another output folder.")
+        }
+        SignError::Input { path, reason } => ApiError::invalid(format!("{path} {reason}.")),
+        SignError::Changed(p) => ApiError::invalid(format!("{p} changed while it was being read."))
+            .suggest("Sign it again once it is complete."),
+        SignError::Write { path, reason } => {
+            ApiError::new(ErrorCode::Io, format!("Cannot write {path}: {reason}."))
+                .details("Nothing was half-written.")
+        }
+        SignError::SelfCheck(m) => ApiError::new(
+            ErrorCode::SignatureInvalid,
+            format!("The HSM's signature did not verify in software ({m}); it was not written."),
+        )
+        .suggest("Check the key and the module; report this to the HSM's administrator."),
+        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
+        SignError::Unsupported(m) | SignError::Format(m) => {
+            ApiError::new(ErrorCode::Unsupported, m)
+        }
+    }
+}
+
+/// A signing error inside a pool job, where errors are the pool's: the HSM's own stays
+/// as it is, anything else (a subject the certificate builder refused…) is invalid input.
+fn hsm_side(e: SignError) -> hsm::HsmError {
+    match e {
+        SignError::Hsm(h) => h,
+        other => hsm::HsmError::InvalidInput(other.to_string()),
+    }
+}

@@ -1,0 +1,70 @@
+//! Verifying a file against a signature offline, with the software verifiers only.
+
+use std::path::PathBuf;
+
+use audit::Event;
+use hsm::pubkey::PublicKey;
+
+use super::sign_error;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::Console;
+
+impl Console {
+    /// Verify a file against a signature offline (software verifiers only). Recorded.
+    pub async fn verify_signature(
+        &self,
+        file: &str,
+        signature: &str,
+        public_key_pem: Option<&str>,
+        context: Option<&str>,
+    ) -> ApiResult<signing::verify::VerifyReport> {
+        let pk = match public_key_pem {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| ApiError::io(&format!("cannot read {p}"), &e))?;
+                let k = if text.contains("BEGIN CERTIFICATE") {
+                    let der_bytes = der::pem::decode_vec(text.as_bytes())
+                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                        .1;
+                    signing::cert::public_key(&der_bytes).map_err(sign_error)?.1
+                } else {
+                    PublicKey::from_spki_pem(&text)
+                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                };
+                Some(k)
+            }
+            None => None,
+        };
+        let (f, s, ctx) = (
+            PathBuf::from(file),
+            PathBuf::from(signature),
+            context.unwrap_or("").as_bytes().to_vec(),
+        );
+        let r = tokio::task::spawn_blocking(move || {
+            let is_manifest = f.file_name().map(|n| n == "SHA256SUMS").unwrap_or(false);
+            match (is_manifest, &pk) {
+                (true, Some(k)) => signing::verify::verify_manifest(&f, &s, k),
+                _ => signing::verify::verify_file(&f, &s, pk.as_ref(), &ctx),
+            }
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(sign_error)?;
+        let ev = Event::new("verify", "artifact")
+            .resource(file)
+            .meta("signature", signature)
+            .meta("format", r.format)
+            .meta("detail", &r.detail);
+        let ev = match &r.algorithm {
+            Some(a) => ev.algorithm(a),
+            None => ev,
+        };
+        self.record(if r.valid {
+            ev
+        } else {
+            ev.failed("SIGNATURE_INVALID")
+        })
+        .await;
+        Ok(r)
+    }
+}

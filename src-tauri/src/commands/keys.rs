@@ -1,0 +1,149 @@
+//! Keys and other objects: listing, details, generation, deletion, public keys,
+//! certificates.
+
+use std::time::Instant;
+
+use tauri::ipc::Channel;
+use tauri::State;
+
+use console::keys::DestroyResult;
+use console::sign::CertificateView;
+use console::views::{
+    ExportedPublicKey, GenerateRequest, GeneratedKey, JobEvent, KeyDetails, KeySpecInfo,
+};
+use hsm::keys::ObjectSummary;
+use hsm::pubkey::PublicKeyFormat;
+
+use super::{dialogs, Cmd};
+use crate::state::AppState;
+
+#[ipc_macros::command]
+pub async fn list_keys(
+    state: State<'_, AppState>,
+    partition_id: String,
+) -> Cmd<Vec<ObjectSummary>> {
+    state.console()?.list_keys(&partition_id).await
+}
+
+/// Every attribute of one object, decoded.
+#[ipc_macros::command]
+pub async fn key_details(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<KeyDetails> {
+    state.console()?.key_details(&partition_id, handle).await
+}
+
+/// What a key specification means: its name, a suggested label, a time warning.
+#[ipc_macros::command]
+pub fn describe_key_spec(spec: hsm::algo::KeySpec, purpose: String) -> Cmd<KeySpecInfo> {
+    KeySpecInfo::describe(&spec, &purpose)
+}
+
+/// Key generation runs off the UI thread; the window gets the elapsed time twice a second.
+#[ipc_macros::command]
+pub async fn generate_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    request: GenerateRequest,
+    on_event: Channel<JobEvent>,
+) -> Cmd<GeneratedKey> {
+    let c = state.console()?;
+    let started = Instant::now();
+    let ticker = tauri::async_runtime::spawn(async move {
+        let mut iv = tokio::time::interval(std::time::Duration::from_millis(500));
+        loop {
+            iv.tick().await;
+            let ms = started.elapsed().as_millis() as u64;
+            if on_event.send(JobEvent::Elapsed { ms }).is_err() {
+                break;
+            }
+        }
+    });
+    let r = c.generate_key(&partition_id, request).await;
+    ticker.abort();
+    r
+}
+
+/// The words the officer types to confirm deleting these objects.
+#[ipc_macros::command]
+pub async fn deletion_phrase(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handles: Vec<u64>,
+) -> Cmd<String> {
+    let c = state.console()?;
+    c.deletion_phrase(&partition_id, &handles).await
+}
+
+#[ipc_macros::command]
+pub async fn destroy_keys(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handles: Vec<u64>,
+    confirmation: String,
+) -> Cmd<DestroyResult> {
+    let c = state.console()?;
+    c.destroy_keys(&partition_id, &handles, &confirmation).await
+}
+
+#[ipc_macros::command]
+pub async fn export_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    format: PublicKeyFormat,
+) -> Cmd<ExportedPublicKey> {
+    let c = state.console()?;
+    c.export_public_key(&partition_id, handle, format).await
+}
+
+/// Ask where, then write; `None` when the officer cancels the dialog.
+#[ipc_macros::command]
+pub async fn save_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    format: PublicKeyFormat,
+    file_name: String,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let ext: &[&str] = match format {
+        PublicKeyFormat::Pem => &["pem"],
+        PublicKeyFormat::Der => &["der"],
+        PublicKeyFormat::Raw => &["raw", "bin"],
+    };
+    let Some(path) = dialogs::save("Save public key", &file_name, ("Public key", ext)).await else {
+        return Ok(None);
+    };
+    c.save_public_key(&partition_id, handle, format, &path)
+        .await?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// A self-signed certificate for a key, kept on the token beside it.
+#[ipc_macros::command]
+pub async fn issue_certificate(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    subject: String,
+    days: u32,
+) -> Cmd<CertificateView> {
+    let c = state.console()?;
+    c.issue_certificate(&partition_id, handle, &subject, days, true)
+        .await
+}
+
+/// A PKCS#10 certificate request signed by the key (PEM).
+#[ipc_macros::command]
+pub async fn certificate_request(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    subject: String,
+) -> Cmd<String> {
+    let c = state.console()?;
+    c.certificate_request(&partition_id, handle, &subject).await
+}
