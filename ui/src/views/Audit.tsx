@@ -4,7 +4,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import type { ApiError, CheckpointView, ExportFormat, RecordView, Verdict } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../components";
 import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useAudit, useJumps, useNavigate, useToast } from "../state";
 
 const PAGE = 200;
 const ROW = 32;
@@ -76,7 +76,7 @@ function signedFileOf(r: RecordView): { file: string; sig: string } | null {
 }
 
 function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
-  const { setView, setKeySearch, setVerifyTarget } = useStore();
+  const { showKeys, showVerify } = useJumps();
   const keyId = keyIdOf(r);
   const signed = signedFileOf(r);
   let meta = r.metadata;
@@ -118,25 +118,12 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
       <h4>Metadata</h4>
       <pre className="meta">{meta}</pre>
       {keyId && (
-        <button
-          onClick={() => {
-            setKeySearch(keyId);
-            setView("keys");
-          }}
-          data-testid="record-key"
-        >
+        <button onClick={() => showKeys(keyId)} data-testid="record-key">
           Show the key ({keyId.slice(0, 12)}…)
         </button>
       )}
       {signed && (
-        <button
-          onClick={() => {
-            setVerifyTarget(signed);
-            setView("verify");
-          }}
-          data-testid="record-signed-file"
-          title={signed.file}
-        >
+        <button onClick={() => showVerify(signed)} data-testid="record-signed-file" title={signed.file}>
           Check the signed file again
         </button>
       )}
@@ -145,7 +132,10 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
 }
 
 export function AuditView() {
-  const { audit, auditTick, toast, setView, auditSearch } = useStore();
+  const { audit, auditTick } = useAudit();
+  const { auditSearch } = useJumps();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
   const [more, setMore] = useState(true);
   const [error, setError] = useState<ApiError | null>(null);
@@ -402,7 +392,7 @@ export function AuditView() {
       )}
       {!unlocked && audit && (
         <div className="notice">
-          Verifying and privileged actions need the trail's key. <button onClick={() => setView("connections")}>Log in</button>
+          Verifying and privileged actions need the trail's key. <button onClick={() => navigate("connections")}>Log in</button>
         </div>
       )}
       {verify && (

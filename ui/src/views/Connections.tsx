@@ -3,7 +3,7 @@ import { useState } from "react";
 import type { ApiError, ConnectionView, SlotView, TokenView, UserKind } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
 
 function pinFlags(t: TokenView) {
   const out: { tone: "warn" | "bad"; text: string }[] = [];
@@ -19,7 +19,10 @@ function pinFlags(t: TokenView) {
 }
 
 export function LoginDialog({ partitionId, label, onClose }: { partitionId: string; label: string; onClose: () => void }) {
-  const { refreshConnections, refreshPartition, refreshAudit, toast } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const { refreshPartition } = usePartitionActions();
+  const { refreshAudit } = useAuditActions();
+  const toast = useToast();
   const [user, setUser] = useState<UserKind>("user");
   const [pin, setPin] = useState("");
   const [busy, setBusy] = useState(false);
@@ -89,7 +92,12 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
 }
 
 function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boolean }) {
-  const { partitionId, selectPartition, setView, refreshConnections, refreshPartition, refreshAudit, toast, partition } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const { partitionId, partition } = usePartition();
+  const { selectPartition, refreshPartition } = usePartitionActions();
+  const { refreshAudit } = useAuditActions();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [login, setLogin] = useState(false);
   const t = slot.token;
   const pid = slot.partition_id;
@@ -135,7 +143,7 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
             <button
               onClick={() => {
                 selectPartition(pid);
-                setView("partition");
+                navigate("partition");
               }}
               aria-label={`Open ${t?.label ?? ""}`}
             >
@@ -164,7 +172,8 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
 }
 
 function ModuleCard({ conn }: { conn: ConnectionView }) {
-  const { refreshConnections, toast } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const toast = useToast();
   const m = conn.module;
   const remove = async () => {
     try {
@@ -218,7 +227,8 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
 }
 
 function AddModule() {
-  const { refreshConnections, toast } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const toast = useToast();
   const [path, setPath] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
@@ -283,7 +293,8 @@ function AddModule() {
 }
 
 export function ConnectionsView() {
-  const { connections, connectionsLoaded, refreshConnections } = useStore();
+  const { connections, connectionsLoaded } = useConnections();
+  const { refreshConnections } = useConnectionsActions();
   return (
     <div className="view">
       <header className="view-header">

@@ -4,12 +4,14 @@ import { useEffect, useState } from "react";
 import type { ApiError, HssKeyView } from "../bindings";
 import { Badge, EmptyState, ErrorBox } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useAudit, useNavigate, useSettings } from "../state";
 
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
 export function HssView() {
-  const { auditTick, settings, setView } = useStore();
+  const { auditTick } = useAudit();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
   const [keys, setKeys] = useState<HssKeyView[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   useEffect(() => {
@@ -42,7 +44,7 @@ export function HssView() {
           </div>
         ))}
       {keys && keys.length === 0 ? (
-        <EmptyState title="No HSS keys" action={<button onClick={() => setView("keys")}>Go to Keys</button>}>
+        <EmptyState title="No HSS keys" action={<button onClick={() => navigate("keys")}>Go to Keys</button>}>
           Log in to a partition to see its private keys, or generate an HSS key in Keys → Generate.
         </EmptyState>
       ) : (

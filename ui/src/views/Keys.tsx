@@ -5,7 +5,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { ApiError, AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 
@@ -87,7 +87,7 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
 }
 
 function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
-  const { toast } = useStore();
+  const toast = useToast();
   const [pem, setPem] = useState<string | null>(null);
   const [cert, setCert] = useState(false);
   const pk = details.public_key;
@@ -144,7 +144,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 }
 
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
-  const { setView, setAuditSearch } = useStore();
+  const { showAudit } = useJumps();
   const [d, setD] = useState<KeyDetails | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   // Remounted (key) for every key shown, so no state to reset here.
@@ -171,13 +171,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         />
       )}
       {d.summary.id_hex && (
-        <button
-          onClick={() => {
-            setAuditSearch(d.summary.id_hex);
-            setView("audit");
-          }}
-          data-testid="key-audit-records"
-        >
+        <button onClick={() => showAudit(d.summary.id_hex)} data-testid="key-audit-records">
           Audit records of this key
         </button>
       )}
@@ -201,7 +195,11 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
 }
 
 export function KeysView() {
-  const { partitionId, partition, setView, toast, auditTick, keySearch } = useStore();
+  const { partitionId, partition } = usePartition();
+  const { auditTick } = useAudit();
+  const { keySearch } = useJumps();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [keys, setKeys] = useState<ObjectSummary[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [q, setQ] = useState(keySearch);
@@ -285,7 +283,7 @@ export function KeysView() {
     return (
       <div className="view">
         <h1>Keys</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Open a token from the Connections view to see its keys.
         </EmptyState>
       </div>

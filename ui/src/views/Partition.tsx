@@ -3,7 +3,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { ApiError, MechanismView, NamedSetting, StorageView } from "../bindings";
 import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useNavigate, usePartition, useToast } from "../state";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
   return (
@@ -56,7 +56,7 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
 }
 
 function Mechanisms({ partitionId }: { partitionId: string }) {
-  const { toast } = useStore();
+  const toast = useToast();
   const [list, setList] = useState<MechanismView[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [q, setQ] = useState("");
@@ -138,12 +138,13 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
 }
 
 export function PartitionViewPage() {
-  const { partition: p, partitionId, setView } = useStore();
+  const { partition: p, partitionId } = usePartition();
+  const navigate = useNavigate();
   if (!partitionId || !p) {
     return (
       <div className="view">
         <h1>Partition</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Open a token from the Connections view.
         </EmptyState>
       </div>

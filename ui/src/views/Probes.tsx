@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import type { ApiError, CapacityPlan, ProbeChoice, ProbeMode, ProbeReport, ProbeSummary, SeriesPoint } from "../bindings";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
 import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useNavigate, usePartition, useToast } from "../state";
 
 function svgUrl(svg: string) {
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
@@ -16,7 +16,7 @@ function num(v: number, digits = 0) {
 }
 
 function ReportView({ report }: { report: ProbeReport }) {
-  const { toast } = useStore();
+  const toast = useToast();
   const [charts, setCharts] = useState<Record<string, string>>({});
   const [target, setTarget] = useState("");
   const [plan, setPlan] = useState<CapacityPlan | null>(null);
@@ -162,7 +162,9 @@ function ReportView({ report }: { report: ProbeReport }) {
 }
 
 export function ProbesView() {
-  const { partitionId, partition, setView, toast } = useStore();
+  const { partitionId, partition } = usePartition();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [catalog, setCatalog] = useState<ProbeChoice[]>([]);
   const [opName, setOpName] = useState("ecdsa-p256-sign");
   const [modeKind, setModeKind] = useState<"count" | "duration" | "rate">("duration");
@@ -265,7 +267,7 @@ export function ProbesView() {
     return (
       <div className="view">
         <h1>Probes</h1>
-        <EmptyState title="Log in to run probes" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="Log in to run probes" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Probes make temporary keys on the partition (destroyed afterwards), so they need a logged-in user.
         </EmptyState>
       </div>

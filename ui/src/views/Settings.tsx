@@ -3,17 +3,18 @@ import { useState } from "react";
 import type { ApiError, AutoVerify, Settings } from "../bindings";
 import { ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useSettings, useToast } from "../state";
 
 export function SettingsView() {
-  const { settings } = useStore();
+  const { settings } = useSettings();
   if (!settings) return <p className="muted">Loading settings…</p>;
   // A fresh form whenever the stored settings change (after a save, or from elsewhere).
   return <SettingsForm settings={settings} key={JSON.stringify(settings)} />;
 }
 
 function SettingsForm({ settings }: { settings: Settings }) {
-  const { setSettings, toast } = useStore();
+  const { setSettings } = useSettings();
+  const toast = useToast();
   const [draft, setDraft] = useState<Settings>(settings);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { ApiError, FileCheck, SignFormat, SignProgress, SignReport, SigningKeyView } from "../bindings";
 import { Badge, EmptyState, ErrorBox, Field, ProgressBar, formatBytes } from "../components";
 import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../state";
 
 type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
 
@@ -16,7 +16,11 @@ function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" |
 }
 
 export function SignView() {
-  const { partitionId, partition, signFiles, setSignFiles, settings, setView, toast } = useStore();
+  const { partitionId, partition } = usePartition();
+  const { settings } = useSettings();
+  const { signFiles, setSignFiles } = useSignQueue();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [checks, setChecks] = useState<FileCheck[]>([]);
   const [keys, setKeys] = useState<SigningKeyView[] | null>(null);
   const [keysError, setKeysError] = useState<ApiError | null>(null);
@@ -137,7 +141,7 @@ export function SignView() {
     return (
       <div className="view">
         <h1>Sign</h1>
-        <EmptyState title="Log in to sign" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="Log in to sign" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Signing needs the partition's user to be logged in. Files you drop on the window wait here meanwhile
           {signFiles.length ? ` (${signFiles.length} waiting)` : ""}.
         </EmptyState>

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from "react";
 import type { ApiError, StatsPoint, StatsSnapshot } from "../bindings";
 import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useNavigate, usePartition, useSettings, useToast } from "../state";
 
 function svgUrl(svg: string) {
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
@@ -50,7 +50,10 @@ function useVisible(): boolean {
 }
 
 export function StatsView() {
-  const { partitionId, settings, setView, toast } = useStore();
+  const { partitionId } = usePartition();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [snap, setSnap] = useState<StatsSnapshot | null>(null);
   const [charts, setCharts] = useState<{ load: string; console: string } | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
@@ -111,7 +114,7 @@ export function StatsView() {
     return (
       <div className="view">
         <h1>Statistics</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>} />
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>} />
       </div>
     );
   }

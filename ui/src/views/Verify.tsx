@@ -4,7 +4,7 @@ import { useState } from "react";
 import type { ApiError, VerifyReport } from "../bindings";
 import { Badge, ErrorBox, Field } from "../components";
 import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { useJumps } from "../state";
 
 function PathField({
   label,
@@ -41,7 +41,7 @@ function PathField({
 }
 
 export function VerifyView() {
-  const { verifyTarget } = useStore();
+  const { verifyTarget } = useJumps();
   const [file, setFile] = useState(verifyTarget?.file ?? "");
   const [sig, setSig] = useState(verifyTarget?.sig ?? "");
   const [pub, setPub] = useState("");
