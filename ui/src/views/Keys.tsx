@@ -2,10 +2,11 @@
 // every attribute decoded, public-key export, generation and deletion.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { ApiError, AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
+import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
+import { api } from "../ipc";
 import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
+import { useCommand } from "../useCommand";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 
@@ -42,24 +43,16 @@ function AttrValue({ a }: { a: AttributeView }) {
 function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
   const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
   const [days, setDays] = useState(1095);
-  const [busy, setBusy] = useState(false);
-  const [pem, setPem] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const run = async (csr: boolean) => {
-    setBusy(true);
-    setError(null);
-    try {
-      setPem(
-        csr
-          ? await api.certificateRequest(partitionId, details.summary.handle, subject)
-          : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
-      );
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run,
+    loading: busy,
+    data: pem,
+    error,
+  } = useCommand(async (csr: boolean) =>
+    csr
+      ? await api.certificateRequest(partitionId, details.summary.handle, subject)
+      : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
+  );
   return (
     <Dialog title={`Certificate for ${details.summary.label}`} onClose={onClose} wide>
       <Field label="Subject" hint="A distinguished name, e.g. CN=Release signing,O=Example">
@@ -88,28 +81,21 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
 
 function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
   const toast = useToast();
-  const [pem, setPem] = useState<string | null>(null);
-  const [cert, setCert] = useState(false);
-  const pk = details.public_key;
-  if (!pk) return null;
   const handle = details.summary.handle;
-  const show = async () => {
-    try {
-      const e = await api.exportPublicKey(partitionId, handle, "pem");
-      setPem(e.text);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
-  const save = async (format: PublicKeyFormat) => {
-    try {
+  const [cert, setCert] = useState(false);
+  const { run: show, data: pem } = useCommand(async () => (await api.exportPublicKey(partitionId, handle, "pem")).text, {
+    errorToast: "Export failed",
+  });
+  const { run: save } = useCommand(
+    async (format: PublicKeyFormat) => {
       const base = (details.summary.label || details.summary.id_hex || "key").replace(/[^A-Za-z0-9._-]/g, "_");
       const p = await api.savePublicKey(partitionId, handle, format, `${base}.pub.${format}`);
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
+  const pk = details.public_key;
+  if (!pk) return null;
   return (
     <section className="pubkey">
       <h4>Public key</h4>
@@ -145,12 +131,11 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
   const { showAudit } = useJumps();
-  const [d, setD] = useState<KeyDetails | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
-    api.keyDetails(partitionId, handle).then(setD, (e: unknown) => setError(toApiError(e)));
-  }, [partitionId, handle]);
+    void loadDetails(partitionId, handle);
+  }, [loadDetails, partitionId, handle]);
   if (error) return <ErrorBox error={error} />;
   if (!d) return <p className="muted">Reading attributes…</p>;
   return (
@@ -200,8 +185,7 @@ export function KeysView() {
   const { keySearch } = useJumps();
   const navigate = useNavigate();
   const toast = useToast();
-  const [keys, setKeys] = useState<ObjectSummary[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { run: listKeys, data: keys, error } = useCommand(api.listKeys);
   const [q, setQ] = useState(keySearch);
   const [cls, setCls] = useState("");
   const [alg, setAlg] = useState("");
@@ -213,14 +197,8 @@ export function KeysView() {
   const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
-    if (!partitionId) return;
-    try {
-      setError(null);
-      setKeys(await api.listKeys(partitionId));
-    } catch (e) {
-      setError(toApiError(e));
-    }
-  }, [partitionId]);
+    if (partitionId) await listKeys(partitionId);
+  }, [listKeys, partitionId]);
 
   useEffect(() => {
     void load();
