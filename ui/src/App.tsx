@@ -1,41 +1,22 @@
+// The window: the sidebar (from the view table in ./nav.tsx), the top bar with the selected
+// partition and the audit badges, notices, the current view, notifications, the drop target.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useState } from "react";
 import { Badge, ErrorBox, Toasts } from "./components";
-import { StoreProvider, useStore, type View } from "./store";
-import { AuditView } from "./views/Audit";
-import { ConnectionsView } from "./views/Connections";
-import { KeysView } from "./views/Keys";
-import { PartitionViewPage } from "./views/Partition";
-import { SettingsView } from "./views/Settings";
-import { SignView } from "./views/Sign";
-import { VerifyView } from "./views/Verify";
-import { HssView } from "./views/Hss";
-import { StatsView } from "./views/Stats";
-import { ProbesView } from "./views/Probes";
-
-const NAV: { view: View; label: string; key: string }[] = [
-  { view: "connections", label: "Connections", key: "1" },
-  { view: "partition", label: "Partition", key: "2" },
-  { view: "keys", label: "Keys", key: "3" },
-  { view: "sign", label: "Sign", key: "4" },
-  { view: "verify", label: "Verify", key: "5" },
-  { view: "hss", label: "HSS keys", key: "6" },
-  { view: "stats", label: "Statistics", key: "7" },
-  { view: "probes", label: "Probes", key: "8" },
-  { view: "audit", label: "Audit trail", key: "9" },
-  { view: "settings", label: "Settings", key: "0" },
-];
+import { NAV, VIEWS } from "./nav";
+import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 
 export function App() {
   return (
-    <StoreProvider>
+    <StateProvider views={VIEWS}>
       <Shell />
-    </StoreProvider>
+    </StateProvider>
   );
 }
 
 function AuditBadge() {
-  const { audit, setView } = useStore();
+  const { audit } = useAudit();
+  const navigate = useNavigate();
   if (!audit) return <Badge tone="bad">audit unavailable</Badge>;
   const k = audit.key;
   const text = k.state === "unlocked" ? "audit unlocked" : k.state === "locked" ? "audit locked" : "audit: no key yet";
@@ -46,7 +27,7 @@ function AuditBadge() {
         ? `Log in to ${k.holder} to unlock the trail; privileged actions are refused until then.`
         : "The first user login creates the trail's key on that partition.";
   return (
-    <button className="badge-button" onClick={() => setView("audit")} title={title} data-testid="audit-badge" data-state={k.state}>
+    <button className="badge-button" onClick={() => navigate("audit")} title={title} data-testid="audit-badge" data-state={k.state}>
       <Badge tone={k.state === "unlocked" ? "ok" : "warn"}>{text}</Badge>
     </button>
   );
@@ -54,7 +35,8 @@ function AuditBadge() {
 
 /// The trail's integrity at a glance: the last verification (manual or scheduled).
 function VerificationBadge() {
-  const { audit, setView } = useStore();
+  const { audit } = useAudit();
+  const navigate = useNavigate();
   // A clock ticking once a minute, so "not verified since" appears without other updates.
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -80,15 +62,58 @@ function VerificationBadge() {
     ? `${v.trigger === "scheduled" ? "Scheduled" : "Manual"} verification at ${new Date(v.at).toLocaleString()}: ${v.intact ? `${v.records} records intact` : (v.explanation ?? "broken")}. Automatic verification: ${audit.auto_verify}.`
     : `No verification since the console started. Automatic verification: ${audit.auto_verify}.`;
   return (
-    <button className="badge-button" onClick={() => setView("audit")} title={title} data-testid="verification-badge" data-state={state}>
+    <button className="badge-button" onClick={() => navigate("audit")} title={title} data-testid="verification-badge" data-state={state}>
       <Badge tone={tone}>{text}</Badge>
     </button>
   );
 }
 
+function CurrentPartition() {
+  const { partition } = usePartition();
+  return (
+    <div className="topbar-partition" data-testid="current-partition">
+      {partition ? (
+        <>
+          <strong>{partition.token.label}</strong>
+          <span className="muted">serial {partition.token.serial}</span>
+          {partition.logged_in ? (
+            <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge>
+          ) : (
+            <Badge>not logged in</Badge>
+          )}
+        </>
+      ) : (
+        <span className="muted">No partition selected</span>
+      )}
+    </div>
+  );
+}
+
+/// The emulator's warning, and why the built-in partition or a remembered module is missing.
+function Notices() {
+  const { status } = useAppStatus();
+  const { partition } = usePartition();
+  return (
+    <>
+      {partition?.builtin && (
+        <div className="emulator-banner" role="note" data-testid="emulator-banner">
+          Software emulator (lunasim) — not for production keys. Demo PINs: user 12345678, SO 87654321.
+        </div>
+      )}
+      {status?.info?.builtin_note && !partition && <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>}
+      {status?.info?.startup_warnings.map((w) => (
+        <div className="notice" key={w}>
+          A remembered module was not loaded: {w}
+        </div>
+      ))}
+    </>
+  );
+}
+
 /// Files dropped anywhere on the window go to the Sign view.
-function useDrop(): boolean {
-  const { setView, setSignFiles } = useStore();
+function DropTarget() {
+  const navigate = useNavigate();
+  const { setSignFiles } = useSignQueue();
   const [over, setOver] = useState(false);
   useEffect(() => {
     let unlisten: (() => void) | undefined;
@@ -102,7 +127,7 @@ function useDrop(): boolean {
           setOver(false);
           if (p.paths.length) {
             setSignFiles((old) => [...old, ...p.paths.filter((x) => !old.includes(x))]);
-            setView("sign");
+            navigate("sign");
           }
         }
       })
@@ -115,26 +140,37 @@ function useDrop(): boolean {
       gone = true;
       unlisten?.();
     };
-  }, [setSignFiles, setView]);
-  return over;
+  }, [setSignFiles, navigate]);
+  if (!over) return null;
+  return (
+    <div className="drop-overlay" aria-hidden="true">
+      Drop to sign
+    </div>
+  );
 }
 
-function Shell() {
-  const { status, view, setView, partition } = useStore();
-  const dragging = useDrop();
-
+/// Alt+1 … Alt+9, Alt+0 switch views (the keys are in the view table).
+function useShortcuts() {
+  const navigate = useNavigate();
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (!e.altKey) return;
       const item = NAV.find((n) => n.key === e.key);
       if (item) {
         e.preventDefault();
-        setView(item.view);
+        navigate(item.view);
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [setView]);
+  }, [navigate]);
+}
+
+function Shell() {
+  const { status } = useAppStatus();
+  const view = useView();
+  const navigate = useNavigate();
+  useShortcuts();
 
   if (status?.startup_error) {
     return (
@@ -145,6 +181,7 @@ function Shell() {
     );
   }
 
+  const Current = (NAV.find((n) => n.view === view) ?? NAV[0]).Component;
   return (
     <div className="app">
       <nav className="sidebar" aria-label="Views">
@@ -158,7 +195,7 @@ function Shell() {
               <button
                 className={view === n.view ? "nav-item active" : "nav-item"}
                 aria-current={view === n.view ? "page" : undefined}
-                onClick={() => setView(n.view)}
+                onClick={() => navigate(n.view)}
                 title={`Alt+${n.key}`}
               >
                 {n.label}
@@ -170,71 +207,17 @@ function Shell() {
       </nav>
       <div className="main">
         <header className="topbar">
-          <div className="topbar-partition" data-testid="current-partition">
-            {partition ? (
-              <>
-                <strong>{partition.token.label}</strong>
-                <span className="muted">serial {partition.token.serial}</span>
-                {partition.logged_in ? (
-                  <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge>
-                ) : (
-                  <Badge>not logged in</Badge>
-                )}
-              </>
-            ) : (
-              <span className="muted">No partition selected</span>
-            )}
-          </div>
+          <CurrentPartition />
           <div className="topbar-badges">
             <VerificationBadge />
             <AuditBadge />
           </div>
         </header>
-        {partition?.builtin && (
-          <div className="emulator-banner" role="note" data-testid="emulator-banner">
-            Software emulator (lunasim) — not for production keys. Demo PINs: user 12345678, SO 87654321.
-          </div>
-        )}
-        {status?.info?.builtin_note && !partition && (
-          <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>
-        )}
-        {status?.info?.startup_warnings.map((w) => (
-          <div className="notice" key={w}>
-            A remembered module was not loaded: {w}
-          </div>
-        ))}
-        <main className="content">
-          {status === null ? (
-            <p className="muted">Starting…</p>
-          ) : view === "connections" ? (
-            <ConnectionsView />
-          ) : view === "partition" ? (
-            <PartitionViewPage />
-          ) : view === "keys" ? (
-            <KeysView />
-          ) : view === "sign" ? (
-            <SignView />
-          ) : view === "verify" ? (
-            <VerifyView />
-          ) : view === "hss" ? (
-            <HssView />
-          ) : view === "stats" ? (
-            <StatsView />
-          ) : view === "probes" ? (
-            <ProbesView />
-          ) : view === "audit" ? (
-            <AuditView />
-          ) : (
-            <SettingsView />
-          )}
-        </main>
+        <Notices />
+        <main className="content">{status === null ? <p className="muted">Starting…</p> : <Current />}</main>
       </div>
       <Toasts />
-      {dragging && (
-        <div className="drop-overlay" aria-hidden="true">
-          Drop to sign
-        </div>
-      )}
+      <DropTarget />
     </div>
   );
 }

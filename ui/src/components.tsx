@@ -1,7 +1,7 @@
 // Small building blocks shared by the views.
 import { useEffect, useRef, type ReactNode } from "react";
 import type { ApiError } from "./bindings";
-import { useStore } from "./store";
+import { useToasts } from "./state";
 
 /// An error as the backend describes it: what happened, details, what to do, the PKCS#11 call.
 export function ErrorBox({ error, title }: { error: ApiError; title?: string }) {
@@ -139,7 +139,7 @@ export function Dialog({
 }
 
 export function Toasts() {
-  const { toasts, dismiss } = useStore();
+  const { toasts, dismiss } = useToasts();
   return (
     <div className="toasts" aria-live="polite">
       {toasts.map((t) => (

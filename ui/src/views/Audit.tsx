@@ -1,10 +1,11 @@
 // The audit trail: its state, verification with progress and cancel, filters, export.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { ApiError, CheckpointView, ExportFormat, RecordView, Verdict } from "../bindings";
+import type { CheckpointView, ExportFormat, Query, RecordView, Verdict } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../components";
-import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api, newJobId } from "../ipc";
+import { useAudit, useJumps, useNavigate, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 const PAGE = 200;
 const ROW = 32;
@@ -76,7 +77,7 @@ function signedFileOf(r: RecordView): { file: string; sig: string } | null {
 }
 
 function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
-  const { setView, setKeySearch, setVerifyTarget } = useStore();
+  const { showKeys, showVerify } = useJumps();
   const keyId = keyIdOf(r);
   const signed = signedFileOf(r);
   let meta = r.metadata;
@@ -118,25 +119,12 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
       <h4>Metadata</h4>
       <pre className="meta">{meta}</pre>
       {keyId && (
-        <button
-          onClick={() => {
-            setKeySearch(keyId);
-            setView("keys");
-          }}
-          data-testid="record-key"
-        >
+        <button onClick={() => showKeys(keyId)} data-testid="record-key">
           Show the key ({keyId.slice(0, 12)}…)
         </button>
       )}
       {signed && (
-        <button
-          onClick={() => {
-            setVerifyTarget(signed);
-            setView("verify");
-          }}
-          data-testid="record-signed-file"
-          title={signed.file}
-        >
+        <button onClick={() => showVerify(signed)} data-testid="record-signed-file" title={signed.file}>
           Check the signed file again
         </button>
       )}
@@ -145,10 +133,12 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
 }
 
 export function AuditView() {
-  const { audit, auditTick, toast, setView, auditSearch } = useStore();
+  const { audit, auditTick } = useAudit();
+  const { auditSearch } = useJumps();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
   const [more, setMore] = useState(true);
-  const [error, setError] = useState<ApiError | null>(null);
   const [action, setAction] = useState("");
   const [status, setStatus] = useState("");
   const [text, setText] = useState(auditSearch);
@@ -159,8 +149,6 @@ export function AuditView() {
   const [checkpoints, setCheckpoints] = useState<CheckpointView[] | null>(null);
   const [rotate, setRotate] = useState(false);
   const [verify, setVerify] = useState<{ job: string; done: number; total: number } | null>(null);
-  const [verdict, setVerdict] = useState<Verdict | null>(null);
-  const [verifyError, setVerifyError] = useState<ApiError | null>(null);
   const parentRef = useRef<HTMLDivElement>(null);
 
   const query = useCallback(
@@ -180,16 +168,16 @@ export function AuditView() {
     [action, status, text, actor, from, to],
   );
 
-  const load = useCallback(async () => {
-    try {
-      const r = await api.auditRecords(query(null));
-      setRecords(r);
+  // A page of records: the newest (no `before_seq`: it replaces the table) or an older one.
+  const { run: fetchPage, error } = useCommand(
+    async (q: Query) => {
+      const r = await api.auditRecords(q);
+      setRecords((old) => (q.before_seq === null ? r : [...(old ?? []), ...r]));
       setMore(r.length === PAGE);
-      setError(null);
-    } catch (e) {
-      setError(toApiError(e));
-    }
-  }, [query]);
+    },
+    { keepError: true },
+  );
+  const load = useCallback(() => fetchPage(query(null)), [fetchPage, query]);
 
   useEffect(() => {
     void load();
@@ -210,6 +198,18 @@ export function AuditView() {
     };
   }, [checkpointCount, keyState]);
 
+  // Verifying the whole trail, with progress (`verify`) and cancel.
+  const verifying = useCommand(async (job: string) => {
+    try {
+      return await api.auditVerify(job, (e) => {
+        if (e.kind === "progress") setVerify({ job, done: e.done, total: e.total });
+      });
+    } finally {
+      setVerify(null);
+    }
+  });
+  const { data: verdict, error: verifyError } = verifying;
+
   const badSeq = verdict?.verdict === "broken" ? verdict.first_bad_seq : null;
   const showBad = useCallback(
     (seq: number) => {
@@ -223,72 +223,51 @@ export function AuditView() {
     if (badSeq !== null) showBad(badSeq);
   }, [badSeq, showBad]);
 
-  const exportKey = async () => {
-    try {
+  const { run: exportKey } = useCommand(
+    async () => {
       const pem = await api.auditPublicKey();
       const p = await api.saveExport("audit-checkpoint-key.pem", "pem", { text: pem });
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
-  const doRotate = async () => {
-    try {
+    },
+    { errorToast: "Export failed" },
+  );
+  const { run: doRotate } = useCommand(
+    async () => {
       const epoch = await api.auditRotateKey();
       toast("ok", `The audit trail now uses key epoch ${epoch}.`);
       setRotate(false);
-    } catch (e) {
-      toast("error", "The key was not rotated", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "The key was not rotated" },
+  );
 
   const older = useCallback(async () => {
     const last = records?.[records.length - 1];
-    if (!last) return;
-    try {
-      const r = await api.auditRecords(query(last.seq));
-      setRecords((old) => [...(old ?? []), ...r]);
-      setMore(r.length === PAGE);
-    } catch (e) {
-      setError(toApiError(e));
-    }
-  }, [records, query]);
+    if (last) await fetchPage(query(last.seq));
+  }, [records, query, fetchPage]);
 
   const runVerify = async () => {
     const job = newJobId();
     setVerify({ job, done: 0, total: 0 });
-    setVerdict(null);
-    setVerifyError(null);
-    try {
-      const v = await api.auditVerify(job, (e) => {
-        if (e.kind === "progress") setVerify({ job, done: e.done, total: e.total });
-      });
-      setVerdict(v);
-    } catch (e) {
-      setVerifyError(toApiError(e));
-    } finally {
-      setVerify(null);
-    }
+    verifying.reset();
+    await verifying.run(job);
   };
 
-  const exportTrail = async (format: ExportFormat) => {
-    try {
+  const { run: exportTrail } = useCommand(
+    async (format: ExportFormat) => {
       // The date filter, when set, is the exported range; otherwise the whole trail.
       const s = await api.auditExport(format, { from_time: toIso(from, false), to_time: toIso(to, true) });
       if (s) toast("ok", `Exported ${s.records.toLocaleString()} records to ${s.path}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
 
-  const checkpoint = async () => {
-    try {
+  const { run: checkpoint } = useCommand(
+    async () => {
       const c = await api.auditCheckpoint();
       toast("ok", `Checkpoint ${c.checkpoint_no} signed (${c.algorithm}) over record ${c.seq}.`);
-    } catch (e) {
-      toast("error", "No checkpoint written", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "No checkpoint written" },
+  );
 
   // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
   const virt = useVirtualizer({
@@ -402,7 +381,7 @@ export function AuditView() {
       )}
       {!unlocked && audit && (
         <div className="notice">
-          Verifying and privileged actions need the trail's key. <button onClick={() => setView("connections")}>Log in</button>
+          Verifying and privileged actions need the trail's key. <button onClick={() => navigate("connections")}>Log in</button>
         </div>
       )}
       {verify && (

@@ -1,9 +1,10 @@
 // Modules and their slots: add a module, log in and out, pick the partition to work on.
 import { useState } from "react";
-import type { ApiError, ConnectionView, SlotView, TokenView, UserKind } from "../bindings";
+import type { ConnectionView, SlotView, TokenView, UserKind } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 function pinFlags(t: TokenView) {
   const out: { tone: "warn" | "bad"; text: string }[] = [];
@@ -19,30 +20,28 @@ function pinFlags(t: TokenView) {
 }
 
 export function LoginDialog({ partitionId, label, onClose }: { partitionId: string; label: string; onClose: () => void }) {
-  const { refreshConnections, refreshPartition, refreshAudit, toast } = useStore();
+  const toast = useToast();
+  const refresh = useRefreshAll();
   const [user, setUser] = useState<UserKind>("user");
   const [pin, setPin] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const {
+    run: logIn,
+    loading: busy,
+    error,
+  } = useCommand(async (entered: string) => {
+    const r = await api.login(partitionId, user, entered);
+    toast("ok", `Logged in to ${label} as ${user === "so" ? "security officer" : "user"}.`);
+    if (r.audit.state === "locked")
+      toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
+    await refresh();
+    onClose();
+  });
   const submit = async () => {
     if (!pin) return;
-    setBusy(true);
-    setError(null);
     const entered = pin;
     // The field is cleared whatever happens; the PIN lives only for this one call.
     setPin("");
-    try {
-      const r = await api.login(partitionId, user, entered);
-      toast("ok", `Logged in to ${label} as ${user === "so" ? "security officer" : "user"}.`);
-      if (r.audit.state === "locked")
-        toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
-      await Promise.all([refreshConnections(), refreshPartition(), refreshAudit()]);
-      onClose();
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
+    await logIn(entered);
   };
   return (
     <Dialog
@@ -88,23 +87,35 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
   );
 }
 
+/// After a login or logout: the slots' PIN flags, the partition's login state, the audit key.
+function useRefreshAll() {
+  const { refreshConnections } = useConnectionsActions();
+  const { refreshPartition } = usePartitionActions();
+  const { refreshAudit } = useAuditActions();
+  return async () => {
+    await Promise.all([refreshConnections(), refreshPartition(), refreshAudit()]);
+  };
+}
+
 function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boolean }) {
-  const { partitionId, selectPartition, setView, refreshConnections, refreshPartition, refreshAudit, toast, partition } = useStore();
+  const { partitionId, partition } = usePartition();
+  const { selectPartition } = usePartitionActions();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const refresh = useRefreshAll();
   const [login, setLogin] = useState(false);
   const t = slot.token;
   const pid = slot.partition_id;
   const selected = pid !== null && pid === partitionId;
   const loggedIn = selected ? partition?.logged_in : null;
-  const logout = async () => {
-    if (!pid) return;
-    try {
+  const { run: logOut } = useCommand(
+    async (pid: string) => {
       await api.logout(pid);
       toast("ok", `Logged out of ${t?.label ?? pid}.`);
-      await Promise.all([refreshConnections(), refreshPartition(), refreshAudit()]);
-    } catch (e) {
-      toast("error", "Logout failed", toApiError(e));
-    }
-  };
+      await refresh();
+    },
+    { errorToast: "Logout failed" },
+  );
   return (
     <tr className={selected ? "selected" : undefined} data-testid={`slot-${slot.slot_id}`}>
       <td>{slot.slot_id}</td>
@@ -135,14 +146,14 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
             <button
               onClick={() => {
                 selectPartition(pid);
-                setView("partition");
+                navigate("partition");
               }}
               aria-label={`Open ${t?.label ?? ""}`}
             >
               Open
             </button>
             {selected && loggedIn ? (
-              <button onClick={() => void logout()}>Log out</button>
+              <button onClick={() => void logOut(pid)}>Log out</button>
             ) : (
               <button
                 className="primary"
@@ -164,17 +175,17 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
 }
 
 function ModuleCard({ conn }: { conn: ConnectionView }) {
-  const { refreshConnections, toast } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const toast = useToast();
   const m = conn.module;
-  const remove = async () => {
-    try {
+  const { run: remove } = useCommand(
+    async () => {
       await api.removeModule(m.id);
       toast("ok", `Removed ${m.path}.`);
       await refreshConnections();
-    } catch (e) {
-      toast("error", "Could not remove the module", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Could not remove the module" },
+  );
   return (
     <section className="card" data-testid={`module-${m.id}`}>
       <header className="card-header">
@@ -218,33 +229,28 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
 }
 
 function AddModule() {
-  const { refreshConnections, toast } = useStore();
+  const { refreshConnections } = useConnectionsActions();
+  const toast = useToast();
   const [path, setPath] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const adding = useCommand(async (p: string) => {
+    const m = await api.addModule(p);
+    toast("ok", `Added ${m.library_description || m.path}.`);
+    setPath("");
+    await refreshConnections();
+  });
+  const picking = useCommand(api.pickModuleFile);
+  const busy = adding.loading;
+  // One message for both: the latest failure, of the file dialog or of loading the module.
+  const error = picking.error ?? adding.error;
   const add = async (p: string) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const m = await api.addModule(p);
-      toast("ok", `Added ${m.library_description || m.path}.`);
-      setPath("");
-      await refreshConnections();
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
+    picking.reset();
+    await adding.run(p);
   };
   const browse = async () => {
-    try {
-      const p = await api.pickModuleFile();
-      if (p) {
-        setPath(p);
-        await add(p);
-      }
-    } catch (e) {
-      setError(toApiError(e));
+    const p = await picking.run();
+    if (p) {
+      setPath(p);
+      await adding.run(p);
     }
   };
   return (
@@ -283,7 +289,8 @@ function AddModule() {
 }
 
 export function ConnectionsView() {
-  const { connections, connectionsLoaded, refreshConnections } = useStore();
+  const { connections, connectionsLoaded } = useConnections();
+  const { refreshConnections } = useConnectionsActions();
   return (
     <div className="view">
       <header className="view-header">

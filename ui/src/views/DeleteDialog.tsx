@@ -1,9 +1,10 @@
 // Deleting keys: the officer types the label (or "delete N objects") that the backend asks
 // for; the backend checks it again against the token before anything is destroyed.
 import { useEffect, useState } from "react";
-import type { ApiError, DestroyResult, ObjectSummary } from "../bindings";
+import type { ObjectSummary } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
+import { api } from "../ipc";
+import { useCommand } from "../useCommand";
 
 export function DeleteDialog({
   partitionId,
@@ -16,41 +17,28 @@ export function DeleteDialog({
   onClose: () => void;
   onDone: (n: number) => void;
 }) {
-  const [phrase, setPhrase] = useState<string | null>(null);
   const [typed, setTyped] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [result, setResult] = useState<DestroyResult | null>(null);
+  // The phrase to type, from the backend; the deletion, checked against it again there.
+  const { run: askPhrase, data: phrase, error: phraseError } = useCommand(api.deletionPhrase);
   useEffect(() => {
-    api
-      .deletionPhrase(
-        partitionId,
-        objects.map((o) => o.handle),
-      )
-      .then(setPhrase, (e: unknown) => setError(toApiError(e)));
-  }, [partitionId, objects]);
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api.destroyKeys(
-        partitionId,
-        objects.map((o) => o.handle),
-        typed,
-      );
-      if (r.failed.length === 0) {
-        onDone(r.destroyed.length);
-        onClose();
-      } else {
-        setResult(r);
-        onDone(r.destroyed.length);
-      }
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    void askPhrase(
+      partitionId,
+      objects.map((o) => o.handle),
+    );
+  }, [askPhrase, partitionId, objects]);
+  const destroying = useCommand(async (confirmation: string) => {
+    const r = await api.destroyKeys(
+      partitionId,
+      objects.map((o) => o.handle),
+      confirmation,
+    );
+    onDone(r.destroyed.length);
+    if (r.failed.length === 0) onClose();
+    return r;
+  });
+  const { loading: busy, data: result } = destroying;
+  const error = phraseError ?? destroying.error;
+  const run = () => destroying.run(typed);
   return (
     <Dialog
       title={objects.length === 1 ? "Delete a key" : `Delete ${objects.length} objects`}

@@ -1,9 +1,10 @@
 // Generate a key from a preset, with the seed's label style, sizes, HSS capacity and the
 // key-generation time warning shown before anything is made.
 import { useEffect, useMemo, useState } from "react";
-import type { ApiError, KeySpec, KeySpecInfo, LmotsType, LmsType } from "../bindings";
+import type { KeySpec, LmotsType, LmsType } from "../bindings";
 import { Dialog, ErrorBox, Field, ProgressBar } from "../components";
-import { api, toApiError } from "../ipc";
+import { api } from "../ipc";
+import { useCommand } from "../useCommand";
 
 interface Preset {
   id: string;
@@ -52,11 +53,8 @@ export function GenerateDialog({
   const [label, setLabel] = useState("");
   const [labelEdited, setLabelEdited] = useState(false);
   const [token, setToken] = useState(true);
-  const [info, setInfo] = useState<KeySpecInfo | null>(null);
-  const [infoError, setInfoError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { run: describe, data: info, error: infoError } = useCommand(api.describeKeySpec, { keepError: true });
   const [elapsed, setElapsed] = useState(0);
-  const [error, setError] = useState<ApiError | null>(null);
 
   const spec: KeySpec | null = useMemo(() => {
     if (preset === "hss") return { kind: "hss", params: { levels } };
@@ -65,37 +63,26 @@ export function GenerateDialog({
 
   useEffect(() => {
     if (!spec) return;
-    let live = true;
-    api.describeKeySpec(spec, purpose).then(
-      (i) => {
-        if (!live) return;
-        setInfo(i);
-        setInfoError(null);
-        if (!labelEdited) setLabel(i.suggested_label);
-      },
-      (e: unknown) => live && setInfoError(toApiError(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [spec, purpose, labelEdited]);
+    void describe(spec, purpose).then((i) => {
+      if (i && !labelEdited) setLabel(i.suggested_label);
+    });
+  }, [describe, spec, purpose, labelEdited]);
 
+  const {
+    run: generateKey,
+    loading: busy,
+    error,
+  } = useCommand(async (spec: KeySpec, label: string) => {
+    const r = await api.generateKey(partitionId, { spec, label, token }, (e) => {
+      if (e.kind === "elapsed") setElapsed(e.ms);
+    });
+    onDone(r.label);
+    onClose();
+  });
   const generate = async () => {
     if (!spec || !label.trim()) return;
-    setBusy(true);
-    setError(null);
     setElapsed(0);
-    try {
-      const r = await api.generateKey(partitionId, { spec, label: label.trim(), token }, (e) => {
-        if (e.kind === "elapsed") setElapsed(e.ms);
-      });
-      onDone(r.label);
-      onClose();
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
+    await generateKey(spec, label.trim());
   };
 
   const groups = Array.from(new Set(PRESETS.map((p) => p.group)));

@@ -1,27 +1,21 @@
 // Every HSS key across the logged-in partitions: what is left, how fast it goes, when it
 // runs out, and whether the token's counter agrees with the audit trail.
-import { useEffect, useState } from "react";
-import type { ApiError, HssKeyView } from "../bindings";
+import { useEffect } from "react";
 import { Badge, EmptyState, ErrorBox } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useAudit, useNavigate, useSettings } from "../state";
+import { useCommand } from "../useCommand";
 
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
 export function HssView() {
-  const { auditTick, settings, setView } = useStore();
-  const [keys, setKeys] = useState<HssKeyView[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { auditTick } = useAudit();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
+  const { run: loadKeys, data: keys, error } = useCommand(api.hssKeys, { keepError: true });
   useEffect(() => {
-    let live = true;
-    api.hssKeys().then(
-      (k) => live && setKeys(k),
-      (e: unknown) => live && setError(toApiError(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [auditTick]);
+    void loadKeys();
+  }, [loadKeys, auditTick]);
   return (
     <div className="view">
       <header className="view-header">
@@ -42,7 +36,7 @@ export function HssView() {
           </div>
         ))}
       {keys && keys.length === 0 ? (
-        <EmptyState title="No HSS keys" action={<button onClick={() => setView("keys")}>Go to Keys</button>}>
+        <EmptyState title="No HSS keys" action={<button onClick={() => navigate("keys")}>Go to Keys</button>}>
           Log in to a partition to see its private keys, or generate an HSS key in Keys → Generate.
         </EmptyState>
       ) : (

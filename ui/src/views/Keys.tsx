@@ -2,10 +2,11 @@
 // every attribute decoded, public-key export, generation and deletion.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { ApiError, AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
+import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
+import { useCommand } from "../useCommand";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 
@@ -42,24 +43,16 @@ function AttrValue({ a }: { a: AttributeView }) {
 function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
   const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
   const [days, setDays] = useState(1095);
-  const [busy, setBusy] = useState(false);
-  const [pem, setPem] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const run = async (csr: boolean) => {
-    setBusy(true);
-    setError(null);
-    try {
-      setPem(
-        csr
-          ? await api.certificateRequest(partitionId, details.summary.handle, subject)
-          : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
-      );
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    run,
+    loading: busy,
+    data: pem,
+    error,
+  } = useCommand(async (csr: boolean) =>
+    csr
+      ? await api.certificateRequest(partitionId, details.summary.handle, subject)
+      : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
+  );
   return (
     <Dialog title={`Certificate for ${details.summary.label}`} onClose={onClose} wide>
       <Field label="Subject" hint="A distinguished name, e.g. CN=Release signing,O=Example">
@@ -87,29 +80,22 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
 }
 
 function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
-  const { toast } = useStore();
-  const [pem, setPem] = useState<string | null>(null);
-  const [cert, setCert] = useState(false);
-  const pk = details.public_key;
-  if (!pk) return null;
+  const toast = useToast();
   const handle = details.summary.handle;
-  const show = async () => {
-    try {
-      const e = await api.exportPublicKey(partitionId, handle, "pem");
-      setPem(e.text);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
-  const save = async (format: PublicKeyFormat) => {
-    try {
+  const [cert, setCert] = useState(false);
+  const { run: show, data: pem } = useCommand(async () => (await api.exportPublicKey(partitionId, handle, "pem")).text, {
+    errorToast: "Export failed",
+  });
+  const { run: save } = useCommand(
+    async (format: PublicKeyFormat) => {
       const base = (details.summary.label || details.summary.id_hex || "key").replace(/[^A-Za-z0-9._-]/g, "_");
       const p = await api.savePublicKey(partitionId, handle, format, `${base}.pub.${format}`);
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
+  const pk = details.public_key;
+  if (!pk) return null;
   return (
     <section className="pubkey">
       <h4>Public key</h4>
@@ -144,13 +130,12 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 }
 
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
-  const { setView, setAuditSearch } = useStore();
-  const [d, setD] = useState<KeyDetails | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { showAudit } = useJumps();
+  const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
-    api.keyDetails(partitionId, handle).then(setD, (e: unknown) => setError(toApiError(e)));
-  }, [partitionId, handle]);
+    void loadDetails(partitionId, handle);
+  }, [loadDetails, partitionId, handle]);
   if (error) return <ErrorBox error={error} />;
   if (!d) return <p className="muted">Reading attributes…</p>;
   return (
@@ -171,13 +156,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         />
       )}
       {d.summary.id_hex && (
-        <button
-          onClick={() => {
-            setAuditSearch(d.summary.id_hex);
-            setView("audit");
-          }}
-          data-testid="key-audit-records"
-        >
+        <button onClick={() => showAudit(d.summary.id_hex)} data-testid="key-audit-records">
           Audit records of this key
         </button>
       )}
@@ -201,9 +180,12 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
 }
 
 export function KeysView() {
-  const { partitionId, partition, setView, toast, auditTick, keySearch } = useStore();
-  const [keys, setKeys] = useState<ObjectSummary[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { partitionId, partition } = usePartition();
+  const { auditTick } = useAudit();
+  const { keySearch } = useJumps();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const { run: listKeys, data: keys, error } = useCommand(api.listKeys);
   const [q, setQ] = useState(keySearch);
   const [cls, setCls] = useState("");
   const [alg, setAlg] = useState("");
@@ -215,14 +197,8 @@ export function KeysView() {
   const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
-    if (!partitionId) return;
-    try {
-      setError(null);
-      setKeys(await api.listKeys(partitionId));
-    } catch (e) {
-      setError(toApiError(e));
-    }
-  }, [partitionId]);
+    if (partitionId) await listKeys(partitionId);
+  }, [listKeys, partitionId]);
 
   useEffect(() => {
     void load();
@@ -285,7 +261,7 @@ export function KeysView() {
     return (
       <div className="view">
         <h1>Keys</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Open a token from the Connections view to see its keys.
         </EmptyState>
       </div>

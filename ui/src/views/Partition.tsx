@@ -1,9 +1,10 @@
 // One partition: token information, Luna extras, the session pool, the mechanism table.
 import { useEffect, useMemo, useState } from "react";
-import type { ApiError, MechanismView, NamedSetting, StorageView } from "../bindings";
+import type { NamedSetting, StorageView } from "../bindings";
 import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useNavigate, usePartition, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
   return (
@@ -56,13 +57,12 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
 }
 
 function Mechanisms({ partitionId }: { partitionId: string }) {
-  const { toast } = useStore();
-  const [list, setList] = useState<MechanismView[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const toast = useToast();
+  const { run: loadList, data: list, error } = useCommand(api.mechanisms);
   const [q, setQ] = useState("");
   useEffect(() => {
-    api.mechanisms(partitionId).then(setList, (e: unknown) => setError(toApiError(e)));
-  }, [partitionId]);
+    void loadList(partitionId);
+  }, [loadList, partitionId]);
   const shown = useMemo(() => {
     const s = q.trim().toLowerCase();
     if (!list) return [];
@@ -72,14 +72,13 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
         (m.name ?? "").toLowerCase().includes(s) || m.hex.toLowerCase().includes(s) || m.flags.some((f) => f.toLowerCase().includes(s)),
     );
   }, [list, q]);
-  const exportCsv = async () => {
-    try {
+  const { run: exportCsv } = useCommand(
+    async () => {
       const p = await api.saveMechanismsCsv(partitionId);
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
   return (
     <section className="card">
       <header className="card-header">
@@ -138,12 +137,13 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
 }
 
 export function PartitionViewPage() {
-  const { partition: p, partitionId, setView } = useStore();
+  const { partition: p, partitionId } = usePartition();
+  const navigate = useNavigate();
   if (!partitionId || !p) {
     return (
       <div className="view">
         <h1>Partition</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Open a token from the Connections view.
         </EmptyState>
       </div>

@@ -2,10 +2,11 @@
 // with a live chart and cancel; the report with percentiles, the sweep's verdict, charts,
 // exports, a capacity helper; stored runs side by side.
 import { useEffect, useRef, useState } from "react";
-import type { ApiError, CapacityPlan, ProbeChoice, ProbeMode, ProbeReport, ProbeSummary, SeriesPoint } from "../bindings";
+import type { ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../bindings";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
-import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api, newJobId } from "../ipc";
+import { useNavigate, usePartition, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 function svgUrl(svg: string) {
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
@@ -16,10 +17,10 @@ function num(v: number, digits = 0) {
 }
 
 function ReportView({ report }: { report: ProbeReport }) {
-  const { toast } = useStore();
+  const toast = useToast();
   const [charts, setCharts] = useState<Record<string, string>>({});
   const [target, setTarget] = useState("");
-  const [plan, setPlan] = useState<CapacityPlan | null>(null);
+  const { run: planCapacity, data: plan } = useCommand(api.probeCapacity, { errorToast: "No plan" });
   useEffect(() => {
     let live = true;
     const which: ("latency" | "histogram" | "sweep")[] = report.sweep.length ? ["sweep", "latency", "histogram"] : ["latency", "histogram"];
@@ -31,15 +32,14 @@ function ReportView({ report }: { report: ProbeReport }) {
     };
   }, [report]);
   const best = report.runs.reduce((a, b) => (b.throughput_per_s > a.throughput_per_s ? b : a), report.runs[0]!);
-  const exp = async (kind: "json" | "csv") => {
-    try {
+  const { run: exp } = useCommand(
+    async (kind: "json" | "csv") => {
       const text = kind === "json" ? JSON.stringify(report, null, 2) : await api.probeCsv(report.id);
       const p = await api.saveExport(`${report.op_name}-${report.id}.${kind}`, kind, { text });
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
   const expChart = async (w: string) => {
     const svg = charts[w];
     if (!svg) return;
@@ -145,11 +145,7 @@ function ReportView({ report }: { report: ProbeReport }) {
           ops/s
         </label>
         <button
-          onClick={() =>
-            void api
-              .probeCapacity(best.throughput_per_s, best.latency.mean_us, Number(target))
-              .then(setPlan, (e: unknown) => toast("error", "No plan", toApiError(e)))
-          }
+          onClick={() => void planCapacity(best.throughput_per_s, best.latency.mean_us, Number(target))}
           disabled={!(Number(target) > 0)}
           data-testid="capacity-plan"
         >
@@ -162,7 +158,9 @@ function ReportView({ report }: { report: ProbeReport }) {
 }
 
 export function ProbesView() {
-  const { partitionId, partition, setView, toast } = useStore();
+  const { partitionId, partition } = usePartition();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [catalog, setCatalog] = useState<ProbeChoice[]>([]);
   const [opName, setOpName] = useState("ecdsa-p256-sign");
   const [modeKind, setModeKind] = useState<"count" | "duration" | "rate">("duration");
@@ -174,13 +172,33 @@ export function ProbesView() {
   const [job, setJob] = useState<string | null>(null);
   const [runInfo, setRunInfo] = useState<{ run: number; runs: number; fraction: number; workers: number; calls: number } | null>(null);
   const [live, setLive] = useState<string | null>(null);
-  const [report, setReport] = useState<ProbeReport | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
   const [history, setHistory] = useState<ProbeSummary[]>([]);
   const [compare, setCompare] = useState<string[]>([]);
   const points = useRef<SeriesPoint[]>([]);
   const lastDraw = useRef(0);
   const loggedIn = !!partition?.logged_in;
+
+  const probing = useCommand(async (partitionId: string, id: string, request: ProbeRequest) => {
+    try {
+      const r = await api.runProbe(partitionId, id, request, (p) => {
+        setRunInfo({ run: p.run, runs: p.runs, fraction: p.fraction, workers: p.workers, calls: p.calls });
+        if (p.point) points.current.push(p.point);
+        const now = Date.now();
+        if (now - lastDraw.current > 400 && points.current.length > 0) {
+          lastDraw.current = now;
+          void api
+            .probeLiveChart(`${opName}, ${p.workers} worker${p.workers === 1 ? "" : "s"}`, points.current.slice(-600))
+            .then(setLive, () => undefined);
+        }
+      });
+      toast("ok", `${r.op_name}: ${num(Math.max(...r.runs.map((x) => x.throughput_per_s)), 1)} ops/s.`);
+      return r;
+    } finally {
+      setJob(null);
+      setRunInfo(null);
+    }
+  });
+  const { data: report, error } = probing;
 
   useEffect(() => {
     if (!partitionId) return;
@@ -217,35 +235,16 @@ export function ProbesView() {
     if (!choice) return;
     const id = newJobId();
     setJob(id);
-    setError(null);
-    setReport(null);
+    probing.reset();
     setLive(null);
     points.current = [];
-    try {
-      const r = await api.runProbe(
-        partitionId,
-        id,
-        { op: choice.op, mode, workers: sweep.length ? 1 : Math.max(1, Number(workers) || 1), sweep, warmup },
-        (p) => {
-          setRunInfo({ run: p.run, runs: p.runs, fraction: p.fraction, workers: p.workers, calls: p.calls });
-          if (p.point) points.current.push(p.point);
-          const now = Date.now();
-          if (now - lastDraw.current > 400 && points.current.length > 0) {
-            lastDraw.current = now;
-            void api
-              .probeLiveChart(`${opName}, ${p.workers} worker${p.workers === 1 ? "" : "s"}`, points.current.slice(-600))
-              .then(setLive, () => undefined);
-          }
-        },
-      );
-      setReport(r);
-      toast("ok", `${r.op_name}: ${num(Math.max(...r.runs.map((x) => x.throughput_per_s)), 1)} ops/s.`);
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setJob(null);
-      setRunInfo(null);
-    }
+    await probing.run(partitionId, id, {
+      op: choice.op,
+      mode,
+      workers: sweep.length ? 1 : Math.max(1, Number(workers) || 1),
+      sweep,
+      warmup,
+    });
   };
 
   const [pair, setPair] = useState<ProbeReport[]>([]);
@@ -265,7 +264,7 @@ export function ProbesView() {
     return (
       <div className="view">
         <h1>Probes</h1>
-        <EmptyState title="Log in to run probes" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="Log in to run probes" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Probes make temporary keys on the partition (destroyed afterwards), so they need a logged-in user.
         </EmptyState>
       </div>

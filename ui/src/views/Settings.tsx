@@ -2,24 +2,37 @@
 import { useState } from "react";
 import type { ApiError, AutoVerify, Settings } from "../bindings";
 import { ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useSettings, useToast } from "../state";
+import { useCommand } from "../useCommand";
+
+/// Checked here before anything is sent: an emptied number field.
+const EMPTY_NUMBER: ApiError = {
+  code: "INVALID_INPUT",
+  message: "Every number field needs a number.",
+  details: null,
+  suggestion: "Fill in the empty fields or press Revert.",
+  pkcs11: null,
+};
 
 export function SettingsView() {
-  const { settings } = useStore();
+  const { settings } = useSettings();
   if (!settings) return <p className="muted">Loading settings…</p>;
   // A fresh form whenever the stored settings change (after a save, or from elsewhere).
   return <SettingsForm settings={settings} key={JSON.stringify(settings)} />;
 }
 
 function SettingsForm({ settings }: { settings: Settings }) {
-  const { setSettings, toast } = useStore();
+  const { setSettings } = useSettings();
+  const toast = useToast();
   const [draft, setDraft] = useState<Settings>(settings);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
   const set = <K extends keyof Settings>(k: K, v: Settings[K]) => setDraft({ ...draft, [k]: v });
   const num = (v: string) => (v.trim() === "" ? NaN : Number(v));
-  const save = async () => {
+  const {
+    run: save,
+    loading: busy,
+    error,
+  } = useCommand(async () => {
     const bad = [
       draft.pool_size,
       draft.stats_poll_seconds,
@@ -28,28 +41,10 @@ function SettingsForm({ settings }: { settings: Settings }) {
       draft.audit.checkpoint_every,
       draft.audit.checkpoint_minutes,
     ].some((n) => !Number.isFinite(n));
-    if (bad) {
-      setError({
-        code: "INVALID_INPUT",
-        message: "Every number field needs a number.",
-        details: null,
-        suggestion: "Fill in the empty fields or press Revert.",
-        pkcs11: null,
-      });
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      const s = await api.updateSettings(draft);
-      setSettings(s);
-      toast("ok", "Settings saved.");
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    if (bad) throw EMPTY_NUMBER;
+    setSettings(await api.updateSettings(draft));
+    toast("ok", "Settings saved.");
+  });
   const dirty = JSON.stringify(draft) !== JSON.stringify(settings);
   return (
     <div className="view">

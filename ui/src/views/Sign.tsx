@@ -2,10 +2,11 @@
 // where the outputs go; progress per file; a summary with each output, all verified in
 // software before they were written.
 import { useEffect, useMemo, useState } from "react";
-import type { ApiError, FileCheck, SignFormat, SignProgress, SignReport, SigningKeyView } from "../bindings";
+import type { FileCheck, SignFormat, SignProgress, SignRequest, SigningKeyView } from "../bindings";
 import { Badge, EmptyState, ErrorBox, Field, ProgressBar, formatBytes } from "../components";
-import { api, newJobId, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api, newJobId } from "../ipc";
+import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
 
@@ -16,10 +17,13 @@ function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" |
 }
 
 export function SignView() {
-  const { partitionId, partition, signFiles, setSignFiles, settings, setView, toast } = useStore();
+  const { partitionId, partition } = usePartition();
+  const { signFiles, setSignFiles } = useSignQueue();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [checks, setChecks] = useState<FileCheck[]>([]);
-  const [keys, setKeys] = useState<SigningKeyView[] | null>(null);
-  const [keysError, setKeysError] = useState<ApiError | null>(null);
+  const { run: loadKeys, data: keys, error: keysError } = useCommand(api.signingKeys);
   const [keyId, setKeyId] = useState("");
   const [formats, setFormats] = useState<SignFormat[]>(["cms"]);
   const [manifest, setManifest] = useState(false);
@@ -29,25 +33,41 @@ export function SignView() {
   const [confirmHss, setConfirmHss] = useState(false);
   const [job, setJob] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<number, FileState>>({});
-  const [report, setReport] = useState<SignReport | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const onEvent = (e: SignProgress) =>
+    setProgress((p) => {
+      const cur = p[e.index] ?? { stage: "waiting", done: 0, total: 0 };
+      switch (e.stage) {
+        case "hashing":
+          return { ...p, [e.index]: { stage: "hashing", done: e.done, total: e.total } };
+        case "signing":
+          return { ...p, [e.index]: { ...cur, stage: "signing" } };
+        case "done":
+          return { ...p, [e.index]: { ...cur, stage: "done" } };
+        case "failed":
+          return { ...p, [e.index]: { ...cur, stage: "failed", message: e.message } };
+      }
+    });
+
+  const signing = useCommand(async (partitionId: string, id: string, request: SignRequest) => {
+    try {
+      const r = await api.signFiles(partitionId, id, request, onEvent);
+      const ok = r.files.filter((f) => !f.error).length;
+      toast(ok === r.files.length ? "ok" : "info", `Signed ${ok} of ${r.files.length} file${r.files.length === 1 ? "" : "s"}.`);
+      return r;
+    } finally {
+      setJob(null);
+      setConfirmHss(false);
+    }
+  });
+  const { data: report, error } = signing;
   const loggedIn = partition?.logged_in === "user";
 
   useEffect(() => {
     if (!partitionId || !loggedIn) return;
-    let live = true;
-    api.signingKeys(partitionId).then(
-      (k) => {
-        if (!live) return;
-        setKeys(k);
-        setKeyId((cur) => (cur && k.some((x) => `id:${x.id_hex}` === cur) ? cur : k[0] ? `id:${k[0].id_hex}` : ""));
-      },
-      (e: unknown) => live && setKeysError(toApiError(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [partitionId, loggedIn, report]);
+    void loadKeys(partitionId).then((k) => {
+      if (k) setKeyId((cur) => (cur && k.some((x) => `id:${x.id_hex}` === cur) ? cur : k[0] ? `id:${k[0].id_hex}` : ""));
+    });
+  }, [loadKeys, partitionId, loggedIn, report]);
 
   useEffect(() => {
     let live = true;
@@ -71,73 +91,41 @@ export function SignView() {
   const tooFew = isHss && key?.hss_remaining !== null && key?.hss_remaining !== undefined && key.hss_remaining < needed;
 
   const toggleFormat = (f: SignFormat) => setFormats((cur) => (cur.includes(f) ? cur.filter((x) => x !== f) : [...cur, f]));
-  const addFiles = async () => {
-    try {
+  const { run: addFiles } = useCommand(
+    async () => {
       const picked = await api.pickFiles("Choose release artifacts to sign", true);
       if (picked.length) setSignFiles((old) => [...old, ...picked]);
-    } catch (e) {
-      toast("error", "Could not open the file dialog", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Could not open the file dialog" },
+  );
   const chooseOut = async () => {
     const d = await api.pickFolder("Write signatures to");
     if (d) setOutDir(d);
   };
 
-  const onEvent = (e: SignProgress) =>
-    setProgress((p) => {
-      const cur = p[e.index] ?? { stage: "waiting", done: 0, total: 0 };
-      switch (e.stage) {
-        case "hashing":
-          return { ...p, [e.index]: { stage: "hashing", done: e.done, total: e.total } };
-        case "signing":
-          return { ...p, [e.index]: { ...cur, stage: "signing" } };
-        case "done":
-          return { ...p, [e.index]: { ...cur, stage: "done" } };
-        case "failed":
-          return { ...p, [e.index]: { ...cur, stage: "failed", message: e.message } };
-      }
-    });
-
   const run = async () => {
     if (!partitionId || !key) return;
     const id = newJobId();
     setJob(id);
-    setReport(null);
-    setError(null);
+    signing.reset();
     setProgress({});
-    try {
-      const r = await api.signFiles(
-        partitionId,
-        id,
-        {
-          key: `id:${key.id_hex}`,
-          files: signFiles,
-          formats,
-          manifest,
-          out_dir: outDir,
-          context: isMlDsa && context ? context : null,
-          on_error: continueOnError ? "continue" : "stop",
-          confirm_hss: confirmHss,
-        },
-        onEvent,
-      );
-      setReport(r);
-      const ok = r.files.filter((f) => !f.error).length;
-      toast(ok === r.files.length ? "ok" : "info", `Signed ${ok} of ${r.files.length} file${r.files.length === 1 ? "" : "s"}.`);
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setJob(null);
-      setConfirmHss(false);
-    }
+    await signing.run(partitionId, id, {
+      key: `id:${key.id_hex}`,
+      files: signFiles,
+      formats,
+      manifest,
+      out_dir: outDir,
+      context: isMlDsa && context ? context : null,
+      on_error: continueOnError ? "continue" : "stop",
+      confirm_hss: confirmHss,
+    });
   };
 
   if (!partitionId || !loggedIn) {
     return (
       <div className="view">
         <h1>Sign</h1>
-        <EmptyState title="Log in to sign" action={<button onClick={() => setView("connections")}>Go to Connections</button>}>
+        <EmptyState title="Log in to sign" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
           Signing needs the partition's user to be logged in. Files you drop on the window wait here meanwhile
           {signFiles.length ? ` (${signFiles.length} waiting)` : ""}.
         </EmptyState>

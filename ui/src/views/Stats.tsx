@@ -1,11 +1,12 @@
 // The partition's health: generic token figures for any module, Luna's CA_* statistics and
 // utilization rates where offered, and the console's own call metrics, with live charts.
 // Polling follows the settings' interval and pauses while the window is hidden.
-import { useCallback, useEffect, useState } from "react";
-import type { ApiError, StatsPoint, StatsSnapshot } from "../bindings";
+import { useEffect, useState } from "react";
+import type { StatsPoint, StatsSnapshot } from "../bindings";
 import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useNavigate, usePartition, useSettings, useToast } from "../state";
+import { useCommand } from "../useCommand";
 
 function svgUrl(svg: string) {
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
@@ -50,68 +51,68 @@ function useVisible(): boolean {
 }
 
 export function StatsView() {
-  const { partitionId, settings, setView, toast } = useStore();
+  const { partitionId } = usePartition();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
+  const toast = useToast();
   const [snap, setSnap] = useState<StatsSnapshot | null>(null);
   const [charts, setCharts] = useState<{ load: string; console: string } | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
   const [paused, setPaused] = useState(false);
   const visible = useVisible();
   const interval = Math.max(1, settings?.stats_poll_seconds ?? 5);
 
-  const sample = useCallback(async () => {
-    if (!partitionId) return;
-    try {
-      const s = await api.stats(partitionId);
-      setSnap(s);
-      setError(null);
+  // A sample: the figures first, then the charts drawn from the history they extend.
+  const { run: sampleFrom, error } = useCommand(
+    async (partitionId: string) => {
+      setSnap(await api.stats(partitionId));
       const [load, cons] = await Promise.all([api.statsChart(partitionId, "load"), api.statsChart(partitionId, "console")]);
       setCharts({ load, console: cons });
-    } catch (e) {
-      setError(toApiError(e));
-    }
-  }, [partitionId]);
+    },
+    { keepError: true },
+  );
+  const sample = () => {
+    if (partitionId) void sampleFrom(partitionId);
+  };
 
   useEffect(() => {
     if (!partitionId || paused || !visible) return;
-    const first = setTimeout(() => void sample(), 0);
-    const id = setInterval(() => void sample(), interval * 1000);
+    const first = setTimeout(() => void sampleFrom(partitionId), 0);
+    const id = setInterval(() => void sampleFrom(partitionId), interval * 1000);
     return () => {
       clearTimeout(first);
       clearInterval(id);
     };
-  }, [partitionId, paused, visible, interval, sample]);
+  }, [partitionId, paused, visible, interval, sampleFrom]);
 
-  const exportChart = async (which: "load" | "console", kind: "svg" | "png") => {
-    if (!charts) return;
-    try {
+  const { run: exportChart } = useCommand(
+    async (which: "load" | "console", kind: "svg" | "png") => {
+      if (!charts) return;
       const svg = charts[which];
       const p =
         kind === "svg"
           ? await api.saveExport(`${which}.svg`, "svg", { text: svg })
           : await api.saveExport(`${which}.png`, "png", { base64: await svgToPngBase64(svg) });
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
-  const exportNumbers = async (kind: "csv" | "json") => {
-    if (!partitionId) return;
-    try {
+    },
+    { errorToast: "Export failed" },
+  );
+  const { run: exportNumbers } = useCommand(
+    async (kind: "csv" | "json") => {
+      if (!partitionId) return;
       const h = await api.statsHistory(partitionId);
       const p = await api.saveExport(`statistics.${kind}`, kind, {
         text: kind === "csv" ? historyCsv(h) : JSON.stringify({ latest: snap, history: h }, null, 2),
       });
       if (p) toast("ok", `Saved ${p}.`);
-    } catch (e) {
-      toast("error", "Export failed", toApiError(e));
-    }
-  };
+    },
+    { errorToast: "Export failed" },
+  );
 
   if (!partitionId) {
     return (
       <div className="view">
         <h1>Statistics</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => setView("connections")}>Go to Connections</button>} />
+        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>} />
       </div>
     );
   }
@@ -126,7 +127,7 @@ export function StatsView() {
           <button onClick={() => setPaused(!paused)} data-testid="stats-pause">
             {paused ? "Resume" : "Pause"}
           </button>
-          <button onClick={() => void sample()}>Sample now</button>
+          <button onClick={sample}>Sample now</button>
           <button onClick={() => void exportNumbers("csv")}>Numbers as CSV…</button>
           <button onClick={() => void exportNumbers("json")}>JSON…</button>
         </div>

@@ -1,10 +1,10 @@
 // Verify an artifact against a signature offline: .p7s, .sig (with the public key), a JSON
 // bundle, or a signed SHA256SUMS. Software verifiers only; no HSM needed.
 import { useState } from "react";
-import type { ApiError, VerifyReport } from "../bindings";
 import { Badge, ErrorBox, Field } from "../components";
-import { api, toApiError } from "../ipc";
-import { useStore } from "../store";
+import { api } from "../ipc";
+import { useJumps } from "../state";
+import { useCommand } from "../useCommand";
 
 function PathField({
   label,
@@ -41,25 +41,16 @@ function PathField({
 }
 
 export function VerifyView() {
-  const { verifyTarget } = useStore();
+  const { verifyTarget } = useJumps();
   const [file, setFile] = useState(verifyTarget?.file ?? "");
   const [sig, setSig] = useState(verifyTarget?.sig ?? "");
   const [pub, setPub] = useState("");
   const [context, setContext] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [report, setReport] = useState<VerifyReport | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const checking = useCommand(api.verifySignature);
+  const { loading: busy, data: report, error } = checking;
   const verify = async () => {
-    setBusy(true);
-    setReport(null);
-    setError(null);
-    try {
-      setReport(await api.verifySignature(file.trim(), sig.trim(), pub.trim() || null, context || null));
-    } catch (e) {
-      setError(toApiError(e));
-    } finally {
-      setBusy(false);
-    }
+    checking.reset();
+    await checking.run(file.trim(), sig.trim(), pub.trim() || null, context || null);
   };
   return (
     <div className="view">

@@ -1,0 +1,59 @@
+// "Jump to": from a key to its audit records, from a record to its key or to the signed file.
+// A jump leaves a target for the next view (the Keys view searches for it, the Audit view
+// filters by it, the Verify view opens with the file and its signature) and switches to it.
+import { useCallback, useMemo, useState, type ReactNode } from "react";
+import { createSlice } from "./context";
+import { useNavigate } from "./navigation";
+
+export interface SignedFile {
+  file: string;
+  sig: string;
+}
+
+interface Jumps {
+  keySearch: string;
+  auditSearch: string;
+  verifyTarget: SignedFile | null;
+  /// The Keys view, searching for `search` (a key's id).
+  showKeys: (search: string) => void;
+  /// The Audit view, filtered by `search` (a key's id).
+  showAudit: (search: string) => void;
+  /// The Verify view, with a signed file and its signature filled in.
+  showVerify: (target: SignedFile) => void;
+}
+
+const [JumpsContext, useJumps] = createSlice<Jumps>("useJumps");
+export { useJumps };
+
+export function JumpsProvider({ children }: { children: ReactNode }) {
+  const navigate = useNavigate();
+  const [keySearch, setKeySearch] = useState("");
+  const [auditSearch, setAuditSearch] = useState("");
+  const [verifyTarget, setVerifyTarget] = useState<SignedFile | null>(null);
+  const showKeys = useCallback(
+    (search: string) => {
+      setKeySearch(search);
+      navigate("keys");
+    },
+    [navigate],
+  );
+  const showAudit = useCallback(
+    (search: string) => {
+      setAuditSearch(search);
+      navigate("audit");
+    },
+    [navigate],
+  );
+  const showVerify = useCallback(
+    (target: SignedFile) => {
+      setVerifyTarget(target);
+      navigate("verify");
+    },
+    [navigate],
+  );
+  const value = useMemo(
+    () => ({ keySearch, auditSearch, verifyTarget, showKeys, showAudit, showVerify }),
+    [keySearch, auditSearch, verifyTarget, showKeys, showAudit, showVerify],
+  );
+  return <JumpsContext value={value}>{children}</JumpsContext>;
+}
