@@ -1,0 +1,209 @@
+//! What `hsmc keys …` shows.
+
+use std::path::PathBuf;
+
+use console::keys::DestroyResult;
+use console::sign::CertificateView;
+use console::views::{ExportedPublicKey, GeneratedKey, KeyDetails};
+use console::{ApiError, ApiResult};
+use hsm::keys::ObjectSummary;
+use hsm::pubkey::PublicKeyFormat;
+use serde::Serialize;
+
+use crate::render::{Page, Render};
+
+/// `keys ls`: the objects visible (public ones only without a login).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct KeyList(pub Vec<ObjectSummary>);
+
+impl Render for KeyList {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        if self.0.is_empty() {
+            writeln!(page, "No objects visible. Log in (HSMC_PIN) to see private objects, or generate a key with `hsmc keys gen`.");
+            return Ok(());
+        }
+        let rows: Vec<Vec<String>> = self.0.iter().map(key_row).collect();
+        page.table(
+            &["HANDLE", "CLASS", "ALGORITHM", "LABEL", "ID", "FLAGS"],
+            &rows,
+        );
+        Ok(())
+    }
+}
+
+fn key_row(o: &ObjectSummary) -> Vec<String> {
+    let mut flags = Vec::new();
+    if o.token {
+        flags.push("token");
+    }
+    if o.sensitive == Some(true) {
+        flags.push("sensitive");
+    }
+    if o.extractable == Some(false) {
+        flags.push("non-extractable");
+    }
+    if o.duplicate_label {
+        flags.push("DUPLICATE LABEL");
+    }
+    vec![
+        o.handle.to_string(),
+        o.class.to_lowercase().replace('_', " "),
+        o.algorithm.clone(),
+        o.label.clone(),
+        o.id_hex.clone(),
+        flags.join(","),
+    ]
+}
+
+/// `keys show`: every attribute of one key.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct KeyAttributes(pub KeyDetails);
+
+impl Render for KeyAttributes {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let d = &self.0;
+        for a in &d.attributes {
+            let v = match a.status.as_str() {
+                "value" => a.value.clone().unwrap_or_default(),
+                other => format!("({other})"),
+            };
+            writeln!(page, "{:<28} {v}", a.attribute);
+        }
+        if let Some(pk) = &d.public_key {
+            writeln!(page, "{:<28} {}", "fingerprint", pk.fingerprint);
+        }
+        Ok(())
+    }
+}
+
+/// `keys gen`: the key made, and whether it outlives `hsmc`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct NewKey {
+    pub key: GeneratedKey,
+    #[serde(skip)]
+    pub token_object: bool,
+}
+
+impl Render for NewKey {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.key;
+        writeln!(
+            page,
+            "generated {} '{}' id:{} in {} ms",
+            r.algorithm, r.label, r.id_hex, r.elapsed_ms
+        );
+        if let Some(pk) = &r.public_key {
+            writeln!(page, "public key {} ({} bytes)", pk.fingerprint, pk.raw_len);
+        }
+        if !self.token_object {
+            writeln!(
+                page,
+                "note: a session object, gone when hsmc exits; add --token to keep it"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `keys rm`: what was deleted and what was not (exit 1 if anything was not).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Deleted(pub DestroyResult);
+
+impl Render for Deleted {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(page, "deleted {} object(s)", self.0.destroyed.len());
+        for f in &self.0.failed {
+            writeln!(
+                page,
+                "not deleted: {} ({}): {}",
+                f.label, f.handle, f.error.message
+            );
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        if self.0.failed.is_empty() {
+            0
+        } else {
+            1
+        }
+    }
+}
+
+/// `keys cert`: a certificate or a signing request, shown or written to a file.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum CertificateOutput {
+    /// A self-signed certificate, not written to a file: its details, or its PEM as text.
+    Issued(CertificateView),
+    /// A certificate signing request, not written to a file.
+    Request { pem: String },
+    /// Either, written to `path`.
+    Written {
+        /// `certificate` or `csr`.
+        kind: &'static str,
+        path: PathBuf,
+    },
+}
+
+impl Render for CertificateOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            CertificateOutput::Issued(v) => page.verbatim(&v.pem),
+            CertificateOutput::Request { pem } => page.verbatim(pem),
+            CertificateOutput::Written { path, .. } => writeln!(page, "wrote {}", path.display()),
+        }
+        Ok(())
+    }
+
+    fn json(&self, page: &mut Page) {
+        match self {
+            CertificateOutput::Issued(v) => page.document(v),
+            _ => page.sorted_document(self),
+        }
+    }
+}
+
+/// `keys export-pub`: a public key shown, or written to a file.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum PublicKeyOutput {
+    /// The key itself (text only for PEM; DER and raw are base64 in JSON).
+    Shown(ExportedPublicKey),
+    Written {
+        fingerprint: String,
+        format: PublicKeyFormat,
+        path: PathBuf,
+    },
+}
+
+impl Render for PublicKeyOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            PublicKeyOutput::Shown(e) => match &e.text {
+                Some(t) => page.verbatim(t),
+                None => {
+                    return Err(ApiError::invalid(
+                        "DER and raw keys are binary; give --out FILE.",
+                    ))
+                }
+            },
+            PublicKeyOutput::Written {
+                fingerprint, path, ..
+            } => writeln!(page, "wrote {} ({fingerprint})", path.display()),
+        }
+        Ok(())
+    }
+
+    fn json(&self, page: &mut Page) {
+        match self {
+            PublicKeyOutput::Shown(e) => page.document(e),
+            PublicKeyOutput::Written { .. } => page.sorted_document(self),
+        }
+    }
+}
