@@ -231,3 +231,122 @@ impl Render for Exported {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use audit::Finding;
+
+    use super::*;
+    use crate::render::testing::{json, text};
+
+    fn intact() -> Verdict {
+        Verdict::Intact {
+            records: 5,
+            last_seq: 5,
+            checkpoints: 2,
+            last_checkpoint: None,
+            key_pinned: false,
+            macs_checked: true,
+        }
+    }
+
+    fn checkpoint(key_is_hsm_key: Option<bool>, problem: Option<&str>) -> CheckpointView {
+        CheckpointView {
+            checkpoint_no: 1,
+            seq: 100,
+            time: "2026-01-02T03:04:05Z".into(),
+            epoch: 0,
+            algorithm: "ML-DSA-65".into(),
+            key_fingerprint: "SHA256:ab".into(),
+            key_is_hsm_key,
+            signature_valid: problem.is_none(),
+            problem: problem.map(String::from),
+        }
+    }
+
+    #[test]
+    fn a_verified_store_is_one_sorted_document_with_an_empty_export() {
+        let v = TrailCheck::of_store(intact());
+        assert_eq!(
+            json(&v).0,
+            r#"{
+  "export": {},
+  "verdict": {
+    "checkpoints": 2,
+    "key_pinned": false,
+    "last_checkpoint": null,
+    "last_seq": 5,
+    "macs_checked": true,
+    "records": 5,
+    "verdict": "intact"
+  }
+}
+"#
+        );
+        assert_eq!(
+            text(&v).0,
+            "intact: 5 records, 2 checkpoints (MACs checked: yes, checkpoint key pinned from the HSM: no)\n"
+        );
+        assert_eq!(v.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_broken_export_names_the_record_and_exits_3() {
+        let v = TrailCheck::of_export(ExportVerdict {
+            path: "/tmp/trail.jsonl".into(),
+            verdict: Verdict::broken(Finding::Modified { seq: 3 }, 2),
+            macs_checked: false,
+        });
+        let (out, _) = json(&v);
+        assert!(
+            out.starts_with(
+                "{\n  \"export\": {\n    \"macs_checked\": false,\n    \"path\": \"/tmp/trail.jsonl\"\n  },\n"
+            ),
+            "{out}"
+        );
+        assert!(text(&v).0.starts_with("BROKEN at record 3: "));
+        assert_eq!(v.exit_code(), 3);
+    }
+
+    #[test]
+    fn checkpoints_fail_on_a_bad_signature_or_a_foreign_key() {
+        let none = Checkpoints(Vec::new());
+        assert!(text(&none).0.starts_with("no checkpoints yet"));
+        assert_eq!(none.exit_code(), 0);
+        assert_eq!(json(&none).0, "[]\n");
+
+        let unchecked = Checkpoints(vec![checkpoint(None, None)]);
+        assert_eq!(
+            text(&unchecked).0,
+            "#1     seq 100      2026-01-02T03:04:05Z  epoch 0  ML-DSA-65  SHA256:ab  key not compared (not logged in); signature valid\n"
+        );
+        assert_eq!(unchecked.exit_code(), 0);
+
+        let foreign = Checkpoints(vec![checkpoint(Some(false), None)]);
+        assert!(text(&foreign).0.contains("NOT the HSM's key"));
+        assert_eq!(foreign.exit_code(), 3);
+
+        let forged = Checkpoints(vec![checkpoint(Some(true), Some("bad signature"))]);
+        assert!(text(&forged)
+            .0
+            .contains("HSM key; SIGNATURE INVALID: bad signature"));
+        assert_eq!(forged.exit_code(), 3);
+    }
+
+    #[test]
+    fn the_checkpoint_key_is_a_pem_in_either_form_and_a_file_is_said_on_stderr() {
+        let pem = "-----BEGIN PUBLIC KEY-----\nAA==\n-----END PUBLIC KEY-----\n";
+        let shown = CheckpointKey::Shown { pem: pem.into() };
+        assert_eq!(text(&shown), (pem.to_string(), String::new()));
+        assert_eq!(json(&shown), (pem.to_string(), String::new()));
+
+        let written = CheckpointKey::Written {
+            path: "/tmp/cp.pem".into(),
+        };
+        assert_eq!(
+            text(&written),
+            (String::new(), "wrote /tmp/cp.pem\n".to_string())
+        );
+        assert_eq!(json(&written), (String::new(), String::new()));
+    }
+}

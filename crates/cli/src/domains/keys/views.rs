@@ -207,3 +207,123 @@ impl Render for PublicKeyOutput {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use console::keys::DestroyFailure;
+    use console::views::PublicKeyView;
+    use console::ErrorCode;
+
+    use super::*;
+    use crate::render::testing::{json, text};
+
+    #[test]
+    fn a_partial_deletion_lists_what_stayed_and_exits_1() {
+        let all = Deleted(DestroyResult {
+            destroyed: vec![7, 8],
+            failed: Vec::new(),
+        });
+        assert_eq!(text(&all).0, "deleted 2 object(s)\n");
+        assert_eq!(all.exit_code(), 0);
+
+        let partial = Deleted(DestroyResult {
+            destroyed: vec![7],
+            failed: vec![DestroyFailure {
+                handle: 8,
+                label: "pub".into(),
+                error: ApiError::invalid("read-only"),
+            }],
+        });
+        assert_eq!(
+            text(&partial).0,
+            "deleted 1 object(s)\nnot deleted: pub (8): read-only\n"
+        );
+        assert_eq!(partial.exit_code(), 1);
+    }
+
+    #[test]
+    fn a_written_certificate_or_key_is_a_sorted_document() {
+        let cert = CertificateOutput::Written {
+            kind: "csr",
+            path: "/tmp/req.pem".into(),
+        };
+        assert_eq!(
+            json(&cert).0,
+            "{\n  \"kind\": \"csr\",\n  \"path\": \"/tmp/req.pem\"\n}\n"
+        );
+        assert_eq!(text(&cert).0, "wrote /tmp/req.pem\n");
+
+        let key = PublicKeyOutput::Written {
+            fingerprint: "SHA256:ab".into(),
+            format: PublicKeyFormat::Der,
+            path: "/tmp/k.der".into(),
+        };
+        assert_eq!(
+            json(&key).0,
+            "{\n  \"fingerprint\": \"SHA256:ab\",\n  \"format\": \"der\",\n  \"path\": \"/tmp/k.der\"\n}\n"
+        );
+        assert_eq!(text(&key).0, "wrote /tmp/k.der (SHA256:ab)\n");
+    }
+
+    #[test]
+    fn a_shown_request_is_its_pem_as_text_and_in_a_document() {
+        let pem = "-----BEGIN CERTIFICATE REQUEST-----\nAA==\n-----END CERTIFICATE REQUEST-----\n";
+        let csr = CertificateOutput::Request { pem: pem.into() };
+        assert_eq!(text(&csr).0, pem);
+        assert_eq!(
+            json(&csr).0,
+            format!(
+                "{{\n  \"pem\": {}\n}}\n",
+                serde_json::to_string(pem).unwrap()
+            )
+        );
+    }
+
+    #[test]
+    fn a_binary_public_key_has_no_text_form() {
+        let der = PublicKeyOutput::Shown(ExportedPublicKey {
+            format: PublicKeyFormat::Der,
+            file_name: "k.pub.der".into(),
+            text: None,
+            base64: Some("AA==".into()),
+            fingerprint: "SHA256:ab".into(),
+        });
+        let mut page = Page::default();
+        let e = der.text(&mut page).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(e.message.contains("give --out FILE"));
+        assert!(json(&der).0.contains("\"base64\": \"AA==\""));
+    }
+
+    #[test]
+    fn a_session_key_says_it_ends_with_hsmc_in_text_only() {
+        let key = |token_object| NewKey {
+            key: GeneratedKey {
+                private_handle: 2,
+                public_handle: Some(1),
+                label: "k".into(),
+                id_hex: "0a".into(),
+                algorithm: "EC P-256".into(),
+                public_key: Some(PublicKeyView {
+                    algorithm: "ECDSA P-256".into(),
+                    fingerprint: "SHA256:ab".into(),
+                    pem: String::new(),
+                    raw_len: 65,
+                }),
+                expected_public_key_len: Some(65),
+                elapsed_ms: 3,
+            },
+            token_object,
+        };
+        assert_eq!(
+            text(&key(true)).0,
+            "generated EC P-256 'k' id:0a in 3 ms\npublic key SHA256:ab (65 bytes)\n"
+        );
+        assert!(text(&key(false))
+            .0
+            .ends_with("note: a session object, gone when hsmc exits; add --token to keep it\n"));
+        let (doc, _) = json(&key(false));
+        assert!(doc.starts_with("{\n  \"private_handle\": 2,"), "{doc}");
+        assert!(!doc.contains("token_object"), "{doc}");
+    }
+}

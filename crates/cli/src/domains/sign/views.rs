@@ -112,3 +112,94 @@ impl Render for SignatureCheck {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use console::sign::{FileOutcome, OutputView, SigningKeyView};
+    use console::ApiError;
+    use signing::alg::SigAlg;
+    use signing::verify::ManifestEntry;
+
+    use super::*;
+    use crate::render::testing::{json, text};
+
+    fn report(manifest_error: Option<ApiError>) -> SignReport {
+        SignReport {
+            key: SigningKeyView {
+                handle: 1,
+                label: "rel".into(),
+                id_hex: "0a".into(),
+                algorithm: "Ed25519".into(),
+                scheme: SigAlg::Ed25519,
+                fingerprint: "SHA256:ab".into(),
+                hss_remaining: None,
+                hss_capacity: None,
+                has_certificate: false,
+            },
+            files: vec![FileOutcome {
+                path: "/r/a.bin".into(),
+                name: "a.bin".into(),
+                size: Some(3),
+                sha256: Some("cd".into()),
+                outputs: vec![OutputView {
+                    format: "raw".into(),
+                    path: "/r/a.bin.sig".into(),
+                    verified: true,
+                }],
+                error: None,
+            }],
+            manifest: Vec::new(),
+            manifest_error,
+            stopped: false,
+            cancelled: false,
+            hss_remaining_after: None,
+            signatures_made: 1,
+        }
+    }
+
+    #[test]
+    fn a_failed_manifest_fails_the_batch() {
+        let ok = Signed(report(None));
+        assert_eq!(
+            text(&ok).0,
+            "/r/a.bin  sha256 cd\n    raw     /r/a.bin.sig\n1 signature(s) with rel (Ed25519), each verified in software before it was written\n"
+        );
+        assert_eq!(ok.exit_code(), 0);
+        let failed = Signed(report(Some(ApiError::invalid("SHA256SUMS exists"))));
+        assert!(text(&failed).0.contains("manifest: SHA256SUMS exists\n"));
+        assert_eq!(failed.exit_code(), 1);
+        assert!(json(&failed).0.starts_with("{\n  \"key\": {"));
+    }
+
+    #[test]
+    fn an_invalid_manifest_lists_each_file_and_exits_3() {
+        let v = SignatureCheck(VerifyReport {
+            file: "SHA256SUMS".into(),
+            format: "manifest".into(),
+            valid: false,
+            algorithm: None,
+            key_fingerprint: None,
+            signer: None,
+            signing_time: None,
+            detail: "some files do not match".into(),
+            entries: vec![
+                ManifestEntry {
+                    name: "a".into(),
+                    ok: true,
+                    detail: String::new(),
+                },
+                ManifestEntry {
+                    name: "b".into(),
+                    ok: false,
+                    detail: "changed".into(),
+                },
+            ],
+        });
+        assert_eq!(
+            text(&v).0,
+            "INVALID: SHA256SUMS (manifest)\n  some files do not match\n  ok   a \n  FAIL b changed\n"
+        );
+        assert_eq!(v.exit_code(), 3);
+        assert!(json(&v).0.contains("\"valid\": false"));
+    }
+}
