@@ -1,8 +1,12 @@
-//! The subcommands, one module per domain. Each domain's handlers set up what they need
-//! through [`Ctx`] (partition, login), call one console service and return a view; its
-//! router hands the view to the renderer. A new domain is a folder here (`mod.rs` with its
-//! router and handlers, `args.rs` with its clap arguments, `views.rs` with what it shows)
-//! and one line in [`route`].
+//! The subcommands, one module per domain. A handler sets up what it needs through
+//! [`Ctx`] (partition, login), calls the console's services and returns a view; a router
+//! hands the view to the renderer. Domains whose commands are top-level (`inventory`,
+//! `sign`, `health`) are routed from [`route`]; a subcommand group (`keys`, `audit`) or a
+//! command with modes (`probe`) has its own `run`.
+//!
+//! A new domain is a folder here: `mod.rs` (router and handlers), `args.rs` (its clap
+//! arguments, if any), `views.rs` (what it shows, each a [`crate::render::Render`]), and
+//! one line in [`route`].
 
 pub mod audit;
 pub mod health;

@@ -2,10 +2,10 @@
 
 mod views;
 
-pub use views::{MechanismList, ModuleInfo, SlotList};
-
-use crate::context::Ctx;
 use console::ApiResult;
+
+use self::views::{MechanismList, ModuleInfo, SlotList};
+use crate::context::Ctx;
 
 pub async fn info(ctx: &Ctx<'_>) -> ApiResult<ModuleInfo> {
     let p = ctx.partition().await?;

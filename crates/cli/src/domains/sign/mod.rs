@@ -13,7 +13,7 @@ use console::ApiResult;
 
 use self::args::{SignArgs, VerifyArgs};
 use self::progress::FileBars;
-pub use self::views::{SignatureCheck, Signed};
+use self::views::{SignatureCheck, Signed};
 use crate::context::{Ctx, Login};
 
 pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
