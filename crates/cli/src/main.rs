@@ -1,15 +1,17 @@
 //! `hsmc` — the console's services on the command line. Every subcommand is a thin adapter
 //! over `console::Console`: the same binding, pool, audit trail and formats as the app.
 //!
+//! `args` is the command line, `context` what a command sets up from it, `domains` the
+//! subcommands (handlers returning views), `render` the one place that prints them.
+//!
 //! Exit codes: 0 ok, 1 failure, 2 usage, 3 verification failed, 4 HSM unavailable,
 //! 5 audit unavailable.
 
 mod args;
-mod commands;
-mod output;
+mod context;
+mod domains;
 mod pin;
-mod probecmd;
-mod signcmd;
+mod render;
 
 use std::process::ExitCode;
 
@@ -17,6 +19,7 @@ use clap::Parser;
 
 use args::Cli;
 use console::{ApiError, ErrorCode};
+use render::Renderer;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -36,7 +39,7 @@ fn main() -> ExitCode {
         // Colour codes only for a person at a terminal, not in a pipeline's log.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let json = cli.global.json;
+    let out = Renderer::new(cli.global.json);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,17 +47,17 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            output::error(
-                &ApiError::new(ErrorCode::Internal, format!("cannot start: {e}")),
-                json,
-            );
+            out.error(&ApiError::new(
+                ErrorCode::Internal,
+                format!("cannot start: {e}"),
+            ));
             return ExitCode::from(1);
         }
     };
-    match rt.block_on(commands::run(cli)) {
+    match rt.block_on(domains::run(&cli, out)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            output::error(&e, json);
+            out.error(&e);
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -1092,3 +1092,194 @@ fn kill_9_during_signing_loses_nothing_and_writes_no_half_file() {
         assert!(left.is_empty(), "{left:?}");
     }
 }
+
+/// The built-in partition turned off in the settings: one error, from every command that
+/// opens the console (an offline `verify` too), as text or as one JSON document on stderr;
+/// `--module` is read once, spaces and all.
+#[test]
+fn an_unavailable_builtin_partition_is_one_error_in_text_and_json() {
+    let h = Hsmc::builtin();
+    let settings = h.data.path().join("no-builtin.json");
+    std::fs::write(&settings, r#"{"builtin_enabled": false}"#).unwrap();
+    let settings = settings.to_str().unwrap();
+    let o = h.run(None, &["--json", "--config", settings, "slots"]);
+    assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "HSM_UNAVAILABLE");
+    assert_eq!(
+        err["error"]["message"],
+        "The built-in partition is not available."
+    );
+    assert_eq!(
+        err["error"]["suggestion"],
+        "Build it (make run) or choose a module with --module."
+    );
+    let o = h.run(
+        None,
+        &[
+            "--config",
+            settings,
+            "verify",
+            "a.bin",
+            "--sig",
+            "a.bin.p7s",
+        ],
+    );
+    assert_eq!(code(&o), 4);
+    assert!(o.stdout.is_empty());
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        text.starts_with("error [HSM_UNAVAILABLE]: The built-in partition is not available.\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("  what to do: Build it (make run) or choose a module with --module.\n"),
+        "{text}"
+    );
+    let slots = h.json(None, &["--module", " builtin ", "slots"]);
+    assert_eq!(slots[0]["token"]["label"], console::builtin::TOKEN_LABEL);
+}
+
+/// Views whose text and JSON differ in more than layout: each form checked on its own.
+#[test]
+fn one_view_as_text_and_as_json() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let stdout = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    // info: aligned lines; the JSON document composed of two views has its keys sorted.
+    let o = h.run(None, &["info"]);
+    assert!(
+        stdout(&o).contains("\nfamily        luna\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o)
+        .ends_with("note          software emulator (lunasim) - not for production keys\n"));
+    let o = h.run(None, &["--json", "info"]);
+    assert!(
+        stdout(&o).starts_with("{\n  \"app\": {\n"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A session key: the note that it ends with hsmc is for people only.
+    let o = h.run(pin, &["keys", "gen", "-a", "aes-128", "-l", "session_text"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o)
+        .ends_with("note: a session object, gone when hsmc exits; add --token to keep it\n"));
+    let o = h.run(
+        pin,
+        &[
+            "--json",
+            "keys",
+            "gen",
+            "-a",
+            "aes-128",
+            "-l",
+            "session_json",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["label"], "session_json");
+    assert!(!stdout(&o).contains("note:"));
+
+    // A DER public key has no text form (a usage error, nothing on stdout), but is a
+    // JSON document with its bytes in base64.
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "forms_ec", "--token"],
+    );
+    let der = ["keys", "export-pub", "label:forms_ec", "--format", "der"];
+    let o = h.run(pin, &der);
+    assert_eq!(code(&o), 2);
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("DER and raw keys are binary; give --out FILE."));
+    let v = h.json(pin, &der);
+    assert_eq!(v["format"], "der");
+    assert!(v["base64"].is_string() && v["text"].is_null(), "{v}");
+
+    // A request written to a file: one line of text, or exactly this document.
+    let csr = h.data.path().join("forms.csr");
+    let csr_arg = csr.to_str().unwrap();
+    let cert = [
+        "keys",
+        "cert",
+        "label:forms_ec",
+        "--csr",
+        "--subject",
+        "CN=forms",
+        "--out",
+        csr_arg,
+    ];
+    let o = h.run(pin, &cert);
+    assert_eq!(stdout(&o), format!("wrote {csr_arg}\n"));
+    std::fs::remove_file(&csr).unwrap();
+    let mut json_cert = vec!["--json"];
+    json_cert.extend_from_slice(&cert);
+    let o = h.run(pin, &json_cert);
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{{\n  \"kind\": \"csr\",\n  \"path\": {}\n}}\n",
+            serde_json::to_string(csr_arg).unwrap()
+        )
+    );
+    assert!(std::fs::read_to_string(&csr)
+        .unwrap()
+        .starts_with("-----BEGIN CERTIFICATE REQUEST-----"));
+
+    // The checkpoint key is a PEM in either form; written to a file, it is said on stderr
+    // in text and not at all in JSON.
+    let o = h.run(pin, &["--json", "audit", "public-key"]);
+    assert!(stdout(&o).starts_with("-----BEGIN PUBLIC KEY-----\n"));
+    let pem = h.data.path().join("cp.pem");
+    let pem_arg = pem.to_str().unwrap();
+    let o = h.run(pin, &["audit", "public-key", "--out", pem_arg]);
+    assert_eq!(
+        (stdout(&o), stderr(&o)),
+        (String::new(), format!("wrote {pem_arg}\n"))
+    );
+    let o = h.run(pin, &["--json", "audit", "public-key", "--out", pem_arg]);
+    assert_eq!(code(&o), 0);
+    assert_eq!((stdout(&o), stderr(&o)), (String::new(), String::new()));
+
+    // A statistics sample is one line in either form.
+    let o = h.run(None, &["stats"]);
+    assert_eq!(stdout(&o).lines().count(), 1);
+    assert!(stdout(&o).contains("  sessions "), "{}", stdout(&o));
+    let o = h.run(None, &["--json", "stats"]);
+    assert_eq!(stdout(&o).lines().count(), 1);
+    let _: Value = serde_json::from_str(stdout(&o).trim_end()).unwrap();
+
+    // A warning before a long key generation comes first on stderr, in either form; with
+    // --json the error after it is still one JSON line.
+    let big = [
+        "--json",
+        "keys",
+        "gen",
+        "-a",
+        "hss",
+        "-l",
+        "big",
+        "--hss-lms",
+        "LMS_SHA256_M32_H15",
+        "--hss-lmots",
+        "LMOTS_SHA256_N32_W8",
+    ];
+    let o = h.run(None, &big);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].starts_with("note: Key generation of an H15 tree"),
+        "{err}"
+    );
+    let e: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(e["error"]["code"], "INVALID_INPUT");
+    let o = h.run(None, &big[1..]);
+    assert!(stderr(&o).starts_with("note: Key generation of an H15 tree"));
+    assert!(stderr(&o).contains("error [INVALID_INPUT]: This command needs a PIN."));
+}

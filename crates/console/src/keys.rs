@@ -340,7 +340,7 @@ impl Console {
             (None, Some(b)) => base64_decode(b)?,
             _ => Vec::new(),
         };
-        write_atomic(path, &bytes)?;
+        outfile::write_replace(path, &bytes)?;
         Ok(e)
     }
 }
@@ -387,12 +387,6 @@ pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
     base64::engine::general_purpose::STANDARD
         .decode(s)
         .map_err(|e| ApiError::invalid(format!("not base64: {e}")))
-}
-
-/// Write a file completely or not at all, replacing a regular file of that name
-/// (`outfile::write_replace`; refuses anything that is not a regular file).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> ApiResult<()> {
-    Ok(outfile::write_replace(path, bytes)?)
 }
 
 #[cfg(test)]

@@ -454,7 +454,7 @@ export function install(cfg: MockConfig = {}) {
             ? "The token says one attempt is left before the PIN locks."
             : "The token says wrong PINs were entered; fewer attempts remain.",
           suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
-          pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "pin" },
+          pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
         });
       }
       loggedIn = args.user as UserKind;
@@ -482,20 +482,11 @@ export function install(cfg: MockConfig = {}) {
         attributes: [
           { attribute: "CKA_CLASS", code: 0, status: "value", display: "name", value: `CKO_${k.class}` },
           { attribute: "CKA_LABEL", code: 3, status: "value", display: "text", value: k.label },
-          {
-            attribute: "CKA_SENSITIVE",
-            code: 0x103,
-            status: k.private ? "value" : "absent",
-            display: "bool",
-            value: k.private ? "true" : null,
-          },
-          {
-            attribute: "CKA_PARAMETER_SET",
-            code: 0x61d,
-            status: k.parameter_set ? "value" : "absent",
-            display: "name",
-            value: k.parameter_set,
-          },
+          // Attributes an object lacks are not listed (as the backend does).
+          ...(k.private ? [{ attribute: "CKA_SENSITIVE", code: 0x103, status: "value", display: "bool", value: "true" } as const] : []),
+          ...(k.parameter_set
+            ? [{ attribute: "CKA_PARAMETER_SET", code: 0x61d, status: "value", display: "name", value: k.parameter_set } as const]
+            : []),
         ],
         public_key:
           k.class === "SECRET_KEY"

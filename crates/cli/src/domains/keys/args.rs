@@ -1,0 +1,143 @@
+//! `hsmc keys …` on the command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use console::{ApiError, ApiResult, ErrorCode};
+use hsm::algo::{HssParams, KeySpec, LmotsType, LmsType};
+use hsm::pubkey::PublicKeyFormat;
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// List objects (public ones only unless a PIN is available).
+    Ls,
+    /// Every attribute of one key.
+    Show {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+    },
+    /// Generate a key.
+    Gen(GenArgs),
+    /// Delete a key (with --yes; a pair's public half is deleted with its private key).
+    Rm {
+        key: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Issue a self-signed certificate for a key, or a certificate signing request.
+    Cert(CertArgs),
+    /// Write a key's public half.
+    ExportPub {
+        key: String,
+        #[arg(long, value_enum, default_value = "pem")]
+        format: PubFormat,
+        /// Output file (default: stdout; DER and raw need a file).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519,
+    /// rsa-2048|3072|4096, aes-128|256, generic-secret
+    #[arg(long, short)]
+    pub algorithm: String,
+    #[arg(long, short)]
+    pub label: String,
+    /// Token object (persistent); otherwise a session object that ends with hsmc.
+    #[arg(long)]
+    pub token: bool,
+    /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5
+    #[arg(long, value_delimiter = ',')]
+    pub hss_lms: Vec<String>,
+    /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
+    #[arg(long, value_delimiter = ',')]
+    pub hss_lmots: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CertArgs {
+    /// label:NAME, id:HEX or handle:N
+    pub key: String,
+    /// Issue a self-signed certificate (kept on the token next to the key unless --no-store).
+    #[arg(long, conflicts_with = "csr", required_unless_present = "csr")]
+    pub self_signed: bool,
+    /// Create a PKCS#10 certificate signing request instead.
+    #[arg(long)]
+    pub csr: bool,
+    /// Distinguished name, e.g. "CN=Release signing,O=Example".
+    #[arg(long)]
+    pub subject: String,
+    /// Validity of a self-signed certificate, days.
+    #[arg(long, default_value_t = 1095)]
+    pub days: u32,
+    /// Do not keep the certificate on the token.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Write the PEM here (default: stdout).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PubFormat {
+    Pem,
+    Der,
+    Raw,
+}
+
+impl From<PubFormat> for PublicKeyFormat {
+    fn from(f: PubFormat) -> Self {
+        match f {
+            PubFormat::Pem => PublicKeyFormat::Pem,
+            PubFormat::Der => PublicKeyFormat::Der,
+            PubFormat::Raw => PublicKeyFormat::Raw,
+        }
+    }
+}
+
+/// The key `keys gen` asks for, and a warning worth showing before it is generated (a
+/// large HSS tree takes long).
+pub struct KeyRequest {
+    pub spec: KeySpec,
+    pub warning: Option<String>,
+}
+
+impl GenArgs {
+    pub fn key_request(&self) -> ApiResult<KeyRequest> {
+        if self.algorithm.eq_ignore_ascii_case("hss") {
+            return self.hss_request();
+        }
+        let spec = KeySpec::parse(&self.algorithm).ok_or_else(|| {
+            ApiError::new(ErrorCode::InvalidAlgorithm, format!("Unknown algorithm '{}'.", self.algorithm))
+                .suggest("Use ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519, rsa-2048|3072|4096, aes-128|256 or generic-secret.")
+        })?;
+        Ok(KeyRequest {
+            spec,
+            warning: None,
+        })
+    }
+
+    fn hss_request(&self) -> ApiResult<KeyRequest> {
+        if self.hss_lms.is_empty() || self.hss_lms.len() != self.hss_lmots.len() {
+            return Err(ApiError::invalid(
+                "HSS needs one --hss-lms and one --hss-lmots entry per level (comma-separated).",
+            ));
+        }
+        let mut levels = Vec::new();
+        for (l, o) in self.hss_lms.iter().zip(&self.hss_lmots) {
+            let l = LmsType::parse(l)
+                .ok_or_else(|| ApiError::invalid(format!("unknown LMS type {l}")))?;
+            let o = LmotsType::parse(o)
+                .ok_or_else(|| ApiError::invalid(format!("unknown LM-OTS type {o}")))?;
+            levels.push((l, o));
+        }
+        let params = HssParams::new(levels).map_err(ApiError::invalid)?;
+        Ok(KeyRequest {
+            warning: params.keygen_warning(),
+            spec: KeySpec::Hss { params },
+        })
+    }
+}

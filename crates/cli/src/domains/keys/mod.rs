@@ -1,0 +1,143 @@
+//! `hsmc keys …`: list, show, generate, delete, certify and export keys.
+
+pub mod args;
+mod views;
+
+use std::path::Path;
+
+use console::views::GenerateRequest;
+use console::{ApiError, ApiResult, Partition};
+
+use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat};
+use self::views::{CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput};
+use crate::context::{Ctx, Login};
+
+pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
+    let p = ctx.partition().await?;
+    let out = ctx.out;
+    match cmd {
+        KeysCommand::Ls => out.show(&list(ctx, &p).await?),
+        KeysCommand::Show { key } => out.show(&show(ctx, &p, key).await?),
+        KeysCommand::Gen(a) => out.show(&generate(ctx, &p, a).await?),
+        KeysCommand::Rm { key, yes } => out.show(&remove(ctx, &p, key, *yes).await?),
+        KeysCommand::Cert(a) => out.show(&certificate(ctx, &p, a).await?),
+        KeysCommand::ExportPub {
+            key,
+            format,
+            out: path,
+        } => out.show(&export_public(ctx, &p, key, *format, path.as_deref()).await?),
+    }
+}
+
+async fn list(ctx: &Ctx<'_>, p: &Partition) -> ApiResult<KeyList> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    Ok(KeyList(ctx.console().list_keys(&p.id).await?))
+}
+
+async fn show(ctx: &Ctx<'_>, p: &Partition, key: &str) -> ApiResult<KeyAttributes> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    Ok(KeyAttributes(c.key_details(&p.id, s.handle).await?))
+}
+
+async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey> {
+    let req = a.key_request()?;
+    if let Some(w) = &req.warning {
+        ctx.out.note(format!("note: {w}"));
+    }
+    ctx.login(p, Login::Required).await?;
+    let key = ctx
+        .console()
+        .generate_key(
+            &p.id,
+            GenerateRequest {
+                spec: req.spec,
+                label: a.label.clone(),
+                token: a.token,
+            },
+        )
+        .await?;
+    Ok(NewKey {
+        key,
+        token_object: a.token,
+    })
+}
+
+/// Delete a key; a private key's public half (same ID) goes with it.
+async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult<Deleted> {
+    if !yes {
+        return Err(ApiError::invalid(format!(
+            "Deleting {key} cannot be undone; add --yes to confirm."
+        )));
+    }
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    let mut handles = vec![s.handle];
+    let mut labels = vec![s.label.clone()];
+    if s.class == "PRIVATE_KEY" && !s.id_hex.is_empty() {
+        for o in c.list_keys(&p.id).await? {
+            if o.class == "PUBLIC_KEY" && o.id_hex == s.id_hex {
+                handles.push(o.handle);
+                labels.push(o.label.clone());
+            }
+        }
+    }
+    let confirm = console::keys::expected_confirmation(&labels);
+    Ok(Deleted(c.destroy_keys(&p.id, &handles, &confirm).await?))
+}
+
+/// Issue a self-signed certificate (or a signing request), kept in a file with `--out`.
+async fn certificate(ctx: &Ctx<'_>, p: &Partition, a: &CertArgs) -> ApiResult<CertificateOutput> {
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let k = c.find_key(&p.id, &a.key).await?;
+    let (pem, issued) = if a.csr {
+        (
+            c.certificate_request(&p.id, k.handle, &a.subject).await?,
+            None,
+        )
+    } else {
+        let v = c
+            .issue_certificate(&p.id, k.handle, &a.subject, a.days, !a.no_store)
+            .await?;
+        (v.pem.clone(), Some(v))
+    };
+    Ok(match (&a.out, issued) {
+        (Some(path), _) => {
+            outfile::write_replace(path, pem.as_bytes()).map_err(ApiError::from)?;
+            CertificateOutput::Written {
+                kind: if a.csr { "csr" } else { "certificate" },
+                path: path.clone(),
+            }
+        }
+        (None, Some(v)) => CertificateOutput::Issued(v),
+        (None, None) => CertificateOutput::Request { pem },
+    })
+}
+
+async fn export_public(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    format: PubFormat,
+    out: Option<&Path>,
+) -> ApiResult<PublicKeyOutput> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    Ok(match out {
+        Some(path) => {
+            let e = c
+                .save_public_key(&p.id, s.handle, format.into(), path)
+                .await?;
+            PublicKeyOutput::Written {
+                fingerprint: e.fingerprint,
+                format: e.format,
+                path: path.to_path_buf(),
+            }
+        }
+        None => PublicKeyOutput::Shown(c.export_public_key(&p.id, s.handle, format.into()).await?),
+    })
+}

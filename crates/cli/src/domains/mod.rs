@@ -1,0 +1,55 @@
+//! The subcommands, one module per domain. A handler sets up what it needs through
+//! [`Ctx`] (partition, login), calls the console's services and returns a view; a router
+//! hands the view to the renderer. Domains whose commands are top-level (`inventory`,
+//! `sign`, `health`) are routed from [`route`]; a subcommand group (`keys`, `audit`) or a
+//! command with modes (`probe`) has its own `run`.
+//!
+//! A new domain is a folder here: `mod.rs` (router and handlers), `args.rs` (its clap
+//! arguments, if any), `views.rs` (what it shows, each a [`crate::render::Render`]), and
+//! one line in [`route`].
+
+pub mod audit;
+pub mod health;
+pub mod inventory;
+pub mod keys;
+pub mod probe;
+pub mod shell;
+pub mod sign;
+
+use console::ApiResult;
+
+use crate::args::{Cli, Command, HsmCommand, ShellCommand};
+use crate::context::Ctx;
+use crate::render::Renderer;
+
+/// Run one command; the exit code on success (3 for a failed verification, …).
+pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
+    match &cli.command {
+        Command::Shell(ShellCommand::Completions { shell }) => {
+            out.show(&shell::completions(*shell)?)
+        }
+        Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
+        Command::Hsm(command) => {
+            let ctx = Ctx::open(&cli.global, out).await?;
+            let r = route(&ctx, command).await;
+            ctx.close().await;
+            r
+        }
+    }
+}
+
+async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
+    let out = ctx.out;
+    match command {
+        HsmCommand::Info => out.show(&inventory::info(ctx).await?),
+        HsmCommand::Slots => out.show(&inventory::slots(ctx).await?),
+        HsmCommand::Mechanisms => out.show(&inventory::mechanisms(ctx).await?),
+        HsmCommand::Keys(k) => keys::run(ctx, k).await,
+        HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
+        HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
+        HsmCommand::Hss => out.show(&health::hss(ctx).await?),
+        HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
+        HsmCommand::Probe(a) => probe::run(ctx, a).await,
+        HsmCommand::Audit(a) => audit::run(ctx, a).await,
+    }
+}

@@ -1,0 +1,123 @@
+//! What `hsmc probe` shows.
+
+use bench::probe::CapacityPlan;
+use console::probes::{ProbeChoice, ProbeReport};
+use console::ApiResult;
+use serde::Serialize;
+
+use crate::render::{Page, Render};
+
+/// `probe --list`: what the partition offers.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct ProbeCatalog(pub Vec<ProbeChoice>);
+
+impl Render for ProbeCatalog {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let rows: Vec<Vec<String>> = self
+            .0
+            .iter()
+            .map(|x| {
+                vec![
+                    x.name.clone(),
+                    x.mechanism.clone(),
+                    if x.offered {
+                        "yes".into()
+                    } else {
+                        "not offered".into()
+                    },
+                ]
+            })
+            .collect();
+        page.table(&["PROBE", "MECHANISM", "OFFERED"], &rows);
+        Ok(())
+    }
+}
+
+/// One probe's report and, with `--capacity-target`, the plan (exit 1 if calls failed).
+#[derive(Debug, Serialize)]
+pub struct ProbeOutcome {
+    pub report: ProbeReport,
+    pub capacity: Option<CapacityPlan>,
+}
+
+impl Render for ProbeOutcome {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.report;
+        writeln!(
+            page,
+            "{} on {} ({}, firmware {}), {} payload bytes, probe overhead {:.0} ns/call",
+            r.op_name, r.partition_id, r.mechanism, r.firmware, r.payload_bytes, r.overhead_ns
+        );
+        let rows: Vec<Vec<String>> = r
+            .runs
+            .iter()
+            .map(|x| {
+                let l = &x.latency;
+                vec![
+                    x.workers.to_string(),
+                    x.calls.to_string(),
+                    x.errors.to_string(),
+                    format!("{:.1}", x.throughput_per_s),
+                    x.first_call_us
+                        .map(|v| format!("{v:.0}"))
+                        .unwrap_or_default(),
+                    format!("{:.0}", l.mean_us),
+                    format!("{:.0}", l.p50_us),
+                    format!("{:.0}", l.p95_us),
+                    format!("{:.0}", l.p99_us),
+                    format!("{:.0}", l.p999_us),
+                    format!("{:.0}", l.max_us),
+                ]
+            })
+            .collect();
+        page.table(
+            &[
+                "WORKERS",
+                "CALLS",
+                "ERRORS",
+                "OPS/S",
+                "FIRST µs",
+                "MEAN µs",
+                "P50",
+                "P95",
+                "P99",
+                "P99.9",
+                "MAX",
+            ],
+            &rows,
+        );
+        for s in &r.sweep {
+            if s.workers > 1 {
+                writeln!(
+                    page,
+                    "  {} workers: efficiency {:.0} %",
+                    s.workers,
+                    100.0 * s.efficiency
+                );
+            }
+        }
+        if let Some(v) = &r.verdict {
+            writeln!(page, "{v}");
+        }
+        if let Some(e) = r.runs.iter().find_map(|x| x.first_error.clone()) {
+            writeln!(page, "first error: {e}");
+        }
+        if let Some(p) = &self.capacity {
+            writeln!(page, "capacity: {}", p.explanation);
+        }
+        Ok(())
+    }
+
+    fn json(&self, page: &mut Page) {
+        page.sorted_document(self);
+    }
+
+    fn exit_code(&self) -> u8 {
+        if self.report.runs.iter().any(|x| x.errors > 0) {
+            1
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `hsmc sign` and `hsmc verify`: the console's signing service with progress bars on a
+//! terminal, and its offline verifier.
+
+pub mod args;
+mod progress;
+mod views;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use console::sign::{OnError, SignRequest};
+use console::ApiResult;
+
+use self::args::{SignArgs, VerifyArgs};
+use self::progress::FileBars;
+use self::views::{SignatureCheck, Signed};
+use crate::context::{Ctx, Login};
+
+pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
+    let p = ctx.partition_logged_in(Login::Required).await?;
+    let req = SignRequest {
+        key: a.key.clone(),
+        files: a.files.iter().map(|f| f.display().to_string()).collect(),
+        formats: a.format.iter().map(|f| (*f).into()).collect(),
+        manifest: a.manifest,
+        out_dir: a.out.as_ref().map(|d| d.display().to_string()),
+        context: a.context.clone(),
+        on_error: if a.continue_on_error {
+            OnError::Continue
+        } else {
+            OnError::Stop
+        },
+        confirm_hss: a.yes_hss,
+    };
+    let bars = FileBars::new(&a.files, ctx.out.draws_progress());
+    let report = ctx
+        .console()
+        .sign_files(
+            &p.id,
+            req,
+            bars.callback(),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await?;
+    bars.clear();
+    Ok(Signed(report))
+}
+
+pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> {
+    let pubkey = a.public_key.as_ref().map(|p| p.display().to_string());
+    let report = ctx
+        .console()
+        .verify_signature(
+            &a.file.display().to_string(),
+            &a.sig.display().to_string(),
+            pubkey.as_deref(),
+            a.context.as_deref(),
+        )
+        .await?;
+    Ok(SignatureCheck(report))
+}

@@ -1,0 +1,205 @@
+//! What `sign` and `verify` show.
+
+use console::sign::SignReport;
+use console::ApiResult;
+use serde::Serialize;
+use signing::verify::VerifyReport;
+
+use crate::render::{Page, Render};
+
+/// `sign`: each file's outputs or why it was not signed (exit 1 if any was not).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Signed(pub SignReport);
+
+impl Render for Signed {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        for f in &r.files {
+            match &f.error {
+                None => {
+                    writeln!(
+                        page,
+                        "{}  sha256 {}",
+                        f.path,
+                        f.sha256.clone().unwrap_or_default()
+                    );
+                    for o in &f.outputs {
+                        writeln!(page, "    {:<7} {}", o.format, o.path);
+                    }
+                }
+                Some(e) => writeln!(page, "{}  NOT SIGNED: {}", f.path, e.message),
+            }
+        }
+        for o in &r.manifest {
+            writeln!(page, "{:<22} {}", o.format, o.path);
+        }
+        if let Some(e) = &r.manifest_error {
+            writeln!(page, "manifest: {}", e.message);
+        }
+        writeln!(
+            page,
+            "{} signature(s) with {} ({}), each verified in software before it was written",
+            r.signatures_made, r.key.label, r.key.algorithm
+        );
+        if let Some(left) = r.hss_remaining_after {
+            writeln!(page, "HSS signatures left on this key: {left}");
+        }
+        if r.stopped {
+            writeln!(
+                page,
+                "stopped at the first failure (use --continue-on-error to go on)"
+            );
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        let r = &self.0;
+        if r.files.iter().any(|f| f.error.is_some()) || r.manifest_error.is_some() {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// `verify`: the verdict and what it rests on (exit 3 if the signature does not hold).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct SignatureCheck(pub VerifyReport);
+
+impl Render for SignatureCheck {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        writeln!(
+            page,
+            "{}: {} ({})",
+            if r.valid { "VALID" } else { "INVALID" },
+            r.file,
+            r.format
+        );
+        if let Some(alg) = &r.algorithm {
+            writeln!(page, "  algorithm   {alg}");
+        }
+        if let Some(s) = &r.signer {
+            writeln!(page, "  signer      {s}");
+        }
+        if let Some(f) = &r.key_fingerprint {
+            writeln!(page, "  key         {f}");
+        }
+        if let Some(t) = &r.signing_time {
+            writeln!(page, "  signed at   {t}");
+        }
+        writeln!(page, "  {}", r.detail);
+        for e in &r.entries {
+            writeln!(
+                page,
+                "  {} {} {}",
+                if e.ok { "ok  " } else { "FAIL" },
+                e.name,
+                if e.ok { "" } else { &e.detail }
+            );
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        if self.0.valid {
+            0
+        } else {
+            3
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use console::sign::{FileOutcome, OutputView, SigningKeyView};
+    use console::ApiError;
+    use signing::alg::SigAlg;
+    use signing::verify::ManifestEntry;
+
+    use super::*;
+    use crate::render::testing::{json, text};
+
+    fn report(manifest_error: Option<ApiError>) -> SignReport {
+        SignReport {
+            key: SigningKeyView {
+                handle: 1,
+                label: "rel".into(),
+                id_hex: "0a".into(),
+                algorithm: "Ed25519".into(),
+                scheme: SigAlg::Ed25519,
+                fingerprint: "SHA256:ab".into(),
+                hss_remaining: None,
+                hss_capacity: None,
+                has_certificate: false,
+            },
+            files: vec![FileOutcome {
+                path: "/r/a.bin".into(),
+                name: "a.bin".into(),
+                size: Some(3),
+                sha256: Some("cd".into()),
+                outputs: vec![OutputView {
+                    format: console::sign::OutputKind::Raw,
+                    path: "/r/a.bin.sig".into(),
+                    verified: true,
+                }],
+                error: None,
+            }],
+            manifest: Vec::new(),
+            manifest_error,
+            stopped: false,
+            cancelled: false,
+            hss_remaining_after: None,
+            signatures_made: 1,
+        }
+    }
+
+    #[test]
+    fn a_failed_manifest_fails_the_batch() {
+        let ok = Signed(report(None));
+        assert_eq!(
+            text(&ok).0,
+            "/r/a.bin  sha256 cd\n    raw     /r/a.bin.sig\n1 signature(s) with rel (Ed25519), each verified in software before it was written\n"
+        );
+        assert_eq!(ok.exit_code(), 0);
+        let failed = Signed(report(Some(ApiError::invalid("SHA256SUMS exists"))));
+        assert!(text(&failed).0.contains("manifest: SHA256SUMS exists\n"));
+        assert_eq!(failed.exit_code(), 1);
+        assert!(json(&failed).0.starts_with("{\n  \"key\": {"));
+    }
+
+    #[test]
+    fn an_invalid_manifest_lists_each_file_and_exits_3() {
+        let v = SignatureCheck(VerifyReport {
+            file: "SHA256SUMS".into(),
+            format: signing::verify::SignatureFormat::Manifest,
+            valid: false,
+            algorithm: None,
+            key_fingerprint: None,
+            signer: None,
+            signing_time: None,
+            detail: "some files do not match".into(),
+            entries: vec![
+                ManifestEntry {
+                    name: "a".into(),
+                    ok: true,
+                    detail: String::new(),
+                },
+                ManifestEntry {
+                    name: "b".into(),
+                    ok: false,
+                    detail: "changed".into(),
+                },
+            ],
+        });
+        assert_eq!(
+            text(&v).0,
+            "INVALID: SHA256SUMS (manifest)\n  some files do not match\n  ok   a \n  FAIL b changed\n"
+        );
+        assert_eq!(v.exit_code(), 3);
+        assert!(json(&v).0.contains("\"valid\": false"));
+    }
+}
