@@ -1,6 +1,7 @@
 //! Controlling the simulator from tests, without rebuilding: JSON commands through the
-//! `LUNASIM_Control` entry point (same process) or appended as lines to the control file
-//! named in the configuration (any process — e.g. a WebDriver test driving the desktop app).
+//! `LUNASIM_Control` entry point (same process; `intercept::control`) or appended as lines
+//! to the control file named in the configuration (any process — e.g. a WebDriver test
+//! driving the desktop app), which every exported call polls.
 //!
 //! Commands (`op`):
 //! - `fail`: `{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_ERROR","count":2}` — the next
@@ -26,7 +27,9 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::sim::{self, knobs, stats, Fault};
+use crate::knobs::{knobs, Fault};
+use crate::sim;
+use crate::stats::stats;
 
 struct FileState {
     path: Option<PathBuf>,
@@ -212,43 +215,4 @@ pub fn execute(cmd: &str) -> Result<String, String> {
         other => return Err(format!("unknown op {other}")),
     }
     Ok(json!({"ok": true}).to_string())
-}
-
-/// `LUNASIM_Control(command, length, answer, answer_length)`: one call, the answer
-/// truncated to the buffer, its full length returned.
-#[no_mangle]
-pub extern "C" fn LUNASIM_Control(
-    cmd: *const CK_BYTE,
-    len: CK_ULONG,
-    out: *mut CK_BYTE,
-    out_len: *mut CK_ULONG,
-) -> CK_RV {
-    sim::call_uninit("LUNASIM_Control", || {
-        // SAFETY: cmd has `len` readable bytes per this function's contract.
-        let cmd = unsafe { crate::raw::bytes(cmd, len) };
-        let answer = match execute(&String::from_utf8_lossy(cmd)) {
-            Ok(a) => a,
-            Err(e) => {
-                eprintln!("lunasim: control: {e}");
-                return CKR_ARGUMENTS_BAD;
-            }
-        };
-        if out_len.is_null() {
-            return CKR_OK;
-        }
-        // SAFETY: out_len is non-null; out has *out_len bytes when non-null.
-        unsafe {
-            let room = *out_len as usize;
-            *out_len = answer.len() as CK_ULONG;
-            if out.is_null() {
-                return CKR_OK;
-            }
-            let n = room.min(answer.len());
-            std::ptr::copy_nonoverlapping(answer.as_ptr(), out, n);
-            if n < answer.len() {
-                return CKR_BUFFER_TOO_SMALL;
-            }
-        }
-        CKR_OK
-    })
 }

@@ -6,13 +6,13 @@
 
 use cryptoki_sys::*;
 
-use crate::sim;
+use crate::entry;
 
 macro_rules! forward {
     ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
         $(
             pub extern "C" fn $name($($arg: $ty),*) -> CK_RV {
-                sim::call(stringify!($name), |s| match s.f().$name {
+                entry::call(stringify!($name), |s| match s.f().$name {
                     // SAFETY: the arguments are passed through unchanged; our caller is held
                     // to the same PKCS#11 contract for them as the inner module expects.
                     Some(f) => unsafe { f($($arg),*) },

@@ -1,15 +1,12 @@
-//! HSS/LMS (RFC 8554, SP 800-208) with `hbs-lms`: key generation from the private template,
-//! stateful signing that persists the advanced key before the signature leaves, and
-//! verification. SHA-256/M32 LMS types H5–H20 with LM-OTS W1–W8, as Luna supports them;
-//! H25 is refused as Luna refuses it.
-
-use std::path::Path;
+//! HSS/LMS (RFC 8554, SP 800-208) with `hbs-lms`, over bytes: parameters and Luna's
+//! checks of them, key generation, signing that hands the advanced state to a callback
+//! before the signature leaves (the key object persists it there), and verification.
+//! SHA-256/M32 LMS types H5–H20 with LM-OTS W1–W8, as Luna supports them; H25 is refused
+//! as Luna refuses it.
 
 use cryptoki_sys::*;
 use hbs_lms::{HssParameter, LmotsAlgorithm, LmsAlgorithm, Seed, Sha256_256};
 use zeroize::Zeroizing;
-
-use crate::objects::HssKey;
 
 /// Luna's single-part `CKM_HSS` limit; larger messages go through `C_SignUpdate`.
 pub const MAX_SINGLE_PART: usize = 48_108;
@@ -104,7 +101,7 @@ pub fn keygen(levels: &[(u32, u32)], seed_bytes: &[u8]) -> Result<NewKey, CK_RV>
     }
     seed.as_mut_slice().copy_from_slice(seed_bytes);
     let params = parameters(levels);
-    crate::sim::with_big_stack(move || {
+    with_big_stack(move || {
         let mut aux = vec![0u8; AUX_LEN];
         let (sk, vk) = hbs_lms::keygen::<Sha256_256>(&params, &seed, Some(&mut &mut aux[..]))
             .map_err(|_| CKR_FUNCTION_FAILED)?;
@@ -116,56 +113,41 @@ pub fn keygen(levels: &[(u32, u32)], seed_bytes: &[u8]) -> Result<NewKey, CK_RV>
     })
 }
 
-/// Sign with the key's next one-time key. The advanced private state is written to disk
-/// (token keys) inside hbs-lms's update callback, which runs before the signature is
-/// returned; if that write fails, no signature is produced.
-pub fn sign(key: &mut HssKey, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
-    crate::sim::with_big_stack(move || sign_here(key, store, message))
-}
-
-fn sign_here(key: &mut HssKey, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
-    let Some(state) = key.private_state.clone() else {
-        return Err(CKR_KEY_HANDLE_INVALID);
+/// One signature with the next one-time key of `state`. hbs-lms hands `update` the
+/// advanced state before it returns the signature, and returns none when `update` fails.
+/// `aux` holds the cached top-tree nodes (empty: none). Run it on [`with_big_stack`].
+pub fn sign(
+    message: &[u8],
+    state: &[u8],
+    update: &mut dyn FnMut(&[u8]) -> Result<(), ()>,
+    aux: &mut [u8],
+) -> Option<Vec<u8>> {
+    let aux_arg = if aux.is_empty() {
+        None
+    } else {
+        Some(&mut &mut aux[..])
     };
-    if key.remaining() == 0 {
-        return Err(CKR_KEY_EXHAUSTED);
-    }
-    let mut persist_error = false;
-    let mut aux = std::mem::take(&mut key.aux);
-    let result = {
-        let mut update = |new_state: &[u8]| -> Result<(), ()> {
-            key.private_state = Some(Zeroizing::new(new_state.to_vec()));
-            if key.persist(store).is_err() {
-                persist_error = true;
-                return Err(());
-            }
-            Ok(())
-        };
-        let aux_arg = if aux.is_empty() {
-            None
-        } else {
-            Some(&mut &mut aux[..])
-        };
-        hbs_lms::sign::<Sha256_256>(message, &state, &mut update, aux_arg)
-    };
-    key.aux = aux;
-    match result {
-        Ok(sig) => Ok(sig.as_ref().to_vec()),
-        // The write failed, so hbs-lms released no signature. Disk holds the old state or
-        // the new one (rename is atomic), memory holds the new one: either way no one-time
-        // key has signed anything that left, so nothing can be reused harmfully.
-        Err(_) if persist_error => Err(CKR_DEVICE_ERROR),
-        Err(_) => Err(if key.remaining() == 0 {
-            CKR_KEY_EXHAUSTED
-        } else {
-            CKR_FUNCTION_FAILED
-        }),
-    }
+    hbs_lms::sign::<Sha256_256>(message, state, update, aux_arg)
+        .ok()
+        .map(|sig| sig.as_ref().to_vec())
 }
 
 pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    crate::sim::with_big_stack(|| {
-        hbs_lms::verify::<Sha256_256>(message, signature, public_key).is_ok()
+    with_big_stack(|| hbs_lms::verify::<Sha256_256>(message, signature, public_key).is_ok())
+}
+
+/// Run `f` on a thread with a large stack and wait for it. hbs-lms keeps its working
+/// arrays (sized for 8 levels of H25 trees) on the stack — more than a caller's thread may
+/// have; lunasim runs on its callers' threads.
+pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("lunasim-hss".into())
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, f)
+            .expect("spawn HSS worker")
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
 }
 

@@ -15,12 +15,15 @@
 
 pub mod config;
 pub mod control;
+pub mod entry;
 pub mod forward;
 pub mod hss;
 pub mod intercept;
+pub mod knobs;
 pub mod luna;
 pub mod objects;
 pub mod raw;
 pub mod sim;
+pub mod stats;
 pub mod tables;
 pub mod templates;

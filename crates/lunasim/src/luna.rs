@@ -14,31 +14,16 @@ use cryptoki_sys::*;
 use p11::names::luna as codes;
 use p11::vendor::{stats_id, CK_UTILIZATION_COUNTER, HSM_STATS_PARAMS};
 
+use crate::entry;
 use crate::raw;
-use crate::sim::{self, stats, Sim};
+use crate::sim::Sim;
+use crate::stats::stats;
 
 /// `LUNA_CF_*` status flags (Luna SDK `sfnt_extensions.h`).
 pub const LUNA_CF_CONTAINER_ENABLED: u64 = 0x0100_0000;
 pub const LUNA_CF_PARTITION_INITIALIZED: u64 = 0x0000_0400;
 pub const LUNA_CF_USER_PIN_LOCKED: u64 = 0x0004_0000;
 pub const LUNA_CF_SO_PIN_LOCKED: u64 = 0x0001_0000;
-
-/// Keep the simulated HSM's boot time across client restarts (an HSM does not reboot
-/// when a client reconnects).
-pub fn load_boot_time(store: &Path) {
-    let path = store.join("hsm.json");
-    let existing = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("boot_time").and_then(|b| b.as_u64()));
-    match existing {
-        Some(t) => stats().boot_time_unix.store(t, Ordering::Relaxed),
-        None => {
-            let t = stats().boot_time_unix.load(Ordering::Relaxed);
-            let _ = std::fs::write(&path, serde_json::json!({ "boot_time": t }).to_string());
-        }
-    }
-}
 
 fn slot_ok(s: &Sim, slot: CK_SLOT_ID) -> Result<(), CK_RV> {
     match s.inner.slots(false) {
@@ -59,7 +44,7 @@ pub extern "C" fn CA_GetFirmwareVersion(
     b: *mut CK_ULONG,
     c: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_GetFirmwareVersion", |s| {
+    entry::call("CA_GetFirmwareVersion", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             let (x, y, z) = s.config.firmware();
@@ -94,7 +79,7 @@ pub extern "C" fn CA_GetHSMStats(
     ids: *mut CK_ULONG,
     out: *mut HSM_STATS_PARAMS,
 ) -> CK_RV {
-    sim::call("CA_GetHSMStats", |s| {
+    entry::call("CA_GetHSMStats", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             if count == 0 {
@@ -141,14 +126,14 @@ fn session_slot(s: &Sim, h: CK_SESSION_HANDLE) -> Result<CK_SLOT_ID, CK_RV> {
 
 #[no_mangle]
 pub extern "C" fn CA_ReadUtilizationMetrics(h: CK_SESSION_HANDLE) -> CK_RV {
-    sim::call("CA_ReadUtilizationMetrics", |s| {
+    entry::call("CA_ReadUtilizationMetrics", |s| {
         rv(session_slot(s, h).map(|_| snapshot(false)))
     })
 }
 
 #[no_mangle]
 pub extern "C" fn CA_ReadAndResetUtilizationMetrics(h: CK_SESSION_HANDLE) -> CK_RV {
-    sim::call("CA_ReadAndResetUtilizationMetrics", |s| {
+    entry::call("CA_ReadAndResetUtilizationMetrics", |s| {
         rv(session_slot(s, h).map(|_| snapshot(true)))
     })
 }
@@ -159,7 +144,7 @@ pub extern "C" fn CA_ReadAllUtilizationCounters(
     buf: *mut CK_UTILIZATION_COUNTER,
     len: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_ReadAllUtilizationCounters", |s| {
+    entry::call("CA_ReadAllUtilizationCounters", |s| {
         rv((|| {
             let slot = session_slot(s, h)?;
             let Some(snap) = *stats().utilization_snapshot.lock() else {
@@ -256,7 +241,7 @@ pub extern "C" fn CA_GetHSMStorageInformation(
     used: *mut CK_ULONG,
     free: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_GetHSMStorageInformation", |s| {
+    entry::call("CA_GetHSMStorageInformation", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             let t = capacity(s);
@@ -302,7 +287,7 @@ pub extern "C" fn CA_GetTokenStorageInformation(
     free: *mut CK_ULONG,
     objects: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_GetTokenStorageInformation", |s| {
+    entry::call("CA_GetTokenStorageInformation", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             let t = capacity(s) / 2;
@@ -410,7 +395,7 @@ macro_rules! id_value_fn {
             vals: *mut CK_ULONG,
             vallen: *mut CK_ULONG,
         ) -> CK_RV {
-            sim::call(stringify!($name), |s| {
+            entry::call(stringify!($name), |s| {
                 rv(slot_ok(s, slot).and_then(|_| id_value_set($list, ids, idlen, vals, vallen)))
             })
         }
@@ -435,7 +420,7 @@ pub extern "C" fn CA_GetConfigurationElementDescription(
     desc: *mut CK_CHAR,
     desclen: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_GetConfigurationElementDescription", |s| {
+    entry::call("CA_GetConfigurationElementDescription", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             let list = if is_container != 0 {
@@ -468,7 +453,7 @@ pub extern "C" fn CA_GetTokenStatus(
     sessions: *mut CK_ULONG,
     rw: *mut CK_ULONG,
 ) -> CK_RV {
-    sim::call("CA_GetTokenStatus", |s| {
+    entry::call("CA_GetTokenStatus", |s| {
         rv((|| {
             slot_ok(s, slot)?;
             let ti = s

@@ -13,6 +13,8 @@ use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+use crate::hss;
+
 /// Handles lunasim hands out: 0x4C53_0000 ("LS") and up. Kryoptic and SoftHSM2 number
 /// their objects from small integers.
 pub const HANDLE_BASE: CK_OBJECT_HANDLE = 0x4C53_0000;
@@ -71,7 +73,7 @@ impl HssKey {
         let bits: u32 = self
             .levels
             .iter()
-            .map(|(l, _)| crate::hss::height(*l).unwrap_or(0))
+            .map(|(l, _)| hss::height(*l).unwrap_or(0))
             .sum();
         1u128.checked_shl(bits).unwrap_or(u128::MAX)
     }
@@ -103,7 +105,7 @@ impl HssKey {
         let kf = serde_json::from_slice::<KeyFile>(text).ok()?;
         let lms: Vec<u64> = kf.levels.iter().map(|l| l.0 as u64).collect();
         let ots: Vec<u64> = kf.levels.iter().map(|l| l.1 as u64).collect();
-        crate::hss::validate(kf.levels.len() as u64, &lms, &ots).ok()?;
+        hss::validate(kf.levels.len() as u64, &lms, &ots).ok()?;
         let private_state = match kf.private_state {
             Some(s) => Some(Zeroizing::new(hex::decode(s).ok()?)),
             None => None,
@@ -122,6 +124,48 @@ impl HssKey {
             aux: kf.aux.and_then(|a| hex::decode(a).ok()).unwrap_or_default(),
             handle,
         })
+    }
+
+    /// Sign with the key's next one-time key. The advanced private state is written to
+    /// disk (token keys) inside hbs-lms's update callback, which runs before the signature
+    /// is returned; if that write fails, no signature is produced.
+    pub fn sign(&mut self, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
+        hss::with_big_stack(move || self.sign_here(store, message))
+    }
+
+    fn sign_here(&mut self, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
+        let Some(state) = self.private_state.clone() else {
+            return Err(CKR_KEY_HANDLE_INVALID);
+        };
+        if self.remaining() == 0 {
+            return Err(CKR_KEY_EXHAUSTED);
+        }
+        let mut persist_error = false;
+        let mut aux = std::mem::take(&mut self.aux);
+        let signature = {
+            let mut update = |new_state: &[u8]| -> Result<(), ()> {
+                self.private_state = Some(Zeroizing::new(new_state.to_vec()));
+                if self.persist(store).is_err() {
+                    persist_error = true;
+                    return Err(());
+                }
+                Ok(())
+            };
+            hss::sign(message, &state, &mut update, &mut aux)
+        };
+        self.aux = aux;
+        match signature {
+            Some(sig) => Ok(sig),
+            // The write failed, so hbs-lms released no signature. Disk holds the old state
+            // or the new one (rename is atomic), memory holds the new one: either way no
+            // one-time key has signed anything that left, so nothing can be reused harmfully.
+            None if persist_error => Err(CKR_DEVICE_ERROR),
+            None => Err(if self.remaining() == 0 {
+                CKR_KEY_EXHAUSTED
+            } else {
+                CKR_FUNCTION_FAILED
+            }),
+        }
     }
 
     fn file(&self, store: &Path) -> PathBuf {

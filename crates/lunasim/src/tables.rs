@@ -1,8 +1,13 @@
-//! The function tables lunasim hands out, and its interfaces: "PKCS 11" 3.2, 3.0 and 2.40
-//! (each list a prefix of the next, as the standard lays them out).
+//! The function tables lunasim hands out, its interfaces ("PKCS 11" 3.2, 3.0 and 2.40;
+//! each list a prefix of the next, as the standard lays them out), and the three exported
+//! entry points that hand them out: `C_GetFunctionList`, `C_GetInterfaceList`,
+//! `C_GetInterface`.
+
+#![allow(non_snake_case)]
 
 use cryptoki_sys::*;
 
+use crate::entry;
 use crate::{forward, intercept};
 
 static LIST_32: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
@@ -10,7 +15,7 @@ static LIST_32: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
     C_Initialize: Some(intercept::C_Initialize),
     C_Finalize: Some(intercept::C_Finalize),
     C_GetInfo: Some(intercept::C_GetInfo),
-    C_GetFunctionList: Some(intercept::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(forward::C_GetSlotList),
     C_GetSlotInfo: Some(forward::C_GetSlotInfo),
     C_GetTokenInfo: Some(intercept::C_GetTokenInfo),
@@ -75,8 +80,8 @@ static LIST_32: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
     C_GetFunctionStatus: Some(forward::C_GetFunctionStatus),
     C_CancelFunction: Some(forward::C_CancelFunction),
     C_WaitForSlotEvent: Some(forward::C_WaitForSlotEvent),
-    C_GetInterfaceList: Some(intercept::C_GetInterfaceList),
-    C_GetInterface: Some(intercept::C_GetInterface),
+    C_GetInterfaceList: Some(C_GetInterfaceList),
+    C_GetInterface: Some(C_GetInterface),
     C_LoginUser: Some(forward::C_LoginUser),
     C_SessionCancel: Some(forward::C_SessionCancel),
     C_MessageEncryptInit: Some(forward::C_MessageEncryptInit),
@@ -118,7 +123,7 @@ static LIST_30: CK_FUNCTION_LIST_3_0 = CK_FUNCTION_LIST_3_0 {
     C_Initialize: Some(intercept::C_Initialize),
     C_Finalize: Some(intercept::C_Finalize),
     C_GetInfo: Some(intercept::C_GetInfo),
-    C_GetFunctionList: Some(intercept::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(forward::C_GetSlotList),
     C_GetSlotInfo: Some(forward::C_GetSlotInfo),
     C_GetTokenInfo: Some(intercept::C_GetTokenInfo),
@@ -183,8 +188,8 @@ static LIST_30: CK_FUNCTION_LIST_3_0 = CK_FUNCTION_LIST_3_0 {
     C_GetFunctionStatus: Some(forward::C_GetFunctionStatus),
     C_CancelFunction: Some(forward::C_CancelFunction),
     C_WaitForSlotEvent: Some(forward::C_WaitForSlotEvent),
-    C_GetInterfaceList: Some(intercept::C_GetInterfaceList),
-    C_GetInterface: Some(intercept::C_GetInterface),
+    C_GetInterfaceList: Some(C_GetInterfaceList),
+    C_GetInterface: Some(C_GetInterface),
     C_LoginUser: Some(forward::C_LoginUser),
     C_SessionCancel: Some(forward::C_SessionCancel),
     C_MessageEncryptInit: Some(forward::C_MessageEncryptInit),
@@ -217,7 +222,7 @@ static LIST_240: CK_FUNCTION_LIST = CK_FUNCTION_LIST {
     C_Initialize: Some(intercept::C_Initialize),
     C_Finalize: Some(intercept::C_Finalize),
     C_GetInfo: Some(intercept::C_GetInfo),
-    C_GetFunctionList: Some(intercept::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(forward::C_GetSlotList),
     C_GetSlotInfo: Some(forward::C_GetSlotInfo),
     C_GetTokenInfo: Some(intercept::C_GetTokenInfo),
@@ -341,4 +346,81 @@ static INTERFACES: [Iface; 3] = [
 
 pub fn interfaces() -> &'static [Iface] {
     &INTERFACES
+}
+
+// ---- entry points ----------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn C_GetFunctionList(out: *mut *mut CK_FUNCTION_LIST) -> CK_RV {
+    entry::call_uninit("C_GetFunctionList", || {
+        if out.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        // SAFETY: out is non-null; the table is a static with the 2.40 layout.
+        unsafe { *out = list_240() as *const _ as *mut _ };
+        CKR_OK
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn C_GetInterfaceList(list: *mut CK_INTERFACE, count: *mut CK_ULONG) -> CK_RV {
+    entry::call_uninit("C_GetInterfaceList", || {
+        if count.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        let ifaces = interfaces();
+        // SAFETY: count is non-null.
+        let room = unsafe { *count };
+        // SAFETY: as above.
+        unsafe { *count = ifaces.len() as CK_ULONG };
+        if list.is_null() {
+            return CKR_OK;
+        }
+        if (room as usize) < ifaces.len() {
+            return CKR_BUFFER_TOO_SMALL;
+        }
+        for (i, iface) in ifaces.iter().enumerate() {
+            // SAFETY: list has room for `room >= len` interfaces.
+            unsafe { *list.add(i) = iface.get() };
+        }
+        CKR_OK
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn C_GetInterface(
+    name: *mut CK_UTF8CHAR,
+    version: *mut CK_VERSION,
+    out: *mut *mut CK_INTERFACE,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    entry::call_uninit("C_GetInterface", || {
+        if out.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        if !name.is_null() {
+            // SAFETY: a non-null name is a NUL-terminated string per contract.
+            let n = unsafe { std::ffi::CStr::from_ptr(name as *const std::os::raw::c_char) };
+            if n.to_bytes() != b"PKCS 11" {
+                return CKR_ARGUMENTS_BAD;
+            }
+        }
+        // SAFETY: a non-null version points to a CK_VERSION.
+        let want = (!version.is_null()).then(|| unsafe { *version });
+        if flags & !CKF_INTERFACE_FORK_SAFE != 0 {
+            return CKR_ARGUMENTS_BAD;
+        }
+        for iface in interfaces() {
+            let v = iface.version();
+            if want
+                .map(|w| w.major == v.major && w.minor == v.minor)
+                .unwrap_or(true)
+            {
+                // SAFETY: out is non-null; the interface is a static.
+                unsafe { *out = iface.ptr() };
+                return CKR_OK;
+            }
+        }
+        CKR_ARGUMENTS_BAD
+    })
 }

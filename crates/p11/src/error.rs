@@ -1,66 +1,13 @@
 //! Typed errors of the binding. Every failed PKCS#11 call keeps the function it came from,
 //! the return value, its name (vendor names resolved for the module's family) and a class
-//! that tells the session pool what recovery, if any, makes sense.
+//! that tells the session pool what recovery, if any, makes sense ([`ErrorClass`], defined
+//! beside the rules that assign it in [`crate::classify`]).
 
 use cryptoki_sys::CK_RV;
 
 use crate::classify;
+pub use crate::classify::ErrorClass;
 use crate::names::{self, Family};
-
-/// What a caller (the session pool) should do about a failed call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorClass {
-    /// The device or the connection to it is gone: close sessions, `C_Finalize` +
-    /// `C_Initialize` on the same library handle, reopen.
-    Disconnected,
-    /// The session is gone but the module is fine: reopen the session and log in again.
-    SessionInvalid,
-    /// Retry the same call; no local recovery helps or is needed.
-    RetryOnly,
-    /// PIN or login problem. Never retried, never counted as a disconnect.
-    Pin,
-    /// The object handle does not (or no longer) refer to an object.
-    KeyNotFound,
-    /// The HSM (or our own backlog) is saturated; retry later.
-    Busy,
-    /// Any other failure of the operation itself. Not retried.
-    Operation,
-}
-
-impl ErrorClass {
-    pub const ALL: [ErrorClass; 7] = [
-        ErrorClass::Disconnected,
-        ErrorClass::SessionInvalid,
-        ErrorClass::RetryOnly,
-        ErrorClass::Pin,
-        ErrorClass::KeyNotFound,
-        ErrorClass::Busy,
-        ErrorClass::Operation,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Disconnected => "Disconnected",
-            ErrorClass::SessionInvalid => "SessionInvalid",
-            ErrorClass::RetryOnly => "RetryOnly",
-            ErrorClass::Pin => "Pin",
-            ErrorClass::KeyNotFound => "KeyNotFound",
-            ErrorClass::Busy => "Busy",
-            ErrorClass::Operation => "Operation",
-        }
-    }
-
-    /// Whether a caller may usefully try the same request again.
-    pub fn is_retriable(self) -> bool {
-        matches!(
-            self,
-            ErrorClass::Disconnected
-                | ErrorClass::SessionInvalid
-                | ErrorClass::RetryOnly
-                | ErrorClass::Busy
-        )
-    }
-}
 
 /// A failed PKCS#11 call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
-//! Luna `CA_*` extensions: C layouts, function types, the optional table resolved by name
-//! once at load time, and typed wrappers. A missing symbol means "not offered by this
-//! module"; it is never an error at load time.
+//! Luna `CA_*` extensions: C layouts, function types, and the optional table resolved by
+//! name once at load time (the typed calls are `Module::ca_*` and `Session::ca_*`). A
+//! missing symbol means "not offered by this module"; it is never an error at load time.
 //!
 //! Layouts follow the Luna SDK headers on Linux: natural alignment (the headers pack to 1
 //! only on Windows) and 8-byte `CK_ULONG`. The `lunasim` crate implements these very types.
@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types, non_snake_case)]
 
 use cryptoki_sys::*;
+use libloading::os::unix::Library;
 
 /// One `CA_GetHSMStats` entry; the 64-bit value is split into two 32-bit halves.
 #[repr(C)]
@@ -160,57 +161,93 @@ pub type CA_DecapsulateKey = unsafe extern "C" fn(
 pub type LUNASIM_Control =
     unsafe extern "C" fn(*const CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG) -> CK_RV;
 
-/// The vendor entry points a module exports, each resolved by name once.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct VendorTable {
-    pub get_firmware_version: Option<CA_GetFirmwareVersion>,
-    pub get_hsm_stats: Option<CA_GetHSMStats>,
-    pub read_utilization_metrics: Option<CA_ReadUtilizationMetrics>,
-    pub read_and_reset_utilization_metrics: Option<CA_ReadUtilizationMetrics>,
-    pub read_all_utilization_counters: Option<CA_ReadAllUtilizationCounters>,
-    pub get_hsm_storage_information: Option<CA_GetHSMStorageInformation>,
-    pub get_token_storage_information: Option<CA_GetTokenStorageInformation>,
-    pub get_token_policies: Option<CA_GetIdValueSet>,
-    pub get_token_capabilities: Option<CA_GetIdValueSet>,
-    pub get_hsm_capability_set: Option<CA_GetIdValueSet>,
-    pub get_hsm_policy_set: Option<CA_GetIdValueSet>,
-    pub get_configuration_element_description: Option<CA_GetConfigurationElementDescription>,
-    pub get_token_status: Option<CA_GetTokenStatus>,
-    pub encapsulate_key: Option<CA_EncapsulateKey>,
-    pub decapsulate_key: Option<CA_DecapsulateKey>,
-    pub sim_control: Option<LUNASIM_Control>,
+/// Declares the vendor table once: each entry's field, prototype and symbol. From that one
+/// list come the table, its resolution by name at load time, the "offered" list and the
+/// names errors carry ([`symbol`]). `unlisted` entries are resolved the same way but are
+/// not Luna functions, so they are never listed as offered.
+macro_rules! vendor_table {
+    (
+        offered { $($field:ident: $ty:ty = $symbol:literal,)* }
+        unlisted { $($ufield:ident: $uty:ty = $usymbol:literal,)* }
+    ) => {
+        /// The vendor entry points a module exports, each resolved by name once.
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct VendorTable {
+            $(pub $field: Option<$ty>,)*
+            $(pub $ufield: Option<$uty>,)*
+        }
+
+        impl VendorTable {
+            /// Look every entry up in a loaded library; an absent symbol stays `None`.
+            pub(crate) fn resolve(lib: &Library) -> VendorTable {
+                VendorTable {
+                    $($field: {
+                        // SAFETY: the symbol, when present, has the Luna SDK prototype
+                        // `$ty` (fact sheet §1.2); an absent symbol yields None.
+                        unsafe { lib.get::<$ty>(concat!($symbol, "\0").as_bytes()) }
+                            .ok()
+                            .map(|s| *s)
+                    },)*
+                    $($ufield: {
+                        // SAFETY: as above, with the prototype `$uty` this crate defines.
+                        unsafe { lib.get::<$uty>(concat!($usymbol, "\0").as_bytes()) }
+                            .ok()
+                            .map(|s| *s)
+                    },)*
+                }
+            }
+
+            /// Names of the `CA_*` functions present, for the UI's "offered by this module"
+            /// list.
+            pub fn offered(&self) -> Vec<&'static str> {
+                let mut v = Vec::new();
+                $(if self.$field.is_some() {
+                    v.push($symbol);
+                })*
+                v
+            }
+        }
+
+        /// The symbol each vendor table entry is resolved by: the function's name in errors.
+        #[allow(non_upper_case_globals)]
+        pub(crate) mod symbol {
+            $(pub(crate) const $field: &str = $symbol;)*
+            $(pub(crate) const $ufield: &str = $usymbol;)*
+        }
+    };
+}
+
+vendor_table! {
+    offered {
+        get_firmware_version: CA_GetFirmwareVersion = "CA_GetFirmwareVersion",
+        get_hsm_stats: CA_GetHSMStats = "CA_GetHSMStats",
+        read_utilization_metrics: CA_ReadUtilizationMetrics = "CA_ReadUtilizationMetrics",
+        read_and_reset_utilization_metrics: CA_ReadUtilizationMetrics =
+            "CA_ReadAndResetUtilizationMetrics",
+        read_all_utilization_counters: CA_ReadAllUtilizationCounters =
+            "CA_ReadAllUtilizationCounters",
+        get_hsm_storage_information: CA_GetHSMStorageInformation = "CA_GetHSMStorageInformation",
+        get_token_storage_information: CA_GetTokenStorageInformation =
+            "CA_GetTokenStorageInformation",
+        get_token_policies: CA_GetIdValueSet = "CA_GetTokenPolicies",
+        get_token_capabilities: CA_GetIdValueSet = "CA_GetTokenCapabilities",
+        get_hsm_capability_set: CA_GetIdValueSet = "CA_GetHSMCapabilitySet",
+        get_hsm_policy_set: CA_GetIdValueSet = "CA_GetHSMPolicySet",
+        get_configuration_element_description: CA_GetConfigurationElementDescription =
+            "CA_GetConfigurationElementDescription",
+        get_token_status: CA_GetTokenStatus = "CA_GetTokenStatus",
+        encapsulate_key: CA_EncapsulateKey = "CA_EncapsulateKey",
+        decapsulate_key: CA_DecapsulateKey = "CA_DecapsulateKey",
+    }
+    unlisted {
+        sim_control: LUNASIM_Control = "LUNASIM_Control",
+    }
 }
 
 impl VendorTable {
     /// Whether the module carries Luna's extension API at all.
     pub fn is_luna(&self) -> bool {
         self.get_firmware_version.is_some() || self.get_hsm_stats.is_some()
-    }
-
-    /// Names of the `CA_*` functions present, for the UI's "offered by this module" list.
-    pub fn offered(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        macro_rules! add {
-            ($($field:ident => $name:literal),* $(,)?) => { $( if self.$field.is_some() { v.push($name); } )* };
-        }
-        add!(
-            get_firmware_version => "CA_GetFirmwareVersion",
-            get_hsm_stats => "CA_GetHSMStats",
-            read_utilization_metrics => "CA_ReadUtilizationMetrics",
-            read_and_reset_utilization_metrics => "CA_ReadAndResetUtilizationMetrics",
-            read_all_utilization_counters => "CA_ReadAllUtilizationCounters",
-            get_hsm_storage_information => "CA_GetHSMStorageInformation",
-            get_token_storage_information => "CA_GetTokenStorageInformation",
-            get_token_policies => "CA_GetTokenPolicies",
-            get_token_capabilities => "CA_GetTokenCapabilities",
-            get_hsm_capability_set => "CA_GetHSMCapabilitySet",
-            get_hsm_policy_set => "CA_GetHSMPolicySet",
-            get_configuration_element_description => "CA_GetConfigurationElementDescription",
-            get_token_status => "CA_GetTokenStatus",
-            encapsulate_key => "CA_EncapsulateKey",
-            decapsulate_key => "CA_DecapsulateKey",
-        );
-        v
     }
 }
 

@@ -1,0 +1,263 @@
+//! General-purpose and slot/token functions: initialization (configuration, the inner
+//! module, the simulator), lunasim's identity (it reports itself as a Luna K7 partition),
+//! the mechanism list (adds HSS, hides SLH-DSA as Luna 7.9 does), and `C_InitToken`
+//! (which also wipes the slot's HSS keys).
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+use parking_lot::Mutex;
+
+use crate::config::Config;
+use crate::control;
+use crate::entry;
+use crate::objects::ObjectStore;
+use crate::sim::{self, Sim};
+use crate::stats;
+
+fn set_env(config: &Config) {
+    for (k, v) in &config.inner_env {
+        // The host process is about to load a module that reads this at C_Initialize;
+        // there is no other way to hand a PKCS#11 module its configuration.
+        std::env::set_var(k, v);
+    }
+}
+
+/// The directory this shared object was loaded from.
+fn own_dir() -> Option<std::path::PathBuf> {
+    // SAFETY: dladdr only reads the loader's tables for the given address; `info` is a
+    // plain struct it fills in. The address is one of our own functions.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(own_dir as *const libc::c_void, &mut info) == 0 || info.dli_fname.is_null()
+        {
+            return None;
+        }
+        let path = std::ffi::CStr::from_ptr(info.dli_fname)
+            .to_string_lossy()
+            .into_owned();
+        std::path::Path::new(&path)
+            .parent()
+            .map(|p| p.to_path_buf())
+    }
+}
+
+fn init() -> CK_RV {
+    let (config, conf_path) = match Config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lunasim: {e}");
+            return CKR_GENERAL_ERROR;
+        }
+    };
+    set_env(&config);
+    let inner_path = match config.inner_module(own_dir().as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lunasim: {e}");
+            return CKR_GENERAL_ERROR;
+        }
+    };
+    let inner = match p11::Module::load(&inner_path) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("lunasim: inner module: {e}");
+            return CKR_GENERAL_ERROR;
+        }
+    };
+    if let Err(e) = inner.initialize() {
+        return e.rv().unwrap_or(CKR_GENERAL_ERROR);
+    }
+    control::configure(&config, conf_path);
+    let store = config.store_dir();
+    let _ = std::fs::create_dir_all(&store);
+    stats::load_boot_time(&store);
+    sim::install(Some(Arc::new(Sim {
+        config,
+        inner,
+        store,
+        objects: Mutex::new(ObjectStore::default()),
+        sessions: Mutex::new(Default::default()),
+        pqc_queue: Mutex::new(()),
+    })));
+    CKR_OK
+}
+
+pub extern "C" fn C_Initialize(_args: *mut std::os::raw::c_void) -> CK_RV {
+    entry::call_uninit("C_Initialize", || {
+        if let Some(rv) = control::take_fault("C_Initialize") {
+            return rv;
+        }
+        if sim::current().is_some() {
+            return CKR_CRYPTOKI_ALREADY_INITIALIZED;
+        }
+        init()
+    })
+}
+
+pub extern "C" fn C_Finalize(reserved: *mut std::os::raw::c_void) -> CK_RV {
+    entry::call_uninit("C_Finalize", || {
+        if !reserved.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        let Some(sim) = sim::install(None) else {
+            return CKR_CRYPTOKI_NOT_INITIALIZED;
+        };
+        match sim.inner.finalize() {
+            Ok(()) => CKR_OK,
+            Err(e) => e.rv().unwrap_or(CKR_GENERAL_ERROR),
+        }
+    })
+}
+
+fn pad(dst: &mut [u8], s: &str) {
+    dst.fill(b' ');
+    let b = s.as_bytes();
+    let n = b.len().min(dst.len());
+    dst[..n].copy_from_slice(&b[..n]);
+}
+
+pub extern "C" fn C_GetInfo(info: *mut CK_INFO) -> CK_RV {
+    entry::call("C_GetInfo", |s| {
+        let Some(f) = s.f().C_GetInfo else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        if info.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        // SAFETY: info is non-null and points to a CK_INFO per the caller's contract.
+        let rv = unsafe { f(info) };
+        if rv == CKR_OK {
+            // SAFETY: as above; the inner module filled it.
+            let i = unsafe { &mut *info };
+            i.cryptokiVersion = CK_VERSION { major: 3, minor: 2 };
+            pad(&mut i.manufacturerID, "lunasim (Luna emulation)");
+            pad(&mut i.libraryDescription, "lunasim Luna-compatible module");
+            i.libraryVersion = CK_VERSION {
+                major: 10,
+                minor: 9,
+            };
+        }
+        rv
+    })
+}
+
+pub extern "C" fn C_GetTokenInfo(slot: CK_SLOT_ID, info: *mut CK_TOKEN_INFO) -> CK_RV {
+    entry::call("C_GetTokenInfo", |s| {
+        let Some(f) = s.f().C_GetTokenInfo else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        if info.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        // SAFETY: info is non-null, per contract a CK_TOKEN_INFO.
+        let rv = unsafe { f(slot, info) };
+        if rv == CKR_OK {
+            // SAFETY: filled by the inner module above.
+            let i = unsafe { &mut *info };
+            let (major, minor, _) = s.config.firmware();
+            pad(&mut i.manufacturerID, "Thales (lunasim)");
+            pad(&mut i.model, "LunaSim K7");
+            i.firmwareVersion = CK_VERSION {
+                major: major as u8,
+                minor: minor as u8,
+            };
+            i.hardwareVersion = CK_VERSION { major: 7, minor: 0 };
+        }
+        rv
+    })
+}
+
+/// SLH-DSA is absent from Luna 7.9's mechanism table.
+fn hidden(m: CK_MECHANISM_TYPE) -> bool {
+    matches!(m, CKM_SLH_DSA_KEY_PAIR_GEN | CKM_SLH_DSA | CKM_HASH_SLH_DSA)
+        || (CKM_HASH_SLH_DSA_SHA224..=CKM_HASH_SLH_DSA_SHAKE256).contains(&m)
+}
+
+pub extern "C" fn C_GetMechanismList(
+    slot: CK_SLOT_ID,
+    list: *mut CK_MECHANISM_TYPE,
+    count: *mut CK_ULONG,
+) -> CK_RV {
+    entry::call("C_GetMechanismList", |s| {
+        if count.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        let mut all = match s.inner.mechanisms(slot) {
+            Ok(v) => v,
+            Err(e) => return e.rv().unwrap_or(CKR_GENERAL_ERROR),
+        };
+        all.retain(|m| !hidden(*m));
+        all.extend([CKM_HSS_KEY_PAIR_GEN, CKM_HSS]);
+        // SAFETY: count is non-null and readable/writable.
+        let room = unsafe { *count };
+        // SAFETY: as above.
+        unsafe { *count = all.len() as CK_ULONG };
+        if list.is_null() {
+            return CKR_OK;
+        }
+        if (room as usize) < all.len() {
+            return CKR_BUFFER_TOO_SMALL;
+        }
+        // SAFETY: list has room for `room >= all.len()` entries.
+        unsafe { std::ptr::copy_nonoverlapping(all.as_ptr(), list, all.len()) };
+        CKR_OK
+    })
+}
+
+pub extern "C" fn C_GetMechanismInfo(
+    slot: CK_SLOT_ID,
+    m: CK_MECHANISM_TYPE,
+    info: *mut CK_MECHANISM_INFO,
+) -> CK_RV {
+    entry::call("C_GetMechanismInfo", |s| {
+        if info.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        let ours = match m {
+            CKM_HSS_KEY_PAIR_GEN => Some(CK_MECHANISM_INFO {
+                ulMinKeySize: 5,
+                ulMaxKeySize: 20,
+                flags: CKF_HW | CKF_GENERATE_KEY_PAIR,
+            }),
+            CKM_HSS => Some(CK_MECHANISM_INFO {
+                ulMinKeySize: 5,
+                ulMaxKeySize: 20,
+                flags: CKF_HW | CKF_SIGN | CKF_VERIFY,
+            }),
+            _ if hidden(m) => return CKR_MECHANISM_INVALID,
+            _ => None,
+        };
+        match ours {
+            Some(i) => {
+                // SAFETY: info is non-null and writable.
+                unsafe { *info = i };
+                CKR_OK
+            }
+            None => match s.f().C_GetMechanismInfo {
+                // SAFETY: pass-through of the caller's valid pointer.
+                Some(f) => unsafe { f(slot, m, info) },
+                None => CKR_FUNCTION_NOT_SUPPORTED,
+            },
+        }
+    })
+}
+
+pub extern "C" fn C_InitToken(
+    slot: CK_SLOT_ID,
+    pin: *mut CK_UTF8CHAR,
+    len: CK_ULONG,
+    label: *mut CK_UTF8CHAR,
+) -> CK_RV {
+    entry::call("C_InitToken", |s| {
+        let Some(f) = s.f().C_InitToken else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: pass-through of the caller's arguments.
+        let rv = unsafe { f(slot, pin, len, label) };
+        if rv == CKR_OK {
+            s.objects.lock().wipe_slot(&s.store, slot);
+        }
+        rv
+    })
+}

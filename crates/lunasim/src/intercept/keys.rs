@@ -1,0 +1,191 @@
+//! Key management: key pairs (HSS generated here from the private template and the
+//! token's RNG; ML-DSA with Luna's default parameter set), and the rest passed through and
+//! counted; HSS keys are never wrapped.
+
+use cryptoki_sys::*;
+use p11::vendor::bin;
+use zeroize::Zeroizing;
+
+use super::session::session_info;
+use crate::entry;
+use crate::hss;
+use crate::objects::{self, HssKey};
+use crate::raw;
+use crate::sim::Sim;
+use crate::stats::count_if;
+use crate::templates;
+
+/// Run `f` with a raw template built from owned values.
+fn with_template<R>(
+    vals: &mut [(CK_ATTRIBUTE_TYPE, Vec<u8>)],
+    f: impl FnOnce(*mut CK_ATTRIBUTE, CK_ULONG) -> R,
+) -> R {
+    let mut raw: Vec<CK_ATTRIBUTE> = vals
+        .iter_mut()
+        .map(|(ty, v)| CK_ATTRIBUTE {
+            type_: *ty,
+            pValue: if v.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                v.as_mut_ptr() as *mut _
+            },
+            ulValueLen: v.len() as CK_ULONG,
+        })
+        .collect();
+    f(
+        if raw.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            raw.as_mut_ptr()
+        },
+        raw.len() as CK_ULONG,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn C_GenerateKeyPair(
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    pt: *mut CK_ATTRIBUTE,
+    pn: CK_ULONG,
+    st: *mut CK_ATTRIBUTE,
+    sn: CK_ULONG,
+    ph: *mut CK_OBJECT_HANDLE,
+    sh: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
+    entry::call("C_GenerateKeyPair", |s| {
+        if m.is_null() || ph.is_null() || sh.is_null() {
+            return CKR_ARGUMENTS_BAD;
+        }
+        // SAFETY: m is non-null and points to a CK_MECHANISM.
+        let mech = unsafe { (*m).mechanism };
+        // SAFETY: the caller's templates are valid for reading.
+        let (mut pubv, mut privv) = match unsafe {
+            (
+                raw::values(raw::template(pt, pn)),
+                raw::values(raw::template(st, sn)),
+            )
+        } {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(rv), _) | (_, Err(rv)) => return rv,
+        };
+        let rv = if mech == CKM_HSS_KEY_PAIR_GEN {
+            hss_keygen(s, h, &pubv, &privv, ph, sh)
+        } else if mech == CKM_ML_DSA_KEY_PAIR_GEN
+            && templates::apply_ml_dsa_default(&mut pubv, &mut privv)
+        {
+            let Some(f) = s.f().C_GenerateKeyPair else {
+                return CKR_FUNCTION_NOT_SUPPORTED;
+            };
+            with_template(&mut pubv, |p, pn| {
+                with_template(&mut privv, |q, qn| {
+                    // SAFETY: templates built from owned values alive for the call; the
+                    // mechanism and out pointers are the caller's.
+                    unsafe { f(h, m, p, pn, q, qn, ph, sh) }
+                })
+            })
+        } else {
+            match s.f().C_GenerateKeyPair {
+                // SAFETY: pass-through.
+                Some(f) => unsafe { f(h, m, pt, pn, st, sn, ph, sh) },
+                None => CKR_FUNCTION_NOT_SUPPORTED,
+            }
+        };
+        count_if(rv, true, bin::KEY_GENERATION)
+    })
+}
+
+fn hss_keygen(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    pubv: &[(CK_ATTRIBUTE_TYPE, Vec<u8>)],
+    privv: &[(CK_ATTRIBUTE_TYPE, Vec<u8>)],
+    ph: *mut CK_OBJECT_HANDLE,
+    sh: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
+    let req = match templates::hss_request(pubv, privv) {
+        Ok(r) => r,
+        Err(rv) => return rv,
+    };
+    let (slot, user, rw) = match session_info(s, h) {
+        Ok(v) => v,
+        Err(rv) => return rv,
+    };
+    if !user {
+        return CKR_USER_NOT_LOGGED_IN;
+    }
+    if req.token && !rw {
+        return CKR_SESSION_READ_ONLY;
+    }
+    // The seed comes from the token's own RNG.
+    let mut seed = Zeroizing::new(vec![0u8; 32]);
+    let Some(rng) = s.f().C_GenerateRandom else {
+        return CKR_FUNCTION_NOT_SUPPORTED;
+    };
+    // SAFETY: seed has 32 writable bytes.
+    let rv = unsafe { rng(h, seed.as_mut_ptr(), 32) };
+    if rv != CKR_OK {
+        return rv;
+    }
+    let (state, public_key, aux) = match hss::keygen(&req.levels, &seed) {
+        Ok(v) => v,
+        Err(rv) => return rv,
+    };
+    let mut objects = s.objects.lock();
+    objects.ensure_loaded(&s.store, slot);
+    let handle = objects.next_handle();
+    let uid = hex::encode(&seed[..8]) + &format!("{handle:x}");
+    let key = HssKey {
+        uid,
+        slot,
+        token: req.token,
+        owner: (!req.token).then_some(h),
+        label: req.label,
+        id: req.id,
+        levels: req.levels,
+        public_key,
+        private_state: Some(state),
+        public_present: true,
+        aux,
+        handle,
+    };
+    if key.persist(&s.store).is_err() {
+        return CKR_DEVICE_ERROR;
+    }
+    let (p, q) = (key.public_handle(), key.private_handle());
+    objects.keys.push(key);
+    // SAFETY: both out pointers were checked non-null by the caller function.
+    unsafe {
+        *ph = p;
+        *sh = q;
+    }
+    CKR_OK
+}
+
+pub extern "C" fn C_WrapKey(
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    wrapping: CK_OBJECT_HANDLE,
+    key: CK_OBJECT_HANDLE,
+    out: *mut CK_BYTE,
+    len: *mut CK_ULONG,
+) -> CK_RV {
+    entry::call("C_WrapKey", |s| {
+        if objects::is_ours(key) {
+            return CKR_KEY_UNEXTRACTABLE;
+        }
+        if objects::is_ours(wrapping) {
+            return CKR_WRAPPING_KEY_TYPE_INCONSISTENT;
+        }
+        match s.f().C_WrapKey {
+            // SAFETY: pass-through.
+            Some(f) => unsafe { f(h, m, wrapping, key, out, len) },
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+counted!(C_GenerateKey, bin::KEY_GENERATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);
+counted!(C_DeriveKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, base: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);
+counted!(C_EncapsulateKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: *mut CK_ULONG, out: *mut CK_OBJECT_HANDLE), ct);
+counted!(C_DecapsulateKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, sk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);

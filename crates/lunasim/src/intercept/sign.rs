@@ -1,0 +1,411 @@
+//! Signing and verifying, single- and multi-part: with HSS keys here (stateful signing,
+//! through the PQC service queue), with the inner module's keys passed through and
+//! counted. When an injected fault answers a sign call, the operation is ended as a real
+//! device error ends it.
+
+use cryptoki_sys::*;
+use p11::vendor::bin;
+
+use super::objects::visible;
+use crate::entry;
+use crate::hss;
+use crate::objects::{self, Part};
+use crate::raw;
+use crate::sim::{self, Sim};
+use crate::stats::{count_if, stats};
+
+fn mechanism_of(m: *mut CK_MECHANISM) -> Option<CK_MECHANISM_TYPE> {
+    // SAFETY: a non-null mechanism pointer refers to a CK_MECHANISM per contract.
+    (!m.is_null()).then(|| unsafe { (*m).mechanism })
+}
+
+pub extern "C" fn C_SignInit(
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    entry::call("C_SignInit", |s| {
+        let Some(mech) = mechanism_of(m) else {
+            return CKR_ARGUMENTS_BAD;
+        };
+        if objects::is_ours(key) {
+            let mut objects = s.objects.lock();
+            let (_, part, _) = match visible(s, &mut objects, h, key) {
+                Ok(v) => v,
+                Err(rv) => return rv,
+            };
+            drop(objects);
+            if part != Part::Private {
+                return CKR_KEY_FUNCTION_NOT_PERMITTED;
+            }
+            if mech != CKM_HSS {
+                return CKR_MECHANISM_INVALID;
+            }
+            let mut sessions = s.sessions.lock();
+            let Some(st) = sessions.get_mut(&h) else {
+                return CKR_SESSION_HANDLE_INVALID;
+            };
+            if st.op.is_some() {
+                return CKR_OPERATION_ACTIVE;
+            }
+            st.op = Some(hss::Op::Sign {
+                handle: key,
+                data: Vec::new(),
+                multipart: false,
+            });
+            return CKR_OK;
+        }
+        if mech == CKM_HSS {
+            return CKR_KEY_TYPE_INCONSISTENT;
+        }
+        let Some(f) = s.f().C_SignInit else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: pass-through.
+        let rv = unsafe { f(h, m, key) };
+        if rv == CKR_OK {
+            if let Some(st) = s.sessions.lock().get_mut(&h) {
+                st.sign_mechanism = Some(mech);
+            }
+        }
+        rv
+    })
+}
+
+/// Finish an HSS signature: length query, buffer check, then sign (which advances and
+/// persists the key) and end the operation.
+fn hss_sign_out(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    out: *mut CK_BYTE,
+    len: *mut CK_ULONG,
+    single_part: Option<&[u8]>,
+) -> CK_RV {
+    let mut sessions = s.sessions.lock();
+    let Some(st) = sessions.get_mut(&h) else {
+        return CKR_SESSION_HANDLE_INVALID;
+    };
+    let Some(hss::Op::Sign {
+        handle,
+        data,
+        multipart,
+    }) = st.op.as_mut()
+    else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    let handle = *handle;
+    if single_part.is_some() && *multipart {
+        return CKR_OPERATION_ACTIVE;
+    }
+    if let Some(d) = single_part {
+        if d.len() > hss::MAX_SINGLE_PART {
+            st.op = None;
+            return CKR_DATA_LEN_RANGE;
+        }
+    }
+    let mut objects = s.objects.lock();
+    let Some((i, _)) = objects.live(handle) else {
+        st.op = None;
+        return CKR_KEY_HANDLE_INVALID;
+    };
+    let need = hss::signature_len(&objects.keys[i].levels);
+    if len.is_null() {
+        return CKR_ARGUMENTS_BAD;
+    }
+    // SAFETY: len is non-null and readable/writable.
+    let room = unsafe { *len };
+    // SAFETY: as above.
+    unsafe { *len = need as CK_ULONG };
+    if out.is_null() {
+        return CKR_OK; // length query: no one-time key is used
+    }
+    if (room as usize) < need {
+        return CKR_BUFFER_TOO_SMALL;
+    }
+    let message = match single_part {
+        Some(d) => d.to_vec(),
+        None => std::mem::take(data),
+    };
+    st.op = None;
+    drop(sessions);
+    if objects.keys[i].remaining() == 0 {
+        return CKR_KEY_EXHAUSTED;
+    }
+    let store = s.store.clone();
+    let result = sim::pqc_service(s, || objects.keys[i].sign(&store, &message));
+    match result {
+        Ok(sig) => {
+            // SAFETY: out has room >= need == sig.len() bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(sig.as_ptr(), out, sig.len());
+                *len = sig.len() as CK_ULONG;
+            }
+            stats().count_bin(bin::SIGN);
+            CKR_OK
+        }
+        Err(rv) => rv,
+    }
+}
+
+fn sign_forward(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    out: *mut CK_BYTE,
+    call: impl FnOnce() -> CK_RV,
+) -> CK_RV {
+    let mech = s.sessions.lock().get(&h).and_then(|st| st.sign_mechanism);
+    let rv = if !out.is_null() && mech.map(sim::is_pqc_sign).unwrap_or(false) {
+        sim::pqc_service(s, call)
+    } else {
+        call()
+    };
+    count_if(rv, !out.is_null(), bin::SIGN)
+}
+
+fn has_hss_op(s: &Sim, h: CK_SESSION_HANDLE, sign: bool) -> bool {
+    match s.sessions.lock().get(&h).and_then(|st| st.op.as_ref()) {
+        Some(hss::Op::Sign { .. }) => sign,
+        Some(hss::Op::Verify { .. }) => !sign,
+        None => false,
+    }
+}
+
+pub extern "C" fn C_Sign(
+    h: CK_SESSION_HANDLE,
+    d: *mut CK_BYTE,
+    dl: CK_ULONG,
+    out: *mut CK_BYTE,
+    ol: *mut CK_ULONG,
+) -> CK_RV {
+    entry::call_cleanup(
+        "C_Sign",
+        |s| {
+            if has_hss_op(s, h, true) {
+                // SAFETY: d has dl readable bytes per contract.
+                let data = unsafe { raw::bytes(d, dl) };
+                return hss_sign_out(s, h, out, ol, Some(data));
+            }
+            let Some(f) = s.f().C_Sign else {
+                return CKR_FUNCTION_NOT_SUPPORTED;
+            };
+            // SAFETY: pass-through.
+            sign_forward(s, h, out, || unsafe { f(h, d, dl, out, ol) })
+        },
+        |s| {
+            if !end_hss_op(s, h) {
+                finish_inner(s.f().C_Sign, h, d, dl);
+            }
+        },
+    )
+}
+
+pub extern "C" fn C_SignUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG) -> CK_RV {
+    entry::call("C_SignUpdate", |s| {
+        if has_hss_op(s, h, true) {
+            let mut sessions = s.sessions.lock();
+            if let Some(hss::Op::Sign {
+                data, multipart, ..
+            }) = sessions.get_mut(&h).and_then(|st| st.op.as_mut())
+            {
+                if data.len() + dl as usize > hss::MAX_MULTI_PART {
+                    sessions.get_mut(&h).unwrap().op = None;
+                    return CKR_DATA_LEN_RANGE;
+                }
+                *multipart = true;
+                // SAFETY: d has dl readable bytes.
+                data.extend_from_slice(unsafe { raw::bytes(d, dl) });
+                return CKR_OK;
+            }
+        }
+        match s.f().C_SignUpdate {
+            // SAFETY: pass-through.
+            Some(f) => unsafe { f(h, d, dl) },
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+pub extern "C" fn C_SignFinal(h: CK_SESSION_HANDLE, out: *mut CK_BYTE, ol: *mut CK_ULONG) -> CK_RV {
+    entry::call_cleanup(
+        "C_SignFinal",
+        |s| {
+            if has_hss_op(s, h, true) {
+                return hss_sign_out(s, h, out, ol, None);
+            }
+            let Some(f) = s.f().C_SignFinal else {
+                return CKR_FUNCTION_NOT_SUPPORTED;
+            };
+            // SAFETY: pass-through.
+            sign_forward(s, h, out, || unsafe { f(h, out, ol) })
+        },
+        |s| {
+            if !end_hss_op(s, h) {
+                finish_inner_final(s.f().C_SignFinal, h);
+            }
+        },
+    )
+}
+
+pub extern "C" fn C_VerifyInit(
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    entry::call("C_VerifyInit", |s| {
+        let Some(mech) = mechanism_of(m) else {
+            return CKR_ARGUMENTS_BAD;
+        };
+        if objects::is_ours(key) {
+            let mut objects = s.objects.lock();
+            let (i, part, _) = match visible(s, &mut objects, h, key) {
+                Ok(v) => v,
+                Err(rv) => return rv,
+            };
+            if part != Part::Public {
+                return CKR_KEY_FUNCTION_NOT_PERMITTED;
+            }
+            if mech != CKM_HSS {
+                return CKR_MECHANISM_INVALID;
+            }
+            let public_key = objects.keys[i].public_key.clone();
+            drop(objects);
+            let mut sessions = s.sessions.lock();
+            let Some(st) = sessions.get_mut(&h) else {
+                return CKR_SESSION_HANDLE_INVALID;
+            };
+            st.op = Some(hss::Op::Verify {
+                public_key,
+                data: Vec::new(),
+                multipart: false,
+            });
+            return CKR_OK;
+        }
+        match s.f().C_VerifyInit {
+            // SAFETY: pass-through.
+            Some(f) => unsafe { f(h, m, key) },
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+fn hss_verify_end(s: &Sim, h: CK_SESSION_HANDLE, single: Option<&[u8]>, sig: &[u8]) -> CK_RV {
+    let op = s.sessions.lock().get_mut(&h).and_then(|st| st.op.take());
+    let Some(hss::Op::Verify {
+        public_key, data, ..
+    }) = op
+    else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    let message = single.unwrap_or(&data);
+    stats().count_bin(bin::VERIFY);
+    if hss::verify(&public_key, message, sig) {
+        CKR_OK
+    } else {
+        CKR_SIGNATURE_INVALID
+    }
+}
+
+pub extern "C" fn C_Verify(
+    h: CK_SESSION_HANDLE,
+    d: *mut CK_BYTE,
+    dl: CK_ULONG,
+    sig: *mut CK_BYTE,
+    sl: CK_ULONG,
+) -> CK_RV {
+    entry::call("C_Verify", |s| {
+        if has_hss_op(s, h, false) {
+            // SAFETY: both buffers are readable for their lengths.
+            let (data, sig) = unsafe { (raw::bytes(d, dl), raw::bytes(sig, sl)) };
+            return hss_verify_end(s, h, Some(data), sig);
+        }
+        match s.f().C_Verify {
+            // SAFETY: pass-through.
+            Some(f) => count_if(unsafe { f(h, d, dl, sig, sl) }, true, bin::VERIFY),
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+pub extern "C" fn C_VerifyUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG) -> CK_RV {
+    entry::call("C_VerifyUpdate", |s| {
+        if has_hss_op(s, h, false) {
+            let mut sessions = s.sessions.lock();
+            if let Some(hss::Op::Verify {
+                data, multipart, ..
+            }) = sessions.get_mut(&h).and_then(|st| st.op.as_mut())
+            {
+                *multipart = true;
+                // SAFETY: d has dl readable bytes.
+                data.extend_from_slice(unsafe { raw::bytes(d, dl) });
+                return CKR_OK;
+            }
+        }
+        match s.f().C_VerifyUpdate {
+            // SAFETY: pass-through.
+            Some(f) => unsafe { f(h, d, dl) },
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+pub extern "C" fn C_VerifyFinal(h: CK_SESSION_HANDLE, sig: *mut CK_BYTE, sl: CK_ULONG) -> CK_RV {
+    entry::call("C_VerifyFinal", |s| {
+        if has_hss_op(s, h, false) {
+            // SAFETY: sig has sl readable bytes.
+            let sig = unsafe { raw::bytes(sig, sl) };
+            return hss_verify_end(s, h, None, sig);
+        }
+        match s.f().C_VerifyFinal {
+            // SAFETY: pass-through.
+            Some(f) => count_if(unsafe { f(h, sig, sl) }, true, bin::VERIFY),
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+/// Scratch room for finishing an inner operation after an injected fault.
+const SCRATCH: usize = 1 << 16;
+
+/// Finish the inner module's single-part operation into scratch space.
+fn finish_inner(
+    f: Option<
+        unsafe extern "C" fn(
+            CK_SESSION_HANDLE,
+            *mut CK_BYTE,
+            CK_ULONG,
+            *mut CK_BYTE,
+            *mut CK_ULONG,
+        ) -> CK_RV,
+    >,
+    h: CK_SESSION_HANDLE,
+    d: *mut CK_BYTE,
+    dl: CK_ULONG,
+) {
+    if let Some(f) = f {
+        let mut scratch = vec![0u8; SCRATCH];
+        let mut n = SCRATCH as CK_ULONG;
+        // SAFETY: the caller's input is passed through; the output is our own buffer.
+        let _ = unsafe { f(h, d, dl, scratch.as_mut_ptr(), &mut n) };
+    }
+}
+
+/// Finish the inner module's multi-part operation into scratch space.
+fn finish_inner_final(
+    f: Option<unsafe extern "C" fn(CK_SESSION_HANDLE, *mut CK_BYTE, *mut CK_ULONG) -> CK_RV>,
+    h: CK_SESSION_HANDLE,
+) {
+    if let Some(f) = f {
+        let mut scratch = vec![0u8; SCRATCH];
+        let mut n = SCRATCH as CK_ULONG;
+        // SAFETY: our own output buffer.
+        let _ = unsafe { f(h, scratch.as_mut_ptr(), &mut n) };
+    }
+}
+
+fn end_hss_op(s: &Sim, h: CK_SESSION_HANDLE) -> bool {
+    s.sessions
+        .lock()
+        .get_mut(&h)
+        .and_then(|st| st.op.take())
+        .is_some()
+}

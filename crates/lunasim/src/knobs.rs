@@ -1,0 +1,83 @@
+//! What tests have asked the simulator to do: injected faults, per-call latency and slow
+//! calls, and the PQC service queue's settings. Process-wide: the knobs survive
+//! `C_Finalize`, because a fault injected "for the next N calls" must keep firing through
+//! a client's recovery attempts. Set by [`crate::control`], read by every exported call.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cryptoki_sys::*;
+use parking_lot::Mutex;
+
+/// One injected fault: the next `remaining` calls matching `function` return `rv`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub function: String,
+    pub rv: CK_RV,
+    /// `None` = until cleared.
+    pub remaining: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Knobs {
+    pub latency_ms: f64,
+    pub jitter_ms: f64,
+    pub pqc_queue: bool,
+    pub service_ms: f64,
+    pub faults: Vec<Fault>,
+    /// Extra delay for matching functions (slow calls).
+    pub slow: Vec<(String, f64)>,
+    rng: u64,
+}
+
+impl Knobs {
+    pub fn take_fault(&mut self, name: &str) -> Option<CK_RV> {
+        let i = self
+            .faults
+            .iter()
+            .position(|f| f.function == "*" || f.function == name)?;
+        let rv = self.faults[i].rv;
+        if let Some(n) = self.faults[i].remaining.as_mut() {
+            *n -= 1;
+            if *n == 0 {
+                self.faults.remove(i);
+            }
+        }
+        Some(rv)
+    }
+
+    /// This call's delay: the latency, its jitter, and any slow-call extra for `name`.
+    pub fn delay(&mut self, name: &str) -> Duration {
+        let mut ms = self.latency_ms;
+        if self.jitter_ms > 0.0 {
+            // xorshift64*: enough randomness for jitter, no dependency.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let u = (self.rng >> 11) as f64 / (1u64 << 53) as f64;
+            ms += (u * 2.0 - 1.0) * self.jitter_ms;
+        }
+        for (f, extra) in &self.slow {
+            if f == "*" || f == name {
+                ms += extra;
+            }
+        }
+        Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+    }
+}
+
+pub fn knobs() -> &'static Mutex<Knobs> {
+    static K: OnceLock<Mutex<Knobs>> = OnceLock::new();
+    K.get_or_init(|| {
+        let seed = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+            | 1;
+        Mutex::new(Knobs {
+            service_ms: 15.0,
+            rng: seed,
+            ..Knobs::default()
+        })
+    })
+}

@@ -1,0 +1,120 @@
+//! The statistics the simulated HSM keeps: command counts, busy time, utilization per
+//! bin, its boot time. Process-wide: an HSM's counters do not reset when a client
+//! reinitializes.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cryptoki_sys::*;
+use parking_lot::Mutex;
+
+/// The statistics the simulated HSM keeps.
+pub struct Stats {
+    pub started: Instant,
+    pub boot_time_unix: AtomicU64,
+    pub icd_commands: AtomicU64,
+    busy: Mutex<BusyClock>,
+    pub calls: Mutex<HashMap<&'static str, u64>>,
+    /// Utilization request counters per bin (sign, verify, encrypt, decrypt, keygen, derive).
+    pub utilization: [AtomicU64; 6],
+    /// The last snapshot taken by `CA_ReadUtilizationMetrics`.
+    pub utilization_snapshot: Mutex<Option<[u64; 6]>>,
+}
+
+/// Busy time as a single simulated CPU: time during which at least one request is being
+/// served (overlapping requests are not double-counted, so idle time never goes backwards).
+struct BusyClock {
+    active: u32,
+    since: Instant,
+    busy: Duration,
+}
+
+impl Stats {
+    pub fn busy(&self) -> Duration {
+        let b = self.busy.lock();
+        if b.active > 0 {
+            b.busy + b.since.elapsed()
+        } else {
+            b.busy
+        }
+    }
+
+    pub fn up(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// A request starts being served.
+    pub(crate) fn enter(&self) {
+        let mut b = self.busy.lock();
+        if b.active == 0 {
+            b.since = Instant::now();
+        }
+        b.active += 1;
+    }
+
+    /// A request is done.
+    pub(crate) fn leave(&self) {
+        let mut b = self.busy.lock();
+        b.active = b.active.saturating_sub(1);
+        if b.active == 0 {
+            let spent = b.since.elapsed();
+            b.busy += spent;
+        }
+    }
+
+    pub fn count_bin(&self, bin: u64) {
+        if let Some(c) = self.utilization.get(bin as usize) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+pub fn stats() -> &'static Stats {
+    static S: OnceLock<Stats> = OnceLock::new();
+    S.get_or_init(|| Stats {
+        started: Instant::now(),
+        boot_time_unix: AtomicU64::new(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        ),
+        icd_commands: AtomicU64::new(0),
+        busy: Mutex::new(BusyClock {
+            active: 0,
+            since: Instant::now(),
+            busy: Duration::ZERO,
+        }),
+        calls: Mutex::new(HashMap::new()),
+        utilization: Default::default(),
+        utilization_snapshot: Mutex::new(None),
+    })
+}
+
+/// Count a utilization request when an operation really ran (not a length query).
+pub fn count_if(rv: CK_RV, produced: bool, bin: u64) -> CK_RV {
+    if rv == CKR_OK && produced {
+        stats().count_bin(bin);
+    }
+    rv
+}
+
+/// Keep the simulated HSM's boot time across client restarts (an HSM does not reboot
+/// when a client reconnects).
+pub fn load_boot_time(store: &Path) {
+    let path = store.join("hsm.json");
+    let existing = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("boot_time").and_then(|b| b.as_u64()));
+    match existing {
+        Some(t) => stats().boot_time_unix.store(t, Ordering::Relaxed),
+        None => {
+            let t = stats().boot_time_unix.load(Ordering::Relaxed);
+            let _ = std::fs::write(&path, serde_json::json!({ "boot_time": t }).to_string());
+        }
+    }
+}

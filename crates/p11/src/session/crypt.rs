@@ -1,0 +1,63 @@
+//! Encrypting, decrypting and digesting (single-part).
+
+use cryptoki_sys::*;
+
+use super::{output_call, Session};
+use crate::error::Result;
+use crate::mechanism::Mechanism;
+use crate::module::func::p11_fn;
+use crate::types::*;
+
+impl Session {
+    pub fn encrypt(
+        &self,
+        mechanism: &Mechanism,
+        key: ObjectHandle,
+        data: &[u8],
+    ) -> Result<Vec<u8>> {
+        let encrypt_init = p11_fn!(self.module, C_EncryptInit)?;
+        let encrypt = p11_fn!(self.module, C_Encrypt)?;
+        let mut m = mechanism.raw();
+        // SAFETY: mechanism lives for the call.
+        let rv = unsafe { (encrypt_init.f)(self.handle, &mut m, key) };
+        encrypt_init.check(rv)?;
+        let h = self.handle;
+        output_call(&encrypt, data.len() + 64, |out, len| {
+            // SAFETY: data is a live slice; out has *len bytes.
+            unsafe { (encrypt.f)(h, data.as_ptr() as *mut _, data.len() as CK_ULONG, out, len) }
+        })
+    }
+
+    pub fn decrypt(
+        &self,
+        mechanism: &Mechanism,
+        key: ObjectHandle,
+        data: &[u8],
+    ) -> Result<Vec<u8>> {
+        let decrypt_init = p11_fn!(self.module, C_DecryptInit)?;
+        let decrypt = p11_fn!(self.module, C_Decrypt)?;
+        let mut m = mechanism.raw();
+        // SAFETY: mechanism lives for the call.
+        let rv = unsafe { (decrypt_init.f)(self.handle, &mut m, key) };
+        decrypt_init.check(rv)?;
+        let h = self.handle;
+        output_call(&decrypt, data.len() + 64, |out, len| {
+            // SAFETY: data is a live slice; out has *len bytes.
+            unsafe { (decrypt.f)(h, data.as_ptr() as *mut _, data.len() as CK_ULONG, out, len) }
+        })
+    }
+
+    pub fn digest(&self, mechanism: &Mechanism, data: &[u8]) -> Result<Vec<u8>> {
+        let digest_init = p11_fn!(self.module, C_DigestInit)?;
+        let digest = p11_fn!(self.module, C_Digest)?;
+        let mut m = mechanism.raw();
+        // SAFETY: mechanism lives for the call.
+        let rv = unsafe { (digest_init.f)(self.handle, &mut m) };
+        digest_init.check(rv)?;
+        let h = self.handle;
+        output_call(&digest, 64, |out, len| {
+            // SAFETY: data is a live slice; out has *len bytes.
+            unsafe { (digest.f)(h, data.as_ptr() as *mut _, data.len() as CK_ULONG, out, len) }
+        })
+    }
+}
