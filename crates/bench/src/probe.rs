@@ -533,12 +533,26 @@ fn call(
     }
 }
 
+/// What the workers of one run share with each other and with the monitor.
 struct Shared {
+    /// Latencies since the monitor last looked (workers flush into it every 50 ms).
     interval: Mutex<Histogram<u64>>,
+    /// Calls claimed from the run's budget.
     done: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     first_call_ns: Mutex<Option<u64>>,
+    /// Set on cancel: workers stop after their current call.
+    stop: AtomicBool,
+    /// Everyone starts together, after warming up.
+    barrier: Barrier,
+    start: Mutex<Instant>,
+}
+
+impl Shared {
+    fn note_error(&self, e: &impl std::fmt::Display) {
+        self.first_error.lock().get_or_insert_with(|| e.to_string());
+    }
 }
 
 /// One run of a sweep: what to call, how, with how many workers, and where it stands.
@@ -552,7 +566,22 @@ struct RunPlan {
     runs: u32,
 }
 
-/// Run one worker count.
+impl RunPlan {
+    /// The run's budget: how many calls at most, and for how long.
+    fn budget(&self) -> (u64, f64) {
+        let limit = self.op.call_limit().unwrap_or(u64::MAX);
+        match self.mode {
+            ProbeMode::Count { calls } => (calls.min(limit), f64::INFINITY),
+            ProbeMode::Duration { seconds } => (limit, seconds),
+            ProbeMode::Rate {
+                per_second,
+                seconds,
+            } => (((per_second * seconds).ceil() as u64).min(limit), seconds),
+        }
+    }
+}
+
+/// Run one worker count: start the workers, watch them, sum up.
 fn run_once(
     pool: &Pool,
     plan: &RunPlan,
@@ -560,219 +589,279 @@ fn run_once(
     cancel: &AtomicBool,
     progress: &(dyn Fn(ProbeProgress) + Send + Sync),
 ) -> RunResult {
-    let RunPlan {
-        op,
-        mode,
-        workers,
-        warmup,
-        run,
-        runs,
-    } = *plan;
+    let (total_calls, seconds) = plan.budget();
     let shared = Arc::new(Shared {
         interval: Mutex::new(new_histogram()),
         done: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         first_error: Mutex::new(None),
         first_call_ns: Mutex::new(None),
+        stop: AtomicBool::new(false),
+        barrier: Barrier::new(plan.workers as usize + 1),
+        start: Mutex::new(Instant::now()),
     });
-    let limit = op.call_limit().unwrap_or(u64::MAX);
-    let (total_calls, seconds) = match mode {
-        ProbeMode::Count { calls } => (calls.min(limit), f64::INFINITY),
-        ProbeMode::Duration { seconds } => (limit, seconds),
-        ProbeMode::Rate {
-            per_second,
-            seconds,
-        } => (((per_second * seconds).ceil() as u64).min(limit), seconds),
+    let handles: Vec<_> = (0..plan.workers)
+        .map(|w| {
+            let worker = Worker {
+                index: w,
+                plan: *plan,
+                total_calls,
+                seconds,
+                shared: shared.clone(),
+                fixture: f.clone(),
+                module: pool.module().clone(),
+                slot: pool.slot(),
+            };
+            let pool = pool.clone();
+            std::thread::spawn(move || worker.run(&pool))
+        })
+        .collect();
+    // Start everyone together.
+    *shared.start.lock() = Instant::now() + Duration::from_millis(5);
+    shared.barrier.wait();
+    let start = *shared.start.lock();
+    let watch = Monitor {
+        plan,
+        shared: &shared,
+        total_calls,
+        seconds,
+        start,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let barrier = Arc::new(Barrier::new(workers as usize + 1));
-    let start_cell = Arc::new(Mutex::new(Instant::now()));
-    let module = pool.module().clone();
-    let slot = pool.slot();
-    let mut handles = Vec::new();
-    for w in 0..workers {
-        let (pool, shared, stop, barrier, f, start_cell, module) = (
-            pool.clone(),
-            shared.clone(),
-            stop.clone(),
-            barrier.clone(),
-            f.clone(),
-            start_cell.clone(),
-            module.clone(),
-        );
-        handles.push(std::thread::spawn(move || {
-            let mut local = new_histogram();
-            let r = pool.run("probe", |s| {
-                let mut cleanup = Vec::new();
-                for i in 0..warmup {
-                    let _ = call(
-                        s,
-                        op,
-                        &f,
-                        u64::from(i) + (u64::from(w) << 40),
-                        &module,
-                        slot,
-                        &mut cleanup,
-                    );
-                    for k in cleanup.drain(..) {
-                        let _ = s.destroy_object(k);
-                    }
-                }
-                barrier.wait();
-                let start = *start_cell.lock();
-                let mut n: u64 = 0;
-                let interval_per_worker = match mode {
-                    ProbeMode::Rate { per_second, .. } => {
-                        Some(Duration::from_secs_f64(f64::from(workers) / per_second))
-                    }
-                    _ => None,
-                };
-                let mut last_flush = Instant::now();
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    // Claim a call from the shared budget.
-                    let k = shared.done.fetch_add(1, Ordering::Relaxed);
-                    if k >= total_calls {
-                        shared.done.fetch_sub(1, Ordering::Relaxed);
-                        break;
-                    }
-                    let scheduled = match interval_per_worker {
-                        Some(iv) => {
-                            let at = start + iv * n as u32 + iv * w / workers;
-                            let now = Instant::now();
-                            if at > now {
-                                std::thread::sleep(at - now);
-                            }
-                            at
-                        }
-                        None => Instant::now(),
-                    };
-                    if start.elapsed().as_secs_f64() >= seconds {
-                        shared.done.fetch_sub(1, Ordering::Relaxed);
-                        break;
-                    }
-                    let t = if interval_per_worker.is_some() {
-                        scheduled
-                    } else {
-                        Instant::now()
-                    };
-                    let r = call(
-                        s,
-                        op,
-                        &f,
-                        (u64::from(w) << 40) | (u64::from(warmup) + n),
-                        &module,
-                        slot,
-                        &mut cleanup,
-                    );
-                    let ns = t.elapsed().as_nanos() as u64 + 1;
-                    for k in cleanup.drain(..) {
-                        let _ = s.destroy_object(k);
-                    }
-                    n += 1;
-                    match r {
-                        Ok(()) => {
-                            if k == 0 {
-                                *shared.first_call_ns.lock() = Some(ns);
-                            }
-                            // Beyond the histogram's hour-long range a call counts as an hour, never dropped.
-                            local.saturating_record(ns);
-                        }
-                        Err(e) => {
-                            shared.errors.fetch_add(1, Ordering::Relaxed);
-                            shared
-                                .first_error
-                                .lock()
-                                .get_or_insert_with(|| e.to_string());
-                            if matches!(
-                                e.class(),
-                                p11::ErrorClass::Disconnected | p11::ErrorClass::SessionInvalid
-                            ) {
-                                return Err(e);
-                            }
-                        }
-                    }
-                    if last_flush.elapsed() >= Duration::from_millis(50) {
-                        shared.interval.lock().add(&local).ok();
-                        local.reset();
-                        last_flush = Instant::now();
-                    }
-                }
-                shared.interval.lock().add(&local).ok();
-                local.reset();
-                Ok(())
-            });
-            if let Err(e) = r {
-                shared
-                    .first_error
-                    .lock()
-                    .get_or_insert_with(|| e.to_string());
-            }
-        }));
-    }
-    // Start everyone together, then report every 250 ms.
-    *start_cell.lock() = Instant::now() + Duration::from_millis(5);
-    barrier.wait();
-    let start = *start_cell.lock();
-    let mut total = new_histogram();
-    let mut series = Vec::new();
-    let mut last = (Instant::now(), 0u64);
-    loop {
-        std::thread::sleep(Duration::from_millis(250));
-        let finished = handles.iter().all(|h| h.is_finished());
-        if cancel.load(Ordering::Relaxed) {
-            stop.store(true, Ordering::Relaxed);
-        }
-        let interval = std::mem::replace(&mut *shared.interval.lock(), new_histogram());
-        let done = shared.done.load(Ordering::Relaxed);
-        let now = Instant::now();
-        let point = (!interval.is_empty()).then(|| SeriesPoint {
-            t: now.duration_since(start).as_secs_f64(),
-            p50_us: interval.value_at_quantile(0.5) as f64 / 1000.0,
-            p99_us: interval.value_at_quantile(0.99) as f64 / 1000.0,
-            ops_per_s: (done - last.1) as f64 / now.duration_since(last.0).as_secs_f64(),
-        });
-        total.add(&interval).ok();
-        if let Some(p) = &point {
-            series.push(p.clone());
-        }
-        last = (now, done);
-        let fraction = if seconds.is_finite() {
-            (now.duration_since(start).as_secs_f64() / seconds).min(1.0)
-        } else {
-            done as f64 / total_calls.max(1) as f64
-        };
-        progress(ProbeProgress {
-            workers,
-            run,
-            runs,
-            calls: done,
-            fraction,
-            point,
-        });
-        if finished {
-            break;
-        }
-    }
+    let (total, series) = watch.until_done(&handles, cancel, progress);
     for h in handles {
         let _ = h.join();
     }
+    run_result(plan.workers, &shared, total, series, start)
+}
+
+/// One worker of a run, on its own pool session.
+struct Worker {
+    index: u32,
+    plan: RunPlan,
+    total_calls: u64,
+    seconds: f64,
+    shared: Arc<Shared>,
+    fixture: Arc<Fixture>,
+    module: Arc<p11::Module>,
+    slot: u64,
+}
+
+impl Worker {
+    fn run(self, pool: &Pool) {
+        let r = pool.run("probe", |s| {
+            self.warm_up(s);
+            self.shared.barrier.wait();
+            self.timed_calls(s)
+        });
+        if let Err(e) = r {
+            self.shared.note_error(&e);
+        }
+    }
+
+    fn call(&self, s: &Session, i: u64, cleanup: &mut Vec<ObjectHandle>) -> p11::Result<()> {
+        call(
+            s,
+            self.plan.op,
+            &self.fixture,
+            i,
+            &self.module,
+            self.slot,
+            cleanup,
+        )
+    }
+
+    /// Untimed calls first (caches, sessions, lazily loaded code paths).
+    fn warm_up(&self, s: &Session) {
+        let mut cleanup = Vec::new();
+        for i in 0..self.plan.warmup {
+            let _ = self.call(
+                s,
+                u64::from(i) + (u64::from(self.index) << 40),
+                &mut cleanup,
+            );
+            for k in cleanup.drain(..) {
+                let _ = s.destroy_object(k);
+            }
+        }
+    }
+
+    /// For a fixed rate: when this worker's next call is due (each worker takes its share
+    /// of the arrivals, offset from the others).
+    fn pacing(&self) -> Option<Duration> {
+        match self.plan.mode {
+            ProbeMode::Rate { per_second, .. } => Some(Duration::from_secs_f64(
+                f64::from(self.plan.workers) / per_second,
+            )),
+            _ => None,
+        }
+    }
+
+    /// The timed loop: claim a call from the shared budget, wait for its slot at a fixed
+    /// rate, call, record the latency (from the scheduled start at a fixed rate, so
+    /// coordinated omission is corrected).
+    fn timed_calls(&self, s: &Session) -> p11::Result<()> {
+        let shared = &*self.shared;
+        let (w, workers) = (self.index, self.plan.workers);
+        let start = *shared.start.lock();
+        let pacing = self.pacing();
+        let mut local = new_histogram();
+        let mut cleanup = Vec::new();
+        let mut n: u64 = 0;
+        let mut last_flush = Instant::now();
+        loop {
+            if shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let k = shared.done.fetch_add(1, Ordering::Relaxed);
+            if k >= self.total_calls {
+                shared.done.fetch_sub(1, Ordering::Relaxed);
+                break;
+            }
+            let scheduled = match pacing {
+                Some(iv) => {
+                    let at = start + iv * n as u32 + iv * w / workers;
+                    let now = Instant::now();
+                    if at > now {
+                        std::thread::sleep(at - now);
+                    }
+                    at
+                }
+                None => Instant::now(),
+            };
+            if start.elapsed().as_secs_f64() >= self.seconds {
+                shared.done.fetch_sub(1, Ordering::Relaxed);
+                break;
+            }
+            let t = if pacing.is_some() {
+                scheduled
+            } else {
+                Instant::now()
+            };
+            let r = self.call(
+                s,
+                (u64::from(w) << 40) | (u64::from(self.plan.warmup) + n),
+                &mut cleanup,
+            );
+            let ns = t.elapsed().as_nanos() as u64 + 1;
+            for k in cleanup.drain(..) {
+                let _ = s.destroy_object(k);
+            }
+            n += 1;
+            match r {
+                Ok(()) => {
+                    if k == 0 {
+                        *shared.first_call_ns.lock() = Some(ns);
+                    }
+                    // Beyond the histogram's hour-long range a call counts as an hour,
+                    // never dropped.
+                    local.saturating_record(ns);
+                }
+                Err(e) => {
+                    shared.errors.fetch_add(1, Ordering::Relaxed);
+                    shared.note_error(&e);
+                    if matches!(
+                        e.class(),
+                        p11::ErrorClass::Disconnected | p11::ErrorClass::SessionInvalid
+                    ) {
+                        return Err(e);
+                    }
+                }
+            }
+            if last_flush.elapsed() >= Duration::from_millis(50) {
+                shared.interval.lock().add(&local).ok();
+                local.reset();
+                last_flush = Instant::now();
+            }
+        }
+        shared.interval.lock().add(&local).ok();
+        Ok(())
+    }
+}
+
+/// Watches a run from the calling thread: a progress report (with a live series point)
+/// every 250 ms until every worker has finished; cancel stops the workers.
+struct Monitor<'a> {
+    plan: &'a RunPlan,
+    shared: &'a Shared,
+    total_calls: u64,
+    seconds: f64,
+    start: Instant,
+}
+
+impl Monitor<'_> {
+    fn until_done(
+        &self,
+        handles: &[std::thread::JoinHandle<()>],
+        cancel: &AtomicBool,
+        progress: &(dyn Fn(ProbeProgress) + Send + Sync),
+    ) -> (Histogram<u64>, Vec<SeriesPoint>) {
+        let mut total = new_histogram();
+        let mut series = Vec::new();
+        let mut last = (Instant::now(), 0u64);
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            let finished = handles.iter().all(|h| h.is_finished());
+            if cancel.load(Ordering::Relaxed) {
+                self.shared.stop.store(true, Ordering::Relaxed);
+            }
+            let interval = std::mem::replace(&mut *self.shared.interval.lock(), new_histogram());
+            let done = self.shared.done.load(Ordering::Relaxed);
+            let now = Instant::now();
+            let point = (!interval.is_empty()).then(|| SeriesPoint {
+                t: now.duration_since(self.start).as_secs_f64(),
+                p50_us: interval.value_at_quantile(0.5) as f64 / 1000.0,
+                p99_us: interval.value_at_quantile(0.99) as f64 / 1000.0,
+                ops_per_s: (done - last.1) as f64 / now.duration_since(last.0).as_secs_f64(),
+            });
+            total.add(&interval).ok();
+            if let Some(p) = &point {
+                series.push(p.clone());
+            }
+            last = (now, done);
+            progress(ProbeProgress {
+                workers: self.plan.workers,
+                run: self.plan.run,
+                runs: self.plan.runs,
+                calls: done,
+                fraction: self.fraction(now, done),
+                point,
+            });
+            if finished {
+                return (total, series);
+            }
+        }
+    }
+
+    /// How far the run is: by time for a duration, by calls for a count.
+    fn fraction(&self, now: Instant, done: u64) -> f64 {
+        if self.seconds.is_finite() {
+            (now.duration_since(self.start).as_secs_f64() / self.seconds).min(1.0)
+        } else {
+            done as f64 / self.total_calls.max(1) as f64
+        }
+    }
+}
+
+/// A finished run's figures.
+fn run_result(
+    workers: u32,
+    shared: &Shared,
+    mut total: Histogram<u64>,
+    series: Vec<SeriesPoint>,
+    start: Instant,
+) -> RunResult {
     let leftover = std::mem::replace(&mut *shared.interval.lock(), new_histogram());
     total.add(&leftover).ok();
     let elapsed = start.elapsed().as_secs_f64().max(1e-9);
     let calls = total.len();
-    let first_error = shared.first_error.lock().clone();
-    let first_call_us = shared.first_call_ns.lock().map(|n| n as f64 / 1000.0);
     RunResult {
         workers,
         calls,
         errors: shared.errors.load(Ordering::Relaxed),
-        first_error,
+        first_error: shared.first_error.lock().clone(),
         seconds: elapsed,
         throughput_per_s: calls as f64 / elapsed,
-        first_call_us,
+        first_call_us: shared.first_call_ns.lock().map(|n| n as f64 / 1000.0),
         latency: summarize(&total),
         series,
         histogram: buckets(&total, 30),

@@ -195,7 +195,7 @@ impl Console {
         let ev = if v.is_intact() {
             ev
         } else {
-            ev.failed("AUDIT_BROKEN")
+            ev.failed(crate::ErrorCode::AuditBroken.to_string())
         };
         self.record(ev).await;
         Ok(v)

@@ -132,6 +132,212 @@ struct Prev {
     bin_rates: HashMap<u64, f64>,
 }
 
+/// What a module reports about itself and a slot, read off the async threads.
+struct ModuleReading {
+    info: p11::Info,
+    token: p11::TokenInfo,
+    mechanisms: usize,
+    luna: Option<LunaReading>,
+}
+
+/// Luna's own figures, where the module offers the `CA_*` calls.
+struct LunaReading {
+    offered: Vec<&'static str>,
+    stats: Option<Vec<(u64, u64)>>,
+    firmware: Option<String>,
+    hsm_storage: Option<p11::vendor::StorageInfo>,
+    token_storage: Option<p11::vendor::StorageInfo>,
+}
+
+impl LunaReading {
+    fn stat(&self, id: u64) -> Option<u64> {
+        self.stats
+            .as_ref()
+            .and_then(|v| v.iter().find(|(i, _)| *i == id).map(|(_, x)| *x))
+    }
+}
+
+/// The functions the statistics view uses; those a module lacks are listed as not offered.
+const LUNA_STATS_FUNCTIONS: [&str; 6] = [
+    "CA_GetHSMStats",
+    "CA_ReadUtilizationMetrics",
+    "CA_ReadAllUtilizationCounters",
+    "CA_GetHSMStorageInformation",
+    "CA_GetTokenStorageInformation",
+    "CA_GetFirmwareVersion",
+];
+
+impl ModuleReading {
+    fn take(m: &p11::Module, slot: u64) -> ApiResult<ModuleReading> {
+        let luna = m.vendor().is_luna().then(|| LunaReading {
+            offered: m.vendor().offered(),
+            stats: m
+                .ca_hsm_stats(
+                    slot,
+                    &[
+                        stats_id::BOOT_TIME,
+                        stats_id::CPU_UP_TIME,
+                        stats_id::CPU_IDLE_TIME,
+                        stats_id::ICD_COMMANDS_COUNT,
+                    ],
+                )
+                .ok(),
+            firmware: m
+                .ca_firmware_version(slot)
+                .ok()
+                .map(|(a, b, c)| format!("{a}.{b}.{c}")),
+            hsm_storage: m.ca_hsm_storage(slot).ok(),
+            token_storage: m.ca_token_storage(slot).ok(),
+        });
+        Ok(ModuleReading {
+            info: m.info()?,
+            token: m.token_info(slot)?,
+            mechanisms: m.mechanisms(slot).map(|v| v.len()).unwrap_or(0),
+            luna,
+        })
+    }
+}
+
+/// Rates between two samples at least `MIN_SAMPLE_GAP` apart (Luna's monitor uses 5 s):
+/// busy share from CPU up and idle time, commands per second, requests per second per bin.
+struct Rates {
+    busy: Option<f64>,
+    commands: Option<f64>,
+    bins: HashMap<u64, f64>,
+}
+
+impl Rates {
+    fn between(prev: &Prev, now: Instant, current: &Prev) -> Rates {
+        let dt = now.duration_since(prev.at).as_secs_f64();
+        let busy = (current.up > prev.up).then(|| {
+            let du = (current.up - prev.up) as f64;
+            let di = current.idle.saturating_sub(prev.idle) as f64;
+            (100.0 * (1.0 - di / du)).clamp(0.0, 100.0)
+        });
+        let bins = current
+            .bins
+            .iter()
+            .map(|(b, c)| {
+                let before = *prev.bins.get(b).unwrap_or(&0);
+                (*b, c.saturating_sub(before) as f64 / dt)
+            })
+            .collect();
+        Rates {
+            busy,
+            commands: Some(current.cmds.saturating_sub(prev.cmds) as f64 / dt),
+            bins,
+        }
+    }
+}
+
+impl StatsState {
+    /// Luna's figures with rates against the partition's previous sample (kept when this
+    /// one is too close to it to give a rate).
+    fn luna_stats(
+        &mut self,
+        partition: &str,
+        now: Instant,
+        l: LunaReading,
+        util: &[p11::vendor::UtilizationCounter],
+    ) -> LunaStats {
+        let (up, idle, cmds) = (
+            l.stat(stats_id::CPU_UP_TIME),
+            l.stat(stats_id::CPU_IDLE_TIME),
+            l.stat(stats_id::ICD_COMMANDS_COUNT),
+        );
+        let mut bins: HashMap<u64, u64> = HashMap::new();
+        for c in util {
+            *bins.entry(c.bin).or_default() += c.count;
+        }
+        let mut current = Prev {
+            at: now,
+            up: up.unwrap_or(0),
+            idle: idle.unwrap_or(0),
+            cmds: cmds.unwrap_or(0),
+            bins,
+            busy: None,
+            cmd_rate: None,
+            bin_rates: HashMap::new(),
+        };
+        let prev = self.prev.get(partition);
+        let fresh = prev.is_none_or(|e| now.duration_since(e.at) >= MIN_SAMPLE_GAP);
+        let (busy, cmd_rate, bin_rates) = match prev {
+            Some(e) if fresh => {
+                let r = Rates::between(e, now, &current);
+                let busy = r.busy.filter(|_| up.is_some() && idle.is_some());
+                (busy, r.commands.filter(|_| cmds.is_some()), r.bins)
+            }
+            Some(e) => (e.busy, e.cmd_rate, e.bin_rates.clone()),
+            None => (None, None, HashMap::new()),
+        };
+        let mut utilization: Vec<BinRate> = current
+            .bins
+            .iter()
+            .map(|(b, c)| BinRate {
+                bin: bin_name(*b),
+                count: *c,
+                per_second: bin_rates.get(b).copied(),
+            })
+            .collect();
+        utilization.sort_by(|a, b| a.bin.cmp(&b.bin));
+        if fresh {
+            current.busy = busy;
+            current.cmd_rate = cmd_rate;
+            current.bin_rates = bin_rates;
+            self.prev.insert(partition.to_string(), current);
+        }
+        LunaStats {
+            firmware: l.firmware.clone(),
+            boot_time: l.stat(stats_id::BOOT_TIME),
+            cpu_up_time: up,
+            cpu_idle_time: idle,
+            busy_percent: busy,
+            commands: cmds,
+            commands_per_second: cmd_rate,
+            utilization,
+            hsm_storage: l.hsm_storage.map(Into::into),
+            token_storage: l.token_storage.map(Into::into),
+            not_offered: LUNA_STATS_FUNCTIONS
+                .iter()
+                .filter(|w| !l.offered.contains(w))
+                .map(|w| w.to_string())
+                .collect(),
+        }
+    }
+
+    /// Keep the sample's chart point (the last `HISTORY` per partition).
+    fn remember_point(
+        &mut self,
+        partition: &str,
+        now: Instant,
+        luna: Option<&LunaStats>,
+        token: &p11::TokenInfo,
+        metrics: &hsm::MetricsSnapshot,
+    ) {
+        let (since, points) = self
+            .history
+            .entry(partition.to_string())
+            .or_insert_with(|| (now, VecDeque::new()));
+        points.push_back(StatsPoint {
+            t: now.duration_since(*since).as_secs_f64(),
+            busy_percent: luna.and_then(|l| l.busy_percent),
+            commands_per_second: luna.and_then(|l| l.commands_per_second),
+            sign_per_second: luna.and_then(|l| {
+                l.utilization
+                    .iter()
+                    .find(|b| b.bin == "sign")
+                    .and_then(|b| b.per_second)
+            }),
+            sessions: token.session_count,
+            console_ops: metrics.ops.iter().map(|o| o.ok).sum(),
+            console_errors: metrics.ops.iter().map(|o| o.errors).sum(),
+        });
+        while points.len() > HISTORY {
+            points.pop_front();
+        }
+    }
+}
+
 fn bin_name(b: u64) -> String {
     match b {
         bin::SIGN => "sign".into(),
@@ -319,179 +525,41 @@ impl Console {
         Ok(out)
     }
 
-    /// One statistics sample of a partition.
+    /// One statistics sample of a partition: what the module reports (Luna's `CA_*`
+    /// figures where offered), rates since the previous sample, the pool's metrics; kept in
+    /// the partition's history for the charts.
     pub async fn stats(&self, partition: &str) -> ApiResult<StatsSnapshot> {
         let p = self.partition_ref(partition).await?;
-        let m = p.module.module.clone();
-        let slot = p.slot();
-        let (info, token, mechs, luna_raw) =
-            tokio::task::spawn_blocking(move || -> ApiResult<_> {
-                let info = m.info()?;
-                let token = m.token_info(slot)?;
-                let mechs = m.mechanisms(slot).map(|v| v.len()).unwrap_or(0);
-                let luna = m.vendor().is_luna().then(|| {
-                    let offered = m.vendor().offered();
-                    let stats = m
-                        .ca_hsm_stats(
-                            slot,
-                            &[
-                                stats_id::BOOT_TIME,
-                                stats_id::CPU_UP_TIME,
-                                stats_id::CPU_IDLE_TIME,
-                                stats_id::ICD_COMMANDS_COUNT,
-                            ],
-                        )
-                        .ok();
-                    let fw = m
-                        .ca_firmware_version(slot)
-                        .ok()
-                        .map(|(a, b, c)| format!("{a}.{b}.{c}"));
-                    let hs = m.ca_hsm_storage(slot).ok();
-                    let ts = m.ca_token_storage(slot).ok();
-                    (offered, stats, fw, hs, ts)
-                });
-                Ok((info, token, mechs, luna))
-            })
+        let (m, slot) = (p.module.module.clone(), p.slot());
+        let reading = tokio::task::spawn_blocking(move || ModuleReading::take(&m, slot))
             .await
             .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
         // Utilization counters are read on a session (Luna: per-partition bins).
-        let util = if luna_raw.is_some() {
-            p.pool
+        let util = match reading.luna {
+            Some(_) => p
+                .pool
                 .run_idempotent_async("stats.utilization", |s| s.ca_utilization(false))
                 .await
-                .ok()
-        } else {
-            None
+                .ok(),
+            None => None,
         };
         let now = Instant::now();
-        let mut st = self.stats_state.lock();
-        let luna = luna_raw.map(|(offered, stats, fw, hs, ts)| {
-            let get = |id: u64| {
-                stats
-                    .as_ref()
-                    .and_then(|v| v.iter().find(|(i, _)| *i == id).map(|(_, x)| *x))
-            };
-            let (up, idle, cmds) = (
-                get(stats_id::CPU_UP_TIME),
-                get(stats_id::CPU_IDLE_TIME),
-                get(stats_id::ICD_COMMANDS_COUNT),
-            );
-            let mut bins: HashMap<u64, u64> = HashMap::new();
-            for c in util.iter().flatten() {
-                *bins.entry(c.bin).or_default() += c.count;
-            }
-            let entry = st.prev.get(&p.id);
-            let fresh = entry
-                .map(|e| now.duration_since(e.at) >= MIN_SAMPLE_GAP)
-                .unwrap_or(true);
-            let (busy, cmd_rate, bin_rates) = match entry {
-                Some(e) if fresh => {
-                    let dt = now.duration_since(e.at).as_secs_f64();
-                    let busy = match (up, idle) {
-                        (Some(u), Some(i)) if u > e.up => {
-                            let du = (u - e.up) as f64;
-                            let di = i.saturating_sub(e.idle) as f64;
-                            Some((100.0 * (1.0 - di / du)).clamp(0.0, 100.0))
-                        }
-                        _ => None,
-                    };
-                    let cr = cmds.map(|c| c.saturating_sub(e.cmds) as f64 / dt);
-                    let br: HashMap<u64, f64> = bins
-                        .iter()
-                        .map(|(b, c)| {
-                            (
-                                *b,
-                                c.saturating_sub(*e.bins.get(b).unwrap_or(&0)) as f64 / dt,
-                            )
-                        })
-                        .collect();
-                    (busy, cr, br)
-                }
-                Some(e) => (e.busy, e.cmd_rate, e.bin_rates.clone()),
-                None => (None, None, HashMap::new()),
-            };
-            if fresh {
-                st.prev.insert(
-                    p.id.clone(),
-                    Prev {
-                        at: now,
-                        up: up.unwrap_or(0),
-                        idle: idle.unwrap_or(0),
-                        cmds: cmds.unwrap_or(0),
-                        bins: bins.clone(),
-                        busy,
-                        cmd_rate,
-                        bin_rates: bin_rates.clone(),
-                    },
-                );
-            }
-            let mut utilization: Vec<BinRate> = bins
-                .iter()
-                .map(|(b, c)| BinRate {
-                    bin: bin_name(*b),
-                    count: *c,
-                    per_second: bin_rates.get(b).copied(),
-                })
-                .collect();
-            utilization.sort_by(|a, b| a.bin.cmp(&b.bin));
-            let wanted = [
-                "CA_GetHSMStats",
-                "CA_ReadUtilizationMetrics",
-                "CA_ReadAllUtilizationCounters",
-                "CA_GetHSMStorageInformation",
-                "CA_GetTokenStorageInformation",
-                "CA_GetFirmwareVersion",
-            ];
-            LunaStats {
-                firmware: fw,
-                boot_time: get(stats_id::BOOT_TIME),
-                cpu_up_time: up,
-                cpu_idle_time: idle,
-                busy_percent: busy,
-                commands: cmds,
-                commands_per_second: cmd_rate,
-                utilization,
-                hsm_storage: hs.map(Into::into),
-                token_storage: ts.map(Into::into),
-                not_offered: wanted
-                    .iter()
-                    .filter(|w| !offered.contains(w))
-                    .map(|w| w.to_string())
-                    .collect(),
-            }
-        });
         let metrics = p.pool.metrics();
-        let point_base = st
-            .history
-            .entry(p.id.clone())
-            .or_insert_with(|| (now, VecDeque::new()));
-        let point = StatsPoint {
-            t: now.duration_since(point_base.0).as_secs_f64(),
-            busy_percent: luna.as_ref().and_then(|l| l.busy_percent),
-            commands_per_second: luna.as_ref().and_then(|l| l.commands_per_second),
-            sign_per_second: luna.as_ref().and_then(|l| {
-                l.utilization
-                    .iter()
-                    .find(|b| b.bin == "sign")
-                    .and_then(|b| b.per_second)
-            }),
-            sessions: token.session_count,
-            console_ops: metrics.ops.iter().map(|o| o.ok).sum(),
-            console_errors: metrics.ops.iter().map(|o| o.errors).sum(),
-        };
-        point_base.1.push_back(point);
-        while point_base.1.len() > HISTORY {
-            point_base.1.pop_front();
-        }
+        let mut st = self.stats_state.lock();
+        let luna = reading
+            .luna
+            .map(|l| st.luna_stats(&p.id, now, l, util.as_deref().unwrap_or(&[])));
+        st.remember_point(&p.id, now, luna.as_ref(), &reading.token, &metrics);
         drop(st);
+        let info = reading.info;
         Ok(StatsSnapshot {
             partition_id: p.id.clone(),
             taken_at: audit::now_rfc3339(),
             manufacturer: info.manufacturer,
             library: format!("{} {}", info.library_description, info.library_version),
             cryptoki_version: info.cryptoki_version.to_string(),
-            token: TokenView::from(&token),
-            mechanism_count: mechs as u64,
+            token: TokenView::from(&reading.token),
+            mechanism_count: reading.mechanisms as u64,
             luna,
             pool: p.pool.status(),
             metrics,

@@ -503,7 +503,7 @@ impl Console {
                     .resource(&p.id)
                     .meta("user", user)
                     .meta("token", &p.label)
-                    .failed("PinInvalid")
+                    .failed(crate::ErrorCode::PinInvalid.to_string())
                     .meta("error", "PIN too long; not sent to the HSM"),
             )
             .await;

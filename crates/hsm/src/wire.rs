@@ -20,8 +20,27 @@ macro_rules! wire_display {
     ($($t:ty),* $(,)?) => {$(
         impl ::std::fmt::Display for $t {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(&$crate::wire::wire_name(self))
+                f.pad(&$crate::wire::wire_name(self))
             }
         }
     )*};
+}
+
+#[cfg(test)]
+mod tests {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Kind {
+        ManifestSignature,
+    }
+    crate::wire_display!(Kind);
+
+    #[test]
+    fn display_is_the_serde_name_and_honours_width() {
+        assert_eq!(Kind::ManifestSignature.to_string(), "manifest_signature");
+        assert_eq!(
+            format!("[{:<20}]", Kind::ManifestSignature),
+            "[manifest_signature  ]"
+        );
+    }
 }

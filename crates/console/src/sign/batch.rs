@@ -418,7 +418,8 @@ impl<'c> SignBatch<'c> {
             .partition
             .pool
             .run_service_async("sign.batch", move |s| {
-                let h = match *handle.lock() {
+                let cached = *handle.lock();
+                let h = match cached {
                     Some((g, k)) if g == s.generation() => k,
                     _ => {
                         let k = resolve(s, &key.summary)?;

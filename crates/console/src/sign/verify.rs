@@ -62,7 +62,7 @@ impl Console {
         self.record(if r.valid {
             ev
         } else {
-            ev.failed("SIGNATURE_INVALID")
+            ev.failed(ErrorCode::SignatureInvalid.to_string())
         })
         .await;
         Ok(r)
