@@ -52,6 +52,10 @@ if [[ "$mode" == test ]]; then
     echo "setup: installing cargo-nextest"
     cargo install cargo-nextest --locked
   fi
+  if [[ ! -x "$root/target/tools/bin/cargo-deny" ]]; then
+    echo "setup: installing cargo-deny (the offline advisory check)"
+    cargo install cargo-deny --locked --version "=0.20.2" --root "$root/target/tools" --quiet
+  fi
   if [[ ! -x "$root/target/tools/bin/tauri-driver" ]]; then
     echo "setup: installing tauri-driver"
     cargo install tauri-driver --locked --version "^2" --root "$root/target/tools" --quiet

@@ -28,7 +28,7 @@ stage() {
 
 lint_all() {
   cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings &&
-    python3 scripts/licenses.py && lint_ui
+    python3 scripts/licenses.py && scripts/advisories.sh && lint_ui
 }
 
 # The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy.
@@ -59,7 +59,7 @@ fuzz_targets() {
 
 for s in "${stages[@]}"; do
   case "$s" in
-    lint) stage "lint (rustfmt, clippy -D warnings, licenses, prettier, eslint, tsc)" lint_all ;;
+    lint) stage "lint (rustfmt, clippy -D warnings, licenses, advisories, prettier, eslint, tsc)" lint_all ;;
     rust) stage "rust tests (nextest, real tokens)" rust_tests ;;
     ui) stage "ui (build, browser tests)" ui_checks ;;
     e2e) stage "e2e (real app under Xvfb)" e2e_tests ;;
