@@ -196,6 +196,45 @@ pub fn verify_file(path: &std::path::Path, signature: &str, public_key: &str) ->
     })
 }
 
+/// `hsmc verify` and the Verify view: `file` against a `.minisig` with a `minisign.pub`.
+pub fn report(
+    file: &std::path::Path,
+    signature: &[u8],
+    public_key: Option<&[u8]>,
+) -> Result<crate::verify::VerifyReport> {
+    let pk = public_key.ok_or_else(|| {
+        SignError::Format(
+            "a minisign signature needs the signer's minisign.pub (--pub minisign.pub)".into(),
+        )
+    })?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut r = crate::verify::report(file, crate::verify::SignatureFormat::Minisign);
+    r.algorithm = Some("Ed25519 (minisign, BLAKE2b-512 prehashed)".into());
+    crate::input::check(file)?;
+    match verify_file(file, &text(signature), &text(pk)) {
+        Ok(v) => {
+            r.valid = true;
+            r.key_fingerprint = Some(format!("minisign key {}", v.key_id));
+            r.signing_time = v
+                .trusted_comment
+                .split('\t')
+                .find_map(|f| f.strip_prefix("timestamp:"))
+                .and_then(|t| t.parse::<i64>().ok())
+                .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())
+                .and_then(|t| {
+                    t.format(&time::format_description::well_known::Rfc3339)
+                        .ok()
+                });
+            r.detail = format!(
+                "minisign signature and global signature verify; trusted comment: {}",
+                v.trusted_comment
+            );
+        }
+        Err(e) => r.detail = e.to_string(),
+    }
+    Ok(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@
 
 pub mod armor;
 mod packet;
+pub mod report;
 pub mod token;
 pub mod verify;
 
@@ -350,9 +351,10 @@ pub fn check_user_id(uid: &str) -> Result<()> {
 }
 
 /// A transferable public key (RFC 9580 §10.1): the key, the user ID and its positive
-/// certification made by the key itself (key flags certify + sign). Binary; armor it with
-/// [`armor::armor`].
-pub fn certificate(key: &PgpKey, uid: &str, now: u32, sign: &mut DigestSigner) -> Result<Vec<u8>> {
+/// certification made by the key itself (key flags certify + sign), dated `when` — give the
+/// key's creation time, so that the binding holds for every signature the key made before
+/// this certificate was exported. Binary; armor it with [`armor::armor`].
+pub fn certificate(key: &PgpKey, uid: &str, when: u32, sign: &mut DigestSigner) -> Result<Vec<u8>> {
     check_user_id(uid)?;
     let prefs = Subpackets::default()
         .push(sp::KEY_FLAGS, &[0x03])
@@ -361,7 +363,7 @@ pub fn certificate(key: &PgpKey, uid: &str, now: u32, sign: &mut DigestSigner) -
         .push(sp::PREFERRED_COMPRESSION, &[0])
         .push(sp::FEATURES, &[0x01])
         .push(sp::PRIMARY_USER_ID, &[1]);
-    let mut p = PendingSignature::new(key, SigType::PositiveCertification, now, prefs);
+    let mut p = PendingSignature::new(key, SigType::PositiveCertification, when, prefs);
     p.update(&PgpKey::framed(&key.body));
     p.update(&[0xB4]);
     p.update(&(uid.len() as u32).to_be_bytes());

@@ -4,7 +4,10 @@
 use std::io::Read;
 
 use pgp::composed::{CleartextSignedMessage, Deserializable, DetachedSignature, SignedPublicKey};
-use pgp::packet::{Packet, PacketParser, PublicKey as RpgpKey, SignatureType};
+use pgp::packet::{Packet, PacketParser, SignatureType};
+
+/// A public key as rpgp holds it.
+pub use pgp::packet::PublicKey as RpgpKey;
 use pgp::types::{KeyDetails, VerifyingKey};
 
 use crate::{Result, SignError};
@@ -95,6 +98,10 @@ impl Certificate {
     pub fn primary(&self) -> &RpgpKey {
         &self.key.primary_key
     }
+
+    pub fn primary_public_algorithm(&self) -> pgp::crypto::public_key::PublicKeyAlgorithm {
+        self.key.primary_key.algorithm()
+    }
 }
 
 /// A public-key packet as rpgp reads it (the check of a signature before a certificate
@@ -108,6 +115,18 @@ pub fn public_key_packet(bytes: &[u8]) -> Result<RpgpKey> {
         Some(Err(e)) => Err(SignError::Format(format!("not a public-key packet: {e}"))),
         None => Err(SignError::Format("no packet".into())),
     }
+}
+
+/// Our key as rpgp reads its public-key packet, with the fingerprint rpgp computes checked
+/// against ours.
+pub fn read_key(key: &super::PgpKey) -> Result<RpgpKey> {
+    let k = public_key_packet(&key.packet())?;
+    if format!("{:X}", k.fingerprint()) != key.fingerprint_hex() {
+        return Err(SignError::Invalid(
+            "rpgp computes another fingerprint for the key".into(),
+        ));
+    }
+    Ok(k)
 }
 
 /// What a signature that verified says.
