@@ -31,7 +31,7 @@ use crate::error::{ApiError, ErrorCode};
 
 pub use certificates::CertificateView;
 pub use minisign::MinisignPublicKey;
-pub use openpgp::{OpenPgpCertificate, OpenPgpKeyView};
+pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -153,7 +153,8 @@ pub struct OpenPgpCertificate {
     pub creation_time_stored: bool,
 }
 
-fn check_uid(uid: &str) -> ApiResult<()> {
+/// An OpenPGP user ID the officer typed: refused (with what to do) unless it is one line.
+pub fn check_openpgp_user_id(uid: &str) -> ApiResult<()> {
     openpgp::check_user_id(uid).map_err(|e| {
         ApiError::invalid(format!("{e}.")).suggest("Type it as Name <address>, on one line.")
     })
@@ -192,7 +193,7 @@ impl Console {
         handle: u64,
         user_id: &str,
     ) -> ApiResult<OpenPgpCertificate> {
-        check_uid(user_id)?;
+        check_openpgp_user_id(user_id)?;
         let p = self.partition_ref(partition).await?;
         self.audit_first(
             Event::new("openpgp.cert.request", "key")
@@ -258,7 +259,7 @@ impl Console {
         user_id: &str,
         path: &std::path::Path,
     ) -> ApiResult<OpenPgpCertificate> {
-        check_uid(user_id)?;
+        check_openpgp_user_id(user_id)?;
         let c = self.openpgp_certificate(partition, handle, user_id).await?;
         outfile::write_replace(path, c.armored.as_bytes())?;
         Ok(c)
