@@ -123,3 +123,21 @@ fn the_public_key_packet_is_the_rfc_layout() {
     assert_eq!(&p[18..21], &[0x01, 0x07, 0x40]);
     assert_eq!(key.key_id(), key.fingerprint()[12..]);
 }
+
+#[test]
+fn a_raw_signature_that_starts_like_a_packet_is_not_taken_for_openpgp() {
+    // Old-format tag 2, a length that fits, then bytes of no known signature version.
+    let mut raw = vec![0x88, 0x20, 0x07];
+    raw.extend((0..61u8).map(|i| i.wrapping_mul(37)));
+    assert_eq!(verify::kind(&raw), None);
+    // A real signature with one byte more is not one either.
+    let (sk, pk) = ed25519();
+    let key = PgpKey::new(&pk, CREATED).unwrap();
+    let mut sig = detached_bytes(&key, b"x", CREATED, &mut |d| {
+        Ok(sk.sign(d).to_bytes().to_vec())
+    })
+    .unwrap();
+    assert_eq!(verify::kind(&sig), Some(verify::Kind::Binary));
+    sig.push(0);
+    assert_eq!(verify::kind(&sig), None);
+}

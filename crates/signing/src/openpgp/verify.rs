@@ -35,10 +35,23 @@ pub fn kind(bytes: &[u8]) -> Option<Kind> {
         return Some(Kind::Cleartext);
     }
     let tag_2 = matches!(bytes.first(), Some(0xC2 | 0x88 | 0x89 | 0x8A));
-    if tag_2 && DetachedSignature::from_bytes(bytes).is_ok() {
+    if tag_2 && whole_v4_signature(bytes) {
         return Some(Kind::Binary);
     }
     None
+}
+
+/// One v4 signature packet that rpgp understands and that is exactly `bytes` (rpgp takes
+/// a packet of an unknown version, or leaves trailing bytes, as parsed: a raw signature
+/// could look like that).
+fn whole_v4_signature(bytes: &[u8]) -> bool {
+    use pgp::ser::Serialize;
+    let Ok(sig) = DetachedSignature::from_bytes(bytes) else {
+        return false;
+    };
+    sig.signature.version() == pgp::packet::SignatureVersion::V4
+        && sig.signature.config().is_some()
+        && sig.to_bytes().is_ok_and(|b| b == bytes)
 }
 
 /// Whether a key file holds an OpenPGP certificate.
