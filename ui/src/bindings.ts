@@ -264,7 +264,23 @@ export type OnError = "stop" | "continue";
 
 export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
 
-export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key";
+export type OpenPgpCertificate = { 
+/**
+ * ASCII-armored transferable public key.
+ */
+armored: string, fingerprint: string, user_id: string, created: string, 
+/**
+ * The creation time was fixed by this export (stored on the token now).
+ */
+creation_time_stored: boolean, };
+
+export type OpenPgpKeyView = { algorithm: PgpAlgorithm, 
+/**
+ * Set once the creation time is fixed (by the first certificate or signature).
+ */
+fingerprint: string | null, created: string | null, };
+
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext";
 
 export type OutputView = { format: OutputKind, path: string, 
 /**
@@ -281,6 +297,8 @@ vendor_functions: Array<string>,
  * This partition holds the audit trail's key.
  */
 holds_audit_key: boolean, mechanism_count: number, };
+
+export type PgpAlgorithm = "eddsa_legacy" | "ecdsa_p256" | "ecdsa_p384" | "rsa";
 
 export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
@@ -380,7 +398,7 @@ last_output_dir: string | null, };
 
 export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
-export type SignFormat = "cms" | "raw" | "bundle";
+export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "minisign";
 
 export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
 
@@ -412,7 +430,7 @@ context: string | null, on_error: OnError,
  */
 confirm_hss: boolean, };
 
-export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest";
+export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 
 export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, };
 

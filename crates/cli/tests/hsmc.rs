@@ -1283,3 +1283,184 @@ fn one_view_as_text_and_as_json() {
     assert!(stderr(&o).starts_with("note: Key generation of an H15 tree"));
     assert!(stderr(&o).contains("error [INVALID_INPUT]: This command needs a PIN."));
 }
+
+/// OpenPGP and minisign as a release pipeline writes them: the certificate and
+/// `minisign.pub` exported, artifacts signed, each checked by Debian's gpg and minisign and
+/// by `hsmc verify`; a changed artifact fails all three; bad input is refused by name.
+#[test]
+fn openpgp_and_minisign_release_signing_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    for (alg, label) in [("ed25519", "rel_ed25519"), ("ec-p256", "rel_p256")] {
+        h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+    }
+    let dir = h.data.path().join("pgp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let art = dir.join("app-2.0.tar.gz");
+    std::fs::write(&art, vec![3u8; 50_000]).unwrap();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let (cert, mpub) = (dir.join("key.asc"), dir.join("minisign.pub"));
+    let uid = "Release Signing <release@example.org>";
+    let c = h.json(
+        pin,
+        &[
+            "keys",
+            "openpgp",
+            "label:rel_ed25519",
+            "--uid",
+            uid,
+            "--out",
+            &p(&cert),
+        ],
+    );
+    let fpr = c["fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(c["creation_time_stored"], true, "{c}");
+    let again = h.json(pin, &["keys", "openpgp", "label:rel_ed25519", "--uid", uid]);
+    assert_eq!(
+        again["fingerprint"],
+        fpr.as_str(),
+        "the fingerprint never changes"
+    );
+    h.json(
+        pin,
+        &[
+            "keys",
+            "minisign-pub",
+            "label:rel_ed25519",
+            "--out",
+            &p(&mpub),
+        ],
+    );
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:rel_ed25519",
+            "--format",
+            "openpgp,minisign",
+            "--manifest",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    let (asc, minisig, sums) = (
+        dir.join("app-2.0.tar.gz.asc"),
+        dir.join("app-2.0.tar.gz.minisig"),
+        dir.join("SHA256SUMS.asc"),
+    );
+    assert!(asc.exists() && minisig.exists() && sums.exists(), "{r}");
+
+    let home = tempfile::tempdir().unwrap();
+    let gpg = |args: &[&str]| {
+        Command::new("gpg")
+            .args(["--batch", "--no-tty", "--status-fd", "1", "--homedir"])
+            .arg(home.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(gpg(&["--import", &p(&cert)]).status.success());
+    let good = |o: &Output| {
+        o.status.success()
+            && String::from_utf8_lossy(&o.stdout).contains(&format!("[GNUPG:] VALIDSIG {fpr}"))
+    };
+    assert!(good(&gpg(&["--verify", &p(&asc), &p(&art)])));
+    assert!(good(&gpg(&["--verify", &p(&sums)])));
+    let minisign = || {
+        Command::new("minisign")
+            .args(["-V", "-m", &p(&art), "-p", &p(&mpub)])
+            .output()
+            .unwrap()
+    };
+    assert!(minisign().status.success());
+    for (sig, key) in [(&asc, &cert), (&minisig, &mpub)] {
+        let v = h.json(
+            None,
+            &["verify", &p(&art), "--sig", &p(sig), "--pub", &p(key)],
+        );
+        assert_eq!(v["valid"], true, "{v}");
+    }
+    // The binary form for the ECDSA key, beside the armored one of the other key.
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:rel_p256",
+            "--format",
+            "openpgp",
+            "--openpgp-binary",
+        ],
+    );
+    assert_eq!(
+        r["files"][0]["outputs"][0]["path"],
+        format!("{}.gpg", art.display()).as_str(),
+        "{r}"
+    );
+
+    let mut bytes = std::fs::read(&art).unwrap();
+    bytes[25_000] ^= 1;
+    std::fs::write(&art, bytes).unwrap();
+    assert!(!good(&gpg(&["--verify", &p(&asc), &p(&art)])));
+    assert!(!minisign().status.success());
+    for (sig, key) in [(&asc, &cert), (&minisig, &mpub)] {
+        let o = h.run(
+            None,
+            &["verify", &p(&art), "--sig", &p(sig), "--pub", &p(key)],
+        );
+        assert_eq!(code(&o), 3, "a changed artifact");
+    }
+
+    // Bad input: a user ID with a newline (usage, nothing written); minisign with a P-256
+    // key (refused before anything is signed).
+    let never = dir.join("never.asc");
+    let o = h.run(
+        pin,
+        &[
+            "keys",
+            "openpgp",
+            "label:rel_p256",
+            "--uid",
+            "Release\nSigning",
+            "--out",
+            &p(&never),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("newline"));
+    assert!(!never.exists());
+    let other = dir.join("other.bin");
+    std::fs::write(&other, b"x").unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:rel_p256",
+            "--format",
+            "raw,minisign",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Ed25519 keys only"));
+    assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.minisig").exists());
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:rel_p256",
+            "--openpgp-binary",
+        ],
+    );
+    assert_eq!(code(&o), 2, "--openpgp-binary without openpgp");
+    let _ = Command::new("gpgconf")
+        .arg("--homedir")
+        .arg(home.path())
+        .args(["--kill", "all"])
+        .output();
+}

@@ -12,6 +12,9 @@
 //!   RFC 9708 HSS/LMS, RFC 8419 Ed25519, RFC 4056 RSA-PSS, RFC 5753 ECDSA).
 //! - [`cert`]: self-signed certificates and CSRs signed by the HSM key.
 //! - [`formats`]: raw detached signatures, the signed `SHA256SUMS` manifest, JSON bundles.
+//! - [`openpgp`]: OpenPGP v4 certificates, detached and cleartext signatures (gpg 2.2, sq).
+//! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
+//! - [`reread`]: reading a file again for the formats with their own hash.
 //! - [`verify`]: offline verification of any of them.
 //! - [`output`]: files written completely or not at all, never over an existing one.
 
@@ -21,7 +24,10 @@ pub mod cms;
 pub mod formats;
 pub mod hashing;
 pub mod input;
+pub mod minisign;
+pub mod openpgp;
 pub mod output;
+pub mod reread;
 pub mod verify;
 
 pub use alg::SigAlg;

@@ -41,6 +41,9 @@ pub enum SignatureFormat {
     Raw,
     Bundle,
     Manifest,
+    /// OpenPGP: a detached signature (`.asc`, `.gpg`) or a cleartext-signed manifest.
+    Openpgp,
+    Minisign,
 }
 
 hsm::wire_display!(SignatureFormat);
@@ -90,7 +93,7 @@ pub fn verify_raw(file: &Path, sig: &[u8], pk: &PublicKey, context: &[u8]) -> Re
     Ok(alg)
 }
 
-fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
+pub(crate) fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
     VerifyReport {
         file: file.display().to_string(),
         format,
@@ -226,8 +229,15 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     }
     let text = std::fs::read_to_string(manifest).map_err(|e| SignError::Format(e.to_string()))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
+    check_listed(&mut r, dir, &text)?;
+    Ok(r)
+}
+
+/// Every file a signed manifest lists (in `dir`) against its digest: `r.entries`, and
+/// `r.valid` when all match.
+pub(crate) fn check_listed(r: &mut VerifyReport, dir: &Path, text: &str) -> Result<()> {
     let mut all = true;
-    for (sha, name) in parse_manifest(&text)? {
+    for (sha, name) in parse_manifest(text)? {
         let p = dir.join(&name);
         let (ok, detail) = match check(&p)
             .and_then(|inp| hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)))
@@ -246,7 +256,7 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     } else {
         "some files do not match the signed manifest".into()
     };
-    Ok(r)
+    Ok(())
 }
 
 #[cfg(test)]

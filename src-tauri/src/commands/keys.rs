@@ -7,7 +7,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use console::keys::DestroyResult;
-use console::sign::CertificateView;
+use console::sign::{CertificateView, OpenPgpCertificate, OpenPgpKeyView};
 use console::views::{
     ExportedPublicKey, GenerateRequest, GeneratedKey, JobEvent, KeyDetails, KeySpecInfo,
 };
@@ -146,4 +146,63 @@ pub async fn certificate_request(
 ) -> Cmd<String> {
     let c = state.console()?;
     c.certificate_request(&partition_id, handle, &subject).await
+}
+
+/// A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint.
+#[ipc_macros::command]
+pub async fn openpgp_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<OpenPgpKeyView> {
+    state.console()?.openpgp_key(&partition_id, handle).await
+}
+
+/// Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+/// `None` when the officer cancels the dialog. The first one fixes the key's creation time
+/// on the token.
+#[ipc_macros::command]
+pub async fn save_openpgp_certificate(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    user_id: String,
+    file_name: String,
+) -> Cmd<Option<OpenPgpCertificate>> {
+    let c = state.console()?;
+    console::sign::check_openpgp_user_id(&user_id)?;
+    let Some(path) = dialogs::save(
+        "Save OpenPGP certificate",
+        &file_name,
+        ("OpenPGP certificate", &["asc"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    c.save_openpgp_certificate(&partition_id, handle, &user_id, &path)
+        .await
+        .map(Some)
+}
+
+/// Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled.
+#[ipc_macros::command]
+pub async fn save_minisign_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let k = c.minisign_public_key(&partition_id, handle).await?;
+    let Some(path) = dialogs::save(
+        "Save minisign public key",
+        "minisign.pub",
+        ("minisign public key", &["pub"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    outfile::write_replace(&path, k.text.as_bytes()).map_err(console::ApiError::from)?;
+    Ok(Some(path.display().to_string()))
 }

@@ -9,6 +9,7 @@ import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../stat
 import { useCommand } from "../useCommand";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
+import { KeyFormats } from "./KeyFormats";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -161,6 +162,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         </button>
       )}
       <PublicKeyExport partitionId={partitionId} details={d} />
+      {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
       <table className="table compact attrs">
         <tbody>
           {d.attributes.map((a) => (

@@ -83,6 +83,16 @@ export function SignView() {
   const key = keys?.find((k) => `id:${k.id_hex}` === keyId) ?? null;
   const isHss = key?.scheme.scheme === "hss";
   const isMlDsa = key?.scheme.scheme === "ml-dsa";
+  // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only.
+  const canOpenpgp = !!key && ["ed25519", "ecdsa", "rsa-pss"].includes(key.scheme.scheme);
+  const canMinisign = key?.scheme.scheme === "ed25519";
+  // Formats this key cannot make are kept out of the request (and shown unchecked).
+  const chosen = formats.filter((f) => (f === "minisign" ? canMinisign : f === "openpgp" || f === "openpgp_binary" ? canOpenpgp : true));
+  const openpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
+  const toggleOpenpgp = () =>
+    setFormats((cur) => (openpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
+  const setOpenpgpBinary = (binary: boolean) =>
+    setFormats((cur) => cur.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)));
   const good = checks.filter((c) => !c.problem).length;
   const needed = useMemo(() => {
     const perFile = (formats.includes("cms") ? 1 : 0) + (formats.some((f) => f !== "cms") ? 1 : 0);
@@ -112,7 +122,7 @@ export function SignView() {
     await signing.run(partitionId, id, {
       key: `id:${key.id_hex}`,
       files: signFiles,
-      formats,
+      formats: chosen,
       manifest,
       out_dir: outDir,
       context: isMlDsa && context ? context : null,
@@ -275,9 +285,35 @@ export function SignView() {
             />{" "}
             JSON bundle
           </label>
+          <label title={canOpenpgp ? undefined : "OpenPGP signatures need an Ed25519, ECDSA or RSA key"}>
+            <input type="checkbox" checked={openpgp} onChange={toggleOpenpgp} disabled={!!job || !canOpenpgp} data-testid="fmt-openpgp" />{" "}
+            OpenPGP (.asc, gpg/sq)
+          </label>
+          {openpgp && (
+            <label>
+              <input
+                type="checkbox"
+                checked={chosen.includes("openpgp_binary")}
+                onChange={(e) => setOpenpgpBinary(e.target.checked)}
+                disabled={!!job}
+                data-testid="fmt-openpgp-binary"
+              />{" "}
+              binary (.gpg) instead of armored
+            </label>
+          )}
+          <label title={canMinisign ? undefined : "minisign signs with Ed25519 keys only"}>
+            <input
+              type="checkbox"
+              checked={chosen.includes("minisign")}
+              onChange={() => toggleFormat("minisign")}
+              disabled={!!job || !canMinisign}
+              data-testid="fmt-minisign"
+            />{" "}
+            minisign (.minisig)
+          </label>
           <label>
             <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} /> SHA256SUMS
-            manifest
+            manifest{openpgp ? " (and SHA256SUMS.asc, cleartext-signed)" : ""}
           </label>
         </fieldset>
         <Field label="Outputs">
@@ -323,7 +359,7 @@ export function SignView() {
         <button
           className="primary"
           onClick={() => void run()}
-          disabled={!!job || !key || good === 0 || formats.length === 0 || (isHss && (!confirmHss || tooFew))}
+          disabled={!!job || !key || good === 0 || chosen.length === 0 || (isHss && (!confirmHss || tooFew))}
           data-testid="sign-submit"
         >
           {job ? "Signing…" : `Sign ${good} file${good === 1 ? "" : "s"}`}

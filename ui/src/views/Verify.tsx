@@ -63,15 +63,21 @@ export function VerifyView() {
           value={file}
           onChange={setFile}
           testid="verify-file"
-          hint="Or SHA256SUMS, with SHA256SUMS.sig and the public key."
+          hint="Or SHA256SUMS, with SHA256SUMS.sig (and the public key) or SHA256SUMS.asc (and the OpenPGP certificate)."
         />
-        <PathField label="Signature" value={sig} onChange={setSig} testid="verify-sig" hint=".p7s, .sig or .sig.json" />
+        <PathField
+          label="Signature"
+          value={sig}
+          onChange={setSig}
+          testid="verify-sig"
+          hint=".p7s, .sig, .sig.json, OpenPGP .asc/.gpg or minisign .minisig"
+        />
         <PathField
           label="Public key (optional)"
           value={pub}
           onChange={setPub}
           testid="verify-pub"
-          hint="PEM public key or certificate. Needed for raw .sig files; pins the signer for the others."
+          hint="PEM public key or certificate (needed for raw .sig files; pins the signer for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, minisign.pub for minisign."
         />
         <Field label="ML-DSA context (if one was used)">
           <input type="text" value={context} onChange={(e) => setContext(e.target.value)} aria-label="ML-DSA context" />

@@ -68,6 +68,8 @@ export interface MockConfig {
   hssRemaining?: number;
   /** The HSS view reports this mismatch for the key. */
   hssMismatch?: string;
+  /** An Ed25519 signing key pair (OpenPGP and minisign). */
+  ed25519Key?: boolean;
 }
 
 /** An answer for every command the Rust side has: a command the mock lacks does not compile. */
@@ -203,6 +205,13 @@ export function install(cfg: MockConfig = {}) {
     hss.hss_capacity = "1024";
     keys.push(hss);
   }
+  if (cfg.ed25519Key) {
+    const id = hex(8888);
+    keys.push(summary(handle++, "release_ed25519", "PUBLIC_KEY", "Ed25519", id));
+    keys.push(summary(handle++, "release_ed25519", "PRIVATE_KEY", "Ed25519", id));
+  }
+  // OpenPGP creation times fixed per key ID (as the data object on the token).
+  const openpgpCreated = new Map<string, string>();
   let settings: Settings = {
     modules: [],
     builtin_enabled: true,
@@ -702,9 +711,11 @@ export function install(cfg: MockConfig = {}) {
           scheme:
             k.algorithm === "HSS"
               ? { scheme: "hss" }
-              : k.algorithm.startsWith("ECDSA")
-                ? { scheme: "ecdsa", curve: "P256" }
-                : { scheme: "ml-dsa", set: "ML-DSA-65" },
+              : k.algorithm === "Ed25519"
+                ? { scheme: "ed25519" }
+                : k.algorithm.startsWith("ECDSA")
+                  ? { scheme: "ecdsa", curve: "P256" }
+                  : { scheme: "ml-dsa", set: "ML-DSA-65" },
           fingerprint: `SHA256:${k.id_hex}`,
           hss_remaining: k.hss_keys_remaining,
           hss_capacity: k.hss_capacity,
@@ -799,7 +810,7 @@ export function install(cfg: MockConfig = {}) {
         await new Promise((r) => setTimeout(r, 40));
         const outputs = req.formats.map((f) => ({
           format: f,
-          path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`,
+          path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig" }[f]}`,
           verified: true,
         }));
         report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
@@ -844,6 +855,44 @@ export function install(cfg: MockConfig = {}) {
     },
     certificate_request: async () => {
       return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
+    },
+    openpgp_key: async (args) => {
+      const k = find(Number(args.handle));
+      const algorithm =
+        k.algorithm === "Ed25519"
+          ? "eddsa_legacy"
+          : k.algorithm === "ECDSA P-256"
+            ? "ecdsa_p256"
+            : k.algorithm === "ECDSA P-384"
+              ? "ecdsa_p384"
+              : k.algorithm.startsWith("RSA")
+                ? "rsa"
+                : null;
+      if (!algorithm) throw err("UNSUPPORTED", `a ${k.algorithm} key has no OpenPGP form that gpg 2.2 and Sequoia 0.27 read`);
+      const created = openpgpCreated.get(k.id_hex) ?? null;
+      return { algorithm, fingerprint: created ? `${k.id_hex.slice(0, 32)}ABCD1234`.toUpperCase() : null, created };
+    },
+    save_openpgp_certificate: async (args) => {
+      const k = find(Number(args.handle));
+      const uid = String(args.userId);
+      // eslint-disable-next-line no-control-regex
+      if (!uid.trim() || /[\u0000-\u001f]/.test(uid))
+        throw err("INVALID_INPUT", "an OpenPGP user ID is one line of text: it cannot contain a newline or other control characters.");
+      const stored = !openpgpCreated.has(k.id_hex);
+      if (stored) openpgpCreated.set(k.id_hex, "2026-12-01T10:00:00Z");
+      record("openpgp.cert", "key", k.label, "success", { user_id: uid });
+      return {
+        armored: "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nMOCK\n-----END PGP PUBLIC KEY BLOCK-----\n",
+        fingerprint: `${k.id_hex.slice(0, 32)}ABCD1234`.toUpperCase(),
+        user_id: uid,
+        created: openpgpCreated.get(k.id_hex)!,
+        creation_time_stored: stored,
+      };
+    },
+    save_minisign_public_key: async (args) => {
+      const k = find(Number(args.handle));
+      if (k.algorithm !== "Ed25519") throw err("UNSUPPORTED", `minisign signs with Ed25519 keys only; this is a ${k.algorithm} key`);
+      return "/home/officer/minisign.pub";
     },
     hss_keys: async () => {
       return keys

@@ -273,6 +273,42 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   assert.equal(await page.getByTestId("verify-sig").inputValue(), "/srv/release/app-1.0.iso.p7s");
 });
 
+test("an Ed25519 key: OpenPGP certificate export fixes the fingerprint; OpenPGP and minisign formats", async () => {
+  const page = await openApp(browser, { ed25519Key: true, objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=release_ed25519]", { hasText: "private key" }).click();
+  await page.getByTestId("key-formats").waitFor();
+  assert.match(await page.getByTestId("openpgp-fingerprint").innerText(), /not fixed yet/);
+  assert.equal(await page.getByTestId("export-openpgp").isDisabled(), true, "a user ID is needed");
+  await page.getByTestId("openpgp-uid").fill("Release Signing <release@example.org>");
+  await page.getByTestId("export-openpgp").click();
+  await page.locator("code[data-testid=openpgp-fingerprint]").waitFor();
+  const saved = await calls(page, "save_openpgp_certificate");
+  assert.equal(saved[0].args.userId, "Release Signing <release@example.org>");
+  await page.getByTestId("export-minisign").click();
+  await page.getByText("Saved /home/officer/minisign.pub.").waitFor();
+  await shot(page, "12b-key-openpgp");
+
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-2.0.tar.gz"]));
+  await page.getByTestId("sign-key").selectOption({ label: "release_ed25519 — Ed25519" });
+  await page.getByTestId("fmt-cms").uncheck();
+  await page.getByTestId("fmt-openpgp").check();
+  await page.getByTestId("fmt-openpgp-binary").check();
+  await page.getByTestId("fmt-minisign").check();
+  await page.getByTestId("sign-submit").click();
+  await page.getByTestId("sign-report").waitFor();
+  await page.getByText("/srv/release/app-2.0.tar.gz.gpg").waitFor();
+  await page.getByText("/srv/release/app-2.0.tar.gz.minisig").waitFor();
+  assert.deepEqual((await calls(page, "sign_files"))[0].args.request.formats, ["openpgp_binary", "minisign"]);
+  // An ECDSA key: OpenPGP yes, minisign no (and the choice is dropped).
+  await page.getByTestId("sign-key").selectOption({ label: "bulk_key_00001 — ECDSA P-256" });
+  assert.equal(await page.getByTestId("fmt-minisign").isDisabled(), true);
+  assert.equal(await page.getByTestId("fmt-minisign").isChecked(), false);
+  assert.equal(await page.getByTestId("fmt-openpgp").isDisabled(), false);
+});
+
 test("an HSS key needs confirmation, and a batch larger than what is left is refused", async () => {
   const page = await openApp(browser, { hssRemaining: 5 });
   await login(page);

@@ -6,6 +6,8 @@
 //! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress;
 //! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch;
 //! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
+//!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
+//!    on the token if an OpenPGP format is asked for and it is not yet;
 //! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
 //!    signature verified in software) → write the outputs → record;
 //! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
@@ -66,6 +68,7 @@ impl Console {
         }
         b.record_request().await?;
         b.ensure_certificate().await?;
+        b.ensure_openpgp_creation_time().await?;
         let key = Arc::new(b.key.take().expect("the key is read when the batch opens"));
         b.sign_each(&key).await;
         b.sign_manifest(&key).await;
@@ -161,6 +164,9 @@ impl<'c> SignBatch<'c> {
         let key = read_key(&partition, &req.key, checked.context).await?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
             return Err(ApiError::invalid("Only ML-DSA signatures take a context."));
+        }
+        for f in &checked.formats {
+            f.format().accepts(&key).map_err(sign_error)?;
         }
         if matches!(key.alg, SigAlg::Hss) && !req.confirm_hss {
             return Err(ApiError::invalid("Signing with an HSS key uses up one-time signatures for good; confirm it to go on."));
@@ -373,6 +379,23 @@ impl<'c> SignBatch<'c> {
         Ok(())
     }
 
+    /// Step 5b: OpenPGP signatures name the key by its fingerprint, which needs the key's
+    /// creation time: fixed and stored on the token (audited) the first time.
+    async fn ensure_openpgp_creation_time(&mut self) -> ApiResult<()> {
+        if !super::openpgp::wanted(&self.formats) || self.key().openpgp_created.is_some() {
+            return Ok(());
+        }
+        let t = self
+            .console
+            .ensure_openpgp_creation_time(&self.partition, self.key())
+            .await?;
+        self.key
+            .as_mut()
+            .expect("the key is read when the batch opens")
+            .openpgp_created = Some(t);
+        Ok(())
+    }
+
     /// Step 6: one pool job per file; its outputs written and recorded before the next
     /// file is signed. After an HSM failure the pool recovers and the batch goes on (or
     /// stops) from the next file, never signing a file twice.
@@ -529,11 +552,18 @@ impl<'c> SignBatch<'c> {
         }
         let r = self
             .console
-            .sign_manifest(&self.partition, key, &signed, self.out_dir.as_deref())
+            .sign_manifest(
+                &self.partition,
+                key,
+                &signed,
+                self.out_dir.as_deref(),
+                super::openpgp::wanted(&self.formats),
+            )
             .await;
         match r {
             Ok(v) => {
-                self.signatures_made += 1;
+                let cleartext = v.iter().any(|o| o.format == OutputKind::ManifestCleartext);
+                self.signatures_made += 1 + u64::from(cleartext);
                 self.manifest = v;
             }
             Err(e) => self.manifest_error = Some(e),
@@ -596,13 +626,14 @@ impl<'c> SignBatch<'c> {
 /// The key, its public half and its certificate, read in one idempotent pool job.
 async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
-    let (summary, pk, cert) = p
+    let (summary, pk, cert, openpgp_created) = p
         .pool
         .run_service_idempotent_async("sign.key", move |s| {
             let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
             let (summary, pk) = key_material(s, handle)?;
             let cert = find_certificate(s, &hex::decode(&summary.id_hex).unwrap_or_default())?;
-            Ok((summary, pk, cert))
+            let created = super::openpgp::stored_creation_time(s, &summary.id_hex, &pk)?;
+            Ok((summary, pk, cert, created))
         })
         .await?;
     let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
@@ -613,6 +644,7 @@ async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<
         cert,
         context,
         token_serial: p.serial.clone(),
+        openpgp_created,
     })
 }
 

@@ -25,6 +25,10 @@ pub trait Format: Sync {
     fn uses_message_signature(&self) -> bool;
     /// The output's bytes for one file.
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError>;
+    /// Whether the format can sign with this key (asked before anything is signed).
+    fn accepts(&self, _key: &SigningKey) -> Result<(), SignError> {
+        Ok(())
+    }
 }
 
 impl SignFormat {
@@ -33,6 +37,9 @@ impl SignFormat {
             SignFormat::Cms => &Cms,
             SignFormat::Raw => &Raw,
             SignFormat::Bundle => &JsonBundle,
+            SignFormat::Openpgp => &super::openpgp::OpenPgp { armored: true },
+            SignFormat::OpenpgpBinary => &super::openpgp::OpenPgp { armored: false },
+            SignFormat::Minisign => &super::minisign::Minisign,
         }
     }
 }
@@ -46,7 +53,9 @@ pub(crate) fn signatures_needed(
 ) -> u64 {
     let own: u64 = formats.iter().map(|f| f.format().own_signatures()).sum();
     let shared = u64::from(formats.iter().any(|f| f.format().uses_message_signature()));
-    files * (own + shared) + u64::from(manifest) + u64::from(issue_cert)
+    // With OpenPGP the manifest is also cleartext-signed (`SHA256SUMS.asc`).
+    let manifest = u64::from(manifest) * (1 + u64::from(super::openpgp::wanted(formats)));
+    files * (own + shared) + manifest + u64::from(issue_cert)
 }
 
 /// One file being signed on one session.
@@ -241,6 +250,13 @@ mod tests {
         assert_eq!(signatures_needed(3, &f, true, true), 3 * 2 + 2);
         assert_eq!(signatures_needed(3, &[SignFormat::Raw], false, false), 3);
         assert_eq!(signatures_needed(2, &[SignFormat::Cms], false, false), 2);
+        // OpenPGP one per file and one more for SHA256SUMS.asc; minisign two per file.
+        let f = [SignFormat::Openpgp, SignFormat::Minisign];
+        assert_eq!(signatures_needed(2, &f, true, false), 2 * 3 + 2);
+        assert_eq!(
+            signatures_needed(1, &[SignFormat::OpenpgpBinary], false, false),
+            1
+        );
     }
 
     #[test]
@@ -248,5 +264,35 @@ mod tests {
         assert_eq!(SignFormat::Cms.suffix(), ".p7s");
         assert_eq!(SignFormat::Raw.suffix(), ".sig");
         assert_eq!(SignFormat::Bundle.suffix(), ".sig.json");
+        assert_eq!(SignFormat::Openpgp.suffix(), ".asc");
+        assert_eq!(SignFormat::OpenpgpBinary.suffix(), ".gpg");
+        assert_eq!(SignFormat::Minisign.suffix(), ".minisig");
+    }
+
+    /// Outputs are the artifact's name plus a suffix: two formats' outputs of two files in
+    /// one folder could share a name only if one suffix ended another (`.pgp.sig` would be
+    /// the raw signature of `X.pgp`). None does.
+    #[test]
+    fn no_suffix_ends_another() {
+        let all = [
+            SignFormat::Cms,
+            SignFormat::Raw,
+            SignFormat::Bundle,
+            SignFormat::Openpgp,
+            SignFormat::OpenpgpBinary,
+            SignFormat::Minisign,
+        ];
+        for a in all {
+            for b in all {
+                if a != b {
+                    assert!(
+                        !a.suffix().ends_with(b.suffix()),
+                        "{} ends with {}",
+                        a.suffix(),
+                        b.suffix()
+                    );
+                }
+            }
+        }
     }
 }

@@ -7,7 +7,9 @@
 //!   bundle); a new format is one more [`formats::Format`].
 //! - [`key`]: the signing key, its public half and its certificate on the token.
 //! - [`certificates`]: self-signed certificates and CSRs made with the HSM key.
-//! - [`manifest`]: the signed `SHA256SUMS` of a batch.
+//! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
+//! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
+//!   certificate, its `minisign.pub`.
 //! - [`verify`]: offline verification with the software verifiers.
 
 mod batch;
@@ -15,6 +17,8 @@ mod certificates;
 pub mod formats;
 mod key;
 mod manifest;
+mod minisign;
+mod openpgp;
 mod verify;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +30,8 @@ use signing::SignError;
 use crate::error::{ApiError, ErrorCode};
 
 pub use certificates::CertificateView;
+pub use minisign::MinisignPublicKey;
+pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -37,6 +43,12 @@ pub enum SignFormat {
     Raw,
     /// JSON bundle `.sig.json`.
     Bundle,
+    /// OpenPGP detached signature, ASCII-armored `.asc` (Ed25519, ECDSA, RSA keys).
+    Openpgp,
+    /// OpenPGP detached signature, binary `.gpg`.
+    OpenpgpBinary,
+    /// minisign `.minisig` (Ed25519 keys).
+    Minisign,
 }
 
 hsm::wire_display!(SignFormat);
@@ -99,6 +111,11 @@ pub enum OutputKind {
     ManifestSignature,
     /// The key's public half (PEM) beside raw signatures.
     PublicKey,
+    Openpgp,
+    OpenpgpBinary,
+    Minisign,
+    /// The batch's `SHA256SUMS.asc`, cleartext-signed with OpenPGP.
+    ManifestCleartext,
 }
 
 hsm::wire_display!(OutputKind);
@@ -109,6 +126,9 @@ impl From<SignFormat> for OutputKind {
             SignFormat::Cms => OutputKind::Cms,
             SignFormat::Raw => OutputKind::Raw,
             SignFormat::Bundle => OutputKind::Bundle,
+            SignFormat::Openpgp => OutputKind::Openpgp,
+            SignFormat::OpenpgpBinary => OutputKind::OpenpgpBinary,
+            SignFormat::Minisign => OutputKind::Minisign,
         }
     }
 }

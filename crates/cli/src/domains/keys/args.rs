@@ -27,6 +27,27 @@ pub enum KeysCommand {
     },
     /// Issue a self-signed certificate for a key, or a certificate signing request.
     Cert(CertArgs),
+    /// An OpenPGP certificate (ASCII-armored) for an Ed25519, ECDSA or RSA key: the user ID
+    /// you give, self-signed by the HSM. The first one fixes the key's creation time on the
+    /// token, so its fingerprint never changes.
+    Openpgp {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+        /// The user ID, e.g. "Release Signing <release@example.org>" (one line).
+        #[arg(long)]
+        uid: String,
+        /// Write it here (default: stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+    /// The minisign.pub of an Ed25519 key.
+    MinisignPub {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+        /// Write it here (default: stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// Write a key's public half.
     ExportPub {
         key: String,

@@ -9,7 +9,10 @@ use console::views::GenerateRequest;
 use console::{ApiError, ApiResult, Partition};
 
 use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat};
-use self::views::{CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput};
+use self::views::{
+    CertificateOutput, Deleted, KeyAttributes, KeyList, MinisignOutput, NewKey, OpenPgpOutput,
+    PublicKeyOutput,
+};
 use crate::context::{Ctx, Login};
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
@@ -21,6 +24,14 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         KeysCommand::Gen(a) => out.show(&generate(ctx, &p, a).await?),
         KeysCommand::Rm { key, yes } => out.show(&remove(ctx, &p, key, *yes).await?),
         KeysCommand::Cert(a) => out.show(&certificate(ctx, &p, a).await?),
+        KeysCommand::Openpgp {
+            key,
+            uid,
+            out: path,
+        } => out.show(&openpgp(ctx, &p, key, uid, path.as_deref()).await?),
+        KeysCommand::MinisignPub { key, out: path } => {
+            out.show(&minisign_pub(ctx, &p, key, path.as_deref()).await?)
+        }
         KeysCommand::ExportPub {
             key,
             format,
@@ -139,5 +150,50 @@ async fn export_public(
             }
         }
         None => PublicKeyOutput::Shown(c.export_public_key(&p.id, s.handle, format.into()).await?),
+    })
+}
+
+/// The key's OpenPGP certificate, shown or written (`--out`).
+async fn openpgp(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    uid: &str,
+    out: Option<&Path>,
+) -> ApiResult<OpenPgpOutput> {
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    Ok(match out {
+        Some(path) => OpenPgpOutput::Written {
+            certificate: c
+                .save_openpgp_certificate(&p.id, s.handle, uid, path)
+                .await?,
+            path: path.to_path_buf(),
+        },
+        None => OpenPgpOutput::Shown(c.openpgp_certificate(&p.id, s.handle, uid).await?),
+    })
+}
+
+/// The key's `minisign.pub`, shown or written (`--out`).
+async fn minisign_pub(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    out: Option<&Path>,
+) -> ApiResult<MinisignOutput> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    let k = c.minisign_public_key(&p.id, s.handle).await?;
+    Ok(match out {
+        Some(path) => {
+            outfile::write_replace(path, k.text.as_bytes()).map_err(ApiError::from)?;
+            MinisignOutput::Written {
+                key_id: k.key_id,
+                path: path.to_path_buf(),
+            }
+        }
+        None => MinisignOutput::Shown(k),
     })
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use console::keys::DestroyResult;
-use console::sign::CertificateView;
+use console::sign::{CertificateView, MinisignPublicKey, OpenPgpCertificate};
 use console::views::{ExportedPublicKey, GeneratedKey, KeyDetails};
 use console::{ApiError, ApiResult};
 use hsm::keys::ObjectSummary;
@@ -205,6 +205,62 @@ impl Render for PublicKeyOutput {
             PublicKeyOutput::Shown(e) => page.document(e),
             PublicKeyOutput::Written { .. } => page.sorted_document(self),
         }
+    }
+}
+
+/// `keys openpgp`: the armored certificate, or where it was written and its fingerprint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum OpenPgpOutput {
+    Shown(OpenPgpCertificate),
+    Written {
+        #[serde(flatten)]
+        certificate: OpenPgpCertificate,
+        path: PathBuf,
+    },
+}
+
+impl Render for OpenPgpOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            OpenPgpOutput::Shown(c) => page.verbatim(&c.armored),
+            OpenPgpOutput::Written {
+                certificate: c,
+                path,
+            } => {
+                writeln!(page, "wrote {}", path.display());
+                writeln!(page, "fingerprint {}", c.fingerprint);
+                writeln!(page, "user ID     {}", c.user_id);
+                writeln!(page, "created     {}", c.created);
+                if c.creation_time_stored {
+                    writeln!(
+                        page,
+                        "note: the key's OpenPGP creation time is now fixed on the token"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `keys minisign-pub`: the `minisign.pub`, or where it was written.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum MinisignOutput {
+    Shown(MinisignPublicKey),
+    Written { key_id: String, path: PathBuf },
+}
+
+impl Render for MinisignOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            MinisignOutput::Shown(k) => page.verbatim(&k.text),
+            MinisignOutput::Written { key_id, path } => {
+                writeln!(page, "wrote {} (minisign key {key_id})", path.display())
+            }
+        }
+        Ok(())
     }
 }
 

@@ -13,10 +13,16 @@ pub struct SignArgs {
     /// The signing key: label:NAME or id:HEX.
     #[arg(long)]
     pub key: String,
-    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json).
+    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),
+    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
     pub format: Vec<SigFormat>,
-    /// Also write SHA256SUMS and SHA256SUMS.sig for the batch.
+    /// Write OpenPGP signatures in binary as FILE.gpg instead of armored FILE.asc (.sig is
+    /// the raw format's).
+    #[arg(long)]
+    pub openpgp_binary: bool,
+    /// Also write SHA256SUMS and SHA256SUMS.sig for the batch (and, with openpgp, the
+    /// cleartext-signed SHA256SUMS.asc).
     #[arg(long)]
     pub manifest: bool,
     /// Write the outputs here instead of beside each file.
@@ -38,30 +44,46 @@ pub enum SigFormat {
     Cms,
     Raw,
     Bundle,
+    Openpgp,
+    Minisign,
 }
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The artifact (or SHA256SUMS, with its .sig and --pub).
     pub file: PathBuf,
-    /// The signature: .p7s, .sig or .sig.json.
+    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig.
     #[arg(long)]
     pub sig: PathBuf,
-    /// The signer's public key (PEM SPKI or certificate); required for raw signatures,
-    /// pins the key for the others.
-    #[arg(long = "pub", value_name = "PEM")]
+    /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
+    /// the key for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, the
+    /// minisign.pub for minisign.
+    #[arg(long = "pub", value_name = "KEY")]
     pub public_key: Option<PathBuf>,
     /// ML-DSA context string the signature was made with.
     #[arg(long)]
     pub context: Option<String>,
 }
 
-impl From<SigFormat> for SignFormat {
-    fn from(f: SigFormat) -> Self {
-        match f {
-            SigFormat::Cms => SignFormat::Cms,
-            SigFormat::Raw => SignFormat::Raw,
-            SigFormat::Bundle => SignFormat::Bundle,
+impl SignArgs {
+    /// The console's formats; `--openpgp-binary` chooses OpenPGP's binary form.
+    pub fn formats(&self) -> console::ApiResult<Vec<SignFormat>> {
+        if self.openpgp_binary && !self.format.contains(&SigFormat::Openpgp) {
+            return Err(console::ApiError::invalid(
+                "--openpgp-binary goes with --format openpgp.",
+            ));
         }
+        Ok(self
+            .format
+            .iter()
+            .map(|f| match f {
+                SigFormat::Cms => SignFormat::Cms,
+                SigFormat::Raw => SignFormat::Raw,
+                SigFormat::Bundle => SignFormat::Bundle,
+                SigFormat::Openpgp if self.openpgp_binary => SignFormat::OpenpgpBinary,
+                SigFormat::Openpgp => SignFormat::Openpgp,
+                SigFormat::Minisign => SignFormat::Minisign,
+            })
+            .collect())
     }
 }

@@ -17,11 +17,12 @@ use self::views::{SignatureCheck, Signed};
 use crate::context::{Ctx, Login};
 
 pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
+    let formats = a.formats()?;
     let p = ctx.partition_logged_in(Login::Required).await?;
     let req = SignRequest {
         key: a.key.clone(),
         files: a.files.iter().map(|f| f.display().to_string()).collect(),
-        formats: a.format.iter().map(|f| (*f).into()).collect(),
+        formats,
         manifest: a.manifest,
         out_dir: a.out.as_ref().map(|d| d.display().to_string()),
         context: a.context.clone(),
