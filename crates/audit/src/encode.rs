@@ -206,6 +206,41 @@ mod tests {
         assert_eq!(encode(&r), base);
     }
 
+    /// The encoding of a known record, byte for byte, with its MAC and digest links: stored
+    /// trails verify only as long as these never change.
+    #[test]
+    fn known_record_encodes_as_pinned() {
+        let pinned = [
+            "0000001468736d2d636f6e736f6c652f61756469742f7631", // domain tag
+            "000000014c",                                       // log_id "L"
+            "0000000000000001",                                 // seq 1
+            "0000000000000000",                                 // epoch 0
+            "00000018323032362d31312d33305431353a30303a30302e3030305a", // timestamp
+            "0000000173",                                       // session_id "s"
+            "ffffffff",                                         // actor_id absent
+            "000000093132372e302e302e31",                       // actor_ip
+            "0000000c6b65792e67656e6572617465",                 // action
+            "0000000b707269766174655f6b6579",                   // resource_type
+            "000000016b",                                       // resource_id "k"
+            "000000094d4c2d4453412d3635",                       // algorithm
+            "0000000773756363657373",                           // status
+            "ffffffff",                                         // error_code absent
+            "000000027b7d",                                     // metadata "{}"
+            "00000018323032362d31312d33305431353a30303a30302e3030315a", // created_at
+        ]
+        .concat();
+        let e = encode(&rec());
+        assert_eq!(hex::encode(&e), pinned);
+        assert_eq!(
+            hex::encode(ChainKey::new(&[7u8; 32]).link(&e, &GENESIS)),
+            "5ab31f123fde35b7e9a5fd1046627f2b6e2823f8c3ccf0eef72efd09eaea1d69"
+        );
+        assert_eq!(
+            hex::encode(digest_link(&e, &GENESIS)),
+            "946892783ccb7f0a04e6b4477ee8f6a89b0c1fd18b3b3cd3511d467b2452a17c"
+        );
+    }
+
     #[test]
     fn chain_links_depend_on_key_and_predecessor() {
         let e = encode(&rec());
