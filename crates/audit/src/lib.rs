@@ -160,13 +160,24 @@ pub trait CheckpointSigner: Send + Sync {
     fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String>;
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
+/// What failed underneath the store: the database driver, the file system, a stored value
+/// that does not parse.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+#[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     /// The MAC key is not unlocked: the caller must refuse the privileged action.
     #[error("the audit trail is locked: {0}")]
     KeyUnavailable(String),
-    #[error("the audit store is unavailable: {0}")]
-    Store(String),
+    /// The store failed. `context` says what the console was doing when that adds to the
+    /// cause (`cannot open /path/audit.db`); `cause` is the underlying error, kept as the
+    /// source. The message names both, as the console shows only the message.
+    #[error("the audit store is unavailable: {}", store_message(.context.as_deref(), .cause.as_deref()))]
+    Store {
+        context: Option<String>,
+        #[source]
+        cause: Option<Cause>,
+    },
     #[error("the audit store was busy for longer than {0} ms")]
     Locked(u64),
     #[error("{0}")]
@@ -177,9 +188,47 @@ pub enum AuditError {
     Cancelled,
 }
 
+impl AuditError {
+    /// The store failed with `cause` while the console was doing `context`.
+    pub fn store(context: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        AuditError::Store {
+            context: Some(context.into()),
+            cause: Some(cause.into()),
+        }
+    }
+
+    /// The store holds or returned something the console never writes (no error below).
+    pub fn store_state(what: impl Into<String>) -> Self {
+        AuditError::Store {
+            context: Some(what.into()),
+            cause: None,
+        }
+    }
+
+    /// The store failed with `cause`, which says it all.
+    pub fn store_cause(cause: impl Into<Cause>) -> Self {
+        AuditError::Store {
+            context: None,
+            cause: Some(cause.into()),
+        }
+    }
+}
+
+fn store_message(
+    context: Option<&str>,
+    cause: Option<&(dyn std::error::Error + Send + Sync + 'static)>,
+) -> String {
+    match (context, cause) {
+        (Some(c), Some(e)) => format!("{c}: {e}"),
+        (Some(c), None) => c.to_string(),
+        (None, Some(e)) => e.to_string(),
+        (None, None) => "unknown error".to_string(),
+    }
+}
+
 impl From<sqlx::Error> for AuditError {
     fn from(e: sqlx::Error) -> Self {
-        AuditError::Store(e.to_string())
+        AuditError::store_cause(e)
     }
 }
 
@@ -198,4 +247,46 @@ pub fn now_rfc3339() -> String {
         t.second(),
         t.millisecond()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_store_error_keeps_its_cause() {
+        let e = AuditError::from(sqlx::Error::RowNotFound);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the audit store is unavailable: {}",
+                sqlx::Error::RowNotFound
+            )
+        );
+        let cause = e.source().expect("the driver's error is the source");
+        assert!(matches!(
+            cause.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::RowNotFound)
+        ));
+
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = AuditError::store("cannot open /x/audit.db", io);
+        assert_eq!(
+            e.to_string(),
+            "the audit store is unavailable: cannot open /x/audit.db: denied"
+        );
+        let cause = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            cause.map(|c| c.kind()),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+
+        let e = AuditError::store_state("record 7 vanished during verification");
+        assert_eq!(
+            e.to_string(),
+            "the audit store is unavailable: record 7 vanished during verification"
+        );
+        assert!(e.source().is_none());
+    }
 }

@@ -320,7 +320,7 @@ impl AuditLog {
         let p = self.prepare(&e);
         let mut recs = self.append_inner(Some(p)).await?;
         recs.pop()
-            .ok_or_else(|| AuditError::Store("the append produced no record".into()))
+            .ok_or_else(|| AuditError::store_state("the append produced no record"))
     }
 
     /// Record an event whether or not the key is available: chained now if it is, spooled
@@ -378,7 +378,7 @@ impl AuditLog {
                             Some((s, h)) => (
                                 s,
                                 encode::hex32(&h).ok_or_else(|| {
-                                    AuditError::Store(format!(
+                                    AuditError::store_state(format!(
                                         "record {s} has a malformed chain value"
                                     ))
                                 })?,

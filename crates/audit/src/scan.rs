@@ -34,7 +34,7 @@ pub trait Visit {
 /// on the calling (blocking) thread.
 pub fn sqlite(path: &Path, range: &Range, visit: &mut dyn Visit) -> Result<()> {
     use rusqlite::types::ValueRef;
-    let err = |e: rusqlite::Error| AuditError::Store(e.to_string());
+    let err = AuditError::store_cause;
     let conn = rusqlite::Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -51,20 +51,22 @@ pub fn sqlite(path: &Path, range: &Range, visit: &mut dyn Visit) -> Result<()> {
             match r.get_ref(i).map_err(err)? {
                 ValueRef::Text(b) | ValueRef::Blob(b) => Ok(b),
                 ValueRef::Null => Ok(b""),
-                _ => Err(AuditError::Store(format!("column {i} is not text"))),
+                _ => Err(AuditError::store_state(format!("column {i} is not text"))),
             }
         };
         let opt = |i: usize| -> Result<Option<&[u8]>> {
             match r.get_ref(i).map_err(err)? {
                 ValueRef::Text(b) | ValueRef::Blob(b) => Ok(Some(b)),
                 ValueRef::Null => Ok(None),
-                _ => Err(AuditError::Store(format!("column {i} is not text"))),
+                _ => Err(AuditError::store_state(format!("column {i} is not text"))),
             }
         };
         let int = |i: usize| -> Result<i64> {
             match r.get_ref(i).map_err(err)? {
                 ValueRef::Integer(n) => Ok(n),
-                _ => Err(AuditError::Store(format!("column {i} is not an integer"))),
+                _ => Err(AuditError::store_state(format!(
+                    "column {i} is not an integer"
+                ))),
             }
         };
         let f = Fields {
@@ -105,7 +107,9 @@ fn binary_tuple(buf: &[u8], ranges: &mut Vec<Option<(usize, usize)>>) -> Result<
         return Ok(Some(2));
     }
     if n != 16 {
-        return Err(AuditError::Store(format!("COPY tuple with {n} columns")));
+        return Err(AuditError::store_state(format!(
+            "COPY tuple with {n} columns"
+        )));
     }
     let mut at = 2usize;
     for _ in 0..16 {
@@ -135,7 +139,7 @@ fn fields_of<'a>(buf: &'a [u8], r: &[Option<(usize, usize)>]) -> Result<(Fields<
     let n = |i: usize| -> Result<i64> {
         t(i).try_into()
             .map(i64::from_be_bytes)
-            .map_err(|_| AuditError::Store(format!("column {i} is not a BIGINT")))
+            .map_err(|_| AuditError::store_state(format!("column {i} is not a BIGINT")))
     };
     Ok((
         Fields {
@@ -174,7 +178,9 @@ pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
         {
-            return Err(AuditError::Store(format!("unexpected trail ID {log_id:?}")));
+            return Err(AuditError::store_state(format!(
+                "unexpected trail ID {log_id:?}"
+            )));
         }
         let mut conn = pool.acquire().await?;
         let sql = format!(
@@ -213,7 +219,7 @@ pub fn postgres_rows(
                 continue;
             }
             if &pending[..COPY_SIGNATURE.len()] != COPY_SIGNATURE {
-                return Err(AuditError::Store("not a binary COPY stream".into()));
+                return Err(AuditError::store_state("not a binary COPY stream"));
             }
             let ext = u32::from_be_bytes(
                 pending[COPY_SIGNATURE.len() + 4..COPY_SIGNATURE.len() + 8]

@@ -81,7 +81,7 @@ fn busy(e: sqlx::Error, timeout: Duration) -> AuditError {
     {
         AuditError::Locked(timeout.as_millis() as u64)
     } else {
-        AuditError::Store(s)
+        AuditError::store_cause(e)
     }
 }
 
@@ -91,25 +91,25 @@ impl Store {
     pub async fn connect(location: &str, lock_timeout: Duration) -> Result<Store> {
         if location.starts_with("postgres://") || location.starts_with("postgresql://") {
             let opts = PgConnectOptions::from_str(location)
-                .map_err(|e| AuditError::Store(format!("bad PostgreSQL URL: {e}")))?
+                .map_err(|e| AuditError::store("bad PostgreSQL URL", e))?
                 .options([("lock_timeout", format!("{}ms", lock_timeout.as_millis()))]);
             let pool = PgPoolOptions::new()
                 .max_connections(4)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(opts)
                 .await
-                .map_err(|e| AuditError::Store(format!("cannot connect to PostgreSQL: {e}")))?;
+                .map_err(|e| AuditError::store("cannot connect to PostgreSQL", e))?;
             sqlx::migrate!("./migrations/postgres")
                 .run(&pool)
                 .await
-                .map_err(|e| AuditError::Store(e.to_string()))?;
+                .map_err(AuditError::store_cause)?;
             Ok(Store::Postgres(pool))
         } else {
             let path = location.strip_prefix("sqlite://").unwrap_or(location);
             if let Some(parent) = std::path::Path::new(path).parent() {
                 if !parent.as_os_str().is_empty() {
                     std::fs::create_dir_all(parent).map_err(|e| {
-                        AuditError::Store(format!("cannot create {}: {e}", parent.display()))
+                        AuditError::store(format!("cannot create {}", parent.display()), e)
                     })?;
                 }
             }
@@ -123,11 +123,11 @@ impl Store {
                 .max_connections(4)
                 .connect_with(opts)
                 .await
-                .map_err(|e| AuditError::Store(format!("cannot open {path}: {e}")))?;
+                .map_err(|e| AuditError::store(format!("cannot open {path}"), e))?;
             sqlx::migrate!("./migrations/sqlite")
                 .run(&pool)
                 .await
-                .map_err(|e| AuditError::Store(e.to_string()))?;
+                .map_err(AuditError::store_cause)?;
             Ok(Store::Sqlite(pool, std::path::PathBuf::from(path)))
         }
     }
@@ -341,7 +341,7 @@ impl Store {
                 let id: i64 = r.try_get("id")?;
                 let text: String = r.try_get("event")?;
                 let p: Prepared = serde_json::from_str(&text).map_err(|e| {
-                    AuditError::Store(format!("pending event {id} is unreadable: {e}"))
+                    AuditError::store(format!("pending event {id} is unreadable"), e)
                 })?;
                 Ok((id, p))
             })

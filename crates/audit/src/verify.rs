@@ -654,7 +654,9 @@ pub async fn verify_store(
                     .into_iter()
                     .next()
                     .ok_or_else(|| {
-                        AuditError::Store(format!("record {seq} vanished during verification"))
+                        AuditError::store_state(format!(
+                            "record {seq} vanished during verification"
+                        ))
                     })?;
                 let finding = classify(store, &input, &r, prev).await?;
                 return Ok(Verdict::broken(finding, checked + c));

@@ -618,6 +618,31 @@ mod cases {
     }
 }
 
+/// A store that cannot be opened says where and why, and keeps the error below as its source.
+#[tokio::test]
+async fn unopenable_store_keeps_the_cause() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, b"").unwrap();
+    let location = file.join("audit.db").display().to_string();
+    let e = match AuditLog::open(AuditConfig::new(&location), Context::local()).await {
+        Err(e) => e,
+        Ok(_) => panic!("a store below a regular file cannot open"),
+    };
+    assert!(matches!(e, AuditError::Store { .. }), "{e}");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!(
+            "the audit store is unavailable: cannot create {}: ",
+            file.display()
+        )),
+        "{shown}"
+    );
+    let cause = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+    assert!(cause.is_some(), "the file system's error is kept: {e:?}");
+}
+
 macro_rules! suite {
     ($module:ident, $kind:expr, [$($case:ident),* $(,)?]) => {
         mod $module {
