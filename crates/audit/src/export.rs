@@ -90,12 +90,12 @@ async fn collect(log: &AuditLog, range: &Range) -> Result<(Vec<Record>, [u8; 32]
             let before = range
                 .from_time
                 .as_ref()
-                .map(|f| &r.timestamp < f)
+                .map(|f| &r.event.timestamp < f)
                 .unwrap_or(false);
             let beyond = range
                 .to_time
                 .as_ref()
-                .map(|t| &r.timestamp > t)
+                .map(|t| &r.event.timestamp > t)
                 .unwrap_or(false);
             if before {
                 prev_digest = encode::digest_link(&encode::encode(&r), &prev_digest);
@@ -196,19 +196,20 @@ pub async fn export_csv(log: &AuditLog, range: &Range, out: &Path) -> Result<Exp
     let io = AuditError::store_cause;
     writeln!(w, "seq,timestamp,actor_id,actor_ip,session_id,action,resource_type,resource_id,algorithm,status,error_code,metadata,epoch,hmac_chain").map_err(io)?;
     for r in &records {
+        let e = &r.event;
         let cols = [
             r.seq.to_string(),
-            r.timestamp.clone(),
-            r.actor_id.clone().unwrap_or_default(),
-            r.actor_ip.clone(),
-            r.session_id.clone(),
-            r.action.clone(),
-            r.resource_type.clone(),
-            r.resource_id.clone().unwrap_or_default(),
-            r.algorithm.clone().unwrap_or_default(),
-            r.status.clone(),
-            r.error_code.clone().unwrap_or_default(),
-            r.metadata.clone(),
+            e.timestamp.clone(),
+            e.actor_id.clone().unwrap_or_default(),
+            e.actor_ip.clone(),
+            e.session_id.clone(),
+            e.action.clone(),
+            e.resource_type.clone(),
+            e.resource_id.clone().unwrap_or_default(),
+            e.algorithm.clone().unwrap_or_default(),
+            e.status.clone(),
+            e.error_code.clone().unwrap_or_default(),
+            e.metadata.clone(),
             r.epoch.to_string(),
             r.hmac_chain.clone(),
         ];

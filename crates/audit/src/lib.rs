@@ -27,12 +27,27 @@ pub use anchor::{Anchor, FileAnchor};
 pub use log::{AuditConfig, AuditLog, Context, KeyStatus};
 pub use verify::{Finding, Verdict};
 
-/// One stored record (the seed's columns plus `log_id`, `seq` and the key `epoch`).
+/// One stored record (the seed's columns plus `log_id`, `seq` and the key `epoch`): its
+/// position in the chain, the event it holds, and the chain value over both. Its JSON (an
+/// export's record line) lists the event's fields in place, between `epoch` and
+/// `hmac_chain`, as the table's columns are ordered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Record {
     pub log_id: String,
     pub seq: i64,
     pub epoch: i64,
+    #[serde(flatten)]
+    #[sqlx(flatten)]
+    pub event: Prepared,
+    pub hmac_chain: String,
+    pub created_at: String,
+}
+
+/// An event prepared for the chain: everything a record holds but its position and chain
+/// value. Also the form in which events wait in the pending spool (its JSON), and what the
+/// UI shows of a record (`RecordView` in the console flattens it too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, ts_rs::TS)]
+pub struct Prepared {
     pub timestamp: String,
     pub session_id: String,
     pub actor_id: Option<String>,
@@ -45,8 +60,6 @@ pub struct Record {
     pub error_code: Option<String>,
     /// JSON text, stored and MACed byte for byte.
     pub metadata: String,
-    pub hmac_chain: String,
-    pub created_at: String,
 }
 
 /// Outcome of the audited action.

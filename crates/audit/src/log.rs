@@ -16,10 +16,11 @@ use zeroize::Zeroizing;
 
 use crate::anchor::Anchor;
 use crate::encode::{self, ChainKey, GENESIS};
-use crate::store::{KeyRow, Prepared, Query, Store};
+use crate::store::{KeyRow, Query, Store};
 use crate::verify::{self, Verdict, VerifyInput};
 use crate::{
-    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Record, Result,
+    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Prepared, Record,
+    Result,
 };
 
 /// Where the trail lives and how often it is checkpointed.
@@ -434,17 +435,7 @@ impl AuditLog {
             log_id: self.log_id.clone(),
             seq,
             epoch,
-            timestamp: prepared.timestamp,
-            session_id: prepared.session_id,
-            actor_id: prepared.actor_id,
-            actor_ip: prepared.actor_ip,
-            action: prepared.action,
-            resource_type: prepared.resource_type,
-            resource_id: prepared.resource_id,
-            algorithm: prepared.algorithm,
-            status: prepared.status,
-            error_code: prepared.error_code,
-            metadata: prepared.metadata,
+            event: prepared,
             hmac_chain: String::new(),
             created_at,
         };

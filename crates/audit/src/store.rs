@@ -13,24 +13,7 @@ use sqlx::sqlite::{
 };
 use sqlx::Row;
 
-use crate::{AuditError, Checkpoint, Record, Result};
-
-/// An event prepared for the chain (everything but its position and chain value); also the
-/// form in which events wait in the pending spool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Prepared {
-    pub timestamp: String,
-    pub session_id: String,
-    pub actor_id: Option<String>,
-    pub actor_ip: String,
-    pub action: String,
-    pub resource_type: String,
-    pub resource_id: Option<String>,
-    pub algorithm: Option<String>,
-    pub status: String,
-    pub error_code: Option<String>,
-    pub metadata: String,
-}
+use crate::{AuditError, Checkpoint, Prepared, Record, Result};
 
 /// A wrapped MAC key of one epoch.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -274,9 +257,9 @@ impl Store {
                 let recs = build(head, pending)?;
                 for r in &recs {
                     sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                        .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                        .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
+                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.event.timestamp).bind(&r.event.session_id).bind(&r.event.actor_id).bind(&r.event.actor_ip)
+                        .bind(&r.event.action).bind(&r.event.resource_type).bind(&r.event.resource_id).bind(&r.event.algorithm).bind(&r.event.status).bind(&r.event.error_code)
+                        .bind(&r.event.metadata).bind(&r.hmac_chain).bind(&r.created_at)
                         .execute(&mut *tx)
                         .await?;
                 }
@@ -305,9 +288,9 @@ impl Store {
                 let recs = build(head, pending)?;
                 for r in &recs {
                     let res = sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"))
-                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                        .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                        .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
+                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.event.timestamp).bind(&r.event.session_id).bind(&r.event.actor_id).bind(&r.event.actor_ip)
+                        .bind(&r.event.action).bind(&r.event.resource_type).bind(&r.event.resource_id).bind(&r.event.algorithm).bind(&r.event.status).bind(&r.event.error_code)
+                        .bind(&r.event.metadata).bind(&r.hmac_chain).bind(&r.created_at)
                         .execute(&mut *tx)
                         .await;
                     match res {
@@ -356,18 +339,18 @@ impl Store {
         let res = match self {
             Store::Sqlite(p, _) => {
                 sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                    .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                    .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
+                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.event.timestamp).bind(&r.event.session_id).bind(&r.event.actor_id).bind(&r.event.actor_ip)
+                    .bind(&r.event.action).bind(&r.event.resource_type).bind(&r.event.resource_id).bind(&r.event.algorithm).bind(&r.event.status).bind(&r.event.error_code)
+                    .bind(&r.event.metadata).bind(&r.hmac_chain).bind(&r.created_at)
                     .execute(p)
                     .await
                     .map(|_| ())
             }
             Store::Postgres(p) => {
                 sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"))
-                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                    .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                    .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
+                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.event.timestamp).bind(&r.event.session_id).bind(&r.event.actor_id).bind(&r.event.actor_ip)
+                    .bind(&r.event.action).bind(&r.event.resource_type).bind(&r.event.resource_id).bind(&r.event.algorithm).bind(&r.event.status).bind(&r.event.error_code)
+                    .bind(&r.event.metadata).bind(&r.hmac_chain).bind(&r.created_at)
                     .execute(p)
                     .await
                     .map(|_| ())

@@ -257,8 +257,8 @@ fn chains(keys: &BTreeMap<i64, ChainKey>, r: &Record, prev: &[u8; 32]) -> bool {
 
 fn malformed(r: &Record) -> bool {
     encode::hex32(&r.hmac_chain).is_none()
-        || serde_json::from_str::<serde_json::Value>(&r.metadata).is_err()
-        || r.action.is_empty()
+        || serde_json::from_str::<serde_json::Value>(&r.event.metadata).is_err()
+        || r.event.action.is_empty()
 }
 
 /// Classify the first record whose MAC does not chain.

@@ -7,8 +7,7 @@
 
 use audit::encode::{self, ChainKey, GENESIS};
 use audit::export::Line;
-use audit::store::Prepared;
-use audit::Checkpoint;
+use audit::{Checkpoint, Prepared};
 
 /// An export's record line.
 const RECORD_LINE: &str = r#"{"type":"record","log_id":"log_0123456789abcdef01234567","seq":42,"epoch":1,"timestamp":"2026-11-30T15:00:00.000Z","session_id":"sess_00112233","actor_id":"officer@console","actor_ip":"127.0.0.1","action":"file.sign","resource_type":"artifact","resource_id":"release-1.tar.gz","algorithm":null,"status":"success","error_code":null,"metadata":"{\"size\":1000,\"note\":\"tab\\there\"}","hmac_chain":"f56761ff47e27876fa376b09f20f3cd8d106fd5bd045c2d5e4c78e983286e063","created_at":"2026-11-30T15:00:00.001Z"}"#;

@@ -205,8 +205,11 @@ mod cases {
             })
             .await
             .unwrap();
-        assert_eq!(all[0].error_code.as_deref(), Some("CKR_PIN_INCORRECT"));
-        assert_eq!(all[2].error_code, None);
+        assert_eq!(
+            all[0].event.error_code.as_deref(),
+            Some("CKR_PIN_INCORRECT")
+        );
+        assert_eq!(all[2].event.error_code, None);
         assert!(verify(&log).await.is_intact());
         // After logout the key is gone again: privileged actions are refused.
         log.lock().await;
@@ -253,7 +256,7 @@ mod cases {
             })
             .await
             .unwrap();
-        assert_eq!(recs[10].action, "audit.key_rotate");
+        assert_eq!(recs[10].event.action, "audit.key_rotate");
         assert_eq!(
             recs[10].epoch, 0,
             "the rotation is recorded under the old key"
@@ -332,8 +335,8 @@ mod cases {
         env.sql(&format!(
             "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
              VALUES ('{}', 251, 0, '{}', '{}', 'x', '127.0.0.1', '{}', '{}', '{}', NULL, 'success', NULL, '{}', '{}', '{}')",
-            foreign.log_id, foreign.timestamp, foreign.session_id, foreign.action, foreign.resource_type, foreign.resource_id.as_deref().unwrap(),
-            foreign.metadata, foreign.hmac_chain, foreign.created_at
+            foreign.log_id, foreign.event.timestamp, foreign.event.session_id, foreign.event.action, foreign.event.resource_type, foreign.event.resource_id.as_deref().unwrap(),
+            foreign.event.metadata, foreign.hmac_chain, foreign.created_at
         ));
         match finding(verify(&log).await) {
             Finding::Grafted {
