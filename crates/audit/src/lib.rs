@@ -15,6 +15,7 @@ pub mod encode;
 pub mod export;
 pub mod log;
 pub mod scan;
+pub mod sql;
 pub mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;

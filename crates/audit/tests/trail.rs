@@ -271,6 +271,104 @@ mod cases {
         );
     }
 
+    /// The store's queries on their own, each once per backend: an epoch's key is created
+    /// only once, paging covers the store, browsing filters combine.
+    pub async fn store_queries(env: Env) {
+        let log = env.open().await;
+        fill(&log, 30).await;
+        log.append(Event::new("key.destroy", "private_key").failed("CKR_KEY_HANDLE_INVALID"))
+            .await
+            .unwrap();
+        let store = log.store();
+
+        let mut key = store.keys(log.log_id()).await.unwrap().remove(0);
+        key.wrapped_key = "00".into();
+        assert!(
+            !store.insert_key(&key).await.unwrap(),
+            "epoch 0 exists: the second key is not stored"
+        );
+        assert_ne!(store.keys(log.log_id()).await.unwrap()[0].wrapped_key, "00");
+        key.epoch = 5;
+        assert!(store.insert_key(&key).await.unwrap());
+        assert_eq!(store.keys(log.log_id()).await.unwrap().len(), 2);
+
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store.page(after.clone(), 7).await.unwrap();
+            let Some(last) = page.last() else { break };
+            after = Some((last.log_id.clone(), last.seq));
+            seen.extend(page.iter().map(|r| r.seq));
+        }
+        assert_eq!(seen, (1..=31).collect::<Vec<_>>());
+        let tail = store.trail_page(log.log_id(), 28, 100).await.unwrap();
+        assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [29, 30, 31]);
+
+        let browse = |q: audit::store::Query| {
+            let log = &log;
+            async move {
+                log.records(&q)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.seq)
+                    .collect::<Vec<_>>()
+            }
+        };
+        use audit::store::Query;
+        assert_eq!(
+            browse(Query {
+                limit: 3,
+                ..Default::default()
+            })
+            .await,
+            [31, 30, 29],
+            "newest first"
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 3,
+                before_seq: Some(10),
+                ascending: true,
+                ..Default::default()
+            })
+            .await,
+            [1, 2, 3]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                action: Some("key.".into()),
+                status: Some("failure".into()),
+                ..Default::default()
+            })
+            .await,
+            [31]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                resource: Some("k3".into()),
+                after_seq: Some(10),
+                ..Default::default()
+            })
+            .await,
+            [25, 18, 11]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                text: Some("\"i\":7}".into()),
+                ..Default::default()
+            })
+            .await,
+            [8],
+            "free text in the metadata"
+        );
+        assert_eq!(store.pending_count(log.log_id()).await.unwrap(), 0);
+        assert!(verify(&log).await.is_intact());
+    }
+
     pub async fn tamper_modified(env: Env) {
         let log = trail(&env).await;
         env.sql("UPDATE audit_log SET metadata = '{\"i\":999}' WHERE seq = 57");
@@ -668,6 +766,7 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        store_queries,
         tamper_modified,
         tamper_deleted,
         tamper_deleted_and_renumbered,
@@ -695,6 +794,7 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        store_queries,
         tamper_modified,
         tamper_deleted,
         tamper_deleted_and_renumbered,
