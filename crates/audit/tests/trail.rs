@@ -473,6 +473,24 @@ mod cases {
         );
     }
 
+    pub async fn tamper_rollback_then_rewritten(env: Env) {
+        let _first = trail(&env).await;
+        // Back to an older copy, and the console writes on from there: the store's second
+        // checkpoint is now another one than the anchor remembers under that number.
+        env.sql("DELETE FROM audit_log WHERE seq > 120");
+        env.sql("DELETE FROM audit_checkpoint WHERE seq > 120");
+        let log = env.open().await;
+        fill(&log, 100).await;
+        assert_eq!(log.checkpoints().await.unwrap()[1].seq, 220);
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::CheckpointMismatch {
+                checkpoint_no: 2,
+                seq: 200
+            }
+        );
+    }
+
     pub async fn tamper_checkpoint_signature(env: Env) {
         let log = trail(&env).await;
         env.sql(
@@ -775,6 +793,7 @@ suite!(
         tamper_grafted,
         tamper_truncated_tail,
         tamper_rollback,
+        tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
         torn_last_write,
@@ -803,6 +822,7 @@ suite!(
         tamper_grafted,
         tamper_truncated_tail,
         tamper_rollback,
+        tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
         torn_last_write,
