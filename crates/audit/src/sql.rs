@@ -2,14 +2,20 @@
 //! text to the backend.
 //!
 //! Queries are written with SQLite's placeholders (`?`, or `?N` where a value is used
-//! twice); [`Dialect::text`] turns them into PostgreSQL's `$N`. The few things that do
-//! differ between the backends stay explicit where they are used, each with its reason:
-//! the schema (`migrations/sqlite` vs `migrations/postgres`: integer types, `WITHOUT
-//! ROWID`), how a writing transaction starts (`BEGIN IMMEDIATE` vs an advisory lock, see
-//! `store::Backend`), PostgreSQL's row lock on the spool ([`PENDING`] + [`Dialect::locking`]),
-//! and the verifier's bulk read (the SQLite C API vs `COPY … TO STDOUT`, see `scan`).
+//! twice); [`rewrite_placeholders`] turns them into PostgreSQL's `$N` ([`Dialect::text`]
+//! for the queries here, [`Dialect::translate`] for one built at run time) or, for `COPY`,
+//! which takes no parameters, into literals. The few things that do differ between the
+//! backends stay explicit where they are used, each with its reason: the schema
+//! (`migrations/sqlite` vs `migrations/postgres`: integer types, `WITHOUT ROWID`), how a
+//! writing transaction starts (`BEGIN IMMEDIATE` vs an advisory lock, see `store::Begin`),
+//! PostgreSQL's row lock on the spool ([`PENDING`] + [`Dialect::locking`]), and the
+//! verifier's bulk read (the SQLite C API vs `COPY … TO STDOUT`, see `scan`).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
 
 /// The record table's columns in table order. The SELECT lists, the INSERT, the record's
 /// binding order (`store::bind_record!`) and the scanners' column positions (`scan`) all
@@ -90,9 +96,18 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// `sql` as this backend takes it: unchanged for SQLite, `$N` placeholders for
-    /// PostgreSQL.
-    pub fn text(self, sql: &str) -> Cow<'_, str> {
+    /// One of the queries above as this backend takes it: unchanged for SQLite, with `$N`
+    /// placeholders for PostgreSQL (translated once per query and kept, as appends send
+    /// the same text a thousand times a second).
+    pub fn text(self, sql: &'static str) -> &'static str {
+        match self {
+            Dialect::Sqlite => sql,
+            Dialect::Postgres => postgres_text(sql),
+        }
+    }
+
+    /// A query built at run time as this backend takes it (translated on every call).
+    pub fn translate(self, sql: &str) -> Cow<'_, str> {
         match self {
             Dialect::Sqlite => Cow::Borrowed(sql),
             Dialect::Postgres => Cow::Owned(rewrite_placeholders(sql, |n| format!("${n}"))),
@@ -103,12 +118,29 @@ impl Dialect {
     /// transaction ends. PostgreSQL needs `FOR UPDATE` so that two writers cannot both
     /// chain the same spooled events; SQLite has no row locks and needs none, as its
     /// writing transaction holds the whole database's write lock (`BEGIN IMMEDIATE`).
-    pub fn locking(self, sql: &str) -> Cow<'_, str> {
+    pub fn locking(self, sql: &'static str) -> Cow<'static, str> {
         match self {
             Dialect::Sqlite => Cow::Borrowed(sql),
             Dialect::Postgres => Cow::Owned(format!("{} FOR UPDATE", self.text(sql))),
         }
     }
+}
+
+/// The PostgreSQL text of a static query, translated on first use. The cache is keyed by
+/// the text's address (the queries are constants) and holds one entry per query.
+fn postgres_text(sql: &'static str) -> &'static str {
+    type Cache = RwLock<HashMap<(usize, usize), &'static str>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (sql.as_ptr() as usize, sql.len());
+    if let Some(text) = cache.read().get(&key) {
+        return text;
+    }
+    let text = Dialect::Postgres.translate(sql).into_owned();
+    cache
+        .write()
+        .entry(key)
+        .or_insert_with(|| Box::leak(text.into_boxed_str()))
 }
 
 /// `sql` with each placeholder replaced by `value(n)`, `n` its 1-based parameter number:
@@ -153,7 +185,7 @@ mod tests {
     #[test]
     fn placeholders_become_numbered_for_postgres() {
         assert_eq!(
-            Dialect::Postgres.text("SELECT a FROM t WHERE x = ? AND y > ? LIMIT ?"),
+            Dialect::Postgres.translate("SELECT a FROM t WHERE x = ? AND y > ? LIMIT ?"),
             "SELECT a FROM t WHERE x = $1 AND y > $2 LIMIT $3"
         );
         assert_eq!(
@@ -161,12 +193,19 @@ mod tests {
             "SELECT log_id, seq FROM audit_log WHERE log_id < $1 OR log_id > $1 ORDER BY log_id, seq LIMIT 1"
         );
         // SQLite's rule: a bare `?` follows the highest number so far.
-        assert_eq!(Dialect::Postgres.text("?2, ?, ?1, ?"), "$2, $3, $1, $4");
         assert_eq!(
-            Dialect::Postgres.text("WHERE a LIKE '%?%' AND \"q?\" = ?"),
+            Dialect::Postgres.translate("?2, ?, ?1, ?"),
+            "$2, $3, $1, $4"
+        );
+        assert_eq!(
+            Dialect::Postgres.translate("WHERE a LIKE '%?%' AND \"q?\" = ?"),
             "WHERE a LIKE '%?%' AND \"q?\" = $1"
         );
         assert_eq!(Dialect::Sqlite.text(INSERT_RECORD), INSERT_RECORD);
+        // Translated once, then the same text.
+        let first = Dialect::Postgres.text(INSERT_RECORD);
+        assert!(std::ptr::eq(first, Dialect::Postgres.text(INSERT_RECORD)));
+        assert_eq!(first, Dialect::Postgres.translate(INSERT_RECORD));
     }
 
     #[test]

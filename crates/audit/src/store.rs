@@ -238,8 +238,8 @@ impl Store {
         }
     }
 
-    fn sql<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        self.dialect().text(text)
+    fn sql(&self, query: &'static str) -> &'static str {
+        self.dialect().text(query)
     }
 
     pub async fn close(&self) {
@@ -252,13 +252,13 @@ impl Store {
         let (first, insert) = (self.sql(sql::FIRST_TRAIL), self.sql(sql::INSERT_TRAIL));
         on_pool!(self, p => {
             let mut tx = p.begin_exclusive().await?;
-            let got: Option<String> = sqlx::query_scalar(&first)
+            let got: Option<String> = sqlx::query_scalar(first)
                 .fetch_optional(&mut *tx)
                 .await?;
             let id = match got {
                 Some(id) => id,
                 None => {
-                    sqlx::query(&insert)
+                    sqlx::query(insert)
                         .bind(new_id)
                         .bind(now)
                         .execute(&mut *tx)
@@ -273,13 +273,13 @@ impl Store {
 
     pub async fn keys(&self, log_id: &str) -> Result<Vec<KeyRow>> {
         let text = self.sql(sql::KEYS);
-        on_pool!(self, p => Ok(sqlx::query_as(&text).bind(log_id).fetch_all(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_all(p).await?))
     }
 
     /// Store a wrapped key; fails if the epoch exists already (another console won).
     pub async fn insert_key(&self, k: &KeyRow) -> Result<bool> {
         let text = self.sql(sql::INSERT_KEY);
-        let inserted = on_pool!(self, p => sqlx::query(&text)
+        let inserted = on_pool!(self, p => sqlx::query(text)
             .bind(&k.log_id)
             .bind(k.epoch)
             .bind(&k.wrapped_key)
@@ -315,7 +315,7 @@ impl Store {
         let delete = self.sql(sql::DELETE_PENDING);
         on_pool!(self, p => {
             let mut tx = p.begin_append().await.map_err(busy)?;
-            let head: Option<(i64, String)> = sqlx::query_as(&head)
+            let head: Option<(i64, String)> = sqlx::query_as(head)
                 .bind(log_id)
                 .fetch_optional(&mut *tx)
                 .await
@@ -333,13 +333,13 @@ impl Store {
             let ids: Vec<i64> = pending.iter().map(|(id, _)| *id).collect();
             let recs = build(head, pending)?;
             for r in &recs {
-                let res = bind_record(sqlx::query(&insert), r).execute(&mut *tx).await;
+                let res = bind_record(sqlx::query(insert), r).execute(&mut *tx).await;
                 if let Inserted::PositionTaken = inserted(res, lock_timeout)? {
                     return Ok(None);
                 }
             }
             for id in ids {
-                sqlx::query(&delete)
+                sqlx::query(delete)
                     .bind(id)
                     .execute(&mut *tx)
                     .await
@@ -375,7 +375,7 @@ impl Store {
     pub async fn insert_optimistic(&self, r: &Record, lock_timeout: Duration) -> Result<bool> {
         let insert = self.sql(sql::INSERT_RECORD);
         let res =
-            on_pool!(self, p => bind_record(sqlx::query(&insert), r).execute(p).await.map(|_| ()));
+            on_pool!(self, p => bind_record(sqlx::query(insert), r).execute(p).await.map(|_| ()));
         Ok(matches!(inserted(res, lock_timeout)?, Inserted::Yes))
     }
 
@@ -384,31 +384,31 @@ impl Store {
         let event = serde_json::to_string(p).map_err(|e| AuditError::Invalid(e.to_string()))?;
         let text = self.sql(sql::INSERT_PENDING);
         on_pool!(self, pool => {
-            sqlx::query(&text).bind(log_id).bind(event).execute(pool).await?;
+            sqlx::query(text).bind(log_id).bind(event).execute(pool).await?;
         });
         Ok(())
     }
 
     pub async fn pending_count(&self, log_id: &str) -> Result<i64> {
         let text = self.sql(sql::COUNT_PENDING);
-        on_pool!(self, p => Ok(sqlx::query_scalar(&text).bind(log_id).fetch_one(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).bind(log_id).fetch_one(p).await?))
     }
 
     /// The last record's (seq, chain value).
     pub async fn head(&self, log_id: &str) -> Result<Option<(i64, String)>> {
         let text = self.sql(sql::HEAD);
-        on_pool!(self, p => Ok(sqlx::query_as(&text).bind(log_id).fetch_optional(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_optional(p).await?))
     }
 
     pub async fn count(&self) -> Result<i64> {
         let text = self.sql(sql::COUNT_RECORDS);
-        on_pool!(self, p => Ok(sqlx::query_scalar(&text).fetch_one(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).fetch_one(p).await?))
     }
 
     /// The first record (by trail, seq) that belongs to another trail than `log_id`.
     pub async fn foreign_record(&self, log_id: &str) -> Result<Option<(String, i64)>> {
         let text = self.sql(sql::FOREIGN_RECORD);
-        on_pool!(self, p => Ok(sqlx::query_as(&text).bind(log_id).fetch_optional(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_optional(p).await?))
     }
 
     /// Every record of the store, all trails, in chain order, in pages (for verification:
@@ -416,7 +416,7 @@ impl Store {
     pub async fn page(&self, after: Option<(String, i64)>, limit: i64) -> Result<Vec<Record>> {
         let (after_log, after_seq) = after.unwrap_or_default();
         let text = self.sql(sql::PAGE);
-        on_pool!(self, p => Ok(sqlx::query_as(&text)
+        on_pool!(self, p => Ok(sqlx::query_as(text)
             .bind(&after_log)
             .bind(after_seq)
             .bind(limit)
@@ -432,7 +432,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<Record>> {
         let text = self.sql(sql::TRAIL_PAGE);
-        on_pool!(self, p => Ok(sqlx::query_as(&text)
+        on_pool!(self, p => Ok(sqlx::query_as(text)
             .bind(log_id)
             .bind(after_seq)
             .bind(limit)
@@ -443,7 +443,7 @@ impl Store {
     /// Browse with filters.
     pub async fn query(&self, log_id: &str, q: &Query) -> Result<Vec<Record>> {
         let (text, values) = browse(log_id, q);
-        let text = self.sql(&text);
+        let text = self.dialect().translate(&text);
         on_pool!(self, p => {
             let mut query = sqlx::query_as::<_, Record>(&text);
             for v in values {
@@ -458,13 +458,13 @@ impl Store {
 
     pub async fn checkpoints(&self, log_id: &str) -> Result<Vec<Checkpoint>> {
         let text = self.sql(sql::CHECKPOINTS);
-        on_pool!(self, p => Ok(sqlx::query_as(&text).bind(log_id).fetch_all(p).await?))
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_all(p).await?))
     }
 
     pub async fn insert_checkpoint(&self, c: &Checkpoint) -> Result<()> {
         let text = self.sql(sql::INSERT_CHECKPOINT);
         on_pool!(self, p => {
-            sqlx::query(&text)
+            sqlx::query(text)
                 .bind(&c.log_id)
                 .bind(c.checkpoint_no)
                 .bind(c.seq)
@@ -569,7 +569,7 @@ mod tests {
             ]
         );
         assert!(Dialect::Postgres
-            .text(&text)
+            .translate(&text)
             .ends_with("ORDER BY seq DESC LIMIT $5"));
     }
 }
