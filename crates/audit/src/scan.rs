@@ -31,6 +31,10 @@ pub trait Visit {
 }
 
 /// A row's columns by position, borrowed from the database's buffers.
+///
+/// This is the scanners' inner loop: [`record_fields`] and the implementations are
+/// `#[inline(always)]`: without it, decoding and MACing a PostgreSQL range measured about a
+/// fifth slower than the closures these replaced.
 trait Columns<'a> {
     /// A text column (NULL reads as empty).
     fn text(&self, i: usize) -> Result<&'a [u8]>;
@@ -41,6 +45,7 @@ trait Columns<'a> {
 
 /// A row read with [`sql::RANGE`] as the encoder's fields and the stored chain value, by
 /// the positions of [`sql::COLUMNS`].
+#[inline(always)]
 fn record_fields<'a>(r: &impl Columns<'a>) -> Result<(Fields<'a>, &'a [u8])> {
     Ok((
         Fields {
@@ -67,10 +72,12 @@ fn record_fields<'a>(r: &impl Columns<'a>) -> Result<(Fields<'a>, &'a [u8])> {
 struct SqliteRow<'r, 's>(&'r rusqlite::Row<'s>);
 
 impl<'r> Columns<'r> for SqliteRow<'r, '_> {
+    #[inline(always)]
     fn text(&self, i: usize) -> Result<&'r [u8]> {
         Ok(self.opt(i)?.unwrap_or(b""))
     }
 
+    #[inline(always)]
     fn opt(&self, i: usize) -> Result<Option<&'r [u8]>> {
         use rusqlite::types::ValueRef;
         match self.0.get_ref(i).map_err(AuditError::store_cause)? {
@@ -80,6 +87,7 @@ impl<'r> Columns<'r> for SqliteRow<'r, '_> {
         }
     }
 
+    #[inline(always)]
     fn int(&self, i: usize) -> Result<i64> {
         match self.0.get_ref(i).map_err(AuditError::store_cause)? {
             rusqlite::types::ValueRef::Integer(n) => Ok(n),
@@ -160,15 +168,18 @@ struct CopyTuple<'a, 'r> {
 }
 
 impl<'a> Columns<'a> for CopyTuple<'a, '_> {
+    #[inline(always)]
     fn text(&self, i: usize) -> Result<&'a [u8]> {
         Ok(self.opt(i)?.unwrap_or(b""))
     }
 
+    #[inline(always)]
     fn opt(&self, i: usize) -> Result<Option<&'a [u8]>> {
         Ok(self.ranges[i].map(|(a, b)| &self.buf[a..b]))
     }
 
     /// BIGINT columns come as 8-byte big-endian integers.
+    #[inline(always)]
     fn int(&self, i: usize) -> Result<i64> {
         self.text(i)?
             .try_into()
