@@ -360,7 +360,11 @@ ascending: boolean, };
 
 export type Range = { from_time: string | null, to_time: string | null, };
 
-export type RecordView = { seq: number, epoch: number, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, metadata: string, hmac_chain: string, };
+export type RecordView = { seq: number, epoch: number, hmac_chain: string, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, 
+/**
+ * JSON text, stored and MACed byte for byte.
+ */
+metadata: string, };
 
 export type RunResult = { workers: number, calls: number, errors: number, first_error: string | null, seconds: number, throughput_per_s: number, first_call_us: number | null, latency: LatencySummary, series: Array<SeriesPoint>, 
 /**

@@ -16,10 +16,11 @@ use zeroize::Zeroizing;
 
 use crate::anchor::Anchor;
 use crate::encode::{self, ChainKey, GENESIS};
-use crate::store::{KeyRow, Prepared, Query, Store};
+use crate::store::{KeyRow, Query, Store};
 use crate::verify::{self, Verdict, VerifyInput};
 use crate::{
-    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Record, Result,
+    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Prepared, Record,
+    Result,
 };
 
 /// Where the trail lives and how often it is checkpointed.
@@ -320,7 +321,7 @@ impl AuditLog {
         let p = self.prepare(&e);
         let mut recs = self.append_inner(Some(p)).await?;
         recs.pop()
-            .ok_or_else(|| AuditError::Store("the append produced no record".into()))
+            .ok_or_else(|| AuditError::store_state("the append produced no record"))
     }
 
     /// Record an event whether or not the key is available: chained now if it is, spooled
@@ -378,7 +379,7 @@ impl AuditLog {
                             Some((s, h)) => (
                                 s,
                                 encode::hex32(&h).ok_or_else(|| {
-                                    AuditError::Store(format!(
+                                    AuditError::store_state(format!(
                                         "record {s} has a malformed chain value"
                                     ))
                                 })?,
@@ -434,17 +435,7 @@ impl AuditLog {
             log_id: self.log_id.clone(),
             seq,
             epoch,
-            timestamp: prepared.timestamp,
-            session_id: prepared.session_id,
-            actor_id: prepared.actor_id,
-            actor_ip: prepared.actor_ip,
-            action: prepared.action,
-            resource_type: prepared.resource_type,
-            resource_id: prepared.resource_id,
-            algorithm: prepared.algorithm,
-            status: prepared.status,
-            error_code: prepared.error_code,
-            metadata: prepared.metadata,
+            event: prepared,
             hmac_chain: String::new(),
             created_at,
         };

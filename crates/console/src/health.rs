@@ -379,13 +379,16 @@ pub(crate) fn hss_history(
 ) -> (f64, f64, f64, Option<u64>, Option<String>) {
     let mine: Vec<&audit::Record> = records
         .iter()
-        .filter(|r| r.metadata.contains(id_hex))
+        .filter(|r| r.event.metadata.contains(id_hex))
         .collect();
     let used = |r: &audit::Record| -> u64 {
-        if r.status == "success"
-            && matches!(r.action.as_str(), "sign" | "sign.manifest" | "cert.issue")
+        if r.event.status == "success"
+            && matches!(
+                r.event.action.as_str(),
+                "sign" | "sign.manifest" | "cert.issue"
+            )
         {
-            meta_u64(&r.metadata, "signatures").unwrap_or(0)
+            meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
         } else {
             0
         }
@@ -393,7 +396,7 @@ pub(crate) fn hss_history(
     let rate = |days: i64| {
         let since = days_ago(days);
         mine.iter()
-            .filter(|r| r.timestamp >= since)
+            .filter(|r| r.event.timestamp >= since)
             .map(|r| used(r))
             .sum::<u64>() as f64
             / days as f64
@@ -401,14 +404,14 @@ pub(crate) fn hss_history(
     // Baseline: the key's generation (full capacity) or the first batch's count before it.
     let mut baseline: Option<(i64, u64)> = None;
     for r in &mine {
-        if r.action == "key.generate" && r.status == "success" {
+        if r.event.action == "key.generate" && r.event.status == "success" {
             if let Some(c) = capacity.and_then(|c| u64::try_from(c).ok()) {
                 baseline = Some((r.seq, c));
                 break;
             }
         }
-        if r.action == "sign.request" {
-            if let Some(v) = meta_u64(&r.metadata, "hss_remaining") {
+        if r.event.action == "sign.request" {
+            if let Some(v) = meta_u64(&r.event.metadata, "hss_remaining") {
                 baseline = Some((r.seq - 1, v));
                 break;
             }
@@ -630,17 +633,19 @@ mod tests {
             log_id: "l".into(),
             seq,
             epoch: 0,
-            timestamp: days_ago(days_old),
-            session_id: "s".into(),
-            actor_id: None,
-            actor_ip: "127.0.0.1".into(),
-            action: action.into(),
-            resource_type: "artifact".into(),
-            resource_id: None,
-            algorithm: None,
-            status: "success".into(),
-            error_code: None,
-            metadata: meta.to_string(),
+            event: audit::Prepared {
+                timestamp: days_ago(days_old),
+                session_id: "s".into(),
+                actor_id: None,
+                actor_ip: "127.0.0.1".into(),
+                action: action.into(),
+                resource_type: "artifact".into(),
+                resource_id: None,
+                algorithm: None,
+                status: "success".into(),
+                error_code: None,
+                metadata: meta.to_string(),
+            },
             hmac_chain: String::new(),
             created_at: String::new(),
         }

@@ -45,7 +45,7 @@ async fn actions(c: &Console) -> Vec<(String, String)> {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| (r.action, r.status))
+        .map(|r| (r.event.action, r.event.status))
         .collect()
 }
 
@@ -206,7 +206,7 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.action)
+        .map(|r| r.event.action)
         .collect();
     for want in ["key.generate", "key.export_public", "key.destroy"] {
         assert!(
@@ -684,7 +684,9 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
         .await
         .unwrap();
     assert!(
-        verifies.iter().any(|r| r.metadata.contains("scheduled")),
+        verifies
+            .iter()
+            .any(|r| r.event.metadata.contains("scheduled")),
         "{verifies:?}"
     );
 

@@ -339,12 +339,12 @@ async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
         .await
         .unwrap()
         .into_iter()
-        .filter(|r| r.action == "sign")
+        .filter(|r| r.event.action == "sign")
         .collect();
     assert_eq!(recs.len(), 3);
     assert!(recs
         .iter()
-        .all(|r| r.status == "success" && r.metadata.contains("sha256")));
+        .all(|r| r.event.status == "success" && r.event.metadata.contains("sha256")));
     assert!(e
         .c
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
@@ -734,7 +734,7 @@ async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
     assert!(
         failures
             .iter()
-            .any(|r| r.resource_id.as_deref() == Some("taken.bin")),
+            .any(|r| r.event.resource_id.as_deref() == Some("taken.bin")),
         "the refusal is in the trail"
     );
 }

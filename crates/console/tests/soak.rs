@@ -254,7 +254,7 @@ async fn soak_with_random_faults_loses_nothing() {
     let ok = |action: &str| {
         records
             .iter()
-            .filter(|r| r.action == action && r.status == "success")
+            .filter(|r| r.event.action == action && r.event.status == "success")
             .count()
     };
     let audit_signs = ok("sign");
