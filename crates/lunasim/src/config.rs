@@ -56,6 +56,12 @@ pub struct Config {
     /// A file of JSON control commands, re-read when it changes (for tests in other
     /// processes, e.g. the desktop app under WebDriver).
     pub control_file: Option<PathBuf>,
+    /// HA groups (`[[ha_group]]`): see [`crate::ha`].
+    #[serde(default, rename = "ha_group")]
+    pub ha_groups: Vec<crate::ha::config::GroupConfig>,
+    /// The `CA_GetHAState` layout: `"current"` (Luna SDK 2018 and later: 20-character
+    /// serials) or `"legacy"` (older SDKs: `CK_ULONG` serials).
+    pub ha_state_layout: Option<crate::ha::state::Layout>,
 }
 
 impl Config {
