@@ -9,6 +9,7 @@ import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../stat
 import { useCommand } from "../useCommand";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
+import { UsageLine } from "./Usage";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -132,6 +133,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
   const { showAudit } = useJumps();
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
+  const isLuna = usePartition().partition?.luna != null;
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
     void loadDetails(partitionId, handle);
@@ -161,6 +163,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         </button>
       )}
       <PublicKeyExport partitionId={partitionId} details={d} />
+      {isLuna && <UsageLine partitionId={partitionId} summary={d.summary} onChanged={() => void loadDetails(partitionId, handle)} />}
       <table className="table compact attrs">
         <tbody>
           {d.attributes.map((a) => (
