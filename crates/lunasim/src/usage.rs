@@ -58,6 +58,8 @@ struct Book {
 
 #[derive(Default)]
 struct State {
+    /// Slot → its token's book (the token serial is asked once per slot).
+    paths: HashMap<CK_SLOT_ID, PathBuf>,
     books: HashMap<PathBuf, Book>,
     /// Uses reserved by operations in progress.
     reserved: HashMap<KeyRef, u64>,
@@ -75,6 +77,20 @@ fn is_usage(ty: CK_ATTRIBUTE_TYPE) -> bool {
 }
 
 fn book_path(s: &Sim, slot: CK_SLOT_ID) -> Option<PathBuf> {
+    if let Some(p) = state().lock().paths.get(&slot) {
+        return Some(p.clone());
+    }
+    let path = new_book_path(s, slot)?;
+    state().lock().paths.insert(slot, path.clone());
+    Some(path)
+}
+
+/// The token in `slot` was initialized again: its book is another one now.
+pub fn forget_slot(slot: CK_SLOT_ID) {
+    state().lock().paths.remove(&slot);
+}
+
+fn new_book_path(s: &Sim, slot: CK_SLOT_ID) -> Option<PathBuf> {
     let serial = s.inner.token_info(slot).ok()?.serial_number;
     let safe: String = serial
         .trim()

@@ -39,6 +39,18 @@ pub fn C_GetTokenInfo(a0: CK_SLOT_ID, a1: *mut CK_TOKEN_INFO) -> CK_RV {
     rv
 }
 
+pub fn C_InitToken(
+    a0: CK_SLOT_ID,
+    a1: *mut CK_UTF8CHAR,
+    a2: CK_ULONG,
+    a3: *mut CK_UTF8CHAR,
+) -> CK_RV {
+    let rv = base!(C_InitToken, a0, a1, a2, a3);
+    // A new token has a new serial, so a new usage book.
+    usage::forget_slot(a0);
+    rv
+}
+
 pub fn C_CloseSession(a0: CK_SESSION_HANDLE) -> CK_RV {
     let rv = base!(C_CloseSession, a0);
     usage::session_closed(a0);

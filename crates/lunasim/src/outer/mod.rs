@@ -129,7 +129,7 @@ outer! {
         slot custom C_GetTokenInfo(a0: CK_SLOT_ID, a1: *mut CK_TOKEN_INFO);
         slot base C_GetMechanismList(a0: CK_SLOT_ID, a1: *mut CK_MECHANISM_TYPE, a2: *mut CK_ULONG);
         slot base C_GetMechanismInfo(a0: CK_SLOT_ID, a1: CK_MECHANISM_TYPE, a2: *mut CK_MECHANISM_INFO);
-        slot base C_InitToken(a0: CK_SLOT_ID, a1: *mut CK_UTF8CHAR, a2: CK_ULONG, a3: *mut CK_UTF8CHAR);
+        slot custom C_InitToken(a0: CK_SLOT_ID, a1: *mut CK_UTF8CHAR, a2: CK_ULONG, a3: *mut CK_UTF8CHAR);
         session base C_InitPIN(a0: CK_SESSION_HANDLE, a1: *mut CK_UTF8CHAR, a2: CK_ULONG);
         session base C_SetPIN(a0: CK_SESSION_HANDLE, a1: *mut CK_UTF8CHAR, a2: CK_ULONG, a3: *mut CK_UTF8CHAR, a4: CK_ULONG);
         slot base C_OpenSession(a0: CK_SLOT_ID, a1: CK_FLAGS, a2: *mut c_void, a3: CK_NOTIFY, a4: *mut CK_SESSION_HANDLE);
