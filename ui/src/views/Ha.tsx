@@ -2,7 +2,7 @@
 // side and the drift check (Partition, Statistics), and the header's warning when a group
 // drifted or lost a member. The backend decides and records; these only show and ask.
 import { useCallback, useEffect, useState } from "react";
-import type { Difference, DriftReport, HaGroupView, HaMemberView, HaWarning } from "../bindings";
+import type { Difference, DriftReport, HaGroupView, HaMemberView, HaProbeShare, HaWarning } from "../bindings";
 import { Badge, ErrorBox } from "../components";
 import { api } from "../ipc";
 import { useConnections, useNavigate, usePartitionActions, useSettings } from "../state";
@@ -282,5 +282,35 @@ export function HaWarningBadge() {
         {warnings.length > 1 ? ` (+${warnings.length - 1})` : ""}
       </Badge>
     </button>
+  );
+}
+
+/// A probe on a group: each member's share of the calls and throughput, and the total.
+export function HaProbeShares({ share }: { share: HaProbeShare }) {
+  return (
+    <div data-testid="probe-ha">
+      <h4>HA group: {share.total_per_s.toFixed(1)} calls/s in all</h4>
+      <table className="table compact">
+        <thead>
+          <tr>
+            <th>Member</th>
+            <th>Serial</th>
+            <th>Share of the calls</th>
+            <th>Throughput</th>
+          </tr>
+        </thead>
+        <tbody>
+          {share.members.map((m) => (
+            <tr key={m.serial} data-testid="probe-ha-member">
+              <td>{m.member}</td>
+              <td>{m.serial}</td>
+              <td>{m.share_percent.toFixed(1)} %</td>
+              <td>{m.per_s.toFixed(1)}/s</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small">From {share.basis}.</p>
+    </div>
   );
 }

@@ -1199,7 +1199,19 @@ export function install(cfg: MockConfig = {}) {
           ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
           : null,
         overhead_ns: 70,
-        ha: null,
+        ha: cfg.ha
+          ? {
+              total_per_s: 66,
+              members: [1, 2].map((n) => ({
+                member: n,
+                serial: `12800001${String(n).padStart(2, "0")}`,
+                commands: 400,
+                share_percent: 50,
+                per_s: 33,
+              })),
+              basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe",
+            }
+          : null,
         cancelled: false,
       };
       probes.push(report);

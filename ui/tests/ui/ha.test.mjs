@@ -100,3 +100,18 @@ test("usage limits: uses left on the key, the limit raised, and the burn rate in
   await shot(page, "41-usage-limits");
   assert.deepEqual(page.errors, []);
 });
+
+test("a probe on a group shows each member's share and the group's total", async () => {
+  const page = await openApp(browser, { ha: "in_sync" });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+8");
+  await page.getByTestId("probe-op").selectOption("ml-dsa-65-sign");
+  await page.getByTestId("probe-run").click();
+  const ha = page.getByTestId("probe-ha");
+  await ha.waitFor();
+  assert.match(await ha.innerText(), /66\.0 calls\/s in all/);
+  assert.equal(await ha.getByTestId("probe-ha-member").count(), 2);
+  assert.match(await ha.getByTestId("probe-ha-member").nth(1).innerText(), /1280000102\s+50\.0 %\s+33\.0\/s/);
+  assert.deepEqual(page.errors, []);
+});
