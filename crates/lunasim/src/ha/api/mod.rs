@@ -87,21 +87,21 @@ pub(super) fn op_init(
         return UNREACHABLE;
     };
     let rv = match key {
-        Some(k) => match vs.inner(m) {
-            Ok(ih) => {
-                let rv = vs.with_object(k, m, |mk| f(ih, mk));
-                // A key that is not on this member: PKCS#11 calls that a bad key handle.
-                if rv == CKR_OBJECT_HANDLE_INVALID {
-                    CKR_KEY_HANDLE_INVALID
-                } else {
-                    rv
-                }
+        Some(k) => {
+            let rv = match vs.inner(m) {
+                Ok(ih) => vs.with_object(k, m, |mk| f(ih, mk)),
+                Err(rv) => rv,
+            };
+            vs.group.record_served(m, name);
+            // A key that is not on this member: PKCS#11 calls that a bad key handle.
+            if rv == CKR_OBJECT_HANDLE_INVALID {
+                CKR_KEY_HANDLE_INVALID
+            } else {
+                rv
             }
-            Err(rv) => rv,
-        },
+        }
         None => vs.on(m, name, |ih| f(ih, 0)),
     };
-    vs.group.record_served(m, name);
     if rv == CKR_OK {
         vs.state.lock().ops.insert(kind, m);
     }
