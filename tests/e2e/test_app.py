@@ -4,7 +4,11 @@ Connect, log in (after a wrong PIN), generate an ML-DSA-65 key, read its attribu
 export its public key (checked by OpenSSL and by recomputing the fingerprint), delete it,
 survive a token pulled mid-session, and find all of it in the audit view, which verifies.
 Then `kill -9` the app in the middle of a signing batch, start it again on the same data
-and finish the batch. Screenshots of every step are kept in --artifacts.
+and finish the batch. Last, an HA group of two members (a copy of lunasim with its own
+configuration beside it, its tokens made and a key pair generated through the group by
+pkcs11-tool): the app shows the group, its drift check says in sync, member 2 is taken
+down under the running app and the header warns, then it comes back. Screenshots of
+every step are kept in --artifacts.
 """
 
 import argparse
@@ -13,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -547,6 +552,91 @@ def kill_9_while_signing(app_path: str, artifacts: Path, data: Path):
     print(f"e2e: the app restarted on the same data, the trail verified, the batch finished ({made} signatures)")
 
 
+HA_SERIAL = "1280000700"
+
+
+def pkcs11_tool(lib: Path, *args: str):
+    r = subprocess.run(["pkcs11-tool", "--module", str(lib), *args], capture_output=True, text=True)
+    check(r.returncode == 0, f"pkcs11-tool {' '.join(args)}: {r.stderr}{r.stdout}")
+    return r.stdout
+
+
+def make_ha_group(target: Path, ha: Path) -> Path:
+    """A copy of liblunasim.so with `<lib>.toml` beside it: a group of two Kryoptic slots."""
+    ha.mkdir(parents=True, exist_ok=True)
+    lib = ha / "liblunasim-ha.so"
+    shutil.copy(target / "liblunasim.so", lib)
+    kryoptic = (target.parent / "pkcs11" / "libkryoptic_pkcs11.so").resolve()
+    slots = "".join(f'[[slots]]\nslot = {n}\ndbtype = "sqlite"\ndbargs = "{ha / f"member-{n}.sql"}"\n' for n in (1, 2))
+    (ha / "kryoptic.conf").write_text(slots)
+    members = "".join(f'[[ha_group.member]]\nserial = "12800007{n:02d}"\nslot = {n}\n' for n in (1, 2))
+    (ha / "liblunasim-ha.so.toml").write_text(
+        f'inner_module = "{kryoptic}"\nstore_dir = "{ha / "store"}"\ncontrol_file = "{ha / "control.jsonl"}"\n\n'
+        f'[[ha_group]]\nlabel = "e2e-ha"\nserial = "{HA_SERIAL}"\n{members}\n'
+        f'[inner_env]\nKRYOPTIC_CONF = "{ha / "kryoptic.conf"}"\n'
+    )
+    (ha / "control.jsonl").write_text("")
+    for n in (1, 2):
+        pkcs11_tool(lib, "--slot", str(n), "--init-token", "--label", f"member-{n}", "--so-pin", "87654321")
+        pkcs11_tool(lib, "--slot", str(n), "--init-pin", "--login", "--login-type", "so", "--so-pin", "87654321", "--new-pin", USER_PIN)
+    # An outside client makes a key pair through the group: both members get it.
+    pkcs11_tool(lib, "--slot", "100", "--login", "--pin", USER_PIN, "--keypairgen", "--key-type", "EC:prime256v1", "--label", "e2e-ha-fw", "--id", "0e2e")
+    for n in (1, 2):
+        listing = pkcs11_tool(lib, "--slot", str(n), "--login", "--pin", USER_PIN, "--list-objects", "--type", "privkey")
+        check("e2e-ha-fw" in listing, f"member {n} holds the group's key: {listing}")
+    return lib
+
+
+def ha_group_with_a_member_down(app_path: str, artifacts: Path, data: Path):
+    lib = make_ha_group(Path(app_path).parent, data.parent / "ha")
+    # This run: only the HA group's module (the built-in partition off).
+    settings_file = data / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    settings["builtin_enabled"] = False
+    settings["modules"] = [str(lib)]
+    settings_file.write_text(json.dumps(settings))
+    control = data.parent / "ha" / "control.jsonl"
+    app = App(app_path, artifacts, first_step=70)
+    try:
+        app.nav("Connections")
+        group = app.tid(f"ha-group-{HA_SERIAL}", timeout=60)
+        check("HA group e2e-ha" in group.text and "1280000702" in group.text, group.text)
+        app.shot("ha-connections")
+        row = app.tid("slot-100")
+        row.find_element(By.CSS_SELECTOR, "[data-testid=login-button]").click()
+        app.fill(app.tid("pin-input"), USER_PIN)
+        app.tid("login-submit").click()
+        app.gone("[role=dialog]", "the login dialog")
+        app.nav("Partition")
+        members = lambda: app.tid("ha-group").find_elements(By.CSS_SELECTOR, "[data-testid=ha-member]")
+        app.wait(lambda: len(members()) == 2 and all(m.get_attribute("data-alive") == "true" for m in members()), "two alive members")
+        app.tid("drift-check").click()
+        app.wait(lambda: app.tid("drift-verdict").get_attribute("data-verdict") == "in_sync", "the drift check to say in sync", timeout=60)
+        app.shot("ha-in-sync")
+
+        # Member 2 goes down under the running app: the header warns, the table says so.
+        with control.open("a") as f:
+            f.write(json.dumps({"op": "member_down", "member": 2}) + "\n")
+        warning = app.wait(
+            lambda: next((w for w in app.css("[data-testid=ha-warning]") if w.is_displayed() and "member 2 down" in w.text), None),
+            "the header's HA warning",
+            timeout=60,
+        )
+        check("e2e-ha" in warning.text, warning.text)
+        app.wait(lambda: members()[1].get_attribute("data-alive") == "false", "member 2 shown down", timeout=30)
+        check("CKR_UNABLE_TO_CONNECT" in members()[1].text, members()[1].text)
+        app.shot("ha-member-down")
+
+        # Back again: the warning goes.
+        with control.open("a") as f:
+            f.write(json.dumps({"op": "member_up", "member": 2}) + "\n")
+        app.wait(lambda: not any(w.is_displayed() for w in app.css("[data-testid=ha-warning]")), "the HA warning to go", timeout=60)
+        app.shot("ha-member-back")
+    finally:
+        app.quit()
+    print("e2e: an HA group shown, member 2 taken down under the running app and back")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
@@ -568,6 +658,11 @@ def main():
         kill_9_while_signing(a.app, artifacts, Path(a.data))
     except AssertionError as e:
         print(f"e2e FAILED (kill -9): {e}", file=sys.stderr)
+        return 1
+    try:
+        ha_group_with_a_member_down(a.app, artifacts, Path(a.data))
+    except AssertionError as e:
+        print(f"e2e FAILED (HA group): {e}", file=sys.stderr)
         return 1
     return 0
 

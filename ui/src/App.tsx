@@ -4,6 +4,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useState } from "react";
 import { Badge, ErrorBox, Toasts } from "./components";
 import { NAV, VIEWS } from "./nav";
+import { HaWarningBadge } from "./views/Ha";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 
 export function App() {
@@ -209,6 +210,7 @@ function Shell() {
         <header className="topbar">
           <CurrentPartition />
           <div className="topbar-badges">
+            <HaWarningBadge />
             <VerificationBadge />
             <AuditBadge />
           </div>

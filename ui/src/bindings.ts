@@ -85,7 +85,7 @@ export type ConnectionView = { module: ModuleView, slots: Array<SlotView>,
  */
 error: ApiError | null, };
 
-export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, };
+export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, } | { "kind": "ha_changed", partition_id: string, };
 
 export type Curve = "P256" | "P384" | "Ed25519";
 
@@ -93,9 +93,48 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
+export type Difference = { 
+/**
+ * "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
+ */
+object: string, kind: DifferenceKind, 
+/**
+ * The attribute that differs (`label`, `kcv`, …); `None` for a missing object.
+ */
+field: string | null, values: Array<MemberValue>, 
+/**
+ * The members that drifted: those lacking the object, or holding another value than
+ * most members (than the first member when there is no majority).
+ */
+members: Array<number>, };
+
+export type DifferenceKind = "missing" | "different";
+
+export type DriftMember = { position: number, serial: string, partition_id: string | null, check: MemberCheck, 
+/**
+ * Without a login only public objects are compared.
+ */
+logged_in: boolean, objects: number | null, error: string | null, };
+
+export type DriftReport = { partition_id: string, group_label: string, group_serial: string, checked_at: string, verdict: DriftVerdict, 
+/**
+ * "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
+ */
+summary: string, members: Array<DriftMember>, differences: Array<Difference>, policy_differences: Array<Difference>, drifting_members: Array<number>, down_members: Array<number>, 
+/**
+ * How the KCVs were computed (shown with them).
+ */
+kcv_method: string, 
+/**
+ * What limited the check (members not logged in, …).
+ */
+notes: Array<string>, };
+
+export type DriftVerdict = "in_sync" | "drift" | "member_down" | "not_comparable";
+
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
-export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "INTERNAL";
 
 export type ExportContent = { "text": string } | { "base64": string };
 
@@ -132,6 +171,64 @@ export type GeneratedKey = { private_handle: number, public_handle: number | nul
  * The size the standard prescribes for this public key, checked against the token's.
  */
 expected_public_key_len: number | null, elapsed_ms: number, };
+
+export type HaGroupView = { partition_id: string, module_id: string, slot_id: number, label: string, serial: string, layout: HaLayoutView, members: Array<HaMemberView>, 
+/**
+ * Whether the members' own slots are visible (the drift check needs them).
+ */
+members_visible: boolean, 
+/**
+ * The last drift check of this group, if one ran.
+ */
+drift: DriftReport | null, 
+/**
+ * "member 2 down", "drift on member 2" — what the header warns about.
+ */
+warning: string | null, };
+
+export type HaLayoutView = "current" | "legacy";
+
+export type HaMemberView = { 
+/**
+ * 1-based, in the order the HA state lists the members.
+ */
+position: number, serial: string, alive: boolean, 
+/**
+ * `CKR_OK`, or why the member is not alive (`CKR_UNABLE_TO_CONNECT`, …).
+ */
+status: string, 
+/**
+ * The member's own slot, when the module shows it (not with Luna's `HAOnly`).
+ */
+partition_id: string | null, slot_id: number | null, logged_in: UserKind | null, 
+/**
+ * From the last drift check: `true` when the member lacks or differs in something.
+ */
+needs_sync: boolean | null, 
+/**
+ * The member's own statistics (its slot's `CA_GetHSMStats`, ≥ 5 s between samples).
+ */
+busy_percent: number | null, commands: number | null, commands_per_second: number | null, 
+/**
+ * Its share of the group's commands since the previous sample.
+ */
+served_share_percent: number | null, 
+/**
+ * When its command count last grew (it served calls).
+ */
+last_served: string | null, };
+
+export type HaProbeShare = { 
+/**
+ * Timed calls per second of the whole group (all runs' calls ÷ their time).
+ */
+total_per_s: number, members: Array<MemberThroughput>, 
+/**
+ * Where the shares come from.
+ */
+basis: string, };
+
+export type HaWarning = { partition_id: string, label: string, serial: string, verdict: DriftVerdict, text: string, };
 
 export type HssKeyView = { partition_id: string, partition_label: string, handle: number, label: string, id_hex: string, 
 /**
@@ -221,6 +318,20 @@ export type MechanismView = { code: number, hex: string,
  */
 name: string | null, min_key_size: number, max_key_size: number, flags: Array<string>, info_error: string | null, };
 
+export type MemberCheck = "compared" | "down" | "not_visible" | "failed";
+
+export type MemberThroughput = { member: number, serial: string, 
+/**
+ * Commands the member served during the probe (set-up and warm-up included).
+ */
+commands: number, share_percent: number, 
+/**
+ * Its share of the group's throughput.
+ */
+per_s: number, };
+
+export type MemberValue = { member: number, value: string | null, };
+
 export type MetricsSnapshot = { ops: Array<OpSnapshot>, errors_by_class: Array<[string, number]>, module_recoveries: number, session_reopens: number, health_checks: number, busy_rejections: number, breaker_rejections: number, };
 
 export type MlDsaSet = "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87";
@@ -258,7 +369,15 @@ hss_capacity: string | null,
 /**
  * Another object of the same class carries the same label.
  */
-duplicate_label: boolean, };
+duplicate_label: boolean, 
+/**
+ * Luna's per-key usage limit (`CKA_USAGE_LIMIT`), on Luna modules, when the key has one.
+ */
+usage_limit: number | null, 
+/**
+ * Uses so far (`CKA_USAGE_COUNT`), with the limit.
+ */
+usage_count: number | null, };
 
 export type OnError = "stop" | "continue";
 
@@ -322,7 +441,11 @@ export type ProbeReport = { id: string, created_at: string, partition_id: string
 /**
  * The probe's own cost per timed call (two clock reads and a histogram record).
  */
-overhead_ns: number, cancelled: boolean, };
+overhead_ns: number, cancelled: boolean, 
+/**
+ * Against an HA group's virtual slot: how the calls spread over its members.
+ */
+ha: HaProbeShare | null, };
 
 export type ProbeRequest = { op: ProbeOp, mode: ProbeMode, 
 /**
@@ -454,7 +577,11 @@ export type StatsPoint = {
  */
 t: number, busy_percent: number | null, commands_per_second: number | null, sign_per_second: number | null, sessions: number | null, console_ops: number, console_errors: number, };
 
-export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, };
+export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, 
+/**
+ * For an HA group's virtual slot: the group, its members' statistics side by side.
+ */
+ha: HaGroupView | null, };
 
 export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
 
@@ -475,6 +602,16 @@ user_pin_count_low: boolean,
  * One more wrong user PIN locks it.
  */
 user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+
+export type UsageKeyView = { partition_id: string, partition_label: string, handle: number, class: string, label: string, id_hex: string, algorithm: string, limit: number, used: number, left: number, used_percent: number, 
+/**
+ * Against the same thresholds as HSS keys (Settings).
+ */
+status: HssStatus, 
+/**
+ * Signatures per day over the last 7, 30 and 90 days, from the audit trail.
+ */
+per_day_7: number, per_day_30: number, per_day_90: number, projected_exhaustion: string | null, };
 
 export type UserKind = "user" | "so";
 

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use crate::domains::audit::args::AuditCommand;
+pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
+pub use crate::domains::usage::args::UsageArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -104,6 +106,11 @@ pub enum HsmCommand {
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// HA groups: members, alive/down, needs sync, statistics; `ha drift` compares the
+    /// members object by object.
+    Ha(HaArgs),
+    /// Luna keys with a usage limit (uses left, burn rate); `usage set` sets or raises one.
+    Usage(UsageArgs),
 }
 
 /// The subcommands that only print what the command line is.

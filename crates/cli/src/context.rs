@@ -92,6 +92,11 @@ impl<'a> Ctx<'a> {
             .await
     }
 
+    /// Whether `--slot` or `--token` names a partition.
+    pub fn names_a_partition(&self) -> bool {
+        self.global.slot.is_some() || self.global.token_label.is_some()
+    }
+
     /// [`Ctx::partition`], then [`Ctx::login`].
     pub async fn partition_logged_in(&self, login: Login) -> ApiResult<Arc<Partition>> {
         let p = self.partition().await?;

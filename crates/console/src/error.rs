@@ -31,6 +31,8 @@ pub enum ErrorCode {
     PartitionNotFound,
     Io,
     Cancelled,
+    /// A key past its usage limit (Luna's `CKA_USAGE_LIMIT`).
+    KeyUsageExhausted,
     Internal,
 }
 
@@ -164,6 +166,8 @@ impl From<p11::Error> for ApiError {
                     (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, "The key or object no longer exists on the token.".into())
                         .suggest("Refresh the key list."),
                     (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, "Log in to the partition first.".into()),
+                    _ if ck.name == "CKR_KEY_NOT_ACTIVE" => base(ErrorCode::KeyUsageExhausted, "The key has used all the uses its usage limit (CKA_USAGE_LIMIT) allows; the HSM refuses it now.".into())
+                        .suggest("A security officer or the crypto officer can raise the limit (Keys → Usage limit…, or hsmc keys limit)."),
                     (_, CKR_MECHANISM_INVALID) | (_, CKR_MECHANISM_PARAM_INVALID) | (_, CKR_KEY_TYPE_INCONSISTENT) => {
                         base(ErrorCode::InvalidAlgorithm, format!("The token does not accept this algorithm here ({}).", ck.name))
                             .suggest("Check the partition's mechanism list.")

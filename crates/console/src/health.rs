@@ -100,6 +100,8 @@ pub struct StatsSnapshot {
     pub luna: Option<LunaStats>,
     pub pool: hsm::PoolStatus,
     pub metrics: hsm::MetricsSnapshot,
+    /// For an HA group's virtual slot: the group, its members' statistics side by side.
+    pub ha: Option<crate::ha::HaGroupView>,
 }
 
 /// One point of the history the charts draw.
@@ -440,6 +442,37 @@ pub(crate) fn hss_history(
     (rate(7), rate(30), rate(90), expected, mismatch)
 }
 
+/// When a key runs out at its burn rate: the 30-day rate, or the 7- or 90-day one when
+/// that is all there is (`None` without any use in 90 days).
+pub(crate) fn projected_exhaustion(d7: f64, d30: f64, d90: f64, left: u64) -> Option<String> {
+    let r = [d30, d7, d90].into_iter().find(|r| *r > 0.0)?;
+    let days = (left as f64 / r).min(365.0 * 1000.0);
+    let d = time::OffsetDateTime::now_utc() + time::Duration::seconds_f64(days * 86_400.0);
+    Some(format!(
+        "{:04}-{:02}-{:02}",
+        d.year(),
+        u8::from(d.month()),
+        d.day()
+    ))
+}
+
+/// A key's status against the settings' thresholds, from its share left.
+pub(crate) fn status_of(
+    left: u64,
+    left_percent: f64,
+    settings: &crate::settings::Settings,
+) -> HssStatus {
+    if left == 0 {
+        HssStatus::Exhausted
+    } else if left_percent <= settings.hss_critical_percent {
+        HssStatus::Critical
+    } else if left_percent <= settings.hss_warning_percent {
+        HssStatus::Warning
+    } else {
+        HssStatus::Ok
+    }
+}
+
 impl Console {
     /// Every HSS private key on every logged-in partition.
     pub async fn hss_keys(&self) -> ApiResult<Vec<HssKeyView>> {
@@ -490,21 +523,9 @@ impl Console {
                 };
                 let (d7, d30, d90, expected, mismatch) =
                     hss_history(&records, &k.id_hex, capacity, k.hss_keys_remaining);
-                let rate = [d30, d7, d90].into_iter().find(|r| *r > 0.0);
-                let projected = match (rate, k.hss_keys_remaining) {
-                    (Some(r), Some(left)) => {
-                        let days = (left as f64 / r).min(365.0 * 1000.0);
-                        let d = time::OffsetDateTime::now_utc()
-                            + time::Duration::seconds_f64(days * 86_400.0);
-                        Some(format!(
-                            "{:04}-{:02}-{:02}",
-                            d.year(),
-                            u8::from(d.month()),
-                            d.day()
-                        ))
-                    }
-                    _ => None,
-                };
+                let projected = k
+                    .hss_keys_remaining
+                    .and_then(|left| projected_exhaustion(d7, d30, d90, left));
                 out.push(HssKeyView {
                     partition_id: p.id.clone(),
                     partition_label: p.label.clone(),
@@ -537,6 +558,7 @@ impl Console {
         let reading = tokio::task::spawn_blocking(move || ModuleReading::take(&m, slot))
             .await
             .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
+        let ha = self.ha_group_view(&p, true).await;
         // Utilization counters are read on a session (Luna: per-partition bins).
         let util = match reading.luna {
             Some(_) => p
@@ -566,6 +588,7 @@ impl Console {
             luna,
             pool: p.pool.status(),
             metrics,
+            ha,
         })
     }
 

@@ -7,12 +7,14 @@ pub mod audit_hsm;
 pub mod audit_ops;
 pub mod builtin;
 pub mod error;
+pub mod ha;
 pub mod health;
 pub mod keys;
 pub mod partitions;
 pub mod probes;
 pub mod settings;
 pub mod sign;
+pub mod usage;
 pub mod views;
 
 use std::collections::HashMap;
@@ -104,6 +106,8 @@ pub struct Console {
     /// Scheduled verifications that could not run in a row, and when the next may try.
     verify_retry: parking_lot::Mutex<Option<(u32, std::time::Instant)>>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// HA groups: which partitions are groups, their last drift checks.
+    ha: parking_lot::Mutex<ha::HaMemory>,
 }
 
 impl Console {
@@ -159,6 +163,7 @@ impl Console {
             last_verification: RwLock::new(None),
             verify_retry: parking_lot::Mutex::new(None),
             ticker: parking_lot::Mutex::new(None),
+            ha: parking_lot::Mutex::new(ha::HaMemory::default()),
             config,
         });
         if console.config.builtin && settings.builtin_enabled {

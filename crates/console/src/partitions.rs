@@ -514,6 +514,7 @@ impl Console {
             .suggest("Check what was pasted into the PIN field."));
         }
         let pool = p.pool.clone();
+        let for_members = pin.clone();
         let r = blocking(move || pool.login(user.p11(), pin)).await?;
         let ev = Event::new("login", "partition")
             .resource(&p.id)
@@ -554,6 +555,8 @@ impl Console {
                     .unwrap_or(AuditKeyView::NoKeyYet)
             }
         };
+        // An HA group's members share its credential: log in to the visible ones too.
+        self.ha_login_members(&p, user, &for_members).await;
         self.emit(ConsoleEvent::PartitionChanged {
             partition_id: p.id.clone(),
         });

@@ -45,6 +45,75 @@ pub struct ProbeReport {
     /// The probe's own cost per timed call (two clock reads and a histogram record).
     pub overhead_ns: f64,
     pub cancelled: bool,
+    /// Against an HA group's virtual slot: how the calls spread over its members.
+    #[serde(default)]
+    pub ha: Option<HaProbeShare>,
+}
+
+/// A probe's calls over an HA group's members, and the group's total.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct HaProbeShare {
+    /// Timed calls per second of the whole group (all runs' calls ÷ their time).
+    pub total_per_s: f64,
+    pub members: Vec<MemberThroughput>,
+    /// Where the shares come from.
+    pub basis: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct MemberThroughput {
+    pub member: u32,
+    pub serial: String,
+    /// Commands the member served during the probe (set-up and warm-up included).
+    #[ts(type = "number")]
+    pub commands: u64,
+    pub share_percent: f64,
+    /// Its share of the group's throughput.
+    pub per_s: f64,
+}
+
+/// Spread the group's throughput over the members by the commands each served.
+pub fn ha_share(
+    before: &[(u32, String, u64)],
+    after: &[(u32, String, u64)],
+    runs: &[bench::probe::RunResult],
+) -> HaProbeShare {
+    let seconds: f64 = runs.iter().map(|r| r.seconds).sum();
+    let calls: u64 = runs.iter().map(|r| r.calls).sum();
+    let total_per_s = if seconds > 0.0 {
+        calls as f64 / seconds
+    } else {
+        0.0
+    };
+    let served: Vec<(u32, String, u64)> = after
+        .iter()
+        .map(|(m, serial, n)| {
+            let b = before.iter().find(|x| x.0 == *m).map(|x| x.2).unwrap_or(0);
+            (*m, serial.clone(), n.saturating_sub(b))
+        })
+        .collect();
+    let sum: u64 = served.iter().map(|x| x.2).sum();
+    HaProbeShare {
+        total_per_s,
+        members: served
+            .into_iter()
+            .map(|(member, serial, commands)| {
+                let share = if sum > 0 {
+                    commands as f64 / sum as f64
+                } else {
+                    0.0
+                };
+                MemberThroughput {
+                    member,
+                    serial,
+                    commands,
+                    share_percent: 100.0 * share,
+                    per_s: share * total_per_s,
+                }
+            })
+            .collect(),
+        basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe".into(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -146,6 +215,7 @@ impl Console {
                 "Log in to the partition to run probes (they make temporary keys).",
             ));
         }
+        let ha_before = self.ha_member_counters(&p).await;
         let (m, slot) = (p.module.module.clone(), p.slot());
         let r2 = req.clone();
         let outcome =
@@ -190,6 +260,10 @@ impl Console {
                 return Err(e);
             }
         };
+        let ha = match (ha_before, self.ha_member_counters(&p).await) {
+            (Some(b), Some(a)) => Some(ha_share(&b, &a, &outcome.runs)),
+            _ => None,
+        };
         let report = ProbeReport {
             id: format!("probe_{}", audit::log::random_hex(8)),
             created_at: audit::now_rfc3339(),
@@ -215,11 +289,19 @@ impl Console {
             overhead_ns: outcome.overhead_ns,
             cancelled: outcome.cancelled,
             request: req,
+            ha,
         };
         let summary: Vec<_> = report.runs.iter().map(|r| serde_json::json!({ "workers": r.workers, "calls": r.calls, "errors": r.errors, "ops_per_s": r.throughput_per_s, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us })).collect();
+        let ha_summary = report.ha.as_ref().map(|h| {
+            h.members
+                .iter()
+                .map(|m| serde_json::json!({"member": m.member, "serial": m.serial, "share_percent": m.share_percent}))
+                .collect::<Vec<_>>()
+        });
         self.record(
             ev.meta("probe_id", &report.id)
                 .meta("results", summary)
+                .meta("ha_members", ha_summary)
                 .meta("verdict", &report.verdict)
                 .meta("cancelled", report.cancelled),
         )

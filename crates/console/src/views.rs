@@ -420,6 +420,10 @@ pub enum ConsoleEvent {
     AuditKey {
         state: AuditKeyView,
     },
+    /// An HA group's state changed (a drift found or resolved, a member down or back).
+    HaChanged {
+        partition_id: String,
+    },
 }
 
 /// Progress of a long job, streamed to the UI over a channel.

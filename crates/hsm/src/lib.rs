@@ -3,6 +3,7 @@
 
 pub mod algo;
 pub mod breaker;
+pub mod drift;
 pub mod error;
 pub mod keys;
 pub mod metrics;

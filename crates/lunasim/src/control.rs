@@ -15,6 +15,7 @@
 //! - `pqc_queue`: `{"op":"pqc_queue","enabled":true,"service_ms":15}`.
 //! - `clear`: remove faults and slow calls.
 //! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
+//! - `member_down`, `member_up`, `resync`, `ha_state`: HA groups ([`crate::ha::control`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -129,6 +130,7 @@ fn drop_sessions() {
         }
         s.sessions.lock().clear();
         s.objects.lock().keys.retain(|k| k.token);
+        crate::ha::drop_sessions();
     }
 }
 
@@ -212,7 +214,10 @@ pub fn execute(cmd: &str) -> Result<String, String> {
             })
             .to_string());
         }
-        other => return Err(format!("unknown op {other}")),
+        other => {
+            return crate::ha::control::execute(other, &v)
+                .unwrap_or_else(|| Err(format!("unknown op {other}")))
+        }
     }
     Ok(json!({"ok": true}).to_string())
 }

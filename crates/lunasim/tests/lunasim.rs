@@ -63,6 +63,8 @@ fn surface_and_identity() {
         "CA_GetTokenStatus",
         "CA_EncapsulateKey",
         "CA_DecapsulateKey",
+        "CA_GetHAState",
+        "CA_GetCurrentHAState",
     ] {
         assert!(offered.contains(&f), "{f} missing");
     }

@@ -6,6 +6,7 @@ pub mod app;
 pub mod audit;
 pub mod connections;
 mod dialogs;
+pub mod ha;
 pub mod health;
 pub mod keys;
 pub mod probes;

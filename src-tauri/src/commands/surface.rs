@@ -9,5 +9,6 @@ surface! {
     sign::{signing_keys, inspect_files, pick_files, pick_folder, sign_files, verify_signature},
     audit::{audit_status, audit_records, audit_verify, audit_export, audit_checkpoint, audit_checkpoints, audit_public_key, audit_rotate_key},
     health::{hss_keys, stats, stats_history, stats_chart},
+    ha::{ha_groups, ha_group, ha_drift, ha_warnings, usage_keys, set_usage_limit},
     probes::{probe_catalog, run_probe, probe_history, probe_report, probe_chart, probe_csv, probe_live_chart, probe_capacity},
 }

@@ -5,6 +5,7 @@ import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { HaGroupsOfModule } from "./Ha";
 
 function pinFlags(t: TokenView) {
   const out: { tone: "warn" | "bad"; text: string }[] = [];
@@ -224,6 +225,7 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
           </tbody>
         </table>
       )}
+      <HaGroupsOfModule moduleId={m.id} />
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { Badge, EmptyState, ErrorBox } from "../components";
 import { api } from "../ipc";
 import { useAudit, useNavigate, useSettings } from "../state";
 import { useCommand } from "../useCommand";
+import { UsageLimitedKeys } from "./Usage";
 
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
@@ -92,6 +93,7 @@ export function HssView() {
           </tbody>
         </table>
       )}
+      <UsageLimitedKeys />
     </div>
   );
 }

@@ -10,6 +10,7 @@ import { useCommand } from "../useCommand";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 import { KeyFormats } from "./KeyFormats";
+import { UsageLine } from "./Usage";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -133,6 +134,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
   const { showAudit } = useJumps();
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
+  const isLuna = usePartition().partition?.luna != null;
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
     void loadDetails(partitionId, handle);
@@ -163,6 +165,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
       )}
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
+      {isLuna && <UsageLine partitionId={partitionId} summary={d.summary} onChanged={() => void loadDetails(partitionId, handle)} />}
       <table className="table compact attrs">
         <tbody>
           {d.attributes.map((a) => (

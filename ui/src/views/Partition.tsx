@@ -5,6 +5,7 @@ import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
 import { api } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { HaGroupPanel } from "./Ha";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
   return (
@@ -209,6 +210,7 @@ export function PartitionViewPage() {
         {p.luna?.partition_policies && <Settings title="Partition policies" items={p.luna.partition_policies} />}
         {p.luna?.hsm_capabilities && <Settings title="HSM capabilities" items={p.luna.hsm_capabilities} />}
       </div>
+      <HaGroupPanel partitionId={partitionId} key={`ha-${partitionId}`} />
       <Mechanisms partitionId={partitionId} key={partitionId} />
     </div>
   );

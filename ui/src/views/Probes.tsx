@@ -7,6 +7,7 @@ import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
 import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { HaProbeShares } from "./Ha";
 
 function svgUrl(svg: string) {
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
@@ -123,6 +124,7 @@ function ReportView({ report }: { report: ProbeReport }) {
           <strong>{report.verdict}</strong>
         </p>
       )}
+      {report.ha && <HaProbeShares share={report.ha} />}
       <div className="cards">
         {Object.entries(charts).map(([w, svg]) => (
           <div key={w} className="chart">

@@ -40,6 +40,10 @@ import type {
   ProbeReport,
   ProbeRequest,
   RunResult,
+  DriftReport,
+  HaGroupView,
+  HaWarning,
+  UsageKeyView,
 } from "../../src/bindings";
 
 export interface MockConfig {
@@ -70,6 +74,10 @@ export interface MockConfig {
   hssMismatch?: string;
   /** An Ed25519 signing key pair (OpenPGP and minisign). */
   ed25519Key?: boolean;
+  /** The partition is an HA group's virtual slot (two members) in this state. */
+  ha?: "in_sync" | "drift" | "member_down";
+  /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
+  usageLimit?: number;
 }
 
 /** An answer for every command the Rust side has: a command the mock lacks does not compile. */
@@ -172,6 +180,8 @@ function summary(
     hss_keys_remaining: null,
     hss_capacity: null,
     duplicate_label: false,
+    usage_limit: null,
+    usage_count: null,
   };
 }
 
@@ -212,6 +222,12 @@ export function install(cfg: MockConfig = {}) {
   }
   // OpenPGP creation times fixed per key ID (as the data object on the token).
   const openpgpCreated = new Map<string, string>();
+  if (cfg.usageLimit !== undefined) {
+    const limited = summary(handle++, "limited_ecdsa_2026_11", "PRIVATE_KEY", "ECDSA P-256", hex(7777));
+    limited.usage_limit = cfg.usageLimit;
+    limited.usage_count = 2;
+    keys.push(limited);
+  }
   let settings: Settings = {
     modules: [],
     builtin_enabled: true,
@@ -397,7 +413,141 @@ export function install(cfg: MockConfig = {}) {
     return labels.length === 1 && labels[0] ? labels[0] : `delete ${hs.length} objects`;
   }
 
+  // An HA group behind the partition (cfg.ha): member 2 differs or is down.
+  let haRecorded = false;
+  function haGroup(stats: boolean): HaGroupView {
+    const down = cfg.ha === "member_down";
+    return {
+      partition_id: PARTITION,
+      module_id: "builtin",
+      slot_id: 100,
+      label: "prod-ha",
+      serial: "1280000100",
+      layout: "current",
+      members: [1, 2].map((n) => ({
+        position: n,
+        serial: `12800001${String(n).padStart(2, "0")}`,
+        alive: !(down && n === 2),
+        status: down && n === 2 ? "CKR_UNABLE_TO_CONNECT" : "CKR_OK",
+        partition_id: `builtin:12800001${String(n).padStart(2, "0")}`,
+        slot_id: n,
+        logged_in: loggedIn,
+        needs_sync: cfg.ha === "drift" ? n === 2 : down && n === 2 ? null : false,
+        busy_percent: stats ? 20 + n : null,
+        commands: stats ? 100 * n : null,
+        commands_per_second: stats ? 10 : null,
+        served_share_percent: stats ? 50 : null,
+        last_served: stats ? new Date().toISOString() : null,
+      })),
+      members_visible: true,
+      drift: null,
+      warning: cfg.ha === "drift" ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : null,
+    };
+  }
+  function driftReport(): DriftReport {
+    const drift = cfg.ha === "drift";
+    const down = cfg.ha === "member_down";
+    if (!haRecorded && (drift || down)) {
+      haRecorded = true;
+      record("ha.state", "ha_group", "1280000100", "success", { verdict: drift ? "drift" : "member_down" });
+    }
+    return {
+      partition_id: PARTITION,
+      group_label: "prod-ha",
+      group_serial: "1280000100",
+      checked_at: new Date().toISOString(),
+      verdict: drift ? "drift" : down ? "member_down" : "in_sync",
+      summary: drift ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : "in sync",
+      members: [1, 2].map((n) => ({
+        position: n,
+        serial: `12800001${String(n).padStart(2, "0")}`,
+        partition_id: `builtin:12800001${String(n).padStart(2, "0")}`,
+        check: down && n === 2 ? "down" : "compared",
+        logged_in: true,
+        objects: down && n === 2 ? null : drift && n === 2 ? 3 : 4,
+        error: null,
+      })),
+      differences: drift
+        ? [
+            {
+              object: "private key 'fw_sign_2026_11' (id 0a0b)",
+              kind: "missing",
+              field: null,
+              values: [
+                { member: 1, value: "present" },
+                { member: 2, value: null },
+              ],
+              members: [2],
+            },
+            {
+              object: "secret key 'wrap' (id 07)",
+              kind: "different",
+              field: "label",
+              values: [
+                { member: 1, value: "wrap" },
+                { member: 2, value: "wrap-old" },
+              ],
+              members: [2],
+            },
+          ]
+        : [],
+      policy_differences: [],
+      drifting_members: drift ? [2] : [],
+      down_members: down ? [2] : [],
+      kcv_method: "KCV = the first 3 bytes of the AES-ECB encryption of a zero block (DES3-ECB for triple-DES keys)",
+      notes: [],
+    };
+  }
+
   const handlers: MockHandlers = {
+    ha_groups: async () => (cfg.ha ? [haGroup(false)] : []),
+    ha_group: async ({ partitionId }) => (cfg.ha && partitionId === PARTITION ? haGroup(true) : null),
+    ha_drift: async () => {
+      if (!cfg.ha) throw err("INVALID_INPUT", "Built-in lunasim is not an HA group's virtual slot.");
+      return driftReport();
+    },
+    ha_warnings: async (): Promise<HaWarning[]> => {
+      if (!cfg.ha || cfg.ha === "in_sync") return [];
+      const r = driftReport();
+      return [{ partition_id: PARTITION, label: "prod-ha", serial: "1280000100", verdict: r.verdict, text: r.summary }];
+    },
+    usage_keys: async () => {
+      if (loggedIn === null) return [];
+      return keys
+        .filter((k) => k.usage_limit !== null)
+        .map((k): UsageKeyView => {
+          const limit = k.usage_limit ?? 0;
+          const used = k.usage_count ?? 0;
+          return {
+            partition_id: PARTITION,
+            partition_label: "Built-in lunasim",
+            handle: k.handle,
+            class: k.class,
+            label: k.label,
+            id_hex: k.id_hex,
+            algorithm: k.algorithm,
+            limit,
+            used,
+            left: Math.max(0, limit - used),
+            used_percent: limit ? (100 * used) / limit : 100,
+            status: limit - used <= 0 ? "exhausted" : "ok",
+            per_day_7: 0.3,
+            per_day_30: 0.1,
+            per_day_90: 0.05,
+            projected_exhaustion: "2027-01-15",
+          };
+        });
+    },
+    set_usage_limit: async ({ handle, limit }) => {
+      const k = keys.find((x) => x.handle === handle);
+      if (!k) throw err("KEY_NOT_FOUND", "No object is at that handle any more.");
+      if (limit < 1 || limit > 0xffffffff) throw err("INVALID_INPUT", "A usage limit is 1 to 4294967295 uses (Luna's range).");
+      if (limit < (k.usage_count ?? 0)) throw err("INVALID_INPUT", `The key has already been used ${k.usage_count} times.`);
+      k.usage_limit = limit;
+      k.usage_count = k.usage_count ?? 0;
+      record("key.usage_limit", "key", k.label, "success", { to: limit });
+      return k;
+    },
     app_info: async () => {
       return cfg.startupError
         ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
@@ -963,6 +1113,7 @@ export function install(cfg: MockConfig = {}) {
           busy_rejections: 0,
           breaker_rejections: 0,
         },
+        ha: cfg.ha ? haGroup(true) : null,
       };
       return s;
     },
@@ -1097,6 +1248,19 @@ export function install(cfg: MockConfig = {}) {
           ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
           : null,
         overhead_ns: 70,
+        ha: cfg.ha
+          ? {
+              total_per_s: 66,
+              members: [1, 2].map((n) => ({
+                member: n,
+                serial: `12800001${String(n).padStart(2, "0")}`,
+                commands: 400,
+                share_percent: 50,
+                per_s: 33,
+              })),
+              basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe",
+            }
+          : null,
         cancelled: false,
       };
       probes.push(report);

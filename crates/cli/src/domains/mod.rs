@@ -9,12 +9,14 @@
 //! one line in [`route`].
 
 pub mod audit;
+pub mod ha;
 pub mod health;
 pub mod inventory;
 pub mod keys;
 pub mod probe;
 pub mod shell;
 pub mod sign;
+pub mod usage;
 
 use console::ApiResult;
 
@@ -51,5 +53,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
         HsmCommand::Probe(a) => probe::run(ctx, a).await,
         HsmCommand::Audit(a) => audit::run(ctx, a).await,
+        HsmCommand::Ha(a) => ha::run(ctx, a).await,
+        HsmCommand::Usage(a) => usage::run(ctx, a).await,
     }
 }
