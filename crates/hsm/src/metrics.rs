@@ -20,23 +20,32 @@ pub fn clock() -> &'static quanta::Clock {
     C.get_or_init(quanta::Clock::new)
 }
 
+static COARSE_START: OnceLock<std::time::Instant> = OnceLock::new();
+static COARSE_NOW: AtomicU64 = AtomicU64::new(0);
+
 /// A coarse monotonic clock in milliseconds: one atomic load, kept current by a ticker
 /// thread (every 5 ms). Good enough for health-check TTLs measured in seconds.
+#[inline]
 pub fn coarse_ms() -> u64 {
-    static START: OnceLock<std::time::Instant> = OnceLock::new();
-    static NOW: AtomicU64 = AtomicU64::new(0);
-    START.get_or_init(|| {
+    if COARSE_START.get().is_none() {
+        start_coarse_clock();
+    }
+    COARSE_NOW.load(Ordering::Relaxed)
+}
+
+#[cold]
+fn start_coarse_clock() {
+    COARSE_START.get_or_init(|| {
         let start = std::time::Instant::now();
         std::thread::Builder::new()
             .name("hsm-coarse-clock".into())
             .spawn(move || loop {
-                NOW.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
+                COARSE_NOW.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
                 std::thread::sleep(std::time::Duration::from_millis(5));
             })
             .expect("spawn coarse clock");
         start
     });
-    NOW.load(Ordering::Relaxed)
 }
 
 /// Latency timing policy: every call of the first 1024 on a session, then one in eight.
@@ -63,11 +72,32 @@ struct OpStats {
 #[derive(Default)]
 pub(crate) struct Recorder {
     ops: Vec<OpStats>,
+    /// Index of the operation recorded last: a session usually repeats one operation, so
+    /// the name is compared once (by address) rather than searched for.
+    last: usize,
 }
 
 impl Recorder {
     #[inline]
     pub(crate) fn record(&mut self, op: &'static str, ns: Option<u64>, ok: bool) {
+        let i = match self.ops.get(self.last) {
+            Some(s) if std::ptr::eq(s.name, op) => self.last,
+            _ => self.index_of(op),
+        };
+        let s = &mut self.ops[i];
+        if ok {
+            s.ok += 1;
+        } else {
+            s.errors += 1;
+        }
+        if let Some(ns) = ns {
+            s.latency_ns.saturating_record(ns.max(10));
+        }
+    }
+
+    /// The operation's slot, added when new; remembered as the last one used.
+    #[cold]
+    fn index_of(&mut self, op: &'static str) -> usize {
         let i = match self
             .ops
             .iter()
@@ -84,15 +114,8 @@ impl Recorder {
                 self.ops.len() - 1
             }
         };
-        let s = &mut self.ops[i];
-        if ok {
-            s.ok += 1;
-        } else {
-            s.errors += 1;
-        }
-        if let Some(ns) = ns {
-            s.latency_ns.saturating_record(ns.max(10));
-        }
+        self.last = i;
+        i
     }
 
     /// Fold another recorder's figures into this one.
@@ -255,5 +278,29 @@ mod tests {
         assert!((sign.p50_us - 51.0).abs() < 1.5, "p50 {}", sign.p50_us);
         assert!(sign.max_us >= 4900.0);
         assert_eq!(s.op("random").unwrap().ok, 1);
+    }
+
+    #[test]
+    fn interleaved_and_equal_names_count_apart_and_together() {
+        let mut r = Recorder::default();
+        // The same name at another address (e.g. built at run time) is the same operation.
+        let sign_again: &'static str = Box::leak(String::from("sign").into_boxed_str());
+        for _ in 0..3 {
+            r.record("sign", Some(1_000), true);
+            r.record("verify", None, true);
+            r.record(sign_again, None, false);
+        }
+        r.record("verify", Some(2_000), false);
+        let s = Metrics::default().snapshot(std::iter::once(&r));
+        assert_eq!(s.ops.len(), 2);
+        let sign = s.op("sign").unwrap();
+        assert_eq!((sign.ok, sign.errors), (3, 3));
+        let verify = s.op("verify").unwrap();
+        assert_eq!((verify.ok, verify.errors), (3, 1));
+        assert!(
+            (verify.p50_us - 2.0).abs() < 0.1,
+            "only the timed call: {}",
+            verify.p50_us
+        );
     }
 }
