@@ -148,6 +148,16 @@ thread_local! {
 /// A checked-out session: the lock on its place.
 type Held<'a> = MutexGuard<'a, Option<Pooled>>;
 
+/// What one attempt of a call came to.
+enum Attempt<'a, T> {
+    Done(T),
+    /// The closure failed on this held session (with its latency when timed); not yet
+    /// recorded.
+    Failed(Held<'a>, p11::Error, Option<u64>),
+    /// No session could be checked out.
+    NoSession(HsmError),
+}
+
 #[inline]
 fn pooled<'a>(h: &'a mut Held<'_>) -> &'a mut Pooled {
     h.as_mut().expect("a held place has a session")
@@ -361,11 +371,17 @@ impl Pool {
         self.wake_one();
     }
 
+    #[inline]
     fn wake_one(&self) {
         if self.inner.waiting.load(Ordering::SeqCst) > 0 {
-            let _g = self.inner.wait_lock.lock();
-            self.inner.available.notify_one();
+            self.notify_one_waiter();
         }
+    }
+
+    #[cold]
+    fn notify_one_waiter(&self) {
+        let _g = self.inner.wait_lock.lock();
+        self.inner.available.notify_one();
     }
 
     /// Open a session; when the module turns out to be finalized or gone, recover it once
@@ -434,7 +450,6 @@ impl Pool {
     /// an empty place while the pool has room; else wait within the backlog bound.
     /// (The scan wraps by comparison, not `%`: a division costs more than the rest of a
     /// hit on the hinted place.)
-    #[inline]
     fn try_take(&self) -> Option<Held<'_>> {
         let places = &self.inner.places;
         let n = places.len();
@@ -462,10 +477,40 @@ impl Pool {
         empty
     }
 
-    /// Take a session; the common case (a free, working, recently seen session) is inlined
-    /// into [`Pool::call`], the rest ([`Pool::fill`], [`Pool::wait_for_place`]) is not.
+    /// Take a session. The common case — the place this thread used last is free and its
+    /// session current and seen working within the TTL — is a few instructions inlined
+    /// into [`Pool::call`]; everything else is out of line in [`Pool::checkout_any`].
     #[inline]
     fn checkout(&self, now: u64) -> Result<Held<'_>> {
+        match self.take_hinted(now) {
+            Some(g) => Ok(g),
+            None => self.checkout_any(now),
+        }
+    }
+
+    /// The hinted place when it needs nothing done (else `None`, the place left free).
+    #[inline]
+    fn take_hinted(&self, now: u64) -> Option<Held<'_>> {
+        let g = self.inner.places.get(HINT.with(Cell::get))?.try_lock()?;
+        match g.as_ref() {
+            Some(p)
+                if !p.session.is_stale()
+                    && now.saturating_sub(p.verified_at) < self.inner.health_ttl_ms =>
+            {
+                Some(g)
+            }
+            _ => {
+                // Released at once; a waiter that looked while it was held hears of it.
+                drop(g);
+                self.wake_one();
+                None
+            }
+        }
+    }
+
+    /// Any place: scan, open a session in an empty place, or wait within the backlog bound.
+    #[inline(never)]
+    fn checkout_any(&self, now: u64) -> Result<Held<'_>> {
         loop {
             if let Some(mut g) = self.try_take() {
                 if g.is_some() {
@@ -711,54 +756,95 @@ impl Pool {
         self.spawn(op, true, move |s| split(f(s))).await?
     }
 
-    fn call<T>(
-        &self,
+    /// Admit, then one attempt inline; a failed attempt goes to [`Pool::after_failure`]
+    /// (out of line), which recovers and retries as the error's class says.
+    fn call<T, F>(&self, op: &'static str, idempotent: bool, mut f: F) -> Result<T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
+        if let Err(retry_after) = self.inner.breaker.admit() {
+            return Err(self.rejected_by_breaker(retry_after));
+        }
+        match self.attempt(op, &mut f) {
+            Attempt::Done(v) => Ok(v),
+            failed => self.after_failure(op, idempotent, f, failed),
+        }
+    }
+
+    #[cold]
+    fn rejected_by_breaker(&self, retry_after: Duration) -> HsmError {
+        self.inner
+            .metrics
+            .breaker_rejections
+            .fetch_add(1, Ordering::Relaxed);
+        HsmError::CircuitOpen { retry_after }
+    }
+
+    /// Check out a session, run `f` on it (timed when the sampling policy says so) and
+    /// record the outcome. On success the session is checked in and the breaker told.
+    #[inline]
+    fn attempt<T, F>(&self, op: &'static str, f: &mut F) -> Attempt<'_, T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
+        let inner = &self.inner;
+        let now = coarse_ms();
+        let mut h = match self.checkout(now) {
+            Ok(h) => h,
+            Err(e) => return Attempt::NoSession(e),
+        };
+        let p = pooled(&mut h);
+        let time_it = timed(p.calls);
+        p.calls += 1;
+        let clock = inner.clock;
+        let start = if time_it { clock.raw() } else { 0 };
+        let r = f(&p.session);
+        let ns = time_it.then(|| clock.delta_as_nanos(start, clock.raw()));
+        match r {
+            Ok(v) => {
+                p.rec.record(op, ns, true);
+                p.verified_at = now;
+                self.checkin(h);
+                inner.breaker.on_success();
+                Attempt::Done(v)
+            }
+            Err(e) => Attempt::Failed(h, e, ns),
+        }
+    }
+
+    /// Recovery by class after a failed attempt, retrying (by further attempts) where the
+    /// class allows; see the module documentation.
+    #[cold]
+    #[inline(never)]
+    fn after_failure<'a, T, F>(
+        &'a self,
         op: &'static str,
         idempotent: bool,
-        mut f: impl FnMut(&Session) -> p11::Result<T>,
-    ) -> Result<T> {
+        mut f: F,
+        mut outcome: Attempt<'a, T>,
+    ) -> Result<T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
         let inner = &self.inner;
-        if let Err(retry_after) = inner.breaker.admit() {
-            inner
-                .metrics
-                .breaker_rejections
-                .fetch_add(1, Ordering::Relaxed);
-            return Err(HsmError::CircuitOpen { retry_after });
-        }
-        let clock = inner.clock;
         let mut attempt = 0u32;
         let mut reopened = false;
         let mut recovered = false;
         loop {
-            let now = coarse_ms();
-            let mut h = match self.checkout(now) {
-                Ok(h) => h,
-                Err(e) => {
+            let (mut h, e, ns) = match outcome {
+                Attempt::Done(v) => return Ok(v),
+                Attempt::NoSession(e) => {
                     match e.class() {
                         ErrorClass::Disconnected => inner.breaker.on_failure(),
                         _ => inner.breaker.release_probe(),
                     }
                     return Err(e);
                 }
+                Attempt::Failed(h, e, ns) => (h, e, ns),
             };
             let p = pooled(&mut h);
-            let generation = p.session.generation();
-            let time_it = timed(p.calls);
-            p.calls += 1;
-            let start = if time_it { clock.raw() } else { 0 };
-            let r = f(&p.session);
-            let ns = time_it.then(|| clock.delta_as_nanos(start, clock.raw()));
-            let e = match r {
-                Ok(v) => {
-                    p.rec.record(op, ns, true);
-                    p.verified_at = now;
-                    self.checkin(h);
-                    inner.breaker.on_success();
-                    return Ok(v);
-                }
-                Err(e) => e,
-            };
             p.rec.record(op, ns, false);
+            let generation = p.session.generation();
             let class = e.class();
             inner.metrics.error(class);
             match class {
@@ -768,25 +854,23 @@ impl Pool {
                         .metrics
                         .session_reopens
                         .fetch_add(1, Ordering::Relaxed);
-                    if !reopened {
-                        reopened = true;
-                        continue;
+                    if reopened {
+                        inner.breaker.on_success();
+                        return Err(self.not_logged_in_error(e));
                     }
-                    inner.breaker.on_success();
-                    return Err(self.not_logged_in_error(e));
+                    reopened = true;
                 }
                 ErrorClass::Disconnected => {
                     self.discard(h);
                     inner.breaker.on_failure();
                     let ok = self.recover_module(generation).is_ok();
-                    if ok && idempotent && !recovered {
-                        recovered = true;
-                        continue;
+                    if !(ok && idempotent && !recovered) {
+                        return Err(HsmError::Disconnected {
+                            error: e,
+                            recovered: ok,
+                        });
                     }
-                    return Err(HsmError::Disconnected {
-                        error: e,
-                        recovered: ok,
-                    });
+                    recovered = true;
                 }
                 ErrorClass::RetryOnly | ErrorClass::Busy if attempt < inner.config.max_retries => {
                     self.checkin(h);
@@ -800,6 +884,7 @@ impl Pool {
                     return Err(e.into());
                 }
             }
+            outcome = self.attempt(op, &mut f);
         }
     }
 
