@@ -1,10 +1,12 @@
 //! Independent software verifiers.
 //!
-//! The tokens the console drives sign with OpenSSL (Kryoptic, SoftHSM2) or with `hbs-lms`
-//! (lunasim's HSS). Checking a signature with the library that made it proves nothing, so
+//! The tokens the console drives sign with OpenSSL (Kryoptic, SoftHSM2) or with lunasim's
+//! own HSS signer. Checking a signature with the library that made it proves nothing, so
 //! every signature the console writes is first checked here, with RustCrypto
 //! implementations: `ml-dsa`, `p256`/`p384`, `ed25519-dalek`, `rsa`, and `lms-signature` plus
-//! the RFC 8554 §6.3 HSS layer written below (the crate verifies single LMS trees only).
+//! the RFC 8554 §6.3 HSS layer written below (the crate verifies single LMS trees only; a
+//! message streamed from a large file is checked by this crate's RFC 8554 code). Nothing
+//! here shares code with lunasim.
 
 use thiserror::Error;
 
