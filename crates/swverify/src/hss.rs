@@ -386,6 +386,24 @@ impl StreamingVerifier {
     }
 }
 
+/// [`verify`] over a message read from `message` to its end (a file of any size).
+pub fn verify_reader(
+    public_key: &[u8],
+    message: &mut dyn std::io::Read,
+    signature: &[u8],
+) -> Result<()> {
+    let mut v = StreamingVerifier::new(public_key, signature)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match message.read(&mut buf) {
+            Ok(0) => return v.finish(),
+            Ok(n) => v.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(VerifyError::Read(e.to_string())),
+        }
+    }
+}
+
 /// Number of signatures an HSS key with these LMS types can make in total.
 pub fn capacity(lms_types: &[u32]) -> Option<u128> {
     let mut bits = 0u32;
