@@ -16,6 +16,9 @@
 //! - `clear`: remove faults and slow calls.
 //! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
 //! - `member_down`, `member_up`, `resync`, `ha_state`: HA groups ([`crate::ha::control`]).
+//! - `hss_progress`: the HSS key generations running in this process, each with its label
+//!   and the leaves built of all it builds (`{"keygens":[{"label","done","total",
+//!   "elapsed_ms"}]}`) — the console's progress bar while `C_GenerateKeyPair` runs.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -213,6 +216,9 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 "faults_pending": knobs().lock().faults.len(),
             })
             .to_string());
+        }
+        "hss_progress" => {
+            return Ok(json!({ "keygens": crate::hss::progress::snapshot() }).to_string());
         }
         other => {
             return crate::ha::control::execute(other, &v)

@@ -277,7 +277,7 @@ fn object_count(s: &Sim, slot: CK_SLOT_ID) -> u64 {
         .keys
         .iter()
         .filter(|k| k.slot == slot && k.token)
-        .map(|k| k.private_state.is_some() as u64 + k.public_present as u64)
+        .map(|k| k.private.is_some() as u64 + k.public_present as u64)
         .sum::<u64>();
     inner + ours
 }

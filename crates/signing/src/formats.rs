@@ -44,6 +44,9 @@ pub struct Bundle {
     pub signed_at: String,
     pub console_version: String,
     pub token_serial: String,
+    /// How the token was given the file (bundles of earlier versions do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_path: Option<crate::whole::SignPath>,
 }
 
 impl Bundle {
@@ -140,6 +143,7 @@ mod tests {
             signed_at: "2026-12-01T00:00:00Z".into(),
             console_version: "0.1.0".into(),
             token_serial: "7".into(),
+            signing_path: None,
         };
         let ecdsa = b(
             SigAlg::Ecdsa {
@@ -174,6 +178,14 @@ mod tests {
         assert_eq!(
             Bundle::parse(&serde_json::to_string(&ecdsa).unwrap()).unwrap(),
             ecdsa
+        );
+        let mut streamed = b(SigAlg::Hss, &[]);
+        streamed.signing_path = Some(crate::whole::SignPath::MultiPart);
+        let v = serde_json::to_value(&streamed).unwrap();
+        assert_eq!(v["signing_path"], "multi-part");
+        assert_eq!(
+            Bundle::parse(&v.to_string()).unwrap().signing_path,
+            Some(crate::whole::SignPath::MultiPart)
         );
     }
 

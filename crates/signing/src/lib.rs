@@ -8,6 +8,8 @@
 //! - [`alg`]: the signature schemes, how the HSM is asked to sign with each, and their
 //!   software verifiers (RustCrypto and this project's RFC 8554 code — never the library
 //!   that signed).
+//! - [`whole`]: files signed as themselves (ML-DSA, HSS, Ed25519): single-part,
+//!   multi-part or external μ, and the software check, both streaming the file.
 //! - [`cms`]: detached CMS `SignedData` with signed attributes (RFC 5652; RFC 9882 ML-DSA,
 //!   RFC 9708 HSS/LMS, RFC 8419 Ed25519, RFC 4056 RSA-PSS, RFC 5753 ECDSA).
 //! - [`cert`]: self-signed certificates and CSRs signed by the HSM key.
@@ -29,6 +31,7 @@ pub mod openpgp;
 pub mod output;
 pub mod reread;
 pub mod verify;
+pub mod whole;
 
 pub use alg::SigAlg;
 
@@ -76,9 +79,10 @@ impl From<p11::Error> for SignError {
 
 pub type Result<T> = std::result::Result<T, SignError>;
 
-/// Files up to this size are signed as themselves by the schemes that sign whole messages
-/// (ML-DSA, HSS, Ed25519) in the raw and bundle formats; larger ones are signed through CMS
-/// signed attributes (which carry the file's digest — the standard way, RFC 9882/9708/8419).
-/// Tokens buffer such messages whole: Kryoptic (and lunasim over it) refuses more than
-/// 1 MiB with `CKR_DEVICE_ERROR`, and HSMs have similar limits.
+/// Files up to this size are read whole (signed in one call where the scheme allows, and
+/// verified from memory). Larger ones are streamed ([`whole`]): HSS through multi-part
+/// signing, ML-DSA through multi-part or external μ where the token offers either; Ed25519
+/// stops here (PureEdDSA reads the message twice; tokens buffer it — Kryoptic, and lunasim
+/// over it, refuses more than 1 MiB), and such files are signed through CMS signed
+/// attributes (which carry the file's digest — the standard way, RFC 9882/9708/8419).
 pub const MAX_WHOLE_MESSAGE: u64 = 1024 * 1024;

@@ -13,7 +13,7 @@ use crate::alg::{DigestAlg, SigAlg};
 use crate::formats::{parse_manifest, Bundle};
 use crate::hashing::hash_file;
 use crate::input::check;
-use crate::{Result, SignError, MAX_WHOLE_MESSAGE};
+use crate::{Result, SignError};
 
 /// The verdict on one artifact.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -67,26 +67,11 @@ fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
         .ok_or_else(|| SignError::Format("digest not computed".into()))
 }
 
-fn whole(file: &Path, alg: &SigAlg) -> Result<Vec<u8>> {
-    let inp = check(file)?;
-    if inp.size() > MAX_WHOLE_MESSAGE {
-        return Err(SignError::Unsupported(format!(
-            "{} signs whole messages; files over {} MiB are signed and verified in CMS (.p7s) form",
-            alg.name(),
-            MAX_WHOLE_MESSAGE >> 20
-        )));
-    }
-    std::fs::read(file).map_err(|e| SignError::Input {
-        path: file.display().to_string(),
-        reason: format!("cannot be read: {e}"),
-    })
-}
-
 /// Verify `file` against the raw signature `sig` with `pk`.
 pub fn verify_raw(file: &Path, sig: &[u8], pk: &PublicKey, context: &[u8]) -> Result<SigAlg> {
     let alg = SigAlg::for_key(pk)?;
     if alg.whole_message() {
-        alg.verify(pk, &whole(file, &alg)?, context, sig)?;
+        crate::whole::verify_file(alg, pk, file, context, sig)?;
     } else {
         alg.verify_digest(pk, &digest_of(file, alg.digest())?, sig)?;
     }

@@ -30,6 +30,7 @@ use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
 use signing::input::InputFile;
 use signing::output::{beside, write_new};
+use signing::whole::SignPath;
 use signing::SignError;
 
 use super::formats::{signatures_needed, FileSigning};
@@ -45,8 +46,12 @@ use crate::{Console, Partition};
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 
-/// One file's outputs, made and verified but not yet written.
-type Outputs = Vec<(SignFormat, PathBuf, Vec<u8>)>;
+/// One file's outputs, made and verified but not yet written, and how the token was given
+/// the file (schemes that sign it whole: one call, parts, external μ).
+struct Outputs {
+    files: Vec<(SignFormat, PathBuf, Vec<u8>)>,
+    signing_path: Option<SignPath>,
+}
 
 impl Console {
     /// Sign a batch of files. See the module documentation.
@@ -480,6 +485,7 @@ impl<'c> SignBatch<'c> {
                 self.signatures_made += per_file;
                 let o = &mut self.outcomes[i];
                 o.outputs = outs
+                    .files
                     .iter()
                     .map(|(f, p, _)| OutputView {
                         format: OutputKind::from(*f),
@@ -506,6 +512,7 @@ impl<'c> SignBatch<'c> {
                             )
                             .meta("key_id", &key.summary.id_hex)
                             .meta("signatures", per_file)
+                            .meta("signing_path", outs.signing_path)
                             .meta(
                                 "verified",
                                 "software verifier accepted every signature before it was written",
@@ -663,24 +670,28 @@ fn render_all(
     if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Err(SignError::Exists(p.display().to_string()));
     }
-    let mut outs = Vec::new();
+    let mut files = Vec::new();
     for (f, path) in formats.iter().zip(paths) {
-        outs.push((*f, path, f.format().render(file)?));
+        files.push((*f, path, f.format().render(file)?));
     }
-    Ok(outs)
+    Ok(Outputs {
+        files,
+        signing_path: file.message_path,
+    })
 }
 
 /// All of a file's outputs, or none: refused if any exists already; a failed write
 /// removes the ones written before it.
 fn write_outputs(outs: &Outputs) -> Result<(), SignError> {
     if let Some((_, p, _)) = outs
+        .files
         .iter()
         .find(|(_, p, _)| std::fs::symlink_metadata(p).is_ok())
     {
         return Err(SignError::Exists(p.display().to_string()));
     }
     let mut written = Vec::new();
-    for (_, path, bytes) in outs {
+    for (_, path, bytes) in &outs.files {
         if let Err(e) = write_new(path, bytes) {
             for w in &written {
                 let _ = std::fs::remove_file(w);

@@ -10,6 +10,7 @@ use p11::Session;
 use signing::formats::{Bundle, BundleFile, BundleKey, BUNDLE_FORMAT};
 use signing::hashing::Digests;
 use signing::input::InputFile;
+use signing::whole::{FileSigner, SignPath};
 use signing::SignError;
 
 use super::key::SigningKey;
@@ -67,6 +68,8 @@ pub struct FileSigning<'a> {
     pub input: &'a InputFile,
     pub digests: &'a Digests,
     message_signature: Option<Vec<u8>>,
+    /// How the token was given the file for the message signature (whole-message schemes).
+    pub message_path: Option<SignPath>,
 }
 
 impl<'a> FileSigning<'a> {
@@ -84,6 +87,7 @@ impl<'a> FileSigning<'a> {
             input,
             digests,
             message_signature: None,
+            message_path: None,
         }
     }
 
@@ -114,29 +118,20 @@ impl<'a> FileSigning<'a> {
     }
 
     /// Schemes that sign the message itself (ML-DSA, HSS, Ed25519): the file's bytes, which
-    /// must be the bytes that were hashed.
-    fn sign_whole_file(&self) -> Result<Vec<u8>, SignError> {
-        let (alg, input) = (self.key.alg, self.input);
-        if input.size() > signing::MAX_WHOLE_MESSAGE {
-            return Err(SignError::Unsupported(format!(
-                "{} signs whole messages and tokens take at most {} MiB at once; {} is larger — choose the CMS format for it",
-                alg.name(),
-                signing::MAX_WHOLE_MESSAGE >> 20,
-                input.name()
-            )));
-        }
-        let bytes = std::fs::read(&input.path).map_err(|e| SignError::Input {
-            path: input.path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
-        })?;
-        if hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)) != self.digests.sha256 {
-            return Err(SignError::Changed(input.path.display().to_string()));
-        }
-        let ctx = &self.key.context;
-        let sig = alg.sign(self.session, self.handle, &bytes, ctx)?;
-        alg.verify(&self.key.pk, &bytes, ctx, &sig)
-            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
-        Ok(sig)
+    /// must be the bytes that were hashed — in one call, in parts or as external μ,
+    /// whatever the file's size and the token allow (`signing::whole`), checked in software
+    /// over the file.
+    fn sign_whole_file(&mut self) -> Result<Vec<u8>, SignError> {
+        let signer = FileSigner {
+            alg: self.key.alg,
+            session: self.session,
+            key: self.handle,
+            pk: &self.key.pk,
+            context: &self.key.context,
+        };
+        let signed = signer.sign(self.input, &self.digests.sha256)?;
+        self.message_path = Some(signed.path);
+        Ok(signed.signature)
     }
 
     /// Schemes that sign a digest (ECDSA, RSA-PSS).
@@ -234,6 +229,7 @@ impl Format for JsonBundle {
             signed_at: audit::now_rfc3339(),
             console_version: env!("CARGO_PKG_VERSION").into(),
             token_serial: k.token_serial.clone(),
+            signing_path: file.message_path,
         };
         serde_json::to_vec_pretty(&b).map_err(|e| SignError::Format(e.to_string()))
     }
