@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, DriftReport, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UsageKeyView, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, DriftReport, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, OpenPgpCertificate, OpenPgpKeyView, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UsageKeyView, UserKind, Verdict, VerifyReport } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -38,7 +38,10 @@ export interface Commands {
   key_details: { args: { partitionId: string; handle: number }; result: KeyDetails };
   /** What a key specification means: its name, a suggested label, a time warning. */
   describe_key_spec: { args: { spec: KeySpec; purpose: string }; result: KeySpecInfo };
-  /** Key generation runs off the UI thread; the window gets the elapsed time twice a second. */
+  /**
+   * Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+   * and — where the module reports it (lunasim's HSS trees) — how much is built.
+   */
   generate_key: { args: { partitionId: string; request: GenerateRequest; onEvent: Channel<JobEvent> }; result: GeneratedKey };
   /** The words the officer types to confirm deleting these objects. */
   deletion_phrase: { args: { partitionId: string; handles: Array<number> }; result: string };
@@ -50,6 +53,16 @@ export interface Commands {
   issue_certificate: { args: { partitionId: string; handle: number; subject: string; days: number }; result: CertificateView };
   /** A PKCS#10 certificate request signed by the key (PEM). */
   certificate_request: { args: { partitionId: string; handle: number; subject: string }; result: string };
+  /** A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint. */
+  openpgp_key: { args: { partitionId: string; handle: number }; result: OpenPgpKeyView };
+  /**
+   * Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+   * `None` when the officer cancels the dialog. The first one fixes the key's creation time
+   * on the token.
+   */
+  save_openpgp_certificate: { args: { partitionId: string; handle: number; userId: string; fileName: string }; result: OpenPgpCertificate | null };
+  /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
+  save_minisign_public_key: { args: { partitionId: string; handle: number }; result: string | null };
   /** Private keys on the partition that can sign in the formats the console writes. */
   signing_keys: { args: { partitionId: string }; result: Array<SigningKeyView> };
   /** What the drop list shows at once: name, size, or why a path cannot be signed. */
@@ -120,7 +133,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -176,7 +189,10 @@ export function commandFunctions(invoke: Invoker) {
     keyDetails: (partitionId: string, handle: number) => invoke("key_details", { partitionId, handle }),
     /** What a key specification means: its name, a suggested label, a time warning. */
     describeKeySpec: (spec: KeySpec, purpose: string) => invoke("describe_key_spec", { spec, purpose }),
-    /** Key generation runs off the UI thread; the window gets the elapsed time twice a second. */
+    /**
+     * Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+     * and — where the module reports it (lunasim's HSS trees) — how much is built.
+     */
     generateKey: (partitionId: string, request: GenerateRequest, onEvent: (message: JobEvent) => void) => invoke("generate_key", { partitionId, request, onEvent: channel(onEvent) }),
     /** The words the officer types to confirm deleting these objects. */
     deletionPhrase: (partitionId: string, handles: Array<number>) => invoke("deletion_phrase", { partitionId, handles }),
@@ -188,6 +204,16 @@ export function commandFunctions(invoke: Invoker) {
     issueCertificate: (partitionId: string, handle: number, subject: string, days: number) => invoke("issue_certificate", { partitionId, handle, subject, days }),
     /** A PKCS#10 certificate request signed by the key (PEM). */
     certificateRequest: (partitionId: string, handle: number, subject: string) => invoke("certificate_request", { partitionId, handle, subject }),
+    /** A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint. */
+    openpgpKey: (partitionId: string, handle: number) => invoke("openpgp_key", { partitionId, handle }),
+    /**
+     * Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+     * `None` when the officer cancels the dialog. The first one fixes the key's creation time
+     * on the token.
+     */
+    saveOpenpgpCertificate: (partitionId: string, handle: number, userId: string, fileName: string) => invoke("save_openpgp_certificate", { partitionId, handle, userId, fileName }),
+    /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
+    saveMinisignPublicKey: (partitionId: string, handle: number) => invoke("save_minisign_public_key", { partitionId, handle }),
     /** Private keys on the partition that can sign in the formats the console writes. */
     signingKeys: (partitionId: string) => invoke("signing_keys", { partitionId }),
     /** What the drop list shows at once: name, size, or why a path cannot be signed. */

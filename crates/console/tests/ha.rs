@@ -113,7 +113,7 @@ impl Env {
             .await
             .unwrap()
             .iter()
-            .map(|r| serde_json::from_str(&r.metadata).unwrap())
+            .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
             .collect()
     }
 }
@@ -411,11 +411,11 @@ async fn usage_limits_show_uses_left_and_refuse_past_the_limit() {
             .unwrap();
     let done = recs
         .iter()
-        .filter(|r| r.action == "key.usage_limit")
+        .filter(|r| r.event.action == "key.usage_limit")
         .count();
     let asked = recs
         .iter()
-        .filter(|r| r.action == "key.usage_limit.request")
+        .filter(|r| r.event.action == "key.usage_limit.request")
         .count();
     assert_eq!(
         (asked, done),

@@ -912,8 +912,8 @@ async fn sign_records(e: &Env, name: &str) -> Vec<serde_json::Value> {
     .await
     .unwrap()
     .into_iter()
-    .filter(|r| r.resource_id.as_deref() == Some(name))
-    .map(|r| serde_json::from_str(&r.metadata).unwrap())
+    .filter(|r| r.event.resource_id.as_deref() == Some(name))
+    .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
     .collect()
 }
 

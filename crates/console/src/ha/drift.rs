@@ -382,7 +382,7 @@ impl Console {
             .await
             .ok()
             .and_then(|r| r.into_iter().next())
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.metadata).ok())
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.event.metadata).ok())
             .and_then(|v| v.get("state").and_then(|s| s.as_str()).map(str::to_string))
             .unwrap_or_else(|| "in_sync".into())
     }
