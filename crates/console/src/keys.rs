@@ -16,6 +16,16 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::views::*;
 use crate::Console;
 
+/// (done, total) of the generation of `label` in lunasim's `hss_progress` answer.
+fn keygen_progress_of(answer: &str, label: &str) -> Option<(u64, u64)> {
+    let v: serde_json::Value = serde_json::from_str(answer).ok()?;
+    let job = v["keygens"]
+        .as_array()?
+        .iter()
+        .find(|j| j["label"].as_str() == Some(label))?;
+    Some((job["done"].as_u64()?, job["total"].as_u64()?))
+}
+
 /// Labels: printable, at most 128 characters.
 pub fn validate_label(label: &str) -> ApiResult<()> {
     if label.trim().is_empty() {
@@ -193,6 +203,22 @@ impl Console {
         }
         self.record_outcome(ev, &out).await;
         out
+    }
+
+    /// How far the generation of the key labelled `label` has come, where the module can
+    /// say: lunasim counts the leaves of the HSS trees it has built (`LUNASIM_Control`
+    /// `{"op":"hss_progress"}`), since a PKCS#11 call reports nothing while it runs. `None`
+    /// for every other module and for keys it is not generating — the caller shows the
+    /// elapsed time then.
+    pub async fn keygen_progress(&self, partition: &str, label: &str) -> Option<(u64, u64)> {
+        let p = self.partition_ref(partition).await.ok()?;
+        let module = p.module.module.clone();
+        let answer =
+            tokio::task::spawn_blocking(move || module.sim_control(r#"{"op":"hss_progress"}"#))
+                .await
+                .ok()?
+                .ok()?;
+        keygen_progress_of(&answer, label)
     }
 
     /// The phrase the officer must type to delete these objects (labels read from the token).
@@ -392,6 +418,15 @@ pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keygen_progress_is_found_by_label() {
+        let answer = r#"{"keygens":[{"label":"a","done":5,"total":64,"elapsed_ms":3},{"label":"fw","done":1000,"total":1049600,"elapsed_ms":9}]}"#;
+        assert_eq!(keygen_progress_of(answer, "fw"), Some((1000, 1_049_600)));
+        assert_eq!(keygen_progress_of(answer, "other"), None);
+        assert_eq!(keygen_progress_of(r#"{"keygens":[]}"#, "fw"), None);
+        assert_eq!(keygen_progress_of("not json", "fw"), None);
+    }
 
     #[test]
     fn confirmation_phrases() {

@@ -41,7 +41,8 @@ pub fn describe_key_spec(spec: hsm::algo::KeySpec, purpose: String) -> Cmd<KeySp
     KeySpecInfo::describe(&spec, &purpose)
 }
 
-/// Key generation runs off the UI thread; the window gets the elapsed time twice a second.
+/// Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+/// and — where the module reports it (lunasim's HSS trees) — how much is built.
 #[ipc_macros::command]
 pub async fn generate_key(
     state: State<'_, AppState>,
@@ -51,10 +52,17 @@ pub async fn generate_key(
 ) -> Cmd<GeneratedKey> {
     let c = state.console()?;
     let started = Instant::now();
+    let (progress, pid, label) = (c.clone(), partition_id.clone(), request.label.clone());
     let ticker = tauri::async_runtime::spawn(async move {
         let mut iv = tokio::time::interval(std::time::Duration::from_millis(500));
         loop {
             iv.tick().await;
+            if let Some((done, total)) = progress.keygen_progress(&pid, &label).await {
+                let (done, total) = (done as i64, total as i64);
+                if on_event.send(JobEvent::Progress { done, total }).is_err() {
+                    break;
+                }
+            }
             let ms = started.elapsed().as_millis() as u64;
             if on_event.send(JobEvent::Elapsed { ms }).is_err() {
                 break;
