@@ -124,7 +124,12 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         })
         .await
         .unwrap();
-    assert_eq!(recs.iter().filter(|x| x.event.action == "probe.run").count(), 2);
+    assert_eq!(
+        recs.iter()
+            .filter(|x| x.event.action == "probe.run")
+            .count(),
+        2
+    );
     assert!(
         console::probes::chart(&r, console::probes::ProbeChart::Sweep)
             .unwrap()
