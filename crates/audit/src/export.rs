@@ -123,7 +123,9 @@ pub async fn export_jsonl(
         .await?
         .into_iter()
         .filter(|c| match (first, last) {
-            (Some(f), Some(l)) => c.seq >= f - 1 && c.seq <= l,
+            // Up to the end of the trail, the checkpoints beyond the last record too: they
+            // show offline that records were cut from the end.
+            (Some(f), Some(l)) => c.seq >= f - 1 && (c.seq <= l || range.to_time.is_none()),
             _ => range.from_time.is_none() && range.to_time.is_none(),
         })
         .collect();

@@ -200,6 +200,11 @@ pub enum AuditError {
     Invalid(String),
     #[error("cancelled")]
     Cancelled,
+    /// The store ends before a record a signed checkpoint vouches for: records were removed
+    /// from the end. A new record would take the first removed one's number and hide the
+    /// removal, so the trail takes no record until the store is restored.
+    #[error("the audit trail was truncated: it ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}, so the console writes nothing onto it")]
+    Truncated { last_seq: i64, checkpoint_seq: i64 },
 }
 
 impl AuditError {

@@ -287,7 +287,12 @@ impl AuditLog {
         // Chain whatever waited for the key (also what other consoles spooled).
         if self.store.pending_count(&self.log_id).await? > 0 {
             self.pending_hint.store(true, Ordering::SeqCst);
-            self.append_inner(None).await?;
+            match self.append_inner(None).await {
+                // On a cut trail the events stay spooled; unlocking still lets the officer
+                // verify, which names the cut.
+                Ok(_) | Err(AuditError::Truncated { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }
@@ -363,6 +368,9 @@ impl AuditLog {
                 return self.after_append(st, vec![r]).await;
             }
         }
+        // The head is read from the store below; a checkpoint beyond it proves records were
+        // cut from the end, and the next one must not take the first missing number.
+        let vouched = self.store.vouched_seq(&self.log_id).await?;
         let this = self;
         let started = Instant::now();
         let recs = loop {
@@ -386,6 +394,12 @@ impl AuditLog {
                             ),
                             None => (0, GENESIS),
                         };
+                        if let Some(checkpoint_seq) = vouched.filter(|v| *v > seq) {
+                            return Err(AuditError::Truncated {
+                                last_seq: seq,
+                                checkpoint_seq,
+                            });
+                        }
                         let created_at = now_rfc3339();
                         let mut out = Vec::new();
                         for prepared in pending.into_iter().map(|(_, p)| p).chain(p) {

@@ -85,6 +85,8 @@ pub const INSERT_PENDING: &str = "INSERT INTO audit_pending (log_id, event) VALU
 pub const DELETE_PENDING: &str = "DELETE FROM audit_pending WHERE id = ?";
 pub const COUNT_PENDING: &str = "SELECT COUNT(*) FROM audit_pending WHERE log_id = ?";
 
+/// The last position a checkpoint of the trail vouches for.
+pub const VOUCHED_SEQ: &str = "SELECT MAX(seq) FROM audit_checkpoint WHERE log_id = ?";
 pub const CHECKPOINTS: &str = "SELECT log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature FROM audit_checkpoint WHERE log_id = ? ORDER BY checkpoint_no";
 pub const INSERT_CHECKPOINT: &str = "INSERT INTO audit_checkpoint (log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 

@@ -456,6 +456,12 @@ impl Store {
         })
     }
 
+    /// The last position a checkpoint of the trail vouches for (`None` before the first).
+    pub async fn vouched_seq(&self, log_id: &str) -> Result<Option<i64>> {
+        let text = self.sql(sql::VOUCHED_SEQ);
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).bind(log_id).fetch_one(p).await?))
+    }
+
     pub async fn checkpoints(&self, log_id: &str) -> Result<Vec<Checkpoint>> {
         let text = self.sql(sql::CHECKPOINTS);
         on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_all(p).await?))

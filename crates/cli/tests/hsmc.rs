@@ -1464,3 +1464,90 @@ fn openpgp_and_minisign_release_signing_from_the_command_line() {
         .args(["--kill", "all"])
         .output();
 }
+
+/// Tried as a new user would on SoftHSM2: four keys generated, one deleted, the trail
+/// intact; then the last record is deleted from the SQLite file. `hsmc audit verify` names a
+/// truncated tail — the record missing and the checkpoint that vouches for it — because
+/// the console writes nothing onto a trail a checkpoint proves was cut (its next record
+/// would otherwise take the removed one's number and hide the removal); a change to the
+/// token is refused meanwhile, saying why.
+#[test]
+fn a_deleted_last_record_is_a_truncated_tail_and_nothing_is_written_over_it() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    for i in 0..4 {
+        let label = format!("trunc_{i}");
+        h.json(
+            pin,
+            &["keys", "gen", "-a", "ec-p256", "-l", &label, "--token"],
+        );
+    }
+    h.json(pin, &["keys", "rm", "label:trunc_0", "--yes"]);
+    let v = h.json(pin, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact", "{v}");
+    let db = h.audit_db();
+    let max = |db: &Path| -> i64 {
+        testkit::pg::sqlite3(db, "SELECT max(seq) FROM audit_log")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let last = max(&db);
+    let vouched: i64 = testkit::pg::sqlite3(&db, "SELECT max(seq) FROM audit_checkpoint")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        vouched, last,
+        "the clean exit's checkpoint covers the last record"
+    );
+    testkit::pg::sqlite3(
+        &db,
+        "DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)",
+    );
+
+    let o = h.run(pin, &["--json", "audit", "verify"]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"]["finding"]["kind"], "truncated_tail", "{v}");
+    assert_eq!(v["verdict"]["finding"]["last_seq"].as_i64(), Some(last - 1));
+    assert_eq!(
+        v["verdict"]["finding"]["checkpoint_seq"].as_i64(),
+        Some(last)
+    );
+    assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(last));
+    let o = h.run(pin, &["audit", "verify"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("Record {last} is missing")),
+        "{text}"
+    );
+    assert_eq!(max(&db), last - 1, "nothing was written over the gap");
+
+    let o = h.run(
+        pin,
+        &["--json", "keys", "gen", "-a", "aes-256", "-l", "after_cut"],
+    );
+    assert_eq!(
+        code(&o),
+        3,
+        "AUDIT_BROKEN: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "AUDIT_BROKEN", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("truncated"),
+        "{err}"
+    );
+    assert_eq!(max(&db), last - 1, "still nothing written");
+    let keys = h.json(pin, &["keys", "ls"]);
+    assert!(
+        !keys.to_string().contains("after_cut"),
+        "the key was not generated: {keys}"
+    );
+}

@@ -237,6 +237,8 @@ impl From<audit::AuditError> for ApiError {
         match e {
             A::Cancelled => ApiError::new(ErrorCode::Cancelled, "Cancelled."),
             A::Invalid(m) => ApiError::invalid(m),
+            e @ A::Truncated { .. } => ApiError::new(ErrorCode::AuditBroken, format!("The audit trail cannot record this: {e}."))
+                .suggest("The action was refused because it could not be audited. Verify the trail (Audit → Verify, or hsmc audit verify) to see which records are missing, then restore the audit store from a backup or choose a new store in Settings."),
             other => ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail cannot record this: {other}"))
                 .suggest("The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store."),
         }

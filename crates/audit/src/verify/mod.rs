@@ -8,11 +8,15 @@
 //! - N chains onto R from one position further → a record before R is **missing** and the
 //!   rest were renumbered (a plain gap in `seq` is reported as missing directly);
 //! - R's MAC is right for another position of the trail → **reordered**;
-//! - R is the last record and is malformed → a **torn last write** after a crash;
+//! - N chains onto P from R's position and R onto N from N's → the two were **swapped**
+//!   (reordered);
+//! - R is the last record, is malformed, and no checkpoint vouches for it → a **torn last
+//!   write** after a crash (a record a checkpoint covered was complete when it was signed);
 //! - otherwise R was modified (content and chain value both rewritten).
 //!
 //! Records carrying another trail's `log_id` are **grafted**. A checkpoint beyond the last
-//! record means a **truncated tail**; an anchor newer than the store, a **rollback**.
+//! record means a **truncated tail** (records up to the furthest such checkpoint are
+//! missing); an anchor newer than the store, a **rollback**.
 //!
 //! [`verify_store`] walks a whole store (its steps are in the `store` module);
 //! [`verify_records`] checks records already loaded, such as an export.
@@ -121,9 +125,16 @@ impl Finding {
             Finding::Inserted { seq } => format!("Record {seq} was inserted into the trail afterwards; the console never wrote it there."),
             Finding::Reordered { seq, belongs_at } => format!("Record {seq} is out of place: it was written as record {belongs_at}."),
             Finding::Grafted { seq, foreign_log } => format!("A record numbered {seq} from another trail ({foreign_log}) was copied into this one."),
-            Finding::TruncatedTail { last_seq, checkpoint_seq } => format!(
-                "The trail ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}: the newest records were removed."
-            ),
+            Finding::TruncatedTail { last_seq, checkpoint_seq } => {
+                let missing = if last_seq + 1 == *checkpoint_seq {
+                    format!("Record {checkpoint_seq} is missing")
+                } else {
+                    format!("Records {}–{checkpoint_seq} are missing", last_seq + 1)
+                };
+                format!(
+                    "{missing}: the trail ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}. The newest records were removed."
+                )
+            }
             Finding::Rollback { store_seq, anchor_seq, anchor_checkpoint } => format!(
                 "The store was rolled back to an older copy: it ends at record {store_seq}, while checkpoint {anchor_checkpoint}, remembered outside the store, covers records up to {anchor_seq}."
             ),
@@ -283,6 +294,97 @@ fn chains(keys: &BTreeMap<i64, ChainKey>, r: &Record, prev: &[u8; 32]) -> bool {
     }
 }
 
+/// What R's successor N says of R, the first record that does not chain onto `prev`: N
+/// chains onto R's stored value (R modified), onto it from one position further (a record
+/// before R missing, the rest renumbered), or onto R's predecessor from R's position — R
+/// inserted, or, when R chains onto N from N's position, the two swapped.
+fn judge_by_successor(
+    keys: &BTreeMap<i64, ChainKey>,
+    r: &Record,
+    next: Option<&Record>,
+    prev: &[u8; 32],
+) -> Option<Finding> {
+    let n = next.filter(|n| n.seq == r.seq + 1)?;
+    if let Some(stored_r) = encode::hex32(&r.hmac_chain) {
+        if chains(keys, n, &stored_r) {
+            return Some(Finding::Modified { seq: r.seq });
+        }
+        if chains(keys, &with_seq(n, n.seq + 1), &stored_r) {
+            return Some(Finding::Missing { seq: r.seq });
+        }
+    }
+    if chains(keys, &with_seq(n, r.seq), prev) {
+        let swapped = encode::hex32(&n.hmac_chain)
+            .is_some_and(|stored_n| chains(keys, &with_seq(r, n.seq), &stored_n));
+        return Some(if swapped {
+            Finding::Reordered {
+                seq: r.seq,
+                belongs_at: n.seq,
+            }
+        } else {
+            Finding::Inserted { seq: r.seq }
+        });
+    }
+    None
+}
+
+/// Whether R's MAC is right at the first position (when R is elsewhere).
+fn written_first(keys: &BTreeMap<i64, ChainKey>, r: &Record) -> bool {
+    r.seq != 1 && chains(keys, &with_seq(r, 1), &GENESIS)
+}
+
+/// The position right after X, when R's MAC is right there (and X is not R's present
+/// predecessor).
+fn written_after(keys: &BTreeMap<i64, ChainKey>, r: &Record, x: &Record) -> Option<i64> {
+    if x.seq + 1 == r.seq {
+        return None;
+    }
+    let xh = encode::hex32(&x.hmac_chain)?;
+    chains(keys, &with_seq(r, x.seq + 1), &xh).then_some(x.seq + 1)
+}
+
+/// R is neither out of place nor explained by its successor: a torn last write when it is
+/// the last record, malformed, and no checkpoint vouched for it; modified otherwise.
+fn torn_or_modified(r: &Record, is_last: bool, checkpoints: &[Checkpoint]) -> Finding {
+    let vouched = checkpoints.iter().any(|c| c.seq >= r.seq);
+    if is_last && !vouched && malformed(r) {
+        Finding::TornLastWrite { seq: r.seq }
+    } else {
+        Finding::Modified { seq: r.seq }
+    }
+}
+
+/// Classify the first record of `records` (at `i`) that does not chain, with the records
+/// at hand: the same rules as for a store.
+fn classify_loaded(
+    keys: &BTreeMap<i64, ChainKey>,
+    records: &[Record],
+    i: usize,
+    prev: &[u8; 32],
+    checkpoints: &[Checkpoint],
+) -> Finding {
+    let r = &records[i];
+    let next = records.get(i + 1);
+    if let Some(f) = judge_by_successor(keys, r, next, prev) {
+        return f;
+    }
+    if encode::hex32(&r.hmac_chain).is_some() {
+        if written_first(keys, r) {
+            return Finding::Reordered {
+                seq: r.seq,
+                belongs_at: 1,
+            };
+        }
+        if let Some(belongs_at) = records.iter().find_map(|x| written_after(keys, r, x)) {
+            return Finding::Reordered {
+                seq: r.seq,
+                belongs_at,
+            };
+        }
+    }
+    torn_or_modified(r, next.is_none(), checkpoints)
+}
+
 fn malformed(r: &Record) -> bool {
     encode::hex32(&r.hmac_chain).is_none()
         || serde_json::from_str::<serde_json::Value>(&r.event.metadata).is_err()
@@ -337,9 +439,17 @@ fn check_each_checkpoint(
             });
         }
         if c.seq > last_seq {
+            // Every record up to the furthest checkpoint that verifies is missing.
+            let checkpoint_seq = checkpoints
+                .iter()
+                .filter(|x| x.seq > c.seq && x.log_id == input.log_id)
+                .filter(|x| trusted.is_none_or(|t| x.public_key == t))
+                .filter(|x| check_checkpoint_signature(x).is_ok())
+                .map(|x| x.seq)
+                .fold(c.seq, i64::max);
             return Some(Finding::TruncatedTail {
                 last_seq,
-                checkpoint_seq: c.seq,
+                checkpoint_seq,
             });
         }
         let head = if c.seq == 0 {
@@ -426,7 +536,11 @@ pub fn verify_records(
     let mut digests = HashMap::new();
     let mut prev = prev_hmac;
     let mut digest = prev_digest;
-    let mut last_seq = records.first().map(|r| r.seq - 1).unwrap_or(0);
+    // Records chained onto the genesis value start the trail: the first is record 1.
+    let mut last_seq = match records.first() {
+        Some(r) if prev_hmac != GENESIS => r.seq - 1,
+        _ => 0,
+    };
     for (i, r) in records.iter().enumerate() {
         if r.log_id != input.log_id {
             return Verdict::broken(
@@ -443,11 +557,7 @@ pub fn verify_records(
         let enc = encode::encode(r);
         if use_macs {
             if !chains(&input.keys, r, &prev) {
-                let finding = if i + 1 == records.len() && malformed(r) {
-                    Finding::TornLastWrite { seq: r.seq }
-                } else {
-                    Finding::Modified { seq: r.seq }
-                };
+                let finding = classify_loaded(&input.keys, records, i, &prev, checkpoints);
                 return Verdict::broken(finding, i as i64);
             }
             prev = encode::hex32(&r.hmac_chain).unwrap_or(GENESIS);

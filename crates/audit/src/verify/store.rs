@@ -22,7 +22,8 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::{
-    chains, check_checkpoints, intact, malformed, with_seq, Finding, Verdict, VerifyInput,
+    check_checkpoints, intact, judge_by_successor, torn_or_modified, written_after, written_first,
+    Finding, Verdict, VerifyInput,
 };
 use crate::encode::{self, ChainKey, GENESIS};
 use crate::scan::{self, Range};
@@ -42,6 +43,7 @@ pub async fn verify_store(
     }
     let survey = survey(store, &input).await?;
     let ranges = plan_ranges(&input.log_id, survey.head_seq, workers());
+    let starts: Vec<i64> = ranges.iter().map(|r| r.from).collect();
     let shared = Shared {
         checked: Arc::new(AtomicI64::new(0)),
         stop: Arc::new(AtomicBool::new(false)),
@@ -51,11 +53,11 @@ pub async fn verify_store(
         tasks.push(start_range(store, &input, &survey, &shared, range).await?);
     }
     let outcomes = await_ranges(tasks, &shared, survey.total, progress, cancel).await?;
-    let walked = match merge_ranges(outcomes) {
+    let walked = match merge_ranges(&starts, outcomes) {
         Merged::Chained(walked) => walked,
         Merged::Broken { finding, checked } => return Ok(Verdict::broken(finding, checked)),
         Merged::Mismatch { seq, prev, checked } => {
-            let finding = classify_mismatch(store, &input, seq, prev).await?;
+            let finding = classify_mismatch(store, &input, &survey.checkpoints, seq, prev).await?;
             return Ok(Verdict::broken(finding, checked));
         }
         Merged::Cancelled => return Err(AuditError::Cancelled),
@@ -280,15 +282,28 @@ enum Merged {
     Cancelled,
 }
 
-/// Step 6: the ranges in order; the first one that did not finish names the first bad
-/// record (the counts include every range before it).
-fn merge_ranges(outcomes: Vec<ScanOutcome>) -> Merged {
+/// Step 6: the ranges (starting at `starts`) in order; the first one that did not finish
+/// names the first bad record (the counts include every range before it). A range that
+/// ended before the next one starts is missing its last records.
+fn merge_ranges(starts: &[i64], outcomes: Vec<ScanOutcome>) -> Merged {
     let mut walked = Walked {
         checked: 0,
         last_seq: 0,
         heads: HashMap::new(),
     };
-    for outcome in outcomes {
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        if i > 0
+            && starts
+                .get(i)
+                .is_some_and(|from| walked.last_seq + 1 != *from)
+        {
+            return Merged::Broken {
+                finding: Finding::Missing {
+                    seq: walked.last_seq + 1,
+                },
+                checked: walked.checked,
+            };
+        }
         match outcome {
             ScanOutcome::Done {
                 last_seq,
@@ -322,6 +337,7 @@ fn merge_ranges(outcomes: Vec<ScanOutcome>) -> Merged {
 async fn classify_mismatch(
     store: &Store,
     input: &VerifyInput,
+    checkpoints: &[Checkpoint],
     seq: i64,
     prev: [u8; 32],
 ) -> Result<Finding> {
@@ -333,7 +349,7 @@ async fn classify_mismatch(
         .ok_or_else(|| {
             AuditError::store_state(format!("record {seq} vanished during verification"))
         })?;
-    classify(store, input, &r, prev).await
+    classify(store, input, checkpoints, &r, prev).await
 }
 
 /// Classify the first record whose MAC does not chain (see the module `verify` for the
@@ -341,6 +357,7 @@ async fn classify_mismatch(
 async fn classify(
     store: &Store,
     input: &VerifyInput,
+    checkpoints: &[Checkpoint],
     r: &Record,
     prev: [u8; 32],
 ) -> Result<Finding> {
@@ -358,34 +375,7 @@ async fn classify(
             belongs_at,
         });
     }
-    if next.is_none() && malformed(r) {
-        return Ok(Finding::TornLastWrite { seq: r.seq });
-    }
-    Ok(Finding::Modified { seq: r.seq })
-}
-
-/// What R's successor N says: it chains onto R's stored value (R modified), onto it from
-/// one position further (a record before R missing, the rest renumbered), or onto R's
-/// predecessor from R's position (R inserted).
-fn judge_by_successor(
-    keys: &std::collections::BTreeMap<i64, ChainKey>,
-    r: &Record,
-    next: Option<&Record>,
-    prev: &[u8; 32],
-) -> Option<Finding> {
-    let n = next.filter(|n| n.seq == r.seq + 1)?;
-    if let Some(stored_r) = encode::hex32(&r.hmac_chain) {
-        if chains(keys, n, &stored_r) {
-            return Some(Finding::Modified { seq: r.seq });
-        }
-        if chains(keys, &with_seq(n, n.seq + 1), &stored_r) {
-            return Some(Finding::Missing { seq: r.seq });
-        }
-    }
-    if chains(keys, &with_seq(n, r.seq), prev) {
-        return Some(Finding::Inserted { seq: r.seq });
-    }
-    None
+    Ok(torn_or_modified(r, next.is_none(), checkpoints))
 }
 
 /// The position R was written at, when its MAC is right for another one: first, or after
@@ -394,24 +384,18 @@ async fn written_at(store: &Store, input: &VerifyInput, r: &Record) -> Result<Op
     if encode::hex32(&r.hmac_chain).is_none() {
         return Ok(None);
     }
-    if r.seq != 1 && chains(&input.keys, &with_seq(r, 1), &GENESIS) {
+    if written_first(&input.keys, r) {
         return Ok(Some(1));
     }
     let mut after = 0;
     loop {
         let page = store.trail_page(&input.log_id, after, 10_000).await?;
-        if page.is_empty() {
+        let Some(last) = page.last() else {
             return Ok(None);
-        }
-        for x in &page {
-            if x.seq + 1 != r.seq {
-                if let Some(xh) = encode::hex32(&x.hmac_chain) {
-                    if chains(&input.keys, &with_seq(r, x.seq + 1), &xh) {
-                        return Ok(Some(x.seq + 1));
-                    }
-                }
-            }
-            after = x.seq;
+        };
+        after = last.seq;
+        if let Some(at) = page.iter().find_map(|x| written_after(&input.keys, r, x)) {
+            return Ok(Some(at));
         }
     }
 }
@@ -536,47 +520,63 @@ mod tests {
             checked,
             heads: head.map(|s| (s, [s as u8; 32])).into_iter().collect(),
         };
-        match merge_ranges(vec![
-            done(10, 10, Some(5)),
-            done(20, 10, None),
-            done(30, 10, Some(30)),
-        ]) {
+        match merge_ranges(
+            &[1, 11, 21],
+            vec![
+                done(10, 10, Some(5)),
+                done(20, 10, None),
+                done(30, 10, Some(30)),
+            ],
+        ) {
             Merged::Chained(w) => {
                 assert_eq!((w.checked, w.last_seq), (30, 30));
                 assert_eq!(w.heads.len(), 2);
             }
             _ => panic!("every range chained"),
         }
-        match merge_ranges(vec![
-            done(10, 10, None),
-            ScanOutcome::Mismatch {
-                seq: 14,
-                prev: [1; 32],
-                checked: 3,
-            },
-            ScanOutcome::Found {
-                finding: Finding::Missing { seq: 25 },
-                checked: 4,
-            },
-        ]) {
+        match merge_ranges(
+            &[1, 11, 21],
+            vec![
+                done(10, 10, None),
+                ScanOutcome::Mismatch {
+                    seq: 14,
+                    prev: [1; 32],
+                    checked: 3,
+                },
+                ScanOutcome::Found {
+                    finding: Finding::Missing { seq: 25 },
+                    checked: 4,
+                },
+            ],
+        ) {
             Merged::Mismatch { seq, checked, .. } => assert_eq!((seq, checked), (14, 13)),
             _ => panic!("the earlier range's mismatch wins"),
         }
-        match merge_ranges(vec![
-            done(10, 10, None),
-            ScanOutcome::Found {
-                finding: Finding::Missing { seq: 12 },
-                checked: 1,
-            },
-        ]) {
+        match merge_ranges(
+            &[1, 11],
+            vec![
+                done(10, 10, None),
+                ScanOutcome::Found {
+                    finding: Finding::Missing { seq: 12 },
+                    checked: 1,
+                },
+            ],
+        ) {
             Merged::Broken { finding, checked } => {
                 assert_eq!((finding, checked), (Finding::Missing { seq: 12 }, 11))
             }
             _ => panic!("a gap is a finding"),
         }
         assert!(matches!(
-            merge_ranges(vec![ScanOutcome::Cancelled, done(20, 10, None)]),
+            merge_ranges(&[1, 11], vec![ScanOutcome::Cancelled, done(20, 10, None)]),
             Merged::Cancelled
         ));
+        // The first range's last record is gone: the next range starts after a gap.
+        match merge_ranges(&[1, 11], vec![done(9, 9, None), done(20, 10, None)]) {
+            Merged::Broken { finding, checked } => {
+                assert_eq!((finding, checked), (Finding::Missing { seq: 10 }, 9))
+            }
+            _ => panic!("a gap between ranges is a finding"),
+        }
     }
 }
