@@ -146,6 +146,38 @@ impl Console {
             .collect())
     }
 
+    /// Records and failures per day for the last `days` days (UTC, today included), one
+    /// entry per day, oldest first (days without records count 0).
+    pub async fn audit_days(&self, days: u32) -> ApiResult<Vec<audit::store::DayCount>> {
+        let days = days.clamp(1, 366) as i64;
+        let today = time::OffsetDateTime::now_utc().date();
+        let first = today - time::Duration::days(days - 1);
+        let day =
+            |d: time::Date| format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day());
+        let counts = self
+            .audit()
+            .store()
+            .daily_counts(
+                self.audit().log_id(),
+                &format!("{}T00:00:00.000Z", day(first)),
+            )
+            .await?;
+        Ok((0..days)
+            .map(|i| {
+                let d = day(first + time::Duration::days(i));
+                counts
+                    .iter()
+                    .find(|c| c.day == d)
+                    .cloned()
+                    .unwrap_or(audit::store::DayCount {
+                        day: d,
+                        records: 0,
+                        failures: 0,
+                    })
+            })
+            .collect())
+    }
+
     /// Verify the whole trail (MACs with the HSM-held key, checkpoints against the key
     /// pinned from the HSM, anchors). Recorded, whatever the verdict.
     pub async fn audit_verify(

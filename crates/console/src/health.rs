@@ -61,6 +61,17 @@ pub struct HssKeyView {
     pub audit_expected_remaining: Option<u64>,
     /// Set when the token's counter and the trail disagree, saying which way.
     pub mismatch: Option<String>,
+    /// Signatures left over time, from the trail's records (its baseline, then after each
+    /// signing record) and the token's count now; for the chart.
+    pub history: Vec<HssPoint>,
+}
+
+/// Signatures left at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct HssPoint {
+    pub at: String,
+    #[ts(type = "number")]
+    pub remaining: u64,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -437,6 +448,57 @@ pub(crate) fn hss_history(
     (rate(7), rate(30), rate(90), expected, mismatch)
 }
 
+/// Signatures left over time as the trail tells it: the baseline (full capacity at the
+/// key's generation, or the count the first signing request saw), then after each
+/// signing record; the token's count now last.
+pub(crate) fn hss_points(
+    records: &[audit::Record],
+    id_hex: &str,
+    capacity: Option<u128>,
+    remaining: Option<u64>,
+) -> Vec<HssPoint> {
+    let mut out: Vec<HssPoint> = Vec::new();
+    let mut left: Option<u64> = None;
+    for r in records.iter().filter(|r| r.metadata.contains(id_hex)) {
+        if left.is_none() {
+            if r.action == "key.generate" && r.status == "success" {
+                left = capacity.and_then(|c| u64::try_from(c).ok());
+            } else if r.action == "sign.request" {
+                left = meta_u64(&r.metadata, "hss_remaining");
+            }
+            if let Some(l) = left {
+                out.push(HssPoint {
+                    at: r.timestamp.clone(),
+                    remaining: l,
+                });
+            }
+            continue;
+        }
+        let used = if r.status == "success"
+            && matches!(r.action.as_str(), "sign" | "sign.manifest" | "cert.issue")
+        {
+            meta_u64(&r.metadata, "signatures").unwrap_or(0)
+        } else {
+            0
+        };
+        if used > 0 {
+            let l = left.unwrap_or(0).saturating_sub(used);
+            left = Some(l);
+            out.push(HssPoint {
+                at: r.timestamp.clone(),
+                remaining: l,
+            });
+        }
+    }
+    if let Some(now) = remaining {
+        out.push(HssPoint {
+            at: audit::now_rfc3339(),
+            remaining: now,
+        });
+    }
+    out
+}
+
 impl Console {
     /// Every HSS private key on every logged-in partition.
     pub async fn hss_keys(&self) -> ApiResult<Vec<HssKeyView>> {
@@ -519,6 +581,7 @@ impl Console {
                     projected_exhaustion: projected,
                     audit_expected_remaining: expected,
                     mismatch,
+                    history: hss_points(&records, &k.id_hex, capacity, k.hss_keys_remaining),
                 });
             }
         }
@@ -695,5 +758,56 @@ mod tests {
         // A counter that went backwards.
         let (.., mismatch) = hss_history(&records, id, Some(1024), Some(1000));
         assert!(mismatch.unwrap().contains("went backwards"));
+    }
+
+    #[test]
+    fn signatures_left_over_time_start_at_the_generation_and_end_at_the_token() {
+        let id = "00ff";
+        let records = vec![
+            rec(1, "key.generate", 60, serde_json::json!({ "id": id })),
+            rec(
+                2,
+                "sign",
+                40,
+                serde_json::json!({ "key_id": id, "signatures": 30 }),
+            ),
+            rec(
+                3,
+                "sign",
+                20,
+                serde_json::json!({ "key_id": "other", "signatures": 9 }),
+            ),
+            rec(
+                4,
+                "sign.manifest",
+                3,
+                serde_json::json!({ "key_id": id, "signatures": 4 }),
+            ),
+        ];
+        let left: Vec<u64> = hss_points(&records, id, Some(1024), Some(990))
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        assert_eq!(left, vec![1024, 994, 990, 990]);
+        // A key made outside the console: the first request's count is the baseline.
+        let records = vec![
+            rec(
+                1,
+                "sign.request",
+                5,
+                serde_json::json!({ "key_id": id, "hss_remaining": 100 }),
+            ),
+            rec(
+                2,
+                "sign",
+                5,
+                serde_json::json!({ "key_id": id, "signatures": 2 }),
+            ),
+        ];
+        let left: Vec<u64> = hss_points(&records, id, None, None)
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        assert_eq!(left, vec![100, 98]);
     }
 }

@@ -26,6 +26,19 @@ pub enum Theme {
     Dark,
 }
 
+/// The window's language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub enum Language {
+    #[serde(rename = "en")]
+    En,
+    /// 繁體中文
+    #[serde(rename = "zh-Hant")]
+    ZhHant,
+    /// 简体中文
+    #[serde(rename = "zh-Hans")]
+    ZhHans,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct AuditSettings {
@@ -65,6 +78,8 @@ pub struct Settings {
     /// Statistics polling interval, seconds.
     pub stats_poll_seconds: u64,
     pub theme: Theme,
+    /// The window's language; `None` follows the system's locale.
+    pub language: Option<Language>,
     /// Where signatures were last written (a folder), when not beside the files.
     pub last_output_dir: Option<String>,
 }
@@ -80,6 +95,7 @@ impl Default for Settings {
             pool_size: 4,
             stats_poll_seconds: 5,
             theme: Theme::System,
+            language: None,
             last_output_dir: None,
         }
     }

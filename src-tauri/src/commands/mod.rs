@@ -8,6 +8,7 @@ pub mod connections;
 mod dialogs;
 pub mod health;
 pub mod keys;
+pub mod overview;
 pub mod probes;
 pub mod sign;
 
