@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         // Colour codes only for a person at a terminal, not in a pipeline's log.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let out = Renderer::new(cli.global.json);
+    let out = Renderer::new(cli.global.json, cli.global.language());
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -90,8 +90,9 @@ pub fn fill(template: &str, args: &BTreeMap<String, String>) -> String {
 }
 
 /// The console's languages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Lang {
+    #[default]
     En,
     /// Traditional Chinese (Taiwan, Hong Kong, Macau).
     ZhHant,

@@ -382,7 +382,7 @@ pub(crate) fn base64_encode(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
+pub fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
         .decode(s)

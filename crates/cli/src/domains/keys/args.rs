@@ -32,7 +32,7 @@ pub enum KeysCommand {
         key: String,
         #[arg(long, value_enum, default_value = "pem")]
         format: PubFormat,
-        /// Output file (default: stdout; DER and raw need a file).
+        /// Output file (default: stdout; DER and raw only when stdout is not a terminal).
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
@@ -46,9 +46,11 @@ pub struct GenArgs {
     pub algorithm: String,
     #[arg(long, short)]
     pub label: String,
-    /// Token object (persistent); otherwise a session object that ends with hsmc.
-    #[arg(long)]
-    pub token: bool,
+    /// Keep the key on the token (a token object); otherwise it is a session object that
+    /// ends with hsmc. Formerly --token, which is still accepted here (before the
+    /// subcommand, --token LABEL selects the token).
+    #[arg(long, alias = "token")]
+    pub persistent: bool,
     /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5
     #[arg(long, value_delimiter = ',')]
     pub hss_lms: Vec<String>,

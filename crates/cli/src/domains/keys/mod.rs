@@ -3,6 +3,7 @@
 pub mod args;
 mod views;
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use console::views::GenerateRequest;
@@ -54,13 +55,13 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
             GenerateRequest {
                 spec: req.spec,
                 label: a.label.clone(),
-                token: a.token,
+                token: a.persistent,
             },
         )
         .await?;
     Ok(NewKey {
         key,
-        token_object: a.token,
+        token_object: a.persistent,
     })
 }
 
@@ -138,6 +139,13 @@ async fn export_public(
                 path: path.to_path_buf(),
             }
         }
-        None => PublicKeyOutput::Shown(c.export_public_key(&p.id, s.handle, format.into()).await?),
+        None => {
+            let e = c.export_public_key(&p.id, s.handle, format.into()).await?;
+            if e.text.is_none() && !std::io::stdout().is_terminal() {
+                PublicKeyOutput::Bytes(e)
+            } else {
+                PublicKeyOutput::Shown(e)
+            }
+        }
     })
 }
