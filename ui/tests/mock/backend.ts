@@ -442,18 +442,55 @@ export function install(cfg: MockConfig = {}) {
       const items: AttentionItem[] = [];
       const t = stats.token;
       if (t.user_pin_locked)
-        items.push(item("user_pin", "critical", text("overview.items.user_pin_locked", "The user PIN is locked: the security officer must unlock or reset it."), "connections"));
+        items.push(
+          item(
+            "user_pin",
+            "critical",
+            text("overview.items.user_pin_locked", "The user PIN is locked: the security officer must unlock or reset it."),
+            "connections",
+          ),
+        );
       else if (t.user_pin_final_try)
-        items.push(item("user_pin", "critical", text("overview.items.user_pin_final_try", "One more wrong user PIN locks it."), "connections"));
+        items.push(
+          item("user_pin", "critical", text("overview.items.user_pin_final_try", "One more wrong user PIN locks it."), "connections"),
+        );
       else if (t.user_pin_count_low)
-        items.push(item("user_pin", "warning", text("overview.items.user_pin_count_low", "A wrong user PIN was entered since the last successful login."), "connections"));
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_count_low", "A wrong user PIN was entered since the last successful login."),
+            "connections",
+          ),
+        );
       if (t.user_pin_to_be_changed)
-        items.push(item("user_pin", "warning", text("overview.items.user_pin_to_be_changed", "The user PIN must be changed before it can be used."), "connections"));
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_to_be_changed", "The user PIN must be changed before it can be used."),
+            "connections",
+          ),
+        );
       const busy = stats.luna?.busy_percent ?? null;
       if (busy !== null && busy >= 90)
-        items.push(item("load", "warning", text("overview.items.hsm_busy", "The HSM is {{percent}} % busy: near its ceiling.", { percent: busy.toFixed(0) }), "stats"));
+        items.push(
+          item(
+            "load",
+            "warning",
+            text("overview.items.hsm_busy", "The HSM is {{percent}} % busy: near its ceiling.", { percent: busy.toFixed(0) }),
+            "stats",
+          ),
+        );
       if (!loggedIn)
-        items.push(item("login", "info", text("overview.items.not_logged_in", "Not logged in: log in to see its keys and certificates."), "connections"));
+        items.push(
+          item(
+            "login",
+            "info",
+            text("overview.items.not_logged_in", "Not logged in: log in to see its keys and certificates."),
+            "connections",
+          ),
+        );
       cards.push({
         partition_id: PARTITION,
         module_id: "builtin",
@@ -465,7 +502,12 @@ export function install(cfg: MockConfig = {}) {
         serial: "0f0aea212282d895",
         model: "LunaSim K7",
         login: loggedIn,
-        user_pin: { count_low: t.user_pin_count_low, final_try: t.user_pin_final_try, locked: t.user_pin_locked, to_be_changed: t.user_pin_to_be_changed },
+        user_pin: {
+          count_low: t.user_pin_count_low,
+          final_try: t.user_pin_final_try,
+          locked: t.user_pin_locked,
+          to_be_changed: t.user_pin_to_be_changed,
+        },
         so_pin: { count_low: false, final_try: false, locked: false, to_be_changed: false },
         pool: stats.pool,
         load: { busy_percent: busy, commands_per_second: stats.luna?.commands_per_second ?? null, firmware: "7.9.1" },
@@ -479,7 +521,12 @@ export function install(cfg: MockConfig = {}) {
     const hss = loggedIn ? await handlers.hss_keys({}) : [];
     for (const k of hss) {
       const days = (k.remaining ?? 0) / k.per_day_30;
-      const severity = k.status === "critical" || k.status === "exhausted" || days <= 7 ? "critical" : k.status === "warning" || days <= 30 ? "warning" : null;
+      const severity =
+        k.status === "critical" || k.status === "exhausted" || days <= 7
+          ? "critical"
+          : k.status === "warning" || days <= 30
+            ? "warning"
+            : null;
       if (severity)
         keyItems.push(
           item(
@@ -491,7 +538,14 @@ export function install(cfg: MockConfig = {}) {
               days: days.toFixed(0),
             }),
             "hss",
-            { subject: k.label, days_left: days, remaining: k.remaining, total: k.capacity, at: k.projected_exhaustion, link: { view: "hss", partition_id: PARTITION, search: k.id_hex, day: null, seq: null } },
+            {
+              subject: k.label,
+              days_left: days,
+              remaining: k.remaining,
+              total: k.capacity,
+              at: k.projected_exhaustion,
+              link: { view: "hss", partition_id: PARTITION, search: k.id_hex, day: null, seq: null },
+            },
           ),
         );
     }
@@ -505,57 +559,122 @@ export function install(cfg: MockConfig = {}) {
           c.daysLeft <= 7 ? "critical" : "warning",
           c.daysLeft < 0
             ? text("overview.items.certificate_expired", "The certificate {{name}} expired on {{date}}.", { name: c.label, date })
-            : text("overview.items.certificate_expires", "The certificate {{name}} expires on {{date}}, in {{days}} days.", { name: c.label, date, days: Math.floor(c.daysLeft) }),
+            : text("overview.items.certificate_expires", "The certificate {{name}} expires on {{date}}, in {{days}} days.", {
+                name: c.label,
+                date,
+                days: Math.floor(c.daysLeft),
+              }),
           "keys",
-          { subject: c.label, days_left: c.daysLeft, at: date },
+          {
+            subject: c.label,
+            days_left: c.daysLeft,
+            at: date,
+            link: { view: "keys", partition_id: PARTITION, search: c.label, day: null, seq: null },
+          },
         ),
       );
     }
     const auditItems: AttentionItem[] = [];
     const last = cfg.brokenAt
-      ? { at: "2026-11-30T06:00:00.000Z", intact: false, records: cfg.brokenAt - 1, first_bad_seq: cfg.brokenAt, explanation: `Record ${cfg.brokenAt} was changed after it was written: its content no longer matches its seal.`, trigger: "scheduled" as const }
+      ? {
+          at: "2026-11-30T06:00:00.000Z",
+          intact: false,
+          records: cfg.brokenAt - 1,
+          first_bad_seq: cfg.brokenAt,
+          explanation: `Record ${cfg.brokenAt} was changed after it was written: its content no longer matches its seal.`,
+          trigger: "scheduled" as const,
+        }
       : lastVerification;
     if (last && !last.intact)
       auditItems.push(
-        item("audit", "critical", text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", { seq: last.first_bad_seq ?? 0, explanation: last.explanation ?? "" }), "audit", {
-          partition_id: null,
-          partition_label: null,
-          link: { view: "audit", partition_id: null, search: null, day: null, seq: last.first_bad_seq },
-        }),
+        item(
+          "audit",
+          "critical",
+          text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", {
+            seq: last.first_bad_seq ?? 0,
+            explanation: last.explanation ?? "",
+          }),
+          "audit",
+          {
+            partition_id: null,
+            partition_label: null,
+            link: { view: "audit", partition_id: null, search: null, day: null, seq: last.first_bad_seq },
+          },
+        ),
       );
     else if (!last && records.length > 0)
       auditItems.push(
-        item("audit", "warning", text("overview.items.audit_never_verified", "The audit trail has never been verified. Verify it in the Audit trail view."), "audit", { partition_id: null, partition_label: null }),
+        item(
+          "audit",
+          "warning",
+          text("overview.items.audit_never_verified", "The audit trail has never been verified. Verify it in the Audit trail view."),
+          "audit",
+          { partition_id: null, partition_label: null },
+        ),
       );
     if (auditKey.state === "no_key_yet")
       auditItems.push(
-        item("audit", "info", text("overview.items.audit_no_key", "The trail has no key yet: the first user login creates it on that partition."), "connections", { partition_id: null, partition_label: null }),
+        item(
+          "audit",
+          "info",
+          text("overview.items.audit_no_key", "The trail has no key yet: the first user login creates it on that partition."),
+          "connections",
+          { partition_id: null, partition_label: null },
+        ),
       );
     const failed = records.filter((r) => r.status === "failure").reverse();
     const failureItems = failed.slice(0, 20).map((r) =>
-      item("failure", "warning", text("overview.items.failed_operation", "{{action}} failed ({{error}}).", { action: r.action, error: r.error_code ?? "" }), "audit", {
-        partition_id: null,
-        partition_label: null,
-        subject: r.action,
-        at: r.timestamp,
-        link: { view: "audit", partition_id: null, search: null, day: r.timestamp.slice(0, 10), seq: r.seq },
-      }),
+      item(
+        "failure",
+        "warning",
+        text("overview.items.failed_operation", "{{action}} failed ({{error}}).", { action: r.action, error: r.error_code ?? "" }),
+        "audit",
+        {
+          partition_id: null,
+          partition_label: null,
+          subject: r.action,
+          at: r.timestamp,
+          link: { view: "audit", partition_id: null, search: null, day: r.timestamp.slice(0, 10), seq: r.seq },
+        },
+      ),
     );
     const o: Overview = {
       generated_at: new Date().toISOString(),
       modules: cfg.noModules ? 0 : 1,
       partitions: cards,
       module_items: cfg.noModules
-        ? [item("module", "info", text("overview.items.no_module", "No PKCS#11 module is connected. Add one in Connections."), "connections", { partition_id: null, partition_label: null })]
+        ? [
+            item(
+              "module",
+              "info",
+              text("overview.items.no_module", "No PKCS#11 module is connected. Add one in Connections."),
+              "connections",
+              { partition_id: null, partition_label: null },
+            ),
+          ]
         : [],
       keys: { items: sort(keyItems), checked: hss.length, not_checked: notChecked },
       certificates: { items: sort(certItems), checked: loggedIn ? (cfg.certificates?.length ?? 0) : 0, not_checked: notChecked },
-      audit: { key: auditKey, records: records.length, pending: 0, last_verification: last, auto_verify: settings.audit.auto_verify, items: sort(auditItems) },
+      audit: {
+        key: auditKey,
+        records: records.length,
+        pending: 0,
+        last_verification: last,
+        auto_verify: settings.audit.auto_verify,
+        items: sort(auditItems),
+      },
       failures: { items: failureItems, checked: failed.length, not_checked: [] },
       attention: 0,
       worst: null,
     };
-    const all = [...o.module_items, ...cards.flatMap((c) => c.items), ...o.keys.items, ...o.certificates.items, ...o.audit.items, ...o.failures.items];
+    const all = [
+      ...o.module_items,
+      ...cards.flatMap((c) => c.items),
+      ...o.keys.items,
+      ...o.certificates.items,
+      ...o.audit.items,
+      ...o.failures.items,
+    ];
     o.attention = all.filter((i) => i.severity !== "info").length;
     o.worst = all.reduce<AttentionItem["severity"] | null>((w, i) => (w === null || rank[i.severity] > rank[w] ? i.severity : w), null);
     return o;
@@ -633,6 +752,7 @@ export function install(cfg: MockConfig = {}) {
             : "The token says wrong PINs were entered; fewer attempts remain.",
           suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
           pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
+          i18n: { message: "errors.pin_incorrect", suggestion: "errors.pin_incorrect_hint", args: {} },
         });
       }
       loggedIn = args.user as UserKind;

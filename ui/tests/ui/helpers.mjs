@@ -14,8 +14,8 @@ export async function launch() {
 }
 
 /** A page on the app with the mock configured by `config` (see tests/mock/backend.ts). */
-export async function openApp(browser, config = {}, { colorScheme = "light", storage = null, path = "" } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme, timezoneId: "UTC", locale: "en-US" });
+export async function openApp(browser, config = {}, { colorScheme = "light", storage = null, path = "", locale = "en-US" } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme, timezoneId: "UTC", locale });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.stack ?? e.message));
