@@ -6,7 +6,14 @@ import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 /// The files whose words come from the catalogs (the views follow one by one).
-export const TRANSLATED = ["src/App.tsx", "src/components.tsx", "src/charts/**/*.tsx", "src/views/Overview.tsx", "src/views/Settings.tsx", "src/views/Audit.tsx"];
+export const TRANSLATED = [
+  "src/App.tsx",
+  "src/components.tsx",
+  "src/charts/**/*.tsx",
+  "src/views/Overview.tsx",
+  "src/views/Settings.tsx",
+  "src/views/Audit.tsx",
+];
 
 /// What the literal-string rule looks at: JSX text and the attributes a person reads.
 export const LITERAL_STRINGS = {
