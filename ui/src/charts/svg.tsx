@@ -158,8 +158,8 @@ export function Frame({
           </text>
         </g>
       ))}
-      <line x1={l.left} x2={l.right} y1={l.bottom} y2={l.bottom} stroke={t.muted} />
-      <line x1={l.left} x2={l.left} y1={l.top} y2={l.bottom} stroke={t.muted} />
+      <line x1={l.left} x2={l.right} y1={l.bottom} y2={l.bottom} stroke={t.muted} className="chart-axis" />
+      <line x1={l.left} x2={l.left} y1={l.top} y2={l.bottom} stroke={t.muted} className="chart-axis" />
       <text x={(l.left + l.right) / 2} y={l.height - fs * 0.5} textAnchor="middle" fill={t.text} fontSize={fs} className="chart-axis-label">
         {axisTitle(xAxis)}
       </text>
@@ -239,7 +239,13 @@ export function LineSvg({
               strokeDasharray="4 4"
               strokeWidth={2}
             />
-            <text x={l.right - fs * 0.3} y={y(h.y) - fs * 0.3} textAnchor="end" fill={h.tone === "bad" ? t.bad : t.warn} fontSize={fs}>
+            <text
+              x={l.right - fs * 0.3}
+              y={h.tone === "bad" ? Math.min(l.bottom - fs * 0.2, y(h.y) + fs * 1.1) : y(h.y) - fs * 0.3}
+              textAnchor="end"
+              fill={h.tone === "bad" ? t.bad : t.warn}
+              fontSize={fs}
+            >
               {h.label}
             </text>
           </g>

@@ -109,3 +109,116 @@ test("a locked PIN, a PIN to be changed and an HSM at its ceiling are on the par
   assert.match(text, /The user PIN is locked: the security officer must unlock or reset it/);
   assert.equal(await card.locator("[data-kind=user_pin][data-severity=critical]").count(), 1);
 });
+
+/// Each chart text's size against the body's (px), and the chart's text content.
+async function chartText(page, testId) {
+  return page.evaluate((id) => {
+    const body = parseFloat(getComputedStyle(document.body).fontSize);
+    const texts = [...document.querySelectorAll(`[data-testid="${id}"] svg text`)];
+    return { body, sizes: texts.map((t) => parseFloat(getComputedStyle(t).fontSize)), words: texts.map((t) => t.textContent) };
+  }, testId);
+}
+
+function assertReadable({ body, sizes }, name) {
+  assert.ok(sizes.length > 5, `${name} has axis text (${sizes.length})`);
+  const small = sizes.filter((s) => s < body);
+  assert.deepEqual(small, [], `${name}: text smaller than the body's ${body} px`);
+}
+
+test("charts are drawn at the panel's width with text at the body's size, units on the axes, values on hover", async () => {
+  const page = await openApp(browser, { hssRemaining: 40, records: 300, failedOps: 4 }, { view: "stats" });
+  await page.getByTestId("stats-luna").waitFor();
+  await page.getByRole("button", { name: "Sample now" }).click();
+  await page.getByTestId("busy").filter({ hasText: "40.0 %" }).waitFor();
+  const load = page.getByTestId("chart-load");
+  await load.locator("svg").waitFor();
+  const t = await chartText(page, "chart-load");
+  assertReadable(t, "the load chart");
+  assert.ok(t.words.includes("busy (%)"), `a unit on the y axis: ${t.words}`);
+  assert.ok(t.words.includes("time since watching (s)"), "a unit on the x axis");
+  // As wide as its panel.
+  const [svgWidth, panelWidth] = await load.evaluate((el) => [
+    el.querySelector("svg").getBoundingClientRect().width,
+    el.getBoundingClientRect().width,
+  ]);
+  assert.ok(Math.abs(svgWidth - panelWidth) < 2, `${svgWidth} vs ${panelWidth}`);
+  // The value under the pointer.
+  const box = await load.locator("svg").boundingBox();
+  await page.mouse.move(box.x + box.width - 30, box.y + box.height / 2);
+  const tip = page.getByTestId("chart-load-tooltip");
+  await tip.waitFor();
+  assert.match(await tip.innerText(), /busy: 40 %/);
+  await shot(page, "20-statistics-charts");
+
+  await login(page);
+  await page.getByText("user logged in").first().waitFor();
+  await page.keyboard.press("Alt+6");
+  const hss = page.getByTestId("hss-chart");
+  await hss.locator("svg").waitFor();
+  const h = await chartText(page, "hss-chart");
+  assertReadable(h, "the HSS chart");
+  assert.ok(
+    h.words.some((w) => /^warning \(10 %\)$/.test(w)) && h.words.some((w) => /^critical \(1 %\)$/.test(w)),
+    `thresholds drawn: ${h.words}`,
+  );
+  assert.ok(h.words.includes("projected at the current rate"), "the projection is in the legend");
+  const hb = await hss.locator("svg").boundingBox();
+  await page.mouse.move(hb.x + hb.width * 0.25, hb.y + hb.height / 2);
+  await page
+    .getByTestId("hss-chart-tooltip")
+    .filter({ hasText: /left \(from the audit trail\): [\d,]+/ })
+    .waitFor();
+  // The legend sits above the plot: no legend text inside the plot's frame.
+  const overlap = await hss.evaluate((el) => {
+    const legend = [...el.querySelectorAll(".chart-legend text")].map((t) => t.getBoundingClientRect().bottom);
+    const ticks = [...el.querySelectorAll(".chart-tick")].map((t) => t.getBoundingClientRect().top);
+    const gridTop = Math.min(...[...el.querySelectorAll(".chart-axis")].map((l) => l.getBoundingClientRect().top));
+    return { legendBottom: Math.max(...legend), gridTop, ticks: ticks.length };
+  });
+  assert.ok(overlap.legendBottom <= overlap.gridTop, `legend ends at ${overlap.legendBottom}, the plot starts at ${overlap.gridTop}`);
+  await shot(page, "21-hss-chart");
+
+  // Records per day above the audit table; failures red; a click filters the table to the day.
+  await page.keyboard.press("Alt+9");
+  const days = page.getByTestId("audit-days");
+  await days.locator("svg").waitFor();
+  assertReadable(await chartText(page, "audit-days"), "the records-per-day chart");
+  const bad = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--bad").trim());
+  const fills = await days.locator("rect").evaluateAll((rs) => rs.map((r) => r.getAttribute("fill")));
+  assert.ok(fills.includes(bad), `failures in ${bad}: ${[...new Set(fills)]}`);
+  const last = days.locator(".chart-bar").last();
+  const lb = await last.boundingBox();
+  await page.mouse.move(lb.x + lb.width / 2, lb.y + lb.height - 5);
+  await page
+    .getByTestId("audit-days-tooltip")
+    .filter({ hasText: /failed: 4/ })
+    .waitFor();
+  await page.mouse.click(lb.x + lb.width / 2, lb.y + lb.height - 5);
+  const day = await page.getByTestId("audit-from").inputValue();
+  assert.match(day, /^2026-11-30$/);
+  assert.equal(await page.getByLabel("To date").inputValue(), day);
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll("[data-testid=audit-row]")];
+    return rows.length > 0 && rows.every((r) => r.textContent.includes("2026-11-30"));
+  });
+  await shot(page, "22-audit-per-day");
+  assert.deepEqual(page.errors, []);
+});
+
+test("charts follow the dark theme", async () => {
+  const page = await openApp(browser, {}, { view: "stats", colorScheme: "dark" });
+  await page.getByTestId("chart-load").locator("svg").waitFor();
+  const [panel, background, text, tick] = await page.evaluate(() => {
+    const s = getComputedStyle(document.documentElement);
+    const svg = document.querySelector("[data-testid=chart-load] svg");
+    return [
+      s.getPropertyValue("--panel").trim(),
+      svg.querySelector("rect").getAttribute("fill"),
+      s.getPropertyValue("--text").trim(),
+      svg.querySelector(".chart-title").getAttribute("fill"),
+    ];
+  });
+  assert.equal(background, panel);
+  assert.equal(tick, text);
+  assert.equal(panel, "#1c2027", "the dark panel colour");
+});
