@@ -222,3 +222,77 @@ test("charts follow the dark theme", async () => {
   assert.equal(tick, text);
   assert.equal(panel, "#1c2027", "the dark panel colour");
 });
+
+test("繁體中文 from the system's locale: every view, the backend's errors translated (codes stay English)", async () => {
+  const page = await openApp(browser, { ...SEEDED, pinTriesBeforeFinal: 1 }, { locale: "zh-TW" });
+  await page.getByRole("heading", { name: "總覽" }).waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.lang), "zh-Hant");
+  assert.equal(await page.locator("nav.sidebar [aria-current=page]").innerText(), "總覽");
+  assert.match(await page.locator("nav.sidebar").innerText(), /稽核軌跡/);
+  assert.match(await page.getByTestId("overview-audit").innerText(), /稽核軌跡在第 17 筆記錄處斷裂/);
+  await shot(page, "23-overview-zh-Hant");
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("0000");
+  await page.getByTestId("login-submit").click();
+  const box = page.getByRole("dialog").getByRole("alert");
+  await box.waitFor();
+  const text = await box.innerText();
+  assert.match(text, /登入遭拒: PIN 不正確。/);
+  assert.match(text, /建議處置：請檢查 PIN 後再試一次/);
+  assert.match(text, /C_Login.*回傳.*CKR_PIN_INCORRECT/);
+  assert.equal(await box.getAttribute("data-code"), "PIN_INCORRECT");
+  await shot(page, "24-wrong-pin-zh-Hant");
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("使用者已登入").first().waitFor();
+  for (const [key, heading] of [
+    ["Alt+2", "Built-in lunasim"],
+    ["Alt+3", "金鑰"],
+    ["Alt+4", "簽署發行檔案"],
+    ["Alt+5", "驗證簽章"],
+    ["Alt+6", "HSS 金鑰"],
+    ["Alt+7", "統計"],
+    ["Alt+8", "延遲探測"],
+    ["Alt+9", "稽核軌跡"],
+    ["Alt+0", "設定"],
+  ]) {
+    await page.keyboard.press(key);
+    await page.locator("h1").filter({ hasText: heading }).first().waitFor();
+  }
+  await page.keyboard.press("Alt+9");
+  await page.getByTestId("audit-days").locator("svg").waitFor();
+  await shot(page, "25-audit-zh-Hant");
+  assert.deepEqual(page.errors, []);
+});
+
+test("简体中文 from the system's locale, with the mainland terms", async () => {
+  const page = await openApp(browser, SEEDED, { locale: "zh-CN" });
+  await page.getByRole("heading", { name: "总览" }).waitFor();
+  const nav = await page.locator("nav.sidebar").innerText();
+  assert.match(nav, /审计轨迹/);
+  assert.match(nav, /密钥/);
+  assert.match(nav, /签名/);
+  await shot(page, "26-overview-zh-Hans");
+  await login(page, "12345678").catch(() => undefined);
+  await page.keyboard.press("Alt+6");
+  await page.locator("h1").filter({ hasText: "HSS 密钥" }).waitFor();
+  await page.keyboard.press("Alt+7");
+  await page.getByTestId("chart-load").locator("svg").waitFor();
+  assert.match(await page.getByTestId("chart-load").innerText(), /HSM 忙碌率/);
+  await shot(page, "27-statistics-zh-Hans");
+});
+
+test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {
+  const page = await openApp(browser);
+  await page.keyboard.press("Alt+0");
+  await page.getByTestId("language").selectOption("zh-Hant");
+  await page.getByTestId("settings-save").click();
+  await page.getByRole("heading", { name: "設定" }).waitFor();
+  assert.equal(await page.evaluate(() => window.__mock.settings.language), "zh-Hant");
+  assert.equal(await page.locator("nav.sidebar button").first().innerText(), "總覽");
+  await page.getByTestId("language").selectOption("");
+  await page.getByTestId("settings-save").click();
+  await page.getByRole("heading", { name: "Settings" }).waitFor();
+  assert.equal(await page.evaluate(() => window.__mock.settings.language), null);
+});
