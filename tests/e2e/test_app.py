@@ -108,9 +108,18 @@ def check(cond: bool, msg: str):
 def run(app: App, data: Path):
     control = data / "builtin" / "control.jsonl"
 
-    # Opens on the built-in partition, marked as an emulator.
+    # Opens on the built-in partition, marked as an emulator, on the Overview: its card
+    # offers a login, and keys and certificates wait for one.
     banner = app.tid("emulator-banner")
     check("not for production keys" in banner.text, banner.text)
+    app.tid("overview-summary")
+    active = app.one("nav.sidebar [aria-current=page]").text
+    check(active == "Overview", f"the window opens on {active}")
+    card = app.tid("partition-card")
+    check("Built-in lunasim" in card.text, card.text)
+    app.tid("card-login")
+    check("log in first" in app.tid("overview-keys").text, app.tid("overview-keys").text)
+    app.shot("overview")
     app.nav("Connections")
     app.shot("connections")
 
@@ -134,6 +143,20 @@ def run(app: App, data: Path):
     app.gone("[role=dialog]", "the login dialog")
     app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
     check("user logged in" in app.tid("current-partition").text, app.tid("current-partition").text)
+
+    # The Overview now: logged in (the card says so), and the wrong PIN is a failed operation
+    # of the last 24 hours that leads to its record in the audit trail.
+    app.nav("Overview")
+    app.wait(lambda: "user logged in" in app.tid("partition-card").text, "the card to show the login")
+    failure = app.wait(
+        lambda: next((i for i in app.css("[data-testid=overview-failures] [data-testid=attention-item]") if "login failed (PIN_INCORRECT)" in i.text), None),
+        "the wrong PIN among the failed operations",
+        timeout=40,
+    )
+    app.shot("overview-after-login")
+    failure.find_element(By.CSS_SELECTOR, "[data-testid=attention-open]").click()
+    app.wait(lambda: app.tid("audit-from").get_attribute("value") != "", "the audit trail filtered to the day")
+    app.wait(lambda: app.tid("record-detail").text.startswith("Record"), "the failed login's record")
 
     # Generate an ML-DSA-65 key.
     app.nav("Keys")

@@ -29,6 +29,8 @@ interface Jumps {
   showVerify: (target: SignedFile) => void;
   /// The Audit view, filtered to a day and scrolled to a record (from the Overview).
   showAuditRecords: (target: AuditTarget) => void;
+  /// The Audit view took the target: the next visit starts unfiltered.
+  consumeAuditTarget: () => void;
 }
 
 const [JumpsContext, useJumps] = createSlice<Jumps>("useJumps");
@@ -39,6 +41,7 @@ export function JumpsProvider({ children }: { children: ReactNode }) {
   const [keySearch, setKeySearch] = useState("");
   const [auditSearch, setAuditSearch] = useState("");
   const [auditTarget, setAuditTarget] = useState<AuditTarget | null>(null);
+  const consumeAuditTarget = useCallback(() => setAuditTarget(null), []);
   const [verifyTarget, setVerifyTarget] = useState<SignedFile | null>(null);
   const showKeys = useCallback(
     (search: string) => {
@@ -71,8 +74,8 @@ export function JumpsProvider({ children }: { children: ReactNode }) {
     [navigate],
   );
   const value = useMemo(
-    () => ({ keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords }),
-    [keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords],
+    () => ({ keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords, consumeAuditTarget }),
+    [keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords, consumeAuditTarget],
   );
   return <JumpsContext value={value}>{children}</JumpsContext>;
 }

@@ -177,7 +177,7 @@ export function AuditView() {
   const { t } = useTranslation();
   const fmt = useFormat();
   const { audit, auditTick } = useAudit();
-  const { auditSearch, auditTarget } = useJumps();
+  const { auditSearch, auditTarget, consumeAuditTarget } = useJumps();
   const navigate = useNavigate();
   const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
@@ -189,6 +189,10 @@ export function AuditView() {
   const [from, setFrom] = useState(auditTarget?.day ?? "");
   const [to, setTo] = useState(auditTarget?.day ?? "");
   const [days, setDays] = useState<DayCount[] | null>(null);
+  // The Overview's target is read once (above, and the record below); the next visit starts unfiltered.
+  useEffect(() => {
+    if (auditTarget) consumeAuditTarget();
+  }, [auditTarget, consumeAuditTarget]);
   const [selected, setSelected] = useState<RecordView | null>(null);
   const [checkpoints, setCheckpoints] = useState<CheckpointView[] | null>(null);
   const [rotate, setRotate] = useState(false);

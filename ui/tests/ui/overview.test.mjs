@@ -74,6 +74,12 @@ test("the overview opens first and lists what needs attention across the partiti
   const day = await page.getByTestId("audit-from").inputValue();
   assert.match(day, /^2026-11-\d\d$/);
   assert.equal(await page.getByLabel("To date").inputValue(), day, "the table is filtered to the failure's day");
+  await page.getByTestId("record-detail").waitFor();
+  // The jump was for that visit: the next one starts unfiltered.
+  await page.keyboard.press("Alt+1");
+  await page.keyboard.press("Alt+9");
+  await page.getByTestId("audit-records").waitFor();
+  assert.equal(await page.getByTestId("audit-from").inputValue(), "");
   assert.deepEqual(page.errors, []);
 });
 
