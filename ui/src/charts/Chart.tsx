@@ -2,7 +2,6 @@
 // values under the pointer shown beside it, and exports (SVG, PNG) of the same chart at
 // print size. Bars can be clicked (the Audit view filters its table to the day).
 import { useState, type MouseEvent } from "react";
-import { renderToStaticMarkup } from "react-dom/server";
 import { useTranslation } from "react-i18next";
 import { api, toApiError } from "../ipc";
 import { useToast } from "../state";
@@ -14,7 +13,9 @@ export type { BarSpec, LineSpec, Series, Threshold, Axis } from "./svg";
 /// Print size of an export (pixels; the text is 22 px).
 const PRINT = { width: 1600, height: 800 };
 
-function svgMarkup(el: React.ReactElement): string {
+/// The chart as a standalone SVG document (the renderer is loaded on the first export only).
+async function svgMarkup(el: React.ReactElement): Promise<string> {
+  const { renderToStaticMarkup } = await import("react-dom/server");
   return `<?xml version="1.0" encoding="UTF-8"?>\n${renderToStaticMarkup(el)}`;
 }
 
@@ -37,7 +38,7 @@ function ExportButtons({ name, render }: { name: string; render: () => React.Rea
   const toast = useToast();
   const save = async (kind: "svg" | "png") => {
     try {
-      const svg = svgMarkup(render());
+      const svg = await svgMarkup(render());
       const p =
         kind === "svg"
           ? await api.saveExport(`${name}.svg`, "svg", { text: svg })

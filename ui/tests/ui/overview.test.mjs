@@ -1,7 +1,7 @@
 // The Overview (the first view), the charts people read, and the console in each language.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { launch, login, openApp, shot } from "./helpers.mjs";
+import { calls, launch, login, openApp, shot } from "./helpers.mjs";
 
 let browser;
 before(async () => {
@@ -155,6 +155,13 @@ test("charts are drawn at the panel's width with text at the body's size, units 
   await tip.waitFor();
   assert.match(await tip.innerText(), /busy: 40 %/);
   await shot(page, "20-statistics-charts");
+  // The export is the same chart at print size, in the light theme.
+  await load.getByRole("button", { name: "SVG…" }).click();
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "save_export"));
+  const saved = (await calls(page, "save_export")).at(-1).args;
+  assert.equal(saved.fileName, "hsm-busy.svg");
+  assert.match(saved.content.text, /^<\?xml[^]*<svg[^>]* width="1600" height="800"/);
+  assert.match(saved.content.text, /font-size="22"[^>]*>busy \(%\)</);
 
   await login(page);
   await page.getByText("user logged in").first().waitFor();
