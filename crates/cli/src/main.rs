@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::Cli;
+use console::text;
 use console::{ApiError, ErrorCode};
 use render::Renderer;
 
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
         Err(e) => {
             out.error(&ApiError::new(
                 ErrorCode::Internal,
-                format!("cannot start: {e}"),
+                text!("errors.cannot_start", "cannot start: {{error}}", error = e),
             ));
             return ExitCode::from(1);
         }

@@ -14,6 +14,7 @@ use audit::store::Query;
 use audit::{Event, Verdict};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::views::*;
 use crate::Console;
 
@@ -241,9 +242,10 @@ impl Console {
         out: &Path,
     ) -> ApiResult<ExportSummary> {
         if out.is_dir() {
-            return Err(ApiError::invalid(format!(
-                "{} is a folder; choose a file name.",
-                out.display()
+            return Err(ApiError::invalid(text!(
+                "errors.folder_choose_file_name",
+                "{{out}} is a folder; choose a file name.",
+                out = out.display()
             )));
         }
         let r = match format {
@@ -286,7 +288,12 @@ impl Console {
             .map_err(|e| {
                 ApiError::new(
                     ErrorCode::AuditBroken,
-                    format!("{} is not a readable audit export: {e}", path.display()),
+                    text!(
+                        "errors.not_readable_audit_export",
+                        "{{path}} is not a readable audit export: {{error}}",
+                        path = path.display(),
+                        error = e
+                    ),
                 )
             })?;
         let keys = if parsed.log_id == self.audit().log_id() {
@@ -310,8 +317,14 @@ impl Console {
             .into_iter()
             .find(|p| p.holds_audit_key())
             .ok_or_else(|| {
-                ApiError::new(ErrorCode::AuditUnavailable, "The audit key is locked.")
-                    .suggest("Log in to the partition that holds the audit key.")
+                ApiError::new(
+                    ErrorCode::AuditUnavailable,
+                    text!("errors.audit_key_locked", "The audit key is locked."),
+                )
+                .suggest(text!(
+                    "errors.log_partition_holds_audit_key",
+                    "Log in to the partition that holds the audit key."
+                ))
             })?;
         let log_id = self.audit().log_id().to_string();
         let pool = holder.pool.clone();
@@ -371,7 +384,7 @@ impl Console {
             Some(k) => k,
             None => {
                 let cps = self.audit().checkpoints().await?;
-                let last = cps.last().ok_or_else(|| ApiError::invalid("There is no checkpoint yet; log in to the partition that holds the audit key."))?;
+                let last = cps.last().ok_or_else(|| ApiError::invalid(text!("errors.there_no_checkpoint_yet_log", "There is no checkpoint yet; log in to the partition that holds the audit key.")))?;
                 hex::decode(&last.public_key).map_err(|e| ApiError::invalid(e.to_string()))?
             }
         };

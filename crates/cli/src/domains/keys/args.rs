@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
+use console::text;
 use console::{ApiError, ApiResult, ErrorCode};
 use hsm::algo::{HssParams, KeySpec, LmotsType, LmsType};
 use hsm::pubkey::PublicKeyFormat;
@@ -113,8 +114,8 @@ impl GenArgs {
             return self.hss_request();
         }
         let spec = KeySpec::parse(&self.algorithm).ok_or_else(|| {
-            ApiError::new(ErrorCode::InvalidAlgorithm, format!("Unknown algorithm '{}'.", self.algorithm))
-                .suggest("Use ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519, rsa-2048|3072|4096, aes-128|256 or generic-secret.")
+            ApiError::new(ErrorCode::InvalidAlgorithm, text!("errors.unknown_algorithm", "Unknown algorithm '{{algorithm}}'.", algorithm = self.algorithm))
+                .suggest(text!("errors.use_ml_dsa_ml_kem", "Use ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519, rsa-2048|3072|4096, aes-128|256 or generic-secret."))
         })?;
         Ok(KeyRequest {
             spec,
@@ -124,16 +125,27 @@ impl GenArgs {
 
     fn hss_request(&self) -> ApiResult<KeyRequest> {
         if self.hss_lms.is_empty() || self.hss_lms.len() != self.hss_lmots.len() {
-            return Err(ApiError::invalid(
-                "HSS needs one --hss-lms and one --hss-lmots entry per level (comma-separated).",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.hss_needs_one_hss_lms",
+                "HSS needs one --hss-lms and one --hss-lmots entry per level (comma-separated)."
+            )));
         }
         let mut levels = Vec::new();
         for (l, o) in self.hss_lms.iter().zip(&self.hss_lmots) {
-            let l = LmsType::parse(l)
-                .ok_or_else(|| ApiError::invalid(format!("unknown LMS type {l}")))?;
-            let o = LmotsType::parse(o)
-                .ok_or_else(|| ApiError::invalid(format!("unknown LM-OTS type {o}")))?;
+            let l = LmsType::parse(l).ok_or_else(|| {
+                ApiError::invalid(text!(
+                    "errors.unknown_lms_type",
+                    "unknown LMS type {{l}}",
+                    l = l
+                ))
+            })?;
+            let o = LmotsType::parse(o).ok_or_else(|| {
+                ApiError::invalid(text!(
+                    "errors.unknown_lm_ots_type",
+                    "unknown LM-OTS type {{o}}",
+                    o = o
+                ))
+            })?;
             levels.push((l, o));
         }
         let params = HssParams::new(levels).map_err(ApiError::invalid)?;

@@ -12,6 +12,7 @@ use console::{ApiError, ApiResult, Partition};
 use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat};
 use self::views::{CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput};
 use crate::context::{Ctx, Login};
+use console::text;
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
     let p = ctx.partition().await?;
@@ -68,8 +69,10 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
 /// Delete a key; a private key's public half (same ID) goes with it.
 async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult<Deleted> {
     if !yes {
-        return Err(ApiError::invalid(format!(
-            "Deleting {key} cannot be undone; add --yes to confirm."
+        return Err(ApiError::invalid(text!(
+            "errors.deleting_cannot_undone_add_yes",
+            "Deleting {{key}} cannot be undone; add --yes to confirm.",
+            key = key
         )));
     }
     ctx.login(p, Login::Required).await?;

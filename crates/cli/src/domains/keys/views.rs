@@ -11,6 +11,7 @@ use hsm::pubkey::PublicKeyFormat;
 use serde::Serialize;
 
 use crate::render::{Page, Render};
+use console::text;
 
 /// `keys ls`: the objects visible (public ones only without a login).
 #[derive(Debug, Serialize)]
@@ -192,7 +193,7 @@ impl Render for PublicKeyOutput {
                 Some(t) => page.verbatim(t),
                 None => {
                     return Err(ApiError::invalid(
-                        "DER and raw keys are binary; give --out FILE or redirect standard output (> key.der, | …).",
+                        text!("errors.der_raw_keys_binary_give", "DER and raw keys are binary; give --out FILE or redirect standard output (> key.der, | …)."),
                     ))
                 }
             },
