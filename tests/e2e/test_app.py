@@ -236,6 +236,17 @@ def run(app: App, data: Path):
     app.nav("Statistics")
     app.tid("chart-load")
     app.wait(lambda: "%" in app.tid("busy").text, "the busy share from two samples", timeout=30)
+    # Charts are drawn in the page at its text size: no chart text smaller than the body's.
+    sizes = app.wait(
+        lambda: (lambda v: v if len(v) > 6 else None)(
+            app.d.execute_script(
+                "const b = parseFloat(getComputedStyle(document.body).fontSize);"
+                "return [b, ...[...document.querySelectorAll('[data-testid=chart-load] svg text')].map((t) => parseFloat(getComputedStyle(t).fontSize))];"
+            )
+        ),
+        "the load chart's text",
+    )
+    check(min(sizes[1:]) >= sizes[0], f"chart text sizes {sizes[1:]} against the body's {sizes[0]}")
     app.shot("statistics")
 
     # A latency probe sweep with its live chart, report and charts.
@@ -247,7 +258,8 @@ def run(app: App, data: Path):
     report = app.tid("probe-report", timeout=60)
     check("ml-dsa-65-sign" in report.text, report.text)
     app.tid("probe-verdict")
-    app.wait(lambda: app.tid("probe-chart-sweep").get_attribute("src").startswith("data:image/svg"), "the sweep chart")
+    sweep = app.wait(lambda: next((e for e in app.css("[data-testid=probe-chart-sweep] svg")), None), "the sweep chart")
+    check("workers" in sweep.text and "throughput (ops/s)" in sweep.text, sweep.text)
     app.shot("probe")
 
     # Everything is in the audit trail, which verifies.
