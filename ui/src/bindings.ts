@@ -249,7 +249,11 @@ export type LastVerification = { at: string, intact: boolean,
 /**
  * Records checked (intact) or checked before the first bad one.
  */
-records: number, first_bad_seq: number | null, explanation: string | null, trigger: VerifyTrigger, };
+records: number, first_bad_seq: number | null, 
+/**
+ * What is wrong, in English (`finding` says it in a form each language translates).
+ */
+explanation: string | null, finding: Finding | null, trigger: VerifyTrigger, };
 
 export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
 

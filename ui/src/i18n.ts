@@ -6,7 +6,7 @@
 // numbers and dates are formatted for it.
 import i18next from "i18next";
 import { initReactI18next, useTranslation } from "react-i18next";
-import type { ApiError, Language, Text } from "./bindings";
+import type { ApiError, Finding, Language, Text } from "./bindings";
 import en from "./locales/en.json";
 import zhHans from "./locales/zh-Hans.json";
 import zhHant from "./locales/zh-Hant.json";
@@ -76,9 +76,28 @@ export function translateKey(key: string, args: Record<string, string | number>,
   return (i18next.t as (k: string, o: object) => string)(key, { ...args, defaultValue: fallback });
 }
 
-/// A backend Text (overview items) in the window's language.
+/// A backend Text (overview items) in the window's language. A text nested in an argument
+/// (console's Text::nest: `name.key` and `name.ARG`) is translated first and fills `name`.
 export function textOf(t: Text): string {
-  return translateKey(t.key, t.args, t.text);
+  const args: Record<string, string> = { ...t.args };
+  for (const [k, key] of Object.entries(t.args)) {
+    const name = k.endsWith(".key") ? k.slice(0, -4) : null;
+    if (!name) continue;
+    const inner = Object.fromEntries(
+      Object.entries(t.args)
+        .filter(([a]) => a !== k && a.startsWith(`${name}.`))
+        .map(([a, v]) => [a.slice(name.length + 1), v]),
+    );
+    args[name] = translateKey(key, inner, t.args[name] ?? "");
+  }
+  return translateKey(t.key, args, t.text);
+}
+
+/// An audit finding (the verifier's verdict) in the window's language: its fields fill
+/// `audit.findings.<kind>`; the backend's English when the catalog lacks it.
+export function findingText(f: Finding, english: string): string {
+  const { kind, ...fields } = f;
+  return translateKey(`audit.findings.${kind}`, fields, english);
 }
 
 /// A backend error's message and suggestion in the window's language (English when the

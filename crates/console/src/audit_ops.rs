@@ -26,8 +26,41 @@ pub struct LastVerification {
     /// Records checked (intact) or checked before the first bad one.
     pub records: i64,
     pub first_bad_seq: Option<i64>,
+    /// What is wrong, in English (`finding` says it in a form each language translates).
     pub explanation: Option<String>,
+    pub finding: Option<audit::verify::Finding>,
     pub trigger: VerifyTrigger,
+}
+
+impl LastVerification {
+    /// A verification's verdict, made at `at`.
+    pub fn from_verdict(v: &Verdict, at: String, trigger: VerifyTrigger) -> Self {
+        match v {
+            Verdict::Intact { records, .. } => LastVerification {
+                at,
+                intact: true,
+                records: *records,
+                first_bad_seq: None,
+                explanation: None,
+                finding: None,
+                trigger,
+            },
+            Verdict::Broken {
+                finding,
+                first_bad_seq,
+                explanation,
+                records_checked,
+            } => LastVerification {
+                at,
+                intact: false,
+                records: *records_checked,
+                first_bad_seq: Some(*first_bad_seq),
+                explanation: Some(explanation.clone()),
+                finding: Some(finding.clone()),
+                trigger,
+            },
+        }
+    }
 }
 
 /// Who asked for a verification.
@@ -198,29 +231,11 @@ impl Console {
     ) -> ApiResult<Verdict> {
         let pinned = self.audit_signer_spki();
         let v = self.audit().verify(pinned, progress, cancel).await?;
-        *self.last_verification.write() = Some(match &v {
-            Verdict::Intact { records, .. } => LastVerification {
-                at: audit::now_rfc3339(),
-                intact: true,
-                records: *records,
-                first_bad_seq: None,
-                explanation: None,
-                trigger,
-            },
-            Verdict::Broken {
-                first_bad_seq,
-                explanation,
-                records_checked,
-                ..
-            } => LastVerification {
-                at: audit::now_rfc3339(),
-                intact: false,
-                records: *records_checked,
-                first_bad_seq: Some(*first_bad_seq),
-                explanation: Some(explanation.clone()),
-                trigger,
-            },
-        });
+        *self.last_verification.write() = Some(LastVerification::from_verdict(
+            &v,
+            audit::now_rfc3339(),
+            trigger,
+        ));
         let ev = Event::new("audit.verify", "audit_trail")
             .resource(self.audit().log_id().to_string())
             .meta("verdict", &v)

@@ -43,9 +43,50 @@ impl Text {
         }
     }
 
+    /// `inner` as the argument `name` (whose English it already holds): its key and
+    /// arguments travel as `name.key` and `name.ARG`, so a language translates the whole
+    /// sentence, the part inside too (`in_lang` here, `textOf` in the UI).
+    pub fn nest(mut self, name: &str, inner: &Text) -> Text {
+        self.args.insert(format!("{name}.key"), inner.key.clone());
+        for (k, v) in &inner.args {
+            self.args.insert(format!("{name}.{k}"), v.clone());
+        }
+        self
+    }
+
+    /// The texts nested with [`Text::nest`], by argument name.
+    fn nested(&self) -> Vec<(String, Text)> {
+        self.args
+            .iter()
+            .filter_map(|(k, key)| {
+                let name = k.strip_suffix(".key")?;
+                let prefix = format!("{name}.");
+                let args = self
+                    .args
+                    .iter()
+                    .filter(|(a, _)| a.as_str() != k.as_str())
+                    .filter_map(|(a, v)| Some((a.strip_prefix(&prefix)?.to_string(), v.clone())))
+                    .collect();
+                let text = self.args.get(name).cloned().unwrap_or_default();
+                Some((
+                    name.to_string(),
+                    Text {
+                        key: key.clone(),
+                        args,
+                        text,
+                    },
+                ))
+            })
+            .collect()
+    }
+
     /// The message in `lang` (English when the catalog lacks the key).
     pub fn in_lang(&self, lang: Lang) -> String {
-        translate(lang, &self.key, &self.args).unwrap_or_else(|| self.text.clone())
+        let mut args = self.args.clone();
+        for (name, inner) in self.nested() {
+            args.insert(name, inner.in_lang(lang));
+        }
+        translate(lang, &self.key, &args).unwrap_or_else(|| self.text.clone())
     }
 }
 
@@ -189,6 +230,36 @@ mod tests {
         assert_eq!(t.text, "1 and 2 but {{c}}");
         assert_eq!(fill("no braces {", &BTreeMap::new()), "no braces {");
         assert_eq!(fill("open {{a", &BTreeMap::new()), "open {{a");
+    }
+
+    #[test]
+    fn a_nested_text_is_translated_with_the_sentence_around_it() {
+        let inner = crate::text!(
+            "audit.findings.missing",
+            "Record {{seq}} is missing: it was deleted from the trail.",
+            seq = 8
+        );
+        let t = crate::text!(
+            "overview.items.audit_broken",
+            "The audit trail is broken at record {{seq}}: {{explanation}}",
+            seq = 8,
+            explanation = inner.text
+        )
+        .nest("explanation", &inner);
+        assert_eq!(
+            t.text,
+            "The audit trail is broken at record 8: Record 8 is missing: it was deleted from the trail."
+        );
+        assert_eq!(t.in_lang(Lang::En), t.text);
+        let zh = t.in_lang(Lang::ZhHant);
+        assert!(zh.contains(&inner.in_lang(Lang::ZhHant)), "{zh}");
+        assert!(!zh.contains("deleted"), "{zh}");
+        // Without the nested key the English part stays: the sentence still reads.
+        let mut plain = t.clone();
+        plain.args.retain(|k, _| !k.starts_with("explanation."));
+        assert!(plain
+            .in_lang(Lang::ZhHant)
+            .contains("deleted from the trail"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod audit_hsm;
 pub mod audit_ops;
 pub mod builtin;
 pub mod error;
+pub mod findings;
 pub mod health;
 pub mod i18n;
 pub mod keys;

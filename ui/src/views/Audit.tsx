@@ -6,7 +6,7 @@ import { useTranslation } from "react-i18next";
 import type { CheckpointView, DayCount, ExportFormat, Query, RecordView, Verdict } from "../bindings";
 import { BarChart, type BarSpec } from "../charts/Chart";
 import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../components";
-import { useFormat } from "../i18n";
+import { findingText, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useAudit, useJumps, useNavigate, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -28,7 +28,7 @@ function VerdictBox({ v }: { v: Verdict }) {
         {v.last_checkpoint
           ? t("audit.intact_last_checkpoint", {
               no: v.last_checkpoint.checkpoint_no,
-              time: v.last_checkpoint.time,
+              time: fmt.dateTime(v.last_checkpoint.time),
               algorithm: v.last_checkpoint.algorithm,
             })
           : ""}
@@ -38,7 +38,7 @@ function VerdictBox({ v }: { v: Verdict }) {
   }
   return (
     <div className="verdict bad" role="alert" data-testid="verdict" data-verdict="broken">
-      <strong>{t("audit.broken_at", { seq: v.first_bad_seq })}</strong> {v.explanation}
+      <strong>{t("audit.broken_at", { seq: v.first_bad_seq })}</strong> {findingText(v.finding, v.explanation)}
       <div className="muted small">{t("audit.finding", { kind: v.finding.kind, checked: fmt.number(v.records_checked) })}</div>
     </div>
   );

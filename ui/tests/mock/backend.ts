@@ -408,6 +408,15 @@ export function install(cfg: MockConfig = {}) {
     return { key, args: a, text: english.replace(/\{\{(\w+)\}\}/g, (_, n: string) => a[n] ?? "") };
   }
 
+  /// As console::findings + Text::nest: a finding's key and fields as `name.key`, `name.FIELD`.
+  function nest(t: Text, name: string, finding: Finding | null | undefined): Text {
+    if (!finding) return t;
+    const { kind, ...fields } = finding;
+    const args: Record<string, string> = { ...t.args, [`${name}.key`]: `audit.findings.${kind}` };
+    for (const [k, v] of Object.entries(fields)) args[`${name}.${k}`] = String(v);
+    return { ...t, args };
+  }
+
   function item(
     kind: AttentionItem["kind"],
     severity: AttentionItem["severity"],
@@ -582,6 +591,7 @@ export function install(cfg: MockConfig = {}) {
           records: cfg.brokenAt - 1,
           first_bad_seq: cfg.brokenAt,
           explanation: `Record ${cfg.brokenAt} was changed after it was written: its content no longer matches its seal.`,
+          finding: { kind: "modified" as const, seq: cfg.brokenAt },
           trigger: "scheduled" as const,
         }
       : lastVerification;
@@ -590,10 +600,14 @@ export function install(cfg: MockConfig = {}) {
         item(
           "audit",
           "critical",
-          text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", {
-            seq: last.first_bad_seq ?? 0,
-            explanation: last.explanation ?? "",
-          }),
+          nest(
+            text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", {
+              seq: last.first_bad_seq ?? 0,
+              explanation: last.explanation ?? "",
+            }),
+            "explanation",
+            last.finding,
+          ),
           "audit",
           {
             partition_id: null,
@@ -969,8 +983,16 @@ export function install(cfg: MockConfig = {}) {
           };
       lastVerification =
         v.verdict === "intact"
-          ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
-          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
+          ? {
+              at: new Date().toISOString(),
+              intact: true,
+              records: total,
+              first_bad_seq: null,
+              explanation: null,
+              finding: null,
+              trigger: "manual",
+            }
+          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, finding, trigger: "manual" };
       record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
       return v;
     },

@@ -242,7 +242,11 @@ test("繁體中文 from the system's locale: every view, the backend's errors tr
   assert.equal(await page.evaluate(() => document.documentElement.lang), "zh-Hant");
   assert.equal(await page.locator("nav.sidebar [aria-current=page]").innerText(), "總覽");
   assert.match(await page.locator("nav.sidebar").innerText(), /稽核軌跡/);
-  assert.match(await page.getByTestId("overview-audit").innerText(), /稽核軌跡在第 17 筆記錄處斷裂/);
+  const broken = await page.getByTestId("overview-audit").innerText();
+  assert.match(broken, /稽核軌跡在第 17 筆記錄處斷裂/);
+  // What is wrong is the verifier's finding, translated inside the sentence.
+  assert.match(broken, /記錄 17 在寫入後遭到更改/);
+  assert.doesNotMatch(broken, /was changed/);
   await shot(page, "23-overview-zh-Hant");
   await page.keyboard.press("Alt+1");
   await page.getByTestId("login-button").click();
@@ -294,6 +298,27 @@ test("简体中文 from the system's locale, with the mainland terms", async () 
   await page.getByTestId("chart-load").locator("svg").waitFor();
   assert.match(await page.getByTestId("chart-load").innerText(), /HSM 忙碌率/);
   await shot(page, "27-statistics-zh-Hans");
+});
+
+test("a broken trail's finding reads in the officer's language in the Audit view", async () => {
+  const page = await openApp(browser, { records: 300, tamperedSeq: 150, tamperKind: "reordered" }, { locale: "zh-CN" });
+  await page.getByRole("heading", { name: "总览" }).waitFor();
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("用户已登录").first().waitFor();
+  await page.keyboard.press("Alt+9");
+  await page.getByTestId("verify-trail").click();
+  const v = page.getByTestId("verdict");
+  await v.waitFor();
+  const text = await v.innerText();
+  assert.match(text, /记录 150 位置错误：它写入时是记录 153。/);
+  assert.doesNotMatch(text, /out of place/);
+  // The finding's code stays English, as error codes do.
+  assert.match(text, /reordered/);
+  await shot(page, "28-audit-broken-zh-Hans");
+  assert.deepEqual(page.errors, []);
 });
 
 test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {

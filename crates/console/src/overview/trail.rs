@@ -8,6 +8,8 @@ use super::{
     AttentionItem, AttentionKind as K, AuditSummary, Link, LinkView, Section, Severity as S,
 };
 use crate::audit_ops::{LastVerification, VerifyTrigger};
+use crate::findings::finding_text;
+use crate::i18n::Text;
 use crate::settings::AutoVerify;
 use crate::views::AuditKeyView;
 use crate::{text, Console};
@@ -46,29 +48,25 @@ async fn recorded_verification(c: &Console) -> Option<LastVerification> {
         Some("scheduled") => VerifyTrigger::Scheduled,
         _ => VerifyTrigger::Manual,
     };
-    Some(match verdict {
-        Verdict::Intact { records, .. } => LastVerification {
-            at: r.timestamp,
-            intact: true,
-            records,
-            first_bad_seq: None,
-            explanation: None,
-            trigger,
-        },
-        Verdict::Broken {
-            first_bad_seq,
-            explanation,
-            records_checked,
-            ..
-        } => LastVerification {
-            at: r.timestamp,
-            intact: false,
-            records: records_checked,
-            first_bad_seq: Some(first_bad_seq),
-            explanation: Some(explanation),
-            trigger,
-        },
-    })
+    Some(LastVerification::from_verdict(
+        &verdict,
+        r.timestamp,
+        trigger,
+    ))
+}
+
+/// "Broken at record N: what is wrong", the finding translated with the sentence.
+fn broken_text(seq: i64, v: &LastVerification) -> Text {
+    let t = text!(
+        "overview.items.audit_broken",
+        "The audit trail is broken at record {{seq}}: {{explanation}}",
+        seq = seq,
+        explanation = v.explanation.clone().unwrap_or_default()
+    );
+    match &v.finding {
+        Some(f) => t.nest("explanation", &finding_text(f)),
+        None => t,
+    }
 }
 
 /// How old a verification may be before it is "not verified since …".
@@ -118,12 +116,7 @@ pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
             items.push(AttentionItem::new(
                 K::Audit,
                 S::Critical,
-                text!(
-                    "overview.items.audit_broken",
-                    "The audit trail is broken at record {{seq}}: {{explanation}}",
-                    seq = seq,
-                    explanation = v.explanation.clone().unwrap_or_default()
-                ),
+                broken_text(seq, v),
                 link,
             ));
         }
