@@ -428,6 +428,10 @@ fraction: number, point: SeriesPoint | null, };
 
 export type ProbeReport = { id: string, created_at: string, partition_id: string, module: string, firmware: string, slot: number, op: ProbeOp, op_name: string, mechanism: string, payload_bytes: number, request: ProbeRequest, console_version: string, runs: Array<RunResult>, sweep: Array<SweepPoint>, verdict: string | null, 
 /**
+ * The verdict in a form each language translates (absent in reports kept before it).
+ */
+verdict_text: Text | null, 
+/**
  * The probe's own cost per timed call (two clock reads and a histogram record).
  */
 overhead_ns: number, cancelled: boolean, };

@@ -17,11 +17,11 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// A message: its key, arguments and English text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Text {
     /// The catalog key (`errors.pin_incorrect`, `overview.hss.days_left`).
     pub key: String,

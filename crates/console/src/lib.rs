@@ -13,6 +13,7 @@ pub mod i18n;
 pub mod keys;
 pub mod overview;
 pub mod partitions;
+pub mod probe_verdict;
 pub mod probes;
 pub mod settings;
 pub mod sign;

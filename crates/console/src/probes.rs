@@ -15,6 +15,8 @@ use audit::Event;
 use bench::probe::{self, ProbeOp, ProbeProgress, ProbeRequest, RunResult, SweepPoint};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
+use crate::probe_verdict::verdict_text;
 use crate::text;
 use crate::Console;
 
@@ -43,6 +45,9 @@ pub struct ProbeReport {
     pub runs: Vec<RunResult>,
     pub sweep: Vec<SweepPoint>,
     pub verdict: Option<String>,
+    /// The verdict in a form each language translates (absent in reports kept before it).
+    #[serde(default)]
+    pub verdict_text: Option<Text>,
     /// The probe's own cost per timed call (two clock reads and a histogram record).
     pub overhead_ns: f64,
     pub cancelled: bool,
@@ -226,6 +231,7 @@ impl Console {
             payload_bytes: req.op.payload(),
             console_version: env!("CARGO_PKG_VERSION").into(),
             runs: outcome.runs,
+            verdict_text: probe::sweep_verdict(&outcome.sweep).map(|v| verdict_text(&v)),
             sweep: outcome.sweep,
             verdict: outcome.verdict,
             overhead_ns: outcome.overhead_ns,

@@ -6,7 +6,7 @@ import { useTranslation } from "react-i18next";
 import type { ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../bindings";
 import { BarChart, LineChart } from "../charts/Chart";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
-import { formatter, useFormat } from "../i18n";
+import { formatter, textOf, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -85,6 +85,7 @@ function ReportCharts({ report }: { report: ProbeReport }) {
 
 function ReportView({ report }: { report: ProbeReport }) {
   const { t } = useTranslation();
+  const fmt = useFormat();
   const toast = useToast();
   const [target, setTarget] = useState("");
   const { run: planCapacity, data: plan } = useCommand(api.probeCapacity, { errorToast: t("probes.no_plan") });
@@ -174,7 +175,7 @@ function ReportView({ report }: { report: ProbeReport }) {
       )}
       {report.verdict && (
         <p className="verdict-line" data-testid="probe-verdict">
-          <strong>{report.verdict}</strong>
+          <strong>{report.verdict_text ? textOf(report.verdict_text) : report.verdict}</strong>
         </p>
       )}
       <ReportCharts report={report} />
@@ -198,7 +199,17 @@ function ReportView({ report }: { report: ProbeReport }) {
         >
           {t("probes.plan")}
         </button>
-        {plan && <span data-testid="capacity-result">{plan.explanation}</span>}
+        {plan && (
+          <span data-testid="capacity-result">
+            {t("probes.capacity_plan", {
+              hsms: t("probes.capacity_hsms", { count: plan.hsms }),
+              ceiling: fmt.number(plan.ceiling_per_s, 0),
+              sessions: t("probes.capacity_sessions", { count: plan.pool_size_per_hsm }),
+              per: fmt.number(plan.per_hsm_per_s, 0),
+              ms: fmt.number(best.latency.mean_us / 1000, 2),
+            })}
+          </span>
+        )}
       </div>
     </section>
   );

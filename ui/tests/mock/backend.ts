@@ -1372,6 +1372,13 @@ export function install(cfg: MockConfig = {}) {
         verdict: sweep.length
           ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
           : null,
+        verdict_text: sweep.length
+          ? text(
+              "probes.verdicts.ceiling",
+              "Ceiling in the HSM at about {{best}} ops/s: from {{from}} to {{to}} workers throughput stayed flat ({{from_rate}} → {{to_rate}} ops/s) while mean latency grew {{growth}}× — more workers only queue. Add HSMs, not sessions.",
+              { best: 66, from: 2, to: 4, from_rate: 65, to_rate: 66, growth: "2.0" },
+            )
+          : null,
         overhead_ns: 70,
         cancelled: false,
       };

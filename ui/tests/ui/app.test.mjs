@@ -367,7 +367,10 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   assert.equal(req.mode.mode, "duration");
   await page.getByTestId("capacity-target").fill("200");
   await page.getByTestId("capacity-plan").click();
-  assert.match(await page.getByTestId("capacity-result").innerText(), /4 HSMs/);
+  assert.match(
+    await page.getByTestId("capacity-result").innerText(),
+    /^4 HSMs \(each kept at ≤ 80 % of its 66 ops\/s ceiling\), then 1 session per HSM for 50 ops\/s at [\d.]+ ms per call\./,
+  );
   await shot(page, "16-probe-sweep");
   // A second run, then compare the two stored runs side by side.
   await page.getByTestId("probe-workers").fill("1");

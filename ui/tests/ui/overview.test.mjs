@@ -321,6 +321,29 @@ test("a broken trail's finding reads in the officer's language in the Audit view
   assert.deepEqual(page.errors, []);
 });
 
+test("a probe's verdict and capacity plan read in 繁體中文", async () => {
+  const page = await openApp(browser, {}, { locale: "zh-TW" });
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("使用者已登入").first().waitFor();
+  await page.keyboard.press("Alt+8");
+  await page.getByTestId("probe-op").selectOption("ml-dsa-65-sign");
+  await page.getByTestId("probe-workers").fill("1,2,4");
+  await page.getByTestId("probe-run").click();
+  await page.getByTestId("probe-report").waitFor();
+  const verdict = await page.getByTestId("probe-verdict").innerText();
+  assert.match(verdict, /HSM 的上限約為每秒 66 次操作：從 2 到 4 個工作執行緒/);
+  assert.doesNotMatch(verdict, /Ceiling/);
+  await page.getByTestId("capacity-target").fill("200");
+  await page.getByTestId("capacity-plan").click();
+  const plan = await page.getByTestId("capacity-result").innerText();
+  assert.match(plan, /^4 台 HSM（每台維持在其 66 ops\/s 上限的 80 % 以內），再於每台 HSM 使用 1 個工作階段/);
+  await shot(page, "29-probe-zh-Hant");
+  assert.deepEqual(page.errors, []);
+});
+
 test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {
   const page = await openApp(browser);
   await page.keyboard.press("Alt+0");
