@@ -162,7 +162,11 @@ export type FileCheck = { path: string, name: string, size: number | null,
 /**
  * Why it cannot be signed (a folder, a FIFO, empty, …).
  */
-problem: string | null, };
+problem: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+problem_text: Text | null, };
 
 export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 

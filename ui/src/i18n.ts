@@ -76,21 +76,26 @@ export function translateKey(key: string, args: Record<string, string | number>,
   return (i18next.t as (k: string, o: object) => string)(key, { ...args, defaultValue: fallback });
 }
 
-/// A backend Text (overview items) in the window's language. A text nested in an argument
-/// (console's Text::nest: `name.key` and `name.ARG`) is translated first and fills `name`.
-export function textOf(t: Text): string {
-  const args: Record<string, string> = { ...t.args };
-  for (const [k, key] of Object.entries(t.args)) {
+/// Arguments with the texts nested in them (console's Text::nest: `name.key` and `name.ARG`)
+/// translated, each filling `name`.
+function withNested(args: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = { ...args };
+  for (const [k, key] of Object.entries(args)) {
     const name = k.endsWith(".key") ? k.slice(0, -4) : null;
     if (!name) continue;
     const inner = Object.fromEntries(
-      Object.entries(t.args)
+      Object.entries(args)
         .filter(([a]) => a !== k && a.startsWith(`${name}.`))
         .map(([a, v]) => [a.slice(name.length + 1), v]),
     );
-    args[name] = translateKey(key, inner, t.args[name] ?? "");
+    out[name] = translateKey(key, inner, args[name] ?? "");
   }
-  return translateKey(t.key, args, t.text);
+  return out;
+}
+
+/// A backend Text (overview items, probe verdicts, file problems) in the window's language.
+export function textOf(t: Text): string {
+  return translateKey(t.key, withNested(t.args), t.text);
 }
 
 /// An audit finding (the verifier's verdict) in the window's language: its fields fill
@@ -104,9 +109,10 @@ export function findingText(f: Finding, english: string): string {
 /// error carries no key, or the catalog lacks it).
 export function errorTexts(e: ApiError): { message: string; suggestion: string | null } {
   const i = e.i18n;
+  const args = i ? withNested(i.args) : {};
   return {
-    message: i?.message ? translateKey(i.message, i.args, e.message) : e.message,
-    suggestion: e.suggestion && i?.suggestion ? translateKey(i.suggestion, i.args, e.suggestion) : e.suggestion,
+    message: i?.message ? translateKey(i.message, args, e.message) : e.message,
+    suggestion: e.suggestion && i?.suggestion ? translateKey(i.suggestion, args, e.suggestion) : e.suggestion,
   };
 }
 

@@ -173,12 +173,16 @@ impl ApiError {
     pub fn invalid(message: impl Into<Message>) -> Self {
         ApiError::new(ErrorCode::InvalidInput, message)
     }
+    /// The arguments of the message and suggestion, nested texts translated into `lang`.
+    fn i18n_args(&self, lang: Lang) -> Option<std::collections::BTreeMap<String, String>> {
+        Some(crate::i18n::with_nested(lang, &self.i18n.as_ref()?.args))
+    }
     /// The message in `lang` (English when it has no key or the catalog lacks it).
     pub fn message_in(&self, lang: Lang) -> String {
         self.i18n
             .as_ref()
             .and_then(|i| i.message.as_deref())
-            .and_then(|k| crate::i18n::translate(lang, k, &self.i18n.as_ref()?.args))
+            .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
             .unwrap_or_else(|| self.message.clone())
     }
     /// The suggestion in `lang`, likewise.
@@ -188,7 +192,7 @@ impl ApiError {
             self.i18n
                 .as_ref()
                 .and_then(|i| i.suggestion.as_deref())
-                .and_then(|k| crate::i18n::translate(lang, k, &self.i18n.as_ref()?.args))
+                .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
                 .unwrap_or(english),
         )
     }

@@ -54,39 +54,10 @@ impl Text {
         self
     }
 
-    /// The texts nested with [`Text::nest`], by argument name.
-    fn nested(&self) -> Vec<(String, Text)> {
-        self.args
-            .iter()
-            .filter_map(|(k, key)| {
-                let name = k.strip_suffix(".key")?;
-                let prefix = format!("{name}.");
-                let args = self
-                    .args
-                    .iter()
-                    .filter(|(a, _)| a.as_str() != k.as_str())
-                    .filter_map(|(a, v)| Some((a.strip_prefix(&prefix)?.to_string(), v.clone())))
-                    .collect();
-                let text = self.args.get(name).cloned().unwrap_or_default();
-                Some((
-                    name.to_string(),
-                    Text {
-                        key: key.clone(),
-                        args,
-                        text,
-                    },
-                ))
-            })
-            .collect()
-    }
-
     /// The message in `lang` (English when the catalog lacks the key).
     pub fn in_lang(&self, lang: Lang) -> String {
-        let mut args = self.args.clone();
-        for (name, inner) in self.nested() {
-            args.insert(name, inner.in_lang(lang));
-        }
-        translate(lang, &self.key, &args).unwrap_or_else(|| self.text.clone())
+        translate(lang, &self.key, &with_nested(lang, &self.args))
+            .unwrap_or_else(|| self.text.clone())
     }
 }
 
@@ -209,6 +180,27 @@ pub fn lookup(lang: Lang, key: &str) -> Option<&'static str> {
         v = v.get(part)?;
     }
     v.as_str()
+}
+
+/// `args` with the texts nested in them ([`Text::nest`]: `name.key`, `name.ARG`) translated
+/// into `lang`, each filling `name` (which keeps its English when the catalog lacks the key).
+pub fn with_nested(lang: Lang, args: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = args.clone();
+    for (k, key) in args {
+        let Some(name) = k.strip_suffix(".key") else {
+            continue;
+        };
+        let prefix = format!("{name}.");
+        let inner: BTreeMap<String, String> = args
+            .iter()
+            .filter(|(a, _)| a.as_str() != k.as_str())
+            .filter_map(|(a, v)| Some((a.strip_prefix(&prefix)?.to_string(), v.clone())))
+            .collect();
+        if let Some(s) = translate(lang, key, &inner) {
+            out.insert(name.to_string(), s);
+        }
+    }
+    out
 }
 
 /// The entry for `key` in `lang` with the arguments filled in.

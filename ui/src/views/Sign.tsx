@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { FileCheck, SignFormat, SignProgress, SignRequest, SigningKeyView } from "../bindings";
 import { Badge, EmptyState, ErrorBox, Field, ProgressBar } from "../components";
-import { errorTexts, useFormat } from "../i18n";
+import { errorTexts, textOf, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -185,7 +185,7 @@ export function SignView() {
                     <td>{fmt.bytes(c?.size ?? null)}</td>
                     <td className="status-cell">
                       {c?.problem ? (
-                        <span className="bad-text">{c.problem}</span>
+                        <span className="bad-text">{c.problem_text ? textOf(c.problem_text) : c.problem}</span>
                       ) : out?.error ? (
                         <span className="bad-text">{errorTexts(out.error).message}</span>
                       ) : out && out.outputs.length ? (

@@ -47,6 +47,12 @@ import type {
   DayCount,
 } from "../../src/bindings";
 
+/// signing::input's reasons for refusing a path (the ones the mock makes).
+const REASONS = {
+  folder: "is a folder; drop the files inside it (or an archive of it)",
+  empty: "is empty (0 bytes); an empty release artifact is almost certainly a mistake",
+} as const;
+
 export interface MockConfig {
   /** Extra objects on the partition (for the virtualized table). */
   objects?: number;
@@ -1033,18 +1039,22 @@ export function install(cfg: MockConfig = {}) {
       return ks;
     },
     inspect_files: async (args) => {
+      // As signing::input and console::sign::input_problem: the English, and the reason nested.
+      const refuse = (path: string, name: string, reason: keyof typeof REASONS): FileCheck => ({
+        path,
+        name,
+        size: null,
+        problem: `${path}: ${REASONS[reason]}`,
+        problem_text: {
+          ...text("errors.path_reason", "{{path}} {{reason}}.", { path, reason: REASONS[reason] }),
+          args: { path, reason: REASONS[reason], "reason.key": `errors.inputs.${reason}` },
+        },
+      });
       return (args.paths as string[]).map((p): FileCheck => {
         const name = p.split("/").pop() ?? p;
-        if (p.endsWith("/"))
-          return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
-        if (name.startsWith("empty"))
-          return {
-            path: p,
-            name,
-            size: null,
-            problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
-          };
-        return { path: p, name, size: 1000 + name.length * 100, problem: null };
+        if (p.endsWith("/")) return refuse(p, name, "folder");
+        if (name.startsWith("empty")) return refuse(p, name, "empty");
+        return { path: p, name, size: 1000 + name.length * 100, problem: null, problem_text: null };
       });
     },
     // The officer cancels every native dialog.

@@ -344,6 +344,23 @@ test("a probe's verdict and capacity plan read in 繁體中文", async () => {
   assert.deepEqual(page.errors, []);
 });
 
+test("files that cannot be signed say why in 简体中文", async () => {
+  const page = await openApp(browser, {}, { locale: "zh-CN" });
+  await page.getByRole("heading", { name: "总览" }).waitFor();
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("用户已登录").first().waitFor();
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz", "/srv/release/", "/srv/release/empty.bin"]));
+  await page.getByTestId("sign-files").waitFor();
+  const list = await page.getByTestId("sign-files").innerText();
+  assert.match(list, /\/srv\/release\/ 是文件夹；请拖放其中的文件（或它的归档文件）。/);
+  assert.match(list, /\/srv\/release\/empty\.bin 是空的（0 字节）/);
+  assert.doesNotMatch(list, /is a folder|is empty/);
+  assert.deepEqual(page.errors, []);
+});
+
 test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {
   const page = await openApp(browser);
   await page.keyboard.press("Alt+0");

@@ -13,6 +13,7 @@
 mod batch;
 mod certificates;
 pub mod formats;
+mod inputs;
 mod key;
 mod manifest;
 mod verify;
@@ -27,6 +28,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::text;
 
 pub use certificates::CertificateView;
+pub use inputs::input_problem;
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -175,12 +177,7 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             "errors.move_old_signature_away_choose",
             "Move the old signature away or choose another output folder."
         )),
-        SignError::Input { path, reason } => ApiError::invalid(text!(
-            "errors.path_reason",
-            "{{path}} {{reason}}.",
-            path = path,
-            reason = reason
-        )),
+        SignError::Input { path, reason } => ApiError::invalid(input_problem(&path, &reason)),
         SignError::Changed(p) => ApiError::invalid(text!(
             "errors.changed_while_being_read",
             "{{path}} changed while it was being read.",
