@@ -220,6 +220,10 @@ audit_expected_remaining: number | null,
  */
 mismatch: string | null, 
 /**
+ * The same in a form each language translates.
+ */
+mismatch_text: Text | null, 
+/**
  * Signatures left over time, from the trail's records (its baseline, then after each
  * signing record) and the token's count now; for the chart.
  */

@@ -17,6 +17,8 @@ use p11::vendor::{bin, stats_id};
 use p11::Template;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
+use crate::text;
 use crate::views::{StorageView, TokenView};
 use crate::Console;
 
@@ -61,6 +63,8 @@ pub struct HssKeyView {
     pub audit_expected_remaining: Option<u64>,
     /// Set when the token's counter and the trail disagree, saying which way.
     pub mismatch: Option<String>,
+    /// The same in a form each language translates.
+    pub mismatch_text: Option<Text>,
     /// Signatures left over time, from the trail's records (its baseline, then after each
     /// signing record) and the token's count now; for the chart.
     pub history: Vec<HssPoint>,
@@ -387,7 +391,7 @@ pub(crate) fn hss_history(
     id_hex: &str,
     capacity: Option<u128>,
     remaining: Option<u64>,
-) -> (f64, f64, f64, Option<u64>, Option<String>) {
+) -> (f64, f64, f64, Option<u64>, Option<Text>) {
     let mine: Vec<&audit::Record> = records
         .iter()
         .filter(|r| r.metadata.contains(id_hex))
@@ -430,13 +434,19 @@ pub(crate) fn hss_history(
             let recorded: u64 = mine.iter().filter(|r| r.seq > seq).map(|r| used(r)).sum();
             let expected = base.saturating_sub(recorded);
             let m = if now < expected {
-                Some(format!(
-                    "The token has {now} signatures left but the audit trail accounts for {expected}: {} were made outside this console (another tool or another trail).",
-                    expected - now
+                Some(text!(
+                    "hss.mismatch_outside",
+                    "The token has {{now}} signatures left but the audit trail accounts for {{expected}}: {{outside}} were made outside this console (another tool or another trail).",
+                    now = now,
+                    expected = expected,
+                    outside = expected - now
                 ))
             } else if now > expected {
-                Some(format!(
-                    "The token reports {now} signatures left, more than the {expected} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys."
+                Some(text!(
+                    "hss.mismatch_backwards",
+                    "The token reports {{now}} signatures left, more than the {{expected}} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys.",
+                    now = now,
+                    expected = expected
                 ))
             } else {
                 None
@@ -580,7 +590,8 @@ impl Console {
                     per_day_90: d90,
                     projected_exhaustion: projected,
                     audit_expected_remaining: expected,
-                    mismatch,
+                    mismatch: mismatch.as_ref().map(|m| m.text.clone()),
+                    mismatch_text: mismatch,
                     history: hss_points(&records, &k.id_hex, capacity, k.hss_keys_remaining),
                 });
             }
@@ -754,10 +765,14 @@ mod tests {
         assert!(mismatch.is_none());
         // Two signatures made outside the console.
         let (.., mismatch) = hss_history(&records, id, Some(1024), Some(968));
-        assert!(mismatch.unwrap().contains("2 were made outside"));
+        let m = mismatch.unwrap();
+        assert_eq!(m.key, "hss.mismatch_outside");
+        assert!(m.text.contains("2 were made outside"));
         // A counter that went backwards.
         let (.., mismatch) = hss_history(&records, id, Some(1024), Some(1000));
-        assert!(mismatch.unwrap().contains("went backwards"));
+        let m = mismatch.unwrap();
+        assert_eq!(m.key, "hss.mismatch_backwards");
+        assert!(m.text.contains("went backwards"));
     }
 
     #[test]

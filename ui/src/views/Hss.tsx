@@ -7,7 +7,7 @@ import { useTranslation } from "react-i18next";
 import type { HssKeyView } from "../bindings";
 import { LineChart, type Series, type Threshold } from "../charts/Chart";
 import { Badge, EmptyState, ErrorBox } from "../components";
-import { useFormat } from "../i18n";
+import { textOf, useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useNavigate, useSettings } from "../state";
 import { useCommand } from "../useCommand";
@@ -78,7 +78,7 @@ export function HssView() {
         .map((k) => (
           <div className="error-box" role="alert" key={`m-${k.id_hex}`} data-testid="hss-mismatch">
             <strong>{t("hss.mismatch", { label: k.label })}</strong>
-            <p>{k.mismatch}</p>
+            <p>{k.mismatch_text ? textOf(k.mismatch_text) : k.mismatch}</p>
           </div>
         ))}
       {keys && keys.length === 0 ? (

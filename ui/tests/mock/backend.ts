@@ -77,8 +77,8 @@ export interface MockConfig {
     | "torn_last_write";
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
-  /** The HSS view reports this mismatch for the key. */
-  hssMismatch?: string;
+  /** The token's counter and what the trail expects, when they disagree. */
+  hssMismatch?: { now: number; expected: number };
   /** Certificates on the partition: label and days to expiry (negative: expired). */
   certificates?: { label: string; daysLeft: number }[];
   /** Failed operations in the trail (the overview's last 24 hours). */
@@ -412,6 +412,24 @@ export function install(cfg: MockConfig = {}) {
   function text(key: string, english: string, args: Record<string, string | number> = {}): Text {
     const a = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)]));
     return { key, args: a, text: english.replace(/\{\{(\w+)\}\}/g, (_, n: string) => a[n] ?? "") };
+  }
+
+  /// As console::health: the mismatch in English and as a catalog text.
+  function hssMismatch(m: { now: number; expected: number } | undefined): { mismatch: string | null; mismatch_text: Text | null } {
+    if (!m) return { mismatch: null, mismatch_text: null };
+    const t =
+      m.now < m.expected
+        ? text(
+            "hss.mismatch_outside",
+            "The token has {{now}} signatures left but the audit trail accounts for {{expected}}: {{outside}} were made outside this console (another tool or another trail).",
+            { ...m, outside: m.expected - m.now },
+          )
+        : text(
+            "hss.mismatch_backwards",
+            "The token reports {{now}} signatures left, more than the {{expected}} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys.",
+            m,
+          );
+    return { mismatch: t.text, mismatch_text: t };
   }
 
   /// As console::findings + Text::nest: a finding's key and fields as `name.key`, `name.FIELD`.
@@ -1194,7 +1212,7 @@ export function install(cfg: MockConfig = {}) {
           per_day_90: 1,
           projected_exhaustion: "2027-03-01",
           audit_expected_remaining: k.hss_keys_remaining,
-          mismatch: cfg.hssMismatch ?? null,
+          ...hssMismatch(cfg.hssMismatch),
           // Signatures left over time: from the generation (full) down to what is left now.
           history: [0, 1, 2, 3].map((i) => ({
             at: new Date(Date.UTC(2026, 9, 1) + i * 20 * 86_400_000).toISOString(),

@@ -361,6 +361,20 @@ test("files that cannot be signed say why in 简体中文", async () => {
   assert.deepEqual(page.errors, []);
 });
 
+test("an HSS counter that disagrees with the trail is said loudly in 繁體中文", async () => {
+  const page = await openApp(browser, { hssRemaining: 40, hssMismatch: { now: 40, expected: 42 } }, { locale: "zh-TW" });
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("使用者已登入").first().waitFor();
+  await page.keyboard.press("Alt+6");
+  const box = await page.getByTestId("hss-mismatch").innerText();
+  assert.match(box, /權杖顯示剩餘 40 次簽章，但稽核軌跡記載應剩 42 次：有 2 次是在此主控台之外產生的/);
+  assert.doesNotMatch(box, /made outside/);
+  assert.deepEqual(page.errors, []);
+});
+
 test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {
   const page = await openApp(browser);
   await page.keyboard.press("Alt+0");

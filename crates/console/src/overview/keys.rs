@@ -90,7 +90,7 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
             i.at = k.projected_exhaustion.clone();
             section.items.push(i);
         }
-        if let Some(m) = &k.mismatch {
+        if let Some(m) = &k.mismatch_text {
             section.items.push(
                 AttentionItem::new(
                     K::HssKey,
@@ -99,8 +99,9 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
                         "overview.items.hss_mismatch",
                         "{{label}}: the token's counter and the audit trail disagree. {{detail}}",
                         label = k.label,
-                        detail = m
-                    ),
+                        detail = m.text
+                    )
+                    .nest("detail", m),
                     link,
                 )
                 .on(&k.partition_id, &k.partition_label)
