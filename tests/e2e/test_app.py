@@ -113,9 +113,18 @@ def check(cond: bool, msg: str):
 def run(app: App, data: Path):
     control = data / "builtin" / "control.jsonl"
 
-    # Opens on the built-in partition, marked as an emulator.
+    # Opens on the built-in partition, marked as an emulator, on the Overview: its card
+    # offers a login, and keys and certificates wait for one.
     banner = app.tid("emulator-banner")
     check("not for production keys" in banner.text, banner.text)
+    app.tid("overview-summary")
+    active = app.one("nav.sidebar [aria-current=page]").text
+    check(active == "Overview", f"the window opens on {active}")
+    card = app.tid("partition-card")
+    check("Built-in lunasim" in card.text, card.text)
+    app.tid("card-login")
+    check("log in first" in app.tid("overview-keys").text, app.tid("overview-keys").text)
+    app.shot("overview")
     app.nav("Connections")
     app.shot("connections")
 
@@ -139,6 +148,20 @@ def run(app: App, data: Path):
     app.gone("[role=dialog]", "the login dialog")
     app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
     check("user logged in" in app.tid("current-partition").text, app.tid("current-partition").text)
+
+    # The Overview now: logged in (the card says so), and the wrong PIN is a failed operation
+    # of the last 24 hours that leads to its record in the audit trail.
+    app.nav("Overview")
+    app.wait(lambda: "user logged in" in app.tid("partition-card").text, "the card to show the login")
+    failure = app.wait(
+        lambda: next((i for i in app.css("[data-testid=overview-failures] [data-testid=attention-item]") if "login failed (PIN_INCORRECT)" in i.text), None),
+        "the wrong PIN among the failed operations",
+        timeout=40,
+    )
+    app.shot("overview-after-login")
+    failure.find_element(By.CSS_SELECTOR, "[data-testid=attention-open]").click()
+    app.wait(lambda: app.tid("audit-from").get_attribute("value") != "", "the audit trail filtered to the day")
+    app.wait(lambda: app.tid("record-detail").text.startswith("Record"), "the failed login's record")
 
     # Generate an ML-DSA-65 key.
     app.nav("Keys")
@@ -218,6 +241,17 @@ def run(app: App, data: Path):
     app.nav("Statistics")
     app.tid("chart-load")
     app.wait(lambda: "%" in app.tid("busy").text, "the busy share from two samples", timeout=30)
+    # Charts are drawn in the page at its text size: no chart text smaller than the body's.
+    sizes = app.wait(
+        lambda: (lambda v: v if len(v) > 6 else None)(
+            app.d.execute_script(
+                "const b = parseFloat(getComputedStyle(document.body).fontSize);"
+                "return [b, ...[...document.querySelectorAll('[data-testid=chart-load] svg text')].map((t) => parseFloat(getComputedStyle(t).fontSize))];"
+            )
+        ),
+        "the load chart's text",
+    )
+    check(min(sizes[1:]) >= sizes[0], f"chart text sizes {sizes[1:]} against the body's {sizes[0]}")
     app.shot("statistics")
 
     # A latency probe sweep with its live chart, report and charts.
@@ -229,7 +263,8 @@ def run(app: App, data: Path):
     report = app.tid("probe-report", timeout=60)
     check("ml-dsa-65-sign" in report.text, report.text)
     app.tid("probe-verdict")
-    app.wait(lambda: app.tid("probe-chart-sweep").get_attribute("src").startswith("data:image/svg"), "the sweep chart")
+    sweep = app.wait(lambda: next((e for e in app.css("[data-testid=probe-chart-sweep] svg")), None), "the sweep chart")
+    check("workers" in sweep.text and "throughput (ops/s)" in sweep.text, sweep.text)
     app.shot("probe")
 
     # Everything is in the audit trail, which verifies.

@@ -52,6 +52,16 @@ pub struct Query {
     pub ascending: bool,
 }
 
+/// One day of a trail: how many records, how many of them failures.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize, ts_rs::TS)]
+pub struct DayCount {
+    pub day: String,
+    #[ts(type = "number")]
+    pub records: i64,
+    #[ts(type = "number")]
+    pub failures: i64,
+}
+
 #[derive(Clone)]
 pub enum Store {
     /// The pool and the database file (the verifier's scanner opens it directly).
@@ -438,6 +448,33 @@ impl Store {
             .bind(limit)
             .fetch_all(p)
             .await?))
+    }
+
+    /// Records and failures per day (UTC, `YYYY-MM-DD`) from `from_time` on, oldest first;
+    /// days without records are absent.
+    pub async fn daily_counts(&self, log_id: &str, from_time: &str) -> Result<Vec<DayCount>> {
+        const SELECT: &str = "SELECT substr(timestamp, 1, 10) AS day, COUNT(*) AS records, \
+             SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS failures FROM audit_log";
+        Ok(match self {
+            Store::Sqlite(p, _) => {
+                sqlx::query_as(&format!(
+                    "{SELECT} WHERE log_id = ? AND timestamp >= ? GROUP BY day ORDER BY day"
+                ))
+                .bind(log_id)
+                .bind(from_time)
+                .fetch_all(p)
+                .await?
+            }
+            Store::Postgres(p) => {
+                sqlx::query_as(&format!(
+                    "{SELECT} WHERE log_id = $1 AND timestamp >= $2 GROUP BY day ORDER BY day"
+                ))
+                .bind(log_id)
+                .bind(from_time)
+                .fetch_all(p)
+                .await?
+            }
+        })
     }
 
     /// Browse with filters.

@@ -12,6 +12,7 @@ pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
 pub use crate::domains::usage::args::UsageArgs;
+pub use crate::domains::status::StatusArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,7 +36,7 @@ pub struct Global {
     /// Slot number.
     #[arg(long, global = true, env = "HSMC_SLOT")]
     pub slot: Option<u64>,
-    /// Token label (before the subcommand; `keys gen --token` means something else).
+    /// Token label (before the subcommand).
     #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL")]
     pub token_label: Option<String>,
     /// Read the PIN from the first line of this file.
@@ -65,6 +66,20 @@ pub struct Global {
     /// One JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Messages for people in this language: en, zh-Hant (繁體中文), zh-Hans (简体中文).
+    /// Default: LC_ALL, LC_MESSAGES or LANG. Tables, JSON and error codes stay English.
+    #[arg(long, global = true, value_name = "LANG")]
+    pub lang: Option<String>,
+}
+
+impl Global {
+    /// `--lang`, else the terminal's locale.
+    pub fn language(&self) -> console::i18n::Lang {
+        match &self.lang {
+            Some(l) => console::i18n::Lang::parse(l),
+            None => console::i18n::Lang::from_env(),
+        }
+    }
 }
 
 /// Every subcommand; the order here is the order of `hsmc --help`.
@@ -93,6 +108,10 @@ pub enum HsmCommand {
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
+    /// Everything at a glance: each partition (login, PIN state, load, breaker) and what
+    /// needs attention across them (keys running out, certificates expiring, the audit
+    /// trail, failed operations of the last 24 h). Exit 1 when anything does.
+    Status(StatusArgs),
     /// Every HSS key: total, remaining, burn rate, projected exhaustion, audit cross-check.
     Hss,
     /// HSM statistics (Luna CA_GetHSMStats and utilization counters where offered).

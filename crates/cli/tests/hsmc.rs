@@ -1169,7 +1169,7 @@ fn one_view_as_text_and_as_json() {
     let o = h.run(pin, &["keys", "gen", "-a", "aes-128", "-l", "session_text"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o)
-        .ends_with("note: a session object, gone when hsmc exits; add --token to keep it\n"));
+        .ends_with("note: a session object, gone when hsmc exits; add --persistent to keep it\n"));
     let o = h.run(
         pin,
         &[
@@ -1186,20 +1186,58 @@ fn one_view_as_text_and_as_json() {
     assert_eq!(v["label"], "session_json");
     assert!(!stdout(&o).contains("note:"));
 
-    // A DER public key has no text form (a usage error, nothing on stdout), but is a
-    // JSON document with its bytes in base64.
+    // A DER public key is a JSON document with its bytes in base64, and as text its bytes
+    // themselves when stdout is a pipe or a file (as `openssl … -outform DER` and `gpg
+    // --output -` do); on a terminal it is refused, a usage error, rather than garbling it.
+    // `--persistent` is `keys gen --token`'s new name.
     h.json(
         pin,
-        &["keys", "gen", "-a", "ec-p256", "-l", "forms_ec", "--token"],
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "forms_ec",
+            "--persistent",
+        ],
     );
     let der = ["keys", "export-pub", "label:forms_ec", "--format", "der"];
-    let o = h.run(pin, &der);
-    assert_eq!(code(&o), 2);
-    assert!(o.stdout.is_empty());
-    assert!(stderr(&o).contains("DER and raw keys are binary; give --out FILE."));
     let v = h.json(pin, &der);
     assert_eq!(v["format"], "der");
     assert!(v["base64"].is_string() && v["text"].is_null(), "{v}");
+    let o = h.run(pin, &der);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        o.stdout,
+        console::keys::base64_decode(v["base64"].as_str().unwrap()).unwrap(),
+        "the same bytes as the JSON form"
+    );
+    let der_file = h.data.path().join("forms_ec.der");
+    std::fs::write(&der_file, &o.stdout).unwrap();
+    assert_eq!(python_key_type(&der_file), "ec:secp256r1");
+    let mut line = format!("{}", testkit::hsmc_binary().display());
+    for a in der {
+        line.push(' ');
+        line.push_str(a);
+    }
+    // On a terminal (`script` gives the command a pseudo-terminal).
+    let o = {
+        let mut c = Command::new("script");
+        c.args(["-qefc", &line, "/dev/null"])
+            .env_remove("LUNASIM_CONF")
+            .env("HSMC_PIN", console::builtin::USER_PIN)
+            .env("HSMC_DATA_DIR", h.data.path())
+            .env("HSMC_MODULE", &h.module)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("DER and raw keys are binary; give --out FILE or redirect"),
+        "{}",
+        stdout(&o)
+    );
 
     // A request written to a file: one line of text, or exactly this document.
     let csr = h.data.path().join("forms.csr");
@@ -1550,4 +1588,73 @@ fn a_deleted_last_record_is_a_truncated_tail_and_nothing_is_written_over_it() {
         !keys.to_string().contains("after_cut"),
         "the key was not generated: {keys}"
     );
+}
+
+#[test]
+fn status_is_the_overview_and_exits_1_when_something_needs_attention() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let stdout = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // Logged in, the trail verified, nothing wrong.
+    assert_eq!(code(&h.run(pin, &["audit", "verify"])), 0);
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("Partitions\n"), "{text}");
+    assert!(text.contains(&format!("{} (serial ", console::builtin::TOKEN_LABEL)));
+    assert!(text.contains("user logged in"), "{text}");
+    assert!(text.ends_with("Nothing needs attention.\n"), "{text}");
+
+    // A wrong PIN: the error in the terminal's language (the code stays English), and a
+    // failed operation on the list from then on, so status exits 1.
+    let o = h.run(Some("0000"), &["--lang", "zh-Hant", "keys", "ls"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        stderr(&o).starts_with("error [PIN_INCORRECT]: PIN 不正確。"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("請檢查 PIN 後再試一次"),
+        "{}",
+        stderr(&o)
+    );
+    let o = h
+        .cmd(&["keys", "ls"])
+        .env("HSMC_PIN", "0000")
+        .env("LANG", "zh_CN.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).starts_with("error [PIN_INCORRECT]: PIN 不正确。"),
+        "{}",
+        stderr(&o)
+    );
+    // Failed logins wait for the trail's key (spooled); the next login chains them.
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("login failed (PIN_INCORRECT)."),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("items need attention."));
+    let o = h.run(None, &["--lang", "zh-Hant", "status"]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).starts_with("分割區\n"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("項需要注意"), "{}", stdout(&o));
+
+    // JSON: the overview as the app receives it, the same exit code.
+    let o = h.run(None, &["--json", "status"]);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["partitions"][0]["label"], console::builtin::TOKEN_LABEL);
+    assert!(v["attention"].as_u64().unwrap() >= 2, "{v}");
+    let failure = &v["failures"]["items"][0];
+    assert_eq!(failure["message"]["key"], "overview.items.failed_operation");
+    assert_eq!(failure["link"]["view"], "audit");
+    assert_eq!(failure["severity"], "warning");
 }

@@ -2,8 +2,13 @@
 //! that names what happened, details, a suggestion of what to do, and the PKCS#11 function
 //! and return value when one caused it.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use ts_rs::TS;
+
+use crate::i18n::{Lang, Text};
+use crate::text;
 
 /// Stable error codes the UI and scripts can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -79,32 +84,119 @@ impl From<p11::ErrorClass> for ErrorClass {
 #[error("{message}")]
 pub struct ApiError {
     pub code: ErrorCode,
+    /// English (what `hsmc` and the logs show).
     pub message: String,
     pub details: Option<String>,
     pub suggestion: Option<String>,
     pub pkcs11: Option<Box<Pkcs11Error>>,
+    /// The message and suggestion as catalog keys with their arguments, so the UI can show
+    /// them in the officer's language (absent for texts that have no key yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub i18n: Option<Box<ErrorText>>,
+}
+
+/// An error's message and suggestion as catalog keys (see [`crate::i18n`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+pub struct ErrorText {
+    pub message: Option<String>,
+    pub suggestion: Option<String>,
+    /// The placeholders of both.
+    pub args: BTreeMap<String, String>,
+}
+
+/// What an error's message or suggestion is made from: plain English, or a [`Text`] with a
+/// catalog key (`text!(…)`).
+pub enum Message {
+    Plain(String),
+    Keyed(Text),
+}
+
+impl From<String> for Message {
+    fn from(s: String) -> Self {
+        Message::Plain(s)
+    }
+}
+impl From<&String> for Message {
+    fn from(s: &String) -> Self {
+        Message::Plain(s.clone())
+    }
+}
+impl From<&str> for Message {
+    fn from(s: &str) -> Self {
+        Message::Plain(s.to_string())
+    }
+}
+impl From<Text> for Message {
+    fn from(t: Text) -> Self {
+        Message::Keyed(t)
+    }
 }
 
 impl ApiError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<Message>) -> Self {
+        let mut e = ApiError {
             code,
-            message: message.into(),
+            message: String::new(),
             details: None,
             suggestion: None,
             pkcs11: None,
+            i18n: None,
+        };
+        match message.into() {
+            Message::Plain(s) => e.message = s,
+            Message::Keyed(t) => {
+                e.message = t.text;
+                e.i18n = Some(Box::new(ErrorText {
+                    message: Some(t.key),
+                    suggestion: None,
+                    args: t.args,
+                }));
+            }
         }
+        e
     }
     pub fn details(mut self, d: impl Into<String>) -> Self {
         self.details = Some(d.into());
         self
     }
-    pub fn suggest(mut self, s: impl Into<String>) -> Self {
-        self.suggestion = Some(s.into());
+    pub fn suggest(mut self, s: impl Into<Message>) -> Self {
+        match s.into() {
+            Message::Plain(s) => self.suggestion = Some(s),
+            Message::Keyed(t) => {
+                self.suggestion = Some(t.text);
+                let i = self.i18n.get_or_insert_with(Box::default);
+                i.suggestion = Some(t.key);
+                i.args.extend(t.args);
+            }
+        }
         self
     }
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<Message>) -> Self {
         ApiError::new(ErrorCode::InvalidInput, message)
+    }
+    /// The arguments of the message and suggestion, nested texts translated into `lang`.
+    fn i18n_args(&self, lang: Lang) -> Option<std::collections::BTreeMap<String, String>> {
+        Some(crate::i18n::with_nested(lang, &self.i18n.as_ref()?.args))
+    }
+    /// The message in `lang` (English when it has no key or the catalog lacks it).
+    pub fn message_in(&self, lang: Lang) -> String {
+        self.i18n
+            .as_ref()
+            .and_then(|i| i.message.as_deref())
+            .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+            .unwrap_or_else(|| self.message.clone())
+    }
+    /// The suggestion in `lang`, likewise.
+    pub fn suggestion_in(&self, lang: Lang) -> Option<String> {
+        let english = self.suggestion.clone()?;
+        Some(
+            self.i18n
+                .as_ref()
+                .and_then(|i| i.suggestion.as_deref())
+                .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+                .unwrap_or(english),
+        )
     }
     pub fn io(what: &str, e: &std::io::Error) -> Self {
         ApiError::new(ErrorCode::Io, format!("{what}: {e}"))
@@ -140,42 +232,42 @@ impl From<p11::Error> for ApiError {
     fn from(e: p11::Error) -> Self {
         use p11::sys::*;
         match &e {
-            p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, format!("The module {path} could not be loaded."))
+            p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, text!("errors.module_load_failed", "The module {{path}} could not be loaded.", path = path))
                 .details(reason.clone())
-                .suggest("Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna."),
-            p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, format!("{path} is not a PKCS#11 module."))
+                .suggest(text!("errors.module_load_failed_hint", "Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna.")),
+            p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, text!("errors.not_pkcs11", "{{path}} is not a PKCS#11 module.", path = path))
                 .details("It exports neither C_GetInterface nor C_GetFunctionList.")
-                .suggest("Choose the vendor's PKCS#11 library rather than another shared library."),
-            p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, format!("The module answered {function} with data that cannot be right."))
+                .suggest(text!("errors.not_pkcs11_hint", "Choose the vendor's PKCS#11 library rather than another shared library.")),
+            p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, text!("errors.module_malformed", "The module answered {{function}} with data that cannot be right.", function = function))
                 .details(detail.clone())
-                .suggest("Check the vendor client's version and logs; the console stopped rather than guess."),
-            p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, format!("{function} is not offered by this module.")),
+                .suggest(text!("errors.module_malformed_hint", "Check the vendor client's version and logs; the console stopped rather than guess.")),
+            p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, text!("errors.function_not_offered", "{{function}} is not offered by this module.", function = function)),
             p11::Error::InvalidArgument(m) => ApiError::invalid(m.clone()),
             p11::Error::Ck(ck) => {
-                let base = |code: ErrorCode, msg: String| ApiError { code, message: msg, details: None, suggestion: None, pkcs11: Some(Box::new(pkcs11(ck))) };
+                let base = |code: ErrorCode, msg: Text| ApiError { pkcs11: Some(Box::new(pkcs11(ck))), ..ApiError::new(code, msg) };
                 match (ck.class, ck.rv) {
-                    (_, CKR_PIN_INCORRECT) => base(ErrorCode::PinIncorrect, "The PIN is incorrect.".into())
-                        .suggest("Check the PIN and try again. The console never retries a PIN by itself."),
-                    (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, "The PIN is locked after too many wrong attempts.".into())
-                        .suggest("The security officer must unlock or reset the PIN."),
-                    (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, "The PIN does not have an acceptable form or length.".into()),
-                    (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, format!("Login refused: {}.", ck.name))
-                        .suggest("Contact the partition's security officer."),
-                    (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew.".into())
-                        .suggest("Refresh the key list; scripts should select keys by id:HEX, which survives reconnections."),
-                    (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, "The key or object no longer exists on the token.".into())
-                        .suggest("Refresh the key list."),
-                    (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, "Log in to the partition first.".into()),
+                    (_, CKR_PIN_INCORRECT) => base(ErrorCode::PinIncorrect, text!("errors.pin_incorrect", "The PIN is incorrect."))
+                        .suggest(text!("errors.pin_incorrect_hint", "Check the PIN and try again. The console never retries a PIN by itself.")),
+                    (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, text!("errors.pin_locked", "The PIN is locked after too many wrong attempts."))
+                        .suggest(text!("errors.pin_locked_hint", "The security officer must unlock or reset the PIN.")),
+                    (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, text!("errors.pin_invalid", "The PIN does not have an acceptable form or length.")),
+                    (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, text!("errors.login_refused", "Login refused: {{name}}.", name = ck.name))
+                        .suggest(text!("errors.login_refused_hint", "Contact the partition's security officer.")),
+                    (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, text!("errors.handle_gone", "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew."))
+                        .suggest(text!("errors.handle_gone_hint", "Refresh the key list; scripts should select keys by id:HEX, which survives reconnections.")),
+                    (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, text!("errors.object_gone", "The key or object no longer exists on the token."))
+                        .suggest(text!("errors.refresh_keys", "Refresh the key list.")),
+                    (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, text!("errors.not_logged_in", "Log in to the partition first.")),
                     _ if ck.name == "CKR_KEY_NOT_ACTIVE" => base(ErrorCode::KeyUsageExhausted, "The key has used all the uses its usage limit (CKA_USAGE_LIMIT) allows; the HSM refuses it now.".into())
                         .suggest("A security officer or the crypto officer can raise the limit (Keys → Usage limit…, or hsmc keys limit)."),
                     (_, CKR_MECHANISM_INVALID) | (_, CKR_MECHANISM_PARAM_INVALID) | (_, CKR_KEY_TYPE_INCONSISTENT) => {
-                        base(ErrorCode::InvalidAlgorithm, format!("The token does not accept this algorithm here ({}).", ck.name))
-                            .suggest("Check the partition's mechanism list.")
+                        base(ErrorCode::InvalidAlgorithm, text!("errors.algorithm_refused", "The token does not accept this algorithm here ({{name}}).", name = ck.name))
+                            .suggest(text!("errors.algorithm_refused_hint", "Check the partition's mechanism list."))
                     }
-                    (p11::ErrorClass::Disconnected, _) => base(ErrorCode::HsmDisconnected, format!("The HSM connection failed ({}).", ck.name))
-                        .suggest("Check the HSM and its network; the console reconnects automatically."),
-                    (p11::ErrorClass::Busy, _) => base(ErrorCode::Busy, "The HSM is busy.".into()).suggest("Try again in a moment."),
-                    _ => base(ErrorCode::HsmError, format!("The HSM refused the operation: {} in {}.", ck.name, ck.function)),
+                    (p11::ErrorClass::Disconnected, _) => base(ErrorCode::HsmDisconnected, text!("errors.hsm_connection_failed", "The HSM connection failed ({{name}}).", name = ck.name))
+                        .suggest(text!("errors.hsm_connection_failed_hint", "Check the HSM and its network; the console reconnects automatically.")),
+                    (p11::ErrorClass::Busy, _) => base(ErrorCode::Busy, text!("errors.hsm_busy", "The HSM is busy.")).suggest(text!("errors.try_again_soon", "Try again in a moment.")),
+                    _ => base(ErrorCode::HsmError, text!("errors.hsm_refused", "The HSM refused the operation: {{name}} in {{function}}.", name = ck.name, function = ck.function)),
                 }
             }
         }
@@ -195,35 +287,55 @@ impl From<hsm::HsmError> for ApiError {
                         "The console reconnected to the HSM; nothing was done on this attempt."
                             .into(),
                     );
-                    a.suggestion = Some("Try again.".into());
+                    a = a.suggest(text!("errors.try_again", "Try again."));
                 }
                 a
             }
             H::CircuitOpen { retry_after } => ApiError::new(
                 ErrorCode::HsmUnavailable,
-                "The HSM is failing repeatedly; calls are paused.",
+                text!(
+                    "errors.circuit_open",
+                    "The HSM is failing repeatedly; calls are paused."
+                ),
             )
             .details(format!(
                 "The console will try again in {} s.",
                 retry_after.as_secs().max(1)
             ))
-            .suggest("Check the HSM's health and network."),
+            .suggest(text!(
+                "errors.circuit_open_hint",
+                "Check the HSM's health and network."
+            )),
             H::Busy { size, waiting } => ApiError::new(
                 ErrorCode::Busy,
-                format!("All {size} sessions are busy and {waiting} requests are waiting."),
+                text!(
+                    "errors.sessions_busy",
+                    "All {{size}} sessions are busy and {{waiting}} requests are waiting.",
+                    size = size,
+                    waiting = waiting
+                ),
             )
-            .suggest("Try again in a moment."),
+            .suggest(text!("errors.try_again_soon", "Try again in a moment.")),
             H::Timeout(d) => ApiError::new(
                 ErrorCode::Busy,
-                format!("No HSM session became free within {} s.", d.as_secs()),
+                text!(
+                    "errors.session_timeout",
+                    "No HSM session became free within {{seconds}} s.",
+                    seconds = d.as_secs()
+                ),
             ),
-            H::NotLoggedIn => {
-                ApiError::new(ErrorCode::NotLoggedIn, "Log in to the partition first.")
-            }
-            H::KeyNotFound(m) => {
-                ApiError::new(ErrorCode::KeyNotFound, format!("Key not found: {m}."))
-                    .suggest("Select the key by label:NAME or id:HEX.")
-            }
+            H::NotLoggedIn => ApiError::new(
+                ErrorCode::NotLoggedIn,
+                text!("errors.not_logged_in", "Log in to the partition first."),
+            ),
+            H::KeyNotFound(m) => ApiError::new(
+                ErrorCode::KeyNotFound,
+                text!("errors.key_not_found", "Key not found: {{what}}.", what = m),
+            )
+            .suggest(text!(
+                "errors.key_not_found_hint",
+                "Select the key by label:NAME or id:HEX."
+            )),
             H::InvalidInput(m) => ApiError::invalid(m),
             H::Unsupported(m) => ApiError::new(ErrorCode::Unsupported, m),
             H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, m),
@@ -235,12 +347,12 @@ impl From<audit::AuditError> for ApiError {
     fn from(e: audit::AuditError) -> Self {
         use audit::AuditError as A;
         match e {
-            A::Cancelled => ApiError::new(ErrorCode::Cancelled, "Cancelled."),
+            A::Cancelled => ApiError::new(ErrorCode::Cancelled, text!("errors.cancelled", "Cancelled.")),
             A::Invalid(m) => ApiError::invalid(m),
             e @ A::Truncated { .. } => ApiError::new(ErrorCode::AuditBroken, format!("The audit trail cannot record this: {e}."))
                 .suggest("The action was refused because it could not be audited. Verify the trail (Audit → Verify, or hsmc audit verify) to see which records are missing, then restore the audit store from a backup or choose a new store in Settings."),
-            other => ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail cannot record this: {other}"))
-                .suggest("The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store."),
+            other => ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_cannot_record", "The audit trail cannot record this: {{error}}", error = other))
+                .suggest(text!("errors.audit_cannot_record_hint", "The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store.")),
         }
     }
 }

@@ -13,6 +13,7 @@ use hsm::templates::KeyAttrs;
 use p11::sys::*;
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::views::*;
 use crate::Console;
 
@@ -29,17 +30,26 @@ fn keygen_progress_of(answer: &str, label: &str) -> Option<(u64, u64)> {
 /// Labels: printable, at most 128 characters.
 pub fn validate_label(label: &str) -> ApiResult<()> {
     if label.trim().is_empty() {
-        return Err(ApiError::invalid("A key needs a label.").suggest(
-            "Use the suggested purpose_algorithm_date label, e.g. release_ml_dsa_65_2026_11.",
-        ));
+        return Err(
+            ApiError::invalid(text!("errors.key_needs_label", "A key needs a label.")).suggest(
+                text!(
+                "errors.use_suggested_purpose_algorithm_date",
+                "Use the suggested purpose_algorithm_date label, e.g. release_ml_dsa_65_2026_11."
+            ),
+            ),
+        );
     }
     if label.chars().count() > 128 {
-        return Err(ApiError::invalid("Labels are at most 128 characters."));
+        return Err(ApiError::invalid(text!(
+            "errors.labels_at_most_characters",
+            "Labels are at most 128 characters."
+        )));
     }
     if label.chars().any(char::is_control) {
-        return Err(ApiError::invalid(
-            "Labels cannot contain control characters.",
-        ));
+        return Err(ApiError::invalid(text!(
+            "errors.labels_cannot_contain_control_characters",
+            "Labels cannot contain control characters."
+        )));
     }
     Ok(())
 }
@@ -147,7 +157,10 @@ impl Console {
         if p.logged_in() != Some(UserKind::User) {
             return Err(ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in as the partition's user to generate keys.",
+                text!(
+                    "errors.log_as_partition_s_user_2",
+                    "Log in as the partition's user to generate keys."
+                ),
             ));
         }
         let alg = req.spec.display();
@@ -245,7 +258,10 @@ impl Console {
         confirmation: &str,
     ) -> ApiResult<DestroyResult> {
         if handles.is_empty() {
-            return Err(ApiError::invalid("Select the keys to delete."));
+            return Err(ApiError::invalid(text!(
+                "errors.select_keys_delete",
+                "Select the keys to delete."
+            )));
         }
         let p = self.partition_ref(partition).await?;
         let hs = handles.to_vec();
@@ -408,11 +424,17 @@ pub(crate) fn base64_encode(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
+pub fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
         .decode(s)
-        .map_err(|e| ApiError::invalid(format!("not base64: {e}")))
+        .map_err(|e| {
+            ApiError::invalid(text!(
+                "errors.not_base64",
+                "not base64: {{error}}",
+                error = e
+            ))
+        })
 }
 
 #[cfg(test)]

@@ -8,9 +8,13 @@ pub mod audit_ops;
 pub mod builtin;
 pub mod error;
 pub mod ha;
+pub mod findings;
 pub mod health;
+pub mod i18n;
 pub mod keys;
+pub mod overview;
 pub mod partitions;
+pub mod probe_verdict;
 pub mod probes;
 pub mod settings;
 pub mod sign;
@@ -134,9 +138,9 @@ impl Console {
         ac.checkpoint_every = settings.audit.checkpoint_every;
         ac.checkpoint_interval = Duration::from_secs(settings.audit.checkpoint_minutes * 60);
         let log = AuditLog::open(ac, config.context.clone()).await.map_err(|e| {
-            ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail at {} cannot be opened.", redact_url(&audit_location)))
+            ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_trail_at_cannot_opened", "The audit trail at {{audit_location}} cannot be opened.", audit_location = redact_url(&audit_location)))
                 .details(e.to_string())
-                .suggest("Check the audit store in the settings (or --audit-db). The console does not work without its audit trail.")
+                .suggest(text!("errors.check_audit_store_settings_audit", "Check the audit store in the settings (or --audit-db). The console does not work without its audit trail."))
         })?;
         // A file next to the data outside the store remembers the newest checkpoint
         // (the partition holding the key remembers it too, once logged in).
@@ -332,7 +336,7 @@ impl Console {
         if new.audit.location != old.audit.location {
             if let Some(loc) = &new.audit.location {
                 let store = audit::store::Store::connect(loc, Duration::from_secs(5)).await.map_err(|e| {
-                    ApiError::new(ErrorCode::AuditUnavailable, format!("The audit store {} cannot be used: {e}", redact_url(loc))).suggest("Check the path or URL (and that the database exists and accepts this user); the settings were not changed.")
+                    ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_store_cannot_used", "The audit store {{loc}} cannot be used: {{error}}", loc = redact_url(loc), error = e)).suggest(text!("errors.check_path_url_database_exists", "Check the path or URL (and that the database exists and accepts this user); the settings were not changed."))
                 })?;
                 store.close().await;
             }

@@ -15,6 +15,9 @@ use audit::Event;
 use bench::probe::{self, ProbeOp, ProbeProgress, ProbeRequest, RunResult, SweepPoint};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
+use crate::probe_verdict::verdict_text;
+use crate::text;
 use crate::Console;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -42,6 +45,9 @@ pub struct ProbeReport {
     pub runs: Vec<RunResult>,
     pub sweep: Vec<SweepPoint>,
     pub verdict: Option<String>,
+    /// The verdict in a form each language translates (absent in reports kept before it).
+    #[serde(default)]
+    pub verdict_text: Option<Text>,
     /// The probe's own cost per timed call (two clock reads and a histogram record).
     pub overhead_ns: f64,
     pub cancelled: bool,
@@ -131,7 +137,11 @@ pub struct ProbeSummary {
 fn store_error(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(
         ErrorCode::Io,
-        format!("The probe history cannot be used: {e}"),
+        text!(
+            "errors.probe_history_cannot_used",
+            "The probe history cannot be used: {{error}}",
+            error = e
+        ),
     )
 }
 
@@ -186,12 +196,16 @@ impl Console {
     ) -> ApiResult<ProbeReport> {
         match req.mode {
             probe::ProbeMode::Count { calls } if calls == 0 || calls > 10_000_000 => {
-                return Err(ApiError::invalid(
-                    "A count probe makes 1 to 10,000,000 calls.",
-                ))
+                return Err(ApiError::invalid(text!(
+                    "errors.count_probe_makes_calls",
+                    "A count probe makes 1 to 10,000,000 calls."
+                )))
             }
             probe::ProbeMode::Duration { seconds } if !(0.1..=3600.0).contains(&seconds) => {
-                return Err(ApiError::invalid("A probe runs 0.1 s to 1 h."))
+                return Err(ApiError::invalid(text!(
+                    "errors.probe_runs_s_h",
+                    "A probe runs 0.1 s to 1 h."
+                )))
             }
             probe::ProbeMode::Rate {
                 per_second,
@@ -199,20 +213,27 @@ impl Console {
             } if !(0.1..=3600.0).contains(&seconds)
                 || !(0.1..=1_000_000.0).contains(&per_second) =>
             {
-                return Err(ApiError::invalid(
-                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second.",
-                ))
+                return Err(ApiError::invalid(text!(
+                    "errors.rate_probe_runs_s_h",
+                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second."
+                )))
             }
             _ => {}
         }
         if req.warmup > 100_000 {
-            return Err(ApiError::invalid("At most 100,000 warm-up calls."));
+            return Err(ApiError::invalid(text!(
+                "errors.at_most_warm_up_calls",
+                "At most 100,000 warm-up calls."
+            )));
         }
         let p = self.partition_ref(partition).await?;
         if p.logged_in().is_none() {
             return Err(ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in to the partition to run probes (they make temporary keys).",
+                text!(
+                    "errors.log_partition_run_probes_they",
+                    "Log in to the partition to run probes (they make temporary keys)."
+                ),
             ));
         }
         let ha_before = self.ha_member_counters(&p).await;
@@ -284,6 +305,7 @@ impl Console {
             payload_bytes: req.op.payload(),
             console_version: env!("CARGO_PKG_VERSION").into(),
             runs: outcome.runs,
+            verdict_text: probe::sweep_verdict(&outcome.sweep).map(|v| verdict_text(&v)),
             sweep: outcome.sweep,
             verdict: outcome.verdict,
             overhead_ns: outcome.overhead_ns,
@@ -362,7 +384,13 @@ impl Console {
             .fetch_optional(&db)
             .await
             .map_err(store_error)?;
-        let row = row.ok_or_else(|| ApiError::invalid(format!("No probe run {id}.")))?;
+        let row = row.ok_or_else(|| {
+            ApiError::invalid(text!(
+                "errors.no_probe_run",
+                "No probe run {{id}}.",
+                id = id
+            ))
+        })?;
         let text: String = row.try_get("report").map_err(store_error)?;
         serde_json::from_str(&text).map_err(store_error)
     }

@@ -535,6 +535,8 @@ pub struct FileCheck {
     pub size: Option<u64>,
     /// Why it cannot be signed (a folder, a FIFO, empty, …).
     pub problem: Option<String>,
+    /// The same in a form each language translates.
+    pub problem_text: Option<crate::i18n::Text>,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod dialogs;
 pub mod ha;
 pub mod health;
 pub mod keys;
+pub mod overview;
 pub mod probes;
 pub mod sign;
 

@@ -44,7 +44,18 @@ import type {
   HaGroupView,
   HaWarning,
   UsageKeyView,
+  AttentionItem,
+  Overview,
+  PartitionCard,
+  Text,
+  DayCount,
 } from "../../src/bindings";
+
+/// signing::input's reasons for refusing a path (the ones the mock makes).
+const REASONS = {
+  folder: "is a folder; drop the files inside it (or an archive of it)",
+  empty: "is empty (0 bytes); an empty release artifact is almost certainly a mistake",
+} as const;
 
 export interface MockConfig {
   /** Extra objects on the partition (for the virtualized table). */
@@ -70,8 +81,21 @@ export interface MockConfig {
     | "torn_last_write";
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
-  /** The HSS view reports this mismatch for the key. */
-  hssMismatch?: string;
+  /** The token's counter and what the trail expects, when they disagree. */
+  hssMismatch?: { now: number; expected: number };
+  /** Certificates on the partition: label and days to expiry (negative: expired). */
+  certificates?: { label: string; daysLeft: number }[];
+  /** Failed operations in the trail (the overview's last 24 hours). */
+  failedOps?: number;
+  /** The user PIN's state flags as the token reports them. */
+  pinLocked?: boolean;
+  pinToBeChanged?: boolean;
+  /** The trail's last verification found it broken at this record. */
+  brokenAt?: number;
+  /** No module at all (the overview's empty state). */
+  noModules?: boolean;
+  /** The HSM's busy share (per cent) once two samples were taken. */
+  busyPercent?: number;
   /** An Ed25519 signing key pair (OpenPGP and minisign). */
   ed25519Key?: boolean;
   /** The partition is an HA group's virtual slot (two members) in this state. */
@@ -111,7 +135,7 @@ function err(code: ApiError["code"], message: string, extra: Partial<ApiError> =
   return { code, message, details: null, suggestion: null, pkcs11: null, ...extra };
 }
 
-function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
+function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; toBeChanged?: boolean }): TokenView {
   return {
     label: "Built-in lunasim",
     manufacturer: "lunasim",
@@ -123,8 +147,8 @@ function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
     write_protected: false,
     user_pin_count_low: state.userLow,
     user_pin_final_try: state.userFinal,
-    user_pin_locked: false,
-    user_pin_to_be_changed: false,
+    user_pin_locked: state.locked ?? false,
+    user_pin_to_be_changed: state.toBeChanged ?? false,
     so_pin_count_low: false,
     so_pin_final_try: false,
     so_pin_locked: false,
@@ -194,7 +218,7 @@ export function install(cfg: MockConfig = {}) {
   let handle = 100;
   let loggedIn: UserKind | null = null;
   let pinTries = cfg.pinTriesBeforeFinal ?? 2;
-  const pinState = { userLow: false, userFinal: false };
+  const pinState = { userLow: false, userFinal: false, locked: cfg.pinLocked ?? false, toBeChanged: cfg.pinToBeChanged ?? false };
   let auditKey: AuditKeyView = { state: "no_key_yet" };
   const records: RecordView[] = [];
   const keys: ObjectSummary[] = [];
@@ -237,12 +261,14 @@ export function install(cfg: MockConfig = {}) {
     pool_size: 4,
     stats_poll_seconds: 5,
     theme: "system",
+    language: null,
     last_output_dir: null,
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
   for (let i = 0; i < (cfg.records ?? 0); i++)
     record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
+  for (let i = 0; i < (cfg.failedOps ?? 0); i++) record(i % 2 ? "sign" : "login", "partition", PARTITION, "failure");
 
   function record(
     action: string,
@@ -406,6 +432,315 @@ export function install(cfg: MockConfig = {}) {
 
   function svg(title: string): string {
     return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${title}</text></svg>`;
+  }
+
+  function text(key: string, english: string, args: Record<string, string | number> = {}): Text {
+    const a = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)]));
+    return { key, args: a, text: english.replace(/\{\{(\w+)\}\}/g, (_, n: string) => a[n] ?? "") };
+  }
+
+  /// As console::health: the mismatch in English and as a catalog text.
+  function hssMismatch(m: { now: number; expected: number } | undefined): { mismatch: string | null; mismatch_text: Text | null } {
+    if (!m) return { mismatch: null, mismatch_text: null };
+    const t =
+      m.now < m.expected
+        ? text(
+            "hss.mismatch_outside",
+            "The token has {{now}} signatures left but the audit trail accounts for {{expected}}: {{outside}} were made outside this console (another tool or another trail).",
+            { ...m, outside: m.expected - m.now },
+          )
+        : text(
+            "hss.mismatch_backwards",
+            "The token reports {{now}} signatures left, more than the {{expected}} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys.",
+            m,
+          );
+    return { mismatch: t.text, mismatch_text: t };
+  }
+
+  /// As console::findings + Text::nest: a finding's key and fields as `name.key`, `name.FIELD`.
+  function nest(t: Text, name: string, finding: Finding | null | undefined): Text {
+    if (!finding) return t;
+    const { kind, ...fields } = finding;
+    const args: Record<string, string> = { ...t.args, [`${name}.key`]: `audit.findings.${kind}` };
+    for (const [k, v] of Object.entries(fields)) args[`${name}.${k}`] = String(v);
+    return { ...t, args };
+  }
+
+  function item(
+    kind: AttentionItem["kind"],
+    severity: AttentionItem["severity"],
+    message: Text,
+    view: AttentionItem["link"]["view"],
+    extra: Partial<AttentionItem> = {},
+  ): AttentionItem {
+    return {
+      kind,
+      severity,
+      partition_id: PARTITION,
+      partition_label: "Built-in lunasim",
+      subject: null,
+      days_left: null,
+      remaining: null,
+      total: null,
+      at: null,
+      message,
+      link: { view, partition_id: PARTITION, search: null, day: null, seq: null },
+      ...extra,
+    };
+  }
+
+  /// The overview from the mock's state, as the Rust side composes it (console/src/overview).
+  async function overview(): Promise<Overview> {
+    const rank = { info: 0, warning: 1, critical: 2 } as const;
+    const sort = (xs: AttentionItem[]) =>
+      xs.sort((a, b) => rank[b.severity] - rank[a.severity] || (a.days_left ?? Infinity) - (b.days_left ?? Infinity));
+    const stats = await handlers.stats({ partitionId: PARTITION });
+    const cards: PartitionCard[] = [];
+    if (!cfg.noModules) {
+      const items: AttentionItem[] = [];
+      const t = stats.token;
+      if (t.user_pin_locked)
+        items.push(
+          item(
+            "user_pin",
+            "critical",
+            text("overview.items.user_pin_locked", "The user PIN is locked: the security officer must unlock or reset it."),
+            "connections",
+          ),
+        );
+      else if (t.user_pin_final_try)
+        items.push(
+          item("user_pin", "critical", text("overview.items.user_pin_final_try", "One more wrong user PIN locks it."), "connections"),
+        );
+      else if (t.user_pin_count_low)
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_count_low", "A wrong user PIN was entered since the last successful login."),
+            "connections",
+          ),
+        );
+      if (t.user_pin_to_be_changed)
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_to_be_changed", "The user PIN must be changed before it can be used."),
+            "connections",
+          ),
+        );
+      const busy = stats.luna?.busy_percent ?? null;
+      if (busy !== null && busy >= 90)
+        items.push(
+          item(
+            "load",
+            "warning",
+            text("overview.items.hsm_busy", "The HSM is {{percent}} % busy: near its ceiling.", { percent: busy.toFixed(0) }),
+            "stats",
+          ),
+        );
+      if (!loggedIn)
+        items.push(
+          item(
+            "login",
+            "info",
+            text("overview.items.not_logged_in", "Not logged in: log in to see its keys and certificates."),
+            "connections",
+          ),
+        );
+      cards.push({
+        partition_id: PARTITION,
+        module_id: "builtin",
+        module_path: "/opt/hsm-console/liblunasim.so",
+        builtin: true,
+        family: "luna",
+        slot_id: 1,
+        label: "Built-in lunasim",
+        serial: "0f0aea212282d895",
+        model: "LunaSim K7",
+        login: loggedIn,
+        user_pin: {
+          count_low: t.user_pin_count_low,
+          final_try: t.user_pin_final_try,
+          locked: t.user_pin_locked,
+          to_be_changed: t.user_pin_to_be_changed,
+        },
+        so_pin: { count_low: false, final_try: false, locked: false, to_be_changed: false },
+        pool: stats.pool,
+        load: { busy_percent: busy, commands_per_second: stats.luna?.commands_per_second ?? null, firmware: "7.9.1" },
+        ha: null,
+        holds_audit_key: auditKey.state === "unlocked",
+        items: sort(items),
+      });
+    }
+    const notChecked = loggedIn || cfg.noModules ? [] : ["Built-in lunasim"];
+    const keyItems: AttentionItem[] = [];
+    const hss = loggedIn ? await handlers.hss_keys({}) : [];
+    for (const k of hss) {
+      const days = (k.remaining ?? 0) / k.per_day_30;
+      const severity =
+        k.status === "critical" || k.status === "exhausted" || days <= 7
+          ? "critical"
+          : k.status === "warning" || days <= 30
+            ? "warning"
+            : null;
+      if (severity)
+        keyItems.push(
+          item(
+            "hss_key",
+            severity,
+            text("overview.items.hss_days_left", "{{label}}: {{remaining}} signatures left, about {{days}} days at the current rate.", {
+              label: k.label,
+              remaining: k.remaining ?? 0,
+              days: days.toFixed(0),
+            }),
+            "hss",
+            {
+              subject: k.label,
+              days_left: days,
+              remaining: k.remaining,
+              total: k.capacity,
+              at: k.projected_exhaustion,
+              link: { view: "hss", partition_id: PARTITION, search: k.id_hex, day: null, seq: null },
+            },
+          ),
+        );
+    }
+    const certItems: AttentionItem[] = [];
+    for (const c of loggedIn ? (cfg.certificates ?? []) : []) {
+      if (c.daysLeft > 30) continue;
+      const date = new Date(Date.now() + c.daysLeft * 86_400_000).toISOString().slice(0, 10);
+      certItems.push(
+        item(
+          "certificate",
+          c.daysLeft <= 7 ? "critical" : "warning",
+          c.daysLeft < 0
+            ? text("overview.items.certificate_expired", "The certificate {{name}} expired on {{date}}.", { name: c.label, date })
+            : text("overview.items.certificate_expires", "The certificate {{name}} expires on {{date}}, in {{days}} days.", {
+                name: c.label,
+                date,
+                days: Math.floor(c.daysLeft),
+              }),
+          "keys",
+          {
+            subject: c.label,
+            days_left: c.daysLeft,
+            at: date,
+            link: { view: "keys", partition_id: PARTITION, search: c.label, day: null, seq: null },
+          },
+        ),
+      );
+    }
+    const auditItems: AttentionItem[] = [];
+    const last = cfg.brokenAt
+      ? {
+          at: "2026-11-30T06:00:00.000Z",
+          intact: false,
+          records: cfg.brokenAt - 1,
+          first_bad_seq: cfg.brokenAt,
+          explanation: `Record ${cfg.brokenAt} was changed after it was written: its content no longer matches its seal.`,
+          finding: { kind: "modified" as const, seq: cfg.brokenAt },
+          trigger: "scheduled" as const,
+        }
+      : lastVerification;
+    if (last && !last.intact)
+      auditItems.push(
+        item(
+          "audit",
+          "critical",
+          nest(
+            text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", {
+              seq: last.first_bad_seq ?? 0,
+              explanation: last.explanation ?? "",
+            }),
+            "explanation",
+            last.finding,
+          ),
+          "audit",
+          {
+            partition_id: null,
+            partition_label: null,
+            link: { view: "audit", partition_id: null, search: null, day: null, seq: last.first_bad_seq },
+          },
+        ),
+      );
+    else if (!last && records.length > 0)
+      auditItems.push(
+        item(
+          "audit",
+          "warning",
+          text("overview.items.audit_never_verified", "The audit trail has never been verified. Verify it in the Audit trail view."),
+          "audit",
+          { partition_id: null, partition_label: null },
+        ),
+      );
+    if (auditKey.state === "no_key_yet")
+      auditItems.push(
+        item(
+          "audit",
+          "info",
+          text("overview.items.audit_no_key", "The trail has no key yet: the first user login creates it on that partition."),
+          "connections",
+          { partition_id: null, partition_label: null },
+        ),
+      );
+    const failed = records.filter((r) => r.status === "failure").reverse();
+    const failureItems = failed.slice(0, 20).map((r) =>
+      item(
+        "failure",
+        "warning",
+        text("overview.items.failed_operation", "{{action}} failed ({{error}}).", { action: r.action, error: r.error_code ?? "" }),
+        "audit",
+        {
+          partition_id: null,
+          partition_label: null,
+          subject: r.action,
+          at: r.timestamp,
+          link: { view: "audit", partition_id: null, search: null, day: r.timestamp.slice(0, 10), seq: r.seq },
+        },
+      ),
+    );
+    const o: Overview = {
+      generated_at: new Date().toISOString(),
+      modules: cfg.noModules ? 0 : 1,
+      partitions: cards,
+      module_items: cfg.noModules
+        ? [
+            item(
+              "module",
+              "info",
+              text("overview.items.no_module", "No PKCS#11 module is connected. Add one in Connections."),
+              "connections",
+              { partition_id: null, partition_label: null },
+            ),
+          ]
+        : [],
+      keys: { items: sort(keyItems), checked: hss.length, not_checked: notChecked },
+      certificates: { items: sort(certItems), checked: loggedIn ? (cfg.certificates?.length ?? 0) : 0, not_checked: notChecked },
+      audit: {
+        key: auditKey,
+        records: records.length,
+        pending: 0,
+        last_verification: last,
+        auto_verify: settings.audit.auto_verify,
+        items: sort(auditItems),
+      },
+      failures: { items: failureItems, checked: failed.length, not_checked: [] },
+      attention: 0,
+      worst: null,
+    };
+    const all = [
+      ...o.module_items,
+      ...cards.flatMap((c) => c.items),
+      ...o.keys.items,
+      ...o.certificates.items,
+      ...o.audit.items,
+      ...o.failures.items,
+    ];
+    o.attention = all.filter((i) => i.severity !== "info").length;
+    o.worst = all.reduce<AttentionItem["severity"] | null>((w, i) => (w === null || rank[i.severity] > rank[w] ? i.severity : w), null);
+    return o;
   }
 
   function phrase(hs: number[]): string {
@@ -614,6 +949,7 @@ export function install(cfg: MockConfig = {}) {
             : "The token says wrong PINs were entered; fewer attempts remain.",
           suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
           pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
+          i18n: { message: "errors.pin_incorrect", suggestion: "errors.pin_incorrect_hint", args: {} },
         });
       }
       loggedIn = args.user as UserKind;
@@ -830,8 +1166,16 @@ export function install(cfg: MockConfig = {}) {
           };
       lastVerification =
         v.verdict === "intact"
-          ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
-          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
+          ? {
+              at: new Date().toISOString(),
+              intact: true,
+              records: total,
+              first_bad_seq: null,
+              explanation: null,
+              finding: null,
+              trigger: "manual",
+            }
+          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, finding, trigger: "manual" };
       record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
       return v;
     },
@@ -874,18 +1218,22 @@ export function install(cfg: MockConfig = {}) {
       return ks;
     },
     inspect_files: async (args) => {
+      // As signing::input and console::sign::input_problem: the English, and the reason nested.
+      const refuse = (path: string, name: string, reason: keyof typeof REASONS): FileCheck => ({
+        path,
+        name,
+        size: null,
+        problem: `${path}: ${REASONS[reason]}`,
+        problem_text: {
+          ...text("errors.path_reason", "{{path}} {{reason}}.", { path, reason: REASONS[reason] }),
+          args: { path, reason: REASONS[reason], "reason.key": `errors.inputs.${reason}` },
+        },
+      });
       return (args.paths as string[]).map((p): FileCheck => {
         const name = p.split("/").pop() ?? p;
-        if (p.endsWith("/"))
-          return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
-        if (name.startsWith("empty"))
-          return {
-            path: p,
-            name,
-            size: null,
-            problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
-          };
-        return { path: p, name, size: 1000 + name.length * 100, problem: null };
+        if (p.endsWith("/")) return refuse(p, name, "folder");
+        if (name.startsWith("empty")) return refuse(p, name, "empty");
+        return { path: p, name, size: 1000 + name.length * 100, problem: null, problem_text: null };
       });
     },
     // The officer cancels every native dialog.
@@ -1063,7 +1411,12 @@ export function install(cfg: MockConfig = {}) {
           per_day_90: 1,
           projected_exhaustion: "2027-03-01",
           audit_expected_remaining: k.hss_keys_remaining,
-          mismatch: cfg.hssMismatch ?? null,
+          ...hssMismatch(cfg.hssMismatch),
+          // Signatures left over time: from the generation (full) down to what is left now.
+          history: [0, 1, 2, 3].map((i) => ({
+            at: new Date(Date.UTC(2026, 9, 1) + i * 20 * 86_400_000).toISOString(),
+            remaining: Math.round(1024 - (i * (1024 - (k.hss_keys_remaining ?? 0))) / 3),
+          })),
         }));
     },
     stats: async () => {
@@ -1081,7 +1434,7 @@ export function install(cfg: MockConfig = {}) {
           boot_time: 1,
           cpu_up_time: 1000 * statsSamples,
           cpu_idle_time: 600 * statsSamples,
-          busy_percent: statsSamples > 1 ? 40 : null,
+          busy_percent: statsSamples > 1 ? (cfg.busyPercent ?? 40) : null,
           commands: 100 * statsSamples,
           commands_per_second: statsSamples > 1 ? 20 : null,
           utilization: [
@@ -1247,6 +1600,13 @@ export function install(cfg: MockConfig = {}) {
         verdict: sweep.length
           ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
           : null,
+        verdict_text: sweep.length
+          ? text(
+              "probes.verdicts.ceiling",
+              "Ceiling in the HSM at about {{best}} ops/s: from {{from}} to {{to}} workers throughput stayed flat ({{from_rate}} → {{to_rate}} ops/s) while mean latency grew {{growth}}× — more workers only queue. Add HSMs, not sessions.",
+              { best: 66, from: 2, to: 4, from_rate: 65, to_rate: 66, growth: "2.0" },
+            )
+          : null,
         overhead_ns: 70,
         ha: cfg.ha
           ? {
@@ -1301,6 +1661,21 @@ export function install(cfg: MockConfig = {}) {
         pool_size_per_hsm: 1,
         explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.`,
       };
+    },
+    overview: async () => {
+      return overview();
+    },
+    audit_days: async (args) => {
+      // Days of the seeded trail, counted as the backend does (the mock's "today" is its newest record's day).
+      const days: DayCount[] = [];
+      const newest = records.at(-1)?.timestamp.slice(0, 10) ?? "2026-11-30";
+      const end = Date.parse(`${newest}T00:00:00Z`);
+      for (let i = Number(args.days) - 1; i >= 0; i--) {
+        const day = new Date(end - i * 86_400_000).toISOString().slice(0, 10);
+        const of = records.filter((r) => r.timestamp.startsWith(day));
+        days.push({ day, records: of.length, failures: of.filter((r) => r.status === "failure").length });
+      }
+      return days;
     },
     cancel_job: async (args) => {
       cancelled.add(String(args.jobId));

@@ -17,6 +17,7 @@ pub mod probe;
 pub mod shell;
 pub mod sign;
 pub mod usage;
+pub mod status;
 
 use console::ApiResult;
 
@@ -49,6 +50,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Keys(k) => keys::run(ctx, k).await,
         HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
+        HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
         HsmCommand::Probe(a) => probe::run(ctx, a).await,

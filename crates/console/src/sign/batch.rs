@@ -41,6 +41,7 @@ use super::{
     SignRequest,
 };
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::views::UserKind;
 use crate::{Console, Partition};
 
@@ -91,27 +92,37 @@ struct Checked {
 
 fn check_request(req: &SignRequest) -> ApiResult<Checked> {
     if req.files.is_empty() {
-        return Err(ApiError::invalid("Choose or drop the files to sign."));
+        return Err(ApiError::invalid(text!(
+            "errors.choose_drop_files_sign",
+            "Choose or drop the files to sign."
+        )));
     }
     let mut formats = req.formats.clone();
     formats.dedup();
     if formats.is_empty() {
-        return Err(ApiError::invalid("Choose at least one signature format."));
+        return Err(ApiError::invalid(text!(
+            "errors.choose_at_least_one_signature",
+            "Choose at least one signature format."
+        )));
     }
     let context = req.context.clone().unwrap_or_default().into_bytes();
     if !context.is_empty() && formats.contains(&SignFormat::Cms) {
-        return Err(ApiError::invalid("CMS signatures carry no ML-DSA context (RFC 9882); use the raw or bundle format for a context."));
+        return Err(ApiError::invalid(text!("errors.cms_signatures_carry_no_ml", "CMS signatures carry no ML-DSA context (RFC 9882); use the raw or bundle format for a context.")));
     }
     if context.len() > 255 {
-        return Err(ApiError::invalid("ML-DSA contexts are at most 255 bytes."));
+        return Err(ApiError::invalid(text!(
+            "errors.ml_dsa_contexts_at_most",
+            "ML-DSA contexts are at most 255 bytes."
+        )));
     }
     let out_dir = match &req.out_dir {
         Some(d) => {
             let d = PathBuf::from(d);
             if !d.is_dir() {
-                return Err(ApiError::invalid(format!(
-                    "The output folder {} does not exist.",
-                    d.display()
+                return Err(ApiError::invalid(text!(
+                    "errors.output_folder_does_not_exist",
+                    "The output folder {{d}} does not exist.",
+                    d = d.display()
                 )));
             }
             Some(d)
@@ -163,18 +174,24 @@ impl<'c> SignBatch<'c> {
         if partition.logged_in() != Some(UserKind::User) {
             return Err(ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in as the partition's user to sign.",
+                text!(
+                    "errors.log_as_partition_s_user",
+                    "Log in as the partition's user to sign."
+                ),
             ));
         }
         let key = read_key(&partition, &req.key, checked.context).await?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
-            return Err(ApiError::invalid("Only ML-DSA signatures take a context."));
+            return Err(ApiError::invalid(text!(
+                "errors.only_ml_dsa_signatures_take",
+                "Only ML-DSA signatures take a context."
+            )));
         }
         for f in &checked.formats {
             f.format().accepts(&key).map_err(sign_error)?;
         }
         if matches!(key.alg, SigAlg::Hss) && !req.confirm_hss {
-            return Err(ApiError::invalid("Signing with an HSS key uses up one-time signatures for good; confirm it to go on."));
+            return Err(ApiError::invalid(text!("errors.signing_hss_key_uses_up", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.")));
         }
         let paths: Vec<PathBuf> = req.files.iter().map(PathBuf::from).collect();
         let inputs = signing::input::check_all(&paths);
@@ -264,13 +281,19 @@ impl<'c> SignBatch<'c> {
         match k.summary.hss_keys_remaining {
             Some(left) if left < needed => Err(ApiError::new(
                 ErrorCode::InvalidInput,
-                format!(
-                    "'{}' has {left} signatures left; this batch needs {needed}.",
-                    k.summary.label
+                text!(
+                    "errors.has_signatures_left_batch_needs",
+                    "'{{label}}' has {{left}} signatures left; this batch needs {{needed}}.",
+                    label = k.summary.label,
+                    left = left,
+                    needed = needed
                 ),
             )
             .details("Nothing was signed.")
-            .suggest("Sign fewer files or formats, or use another key.")),
+            .suggest(text!(
+                "errors.sign_fewer_files_formats_use",
+                "Sign fewer files or formats, or use another key."
+            ))),
             _ => Ok(()),
         }
     }

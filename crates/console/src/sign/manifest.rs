@@ -10,6 +10,7 @@ use signing::output::write_new;
 use super::key::{resolve, SigningKey};
 use super::{hsm_side, sign_error, FileOutcome, OutputKind, OutputView};
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 use crate::{Console, Partition};
 
 /// Where a batch's shared outputs go: the output folder, or the first signed file's folder.
@@ -39,10 +40,14 @@ impl Console {
             .collect();
         entries.sort_by(|a, b| a.1.cmp(&b.1));
         if entries.windows(2).any(|w| w[0].1 == w[1].1) {
-            return Err(ApiError::invalid(
-                "Two signed files have the same name; a SHA256SUMS manifest needs unique names.",
-            )
-            .suggest("Sign them in separate batches or choose an output folder per batch."));
+            return Err(ApiError::invalid(text!(
+                "errors.two_signed_files_have_same",
+                "Two signed files have the same name; a SHA256SUMS manifest needs unique names."
+            ))
+            .suggest(text!(
+                "errors.sign_them_separate_batches_choose",
+                "Sign them in separate batches or choose an output folder per batch."
+            )));
         }
         let dir = batch_dir(out_dir, signed);
         let text = signing::formats::manifest(&entries);
@@ -54,9 +59,10 @@ impl Console {
         }
         for x in paths {
             if std::fs::symlink_metadata(x).is_ok() {
-                return Err(ApiError::invalid(format!(
-                    "{} already exists; the manifest was not written.",
-                    x.display()
+                return Err(ApiError::invalid(text!(
+                    "errors.already_exists_manifest_not_written",
+                    "{{x}} already exists; the manifest was not written.",
+                    x = x.display()
                 )));
             }
         }
@@ -145,9 +151,10 @@ pub(super) fn write_public_key(key: &SigningKey, dir: &Path) -> ApiResult<Option
     let pem = key.pk.spki_pem();
     match std::fs::read_to_string(&pem_path) {
         Ok(existing) if existing.trim() == pem.trim() => Ok(None),
-        Ok(_) => Err(ApiError::invalid(format!(
-            "{} exists and holds another key; the public key was not written.",
-            pem_path.display()
+        Ok(_) => Err(ApiError::invalid(text!(
+            "errors.exists_holds_another_key_public",
+            "{{pem_path}} exists and holds another key; the public key was not written.",
+            pem_path = pem_path.display()
         ))),
         Err(_) => {
             write_new(&pem_path, pem.as_bytes()).map_err(sign_error)?;

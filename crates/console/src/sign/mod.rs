@@ -15,6 +15,7 @@
 mod batch;
 mod certificates;
 pub mod formats;
+mod inputs;
 mod key;
 mod manifest;
 mod minisign;
@@ -28,10 +29,12 @@ use signing::alg::SigAlg;
 use signing::SignError;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::text;
 
 pub use certificates::CertificateView;
 pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
+pub use inputs::input_problem;
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -178,25 +181,54 @@ pub enum SignProgress {
 pub(crate) fn sign_error(e: SignError) -> ApiError {
     match e {
         SignError::Hsm(h) => h.into(),
-        SignError::Cancelled => {
-            ApiError::new(ErrorCode::Cancelled, "Cancelled; nothing more was signed.")
-        }
-        SignError::Exists(p) => {
-            ApiError::invalid(format!("{p} already exists; nothing was overwritten."))
-                .suggest("Move the old signature away or choose another output folder.")
-        }
-        SignError::Input { path, reason } => ApiError::invalid(format!("{path} {reason}.")),
-        SignError::Changed(p) => ApiError::invalid(format!("{p} changed while it was being read."))
-            .suggest("Sign it again once it is complete."),
-        SignError::Write { path, reason } => {
-            ApiError::new(ErrorCode::Io, format!("Cannot write {path}: {reason}."))
-                .details("Nothing was half-written.")
-        }
+        SignError::Cancelled => ApiError::new(
+            ErrorCode::Cancelled,
+            text!(
+                "errors.cancelled_nothing_more_signed",
+                "Cancelled; nothing more was signed."
+            ),
+        ),
+        SignError::Exists(p) => ApiError::invalid(text!(
+            "errors.already_exists_nothing_overwritten",
+            "{{path}} already exists; nothing was overwritten.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.move_old_signature_away_choose",
+            "Move the old signature away or choose another output folder."
+        )),
+        SignError::Input { path, reason } => ApiError::invalid(input_problem(&path, &reason)),
+        SignError::Changed(p) => ApiError::invalid(text!(
+            "errors.changed_while_being_read",
+            "{{path}} changed while it was being read.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.sign_again_once_complete",
+            "Sign it again once it is complete."
+        )),
+        SignError::Write { path, reason } => ApiError::new(
+            ErrorCode::Io,
+            text!(
+                "errors.cannot_write",
+                "Cannot write {{path}}: {{reason}}.",
+                path = path,
+                reason = reason
+            ),
+        )
+        .details("Nothing was half-written."),
         SignError::SelfCheck(m) => ApiError::new(
             ErrorCode::SignatureInvalid,
-            format!("The HSM's signature did not verify in software ({m}); it was not written."),
+            text!(
+                "errors.hsm_s_signature_did_not",
+                "The HSM's signature did not verify in software ({{detail}}); it was not written.",
+                detail = m
+            ),
         )
-        .suggest("Check the key and the module; report this to the HSM's administrator."),
+        .suggest(text!(
+            "errors.check_key_module_report_hsm",
+            "Check the key and the module; report this to the HSM's administrator."
+        )),
         SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
         SignError::Unsupported(m) | SignError::Format(m) => {
             ApiError::new(ErrorCode::Unsupported, m)

@@ -7,6 +7,7 @@ use hsm::pubkey::PublicKey;
 
 use super::sign_error;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::Console;
 
 impl Console {
@@ -66,12 +67,25 @@ impl Console {
                     .map_err(|e| ApiError::io(&format!("cannot read {p}"), &e))?;
                 let k = if text.contains("BEGIN CERTIFICATE") {
                     let der_bytes = der::pem::decode_vec(text.as_bytes())
-                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                        .map_err(|e| {
+                            ApiError::invalid(text!(
+                                "errors.path_error",
+                                "{{path}}: {{error}}",
+                                path = p,
+                                error = e
+                            ))
+                        })?
                         .1;
                     signing::cert::public_key(&der_bytes).map_err(sign_error)?.1
                 } else {
-                    PublicKey::from_spki_pem(&text)
-                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                    PublicKey::from_spki_pem(&text).map_err(|e| {
+                        ApiError::invalid(text!(
+                            "errors.path_error",
+                            "{{path}}: {{error}}",
+                            path = p,
+                            error = e
+                        ))
+                    })?
                 };
                 Some(k)
             }

@@ -3,6 +3,7 @@
 pub mod args;
 mod views;
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use console::views::GenerateRequest;
@@ -14,6 +15,7 @@ use self::views::{
     PublicKeyOutput,
 };
 use crate::context::{Ctx, Login};
+use console::text;
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
     let p = ctx.partition().await?;
@@ -65,21 +67,23 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
             GenerateRequest {
                 spec: req.spec,
                 label: a.label.clone(),
-                token: a.token,
+                token: a.persistent,
             },
         )
         .await?;
     Ok(NewKey {
         key,
-        token_object: a.token,
+        token_object: a.persistent,
     })
 }
 
 /// Delete a key; a private key's public half (same ID) goes with it.
 async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult<Deleted> {
     if !yes {
-        return Err(ApiError::invalid(format!(
-            "Deleting {key} cannot be undone; add --yes to confirm."
+        return Err(ApiError::invalid(text!(
+            "errors.deleting_cannot_undone_add_yes",
+            "Deleting {{key}} cannot be undone; add --yes to confirm.",
+            key = key
         )));
     }
     ctx.login(p, Login::Required).await?;
@@ -149,7 +153,14 @@ async fn export_public(
                 path: path.to_path_buf(),
             }
         }
-        None => PublicKeyOutput::Shown(c.export_public_key(&p.id, s.handle, format.into()).await?),
+        None => {
+            let e = c.export_public_key(&p.id, s.handle, format.into()).await?;
+            if e.text.is_none() && !std::io::stdout().is_terminal() {
+                PublicKeyOutput::Bytes(e)
+            } else {
+                PublicKeyOutput::Shown(e)
+            }
+        }
     })
 }
 
