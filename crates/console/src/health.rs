@@ -492,6 +492,8 @@ pub(crate) fn status_of(
     } else {
         HssStatus::Ok
     }
+}
+
 /// Signatures left over time as the trail tells it: the baseline (full capacity at the
 /// key's generation, or the count the first signing request saw), then after each
 /// signing record; the token's count now last.
