@@ -11,8 +11,8 @@ pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
-pub use crate::domains::usage::args::UsageArgs;
 pub use crate::domains::status::StatusArgs;
+pub use crate::domains::usage::args::UsageArgs;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -521,8 +521,10 @@ pub(crate) fn hss_points(
             continue;
         }
         let used = if r.event.status == "success"
-            && matches!(r.event.action.as_str(), "sign" | "sign.manifest" | "cert.issue")
-        {
+            && matches!(
+                r.event.action.as_str(),
+                "sign" | "sign.manifest" | "cert.issue"
+            ) {
             meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
         } else {
             0

@@ -16,8 +16,8 @@ pub mod keys;
 pub mod probe;
 pub mod shell;
 pub mod sign;
-pub mod usage;
 pub mod status;
+pub mod usage;
 
 use console::ApiResult;
 

@@ -42,7 +42,7 @@ async fn recorded_verification(c: &Console) -> Option<LastVerification> {
         ..Query::default()
     };
     let r = c.audit().records(&q).await.ok()?.into_iter().next()?;
-    let meta: serde_json::Value = serde_json::from_str(&r.metadata).ok()?;
+    let meta: serde_json::Value = serde_json::from_str(&r.event.metadata).ok()?;
     let verdict: Verdict = serde_json::from_value(meta.get("verdict")?.clone()).ok()?;
     let trigger = match meta.get("trigger").and_then(|t| t.as_str()) {
         Some("scheduled") => VerifyTrigger::Scheduled,
@@ -50,7 +50,7 @@ async fn recorded_verification(c: &Console) -> Option<LastVerification> {
     };
     Some(LastVerification::from_verdict(
         &verdict,
-        r.timestamp,
+        r.event.timestamp,
         trigger,
     ))
 }
@@ -211,23 +211,23 @@ pub(super) async fn failures(c: &Console) -> Section {
         ..Section::default()
     };
     for r in records.into_iter().take(FAILURES_SHOWN) {
-        let error = r.error_code.clone().unwrap_or_default();
+        let error = r.event.error_code.clone().unwrap_or_default();
         let mut link = Link::to(LinkView::Audit);
         link.seq = Some(r.seq);
-        link.day = r.timestamp.get(..10).map(String::from);
+        link.day = r.event.timestamp.get(..10).map(String::from);
         let mut i = AttentionItem::new(
             K::Failure,
             S::Warning,
             text!(
                 "overview.items.failed_operation",
                 "{{action}} failed ({{error}}).",
-                action = r.action,
+                action = r.event.action,
                 error = error
             ),
             link,
         )
-        .subject(&r.action);
-        i.at = Some(r.timestamp.clone());
+        .subject(&r.event.action);
+        i.at = Some(r.event.timestamp.clone());
         section.items.push(i);
     }
     section

@@ -32,9 +32,9 @@ use crate::error::{ApiError, ErrorCode};
 use crate::text;
 
 pub use certificates::CertificateView;
+pub use inputs::input_problem;
 pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
-pub use inputs::input_problem;
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
