@@ -1,7 +1,16 @@
 // Generated from the Rust side by `src-tauri/src/ipc.rs`. Do not edit:
 // run `make bindings` after changing a command or a type that crosses IPC.
 
-export type ApiError = { code: ErrorCode, message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, };
+export type ApiError = { code: ErrorCode, 
+/**
+ * English (what `hsmc` and the logs show).
+ */
+message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, 
+/**
+ * The message and suggestion as catalog keys with their arguments, so the UI can show
+ * them in the officer's language (absent for texts that have no key yet).
+ */
+i18n?: ErrorText, };
 
 export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: AuditStoreKind, builtin_available: boolean, builtin_note: string | null, 
 /**
@@ -10,6 +19,26 @@ export type AppInfo = { version: string, data_dir: string, audit_location: strin
 startup_warnings: Array<string>, };
 
 export type AppStatus = { info: AppInfo | null, startup_error: ApiError | null, };
+
+export type AttentionItem = { kind: AttentionKind, severity: Severity, partition_id: string | null, partition_label: string | null, 
+/**
+ * What it is about: a key's or certificate's label, an action.
+ */
+subject: string | null, 
+/**
+ * Days until it runs out or expires (negative: already past).
+ */
+days_left: number | null, 
+/**
+ * Signatures or uses left, and of how many (decimal; HSS totals exceed 2^53).
+ */
+remaining: number | null, total: string | null, 
+/**
+ * When: the expiry date, the projected exhaustion, the record's time.
+ */
+at: string | null, message: Text, link: Link, };
+
+export type AttentionKind = "module" | "token" | "login" | "user_pin" | "so_pin" | "breaker" | "load" | "ha" | "hss_key" | "usage_limit" | "certificate" | "audit" | "failure";
 
 export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
@@ -36,6 +65,16 @@ pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_t
 auto_verify: AutoVerify, };
 
 export type AuditStoreKind = "sqlite" | "postgres";
+
+export type AuditSummary = { 
+/**
+ * `None` when the trail's status cannot be read.
+ */
+key: AuditKeyView | null, records: number, pending: number, 
+/**
+ * The newest verification, this run's or the newest one the trail records.
+ */
+last_verification: LastVerification | null, auto_verify: AutoVerify, items: Array<AttentionItem>, };
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
@@ -89,6 +128,8 @@ export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "
 
 export type Curve = "P256" | "P384" | "Ed25519";
 
+export type DayCount = { day: string, records: number, failures: number, };
+
 export type DestroyFailure = { handle: number, label: string, error: ApiError, };
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
@@ -136,6 +177,12 @@ export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin"
 
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "INTERNAL";
 
+export type ErrorText = { message: string | null, suggestion: string | null, 
+/**
+ * The placeholders of both.
+ */
+args: { [key in string]: string }, };
+
 export type ExportContent = { "text": string } | { "base64": string };
 
 export type ExportFormat = "jsonl" | "csv";
@@ -154,7 +201,11 @@ export type FileCheck = { path: string, name: string, size: number | null,
 /**
  * Why it cannot be signed (a folder, a FIFO, empty, …).
  */
-problem: string | null, };
+problem: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+problem_text: Text | null, };
 
 export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 
@@ -228,6 +279,12 @@ total_per_s: number, members: Array<MemberThroughput>,
  */
 basis: string, };
 
+export type HaSummary = { group: string, members_online: number, members_total: number, 
+/**
+ * Everything replicated and online.
+ */
+healthy: boolean, };
+
 export type HaWarning = { partition_id: string, label: string, serial: string, verdict: DriftVerdict, text: string, };
 
 export type HssKeyView = { partition_id: string, partition_label: string, handle: number, label: string, id_hex: string, 
@@ -258,9 +315,20 @@ audit_expected_remaining: number | null,
 /**
  * Set when the token's counter and the trail disagree, saying which way.
  */
-mismatch: string | null, };
+mismatch: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+mismatch_text: Text | null, 
+/**
+ * Signatures left over time, from the trail's records (its baseline, then after each
+ * signing record) and the token's count now; for the chart.
+ */
+history: Array<HssPoint>, };
 
 export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
+
+export type HssPoint = { at: string, remaining: number, };
 
 export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
@@ -280,17 +348,41 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
  */
 keygen_warning: string | null, mechanism: string, };
 
+export type Language = "en" | "zh-Hant" | "zh-Hans";
+
 export type LastVerification = { at: string, intact: boolean, 
 /**
  * Records checked (intact) or checked before the first bad one.
  */
-records: number, first_bad_seq: number | null, explanation: string | null, trigger: VerifyTrigger, };
+records: number, first_bad_seq: number | null, 
+/**
+ * What is wrong, in English (`finding` says it in a form each language translates).
+ */
+explanation: string | null, finding: Finding | null, trigger: VerifyTrigger, };
 
 export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
+
+export type Link = { view: LinkView, partition_id: string | null, 
+/**
+ * Text to search for (a key's id, an action).
+ */
+search: string | null, 
+/**
+ * A day to filter the audit trail to (`YYYY-MM-DD`).
+ */
+day: string | null, 
+/**
+ * An audit record.
+ */
+seq: number | null, };
+
+export type LinkView = "connections" | "partition" | "keys" | "hss" | "stats" | "audit" | "settings";
 
 export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
 
 export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
+
+export type LoadView = { busy_percent: number | null, commands_per_second: number | null, firmware: string | null, };
 
 export type LoginResult = { partition_id: string, user: UserKind, audit: AuditKeyView, };
 
@@ -407,6 +499,46 @@ export type OutputView = { format: OutputKind, path: string,
  */
 verified: boolean, };
 
+export type Overview = { generated_at: string, 
+/**
+ * Loaded modules (a module with no token has no card).
+ */
+modules: number, partitions: Array<PartitionCard>, 
+/**
+ * Modules that could not be listed.
+ */
+module_items: Array<AttentionItem>, 
+/**
+ * Keys running out: HSS and usage-limited, by days left.
+ */
+keys: Section, 
+/**
+ * Certificates by days to expiry.
+ */
+certificates: Section, audit: AuditSummary, 
+/**
+ * Failed operations of the last 24 hours (the newest 20), from the trail.
+ */
+failures: Section, 
+/**
+ * Items at warning or critical, everywhere.
+ */
+attention: number, worst: Severity | null, };
+
+export type PartitionCard = { partition_id: string, module_id: string, module_path: string, builtin: boolean, family: ModuleFamily, slot_id: number, label: string, serial: string, model: string | null, 
+/**
+ * Who is logged in (`None`: nobody).
+ */
+login: UserKind | null, user_pin: PinState, so_pin: PinState, pool: PoolStatus, 
+/**
+ * Luna only.
+ */
+load: LoadView | null, ha: HaSummary | null, holds_audit_key: boolean, 
+/**
+ * What needs attention on this partition (PINs, breaker, load, login, HA).
+ */
+items: Array<AttentionItem>, };
+
 export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, pool: PoolStatus, luna: LunaView | null, 
 /**
  * Luna functions the module exports (empty for other modules).
@@ -418,6 +550,8 @@ vendor_functions: Array<string>,
 holds_audit_key: boolean, mechanism_count: number, };
 
 export type PgpAlgorithm = "eddsa_legacy" | "ecdsa_p256" | "ecdsa_p384" | "rsa";
+
+export type PinState = { count_low: boolean, final_try: boolean, locked: boolean, to_be_changed: boolean, };
 
 export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
@@ -438,6 +572,10 @@ export type ProbeProgress = { workers: number, run: number, runs: number, calls:
 fraction: number, point: SeriesPoint | null, };
 
 export type ProbeReport = { id: string, created_at: string, partition_id: string, module: string, firmware: string, slot: number, op: ProbeOp, op_name: string, mechanism: string, payload_bytes: number, request: ProbeRequest, console_version: string, runs: Array<RunResult>, sweep: Array<SweepPoint>, verdict: string | null, 
+/**
+ * The verdict in a form each language translates (absent in reports kept before it).
+ */
+verdict_text: Text | null, 
 /**
  * The probe's own cost per timed call (two clock reads and a histogram record).
  */
@@ -495,6 +633,20 @@ export type RunResult = { workers: number, calls: number, errors: number, first_
  */
 histogram: Array<[number, number]>, };
 
+export type Section = { 
+/**
+ * What needs attention, most urgent first.
+ */
+items: Array<AttentionItem>, 
+/**
+ * How many things were looked at (keys, certificates, records).
+ */
+checked: number, 
+/**
+ * Partitions whose objects could not be looked at (not logged in), by label.
+ */
+not_checked: Array<string>, };
+
 export type SeriesPoint = { t: number, p50_us: number, p99_us: number, ops_per_s: number, };
 
 export type Settings = { 
@@ -519,9 +671,15 @@ pool_size: number,
  */
 stats_poll_seconds: number, theme: Theme, 
 /**
+ * The window's language; `None` follows the system's locale.
+ */
+language: Language | null, 
+/**
  * Where signatures were last written (a folder), when not beside the files.
  */
 last_output_dir: string | null, };
+
+export type Severity = "info" | "warning" | "critical";
 
 export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
@@ -590,6 +748,20 @@ export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: n
  * Throughput ÷ (one worker's throughput × workers).
  */
 efficiency: number, };
+
+export type Text = { 
+/**
+ * The catalog key (`errors.pin_incorrect`, `overview.hss.days_left`).
+ */
+key: string, 
+/**
+ * The values of the template's `{{name}}` placeholders.
+ */
+args: { [key in string]: string }, 
+/**
+ * The English text with the arguments filled in.
+ */
+text: string, };
 
 export type Theme = "system" | "light" | "dark";
 

@@ -2,10 +2,16 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, DriftReport, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, OpenPgpCertificate, OpenPgpKeyView, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UsageKeyView, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UsageKeyView, UserKind, Verdict, VerifyReport } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
+  /**
+   * Every connected partition (login, PIN state, load, pool, HA) and the lists that need
+   * attention across them: keys running out, certificates expiring, the audit trail's
+   * verification, failed operations of the last 24 hours.
+   */
+  overview: { args: {}; result: Overview };
   /** The window's first request: whether the console started, and if not, why. */
   app_info: { args: {}; result: AppStatus };
   get_settings: { args: {}; result: Settings };
@@ -90,6 +96,8 @@ export interface Commands {
   audit_public_key: { args: {}; result: string };
   /** Start a new key epoch (the window asks for confirmation first). */
   audit_rotate_key: { args: {}; result: number };
+  /** Records and failures per day for the last `days` days (the Audit view's bar chart). */
+  audit_days: { args: { days: number }; result: Array<DayCount> };
   /** Every HSS key on the logged-in partitions, with burn rates from the audit trail. */
   hss_keys: { args: {}; result: Array<HssKeyView> };
   /** One statistics sample of a partition (kept for the charts). */
@@ -133,7 +141,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -157,6 +165,12 @@ function channel<T>(onMessage: (message: T) => void): Channel<T> {
 /** A typed function per command, over an invoker (`ipc.ts` passes Tauri's, with errors mapped). */
 export function commandFunctions(invoke: Invoker) {
   return {
+    /**
+     * Every connected partition (login, PIN state, load, pool, HA) and the lists that need
+     * attention across them: keys running out, certificates expiring, the audit trail's
+     * verification, failed operations of the last 24 hours.
+     */
+    overview: () => invoke("overview", {}),
     /** The window's first request: whether the console started, and if not, why. */
     appInfo: () => invoke("app_info", {}),
     getSettings: () => invoke("get_settings", {}),
@@ -241,6 +255,8 @@ export function commandFunctions(invoke: Invoker) {
     auditPublicKey: () => invoke("audit_public_key", {}),
     /** Start a new key epoch (the window asks for confirmation first). */
     auditRotateKey: () => invoke("audit_rotate_key", {}),
+    /** Records and failures per day for the last `days` days (the Audit view's bar chart). */
+    auditDays: (days: number) => invoke("audit_days", { days }),
     /** Every HSS key on the logged-in partitions, with burn rates from the audit trail. */
     hssKeys: () => invoke("hss_keys", {}),
     /** One statistics sample of a partition (kept for the charts). */
