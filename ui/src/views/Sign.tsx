@@ -293,9 +293,9 @@ export function SignView() {
             />{" "}
             {t("sign.fmt_bundle")}
           </label>
-          <label title={canOpenpgp ? undefined : "OpenPGP signatures need an Ed25519, ECDSA or RSA key"}>
+          <label title={canOpenpgp ? undefined : t("sign.openpgp_needs_key")}>
             <input type="checkbox" checked={openpgp} onChange={toggleOpenpgp} disabled={!!job || !canOpenpgp} data-testid="fmt-openpgp" />{" "}
-            OpenPGP (.asc, gpg/sq)
+            {t("sign.fmt_openpgp")}
           </label>
           {openpgp && (
             <label>
@@ -306,10 +306,10 @@ export function SignView() {
                 disabled={!!job}
                 data-testid="fmt-openpgp-binary"
               />{" "}
-              binary (.gpg) instead of armored
+              {t("sign.fmt_openpgp_binary")}
             </label>
           )}
-          <label title={canMinisign ? undefined : "minisign signs with Ed25519 keys only"}>
+          <label title={canMinisign ? undefined : t("sign.minisign_needs_key")}>
             <input
               type="checkbox"
               checked={chosen.includes("minisign")}
@@ -317,12 +317,12 @@ export function SignView() {
               disabled={!!job || !canMinisign}
               data-testid="fmt-minisign"
             />{" "}
-            minisign (.minisig)
+            {t("sign.fmt_minisign")}
           </label>
           <label>
             <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} />{" "}
             {t("sign.fmt_manifest")}
-            {openpgp ? " (and SHA256SUMS.asc, cleartext-signed)" : ""}
+            {openpgp ? t("sign.fmt_manifest_openpgp") : ""}
           </label>
         </fieldset>
         <Field label={t("sign.outputs")}>
