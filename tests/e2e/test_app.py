@@ -626,7 +626,8 @@ def ha_group_with_a_member_down(app_path: str, artifacts: Path, data: Path):
     lib = make_ha_group(Path(app_path).parent, data.parent / "ha")
     # This run: only the HA group's module (the built-in partition off).
     settings_file = data / "settings.json"
-    settings = json.loads(settings_file.read_text())
+    # The earlier steps may not have saved settings yet (every field has a default).
+    settings = json.loads(settings_file.read_text()) if settings_file.exists() else {}
     settings["builtin_enabled"] = False
     settings["modules"] = [str(lib)]
     settings_file.write_text(json.dumps(settings))

@@ -125,16 +125,9 @@ impl Finding {
             Finding::Inserted { seq } => format!("Record {seq} was inserted into the trail afterwards; the console never wrote it there."),
             Finding::Reordered { seq, belongs_at } => format!("Record {seq} is out of place: it was written as record {belongs_at}."),
             Finding::Grafted { seq, foreign_log } => format!("A record numbered {seq} from another trail ({foreign_log}) was copied into this one."),
-            Finding::TruncatedTail { last_seq, checkpoint_seq } => {
-                let missing = if last_seq + 1 == *checkpoint_seq {
-                    format!("Record {checkpoint_seq} is missing")
-                } else {
-                    format!("Records {}–{checkpoint_seq} are missing", last_seq + 1)
-                };
-                format!(
-                    "{missing}: the trail ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}. The newest records were removed."
-                )
-            }
+            Finding::TruncatedTail { last_seq, checkpoint_seq } => format!(
+                "The trail ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}: the newest records were removed."
+            ),
             Finding::Rollback { store_seq, anchor_seq, anchor_checkpoint } => format!(
                 "The store was rolled back to an older copy: it ends at record {store_seq}, while checkpoint {anchor_checkpoint}, remembered outside the store, covers records up to {anchor_seq}."
             ),
