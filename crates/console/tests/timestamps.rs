@@ -6,8 +6,7 @@
 //! wrong imprint, a bad signature, a `rejection`, from an unknown CA, or not at all fails
 //! that file, naming the TSA, and writes nothing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -18,6 +17,7 @@ use console::settings::TimestampAuthority;
 use console::sign::{OnError, OutputKind, SignFormat, SignReport, SignRequest};
 use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec};
+use testkit::tsa::{openssl_ts_verify, TestTsa};
 use testkit::Backend;
 
 mod common;
@@ -39,205 +39,18 @@ fn run(cmd: &mut Command) -> (bool, String) {
     )
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let (ok, msg) = run(Command::new("openssl").current_dir(dir).args(args));
-    assert!(ok, "openssl {args:?}: {msg}");
-}
-
-/// A TSA on 127.0.0.1: each request piped into `openssl ts -reply`. The path picks what it
-/// does: `/ok`, `/wrong-imprint` (stamps another hash), `/bad-signature` (a byte of the
-/// signature flipped), `/reject` (a TSA section that accepts no SHA-2 imprint: OpenSSL
-/// answers `rejection`), `/silent` (reads the request, never answers).
-struct TestTsa {
-    dir: tempfile::TempDir,
-    port: u16,
-}
-
-impl TestTsa {
-    /// `key`: an `openssl req -newkey` argument (`ec` with P-256, or `rsa:2048`).
-    fn start(key: &str) -> TestTsa {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let newkey: Vec<&str> = if key == "ec" {
-            vec!["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
-        } else {
-            vec!["-newkey", key]
-        };
-        for (ca, cn) in [("ca", "Test TSA Root"), ("other-ca", "Some Other Root")] {
-            let mut a = vec!["req", "-x509", "-nodes"];
-            a.extend(&newkey);
-            let (k, c, subj) = (
-                format!("{ca}.key"),
-                format!("{ca}.pem"),
-                format!("/CN={cn}"),
-            );
-            a.extend([
-                "-keyout",
-                &k,
-                "-out",
-                &c,
-                "-subj",
-                &subj,
-                "-days",
-                "30",
-                "-addext",
-                "basicConstraints=critical,CA:true",
-                "-addext",
-                "keyUsage=critical,keyCertSign",
-            ]);
-            openssl(d, &a);
-        }
-        let mut a = vec!["req", "-nodes"];
-        a.extend(&newkey);
-        a.extend([
-            "-keyout",
-            "tsa.key",
-            "-out",
-            "tsa.csr",
-            "-subj",
-            "/CN=Test TSA/O=Timestamps",
-        ]);
-        openssl(d, &a);
-        std::fs::write(
-            d.join("tsa-ext.cnf"),
-            "extendedKeyUsage=critical,timeStamping\nkeyUsage=critical,digitalSignature\n",
-        )
-        .unwrap();
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "tsa.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "tsa.pem",
-                "-days",
-                "30",
-                "-extfile",
-                "tsa-ext.cnf",
-            ],
-        );
-        std::fs::write(d.join("serial"), "01\n").unwrap();
-        let section = |name: &str, digests: &str| {
-            format!(
-                "[ {name} ]\nserial = {dir}/serial\ncrypto_device = builtin\nsigner_cert = {dir}/tsa.pem\n\
-                 certs = {dir}/ca.pem\nsigner_key = {dir}/tsa.key\nsigner_digest = sha256\n\
-                 default_policy = 1.2.3.4.1\ndigests = {digests}\naccuracy = secs:1, millisecs:500\n\
-                 clock_precision_digits = 0\nordering = no\ntsa_name = yes\ness_cert_id_chain = no\n\
-                 ess_cert_id_alg = sha256\n",
-                dir = d.display()
-            )
-        };
-        std::fs::write(
-            d.join("tsa.cnf"),
-            format!(
-                "[ tsa ]\ndefault_tsa = tsa_ok\n{}{}",
-                section("tsa_ok", "sha256, sha384, sha512"),
-                section("tsa_reject", "sha1")
-            ),
-        )
-        .unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let root = d.to_path_buf();
-        std::thread::spawn(move || {
-            for (n, stream) in listener.incoming().enumerate() {
-                let root = root.clone();
-                std::thread::spawn(move || answer(&root, n, stream.unwrap()));
-            }
-        });
-        TestTsa { dir, port }
+/// The test TSA's `mode` as the console is told of it.
+fn authority(
+    tsa: &TestTsa,
+    mode: &str,
+    ca: Option<&str>,
+    timeout_seconds: u64,
+) -> TimestampAuthority {
+    TimestampAuthority {
+        url: tsa.url(mode),
+        ca_file: ca.map(|c| s(&tsa.dir.path().join(c)).to_string()),
+        timeout_seconds,
     }
-
-    fn url(&self, mode: &str) -> String {
-        format!("http://127.0.0.1:{}/{mode}", self.port)
-    }
-
-    fn authority(&self, mode: &str, ca: Option<&str>, timeout_seconds: u64) -> TimestampAuthority {
-        TimestampAuthority {
-            url: self.url(mode),
-            ca_file: ca.map(|c| s(&self.dir.path().join(c)).to_string()),
-            timeout_seconds,
-        }
-    }
-
-    fn ca(&self) -> PathBuf {
-        self.dir.path().join("ca.pem")
-    }
-}
-
-/// One HTTP exchange: the query to `openssl ts -reply`, tampered as the path asks.
-fn answer(root: &Path, n: usize, mut stream: TcpStream) {
-    let mut r = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    let path = line.split(' ').nth(1).unwrap_or("/").to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).unwrap();
-        if h.trim().is_empty() {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut query = vec![0u8; len];
-    r.read_exact(&mut query).unwrap();
-    let mode = path.trim_start_matches('/');
-    if mode == "silent" {
-        std::thread::sleep(std::time::Duration::from_secs(30));
-        return;
-    }
-    if mode == "wrong-imprint" {
-        // The hash is the first 32-, 48- or 64-byte OCTET STRING of the query.
-        let at = query
-            .windows(2)
-            .position(|w| w[0] == 0x04 && matches!(w[1], 0x20 | 0x30 | 0x40))
-            .unwrap();
-        query[at + 2] ^= 0x01;
-    }
-    let (q, out) = (
-        root.join(format!("q{n}.tsq")),
-        root.join(format!("r{n}.tsr")),
-    );
-    std::fs::write(&q, &query).unwrap();
-    let section = if mode == "reject" {
-        "tsa_reject"
-    } else {
-        "tsa_ok"
-    };
-    let (ok, msg) = run(Command::new("openssl").args([
-        "ts",
-        "-reply",
-        "-config",
-        s(&root.join("tsa.cnf")),
-        "-section",
-        section,
-        "-queryfile",
-        s(&q),
-        "-out",
-        s(&out),
-    ]));
-    assert!(ok, "openssl ts -reply: {msg}");
-    let mut reply = std::fs::read(&out).unwrap();
-    if mode == "bad-signature" {
-        // The token's last field is its signer's signature value.
-        *reply.last_mut().unwrap() ^= 0x01;
-    }
-    let head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/timestamp-reply\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        reply.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(&reply).unwrap();
 }
 
 impl Env {
@@ -301,26 +114,6 @@ fn out(r: &SignReport, i: usize, kind: OutputKind) -> PathBuf {
     )
 }
 
-/// `openssl ts -verify` of a token over `data` (the signature value), against the CA.
-fn openssl_ts_verify(tsa: &TestTsa, token: &[u8], data: &[u8], ca: &Path) -> (bool, String) {
-    let d = tempfile::tempdir().unwrap();
-    let (t, f) = (d.path().join("token.der"), d.path().join("data.bin"));
-    std::fs::write(&t, token).unwrap();
-    std::fs::write(&f, data).unwrap();
-    let _ = tsa;
-    run(Command::new("openssl").args([
-        "ts",
-        "-verify",
-        "-in",
-        s(&t),
-        "-token_in",
-        "-data",
-        s(&f),
-        "-CAfile",
-        s(ca),
-    ]))
-}
-
 /// CMS and bundle signatures carry tokens the console checked; `openssl ts -verify`
 /// accepts each over its signature value (and refuses it against another CA, and over
 /// other bytes); `openssl cms -verify` still accepts the CMS; the console's verifier
@@ -337,7 +130,7 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
             &files,
             &[SignFormat::Cms, SignFormat::Bundle, SignFormat::Raw],
             OnError::Stop,
-            Some(tsa.authority("ok", Some("ca.pem"), 10)),
+            Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
         )
         .await
         .unwrap();
@@ -349,12 +142,12 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
             .timestamp_token
             .clone()
             .expect("the CMS carries a token");
-        let (ok, msg) = openssl_ts_verify(&tsa, &token, &parsed.signature, &tsa.ca());
+        let (ok, msg) = openssl_ts_verify(&token, &parsed.signature, &tsa.ca());
         assert!(ok, "openssl ts -verify (CMS token): {msg}");
-        let (ok, _) = openssl_ts_verify(&tsa, &token, b"other bytes", &tsa.ca());
+        let (ok, _) = openssl_ts_verify(&token, b"other bytes", &tsa.ca());
         assert!(!ok, "openssl accepted the token over other bytes");
         let other = tsa.dir.path().join("other-ca.pem");
-        let (ok, _) = openssl_ts_verify(&tsa, &token, &parsed.signature, &other);
+        let (ok, _) = openssl_ts_verify(&token, &parsed.signature, &other);
         assert!(!ok, "openssl accepted the token against another CA");
         let (ok, msg) = run(Command::new("openssl").args([
             "cms",
@@ -380,7 +173,7 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
             .decode(bundle["timestamp_token"].as_str().unwrap())
             .unwrap();
         let bsig = b64.decode(bundle["signature"].as_str().unwrap()).unwrap();
-        let (ok, msg) = openssl_ts_verify(&tsa, &btoken, &bsig, &tsa.ca());
+        let (ok, msg) = openssl_ts_verify(&btoken, &bsig, &tsa.ca());
         assert!(ok, "openssl ts -verify (bundle token): {msg}");
 
         for sig in [&p7s, &bundle_path] {
@@ -445,14 +238,13 @@ async fn an_rsa_tsa_is_checked_and_accepted() {
             &files,
             &[SignFormat::Cms],
             OnError::Stop,
-            Some(tsa.authority("ok", Some("ca.pem"), 10)),
+            Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
         )
         .await
         .unwrap();
     assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
     let parsed = signing::cms::parse(&std::fs::read(out(&r, 0, OutputKind::Cms)).unwrap()).unwrap();
     let (ok, msg) = openssl_ts_verify(
-        &tsa,
         &parsed.timestamp_token.unwrap(),
         &parsed.signature,
         &tsa.ca(),
@@ -480,27 +272,27 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
     let cases = [
         (
             "wrong-imprint",
-            tsa.authority("wrong-imprint", None, 10),
+            authority(&tsa, "wrong-imprint", None, 10),
             "message imprint",
         ),
         (
             "bad-signature",
-            tsa.authority("bad-signature", None, 10),
+            authority(&tsa, "bad-signature", None, 10),
             "signature does not verify",
         ),
         (
             "reject",
-            tsa.authority("reject", None, 10),
+            authority(&tsa, "reject", None, 10),
             "status rejection",
         ),
         (
             "other-ca",
-            tsa.authority("ok", Some("other-ca.pem"), 10),
+            authority(&tsa, "ok", Some("other-ca.pem"), 10),
             "does not chain",
         ),
         (
             "silent",
-            tsa.authority("silent", None, 1),
+            authority(&tsa, "silent", None, 1),
             "did not answer in time",
         ),
         ("closed", closed, "cannot be reached"),
@@ -551,7 +343,7 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
             &files,
             &[SignFormat::Cms],
             OnError::Stop,
-            Some(tsa.authority("reject", None, 10)),
+            Some(authority(&tsa, "reject", None, 10)),
         )
         .await
         .unwrap();
