@@ -1,4 +1,5 @@
-// Remembered settings: theme, pool size, HSS thresholds, polling, the audit store.
+// Remembered settings: theme, pool size, HSS thresholds, polling, the audit store, the
+// time-stamp authority.
 import { useState } from "react";
 import type { ApiError, AutoVerify, Settings } from "../bindings";
 import { ErrorBox, Field } from "../components";
@@ -40,6 +41,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
       draft.hss_critical_percent,
       draft.audit.checkpoint_every,
       draft.audit.checkpoint_minutes,
+      draft.timestamp.timeout_seconds,
     ].some((n) => !Number.isFinite(n));
     if (bad) throw EMPTY_NUMBER;
     setSettings(await api.updateSettings(draft));
@@ -169,6 +171,50 @@ function SettingsForm({ settings }: { settings: Settings }) {
             <option value="hourly">hourly</option>
             <option value="daily">daily</option>
           </select>
+        </Field>
+      </section>
+      <section className="card form-grid">
+        <h3>Timestamp authority</h3>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={draft.timestamp.enabled}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, enabled: e.target.checked })}
+            data-testid="tsa-enabled"
+          />{" "}
+          Time-stamp CMS and bundle signatures (RFC 3161)
+        </label>
+        <Field
+          label="URL"
+          hint="http:// or https://. Each answer is checked before its token is kept; a TSA that does not answer fails the file."
+        >
+          <input
+            type="text"
+            value={draft.timestamp.url}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, url: e.target.value })}
+            aria-label="Timestamp authority URL"
+            data-testid="tsa-url"
+            spellCheck={false}
+          />
+        </Field>
+        <Field label="CA file (PEM)" hint="Optional: the TSA's certificate must chain to it.">
+          <input
+            type="text"
+            value={draft.timestamp.ca_file ?? ""}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, ca_file: e.target.value.trim() || null })}
+            aria-label="Timestamp authority CA file"
+            spellCheck={false}
+          />
+        </Field>
+        <Field label="Timeout (seconds)" hint="1–300.">
+          <input
+            type="number"
+            min={1}
+            max={300}
+            value={draft.timestamp.timeout_seconds}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, timeout_seconds: num(e.target.value) })}
+            aria-label="Timestamp authority timeout"
+          />
         </Field>
       </section>
     </div>

@@ -131,6 +131,18 @@ export function VerifyView() {
                 <dd>{report.signing_time}</dd>
               </div>
             )}
+            {report.timestamp && (
+              <div>
+                <dt>Time-stamped</dt>
+                <dd data-testid="verify-timestamp">{report.timestamp.time} (RFC 3161)</dd>
+              </div>
+            )}
+            {report.timestamp && (
+              <div>
+                <dt>Time-stamp authority</dt>
+                <dd data-testid="verify-tsa">{report.timestamp.tsa_subject}</dd>
+              </div>
+            )}
           </dl>
           {report.entries.length > 0 && (
             <ul>
