@@ -316,6 +316,12 @@ export function SignView() {
             manifest{openpgp ? " (and SHA256SUMS.asc, cleartext-signed)" : ""}
           </label>
         </fieldset>
+        {settings?.timestamp.enabled && formats.some((f) => f === "cms" || f === "bundle") && (
+          <p className="muted" data-testid="sign-tsa">
+            CMS and bundle signatures get an RFC 3161 time-stamp from {settings.timestamp.url} (Settings → Timestamp authority); a file
+            whose time-stamp fails is not written.
+          </p>
+        )}
         <Field label="Outputs">
           <div className="inline-form">
             <span>{outDir ?? "beside each file"}</span>

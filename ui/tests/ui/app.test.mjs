@@ -362,6 +362,12 @@ test("settings take a timestamp authority and refuse a URL that is not HTTP(S)",
   await page.waitForFunction(() => window.__mock.settings.timestamp.url === "http://tsa.example/ts");
   assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.timeout_seconds), 20);
   assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.enabled), true);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz"]));
+  await page.getByTestId("sign-files").waitFor();
+  await page.getByTestId("sign-tsa").waitFor();
+  assert.match(await page.getByTestId("sign-tsa").innerText(), /http:\/\/tsa\.example\/ts/);
 });
 
 test("the HSS view shows what is left, the burn rate, and a counter mismatch loudly", async () => {
