@@ -151,6 +151,8 @@ members: Array<number>, };
 
 export type DifferenceKind = "missing" | "different";
 
+export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512";
+
 export type DriftMember = { position: number, serial: string, partition_id: string | null, check: MemberCheck, 
 /**
  * Without a login only public objects are compared.
@@ -175,7 +177,7 @@ export type DriftVerdict = "in_sync" | "drift" | "member_down" | "not_comparable
 
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
-export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "INTERNAL";
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "TIMESTAMP_FAILED" | "INTERNAL";
 
 export type ErrorText = { message: string | null, suggestion: string | null, 
 /**
@@ -677,7 +679,11 @@ language: Language | null,
 /**
  * Where signatures were last written (a folder), when not beside the files.
  */
-last_output_dir: string | null, };
+last_output_dir: string | null, 
+/**
+ * RFC 3161 time-stamps on CMS and bundle signatures.
+ */
+timestamp: TimestampSettings, };
 
 export type Severity = "info" | "warning" | "critical";
 
@@ -713,7 +719,12 @@ context: string | null, on_error: OnError,
 /**
  * Signing with an HSS key uses up one-time signatures: the officer confirms it.
  */
-confirm_hss: boolean, };
+confirm_hss: boolean, 
+/**
+ * Time-stamp CMS and bundle signatures with this authority (`hsmc sign --tsa`);
+ * without it, the one in Settings → Timestamp authority when that is on.
+ */
+timestamp?: TimestampAuthority, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 
@@ -765,6 +776,49 @@ text: string, };
 
 export type Theme = "system" | "light" | "dark";
 
+export type TimestampAuthority = { 
+/**
+ * `http://` or `https://`; requests are POSTed as `application/timestamp-query`.
+ */
+url: string, 
+/**
+ * PEM file of the CA (or CAs) the TSA's certificate must chain to; without one, the
+ * TSA's certificate is checked for its `timeStamping` use but not for who issued it.
+ */
+ca_file: string | null, 
+/**
+ * How long to wait for an answer, seconds.
+ */
+timeout_seconds: number, };
+
+export type TimestampInfo = { 
+/**
+ * `genTime`, as `2026-12-01T12:00:00Z` (fractions kept as the TSA gave them).
+ */
+time: string, 
+/**
+ * The TSA's certificate subject.
+ */
+tsa_subject: string, 
+/**
+ * The `tsa` name in the token, when the TSA gives one.
+ */
+tsa_name: string | null, policy: string, 
+/**
+ * Serial number of the token (hex).
+ */
+serial: string, 
+/**
+ * The hash of the imprint ("SHA-256").
+ */
+hash: DigestAlg, 
+/**
+ * Whether the TSA's certificate was checked against a CA.
+ */
+ca_checked: boolean, };
+
+export type TimestampSettings = { enabled: boolean, url: string, ca_file: string | null, timeout_seconds: number, };
+
 export type TokenView = { label: string, manufacturer: string, model: string, serial: string, initialized: boolean, login_required: boolean, user_pin_initialized: boolean, write_protected: boolean, 
 /**
  * A wrong user PIN was entered since the last successful login.
@@ -815,6 +869,10 @@ detail: string,
 /**
  * Manifest: each listed file and whether it matches.
  */
-entries: Array<ManifestEntry>, };
+entries: Array<ManifestEntry>, 
+/**
+ * The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
+ */
+timestamp: TimestampInfo | null, };
 
 export type VerifyTrigger = "manual" | "scheduled";

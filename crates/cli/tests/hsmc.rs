@@ -1661,3 +1661,96 @@ fn status_is_the_overview_and_exits_1_when_something_needs_attention() {
     assert_eq!(failure["link"]["view"], "audit");
     assert_eq!(failure["severity"], "warning");
 }
+
+/// `hsmc sign --tsa URL --tsa-ca FILE` against a real TSA on 127.0.0.1 (`openssl ts
+/// -reply`): the CMS carries a token `openssl ts -verify` accepts; `hsmc verify` shows the
+/// time and the TSA in text and JSON; a TSA that refuses fails the file with exit 1 and
+/// its URL; a URL that is not HTTP(S) is a usage error (exit 2) before anything is signed.
+#[test]
+fn sign_with_a_timestamp_authority_and_verify_shows_it() {
+    let tsa = testkit::tsa::TestTsa::start("ec");
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "tsa_p256", "--token"],
+    );
+    let dir = h.data.path().join("tsa");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let art = dir.join("app-3.0.tar.gz");
+    std::fs::write(&art, vec![5u8; 10_000]).unwrap();
+    let ca = p(&tsa.ca());
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:tsa_p256",
+            "--format",
+            "cms",
+            "--tsa",
+            &tsa.url("ok"),
+            "--tsa-ca",
+            &ca,
+            "--tsa-timeout",
+            "15",
+        ],
+    );
+    let p7s = PathBuf::from(r["files"][0]["outputs"][0]["path"].as_str().unwrap());
+    let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    let (ok, msg) = testkit::tsa::openssl_ts_verify(
+        &parsed.timestamp_token.unwrap(),
+        &parsed.signature,
+        &tsa.ca(),
+    );
+    assert!(ok, "openssl ts -verify: {msg}");
+    let v = h.json(None, &["verify", &p(&art), "--sig", &p(&p7s)]);
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(
+        v["timestamp"]["tsa_subject"], "O=Timestamps,CN=Test TSA",
+        "{v}"
+    );
+    let o = h.run(None, &["verify", &p(&art), "--sig", &p(&p7s)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("  timestamp   20")
+            && text.contains("  TSA         O=Timestamps,CN=Test TSA"),
+        "{text}"
+    );
+
+    let other = dir.join("app-3.1.tar.gz");
+    std::fs::write(&other, vec![6u8; 10_000]).unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:tsa_p256",
+            "--tsa",
+            &tsa.url("reject"),
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("NOT SIGNED") && out.contains(&tsa.url("reject")) && out.contains("rejection"),
+        "{out}"
+    );
+    assert!(!dir.join("app-3.1.tar.gz.p7s").exists());
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:tsa_p256",
+            "--tsa",
+            "ftp://tsa.example/",
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("http:// or https://"));
+}

@@ -38,6 +38,8 @@ pub enum ErrorCode {
     Cancelled,
     /// A key past its usage limit (Luna's `CKA_USAGE_LIMIT`).
     KeyUsageExhausted,
+    /// The time-stamp authority did not answer, or its answer did not check.
+    TimestampFailed,
     Internal,
 }
 

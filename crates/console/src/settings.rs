@@ -63,6 +63,52 @@ impl Default for AuditSettings {
     }
 }
 
+/// A time-stamp authority (RFC 3161) asked for a token over each CMS and bundle signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TimestampAuthority {
+    /// `http://` or `https://`; requests are POSTed as `application/timestamp-query`.
+    pub url: String,
+    /// PEM file of the CA (or CAs) the TSA's certificate must chain to; without one, the
+    /// TSA's certificate is checked for its `timeStamping` use but not for who issued it.
+    pub ca_file: Option<String>,
+    /// How long to wait for an answer, seconds.
+    #[ts(type = "number")]
+    pub timeout_seconds: u64,
+}
+
+/// Settings → Timestamp authority; off by default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct TimestampSettings {
+    pub enabled: bool,
+    pub url: String,
+    pub ca_file: Option<String>,
+    #[ts(type = "number")]
+    pub timeout_seconds: u64,
+}
+
+impl Default for TimestampSettings {
+    fn default() -> Self {
+        TimestampSettings {
+            enabled: false,
+            url: String::new(),
+            ca_file: None,
+            timeout_seconds: 10,
+        }
+    }
+}
+
+impl TimestampSettings {
+    /// The authority to ask, when time-stamps are on.
+    pub fn authority(&self) -> Option<TimestampAuthority> {
+        self.enabled.then(|| TimestampAuthority {
+            url: self.url.clone(),
+            ca_file: self.ca_file.clone().filter(|f| !f.trim().is_empty()),
+            timeout_seconds: self.timeout_seconds,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct Settings {
@@ -83,6 +129,8 @@ pub struct Settings {
     pub language: Option<Language>,
     /// Where signatures were last written (a folder), when not beside the files.
     pub last_output_dir: Option<String>,
+    /// RFC 3161 time-stamps on CMS and bundle signatures.
+    pub timestamp: TimestampSettings,
 }
 
 impl Default for Settings {
@@ -98,6 +146,7 @@ impl Default for Settings {
             theme: Theme::System,
             language: None,
             last_output_dir: None,
+            timestamp: TimestampSettings::default(),
         }
     }
 }
@@ -181,6 +230,9 @@ impl Settings {
                 "checkpoint intervals must be at least 1"
             )));
         }
+        if let Some(tsa) = self.timestamp.authority() {
+            crate::sign::timestamp::check_authority(&tsa)?;
+        }
         Ok(())
     }
 }
@@ -225,5 +277,28 @@ mod tests {
         assert!(s.validate().is_ok());
         s.hss_critical_percent = 20.0;
         assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn timestamps_are_off_by_default_and_need_an_http_url() {
+        let mut s = Settings::default();
+        assert_eq!(s.timestamp.authority(), None);
+        // Settings files written before time-stamps existed read as "off".
+        let old = Settings::parse(br#"{"pool_size": 4}"#).unwrap();
+        assert_eq!(old.timestamp, TimestampSettings::default());
+        s.timestamp.enabled = true;
+        s.timestamp.url = "ftp://tsa.example/".into();
+        let e = s.validate().unwrap_err();
+        assert!(e.message.contains("http:// or https://"), "{}", e.message);
+        s.timestamp.url = "http://127.0.0.1:3180/tsa".into();
+        assert!(s.validate().is_ok());
+        s.timestamp.timeout_seconds = 0;
+        assert!(s.validate().is_err());
+        // Off, whatever the URL says.
+        s.timestamp = TimestampSettings {
+            url: "nonsense".into(),
+            ..TimestampSettings::default()
+        };
+        assert!(s.validate().is_ok());
     }
 }

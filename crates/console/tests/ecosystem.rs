@@ -58,6 +58,7 @@ impl Env {
             context: None,
             on_error: OnError::Stop,
             confirm_hss: false,
+            timestamp: None,
         }
     }
 

@@ -63,6 +63,7 @@ impl Env {
             context: context.map(String::from),
             on_error,
             confirm_hss: true,
+            timestamp: None,
         };
         self.c
             .sign_files(
@@ -400,6 +401,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         context: Some("x".into()),
         on_error: OnError::Stop,
         confirm_hss: false,
+        timestamp: None,
     };
     let err =
         e.c.sign_files(
@@ -440,6 +442,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         context: None,
         on_error: OnError::Stop,
         confirm_hss: false,
+        timestamp: None,
     };
     let err =
         e.c.sign_files(

@@ -47,6 +47,11 @@ pub struct Bundle {
     /// How the token was given the file (bundles of earlier versions do not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_path: Option<crate::whole::SignPath>,
+    /// An RFC 3161 time-stamp token over the signature's bytes (base64 of the DER
+    /// `ContentInfo`), when a time-stamp authority was asked (bundles without one do not
+    /// carry the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_token: Option<String>,
 }
 
 impl Bundle {
@@ -144,6 +149,7 @@ mod tests {
             console_version: "0.1.0".into(),
             token_serial: "7".into(),
             signing_path: None,
+            timestamp_token: None,
         };
         let ecdsa = b(
             SigAlg::Ecdsa {
@@ -187,6 +193,11 @@ mod tests {
             Bundle::parse(&v.to_string()).unwrap().signing_path,
             Some(crate::whole::SignPath::MultiPart)
         );
+        let mut stamped = b(SigAlg::Ed25519, &[]);
+        stamped.timestamp_token = Some("MAA=".into());
+        let v = serde_json::to_value(&stamped).unwrap();
+        assert_eq!(v["timestamp_token"], "MAA=");
+        assert_eq!(Bundle::parse(&v.to_string()).unwrap(), stamped);
     }
 
     #[test]

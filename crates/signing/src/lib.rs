@@ -16,6 +16,7 @@
 //! - [`formats`]: raw detached signatures, the signed `SHA256SUMS` manifest, JSON bundles.
 //! - [`openpgp`]: OpenPGP v4 certificates, detached and cleartext signatures (gpg 2.2, sq).
 //! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
+//! - [`tsp`]: RFC 3161 time-stamp requests, answers and tokens, and their check.
 //! - [`reread`]: reading a file again for the formats with their own hash.
 //! - [`verify`]: offline verification of any of them.
 //! - [`output`]: files written completely or not at all, never over an existing one.
@@ -30,6 +31,7 @@ pub mod minisign;
 pub mod openpgp;
 pub mod output;
 pub mod reread;
+pub mod tsp;
 pub mod verify;
 pub mod whole;
 
@@ -63,6 +65,9 @@ pub enum SignError {
     /// Verification: the signature does not match.
     #[error("{0}")]
     Invalid(String),
+    /// The time-stamp authority at `tsa` did not answer, or answered wrong.
+    #[error("the time-stamp authority {tsa}: {reason}")]
+    Timestamp { tsa: String, reason: String },
 }
 
 impl From<hsm::HsmError> for SignError {

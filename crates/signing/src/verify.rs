@@ -31,6 +31,8 @@ pub struct VerifyReport {
     pub detail: String,
     /// Manifest: each listed file and whether it matches.
     pub entries: Vec<ManifestEntry>,
+    /// The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
+    pub timestamp: Option<crate::tsp::TimestampInfo>,
 }
 
 /// What kind of signature file was checked (recognised from its content).
@@ -89,6 +91,7 @@ pub(crate) fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
         signing_time: None,
         detail: String::new(),
         entries: Vec::new(),
+        timestamp: None,
     }
 }
 
@@ -121,6 +124,7 @@ pub fn verify_file(
                 r.algorithm = Some(alg.name());
                 r.key_fingerprint = Some(pk.fingerprint());
                 r.detail = format!("the signed attributes carry the file's {} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
+                check_timestamp(&mut r, parsed.timestamp_token.as_deref(), &parsed.signature);
             }
             Err(e) => r.detail = e.to_string(),
         }
@@ -140,6 +144,26 @@ pub fn verify_file(
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
+}
+
+/// A time-stamp token over `signature`, if the signature carries one: shown in the report,
+/// and a token that does not check makes the verdict invalid (the TSA's certificate is
+/// checked for its `timeStamping` use, not against a CA: the verifier names none).
+fn check_timestamp(r: &mut VerifyReport, token: Option<&[u8]>, signature: &[u8]) {
+    let Some(token) = token else { return };
+    match crate::tsp::verify_token_for(token, signature, None) {
+        Ok(info) => {
+            r.detail = format!(
+                "{}; time-stamped {} by {}",
+                r.detail, info.time, info.tsa_subject
+            );
+            r.timestamp = Some(info);
+        }
+        Err(e) => {
+            r.valid = false;
+            r.detail = format!("the signature verifies but its time-stamp does not: {e}");
+        }
+    }
 }
 
 fn bundle_text(sig: &[u8]) -> Option<&str> {
@@ -184,6 +208,18 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
                 "{} signature over the file verifies; size and SHA-256/512 match",
                 alg.name()
             );
+            match b
+                .timestamp_token
+                .as_deref()
+                .map(|t| base64::engine::general_purpose::STANDARD.decode(t))
+            {
+                None => {}
+                Some(Ok(token)) => check_timestamp(&mut r, Some(&token), &sig),
+                Some(Err(e)) => {
+                    r.valid = false;
+                    r.detail = format!("the time-stamp token is not base64: {e}");
+                }
+            }
         }
         Ok(alg) => {
             r.detail = format!(

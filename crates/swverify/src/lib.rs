@@ -329,6 +329,38 @@ pub fn rsa_pss_prehash(
     verdict(ok)
 }
 
+/// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2) over a digest the caller computed: how most
+/// time-stamp authorities and CAs sign (`sha256WithRSAEncryption`).
+pub fn rsa_pkcs1v15_prehash(
+    modulus: &[u8],
+    exponent: &[u8],
+    hash: PssHash,
+    digest: &[u8],
+    signature: &[u8],
+) -> Result<()> {
+    use rsa::signature::hazmat::PrehashVerifier;
+    let bits = (modulus.len() * 8) as u32;
+    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let e = crypto_bigint::BoxedUint::from_be_slice(exponent, (exponent.len() * 8).max(64) as u32)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let pk = rsa::PublicKey::new(n, e).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let sig = rsa::pkcs1v15::Signature::try_from(signature)
+        .map_err(|e| VerifyError::BadSignature(e.to_string()))?;
+    let ok = match hash {
+        PssHash::Sha256 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(pk)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha384 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha384>::new(pk)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha512 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha512>::new(pk)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+    };
+    verdict(ok)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

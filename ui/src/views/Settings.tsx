@@ -1,4 +1,5 @@
-// Remembered settings: theme, language, pool size, HSS thresholds, polling, the audit store.
+// Remembered settings: theme, language, pool size, HSS thresholds, polling, the audit store,
+// the time-stamp authority.
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ApiError, AutoVerify, Language, Settings } from "../bindings";
@@ -46,6 +47,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
       draft.hss_critical_percent,
       draft.audit.checkpoint_every,
       draft.audit.checkpoint_minutes,
+      draft.timestamp.timeout_seconds,
     ].some((n) => !Number.isFinite(n));
     if (bad) throw emptyNumber();
     setSettings(await api.updateSettings(draft));
@@ -187,6 +189,47 @@ function SettingsForm({ settings }: { settings: Settings }) {
             <option value="hourly">{t("settings.auto_verify_hourly")}</option>
             <option value="daily">{t("settings.auto_verify_daily")}</option>
           </select>
+        </Field>
+      </section>
+      <section className="card form-grid">
+        <h3>{t("settings.tsa_title")}</h3>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={draft.timestamp.enabled}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, enabled: e.target.checked })}
+            data-testid="tsa-enabled"
+          />{" "}
+          {t("settings.tsa_enabled")}
+        </label>
+        <Field label={t("settings.tsa_url")} hint={t("settings.tsa_url_hint")}>
+          <input
+            type="text"
+            value={draft.timestamp.url}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, url: e.target.value })}
+            aria-label={t("settings.tsa_url_label")}
+            data-testid="tsa-url"
+            spellCheck={false}
+          />
+        </Field>
+        <Field label={t("settings.tsa_ca")} hint={t("settings.tsa_ca_hint")}>
+          <input
+            type="text"
+            value={draft.timestamp.ca_file ?? ""}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, ca_file: e.target.value.trim() || null })}
+            aria-label={t("settings.tsa_ca_label")}
+            spellCheck={false}
+          />
+        </Field>
+        <Field label={t("settings.tsa_timeout")} hint={t("settings.tsa_timeout_hint")}>
+          <input
+            type="number"
+            min={1}
+            max={300}
+            value={draft.timestamp.timeout_seconds}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, timeout_seconds: num(e.target.value) })}
+            aria-label={t("settings.tsa_timeout_label")}
+          />
         </Field>
       </section>
     </div>

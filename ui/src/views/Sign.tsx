@@ -325,6 +325,11 @@ export function SignView() {
             {openpgp ? t("sign.fmt_manifest_openpgp") : ""}
           </label>
         </fieldset>
+        {settings?.timestamp.enabled && formats.some((f) => f === "cms" || f === "bundle") && (
+          <p className="muted" data-testid="sign-tsa">
+            {t("sign.tsa_note", { url: settings.timestamp.url })}
+          </p>
+        )}
         <Field label={t("sign.outputs")}>
           <div className="inline-form">
             <span>{outDir ?? t("sign.beside_each")}</span>

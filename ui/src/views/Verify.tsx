@@ -116,6 +116,18 @@ export function VerifyView() {
                 <dd>{report.signing_time}</dd>
               </div>
             )}
+            {report.timestamp && (
+              <div>
+                <dt>{t("verify.timestamped")}</dt>
+                <dd data-testid="verify-timestamp">{t("verify.timestamp_time", { time: report.timestamp.time })}</dd>
+              </div>
+            )}
+            {report.timestamp && (
+              <div>
+                <dt>{t("verify.timestamp_authority")}</dt>
+                <dd data-testid="verify-tsa">{report.timestamp.tsa_subject}</dd>
+              </div>
+            )}
           </dl>
           {report.entries.length > 0 && (
             <ul>

@@ -263,6 +263,7 @@ export function install(cfg: MockConfig = {}) {
     theme: "system",
     language: null,
     last_output_dir: null,
+    timestamp: { enabled: false, url: "", ca_file: null, timeout_seconds: 10 },
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
@@ -906,6 +907,8 @@ export function install(cfg: MockConfig = {}) {
       const s = args.settings as Settings;
       if (s.hss_critical_percent > s.hss_warning_percent)
         throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
+      if (s.timestamp.enabled && !/^https?:\/\/[^/]+/i.test(s.timestamp.url))
+        throw err("INVALID_INPUT", `The time-stamp authority URL '${s.timestamp.url}' is not an http:// or https:// URL.`);
       settings = s;
       record("settings.update", "settings", null, "success");
       return settings;
@@ -1337,6 +1340,17 @@ export function install(cfg: MockConfig = {}) {
           ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
           : "the file's digest does not match the signed message digest: the file is not the one that was signed",
         entries: [],
+        timestamp: file.includes("stamped")
+          ? {
+              time: "2026-11-30T12:00:01Z",
+              tsa_subject: "O=Example,CN=Example TSA",
+              tsa_name: null,
+              policy: "1.2.3.4.1",
+              serial: "01",
+              hash: "SHA-256",
+              ca_checked: false,
+            }
+          : null,
       };
       record("verify", "artifact", file, valid ? "success" : "failure");
       return r;

@@ -342,6 +342,33 @@ test("the verify view gives a verdict and says why a tampered file fails", async
   await page.locator("[data-testid=verify-report][data-valid=false]").waitFor();
   assert.match(await page.getByTestId("verify-report").innerText(), /not the one that was signed/);
   await shot(page, "13-verify");
+  await page.getByTestId("verify-file").fill("/srv/release/stamped.tar.gz");
+  await page.getByTestId("verify-submit").click();
+  await page.getByTestId("verify-timestamp").waitFor();
+  assert.match(await page.getByTestId("verify-timestamp").innerText(), /2026-11-30T12:00:01Z/);
+  assert.match(await page.getByTestId("verify-tsa").innerText(), /Example TSA/);
+});
+
+test("settings take a timestamp authority and refuse a URL that is not HTTP(S)", async () => {
+  const page = await openApp(browser);
+  await page.keyboard.press("Alt+0");
+  await page.getByTestId("tsa-enabled").check();
+  await page.getByTestId("tsa-url").fill("ftp://tsa.example/");
+  await page.getByTestId("settings-save").click();
+  await page.getByText("is not an http:// or https:// URL").waitFor();
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.enabled), false);
+  await page.getByTestId("tsa-url").fill("http://tsa.example/ts");
+  await page.getByLabel("Timestamp authority timeout").fill("20");
+  await page.getByTestId("settings-save").click();
+  await page.waitForFunction(() => window.__mock.settings.timestamp.url === "http://tsa.example/ts");
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.timeout_seconds), 20);
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.enabled), true);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz"]));
+  await page.getByTestId("sign-files").waitFor();
+  await page.getByTestId("sign-tsa").waitFor();
+  assert.match(await page.getByTestId("sign-tsa").innerText(), /http:\/\/tsa\.example\/ts/);
 });
 
 test("the HSS view shows what is left, the burn rate, and a counter mismatch loudly", async () => {

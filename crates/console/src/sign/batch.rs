@@ -36,6 +36,7 @@ use signing::SignError;
 use super::formats::{signatures_needed, FileSigning};
 use super::key::{find_certificate, key_material, resolve, SigningKey};
 use super::manifest::{batch_dir, write_public_key};
+use super::timestamp::Tsa;
 use super::{
     sign_error, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress, SignReport,
     SignRequest,
@@ -52,6 +53,8 @@ type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 struct Outputs {
     files: Vec<(SignFormat, PathBuf, Vec<u8>)>,
     signing_path: Option<SignPath>,
+    /// The RFC 3161 tokens in the outputs, checked.
+    timestamps: Vec<signing::tsp::TimestampInfo>,
 }
 
 impl Console {
@@ -158,6 +161,32 @@ struct SignBatch<'c> {
     cancelled: bool,
     manifest: Vec<OutputView>,
     manifest_error: Option<ApiError>,
+    /// The time-stamp authority for CMS and bundle signatures, if any.
+    tsa: Option<Arc<Tsa>>,
+}
+
+/// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
+/// One asked for explicitly needs a format that carries a token.
+fn batch_tsa(
+    console: &Console,
+    req: &SignRequest,
+    formats: &[SignFormat],
+) -> ApiResult<Option<Arc<Tsa>>> {
+    let carries = formats
+        .iter()
+        .any(|f| matches!(f, SignFormat::Cms | SignFormat::Bundle));
+    let authority = match &req.timestamp {
+        Some(a) if !carries => {
+            return Err(ApiError::invalid(format!(
+            "Time-stamps from {} go into CMS and bundle signatures; choose one of those formats.",
+            a.url
+        )))
+        }
+        Some(a) => Some(a.clone()),
+        None if carries => console.settings().timestamp.authority(),
+        None => None,
+    };
+    authority.map(|a| Tsa::open(&a).map(Arc::new)).transpose()
 }
 
 impl<'c> SignBatch<'c> {
@@ -170,6 +199,7 @@ impl<'c> SignBatch<'c> {
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignBatch<'c>> {
         let checked = check_request(&req)?;
+        let tsa = batch_tsa(console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
         if partition.logged_in() != Some(UserKind::User) {
             return Err(ApiError::new(
@@ -229,6 +259,7 @@ impl<'c> SignBatch<'c> {
             cancelled: false,
             manifest: Vec::new(),
             manifest_error: None,
+            tsa,
         })
     }
 
@@ -373,7 +404,8 @@ impl<'c> SignBatch<'c> {
                     .meta("key", k.audit_json())
                     .meta("formats", &self.formats)
                     .meta("files", files)
-                    .meta("hss_remaining", k.summary.hss_keys_remaining),
+                    .meta("hss_remaining", k.summary.hss_keys_remaining)
+                    .meta("tsa", self.tsa.as_ref().map(|t| t.url.clone())),
             )
             .await
     }
@@ -465,6 +497,7 @@ impl<'c> SignBatch<'c> {
     ) -> Result<Outputs, SignError> {
         let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
         let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
+        let tsa = self.tsa.clone();
         let r = self
             .partition
             .pool
@@ -479,7 +512,8 @@ impl<'c> SignBatch<'c> {
                     }
                 };
                 progress(SignProgress::Signing { index });
-                let mut file = FileSigning::new(&key, s, h, &input, &digests);
+                let mut file =
+                    FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
                 let r = render_all(&mut file, &formats, out_dir.as_deref());
                 match r {
                     Err(SignError::Hsm(e))
@@ -536,6 +570,7 @@ impl<'c> SignBatch<'c> {
                             .meta("key_id", &key.summary.id_hex)
                             .meta("signatures", per_file)
                             .meta("signing_path", outs.signing_path)
+                            .meta("timestamps", &outs.timestamps)
                             .meta(
                                 "verified",
                                 "software verifier accepted every signature before it was written",
@@ -700,6 +735,7 @@ fn render_all(
     Ok(Outputs {
         files,
         signing_path: file.message_path,
+        timestamps: file.timestamps.take(),
     })
 }
 

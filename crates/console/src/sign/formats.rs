@@ -14,6 +14,7 @@ use signing::whole::{FileSigner, SignPath};
 use signing::SignError;
 
 use super::key::SigningKey;
+use super::timestamp::Tsa;
 use super::SignFormat;
 
 /// One output format.
@@ -70,6 +71,10 @@ pub struct FileSigning<'a> {
     message_signature: Option<Vec<u8>>,
     /// How the token was given the file for the message signature (whole-message schemes).
     pub message_path: Option<SignPath>,
+    /// The time-stamp authority asked for a token over CMS and bundle signatures.
+    tsa: Option<&'a Tsa>,
+    /// The tokens received for this file, checked (for the audit record).
+    pub timestamps: std::cell::RefCell<Vec<signing::tsp::TimestampInfo>>,
 }
 
 impl<'a> FileSigning<'a> {
@@ -88,7 +93,25 @@ impl<'a> FileSigning<'a> {
             digests,
             message_signature: None,
             message_path: None,
+            tsa: None,
+            timestamps: Default::default(),
         }
+    }
+
+    /// Time-stamp the signatures of the formats that carry a token (CMS, bundle).
+    pub fn with_tsa(mut self, tsa: Option<&'a Tsa>) -> Self {
+        self.tsa = tsa;
+        self
+    }
+
+    /// A checked RFC 3161 token over `signature` from the TSA, when one is set.
+    pub fn timestamp(&self, signature: &[u8]) -> Result<Option<Vec<u8>>, SignError> {
+        let Some(tsa) = self.tsa else {
+            return Ok(None);
+        };
+        let (token, info) = tsa.stamp(self.key.alg.digest(), signature)?;
+        self.timestamps.borrow_mut().push(info);
+        Ok(Some(token))
     }
 
     /// The file's digest for the key's scheme.
@@ -166,9 +189,21 @@ impl Format for Cms {
             .as_ref()
             .ok_or_else(|| SignError::Format("no certificate for CMS".into()))?;
         let digest = file.digest()?;
-        signing::cms::build(file.key.alg, cert, &digest, SystemTime::now(), &mut |m| {
-            file.sign_bytes(m)
-        })
+        let file = &*file;
+        let mut stamp = |sig: &[u8]| {
+            file.timestamp(sig)?
+                .ok_or_else(|| SignError::Format("no time-stamp authority".into()))
+        };
+        signing::cms::build_with(
+            file.key.alg,
+            cert,
+            &digest,
+            SystemTime::now(),
+            &mut |m| file.sign_bytes(m),
+            file.tsa
+                .is_some()
+                .then_some(&mut stamp as signing::cms::Stamp<'_>),
+        )
     }
 }
 
@@ -206,6 +241,9 @@ impl Format for JsonBundle {
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
         use base64::Engine;
         let sig = file.message_signature()?;
+        let timestamp_token = file
+            .timestamp(&sig)?
+            .map(|t| base64::engine::general_purpose::STANDARD.encode(t));
         let (k, d) = (file.key, file.digests);
         let b = Bundle {
             format: BUNDLE_FORMAT.into(),
@@ -230,6 +268,7 @@ impl Format for JsonBundle {
             console_version: env!("CARGO_PKG_VERSION").into(),
             token_serial: k.token_serial.clone(),
             signing_path: file.message_path,
+            timestamp_token,
         };
         serde_json::to_vec_pretty(&b).map_err(|e| SignError::Format(e.to_string()))
     }

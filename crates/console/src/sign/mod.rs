@@ -10,6 +10,7 @@
 //! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
 //! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
 //!   certificate, its `minisign.pub`.
+//! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
 //! - [`verify`]: offline verification with the software verifiers.
 
 mod batch;
@@ -20,6 +21,7 @@ mod key;
 mod manifest;
 mod minisign;
 mod openpgp;
+pub mod timestamp;
 mod verify;
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +87,11 @@ pub struct SignRequest {
     pub on_error: OnError,
     /// Signing with an HSS key uses up one-time signatures: the officer confirms it.
     pub confirm_hss: bool,
+    /// Time-stamp CMS and bundle signatures with this authority (`hsmc sign --tsa`);
+    /// without it, the one in Settings → Timestamp authority when that is on.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timestamp: Option<crate::settings::TimestampAuthority>,
 }
 
 /// A key the signing view can offer.
@@ -233,6 +240,11 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
         SignError::Unsupported(m) | SignError::Format(m) => {
             ApiError::new(ErrorCode::Unsupported, m)
         }
+        SignError::Timestamp { tsa, reason } => ApiError::new(
+            ErrorCode::TimestampFailed,
+            format!("The time-stamp authority {tsa}: {reason}. Nothing was written for this file."),
+        )
+        .suggest("Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."),
     }
 }
 

@@ -37,6 +37,16 @@ pub struct SignArgs {
     /// Confirm signing with an HSS key (each signature uses up a one-time key for good).
     #[arg(long)]
     pub yes_hss: bool,
+    /// Time-stamp CMS and bundle signatures with this RFC 3161 authority (http:// or
+    /// https://); without it, the one in the settings when that is on.
+    #[arg(long, value_name = "URL")]
+    pub tsa: Option<String>,
+    /// PEM file of the CA the TSA's certificate must chain to (with --tsa).
+    #[arg(long, value_name = "FILE", requires = "tsa")]
+    pub tsa_ca: Option<PathBuf>,
+    /// Seconds to wait for the TSA's answer (with --tsa).
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "tsa")]
+    pub tsa_timeout: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

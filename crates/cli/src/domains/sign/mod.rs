@@ -8,6 +8,7 @@ mod views;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use console::settings::TimestampAuthority;
 use console::sign::{OnError, SignRequest};
 use console::ApiResult;
 
@@ -32,6 +33,11 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             OnError::Stop
         },
         confirm_hss: a.yes_hss,
+        timestamp: a.tsa.as_ref().map(|url| TimestampAuthority {
+            url: url.clone(),
+            ca_file: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
+            timeout_seconds: a.tsa_timeout,
+        }),
     };
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
