@@ -134,6 +134,8 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
+export type DetailText = { key: string, args: { [key in string]: string }, text: string, };
+
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
@@ -305,7 +307,7 @@ export type LunaView = {
  */
 firmware: string | null, hsm_storage: StorageView | null, token_storage: StorageView | null, partition_policies: Array<NamedSetting> | null, hsm_capabilities: Array<NamedSetting> | null, token_status_flags: number | null, };
 
-export type ManifestEntry = { name: string, ok: boolean, detail: string, };
+export type ManifestEntry = { name: string, ok: boolean, detail: string, detail_text: DetailText | null, };
 
 export type MechanismView = { code: number, hex: string, 
 /**
@@ -653,6 +655,10 @@ signer: string | null, signing_time: string | null,
  * Why it failed, or what was checked.
  */
 detail: string, 
+/**
+ * The same as a catalog text (absent when `detail` is an error's own words).
+ */
+detail_text: DetailText | null, 
 /**
  * Manifest: each listed file and whether it matches.
  */
