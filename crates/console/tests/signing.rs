@@ -146,7 +146,11 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
         );
         assert!(py(&[Path::new("raw"), f, &sig, &pk]).0, "raw {i}");
         assert!(py(&[Path::new("bundle"), f, &bundle]).0, "bundle {i}");
-        for sigfile in [&p7s, &sig, &bundle] {
+        for (sigfile, key) in [
+            (&p7s, "verify.details.cms_ok"),
+            (&sig, "verify.details.raw_ok"),
+            (&bundle, "verify.details.bundle_ok"),
+        ] {
             let v =
                 e.c.verify_signature(s(f), s(sigfile), Some(s(&pk)), None)
                     .await
@@ -157,6 +161,12 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
                 sigfile.display(),
                 v.detail
             );
+            // The verdict's sentence also travels as a catalog text, the same English.
+            let t = v
+                .detail_text
+                .as_ref()
+                .expect("a verdict has a catalog text");
+            assert_eq!((t.key.as_str(), &t.text), (key, &v.detail));
         }
         if let Some(kind) = openssl_too {
             // Debian 12's OpenSSL 3.0 cannot verify Ed25519 in CMS (it hands EdDSA the

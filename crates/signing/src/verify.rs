@@ -2,6 +2,7 @@
 //! detached CMS (`.p7s`), raw signatures (`.sig` + a public key), JSON bundles, and signed
 //! `SHA256SUMS` manifests. The format is recognised from the signature file's content.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -14,6 +15,37 @@ use crate::formats::{parse_manifest, Bundle};
 use crate::hashing::hash_file;
 use crate::input::check;
 use crate::{Result, SignError};
+
+/// A sentence of a report as a catalog key with its arguments (the UI's catalogs have
+/// `verify.details.*`; the console's catalog test checks each template against `en.json`),
+/// so each language can write it; `text` is the English, as in `detail`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct DetailText {
+    pub key: String,
+    pub args: BTreeMap<String, String>,
+    pub text: String,
+}
+
+impl DetailText {
+    fn new(key: &str, template: &str, args: Vec<(&str, String)>) -> Self {
+        let mut text = template.to_string();
+        for (k, v) in &args {
+            text = text.replace(&format!("{{{{{k}}}}}"), v);
+        }
+        DetailText {
+            key: key.to_string(),
+            args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            text,
+        }
+    }
+}
+
+/// `text!(KEY, TEMPLATE, name = value, …)`: a [`DetailText`] (as `console::text!`).
+macro_rules! text {
+    ($key:literal, $template:literal $(, $name:ident = $value:expr)* $(,)?) => {
+        DetailText::new($key, $template, vec![$((stringify!($name), ($value).to_string())),*])
+    };
+}
 
 /// The verdict on one artifact.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -29,6 +61,8 @@ pub struct VerifyReport {
     pub signing_time: Option<String>,
     /// Why it failed, or what was checked.
     pub detail: String,
+    /// The same as a catalog text (absent when `detail` is an error's own words).
+    pub detail_text: Option<DetailText>,
     /// Manifest: each listed file and whether it matches.
     pub entries: Vec<ManifestEntry>,
     /// The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
@@ -55,6 +89,7 @@ pub struct ManifestEntry {
     pub name: String,
     pub ok: bool,
     pub detail: String,
+    pub detail_text: Option<DetailText>,
 }
 
 fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
@@ -90,8 +125,17 @@ pub(crate) fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
         signer: None,
         signing_time: None,
         detail: String::new(),
+        detail_text: None,
         entries: Vec::new(),
         timestamp: None,
+    }
+}
+
+impl VerifyReport {
+    /// Set the detail from a catalog text.
+    fn say(&mut self, t: DetailText) {
+        self.detail = t.text.clone();
+        self.detail_text = Some(t);
     }
 }
 
@@ -123,7 +167,7 @@ pub fn verify_file(
                 r.valid = true;
                 r.algorithm = Some(alg.name());
                 r.key_fingerprint = Some(pk.fingerprint());
-                r.detail = format!("the signed attributes carry the file's {} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
+                r.say(text!("verify.details.cms_ok", "the signed attributes carry the file's {{digest}} digest and the {{algorithm}} signature over them verifies", digest = parsed.digest_alg, algorithm = alg.name()));
                 check_timestamp(&mut r, parsed.timestamp_token.as_deref(), &parsed.signature);
             }
             Err(e) => r.detail = e.to_string(),
@@ -139,7 +183,11 @@ pub fn verify_file(
         Ok(alg) => {
             r.valid = true;
             r.algorithm = Some(alg.name());
-            r.detail = format!("{} signature over the file verifies", alg.name());
+            r.say(text!(
+                "verify.details.raw_ok",
+                "{{algorithm}} signature over the file verifies",
+                algorithm = alg.name()
+            ));
         }
         Err(e) => r.detail = e.to_string(),
     }
@@ -153,6 +201,8 @@ fn check_timestamp(r: &mut VerifyReport, token: Option<&[u8]>, signature: &[u8])
     let Some(token) = token else { return };
     match crate::tsp::verify_token_for(token, signature, None) {
         Ok(info) => {
+            // The translated sentence stays as it was: the UI shows the time and the
+            // authority in rows of their own.
             r.detail = format!(
                 "{}; time-stamped {} by {}",
                 r.detail, info.time, info.tsa_subject
@@ -161,7 +211,11 @@ fn check_timestamp(r: &mut VerifyReport, token: Option<&[u8]>, signature: &[u8])
         }
         Err(e) => {
             r.valid = false;
-            r.detail = format!("the signature verifies but its time-stamp does not: {e}");
+            r.say(text!(
+                "verify.details.timestamp_bad",
+                "the signature verifies but its time-stamp does not: {{error}}",
+                error = e
+            ));
         }
     }
 }
@@ -187,14 +241,17 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
     r.key_fingerprint = Some(pk.fingerprint());
     if let Some(p) = pinned {
         if p != &pk {
-            r.detail = "the bundle's key is not the expected public key".into();
+            r.say(text!(
+                "verify.details.bundle_other_key",
+                "the bundle's key is not the expected public key"
+            ));
             return Ok(r);
         }
     }
     let inp = check(file)?;
     let d = hash_file(&inp, false, &|_| {}, &AtomicBool::new(false))?;
     if d.size != b.file.size || d.sha256 != b.file.sha256 || d.sha512 != b.file.sha512 {
-        r.detail = "the file's size or digests differ from the bundle's: it is not the file that was signed".into();
+        r.say(text!("verify.details.bundle_file_differs", "the file's size or digests differ from the bundle's: it is not the file that was signed"));
         return Ok(r);
     }
     use base64::Engine;
@@ -204,10 +261,11 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
     match verify_raw(file, &sig, &pk, &b.context()) {
         Ok(alg) if alg == b.scheme => {
             r.valid = true;
-            r.detail = format!(
-                "{} signature over the file verifies; size and SHA-256/512 match",
-                alg.name()
-            );
+            r.say(text!(
+                "verify.details.bundle_ok",
+                "{{algorithm}} signature over the file verifies; size and SHA-256/512 match",
+                algorithm = alg.name()
+            ));
             match b
                 .timestamp_token
                 .as_deref()
@@ -217,17 +275,20 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
                 Some(Ok(token)) => check_timestamp(&mut r, Some(&token), &sig),
                 Some(Err(e)) => {
                     r.valid = false;
-                    r.detail = format!("the time-stamp token is not base64: {e}");
+                    r.say(text!(
+                        "verify.details.timestamp_not_base64",
+                        "the time-stamp token is not base64: {{error}}",
+                        error = e
+                    ));
                 }
             }
         }
-        Ok(alg) => {
-            r.detail = format!(
-                "the bundle says {} but the key signs {}",
-                b.scheme.name(),
-                alg.name()
-            )
-        }
+        Ok(alg) => r.say(text!(
+            "verify.details.bundle_scheme_differs",
+            "the bundle says {{said}} but the key signs {{algorithm}}",
+            said = b.scheme.name(),
+            algorithm = alg.name()
+        )),
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
@@ -244,7 +305,11 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     match verify_raw(manifest, &sig, pk, &[]) {
         Ok(alg) => r.algorithm = Some(alg.name()),
         Err(e) => {
-            r.detail = format!("the manifest's signature does not verify: {e}");
+            r.say(text!(
+                "verify.details.manifest_signature_bad",
+                "the manifest's signature does not verify: {{error}}",
+                error = e
+            ));
             return Ok(r);
         }
     }
@@ -260,23 +325,44 @@ pub(crate) fn check_listed(r: &mut VerifyReport, dir: &Path, text: &str) -> Resu
     let mut all = true;
     for (sha, name) in parse_manifest(text)? {
         let p = dir.join(&name);
-        let (ok, detail) = match check(&p)
+        let (ok, detail, detail_text) = match check(&p)
             .and_then(|inp| hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)))
         {
-            Ok(d) if d.sha256 == sha => (true, "matches".to_string()),
-            Ok(_) => (false, "differs from the signed digest".to_string()),
-            Err(e) => (false, e.to_string()),
+            Ok(d) if d.sha256 == sha => {
+                let t = text!("verify.details.entry_matches", "matches");
+                (true, t.text.clone(), Some(t))
+            }
+            Ok(_) => {
+                let t = text!(
+                    "verify.details.entry_differs",
+                    "differs from the signed digest"
+                );
+                (false, t.text.clone(), Some(t))
+            }
+            Err(e) => (false, e.to_string(), None),
         };
         all &= ok;
-        r.entries
-            .push(crate::verify::ManifestEntry { name, ok, detail });
+        r.entries.push(crate::verify::ManifestEntry {
+            name,
+            ok,
+            detail,
+            detail_text,
+        });
     }
     r.valid = all;
-    r.detail = if all {
-        format!("signature verifies and all {} files match", r.entries.len())
+    let n = r.entries.len();
+    r.say(if all {
+        text!(
+            "verify.details.manifest_ok",
+            "signature verifies and all {{files}} files match",
+            files = n
+        )
     } else {
-        "some files do not match the signed manifest".into()
-    };
+        text!(
+            "verify.details.manifest_some_differ",
+            "some files do not match the signed manifest"
+        )
+    });
     Ok(())
 }
 

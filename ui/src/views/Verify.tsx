@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Badge, ErrorBox, Field } from "../components";
+import { textOf } from "../i18n";
 import { api } from "../ipc";
 import { useJumps } from "../state";
 import { useCommand } from "../useCommand";
@@ -86,7 +87,8 @@ export function VerifyView() {
           data-valid={String(report.valid)}
           role={report.valid ? "status" : "alert"}
         >
-          <strong>{report.valid ? t("verify.valid") : t("verify.invalid")}</strong> {report.detail}
+          <strong>{report.valid ? t("verify.valid") : t("verify.invalid")}</strong>{" "}
+          {report.detail_text ? textOf(report.detail_text) : report.detail}
           <dl className="info-grid">
             <div>
               <dt>{t("verify.format")}</dt>
@@ -134,7 +136,7 @@ export function VerifyView() {
               {report.entries.map((e) => (
                 <li key={e.name}>
                   <Badge tone={e.ok ? "ok" : "bad"}>{e.ok ? t("verify.entry_ok") : t("verify.entry_fails")}</Badge> {e.name}{" "}
-                  {e.ok ? "" : `— ${e.detail}`}
+                  {e.ok ? "" : `— ${e.detail_text ? textOf(e.detail_text) : e.detail}`}
                 </li>
               ))}
             </ul>

@@ -1336,9 +1336,9 @@ export function install(cfg: MockConfig = {}) {
         key_fingerprint: "SHA256:abc",
         signer: "CN=release",
         signing_time: "2026-11-30 12:00:00",
-        detail: valid
-          ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
-          : "the file's digest does not match the signed message digest: the file is not the one that was signed",
+        detail: "the file's digest does not match the signed message digest: the file is not the one that was signed",
+        // An error's own words (a failed check) have no catalog text; a verdict has.
+        detail_text: null,
         entries: [],
         timestamp: file.includes("stamped")
           ? {
@@ -1352,6 +1352,14 @@ export function install(cfg: MockConfig = {}) {
             }
           : null,
       };
+      if (valid) {
+        r.detail_text = text(
+          "verify.details.cms_ok",
+          "the signed attributes carry the file's {{digest}} digest and the {{algorithm}} signature over them verifies",
+          { digest: "SHA-256", algorithm: "ML-DSA-65" },
+        );
+        r.detail = r.detail_text.text;
+      }
       record("verify", "artifact", file, valid ? "success" : "failure");
       return r;
     },

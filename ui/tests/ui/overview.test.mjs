@@ -375,6 +375,21 @@ test("an HSS counter that disagrees with the trail is said loudly in 繁體中�
   assert.deepEqual(page.errors, []);
 });
 
+test("a signature's verdict reads in 简体中文", async () => {
+  const page = await openApp(browser, {}, { locale: "zh-CN" });
+  await page.getByRole("heading", { name: "总览" }).waitFor();
+  await page.keyboard.press("Alt+5");
+  await page.getByTestId("verify-file").fill("/srv/release/app-1.0.tar.gz");
+  await page.getByTestId("verify-sig").fill("/srv/release/app-1.0.tar.gz.p7s");
+  await page.getByTestId("verify-submit").click();
+  const report = page.locator("[data-testid=verify-report][data-valid=true]");
+  await report.waitFor();
+  const text = await report.innerText();
+  assert.match(text, /签名属性带有文件的 SHA-256 摘要，且其上的 ML-DSA-65 签名验证通过/);
+  assert.doesNotMatch(text, /signed attributes/);
+  assert.deepEqual(page.errors, []);
+});
+
 test("the language is a setting: chosen in Settings, kept by the backend, back to the system's on request", async () => {
   const page = await openApp(browser);
   await page.keyboard.press("Alt+0");

@@ -189,16 +189,19 @@ mod tests {
             signer: None,
             signing_time: None,
             detail: "some files do not match".into(),
+            detail_text: None,
             entries: vec![
                 ManifestEntry {
                     name: "a".into(),
                     ok: true,
                     detail: String::new(),
+                    detail_text: None,
                 },
                 ManifestEntry {
                     name: "b".into(),
                     ok: false,
                     detail: "changed".into(),
+                    detail_text: None,
                 },
             ],
             timestamp: None,
