@@ -134,6 +134,8 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
+export type DetailText = { key: string, args: { [key in string]: string }, text: string, };
+
 export type Difference = { 
 /**
  * "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
@@ -404,7 +406,7 @@ export type LunaView = {
  */
 firmware: string | null, hsm_storage: StorageView | null, token_storage: StorageView | null, partition_policies: Array<NamedSetting> | null, hsm_capabilities: Array<NamedSetting> | null, token_status_flags: number | null, };
 
-export type ManifestEntry = { name: string, ok: boolean, detail: string, };
+export type ManifestEntry = { name: string, ok: boolean, detail: string, detail_text: DetailText | null, };
 
 export type MechanismView = { code: number, hex: string, 
 /**
@@ -866,6 +868,10 @@ signer: string | null, signing_time: string | null,
  * Why it failed, or what was checked.
  */
 detail: string, 
+/**
+ * The same as a catalog text (absent when `detail` is an error's own words).
+ */
+detail_text: DetailText | null, 
 /**
  * Manifest: each listed file and whether it matches.
  */
