@@ -83,6 +83,8 @@ impl Global {
 }
 
 /// Every subcommand; the order here is the order of `hsmc --help`.
+// Parsed once per process: the size of its largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     #[command(flatten)]

@@ -1754,3 +1754,136 @@ fn sign_with_a_timestamp_authority_and_verify_shows_it() {
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("http:// or https://"));
 }
+
+/// A verifier kit as a release's users get it: every format signed with a P-256 and an
+/// Ed25519 key (one file name with a space and a quote), the kit's own `verify.sh` run —
+/// openssl, gpg, minisign, sha256sum and `hsmc verify` each check their signatures — then
+/// one artifact changed, and the script fails naming it. A kit is refused before anything
+/// is signed when its folder exists or OpenPGP signatures have no user ID.
+#[test]
+fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let uid = "Release Signing <release@example.org>";
+    for (alg, label, formats) in [
+        ("ec-p256", "kit_p256", "cms,raw,bundle,openpgp"),
+        ("ed25519", "kit_ed25519", "cms,raw,bundle,openpgp,minisign"),
+    ] {
+        h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+        let rel = h.data.path().join(format!("release-{label}"));
+        std::fs::create_dir_all(&rel).unwrap();
+        let arts = [
+            rel.join("app-1.0.tar.gz"),
+            rel.join("notes for 1.0's users.txt"),
+        ];
+        std::fs::write(&arts[0], vec![7u8; 70_000]).unwrap();
+        std::fs::write(&arts[1], b"what changed\n").unwrap();
+        let kit = rel.join("kit");
+        let key = format!("label:{label}");
+        let (a0, a1, k) = (p(&arts[0]), p(&arts[1]), p(&kit));
+        let r = h.json(
+            pin,
+            &[
+                "sign",
+                &a0,
+                &a1,
+                "--key",
+                &key,
+                "--format",
+                formats,
+                "--manifest",
+                "--kit",
+                &k,
+                "--uid",
+                uid,
+            ],
+        );
+        let checks = r["kit"]["checks"].as_array().expect("a kit in the report");
+        let tools: std::collections::BTreeSet<&str> =
+            checks.iter().map(|c| c["tool"].as_str().unwrap()).collect();
+        let mut expected = vec!["gpg", "hsmc", "openssl", "sha256sum"];
+        if alg == "ed25519" {
+            expected.insert(2, "minisign");
+        }
+        assert_eq!(tools.into_iter().collect::<Vec<_>>(), expected, "{r}");
+        // Two files × formats (OpenPGP once each), the manifest, its raw signature and
+        // its cleartext-signed form.
+        let per_file = formats.split(',').count();
+        assert_eq!(checks.len(), 2 * per_file + 3, "{r}");
+        for f in [
+            "VERIFY.md",
+            "verify.sh",
+            "keys/public.pem",
+            "keys/openpgp.asc",
+        ] {
+            assert!(kit.join(f).is_file(), "{f} in the kit");
+        }
+        assert_eq!(kit.join("keys/minisign.pub").is_file(), alg == "ed25519");
+        let md = std::fs::read_to_string(kit.join("VERIFY.md")).unwrap();
+        for c in checks {
+            assert!(
+                md.contains(c["command"].as_str().unwrap()),
+                "{c} in VERIFY.md"
+            );
+        }
+
+        let verify_sh = || {
+            Command::new(kit.join("verify.sh"))
+                .env("HSMC", testkit::hsmc_binary())
+                .env("HSMC_DATA_DIR", h.data.path())
+                .env_remove("GNUPGHOME")
+                .output()
+                .unwrap()
+        };
+        let o = verify_sh();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            o.status.success(),
+            "verify.sh: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // Every check ran (and the certificate import).
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("ok ")).count(),
+            checks.len() + 1,
+            "{out}"
+        );
+
+        let mut bytes = std::fs::read(&arts[1]).unwrap();
+        bytes[0] ^= 1;
+        std::fs::write(&arts[1], bytes).unwrap();
+        let o = verify_sh();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        assert!(out.contains("FAIL  notes for 1.0's users.txt"), "{out}");
+    }
+
+    // Refused before anything is signed.
+    let rel = h.data.path().join("release-refused");
+    std::fs::create_dir_all(rel.join("kit")).unwrap();
+    let art = rel.join("a.bin");
+    std::fs::write(&art, b"a").unwrap();
+    let (a, k) = (p(&art), p(&rel.join("kit")));
+    let o = h.run(pin, &["sign", &a, "--key", "label:kit_p256", "--kit", &k]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    let k2 = p(&rel.join("kit2"));
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &a,
+            "--key",
+            "label:kit_p256",
+            "--format",
+            "openpgp",
+            "--kit",
+            &k2,
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a user ID"));
+    assert!(!rel.join("a.bin.p7s").exists() && !rel.join("a.bin.asc").exists());
+    assert!(!rel.join("kit2").exists());
+}

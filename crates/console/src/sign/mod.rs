@@ -12,12 +12,14 @@
 //!   certificate, its `minisign.pub`.
 //! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
 //! - [`verify`]: offline verification with the software verifiers.
+//! - [`kit`]: a verifier kit for a signed batch — keys, signatures, `VERIFY.md`, `verify.sh`.
 
 mod batch;
 mod certificates;
 pub mod formats;
 mod inputs;
 mod key;
+mod kit;
 mod manifest;
 mod minisign;
 mod openpgp;
@@ -35,6 +37,7 @@ use crate::text;
 
 pub use certificates::CertificateView;
 pub use inputs::input_problem;
+pub use kit::{KitCheck, KitRequest, KitView};
 pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 

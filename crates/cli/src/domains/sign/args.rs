@@ -47,6 +47,13 @@ pub struct SignArgs {
     /// Seconds to wait for the TSA's answer (with --tsa).
     #[arg(long, value_name = "SECS", default_value_t = 10, requires = "tsa")]
     pub tsa_timeout: u64,
+    /// Also write a verifier kit into this new folder: the public key in every format, the
+    /// certificate, the signatures, VERIFY.md with the command that checks each, verify.sh.
+    #[arg(long, value_name = "DIR")]
+    pub kit: Option<PathBuf>,
+    /// The user ID of the OpenPGP certificate in the kit ("Name <address>"; with --kit).
+    #[arg(long, value_name = "UID", requires = "kit")]
+    pub uid: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

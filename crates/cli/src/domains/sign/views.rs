@@ -1,20 +1,37 @@
 //! What `sign` and `verify` show.
 
-use console::sign::SignReport;
-use console::ApiResult;
+use console::sign::{KitView, SignReport};
+use console::{ApiError, ApiResult};
 use serde::Serialize;
 use signing::verify::VerifyReport;
 
 use crate::render::{Page, Render};
 
-/// `sign`: each file's outputs or why it was not signed (exit 1 if any was not).
+/// `sign`: each file's outputs or why it was not signed, and the verifier kit when one was
+/// asked for (exit 1 if a file was not signed or the kit was not written).
 #[derive(Debug, Serialize)]
-#[serde(transparent)]
-pub struct Signed(pub SignReport);
+pub struct Signed {
+    #[serde(flatten)]
+    pub report: SignReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kit: Option<KitView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kit_error: Option<ApiError>,
+}
+
+impl From<SignReport> for Signed {
+    fn from(report: SignReport) -> Self {
+        Signed {
+            report,
+            kit: None,
+            kit_error: None,
+        }
+    }
+}
 
 impl Render for Signed {
     fn text(&self, page: &mut Page) -> ApiResult<()> {
-        let r = &self.0;
+        let r = &self.report;
         for f in &r.files {
             match &f.error {
                 None => {
@@ -51,12 +68,28 @@ impl Render for Signed {
                 "stopped at the first failure (use --continue-on-error to go on)"
             );
         }
+        if let Some(k) = &self.kit {
+            writeln!(
+                page,
+                "verifier kit {}: {} files, {} checks (run {}/verify.sh)",
+                k.dir,
+                k.files.len(),
+                k.checks.len(),
+                k.dir
+            );
+        }
+        if let Some(e) = &self.kit_error {
+            writeln!(page, "verifier kit: {}", e.message);
+        }
         Ok(())
     }
 
     fn exit_code(&self) -> u8 {
-        let r = &self.0;
-        if r.files.iter().any(|f| f.error.is_some()) || r.manifest_error.is_some() {
+        let r = &self.report;
+        if r.files.iter().any(|f| f.error.is_some())
+            || r.manifest_error.is_some()
+            || self.kit_error.is_some()
+        {
             1
         } else {
             0
@@ -166,13 +199,13 @@ mod tests {
 
     #[test]
     fn a_failed_manifest_fails_the_batch() {
-        let ok = Signed(report(None));
+        let ok = Signed::from(report(None));
         assert_eq!(
             text(&ok).0,
             "/r/a.bin  sha256 cd\n    raw     /r/a.bin.sig\n1 signature(s) with rel (Ed25519), each verified in software before it was written\n"
         );
         assert_eq!(ok.exit_code(), 0);
-        let failed = Signed(report(Some(ApiError::invalid("SHA256SUMS exists"))));
+        let failed = Signed::from(report(Some(ApiError::invalid("SHA256SUMS exists"))));
         assert!(text(&failed).0.contains("manifest: SHA256SUMS exists\n"));
         assert_eq!(failed.exit_code(), 1);
         assert!(json(&failed).0.starts_with("{\n  \"key\": {"));
@@ -225,6 +258,7 @@ mod tests {
             signer: None,
             signing_time: None,
             detail: "verifies".into(),
+            detail_text: None,
             entries: Vec::new(),
             timestamp: Some(signing::tsp::TimestampInfo {
                 time: "2026-12-01T12:00:00Z".into(),

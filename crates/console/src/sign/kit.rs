@@ -1,0 +1,769 @@
+//! A verifier kit: one folder a release's users can check its signatures with, using the
+//! tools they already have. It holds the signer's public key in every format the key has
+//! (PEM, the OpenPGP certificate, `minisign.pub`), the certificate CMS carries, the TSA's
+//! CA, a copy of every signature of the batch, `VERIFY.md` naming the exact command that
+//! checks each one, and `verify.sh` running them all (it stops at the first failure).
+//!
+//! The kit is assembled in a hidden folder beside the target and renamed into place at the
+//! end: a folder under the asked name is complete, and an existing one is never touched.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use audit::Event;
+use hsm::algo::Curve;
+use serde::{Deserialize, Serialize};
+use signing::alg::SigAlg;
+use ts_rs::TS;
+
+use super::key::{find_certificate, key_material};
+use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::Console;
+
+/// What the officer asks of a kit (`hsmc sign --kit DIR`, the Sign view's option).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+pub struct KitRequest {
+    /// The folder to create; it must not exist yet.
+    pub dir: String,
+    /// The user ID of the key's OpenPGP certificate: needed when the batch has OpenPGP
+    /// signatures, and adds the certificate to the kit of any OpenPGP-capable key.
+    #[serde(default)]
+    #[ts(optional)]
+    pub user_id: Option<String>,
+    /// The PEM file of the CA the TSA's certificate chains to, copied into the kit.
+    #[serde(default)]
+    #[ts(optional)]
+    pub tsa_ca: Option<String>,
+    /// The ML-DSA context string the batch was signed with (raw and bundle formats).
+    #[serde(default)]
+    #[ts(optional)]
+    pub context: Option<String>,
+}
+
+impl KitRequest {
+    /// What can be refused before anything is signed: a folder that exists, OpenPGP
+    /// signatures without a user ID for the certificate, a user ID on two lines, a TSA CA
+    /// file that cannot be read.
+    pub fn check_before_signing(&self, formats: &[SignFormat]) -> ApiResult<()> {
+        let dir = Path::new(&self.dir);
+        if dir.exists() {
+            return Err(ApiError::invalid(format!(
+                "{} already exists; the kit is written only to a new folder.",
+                dir.display()
+            ))
+            .suggest("Choose a folder that does not exist yet."));
+        }
+        let openpgp = formats
+            .iter()
+            .any(|f| matches!(f, SignFormat::Openpgp | SignFormat::OpenpgpBinary));
+        match &self.user_id {
+            Some(uid) => check_openpgp_user_id(uid)?,
+            None if openpgp => {
+                return Err(ApiError::invalid(
+                    "The batch has OpenPGP signatures, and the kit's OpenPGP certificate needs a user ID.",
+                )
+                .suggest("Give it with --uid \"Name <address>\" (hsmc sign --kit DIR --uid …)."))
+            }
+            None => {}
+        }
+        if let Some(f) = &self.tsa_ca {
+            std::fs::metadata(f).map_err(|e| {
+                ApiError::invalid(format!("Cannot read the TSA's CA file {f}: {e}."))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// One check of the kit: which signature, with which tool, how.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct KitCheck {
+    /// The artifact (or `SHA256SUMS`) the signature is over.
+    pub subject: String,
+    pub format: OutputKind,
+    /// The program that checks it (`openssl`, `gpg`, `minisign`, `sha256sum`, `hsmc`).
+    pub tool: String,
+    /// The command as `VERIFY.md` shows it: run in the kit, the artifacts one folder up.
+    pub command: String,
+}
+
+/// A written kit.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct KitView {
+    pub dir: String,
+    /// Every file of the kit, relative to it.
+    pub files: Vec<String>,
+    pub checks: Vec<KitCheck>,
+}
+
+/// One argument of a check's command: literal, a file of the kit, or an artifact.
+#[derive(Debug, Clone, PartialEq)]
+enum Arg {
+    Lit(&'static str),
+    Text(String),
+    Kit(String),
+    Artifact(String),
+}
+
+/// A check before it is rendered for `VERIFY.md` and `verify.sh`.
+#[derive(Debug, Clone)]
+struct Check {
+    subject: String,
+    format: OutputKind,
+    program: &'static str,
+    args: Vec<Arg>,
+    /// Run in the artifacts' folder (`sha256sum --check`).
+    in_artifacts: bool,
+}
+
+/// POSIX shell quoting: bare when it is safe, single-quoted otherwise.
+fn quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+impl Check {
+    /// As `VERIFY.md` shows it: run in the kit's folder, the artifacts in its parent.
+    fn for_reader(&self) -> String {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Lit(s) => s.to_string(),
+                Arg::Text(s) => quote(s),
+                Arg::Kit(p) if self.in_artifacts => format!("\"$OLDPWD\"/{}", quote(p)),
+                Arg::Kit(p) => quote(p),
+                Arg::Artifact(n) if self.in_artifacts => quote(n),
+                Arg::Artifact(n) => format!("../{}", quote(n)),
+            })
+            .collect();
+        let cmd = format!("{} {}", self.program, args.join(" "));
+        if self.in_artifacts {
+            format!("(cd .. && {cmd})")
+        } else {
+            cmd
+        }
+    }
+
+    /// As `verify.sh` runs it: `$kit` and `$artifacts` are absolute.
+    fn for_script(&self) -> String {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Lit(s) => s.to_string(),
+                Arg::Text(s) => quote(s),
+                Arg::Kit(p) => format!("\"$kit\"/{}", quote(p)),
+                Arg::Artifact(n) => format!("\"$artifacts\"/{}", quote(n)),
+            })
+            .collect();
+        let program = match self.program {
+            "hsmc" => "\"$hsmc\"",
+            p => p,
+        };
+        let cmd = format!("{program} {}", args.join(" "));
+        if self.in_artifacts {
+            format!("sh -c 'cd \"$1\" && shift && exec \"$@\"' sh \"$artifacts\" {cmd}")
+        } else {
+            cmd
+        }
+    }
+}
+
+/// The signer's key as the kit needs it.
+struct KitKey {
+    alg: SigAlg,
+    public_pem: String,
+    certificate_pem: Option<String>,
+}
+
+/// The check of a raw signature over `content` (an artifact or the kit's `SHA256SUMS`):
+/// Debian's OpenSSL for the classical schemes, `hsmc verify` for ML-DSA and HSS (OpenSSL
+/// 3.0 has neither).
+fn raw_check(
+    alg: SigAlg,
+    subject: &str,
+    format: OutputKind,
+    sig: Arg,
+    content: Arg,
+    context: Option<&str>,
+) -> Check {
+    let key = || Arg::Kit("keys/public.pem".into());
+    let dgst = |hash: &'static str, extra: &[&'static str]| {
+        let mut a = vec![Arg::Lit("dgst"), Arg::Lit(hash)];
+        a.extend(extra.iter().map(|s| Arg::Lit(s)));
+        a.extend([
+            Arg::Lit("-verify"),
+            key(),
+            Arg::Lit("-signature"),
+            sig.clone(),
+            content.clone(),
+        ]);
+        a
+    };
+    let (program, args) = match alg {
+        SigAlg::Ecdsa { curve: Curve::P384 } => ("openssl", dgst("-sha384", &[])),
+        SigAlg::Ecdsa { .. } => ("openssl", dgst("-sha256", &[])),
+        SigAlg::RsaPss => (
+            "openssl",
+            dgst(
+                "-sha256",
+                &[
+                    "-sigopt",
+                    "rsa_padding_mode:pss",
+                    "-sigopt",
+                    "rsa_pss_saltlen:32",
+                ],
+            ),
+        ),
+        SigAlg::Ed25519 => (
+            "openssl",
+            vec![
+                Arg::Lit("pkeyutl"),
+                Arg::Lit("-verify"),
+                Arg::Lit("-pubin"),
+                Arg::Lit("-inkey"),
+                key(),
+                Arg::Lit("-rawin"),
+                Arg::Lit("-in"),
+                content.clone(),
+                Arg::Lit("-sigfile"),
+                sig.clone(),
+            ],
+        ),
+        SigAlg::MlDsa { .. } | SigAlg::Hss => {
+            let mut a = vec![
+                Arg::Lit("verify"),
+                content.clone(),
+                Arg::Lit("--sig"),
+                sig.clone(),
+                Arg::Lit("--pub"),
+                key(),
+            ];
+            if let Some(c) = context {
+                a.extend([Arg::Lit("--context"), Arg::Text(c.to_string())]);
+            }
+            ("hsmc", a)
+        }
+    };
+    Check {
+        subject: subject.to_string(),
+        format,
+        program,
+        args,
+        in_artifacts: false,
+    }
+}
+
+/// The checks of one signature file `sig` (its name in the kit) over `subject`.
+fn checks_for(
+    key: &KitKey,
+    subject: &str,
+    format: OutputKind,
+    sig: &str,
+    context: Option<&str>,
+) -> Vec<Check> {
+    let sig_arg = || Arg::Kit(format!("signatures/{sig}"));
+    let art = || Arg::Artifact(subject.to_string());
+    let check = |program, args| Check {
+        subject: subject.to_string(),
+        format,
+        program,
+        args,
+        in_artifacts: false,
+    };
+    match format {
+        OutputKind::Cms => match key.alg {
+            // Debian 12's OpenSSL 3.0 verifies classical CMS; for Ed25519 it hands EdDSA the
+            // SHA-512 digest algorithm and fails, and it knows neither ML-DSA nor HSS.
+            SigAlg::Ecdsa { .. } | SigAlg::RsaPss => vec![check(
+                "openssl",
+                vec![
+                    Arg::Lit("cms"),
+                    Arg::Lit("-verify"),
+                    Arg::Lit("-binary"),
+                    Arg::Lit("-inform"),
+                    Arg::Lit("DER"),
+                    Arg::Lit("-in"),
+                    sig_arg(),
+                    Arg::Lit("-content"),
+                    art(),
+                    Arg::Lit("-CAfile"),
+                    Arg::Kit("keys/certificate.pem".into()),
+                    Arg::Lit("-partial_chain"),
+                    Arg::Lit("-purpose"),
+                    Arg::Lit("any"),
+                    Arg::Lit("-out"),
+                    Arg::Lit("/dev/null"),
+                ],
+            )],
+            _ => vec![check(
+                "hsmc",
+                vec![
+                    Arg::Lit("verify"),
+                    art(),
+                    Arg::Lit("--sig"),
+                    sig_arg(),
+                    Arg::Lit("--pub"),
+                    Arg::Kit("keys/certificate.pem".into()),
+                ],
+            )],
+        },
+        OutputKind::Raw => vec![raw_check(
+            key.alg,
+            subject,
+            format,
+            sig_arg(),
+            art(),
+            context,
+        )],
+        OutputKind::ManifestSignature => vec![raw_check(
+            key.alg,
+            subject,
+            format,
+            sig_arg(),
+            Arg::Kit("signatures/SHA256SUMS".into()),
+            None,
+        )],
+        OutputKind::Bundle => {
+            let mut a = vec![
+                Arg::Lit("verify"),
+                art(),
+                Arg::Lit("--sig"),
+                sig_arg(),
+                Arg::Lit("--pub"),
+                Arg::Kit("keys/public.pem".into()),
+            ];
+            if let Some(c) = context {
+                a.extend([Arg::Lit("--context"), Arg::Text(c.to_string())]);
+            }
+            vec![check("hsmc", a)]
+        }
+        OutputKind::Openpgp | OutputKind::OpenpgpBinary => vec![check(
+            "gpg",
+            vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg(), art()],
+        )],
+        OutputKind::ManifestCleartext => vec![check(
+            "gpg",
+            vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg()],
+        )],
+        OutputKind::Minisign => vec![check(
+            "minisign",
+            vec![
+                Arg::Lit("-V"),
+                Arg::Lit("-m"),
+                art(),
+                Arg::Lit("-x"),
+                sig_arg(),
+                Arg::Lit("-p"),
+                Arg::Kit("keys/minisign.pub".into()),
+            ],
+        )],
+        OutputKind::Manifest => vec![Check {
+            subject: subject.to_string(),
+            format,
+            program: "sha256sum",
+            args: vec![
+                Arg::Lit("--check"),
+                Arg::Lit("--strict"),
+                Arg::Kit(format!("signatures/{sig}")),
+            ],
+            in_artifacts: true,
+        }],
+        // The kit carries the key itself (keys/public.pem).
+        OutputKind::PublicKey => Vec::new(),
+    }
+}
+
+fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::Io,
+        format!(
+            "Cannot write the verifier kit ({what} {}): {e}.",
+            path.display()
+        ),
+    )
+    .details("Nothing was written under the kit's name.")
+}
+
+/// `verify.sh`: every check, in order, stopping at the first failure.
+fn script(checks: &[Check], openpgp: bool) -> String {
+    let mut s = String::from(
+        "#!/bin/sh\n\
+         # Checks every signature of this verifier kit with standard tools and stops at the\n\
+         # first failure (exit 1). Usage: ./verify.sh [FOLDER WITH THE ARTIFACTS]  (default: ..)\n\
+         set -u\n\
+         kit=$(cd \"$(dirname \"$0\")\" && pwd)\n\
+         artifacts=$(cd \"${1:-$kit/..}\" && pwd) || { echo \"no folder ${1:-$kit/..}\" >&2; exit 2; }\n\
+         hsmc=${HSMC:-hsmc}\n\
+         work=$(mktemp -d) || exit 2\n\
+         trap '[ -n \"${own_gnupg:-}\" ] && gpgconf --kill all >/dev/null 2>&1; rm -rf \"$work\"' EXIT\n\
+         check() {\n  what=$1; shift\n  if \"$@\" >\"$work/out\" 2>&1; then echo \"ok    $what\"\n  \
+         else echo \"FAIL  $what\"; echo \"      $*\"; sed 's/^/      /' \"$work/out\"; exit 1; fi\n}\n",
+    );
+    if openpgp {
+        s.push_str(
+            "GNUPGHOME=\"$work/gnupg\"; export GNUPGHOME; own_gnupg=1\n\
+             mkdir -m 700 \"$GNUPGHOME\"\n\
+             check \"import keys/openpgp.asc\" gpg --batch --import \"$kit/keys/openpgp.asc\"\n",
+        );
+    }
+    for c in checks {
+        let what = format!("{} ({}, {})", c.subject, c.format, c.program);
+        let _ = writeln!(s, "check {} {}", quote(&what), c.for_script());
+    }
+    s.push_str("echo \"all signatures verify\"\n");
+    s
+}
+
+/// `VERIFY.md`: what is in the kit and, per file and format, the command that checks it.
+fn readme(
+    key_label: &str,
+    alg: &str,
+    files: &[String],
+    checks: &[Check],
+    openpgp: bool,
+    fingerprint: Option<&str>,
+) -> String {
+    let mut s = format!(
+        "# Verifying these signatures\n\n\
+         Signed with the HSM key `{key_label}` ({alg}). Run `./verify.sh` to check all of them\n\
+         (it stops at the first failure), or the commands below one by one, in this folder\n\
+         with the artifacts in the folder above it (`./verify.sh DIR` if they are elsewhere).\n\n\
+         ## Files\n\n"
+    );
+    for f in files {
+        let what = match f.as_str() {
+            "keys/public.pem" => "the public key (SubjectPublicKeyInfo, PEM)",
+            "keys/certificate.pem" => "the signer's certificate, as CMS signatures carry it",
+            "keys/openpgp.asc" => "the OpenPGP certificate",
+            "keys/minisign.pub" => "the minisign public key",
+            "keys/tsa-ca.pem" => {
+                "the CA of the time-stamp authority (`openssl ts -verify -CAfile`)"
+            }
+            "VERIFY.md" | "verify.sh" => continue,
+            _ => "a signature",
+        };
+        let _ = writeln!(s, "- `{f}`: {what}");
+    }
+    if let Some(fp) = fingerprint {
+        let _ = writeln!(s, "\nOpenPGP fingerprint: `{fp}`.");
+    }
+    s.push_str("\n## Checks\n\n");
+    if openpgp {
+        s.push_str(
+            "OpenPGP checks need the certificate in a keyring first: \
+             `gpg --import keys/openpgp.asc` (or, with Sequoia, \
+             `sq verify --signer-cert keys/openpgp.asc --detached SIG FILE`).\n\n",
+        );
+    }
+    for c in checks {
+        let _ = writeln!(
+            s,
+            "- {} ({}, {}):\n\n  ```sh\n  {}\n  ```\n",
+            c.subject,
+            c.format,
+            c.program,
+            c.for_reader()
+        );
+    }
+    if checks.iter().any(|c| c.program == "hsmc") {
+        s.push_str(
+            "`hsmc verify` checks what no tool of Debian 12 does (ML-DSA and HSS signatures, \
+             Ed25519 in CMS, the JSON bundle); OpenSSL 3.5 and later verify ML-DSA too.\n",
+        );
+    }
+    s
+}
+
+impl Console {
+    /// Write a verifier kit for a signed batch (see the module's documentation). The
+    /// OpenPGP certificate, when the kit has one, is made by the HSM and recorded as
+    /// `openpgp.cert`; the kit itself is recorded as `sign.kit`.
+    pub async fn write_verifier_kit(
+        &self,
+        partition: &str,
+        report: &SignReport,
+        req: &KitRequest,
+    ) -> ApiResult<KitView> {
+        let dir = PathBuf::from(&req.dir);
+        let kinds: Vec<OutputKind> = report
+            .files
+            .iter()
+            .flat_map(|f| f.outputs.iter())
+            .chain(report.manifest.iter())
+            .map(|o| o.format)
+            .collect();
+        let formats: Vec<SignFormat> = kinds
+            .iter()
+            .filter_map(|k| match k {
+                OutputKind::Openpgp | OutputKind::ManifestCleartext => Some(SignFormat::Openpgp),
+                OutputKind::OpenpgpBinary => Some(SignFormat::OpenpgpBinary),
+                _ => None,
+            })
+            .collect();
+        req.check_before_signing(&formats)?;
+        let tsa_ca = match &req.tsa_ca {
+            Some(f) => Some(std::fs::read(f).map_err(|e| {
+                ApiError::invalid(format!("Cannot read the TSA's CA file {f}: {e}."))
+            })?),
+            None => None,
+        };
+
+        let p = self.partition_ref(partition).await?;
+        let handle = report.key.handle;
+        let (pk, cert) = p
+            .pool
+            .run_service_idempotent_async("kit.key", move |s| {
+                let (summary, pk) = key_material(s, handle)?;
+                let id = hex::decode(&summary.id_hex).unwrap_or_default();
+                let cert = find_certificate(s, &id)?;
+                Ok((pk, cert))
+            })
+            .await?;
+        let alg = SigAlg::for_key(&pk).map_err(super::sign_error)?;
+        let key = KitKey {
+            alg,
+            public_pem: pk.spki_pem(),
+            certificate_pem: cert.map(|der| pem_block("CERTIFICATE", &der)),
+        };
+        let minisign = if matches!(alg, SigAlg::Ed25519) {
+            Some(self.minisign_public_key(partition, handle).await?.text)
+        } else {
+            None
+        };
+        let openpgp = match &req.user_id {
+            Some(uid) if signing::openpgp::PgpAlgorithm::for_key(&pk).is_ok() => {
+                Some(self.openpgp_certificate(partition, handle, uid).await?)
+            }
+            _ => None,
+        };
+
+        // Files of the kit, relative path → content.
+        let mut files: Vec<(String, Vec<u8>)> = vec![(
+            "keys/public.pem".into(),
+            key.public_pem.clone().into_bytes(),
+        )];
+        if let Some(c) = &key.certificate_pem {
+            files.push(("keys/certificate.pem".into(), c.clone().into_bytes()));
+        }
+        if let Some(c) = &openpgp {
+            files.push(("keys/openpgp.asc".into(), c.armored.clone().into_bytes()));
+        }
+        if let Some(m) = &minisign {
+            files.push(("keys/minisign.pub".into(), m.clone().into_bytes()));
+        }
+        if let Some(ca) = tsa_ca {
+            files.push(("keys/tsa-ca.pem".into(), ca));
+        }
+        let mut checks = Vec::new();
+        let mut names = BTreeSet::new();
+        let outputs = report
+            .files
+            .iter()
+            .filter(|f| f.error.is_none())
+            .flat_map(|f| f.outputs.iter().map(move |o| (f.name.clone(), o)))
+            .chain(
+                report
+                    .manifest
+                    .iter()
+                    .map(|o| ("SHA256SUMS".to_string(), o)),
+            );
+        for (subject, o) in outputs {
+            if o.format == OutputKind::PublicKey {
+                continue;
+            }
+            let path = Path::new(&o.path);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if !names.insert(name.clone()) {
+                return Err(ApiError::invalid(format!(
+                    "Two signatures of the batch are named {name}; a kit holds each once."
+                ))
+                .suggest("Sign files with different names into one kit."));
+            }
+            let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
+            files.push((format!("signatures/{name}"), bytes));
+            checks.extend(checks_for(
+                &key,
+                &subject,
+                o.format,
+                &name,
+                req.context.as_deref(),
+            ));
+        }
+        if checks
+            .iter()
+            .any(|c| c.format == OutputKind::Cms && key.certificate_pem.is_none())
+        {
+            return Err(ApiError::invalid(
+                "The key has no certificate on the token, and the kit's CMS checks need one.",
+            ));
+        }
+        let names_listed: Vec<String> = files
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(["VERIFY.md".into(), "verify.sh".into()])
+            .collect();
+        let md = readme(
+            &report.key.label,
+            &report.key.algorithm,
+            &names_listed,
+            &checks,
+            openpgp.is_some(),
+            openpgp.as_ref().map(|c| c.fingerprint.as_str()),
+        );
+        files.push(("VERIFY.md".into(), md.into_bytes()));
+        files.push((
+            "verify.sh".into(),
+            script(&checks, openpgp.is_some()).into_bytes(),
+        ));
+
+        publish(&dir, &files)?;
+        self.record(
+            Event::new("sign.kit", "sign")
+                .resource(dir.display().to_string())
+                .meta("partition", &p.id)
+                .meta("key", &report.key.label)
+                .meta("checks", checks.len()),
+        )
+        .await;
+        Ok(KitView {
+            dir: dir.display().to_string(),
+            files: names_listed,
+            checks: checks
+                .iter()
+                .map(|c| KitCheck {
+                    subject: c.subject.clone(),
+                    format: c.format,
+                    tool: c.program.to_string(),
+                    command: c.for_reader(),
+                })
+                .collect(),
+        })
+    }
+}
+
+fn pem_block(label: &str, der: &[u8]) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut s = format!("-----BEGIN {label}-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        s.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        s.push('\n');
+    }
+    let _ = writeln!(s, "-----END {label}-----");
+    s
+}
+
+/// Write every file into a hidden folder beside `dir`, then rename it to `dir`: the kit
+/// appears whole or not at all.
+fn publish(dir: &Path, files: &[(String, Vec<u8>)]) -> ApiResult<()> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kit".into());
+    let work = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let result = (|| {
+        std::fs::create_dir_all(&work).map_err(|e| kit_error("creating", &work, e))?;
+        for (rel, bytes) in files {
+            let path = work.join(rel);
+            if let Some(d) = path.parent() {
+                std::fs::create_dir_all(d).map_err(|e| kit_error("creating", d, e))?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| kit_error("writing", &path, e))?;
+            if rel == "verify.sh" {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| kit_error("writing", &path, e))?;
+            }
+        }
+        std::fs::File::open(&work)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| kit_error("writing", &work, e))?;
+        // rename(2) onto an existing empty folder would replace it: refuse again here.
+        if dir.exists() {
+            return Err(ApiError::invalid(format!(
+                "{} appeared while the kit was written; nothing was replaced.",
+                dir.display()
+            )));
+        }
+        std::fs::rename(&work, dir).map_err(|e| kit_error("moving into place", dir, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_any_name_one_word() {
+        assert_eq!(quote("app-1.0.tar.gz"), "app-1.0.tar.gz");
+        assert_eq!(quote("my app's file"), r"'my app'\''s file'");
+        assert_eq!(quote("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn every_output_kind_but_the_public_key_has_a_check() {
+        let key = KitKey {
+            alg: SigAlg::Ed25519,
+            public_pem: String::new(),
+            certificate_pem: Some(String::new()),
+        };
+        for k in [
+            OutputKind::Cms,
+            OutputKind::Raw,
+            OutputKind::Bundle,
+            OutputKind::Manifest,
+            OutputKind::ManifestSignature,
+            OutputKind::Openpgp,
+            OutputKind::OpenpgpBinary,
+            OutputKind::Minisign,
+            OutputKind::ManifestCleartext,
+        ] {
+            assert_eq!(checks_for(&key, "a", k, "a.x", None).len(), 1, "{k}");
+        }
+        assert!(checks_for(&key, "a", OutputKind::PublicKey, "a.pem", None).is_empty());
+    }
+
+    #[test]
+    fn the_manifest_is_checked_in_the_artifacts_folder() {
+        let key = KitKey {
+            alg: SigAlg::Hss,
+            public_pem: String::new(),
+            certificate_pem: None,
+        };
+        let c = &checks_for(&key, "SHA256SUMS", OutputKind::Manifest, "SHA256SUMS", None)[0];
+        assert_eq!(
+            c.for_reader(),
+            "(cd .. && sha256sum --check --strict \"$OLDPWD\"/signatures/SHA256SUMS)"
+        );
+        let c = &checks_for(&key, "x y", OutputKind::Raw, "x y.sig", Some("ctx 1"))[0];
+        assert_eq!(c.for_reader(), "hsmc verify ../'x y' --sig 'signatures/x y.sig' --pub keys/public.pem --context 'ctx 1'");
+        assert!(
+            c.for_script()
+                .starts_with("\"$hsmc\" verify \"$artifacts\"/'x y'"),
+            "{}",
+            c.for_script()
+        );
+    }
+}
