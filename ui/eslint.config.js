@@ -8,10 +8,11 @@ import tseslint from "typescript-eslint";
 /// The files whose words come from the catalogs: all of the UI but the views below.
 export const TRANSLATED = ["src/**/*.tsx"];
 
-/// Views written while the catalogs were being made (HA groups and usage limits, a key's
-/// OpenPGP and minisign exports): still in English, each to move to the catalogs; listed
-/// here so that no other file gains a literal string meanwhile.
-export const NOT_YET_TRANSLATED = ["src/views/Ha.tsx", "src/views/KeyFormats.tsx", "src/views/Usage.tsx"];
+/// Views still in English while they move to the catalogs, listed so that no other file
+/// gains a literal string meanwhile. Empty: every view is translated; a view added here
+/// must say why and be moved soon (tests/ui/i18n.test.mjs skips the files listed).
+/** @type {string[]} */
+export const NOT_YET_TRANSLATED = [];
 
 /// What the literal-string rule looks at: JSX text and the attributes a person reads.
 export const LITERAL_STRINGS = {

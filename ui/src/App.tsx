@@ -7,6 +7,7 @@ import { Badge, ErrorBox, Toasts } from "./components";
 import { useFormat } from "./i18n";
 import { NAV, VIEWS } from "./nav";
 import { HaWarningBadge } from "./views/Ha";
+import { KeygenIndicator } from "./views/KeygenIndicator";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 
 export function App() {
@@ -226,6 +227,7 @@ function Shell() {
         <header className="topbar">
           <CurrentPartition />
           <div className="topbar-badges">
+            <KeygenIndicator />
             <HaWarningBadge />
             <VerificationBadge />
             <AuditBadge />

@@ -11,11 +11,13 @@
 //   partition    the selected partition                usePartition, usePartitionActions
 //   audit        the trail's status, the audit tick    useAudit, useAuditActions
 //   status       the start, and the backend's info     useAppStatus
+//   keygen       the key generation under way          useKeygen, useKeygenActions
 import type { ReactNode } from "react";
 import type { View } from "../nav";
 import { AuditProvider } from "./audit";
 import { ConnectionsProvider } from "./connections";
 import { JumpsProvider } from "./jumps";
+import { KeygenProvider } from "./keygen";
 import { NavigationProvider } from "./navigation";
 import { PartitionProvider } from "./partition";
 import { SettingsProvider } from "./settings";
@@ -26,6 +28,7 @@ import { ToastProvider } from "./toasts";
 export { useAudit, useAuditActions } from "./audit";
 export { useConnections, useConnectionsActions } from "./connections";
 export { useJumps, type SignedFile } from "./jumps";
+export { timeLeftMs, useKeygen, useKeygenActions, type KeygenForm, type KeygenJob } from "./keygen";
 export { useNavigate, useView } from "./navigation";
 export { usePartition, usePartitionActions } from "./partition";
 export { useSettings } from "./settings";
@@ -45,7 +48,9 @@ export function StateProvider({ views, children }: { views: readonly View[]; chi
               <ConnectionsProvider>
                 <PartitionProvider>
                   <AuditProvider>
-                    <StatusProvider>{children}</StatusProvider>
+                    <StatusProvider>
+                      <KeygenProvider>{children}</KeygenProvider>
+                    </StatusProvider>
                   </AuditProvider>
                 </PartitionProvider>
               </ConnectionsProvider>

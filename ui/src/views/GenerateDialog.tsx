@@ -1,11 +1,15 @@
 // Generate a key from a preset, with the seed's label style, sizes, HSS capacity and the
-// key-generation time warning shown before anything is made.
-import { useEffect, useMemo, useState } from "react";
+// key-generation time warning shown before anything is made. The generation itself is a
+// job in the keygen slice: its progress shows here, and the dialog can be closed while it
+// runs (Escape too) — the header's indicator then shows it and brings the dialog back.
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { KeySpec, LmotsType, LmsType } from "../bindings";
 import { Dialog, ErrorBox, Field, ProgressBar } from "../components";
 import { useFormat } from "../i18n";
 import { api } from "../ipc";
+import { timeLeftMs, useKeygen, useKeygenActions, type KeygenJob } from "../state";
 import { useCommand } from "../useCommand";
 
 type Group = "pq_signatures" | "pq_kem" | "classical" | "secret";
@@ -40,6 +44,30 @@ const PRESETS: Preset[] = [
 const LMS: LmsType[] = ["LMS_SHA256_M32_H5", "LMS_SHA256_M32_H10", "LMS_SHA256_M32_H15", "LMS_SHA256_M32_H20", "LMS_SHA256_M32_H25"];
 const LMOTS: LmotsType[] = ["LMOTS_SHA256_N32_W1", "LMOTS_SHA256_N32_W2", "LMOTS_SHA256_N32_W4", "LMOTS_SHA256_N32_W8"];
 
+type T = TFunction;
+type Fmt = ReturnType<typeof useFormat>;
+
+/// A duration in the window's language: "42 s", "3 min 05 s", "2 h 10 min".
+export function duration(ms: number, t: T, fmt: Fmt): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return t("keygen.duration_s", { s: fmt.number(s) });
+  if (s < 3600) return t("keygen.duration_m", { m: fmt.number(Math.floor(s / 60)), s: String(s % 60).padStart(2, "0") });
+  return t("keygen.duration_h", { h: fmt.number(Math.floor(s / 3600)), m: String(Math.floor(s / 60) % 60).padStart(2, "0") });
+}
+
+/// The job's progress in words: done of total, the share, the time taken and the time left
+/// when the module reports its progress; the elapsed time only otherwise.
+export function progressText(job: KeygenJob, t: T, fmt: Fmt, short = false): string {
+  const p = job.progress;
+  const elapsed = duration(job.elapsedMs, t, fmt);
+  if (!p || p.total <= 0) return short ? elapsed : t("generate.progress", { seconds: fmt.number(job.elapsedMs / 1000, 1) });
+  const percent = fmt.percent((100 * p.done) / p.total, 0);
+  if (short) return percent;
+  const left = timeLeftMs(job);
+  const args = { done: fmt.number(p.done), total: fmt.number(p.total), percent, elapsed };
+  return left === null ? t("keygen.progress", args) : t("keygen.progress_left", { ...args, left: duration(left, t, fmt) });
+}
+
 export function GenerateDialog({
   partitionId,
   onClose,
@@ -51,17 +79,34 @@ export function GenerateDialog({
 }) {
   const { t } = useTranslation();
   const fmt = useFormat();
-  const [preset, setPreset] = useState("ml-dsa-65");
-  const [levels, setLevels] = useState<[LmsType, LmotsType][]>([
-    ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
-    ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
-  ]);
-  const [purpose, setPurpose] = useState("release");
-  const [label, setLabel] = useState("");
-  const [labelEdited, setLabelEdited] = useState(false);
-  const [token, setToken] = useState(true);
+  const { job, lastDone } = useKeygen();
+  const { start, attach, dismiss } = useKeygenActions();
+  // A generation under way (or one that failed here) is shown with the form it was started from.
+  const [preset, setPreset] = useState(job?.form.preset ?? "ml-dsa-65");
+  const [levels, setLevels] = useState<[LmsType, LmotsType][]>(
+    job?.form.levels ?? [
+      ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
+      ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
+    ],
+  );
+  const [purpose, setPurpose] = useState(job?.form.purpose ?? "release");
+  const [label, setLabel] = useState(job?.form.label ?? "");
+  const [labelEdited, setLabelEdited] = useState(job?.form.labelEdited ?? false);
+  const [token, setToken] = useState(job?.form.token ?? true);
   const { run: describe, data: info, error: infoError } = useCommand(api.describeKeySpec, { keepError: true });
-  const [elapsed, setElapsed] = useState(0);
+  const busy = job?.state === "running";
+  const error = job?.state === "failed" ? job.error : null;
+
+  // While this dialog is open, the end of a generation shows here (not as a notification);
+  // once the key is made, the dialog that showed its generation closes.
+  useEffect(() => attach(), [attach]);
+  const showing = useRef<number | null>(null);
+  useEffect(() => {
+    if (job) showing.current = job.id;
+  }, [job]);
+  useEffect(() => {
+    if (lastDone !== null && lastDone === showing.current) onClose();
+  }, [lastDone, onClose]);
 
   const spec: KeySpec | null = useMemo(() => {
     if (preset === "hss") return { kind: "hss", params: { levels } };
@@ -75,40 +120,34 @@ export function GenerateDialog({
     });
   }, [describe, spec, purpose, labelEdited]);
 
-  const {
-    run: generateKey,
-    loading: busy,
-    error,
-  } = useCommand(async (spec: KeySpec, label: string) => {
-    const r = await api.generateKey(partitionId, { spec, label, token }, (e) => {
-      if (e.kind === "elapsed") setElapsed(e.ms);
-    });
-    onDone(r.label);
+  const generate = () => {
+    if (!spec || !label.trim() || busy) return;
+    const l = label.trim();
+    start(job?.partitionId ?? partitionId, { spec, label: l, token }, { preset, levels, purpose, label: l, labelEdited, token }, onDone);
+  };
+  // Closing while the key is made leaves it running (the header shows it); closing after a
+  // failure forgets the failed attempt.
+  const close = () => {
+    if (!busy) dismiss();
     onClose();
-  });
-  const generate = async () => {
-    if (!spec || !label.trim()) return;
-    setElapsed(0);
-    await generateKey(spec, label.trim());
   };
 
   const groups = Array.from(new Set(PRESETS.map((p) => p.group)));
   return (
     <Dialog
       title={t("generate.title")}
-      onClose={busy ? () => undefined : onClose}
+      onClose={close}
       wide
       footer={
         <>
-          <button onClick={onClose} disabled={busy}>
-            {t("common.cancel")}
-          </button>
-          <button
-            className="primary"
-            onClick={() => void generate()}
-            disabled={busy || !label.trim() || !!infoError}
-            data-testid="generate-submit"
-          >
+          {busy ? (
+            <button onClick={onClose} data-testid="generate-background">
+              {t("keygen.background")}
+            </button>
+          ) : (
+            <button onClick={close}>{t("common.cancel")}</button>
+          )}
+          <button className="primary" onClick={generate} disabled={busy || !label.trim() || !!infoError} data-testid="generate-submit">
             {busy ? t("generate.generating") : t("generate.generate")}
           </button>
         </>
@@ -243,7 +282,12 @@ export function GenerateDialog({
           {info.keygen_warning}
         </div>
       )}
-      {busy && <ProgressBar done={0} total={0} label={t("generate.progress", { seconds: (elapsed / 1000).toFixed(1) })} />}
+      {busy && job && (
+        <div data-testid="keygen-progress">
+          <ProgressBar done={job.progress?.done ?? 0} total={job.progress?.total ?? 0} label={progressText(job, t, fmt)} />
+          <p className="muted small">{t("keygen.background_hint")}</p>
+        </div>
+      )}
       {error && <ErrorBox error={error} title={t("generate.failed")} />}
     </Dialog>
   );

@@ -2,8 +2,10 @@
 // side and the drift check (Partition, Statistics), and the header's warning when a group
 // drifted or lost a member. The backend decides and records; these only show and ask.
 import { useCallback, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { Difference, DriftReport, HaGroupView, HaMemberView, HaProbeShare, HaWarning } from "../bindings";
 import { Badge, ErrorBox } from "../components";
+import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useConnections, useNavigate, usePartitionActions, useSettings } from "../state";
 import { useConsoleEvent } from "../state/events";
@@ -33,34 +35,35 @@ function useHaRefresh(reload: () => void, poll: boolean) {
 }
 
 function MemberState({ m }: { m: HaMemberView }) {
+  const { t } = useTranslation();
   return (
     <>
-      {m.alive ? <Badge tone="ok">alive</Badge> : <Badge tone="bad">down ({m.status})</Badge>}
-      {m.needs_sync === true && <Badge tone="bad">needs sync</Badge>}
-      {m.needs_sync === false && <Badge tone="ok">in sync</Badge>}
+      {m.alive ? <Badge tone="ok">{t("ha.alive")}</Badge> : <Badge tone="bad">{t("ha.down", { status: m.status })}</Badge>}
+      {m.needs_sync === true && <Badge tone="bad">{t("ha.needs_sync")}</Badge>}
+      {m.needs_sync === false && <Badge tone="ok">{t("ha.in_sync")}</Badge>}
     </>
   );
 }
 
-const pct = (v: number | null) => (v === null ? "—" : `${v.toFixed(1)} %`);
-
 /// The members of one group, with their own statistics side by side.
 function MembersTable({ group, stats }: { group: HaGroupView; stats: boolean }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   return (
     <table className="table compact" data-testid={`ha-members-${group.serial}`}>
       <thead>
         <tr>
-          <th>Member</th>
-          <th>Serial</th>
-          <th>State</th>
-          <th>Slot</th>
-          <th>Logged in</th>
+          <th>{t("ha.col_member")}</th>
+          <th>{t("ha.col_serial")}</th>
+          <th>{t("ha.col_state")}</th>
+          <th>{t("ha.col_slot")}</th>
+          <th>{t("ha.col_logged_in")}</th>
           {stats && (
             <>
-              <th>Busy</th>
-              <th>Commands</th>
-              <th>Share of calls</th>
-              <th>Last served</th>
+              <th>{t("ha.col_busy")}</th>
+              <th>{t("ha.col_commands")}</th>
+              <th>{t("ha.col_share")}</th>
+              <th>{t("ha.col_last_served")}</th>
             </>
           )}
         </tr>
@@ -73,17 +76,19 @@ function MembersTable({ group, stats }: { group: HaGroupView; stats: boolean }) 
             <td>
               <MemberState m={m} />
             </td>
-            <td>{m.slot_id ?? <span className="muted">hidden</span>}</td>
-            <td>{m.logged_in ? (m.logged_in === "so" ? "SO" : "user") : "no"}</td>
+            <td>{m.slot_id ?? <span className="muted">{t("ha.slot_hidden")}</span>}</td>
+            <td>{m.logged_in ? (m.logged_in === "so" ? t("ha.logged_in_so") : t("ha.logged_in_user")) : t("common.no")}</td>
             {stats && (
               <>
-                <td>{pct(m.busy_percent)}</td>
+                <td>{fmt.percent(m.busy_percent)}</td>
                 <td>
-                  {m.commands?.toLocaleString() ?? "—"}
-                  {m.commands_per_second !== null && <div className="muted small">{m.commands_per_second.toFixed(1)}/s</div>}
+                  {fmt.number(m.commands)}
+                  {m.commands_per_second !== null && (
+                    <div className="muted small">{t("ha.per_second", { rate: fmt.number(m.commands_per_second, 1) })}</div>
+                  )}
                 </td>
-                <td>{pct(m.served_share_percent)}</td>
-                <td>{m.last_served ? new Date(m.last_served).toLocaleTimeString() : <span className="muted">—</span>}</td>
+                <td>{fmt.percent(m.served_share_percent)}</td>
+                <td>{m.last_served ? fmt.time(m.last_served) : <span className="muted">—</span>}</td>
               </>
             )}
           </tr>
@@ -95,6 +100,7 @@ function MembersTable({ group, stats }: { group: HaGroupView; stats: boolean }) 
 
 /// The HA groups among one module's slots (Connections).
 export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
+  const { t } = useTranslation();
   const { connections } = useConnections();
   const { run: load, data: groups } = useCommand(api.haGroups, { keepError: true });
   const reload = useCallback(() => void load(), [load]);
@@ -109,11 +115,13 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
       {mine.map((g) => (
         <div key={g.partition_id} className="ha-group" data-testid={`ha-group-${g.serial}`}>
           <h4>
-            HA group {g.label}{" "}
-            <span className="muted">
-              serial {g.serial} · virtual slot {g.slot_id}
-            </span>{" "}
-            {g.warning ? <Badge tone="bad">{g.warning}</Badge> : <Badge tone="ok">{g.members.filter((m) => m.alive).length} alive</Badge>}
+            {t("ha.group", { label: g.label })}{" "}
+            <span className="muted">{t("ha.serial_virtual_slot", { serial: g.serial, slot: g.slot_id })}</span>{" "}
+            {g.warning ? (
+              <Badge tone="bad">{g.warning}</Badge>
+            ) : (
+              <Badge tone="ok">{t("ha.n_alive", { n: g.members.filter((m) => m.alive).length })}</Badge>
+            )}
           </h4>
           <MembersTable group={g} stats={false} />
         </div>
@@ -123,6 +131,7 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
 }
 
 function Differences({ title, list }: { title: string; list: Difference[] }) {
+  const { t } = useTranslation();
   if (list.length === 0) return null;
   return (
     <>
@@ -130,22 +139,22 @@ function Differences({ title, list }: { title: string; list: Difference[] }) {
       <table className="table compact" data-testid="drift-differences">
         <thead>
           <tr>
-            <th>Object</th>
-            <th>What</th>
-            <th>On member</th>
-            <th>Values</th>
+            <th>{t("ha.col_object")}</th>
+            <th>{t("ha.col_what")}</th>
+            <th>{t("ha.col_on_member")}</th>
+            <th>{t("ha.col_values")}</th>
           </tr>
         </thead>
         <tbody>
           {list.map((d, i) => (
             <tr key={`${d.object}-${d.field ?? ""}-${i}`} data-testid="drift-difference" data-kind={d.kind}>
               <td>{d.object}</td>
-              <td>{d.kind === "missing" ? "missing" : `${d.field} differs`}</td>
+              <td>{d.kind === "missing" ? t("ha.missing") : t("ha.field_differs", { field: d.field })}</td>
               <td>{d.members.join(", ")}</td>
               <td className="small">
                 {d.values.map((v) => (
                   <div key={v.member}>
-                    {v.member}: {v.value ?? <span className="muted">absent</span>}
+                    {t("ha.member_value", { member: v.member })} {v.value ?? <span className="muted">{t("ha.absent")}</span>}
                   </div>
                 ))}
               </td>
@@ -158,35 +167,33 @@ function Differences({ title, list }: { title: string; list: Difference[] }) {
 }
 
 function DriftCard({ partitionId, last }: { partitionId: string; last: DriftReport | null }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { run: check, data, loading, error } = useCommand(api.haDrift);
   const r = data ?? last;
   return (
     <section className="card" data-testid="drift-card">
       <header className="card-header">
-        <h3>Drift check</h3>
+        <h3>{t("ha.drift_check")}</h3>
         <button onClick={() => void check(partitionId)} disabled={loading} data-testid="drift-check">
-          {loading ? "Comparing…" : "Check now"}
+          {loading ? t("ha.comparing") : t("ha.check_now")}
         </button>
       </header>
-      <p className="muted small">
-        Compares the members object by object — class, key type, label, CKA_ID, public-key fingerprint, KCV of secret keys, CKA_MODIFIABLE /
-        EXTRACTABLE / SENSITIVE — and their partition policies. Runs on the statistics interval too.
-      </p>
+      <p className="muted small">{t("ha.drift_intro")}</p>
       {error && <ErrorBox error={error} />}
-      {!r && !error && <p className="muted">Not checked yet.</p>}
+      {!r && !error && <p className="muted">{t("ha.not_checked")}</p>}
       {r && (
         <>
           <p data-testid="drift-verdict" data-verdict={r.verdict}>
-            <Badge tone={VERDICT_TONE[r.verdict]}>{r.summary}</Badge>{" "}
-            <span className="muted small">{new Date(r.checked_at).toLocaleTimeString()}</span>
+            <Badge tone={VERDICT_TONE[r.verdict]}>{r.summary}</Badge> <span className="muted small">{fmt.time(r.checked_at)}</span>
           </p>
           <table className="table compact">
             <thead>
               <tr>
-                <th>Member</th>
-                <th>Serial</th>
-                <th>Check</th>
-                <th>Objects</th>
+                <th>{t("ha.col_member")}</th>
+                <th>{t("ha.col_serial")}</th>
+                <th>{t("ha.col_check")}</th>
+                <th>{t("ha.col_objects")}</th>
               </tr>
             </thead>
             <tbody>
@@ -195,7 +202,7 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
                   <td>{m.position}</td>
                   <td>{m.serial}</td>
                   <td>
-                    {m.check.replace("_", " ")}
+                    {t(`ha.check_${m.check}`)}
                     {m.error && <div className="muted small">{m.error}</div>}
                   </td>
                   <td>{m.objects ?? "—"}</td>
@@ -203,8 +210,8 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
               ))}
             </tbody>
           </table>
-          <Differences title="Objects" list={r.differences} />
-          <Differences title="Partition policies" list={r.policy_differences} />
+          <Differences title={t("ha.objects")} list={r.differences} />
+          <Differences title={t("ha.policies")} list={r.policy_differences} />
           {r.notes.map((n) => (
             <p className="muted small" key={n}>
               {n}
@@ -220,30 +227,27 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
 /// One group with its members side by side and the drift check (Partition, Statistics);
 /// nothing for a partition that is not an HA group's virtual slot.
 export function HaGroupPanel({ partitionId }: { partitionId: string }) {
+  const { t } = useTranslation();
   const { run: load, data: group, error } = useCommand(api.haGroup, { keepError: true });
   const reload = useCallback(() => void load(partitionId), [load, partitionId]);
   useEffect(() => {
     reload();
   }, [reload]);
   useHaRefresh(reload, true);
-  if (error) return <ErrorBox error={error} title="HA group" />;
+  if (error) return <ErrorBox error={error} title={t("ha.group_title")} />;
   if (!group) return null;
   return (
     <>
       <section className="card" data-testid="ha-group">
         <header className="card-header">
           <h3>
-            HA group {group.label} <span className="muted">serial {group.serial}</span>
+            {t("ha.group", { label: group.label })} <span className="muted">{t("common.serial", { serial: group.serial })}</span>
           </h3>
-          {group.warning ? <Badge tone="bad">{group.warning}</Badge> : <Badge tone="ok">members alive</Badge>}
+          {group.warning ? <Badge tone="bad">{group.warning}</Badge> : <Badge tone="ok">{t("ha.members_alive")}</Badge>}
         </header>
         <MembersTable group={group} stats={true} />
-        {!group.members_visible && (
-          <p className="muted small">The members' own slots are not visible (HAOnly), so they cannot be compared.</p>
-        )}
-        <p className="muted small">
-          CA_GetHAState in the {group.layout} SDK layout. Shares and “last served” come from each member's own command counter.
-        </p>
+        {!group.members_visible && <p className="muted small">{t("ha.members_hidden")}</p>}
+        <p className="muted small">{t("ha.layout_note", { layout: t(`ha.layout_${group.layout}`) })}</p>
       </section>
       <DriftCard partitionId={partitionId} last={group.drift} />
     </>
@@ -252,6 +256,7 @@ export function HaGroupPanel({ partitionId }: { partitionId: string }) {
 
 /// The header's warning: a group with a drift or a member down.
 export function HaWarningBadge() {
+  const { t } = useTranslation();
   const navigate = useNavigate();
   const { selectPartition } = usePartitionActions();
   const [warnings, setWarnings] = useState<HaWarning[]>([]);
@@ -271,14 +276,14 @@ export function HaWarningBadge() {
     <button
       className="badge-button"
       data-testid="ha-warning"
-      title={warnings.map((x) => `HA group ${x.label} (serial ${x.serial}): ${x.text}`).join("\n")}
+      title={warnings.map((x) => t("ha.warning_title", { label: x.label, serial: x.serial, text: x.text })).join("\n")}
       onClick={() => {
         selectPartition(w.partition_id);
         navigate("partition");
       }}
     >
       <Badge tone="bad">
-        HA {w.label}: {w.text}
+        {t("ha.warning_badge", { label: w.label, text: w.text })}
         {warnings.length > 1 ? ` (+${warnings.length - 1})` : ""}
       </Badge>
     </button>
@@ -287,16 +292,18 @@ export function HaWarningBadge() {
 
 /// A probe on a group: each member's share of the calls and throughput, and the total.
 export function HaProbeShares({ share }: { share: HaProbeShare }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   return (
     <div data-testid="probe-ha">
-      <h4>HA group: {share.total_per_s.toFixed(1)} calls/s in all</h4>
+      <h4>{t("ha.probe_total", { rate: fmt.number(share.total_per_s, 1) })}</h4>
       <table className="table compact">
         <thead>
           <tr>
-            <th>Member</th>
-            <th>Serial</th>
-            <th>Share of the calls</th>
-            <th>Throughput</th>
+            <th>{t("ha.col_member")}</th>
+            <th>{t("ha.col_serial")}</th>
+            <th>{t("ha.col_share_of_calls")}</th>
+            <th>{t("ha.col_throughput")}</th>
           </tr>
         </thead>
         <tbody>
@@ -304,13 +311,13 @@ export function HaProbeShares({ share }: { share: HaProbeShare }) {
             <tr key={m.serial} data-testid="probe-ha-member">
               <td>{m.member}</td>
               <td>{m.serial}</td>
-              <td>{m.share_percent.toFixed(1)} %</td>
-              <td>{m.per_s.toFixed(1)}/s</td>
+              <td>{fmt.percent(m.share_percent)}</td>
+              <td>{t("ha.per_second", { rate: fmt.number(m.per_s, 1) })}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <p className="muted small">From {share.basis}.</p>
+      <p className="muted small">{t("ha.probe_basis", { basis: share.basis })}</p>
     </div>
   );
 }

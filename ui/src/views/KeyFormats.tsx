@@ -2,21 +2,23 @@
 // (once the key's creation time is fixed on the token), the certificate export with a user
 // ID the officer types, and an Ed25519 key's minisign.pub.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { KeyDetails } from "../bindings";
 import { ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useToast } from "../state";
 import { useCommand } from "../useCommand";
 
-/** One line of printable text, as the backend requires (it checks again). */
-function uidProblem(uid: string): string | null {
-  if (!uid.trim()) return "Type a user ID, e.g. Release Signing <release@example.org>.";
+/** One line of printable text, as the backend requires (it checks again): what is wrong. */
+function uidProblem(uid: string): "uid_empty" | "uid_control" | null {
+  if (!uid.trim()) return "uid_empty";
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(uid)) return "A user ID is one line: no newline or other control characters.";
+  if (/[\u0000-\u001f\u007f]/.test(uid)) return "uid_control";
   return null;
 }
 
 export function KeyFormats({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const handle = details.summary.handle;
   const { run: load, data: pgp } = useCommand(api.openpgpKey);
@@ -28,7 +30,7 @@ export function KeyFormats({ partitionId, details }: { partitionId: string; deta
   const exportCert = useCommand(async () => {
     const c = await api.saveOpenpgpCertificate(partitionId, handle, uid, `${base}.asc`);
     if (c) {
-      toast("ok", `Saved the OpenPGP certificate ${c.fingerprint}.`);
+      toast("ok", t("key_formats.saved_certificate", { fingerprint: c.fingerprint }));
       void load(partitionId, handle);
     }
     return c;
@@ -36,45 +38,45 @@ export function KeyFormats({ partitionId, details }: { partitionId: string; deta
   const { run: saveMinisign } = useCommand(
     async () => {
       const p = await api.saveMinisignPublicKey(partitionId, handle);
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
   // Keys without an OpenPGP form (ML-DSA, HSS) get no section: the backend says so by error.
   if (!pgp) return null;
   const problem = uid ? uidProblem(uid) : null;
   return (
     <section className="pubkey" data-testid="key-formats">
-      <h4>OpenPGP and minisign</h4>
+      <h4>{t("key_formats.title")}</h4>
       <p>
-        OpenPGP fingerprint:{" "}
+        {t("key_formats.fingerprint")}{" "}
         {pgp.fingerprint ? (
           <code className="fingerprint" data-testid="openpgp-fingerprint">
             {pgp.fingerprint}
           </code>
         ) : (
           <span className="muted" data-testid="openpgp-fingerprint">
-            not fixed yet — the first certificate or OpenPGP signature fixes the key's creation time on the token
+            {t("key_formats.not_fixed")}
           </span>
         )}
       </p>
-      <Field label="User ID" hint={problem ?? "Name <address>; the HSM signs the certificate."}>
+      <Field label={t("key_formats.user_id")} hint={problem ? t(`key_formats.${problem}`) : t("key_formats.user_id_hint")}>
         <input
           type="text"
           value={uid}
           onChange={(e) => setUid(e.target.value)}
-          placeholder="Release Signing <release@example.org>"
-          aria-label="OpenPGP user ID"
+          placeholder={t("key_formats.user_id_example")}
+          aria-label={t("key_formats.user_id_label")}
           data-testid="openpgp-uid"
         />
       </Field>
       <div className="button-row">
         <button onClick={() => void exportCert.run()} disabled={!uid || !!problem || exportCert.loading} data-testid="export-openpgp">
-          Export OpenPGP certificate…
+          {t("key_formats.export_certificate")}
         </button>
         {pgp.algorithm === "eddsa_legacy" && (
           <button onClick={() => void saveMinisign()} data-testid="export-minisign">
-            Save minisign.pub…
+            {t("key_formats.save_minisign")}
           </button>
         )}
       </div>

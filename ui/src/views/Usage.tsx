@@ -2,8 +2,10 @@
 // the limit — Luna allows the crypto officer and the SO), and every limited key with its
 // burn rate and projected exhaustion, as the HSS view forecasts HSS keys.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { ObjectSummary } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
+import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -21,6 +23,8 @@ function LimitDialog({
   onClose: () => void;
   onSet: () => void;
 }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const toast = useToast();
   const [limit, setLimit] = useState(String(Math.max(summary.usage_limit ?? 0, (summary.usage_count ?? 0) + 1, 1)));
   const {
@@ -29,36 +33,39 @@ function LimitDialog({
     error,
   } = useCommand(async () => {
     const k = await api.setUsageLimit(partitionId, summary.handle, Number(limit));
-    toast("ok", `${k.label}: ${(k.usage_limit ?? 0) - (k.usage_count ?? 0)} of ${k.usage_limit} uses left.`);
+    const set = k.usage_limit ?? 0;
+    toast("ok", t("usage.limit_set", { label: k.label, count: set, left: fmt.number(set - (k.usage_count ?? 0)), limit: fmt.number(set) }));
     onSet();
     onClose();
   });
   return (
     <Dialog
-      title={`Usage limit of ${summary.label}`}
+      title={t("usage.dialog_title", { label: summary.label })}
       onClose={onClose}
       footer={
         <>
-          <button onClick={onClose}>Cancel</button>
+          <button onClick={onClose}>{t("common.cancel")}</button>
           <button className="primary" onClick={() => void save()} disabled={loading || !/^\d+$/.test(limit)} data-testid="usage-limit-save">
-            {loading ? "Setting…" : "Set limit"}
+            {loading ? t("usage.setting") : t("usage.set_limit")}
           </button>
         </>
       }
     >
       <Field
-        label="Uses in all (CKA_USAGE_LIMIT)"
-        hint={`1 to 4294967295. Used so far: ${summary.usage_count ?? 0}. Every sign, verify, encrypt and decrypt counts one; at the limit the HSM refuses the key (CKR_KEY_NOT_ACTIVE).`}
+        label={t("usage.uses_in_all")}
+        hint={t("usage.limit_hint", { max: fmt.number(4294967295), used: fmt.number(summary.usage_count ?? 0) })}
       >
         <input type="number" min={1} value={limit} onChange={(e) => setLimit(e.target.value)} data-testid="usage-limit-input" />
       </Field>
-      {error && <ErrorBox error={error} title="The limit was not set" />}
+      {error && <ErrorBox error={error} title={t("usage.not_set")} />}
     </Dialog>
   );
 }
 
 /// A key's usage line in the Keys detail pane (Luna modules only).
 export function UsageLine({ partitionId, summary, onChanged }: { partitionId: string; summary: ObjectSummary; onChanged: () => void }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const [open, setOpen] = useState(false);
   const isKey = summary.class.endsWith("_KEY");
   if (!isKey) return null;
@@ -68,13 +75,13 @@ export function UsageLine({ partitionId, summary, onChanged }: { partitionId: st
     <p data-testid="usage-line">
       {limited ? (
         <Badge tone={left === 0 ? "bad" : "info"}>
-          {left} of {summary.usage_limit} uses left
+          {t("usage.left", { count: summary.usage_limit ?? 0, left: fmt.number(left), limit: fmt.number(summary.usage_limit) })}
         </Badge>
       ) : (
-        <span className="muted small">No usage limit.</span>
+        <span className="muted small">{t("usage.no_limit")}</span>
       )}{" "}
       <button onClick={() => setOpen(true)} data-testid="usage-limit-button">
-        {limited ? "Raise limit…" : "Usage limit…"}
+        {limited ? t("usage.raise_limit") : t("usage.usage_limit")}
       </button>
       {open && <LimitDialog partitionId={partitionId} summary={summary} onClose={() => setOpen(false)} onSet={onChanged} />}
     </p>
@@ -83,6 +90,8 @@ export function UsageLine({ partitionId, summary, onChanged }: { partitionId: st
 
 /// Every key with a usage limit on the logged-in partitions.
 export function UsageLimitedKeys() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { auditTick } = useAudit();
   const { run: load, data: keys, error } = useCommand(api.usageKeys, { keepError: true });
   useEffect(() => {
@@ -92,18 +101,18 @@ export function UsageLimitedKeys() {
   if (!keys || keys.length === 0) return null;
   return (
     <section data-testid="usage-keys">
-      <h2>Keys with a usage limit</h2>
-      <p className="muted">Luna's per-key limits (CKA_USAGE_LIMIT): each sign, verify, encrypt and decrypt uses one.</p>
+      <h2>{t("usage.title")}</h2>
+      <p className="muted">{t("usage.intro")}</p>
       <table className="table" data-testid="usage-table">
         <thead>
           <tr>
-            <th>Key</th>
-            <th>Algorithm</th>
-            <th>Uses left</th>
-            <th>Used</th>
-            <th>Per day (7 / 30 / 90 d)</th>
-            <th>Runs out</th>
-            <th>Status</th>
+            <th>{t("hss.col_key")}</th>
+            <th>{t("audit.col_algorithm")}</th>
+            <th>{t("usage.col_left")}</th>
+            <th>{t("hss.col_used")}</th>
+            <th>{t("hss.col_per_day")}</th>
+            <th>{t("hss.col_runs_out")}</th>
+            <th>{t("hss.col_status")}</th>
           </tr>
         </thead>
         <tbody>
@@ -111,21 +120,17 @@ export function UsageLimitedKeys() {
             <tr key={`${k.partition_id}-${k.handle}`} data-testid="usage-row" data-label={k.label}>
               <td>
                 <strong>{k.label}</strong>
-                <div className="muted small">
-                  {k.partition_label} · id {k.id_hex}
-                </div>
+                <div className="muted small">{t("hss.key_where", { partition: k.partition_label, id: k.id_hex })}</div>
               </td>
               <td>{k.algorithm}</td>
+              <td>{t("usage.left", { count: k.limit, left: fmt.number(k.left), limit: fmt.number(k.limit) })}</td>
+              <td>{fmt.percent(k.used_percent)}</td>
               <td>
-                {k.left.toLocaleString()} of {k.limit.toLocaleString()} uses left
+                {fmt.number(k.per_day_7, 2)} / {fmt.number(k.per_day_30, 2)} / {fmt.number(k.per_day_90, 2)}
               </td>
-              <td>{k.used_percent.toFixed(1)} %</td>
+              <td>{k.projected_exhaustion ?? <span className="muted">{t("usage.no_uses")}</span>}</td>
               <td>
-                {k.per_day_7.toFixed(2)} / {k.per_day_30.toFixed(2)} / {k.per_day_90.toFixed(2)}
-              </td>
-              <td>{k.projected_exhaustion ?? <span className="muted">no uses recorded</span>}</td>
-              <td>
-                <Badge tone={TONE[k.status] ?? "ok"}>{k.status}</Badge>
+                <Badge tone={TONE[k.status] ?? "ok"}>{t(`hss.status_${k.status}`)}</Badge>
               </td>
             </tr>
           ))}

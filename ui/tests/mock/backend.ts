@@ -102,6 +102,12 @@ export interface MockConfig {
   ha?: "in_sync" | "drift" | "member_down";
   /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
   usageLimit?: number;
+  /**
+   * Key generation: `steps` events `stepMs` apart (3 × 60 ms), each with the module's
+   * progress when `progress` is set (as lunasim reports HSS leaves); with `hold` it then
+   * waits for `window.__mock.releaseKeygen()`; with `fail` it ends in an error.
+   */
+  keygen?: { steps?: number; stepMs?: number; progress?: boolean; hold?: boolean; fail?: boolean };
 }
 
 /** An answer for every command the Rust side has: a command the mock lacks does not compile. */
@@ -124,6 +130,7 @@ declare global {
       settings: Settings;
       event: (ev: ConsoleEvent) => Promise<void>;
       drop: (paths: string[]) => Promise<void>;
+      releaseKeygen: () => void;
     };
   }
 }
@@ -216,6 +223,7 @@ function hex(n: number): string {
 export function install(cfg: MockConfig = {}) {
   const calls: Call[] = [];
   let handle = 100;
+  let releaseKeygen: () => void = () => undefined;
   let loggedIn: UserKind | null = null;
   let pinTries = cfg.pinTriesBeforeFinal ?? 2;
   const pinState = { userLow: false, userFinal: false, locked: cfg.pinLocked ?? false, toBeChanged: cfg.pinToBeChanged ?? false };
@@ -1007,9 +1015,28 @@ export function install(cfg: MockConfig = {}) {
       const req = args.request as GenerateRequest;
       const ch = args.onEvent as Channel<JobEvent>;
       record("key.generate.request", "key", req.label, "success");
-      for (let i = 1; i <= 3; i++) {
-        await new Promise((r) => setTimeout(r, 60));
+      const kg = cfg.keygen ?? {};
+      const steps = kg.steps ?? 3;
+      const stepMs = kg.stepMs ?? 60;
+      const total = steps * 1024;
+      // Released by the test at any time from here on (even before the steps are through).
+      const held = kg.hold ? new Promise<void>((r) => (releaseKeygen = r)) : null;
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((r) => setTimeout(r, stepMs));
+        if (kg.progress) ch.onmessage({ kind: "progress", done: i * 1024 - 512, total });
         ch.onmessage({ kind: "elapsed", ms: i * 500 });
+      }
+      if (held) {
+        let ms = steps * 500;
+        const tick = setInterval(() => ch.onmessage({ kind: "elapsed", ms: (ms += 500) }), 100);
+        await held;
+        clearInterval(tick);
+      }
+      if (kg.fail) {
+        record("key.generate", "key", req.label, "failure");
+        throw err("HSM_ERROR", "The HSM has no room for the key (CKR_DEVICE_MEMORY).", {
+          pkcs11: { function: "C_GenerateKeyPair", code: 0x31, name: "CKR_DEVICE_MEMORY", class: "Operation" },
+        });
       }
       const id = hex(handle);
       const alg = req.spec.kind === "ml-dsa" ? req.spec.set : "HSS";
@@ -1729,6 +1756,8 @@ export function install(cfg: MockConfig = {}) {
     event: (ev: ConsoleEvent) => emit("console-event", ev),
     // What the window gets when files are dropped on it.
     drop: (paths: string[]) => emit("tauri://drag-drop", { paths, position: { x: 400, y: 300 } }),
+    // Lets a held key generation (cfg.keygen.hold) finish.
+    releaseKeygen: () => releaseKeygen(),
   };
 }
 
