@@ -352,6 +352,45 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
  */
 keygen_warning: string | null, mechanism: string, };
 
+export type KitCheck = { 
+/**
+ * The artifact (or `SHA256SUMS`) the signature is over.
+ */
+subject: string, format: OutputKind, 
+/**
+ * The program that checks it (`openssl`, `gpg`, `minisign`, `sha256sum`, `hsmc`).
+ */
+tool: string, 
+/**
+ * The command as `VERIFY.md` shows it: run in the kit, the artifacts one folder up.
+ */
+command: string, };
+
+export type KitRequest = { 
+/**
+ * The folder to create; it must not exist yet.
+ */
+dir: string, 
+/**
+ * The user ID of the key's OpenPGP certificate: needed when the batch has OpenPGP
+ * signatures, and adds the certificate to the kit of any OpenPGP-capable key.
+ */
+user_id?: string, 
+/**
+ * The PEM file of the CA the TSA's certificate chains to, copied into the kit.
+ */
+tsa_ca?: string, 
+/**
+ * The ML-DSA context string the batch was signed with (raw and bundle formats).
+ */
+context?: string, };
+
+export type KitView = { dir: string, 
+/**
+ * Every file of the kit, relative to it.
+ */
+files: Array<string>, checks: Array<KitCheck>, };
+
 export type Language = "en" | "zh-Hant" | "zh-Hans";
 
 export type LastVerification = { at: string, intact: boolean, 
@@ -699,7 +738,15 @@ export type SignReport = { key: SigningKeyView, files: Array<FileOutcome>, manif
 /**
  * The batch stopped at the first failure (as asked).
  */
-stopped: boolean, cancelled: boolean, hss_remaining_after: number | null, signatures_made: number, };
+stopped: boolean, cancelled: boolean, hss_remaining_after: number | null, signatures_made: number, 
+/**
+ * The verifier kit, when one was asked for and written.
+ */
+kit: KitView | null, 
+/**
+ * Why the kit asked for was not written (the signatures are).
+ */
+kit_error: ApiError | null, };
 
 export type SignRequest = { 
 /**
@@ -726,7 +773,12 @@ confirm_hss: boolean,
  * Time-stamp CMS and bundle signatures with this authority (`hsmc sign --tsa`);
  * without it, the one in Settings → Timestamp authority when that is on.
  */
-timestamp?: TimestampAuthority, };
+timestamp?: TimestampAuthority, 
+/**
+ * Also write a verifier kit of the batch into a new folder (`hsmc sign --kit`, the
+ * Sign view's option); written only when every file was signed.
+ */
+kit?: KitRequest, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 

@@ -49,6 +49,7 @@ async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> 
         on_error: OnError::Stop,
         confirm_hss: false,
         timestamp: None,
+        kit: None,
     };
     let t = Instant::now();
     let r = c

@@ -52,6 +52,7 @@ async fn batch(
         on_error: OnError::Stop,
         confirm_hss: false,
         timestamp: tsa,
+        kit: None,
     };
     let t = Instant::now();
     let r = c

@@ -59,6 +59,7 @@ impl Env {
             on_error: OnError::Stop,
             confirm_hss: false,
             timestamp: None,
+            kit: None,
         }
     }
 

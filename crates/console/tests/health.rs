@@ -166,6 +166,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         on_error: OnError::Stop,
         confirm_hss: true,
         timestamp: None,
+        kit: None,
     };
     let r = c
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))

@@ -46,6 +46,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
         on_error: OnError::Stop,
         confirm_hss: true,
         timestamp: None,
+        kit: None,
     };
     c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await

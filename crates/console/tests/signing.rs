@@ -64,6 +64,7 @@ impl Env {
             on_error,
             confirm_hss: true,
             timestamp: None,
+            kit: None,
         };
         self.c
             .sign_files(
@@ -412,6 +413,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         on_error: OnError::Stop,
         confirm_hss: false,
         timestamp: None,
+        kit: None,
     };
     let err =
         e.c.sign_files(
@@ -453,6 +455,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         on_error: OnError::Stop,
         confirm_hss: false,
         timestamp: None,
+        kit: None,
     };
     let err =
         e.c.sign_files(

@@ -132,6 +132,7 @@ async fn soak_with_random_faults_loses_nothing() {
                         on_error: OnError::Stop,
                         confirm_hss: false,
                         timestamp: None,
+                        kit: None,
                     };
                     let r = c
                         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))

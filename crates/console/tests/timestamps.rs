@@ -91,6 +91,7 @@ impl Env {
             on_error,
             confirm_hss: false,
             timestamp,
+            kit: None,
         };
         self.c
             .sign_files(

@@ -32,6 +32,8 @@ export function SignView() {
   const [formats, setFormats] = useState<SignFormat[]>(["cms"]);
   const [manifest, setManifest] = useState(false);
   const [outDir, setOutDir] = useState<string | null>(null);
+  const [kitDir, setKitDir] = useState<string | null>(null);
+  const [kitUid, setKitUid] = useState("");
   const [context, setContext] = useState("");
   const [continueOnError, setContinueOnError] = useState(false);
   const [confirmHss, setConfirmHss] = useState(false);
@@ -117,6 +119,13 @@ export function SignView() {
     if (d) setOutDir(d);
   };
 
+  // The kit goes into a new folder inside the chosen one: the backend refuses an existing one.
+  const chooseKit = async () => {
+    const d = await api.pickFolder(t("sign.kit_pick_title"));
+    if (d) setKitDir(`${d.replace(/\/+$/, "")}/verifier-kit`);
+  };
+  const kitNeedsUid = !!kitDir && openpgp && !kitUid.trim();
+
   const run = async () => {
     if (!partitionId || !key) return;
     const id = newJobId();
@@ -132,6 +141,14 @@ export function SignView() {
       context: isMlDsa && context ? context : null,
       on_error: continueOnError ? "continue" : "stop",
       confirm_hss: confirmHss,
+      kit: kitDir
+        ? {
+            dir: kitDir,
+            user_id: kitUid.trim() || undefined,
+            tsa_ca: (settings?.timestamp.enabled && settings.timestamp.ca_file) || undefined,
+            context: isMlDsa && context ? context : undefined,
+          }
+        : undefined,
     });
   };
 
@@ -339,6 +356,27 @@ export function SignView() {
             {outDir && <button onClick={() => setOutDir(null)}>{t("sign.beside_files")}</button>}
           </div>
         </Field>
+        <Field label={t("sign.kit")} hint={t("sign.kit_hint")}>
+          <div className="inline-form">
+            <span data-testid="kit-dir">{kitDir ?? t("sign.kit_none")}</span>
+            <button onClick={() => void chooseKit()} disabled={!!job} data-testid="kit-choose">
+              {t("sign.kit_choose")}
+            </button>
+            {kitDir && <button onClick={() => setKitDir(null)}>{t("sign.kit_remove")}</button>}
+          </div>
+        </Field>
+        {kitDir && canOpenpgp && (
+          <Field label={t("sign.kit_uid")} hint={openpgp ? t("sign.kit_uid_needed") : t("sign.kit_uid_hint")}>
+            <input
+              type="text"
+              value={kitUid}
+              onChange={(e) => setKitUid(e.target.value)}
+              disabled={!!job}
+              aria-label={t("sign.kit_uid")}
+              data-testid="kit-uid"
+            />
+          </Field>
+        )}
         {isMlDsa && formats.some((f) => f !== "cms") && (
           <Field label={t("sign.context")} hint={t("sign.context_hint")}>
             <input
@@ -381,7 +419,7 @@ export function SignView() {
         <button
           className="primary"
           onClick={() => void run()}
-          disabled={!!job || !key || good === 0 || chosen.length === 0 || (isHss && (!confirmHss || tooFew))}
+          disabled={!!job || !key || good === 0 || chosen.length === 0 || kitNeedsUid || (isHss && (!confirmHss || tooFew))}
           data-testid="sign-submit"
         >
           {job ? t("sign.signing") : t("sign.sign_n", { count: good })}
@@ -408,6 +446,13 @@ export function SignView() {
             </div>
           ))}
           {report.manifest_error && <ErrorBox error={report.manifest_error} />}
+          {report.kit && (
+            <div className="small" data-testid="sign-kit">
+              <Badge tone="ok">{t("sign.kit_written")}</Badge>{" "}
+              {t("sign.kit_summary", { dir: report.kit.dir, files: report.kit.files.length, checks: report.kit.checks.length })}
+            </div>
+          )}
+          {report.kit_error && <ErrorBox error={report.kit_error} title={t("sign.kit_not_written")} />}
         </section>
       )}
     </div>

@@ -98,6 +98,8 @@ export interface MockConfig {
   busyPercent?: number;
   /** An Ed25519 signing key pair (OpenPGP and minisign). */
   ed25519Key?: boolean;
+  /** What the native folder dialog answers (default: cancelled). */
+  pickedFolder?: string;
   /** The partition is an HA group's virtual slot (two members) in this state. */
   ha?: "in_sync" | "drift" | "member_down";
   /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
@@ -1268,7 +1270,7 @@ export function install(cfg: MockConfig = {}) {
     },
     // The officer cancels every native dialog.
     pick_files: async () => [],
-    pick_folder: async () => null,
+    pick_folder: async () => cfg.pickedFolder ?? null,
     sign_files: async (args) => {
       requireAudit();
       const req = args.request as SignRequest;
@@ -1298,7 +1300,11 @@ export function install(cfg: MockConfig = {}) {
         cancelled: false,
         hss_remaining_after: null,
         signatures_made: 0,
+        kit: null,
+        kit_error: null,
       };
+      if (req.kit && req.kit.dir.startsWith("/exists"))
+        throw err("INVALID_INPUT", `${req.kit.dir} already exists; the kit is written only to a new folder.`);
       // As the backend: paths that cannot be signed are refused first; with "stop" nothing is signed.
       const problem = (p: string) =>
         p.endsWith("/")
@@ -1349,6 +1355,22 @@ export function install(cfg: MockConfig = {}) {
       if (key.hss_keys_remaining !== null) {
         key.hss_keys_remaining -= report.signatures_made;
         report.hss_remaining_after = key.hss_keys_remaining;
+      }
+      if (req.kit) {
+        const kitReq = req.kit;
+        const signed = report.files.filter((f) => !f.error);
+        if (signed.length < report.files.length) {
+          report.kit_error = err("INVALID_INPUT", "The verifier kit was not written: not every file was signed.");
+        } else {
+          const sigs = signed.flatMap((f) =>
+            f.outputs.map((o) => ({ subject: f.name, format: o.format, name: o.path.split("/").pop() ?? o.path })),
+          );
+          report.kit = {
+            dir: kitReq.dir,
+            files: ["keys/public.pem", ...sigs.map((s) => `signatures/${s.name}`), "VERIFY.md", "verify.sh"],
+            checks: sigs.map((s) => ({ subject: s.subject, format: s.format, tool: "openssl", command: `openssl … signatures/${s.name}` })),
+          };
+        }
       }
       return report;
     },

@@ -66,6 +66,7 @@ impl Console {
         progress: Progress,
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignReport> {
+        let kit = req.kit.clone();
         let mut b = SignBatch::open(self, partition, req, progress, cancel).await?;
         if b.stop_on_bad_input() {
             return Ok(b.report_unsigned());
@@ -82,7 +83,11 @@ impl Console {
         b.sign_each(&key).await;
         b.sign_manifest(&key).await;
         b.write_public_key(&key);
-        Ok(b.finish(&key).await)
+        let mut report = b.finish(&key).await;
+        if let Some(k) = kit {
+            self.attach_kit(partition, &mut report, &k).await;
+        }
+        Ok(report)
     }
 }
 
@@ -132,6 +137,9 @@ fn check_request(req: &SignRequest) -> ApiResult<Checked> {
         }
         None => None,
     };
+    if let Some(k) = &req.kit {
+        k.check_before_signing(&formats)?;
+    }
     Ok(Checked {
         formats,
         context,
@@ -666,6 +674,8 @@ impl<'c> SignBatch<'c> {
             cancelled: self.cancelled,
             hss_remaining_after,
             signatures_made: self.signatures_made,
+            kit: None,
+            kit_error: None,
         }
     }
 

@@ -20,7 +20,7 @@ use ts_rs::TS;
 use super::key::{find_certificate, key_material};
 use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport};
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::Console;
+use crate::{text, Console};
 
 /// What the officer asks of a kit (`hsmc sign --kit DIR`, the Sign view's option).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -49,11 +49,15 @@ impl KitRequest {
     pub fn check_before_signing(&self, formats: &[SignFormat]) -> ApiResult<()> {
         let dir = Path::new(&self.dir);
         if dir.exists() {
-            return Err(ApiError::invalid(format!(
-                "{} already exists; the kit is written only to a new folder.",
-                dir.display()
+            return Err(ApiError::invalid(text!(
+                "errors.kit_folder_exists",
+                "{{dir}} already exists; the kit is written only to a new folder.",
+                dir = dir.display()
             ))
-            .suggest("Choose a folder that does not exist yet."));
+            .suggest(text!(
+                "errors.kit_choose_new_folder",
+                "Choose a folder that does not exist yet."
+            )));
         }
         let openpgp = formats
             .iter()
@@ -61,16 +65,25 @@ impl KitRequest {
         match &self.user_id {
             Some(uid) => check_openpgp_user_id(uid)?,
             None if openpgp => {
-                return Err(ApiError::invalid(
-                    "The batch has OpenPGP signatures, and the kit's OpenPGP certificate needs a user ID.",
-                )
-                .suggest("Give it with --uid \"Name <address>\" (hsmc sign --kit DIR --uid …)."))
+                return Err(ApiError::invalid(text!(
+                    "errors.kit_needs_user_id",
+                    "The batch has OpenPGP signatures, and the kit's OpenPGP certificate needs a user ID."
+                ))
+                .suggest(text!(
+                    "errors.kit_give_user_id",
+                    "Give it as Name <address> (hsmc sign --kit DIR --uid …, or the Sign view's field)."
+                )));
             }
             None => {}
         }
         if let Some(f) = &self.tsa_ca {
             std::fs::metadata(f).map_err(|e| {
-                ApiError::invalid(format!("Cannot read the TSA's CA file {f}: {e}."))
+                ApiError::invalid(text!(
+                    "errors.kit_tsa_ca_unreadable",
+                    "Cannot read the TSA's CA file {{file}}: {{reason}}.",
+                    file = f,
+                    reason = e
+                ))
             })?;
         }
         Ok(())
@@ -386,9 +399,12 @@ fn checks_for(
 fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
     ApiError::new(
         ErrorCode::Io,
-        format!(
-            "Cannot write the verifier kit ({what} {}): {e}.",
-            path.display()
+        text!(
+            "errors.kit_cannot_write",
+            "Cannot write the verifier kit ({{step}} {{path}}): {{reason}}.",
+            step = what,
+            path = path.display(),
+            reason = e
         ),
     )
     .details("Nothing was written under the kit's name.")
@@ -485,6 +501,30 @@ fn readme(
 }
 
 impl Console {
+    /// The kit a batch asked for, into its report: written when every file was signed (a
+    /// kit of part of a batch would tell its readers less than it seems to), else why not.
+    pub(super) async fn attach_kit(
+        &self,
+        partition: &str,
+        report: &mut SignReport,
+        kit: &KitRequest,
+    ) {
+        let whole = !report.cancelled
+            && report.manifest_error.is_none()
+            && report.files.iter().all(|f| f.error.is_none());
+        if !whole {
+            report.kit_error = Some(ApiError::invalid(text!(
+                "errors.kit_not_every_file",
+                "The verifier kit was not written: not every file was signed."
+            )));
+            return;
+        }
+        match self.write_verifier_kit(partition, report, kit).await {
+            Ok(v) => report.kit = Some(v),
+            Err(e) => report.kit_error = Some(e),
+        }
+    }
+
     /// Write a verifier kit for a signed batch (see the module's documentation). The
     /// OpenPGP certificate, when the kit has one, is made by the HSM and recorded as
     /// `openpgp.cert`; the kit itself is recorded as `sign.kit`.
@@ -513,7 +553,12 @@ impl Console {
         req.check_before_signing(&formats)?;
         let tsa_ca = match &req.tsa_ca {
             Some(f) => Some(std::fs::read(f).map_err(|e| {
-                ApiError::invalid(format!("Cannot read the TSA's CA file {f}: {e}."))
+                ApiError::invalid(text!(
+                    "errors.kit_tsa_ca_unreadable",
+                    "Cannot read the TSA's CA file {{file}}: {{reason}}.",
+                    file = f,
+                    reason = e
+                ))
             })?),
             None => None,
         };
@@ -587,10 +632,15 @@ impl Console {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             if !names.insert(name.clone()) {
-                return Err(ApiError::invalid(format!(
-                    "Two signatures of the batch are named {name}; a kit holds each once."
+                return Err(ApiError::invalid(text!(
+                    "errors.kit_same_name",
+                    "Two signatures of the batch are named {{name}}; a kit holds each once.",
+                    name = name
                 ))
-                .suggest("Sign files with different names into one kit."));
+                .suggest(text!(
+                    "errors.kit_sign_different_names",
+                    "Sign files with different names into one kit."
+                )));
             }
             let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
             files.push((format!("signatures/{name}"), bytes));
@@ -606,9 +656,10 @@ impl Console {
             .iter()
             .any(|c| c.format == OutputKind::Cms && key.certificate_pem.is_none())
         {
-            return Err(ApiError::invalid(
-                "The key has no certificate on the token, and the kit's CMS checks need one.",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.kit_no_certificate",
+                "The key has no certificate on the token, and the kit's CMS checks need one."
+            )));
         }
         let names_listed: Vec<String> = files
             .iter()
@@ -697,9 +748,10 @@ fn publish(dir: &Path, files: &[(String, Vec<u8>)]) -> ApiResult<()> {
             .map_err(|e| kit_error("writing", &work, e))?;
         // rename(2) onto an existing empty folder would replace it: refuse again here.
         if dir.exists() {
-            return Err(ApiError::invalid(format!(
-                "{} appeared while the kit was written; nothing was replaced.",
-                dir.display()
+            return Err(ApiError::invalid(text!(
+                "errors.kit_folder_appeared",
+                "{{dir}} appeared while the kit was written; nothing was replaced.",
+                dir = dir.display()
             )));
         }
         std::fs::rename(&work, dir).map_err(|e| kit_error("moving into place", dir, e))

@@ -95,6 +95,11 @@ pub struct SignRequest {
     #[serde(default)]
     #[ts(optional)]
     pub timestamp: Option<crate::settings::TimestampAuthority>,
+    /// Also write a verifier kit of the batch into a new folder (`hsmc sign --kit`, the
+    /// Sign view's option); written only when every file was signed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub kit: Option<KitRequest>,
 }
 
 /// A key the signing view can offer.
@@ -175,6 +180,10 @@ pub struct SignReport {
     pub cancelled: bool,
     pub hss_remaining_after: Option<u64>,
     pub signatures_made: u64,
+    /// The verifier kit, when one was asked for and written.
+    pub kit: Option<KitView>,
+    /// Why the kit asked for was not written (the signatures are).
+    pub kit_error: Option<ApiError>,
 }
 
 /// Progress of a batch, per file.

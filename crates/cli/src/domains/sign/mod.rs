@@ -19,15 +19,6 @@ use crate::context::{Ctx, Login};
 
 pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
     let formats = a.formats()?;
-    let kit = a.kit.as_ref().map(|dir| KitRequest {
-        dir: dir.display().to_string(),
-        user_id: a.uid.clone(),
-        tsa_ca: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
-        context: a.context.clone(),
-    });
-    if let Some(k) = &kit {
-        k.check_before_signing(&formats)?;
-    }
     let p = ctx.partition_logged_in(Login::Required).await?;
     let req = SignRequest {
         key: a.key.clone(),
@@ -47,6 +38,12 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             ca_file: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
             timeout_seconds: a.tsa_timeout,
         }),
+        kit: a.kit.as_ref().map(|dir| KitRequest {
+            dir: dir.display().to_string(),
+            user_id: a.uid.clone(),
+            tsa_ca: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
+            context: a.context.clone(),
+        }),
     };
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
@@ -59,27 +56,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
         )
         .await?;
     bars.clear();
-    let mut signed = Signed::from(report);
-    if let Some(k) = kit {
-        // A kit of a batch that is not whole would tell its readers less than it seems to.
-        if signed.report.files.iter().any(|f| f.error.is_some())
-            || signed.report.manifest_error.is_some()
-        {
-            signed.kit_error = Some(console::ApiError::invalid(
-                "The verifier kit was not written: not every file was signed.",
-            ));
-        } else {
-            match ctx
-                .console()
-                .write_verifier_kit(&p.id, &signed.report, &k)
-                .await
-            {
-                Ok(v) => signed.kit = Some(v),
-                Err(e) => signed.kit_error = Some(e),
-            }
-        }
-    }
-    Ok(signed)
+    Ok(Signed(report))
 }
 
 pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> {

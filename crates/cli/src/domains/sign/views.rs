@@ -1,7 +1,7 @@
 //! What `sign` and `verify` show.
 
-use console::sign::{KitView, SignReport};
-use console::{ApiError, ApiResult};
+use console::sign::SignReport;
+use console::ApiResult;
 use serde::Serialize;
 use signing::verify::VerifyReport;
 
@@ -10,28 +10,12 @@ use crate::render::{Page, Render};
 /// `sign`: each file's outputs or why it was not signed, and the verifier kit when one was
 /// asked for (exit 1 if a file was not signed or the kit was not written).
 #[derive(Debug, Serialize)]
-pub struct Signed {
-    #[serde(flatten)]
-    pub report: SignReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kit: Option<KitView>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kit_error: Option<ApiError>,
-}
-
-impl From<SignReport> for Signed {
-    fn from(report: SignReport) -> Self {
-        Signed {
-            report,
-            kit: None,
-            kit_error: None,
-        }
-    }
-}
+#[serde(transparent)]
+pub struct Signed(pub SignReport);
 
 impl Render for Signed {
     fn text(&self, page: &mut Page) -> ApiResult<()> {
-        let r = &self.report;
+        let r = &self.0;
         for f in &r.files {
             match &f.error {
                 None => {
@@ -68,7 +52,7 @@ impl Render for Signed {
                 "stopped at the first failure (use --continue-on-error to go on)"
             );
         }
-        if let Some(k) = &self.kit {
+        if let Some(k) = &r.kit {
             writeln!(
                 page,
                 "verifier kit {}: {} files, {} checks (run {}/verify.sh)",
@@ -78,17 +62,17 @@ impl Render for Signed {
                 k.dir
             );
         }
-        if let Some(e) = &self.kit_error {
+        if let Some(e) = &r.kit_error {
             writeln!(page, "verifier kit: {}", e.message);
         }
         Ok(())
     }
 
     fn exit_code(&self) -> u8 {
-        let r = &self.report;
+        let r = &self.0;
         if r.files.iter().any(|f| f.error.is_some())
             || r.manifest_error.is_some()
-            || self.kit_error.is_some()
+            || r.kit_error.is_some()
         {
             1
         } else {
@@ -194,18 +178,20 @@ mod tests {
             cancelled: false,
             hss_remaining_after: None,
             signatures_made: 1,
+            kit: None,
+            kit_error: None,
         }
     }
 
     #[test]
     fn a_failed_manifest_fails_the_batch() {
-        let ok = Signed::from(report(None));
+        let ok = Signed(report(None));
         assert_eq!(
             text(&ok).0,
             "/r/a.bin  sha256 cd\n    raw     /r/a.bin.sig\n1 signature(s) with rel (Ed25519), each verified in software before it was written\n"
         );
         assert_eq!(ok.exit_code(), 0);
-        let failed = Signed::from(report(Some(ApiError::invalid("SHA256SUMS exists"))));
+        let failed = Signed(report(Some(ApiError::invalid("SHA256SUMS exists"))));
         assert!(text(&failed).0.contains("manifest: SHA256SUMS exists\n"));
         assert_eq!(failed.exit_code(), 1);
         assert!(json(&failed).0.starts_with("{\n  \"key\": {"));
