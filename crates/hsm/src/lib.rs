@@ -8,6 +8,7 @@ pub mod keys;
 pub mod metrics;
 pub mod pool;
 pub mod pubkey;
+pub mod roles;
 pub mod templates;
 pub mod vault;
 pub mod wire;

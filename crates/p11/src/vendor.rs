@@ -155,6 +155,11 @@ pub type CA_DecapsulateKey = unsafe extern "C" fn(
     CK_ULONG,
     *mut CK_OBJECT_HANDLE,
 ) -> CK_RV;
+/// `CA_InitRolePIN(hSession, userType, pPin, ulPinLen)` (Luna SDK `sfnt_extensions.h`): the
+/// Crypto Officer sets the PIN of another partition role (Crypto User, Limited Crypto
+/// Officer).
+pub type CA_InitRolePIN =
+    unsafe extern "C" fn(CK_SESSION_HANDLE, CK_USER_TYPE, *mut CK_CHAR, CK_ULONG) -> CK_RV;
 /// `lunasim`'s test-control entry point (not a Luna function): a UTF-8 command in, a UTF-8
 /// answer out, in one call (the answer is truncated to the buffer and its full length is
 /// returned; `CKR_BUFFER_TOO_SMALL` if it did not fit — the command has run either way).
@@ -238,6 +243,7 @@ vendor_table! {
         get_token_status: CA_GetTokenStatus = "CA_GetTokenStatus",
         encapsulate_key: CA_EncapsulateKey = "CA_EncapsulateKey",
         decapsulate_key: CA_DecapsulateKey = "CA_DecapsulateKey",
+        init_role_pin: CA_InitRolePIN = "CA_InitRolePIN",
     }
     unlisted {
         sim_control: LUNASIM_Control = "LUNASIM_Control",
