@@ -23,6 +23,7 @@ pub mod knobs;
 pub mod luna;
 pub mod objects;
 pub mod raw;
+pub mod roles;
 pub mod sim;
 pub mod stats;
 pub mod tables;
