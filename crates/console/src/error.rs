@@ -16,7 +16,11 @@ pub enum ErrorCode {
     PinIncorrect,
     PinLocked,
     PinInvalid,
+    /// The token wants the PIN changed before anything else (`CKR_PIN_EXPIRED`).
+    PinExpired,
     NotLoggedIn,
+    /// The role logged in may not do this (the console's rules or the token's answer).
+    NotAuthorized,
     InvalidAlgorithm,
     InvalidInput,
     SignatureInvalid,
@@ -136,6 +140,7 @@ fn pkcs11(e: &p11::CkError) -> Pkcs11Error {
 
 impl From<p11::Error> for ApiError {
     fn from(e: p11::Error) -> Self {
+        use p11::names::luna;
         use p11::sys::*;
         match &e {
             p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, format!("The module {path} could not be loaded."))
@@ -157,6 +162,19 @@ impl From<p11::Error> for ApiError {
                     (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, "The PIN is locked after too many wrong attempts.".into())
                         .suggest("The security officer must unlock or reset the PIN."),
                     (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, "The PIN does not have an acceptable form or length.".into()),
+                    (_, CKR_PIN_EXPIRED) => base(ErrorCode::PinExpired, "The token wants the PIN changed before it does anything else (CKR_PIN_EXPIRED).".into())
+                        .details("A Luna partition with policy 21 (\u{201c}Force user PIN change after set/reset\u{201d}) asks this after the security officer set or reset the PIN.")
+                        .suggest("Change the PIN now: Partition \u{2192} Change my PIN\u{2026}, or `hsmc pin change`."),
+                    (_, luna::CKR_USER_NOT_AUTHORIZED) if ck.name == "CKR_USER_NOT_AUTHORIZED" => base(ErrorCode::NotAuthorized, "The role logged in is not allowed to do this (Luna's CKR_USER_NOT_AUTHORIZED).".into())
+                        .suggest("Log in as the Crypto Officer, or ask the partition's security officer about its roles and policies."),
+                    (_, CKR_USER_ANOTHER_ALREADY_LOGGED_IN) => base(ErrorCode::NotAuthorized, "Another role is logged in to this token; one application logs in as one role at a time.".into())
+                        .suggest("Log out first, then log in as the other role."),
+                    (_, CKR_ATTRIBUTE_READ_ONLY) => base(ErrorCode::NotAuthorized, "The token does not allow changing this attribute (CKR_ATTRIBUTE_READ_ONLY).".into())
+                        .details("The object is not modifiable (CKA_MODIFIABLE false), or PKCS#11 fixes the attribute once set.")
+                        .suggest("Make a new object with the value you want instead."),
+                    (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, format!("The token prohibits this ({}).", ck.name))
+                        .details("The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, \u{201c}Allow changing key attributes\u{201d}, among others).")
+                        .suggest("Check the object's CKA_MODIFIABLE and the partition's policies."),
                     (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, format!("Login refused: {}.", ck.name))
                         .suggest("Contact the partition's security officer."),
                     (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew.".into())

@@ -6,6 +6,7 @@
 pub mod audit_hsm;
 pub mod audit_ops;
 pub mod builtin;
+pub mod credentials;
 pub mod error;
 pub mod health;
 pub mod keys;

@@ -38,7 +38,6 @@ use super::{
     SignRequest,
 };
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::views::UserKind;
 use crate::{Console, Partition};
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
@@ -152,12 +151,7 @@ impl<'c> SignBatch<'c> {
     ) -> ApiResult<SignBatch<'c>> {
         let checked = check_request(&req)?;
         let partition = console.partition_ref(partition).await?;
-        if partition.logged_in() != Some(UserKind::User) {
-            return Err(ApiError::new(
-                ErrorCode::NotLoggedIn,
-                "Log in as the partition's user to sign.",
-            ));
-        }
+        console.require(&partition, hsm::roles::Action::UseKeys)?;
         let key = read_key(&partition, &req.key, checked.context).await?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
             return Err(ApiError::invalid("Only ML-DSA signatures take a context."));
