@@ -8,6 +8,7 @@
 //! arguments, if any), `views.rs` (what it shows, each a [`crate::render::Render`]), and
 //! one line in [`route`].
 
+pub mod admin;
 pub mod audit;
 pub mod health;
 pub mod inventory;
@@ -51,5 +52,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
         HsmCommand::Probe(a) => probe::run(ctx, a).await,
         HsmCommand::Audit(a) => audit::run(ctx, a).await,
+        HsmCommand::Pin(a) => admin::pin(ctx, a).await,
+        HsmCommand::Token(a) => admin::token(ctx, a).await,
     }
 }

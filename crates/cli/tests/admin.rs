@@ -1,0 +1,209 @@
+//! `hsmc pin …`, `hsmc token init` and `--role` as processes on real tokens, read back by
+//! `pkcs11-tool` and GnuTLS's `p11tool`. One test per process (nextest).
+
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use testkit::tools::{p11tool, p11tool_logs_in, pkcs11_tool_logs_in, text};
+use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
+
+struct Hsmc {
+    data: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    module: String,
+}
+
+impl Hsmc {
+    fn token(t: &TestToken) -> Hsmc {
+        Hsmc {
+            data: tempfile::tempdir().unwrap(),
+            env: t.env().to_vec(),
+            module: t.module_path.display().to_string(),
+        }
+    }
+
+    /// Run with `HSMC_PIN` (and `HSMC_NEW_PIN`) as given, stdin closed.
+    fn run(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> Output {
+        let mut c = Command::new(testkit::hsmc_binary());
+        c.args(args)
+            .env_remove("LUNASIM_CONF")
+            .env_remove("HSMC_PIN")
+            .env_remove("HSMC_NEW_PIN")
+            .env("HSMC_DATA_DIR", self.data.path())
+            .env("HSMC_MODULE", &self.module)
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        if let Some(p) = pin {
+            c.env("HSMC_PIN", p);
+        }
+        if let Some(p) = new_pin {
+            c.env("HSMC_NEW_PIN", p);
+        }
+        c.output().unwrap()
+    }
+
+    fn json(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.run(pin, new_pin, &a);
+        assert!(o.status.success(), "hsmc {args:?}: {}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// Run `--json`, expect failure; the error document.
+    fn error(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> (i32, Value) {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.run(pin, new_pin, &a);
+        assert!(
+            !o.status.success(),
+            "hsmc {args:?} should fail: {}",
+            text(&o)
+        );
+        // The error document is the last line (log warnings may precede it).
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_default();
+        let e: Value = serde_json::from_str(last)
+            .unwrap_or_else(|_| panic!("an error document: {}", text(&o)));
+        (o.status.code().unwrap_or(-1), e["error"].clone())
+    }
+}
+
+#[test]
+fn softhsm_pin_change_init_and_token_init_are_seen_by_other_tools() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let (m, env) = (&t.module_path, t.env());
+    // A wrong current PIN: one try, said so; nothing changed.
+    let (code, e) = h.error(
+        Some("wrong-pin-1"),
+        Some("officer-new-1"),
+        &["pin", "change"],
+    );
+    assert_eq!(
+        (code, e["code"].as_str()),
+        (1, Some("PIN_INCORRECT")),
+        "{e}"
+    );
+    // A new PIN the token cannot take: refused before anything is sent.
+    let (_, e) = h.error(Some(USER_PIN), Some("abc"), &["pin", "change"]);
+    assert_eq!(e["code"], "PIN_INVALID", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("at least"), "{e}");
+    // No new PIN at all (no terminal to ask on): a usage error.
+    let (code, _) = h.error(Some(USER_PIN), None, &["pin", "change"]);
+    assert_eq!(code, 2);
+    // The change, from a file this time.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new-pin");
+    std::fs::write(&f, "officer-new-1\n").unwrap();
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &["pin", "change", "--new-pin-file", f.to_str().unwrap()],
+    );
+    assert_eq!(v["user"], "user");
+    assert!(pkcs11_tool_logs_in(m, env, TOKEN_LABEL, "officer-new-1"));
+    assert!(!p11tool_logs_in(m, env, TOKEN_LABEL, USER_PIN));
+    // The SO sets it again.
+    h.json(Some(SO_PIN), Some("set-by-so-22"), &["pin", "init"]);
+    assert!(p11tool_logs_in(m, env, TOKEN_LABEL, "set-by-so-22"));
+    assert!(!pkcs11_tool_logs_in(m, env, TOKEN_LABEL, "officer-new-1"));
+    // Initializing needs --yes, then the SO PIN.
+    let (code, _) = h.error(Some(SO_PIN), None, &["token", "init", "--label", "fresh"]);
+    assert_eq!(code, 2);
+    // The user's logins put the trail's key on this token: a second confirmation.
+    let (_, e) = h.error(
+        Some(SO_PIN),
+        None,
+        &["token", "init", "--label", "fresh", "--yes"],
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("audit trail's key"),
+        "{e}"
+    );
+    let v = h.json(
+        Some(SO_PIN),
+        None,
+        &[
+            "token",
+            "init",
+            "--label",
+            "fresh",
+            "--yes",
+            "--destroy-audit-key",
+        ],
+    );
+    assert_eq!(v["label"], "fresh");
+    let listed = text(&p11tool(m, env, &["--list-tokens"]));
+    assert!(listed.contains("Label: fresh"), "{listed}");
+}
+
+#[test]
+fn lunasim_roles_on_the_command_line() {
+    let t = TestToken::new(Backend::LunaSim);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "co_key", "--token"],
+    );
+    h.json(
+        Some(USER_PIN),
+        Some("crypto-user-2468"),
+        &["pin", "init", "--for", "cu"],
+    );
+    let keys = h.json(
+        Some("crypto-user-2468"),
+        None,
+        &["--role", "cu", "keys", "ls"],
+    );
+    assert!(
+        keys.as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["label"] == "co_key" && k["class"] == "PRIVATE_KEY"),
+        "the Crypto User sees private keys: {keys}"
+    );
+    let (code, e) = h.error(
+        Some("crypto-user-2468"),
+        None,
+        &[
+            "--role", "cu", "keys", "gen", "-a", "ec-p256", "-l", "cu_key", "--token",
+        ],
+    );
+    assert_eq!(
+        (code, e["code"].as_str()),
+        (1, Some("NOT_AUTHORIZED")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("Crypto User"),
+        "{e}"
+    );
+    // Its own PIN it may change.
+    h.json(
+        Some("crypto-user-2468"),
+        Some("crypto-user-new-1"),
+        &["--role", "cu", "pin", "change"],
+    );
+    h.json(
+        Some("crypto-user-new-1"),
+        None,
+        &["--role", "cu", "keys", "ls"],
+    );
+}
+
+#[test]
+fn luna_roles_are_refused_on_softhsm() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let (code, e) = h.error(Some(USER_PIN), None, &["--role", "cu", "keys", "ls"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("Luna"), "{e}");
+}
