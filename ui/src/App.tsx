@@ -77,7 +77,16 @@ function CurrentPartition() {
           <strong>{partition.token.label}</strong>
           <span className="muted">serial {partition.token.serial}</span>
           {partition.logged_in ? (
-            <Badge tone="ok">{partition.logged_in === "so" ? "SO logged in" : "user logged in"}</Badge>
+            <Badge tone="ok" title={partition.role_name ?? undefined}>
+              <span data-testid="current-role" data-role={partition.logged_in}>
+                {partition.logged_in === "so"
+                  ? "SO logged in"
+                  : partition.logged_in === "user"
+                    ? "user logged in"
+                    : `${partition.role_name} logged in`}
+                {partition.role_name && (partition.logged_in === "so" || partition.logged_in === "user") ? ` (${partition.role_name})` : ""}
+              </span>
+            </Badge>
           ) : (
             <Badge>not logged in</Badge>
           )}

@@ -1,6 +1,8 @@
 // Generated from the Rust side by `src-tauri/src/ipc.rs`. Do not edit:
 // run `make bindings` after changing a command or a type that crosses IPC.
 
+export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token";
+
 export type ApiError = { code: ErrorCode, message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, };
 
 export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: AuditStoreKind, builtin_available: boolean, builtin_note: string | null, 
@@ -79,6 +81,8 @@ key_fingerprint: string,
  */
 key_is_hsm_key: boolean | null, signature_valid: boolean, problem: string | null, };
 
+export type ClassCount = { class: string, count: number, };
+
 export type ConnectionView = { module: ModuleView, slots: Array<SlotView>, 
 /**
  * Why the slots could not be listed (the module stays loaded).
@@ -95,7 +99,7 @@ export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFai
 
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
-export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
 
 export type ExportContent = { "text": string } | { "base64": string };
 
@@ -167,6 +171,8 @@ export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
 
 export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
+export type InitTokenRequest = { label: string, confirmation: string, destroy_audit_key: boolean, };
+
 export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
 
 export type KeyDetails = { summary: ObjectSummary, attributes: Array<AttributeView>, public_key: PublicKeyView | null, };
@@ -195,7 +201,20 @@ export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_S
 
 export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
 
-export type LoginResult = { partition_id: string, user: UserKind, audit: AuditKeyView, };
+export type LoginResult = { partition_id: string, user: UserKind, 
+/**
+ * The role as the module's documentation names it ("Crypto Officer").
+ */
+role_name: string, audit: AuditKeyView, 
+/**
+ * The token wants this PIN changed before anything else (`CKF_USER_PIN_TO_BE_CHANGED`
+ * / `CKF_SO_PIN_TO_BE_CHANGED`, Luna's policy 21): offer the change at once.
+ */
+pin_to_be_changed: boolean, 
+/**
+ * Why, in words, when it does.
+ */
+pin_change_reason: string | null, };
 
 export type LunaStats = { firmware: string | null, boot_time: number | null, cpu_up_time: number | null, cpu_idle_time: number | null, 
 /**
@@ -272,7 +291,19 @@ export type OutputView = { format: OutputKind, path: string,
  */
 verified: boolean, };
 
-export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, pool: PoolStatus, luna: LunaView | null, 
+export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, 
+/**
+ * The role logged in, as the module's documentation names it ("Crypto Officer").
+ */
+role_name: string | null, 
+/**
+ * The roles this module offers at login (Luna's extra roles only on Luna).
+ */
+roles: Array<UserKind>, 
+/**
+ * What the role logged in may do, with the reason where it may not.
+ */
+permissions: Array<Permission>, pool: PoolStatus, luna: LunaView | null, 
 /**
  * Luna functions the module exports (empty for other modules).
  */
@@ -281,6 +312,18 @@ vendor_functions: Array<string>,
  * This partition holds the audit trail's key.
  */
 holds_audit_key: boolean, mechanism_count: number, };
+
+export type Permission = { action: Action, allowed: boolean, 
+/**
+ * Why not, in words (`None` when allowed).
+ */
+reason: string | null, };
+
+export type PinChanged = { partition_id: string, user: UserKind, 
+/**
+ * The trail's key, which a change of a PIN that was to be changed may just have opened.
+ */
+audit: AuditKeyView, };
 
 export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
@@ -444,6 +487,35 @@ efficiency: number, };
 
 export type Theme = "system" | "light" | "dark";
 
+export type TokenContents = { partition_id: string, label: string, serial: string, 
+/**
+ * Objects the console can see (public ones only when nobody is logged in).
+ */
+objects: number, by_class: Array<ClassCount>, 
+/**
+ * Luna's own count of the objects on the partition (`CA_GetTokenStorageInformation`),
+ * private ones included, where the module reports it.
+ */
+reported_object_count: number | null, 
+/**
+ * Nobody is logged in: private objects are not counted.
+ */
+public_only: boolean, 
+/**
+ * This partition holds the audit trail's key (it goes with the token).
+ */
+holds_audit_key: boolean, 
+/**
+ * What the officer types to confirm: the token's label.
+ */
+confirmation: string, };
+
+export type TokenInitialized = { 
+/**
+ * The token's partition after initialization (its serial may have changed).
+ */
+partition_id: string | null, label: string, objects_destroyed: number, };
+
 export type TokenView = { label: string, manufacturer: string, model: string, serial: string, initialized: boolean, login_required: boolean, user_pin_initialized: boolean, write_protected: boolean, 
 /**
  * A wrong user PIN was entered since the last successful login.
@@ -452,9 +524,13 @@ user_pin_count_low: boolean,
 /**
  * One more wrong user PIN locks it.
  */
-user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, 
+/**
+ * The SO PIN must be changed before the SO may do anything else.
+ */
+so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
 
-export type UserKind = "user" | "so";
+export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 
 export type Verdict = { "verdict": "intact", records: number, last_seq: number, checkpoints: number, last_checkpoint: CheckpointSummary | null, 
 /**

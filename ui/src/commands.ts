@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, UserKind, Verdict, VerifyReport } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -33,6 +33,19 @@ export interface Commands {
   /** The PIN crosses IPC once, goes straight into zeroizing memory, and is never stored. */
   login: { args: { partitionId: string; user: UserKind; pin: string }; result: LoginResult };
   logout: { args: { partitionId: string }; result: null };
+  /** Change the PIN of the role logged in (`C_SetPIN`); a wrong current PIN is tried once. */
+  change_pin: { args: { partitionId: string; oldPin: string; newPin: string }; result: PinChanged };
+  /** The SO sets or resets the user PIN (`C_InitPIN`). */
+  set_user_pin: { args: { partitionId: string; newPin: string }; result: null };
+  /** The Crypto Officer sets a Luna role's PIN (`CA_InitRolePIN`). */
+  set_role_pin: { args: { partitionId: string; role: UserKind; newPin: string }; result: null };
+  /** What the token holds, for the Initialize dialog. */
+  token_contents: { args: { partitionId: string }; result: TokenContents };
+  /**
+   * Initialize the token (`C_InitToken`): the label typed as confirmation, and for the
+   * partition holding the audit trail's key, the second confirmation.
+   */
+  init_token: { args: { partitionId: string; soPin: string; request: InitTokenRequest }; result: TokenInitialized };
   list_keys: { args: { partitionId: string }; result: Array<ObjectSummary> };
   /** Every attribute of one object, decoded. */
   key_details: { args: { partitionId: string; handle: number }; result: KeyDetails };
@@ -105,7 +118,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -156,6 +169,19 @@ export function commandFunctions(invoke: Invoker) {
     /** The PIN crosses IPC once, goes straight into zeroizing memory, and is never stored. */
     login: (partitionId: string, user: UserKind, pin: string) => invoke("login", { partitionId, user, pin }),
     logout: (partitionId: string) => invoke("logout", { partitionId }),
+    /** Change the PIN of the role logged in (`C_SetPIN`); a wrong current PIN is tried once. */
+    changePin: (partitionId: string, oldPin: string, newPin: string) => invoke("change_pin", { partitionId, oldPin, newPin }),
+    /** The SO sets or resets the user PIN (`C_InitPIN`). */
+    setUserPin: (partitionId: string, newPin: string) => invoke("set_user_pin", { partitionId, newPin }),
+    /** The Crypto Officer sets a Luna role's PIN (`CA_InitRolePIN`). */
+    setRolePin: (partitionId: string, role: UserKind, newPin: string) => invoke("set_role_pin", { partitionId, role, newPin }),
+    /** What the token holds, for the Initialize dialog. */
+    tokenContents: (partitionId: string) => invoke("token_contents", { partitionId }),
+    /**
+     * Initialize the token (`C_InitToken`): the label typed as confirmation, and for the
+     * partition holding the audit trail's key, the second confirmation.
+     */
+    initToken: (partitionId: string, soPin: string, request: InitTokenRequest) => invoke("init_token", { partitionId, soPin, request }),
     listKeys: (partitionId: string) => invoke("list_keys", { partitionId }),
     /** Every attribute of one object, decoded. */
     keyDetails: (partitionId: string, handle: number) => invoke("key_details", { partitionId, handle }),

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod audit;
 pub mod connections;
+pub mod credentials;
 mod dialogs;
 pub mod health;
 pub mod keys;

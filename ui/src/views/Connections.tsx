@@ -5,6 +5,7 @@ import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { ChangePinDialog, ROLE_NAMES } from "./Credentials";
 
 function pinFlags(t: TokenView) {
   const out: { tone: "warn" | "bad"; text: string }[] = [];
@@ -15,27 +16,49 @@ function pinFlags(t: TokenView) {
   else if (t.so_pin_final_try) out.push({ tone: "bad", text: "SO PIN: final try" });
   else if (t.so_pin_count_low) out.push({ tone: "warn", text: "SO PIN: count low" });
   if (t.user_pin_to_be_changed) out.push({ tone: "warn", text: "user PIN must be changed" });
+  if (t.so_pin_to_be_changed) out.push({ tone: "warn", text: "SO PIN must be changed" });
   if (!t.initialized) out.push({ tone: "warn", text: "not initialized" });
   return out;
 }
 
-export function LoginDialog({ partitionId, label, onClose }: { partitionId: string; label: string; onClose: () => void }) {
+/// The roles a login offers: Luna's four on a Luna-family module, else user and SO.
+const LUNA_ROLES: UserKind[] = ["user", "crypto_user", "limited_crypto_officer", "so"];
+const PLAIN_ROLES: UserKind[] = ["user", "so"];
+
+export function LoginDialog({
+  partitionId,
+  label,
+  token,
+  luna = false,
+  onClose,
+}: {
+  partitionId: string;
+  label: string;
+  token?: TokenView | null;
+  luna?: boolean;
+  onClose: () => void;
+}) {
   const toast = useToast();
   const refresh = useRefreshAll();
   const [user, setUser] = useState<UserKind>("user");
   const [pin, setPin] = useState("");
+  // After a login the token wants the PIN changed first: the change is offered at once.
+  const [mustChange, setMustChange] = useState<{ user: UserKind; reason: string } | null>(null);
   const {
     run: logIn,
     loading: busy,
     error,
   } = useCommand(async (entered: string) => {
     const r = await api.login(partitionId, user, entered);
-    toast("ok", `Logged in to ${label} as ${user === "so" ? "security officer" : "user"}.`);
+    toast("ok", `Logged in to ${label} as ${r.role_name}.`);
     if (r.audit.state === "locked")
       toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
     await refresh();
-    onClose();
+    if (r.pin_to_be_changed) setMustChange({ user: r.user, reason: r.pin_change_reason ?? "The token wants the PIN changed first." });
+    else onClose();
   });
+  if (mustChange && token)
+    return <ChangePinDialog partitionId={partitionId} token={token} user={mustChange.user} reason={mustChange.reason} onClose={onClose} />;
   const submit = async () => {
     if (!pin) return;
     const entered = pin;
@@ -64,12 +87,11 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
       >
         <fieldset className="radio-row">
           <legend>Role</legend>
-          <label>
-            <input type="radio" name="role" checked={user === "user"} onChange={() => setUser("user")} /> User (crypto officer)
-          </label>
-          <label>
-            <input type="radio" name="role" checked={user === "so"} onChange={() => setUser("so")} /> Security officer
-          </label>
+          {(luna ? LUNA_ROLES : PLAIN_ROLES).map((r) => (
+            <label key={r}>
+              <input type="radio" name="role" checked={user === r} onChange={() => setUser(r)} data-testid={`role-${r}`} /> {ROLE_NAMES[r]}
+            </label>
+          ))}
         </fieldset>
         <Field label="PIN" hint="Never stored. A wrong PIN is not retried; the token counts every attempt.">
           <input
@@ -97,7 +119,7 @@ function useRefreshAll() {
   };
 }
 
-function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boolean }) {
+function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin: boolean; luna: boolean }) {
   const { partitionId, partition } = usePartition();
   const { selectPartition } = usePartitionActions();
   const navigate = useNavigate();
@@ -168,7 +190,7 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
             )}
           </>
         )}
-        {login && pid && <LoginDialog partitionId={pid} label={t?.label ?? pid} onClose={() => setLogin(false)} />}
+        {login && pid && <LoginDialog partitionId={pid} label={t?.label ?? pid} token={t} luna={luna} onClose={() => setLogin(false)} />}
       </td>
     </tr>
   );
@@ -219,7 +241,7 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
           </thead>
           <tbody>
             {conn.slots.map((s) => (
-              <SlotRow key={s.slot_id} slot={s} moduleBuiltin={m.builtin} />
+              <SlotRow key={s.slot_id} slot={s} moduleBuiltin={m.builtin} luna={m.family === "luna"} />
             ))}
           </tbody>
         </table>

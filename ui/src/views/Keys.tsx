@@ -7,6 +7,7 @@ import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 
@@ -251,7 +252,15 @@ export function KeysView() {
       else n.add(h);
       return n;
     });
+  // Every role that uses keys sees private objects; what it may change, the permissions say.
+  const loggedIn = partition?.logged_in != null && partition.logged_in !== "so";
+  const canGenerate = permission(partition, "generate_keys");
+  const canDelete = permission(partition, "delete_objects");
   const askDelete = () => {
+    if (canDelete?.allowed === false) {
+      toast("info", canDelete.reason ?? "This role may not delete objects.");
+      return;
+    }
     const handles = checked.size > 0 ? Array.from(checked) : active !== null ? [active] : [];
     const objs = (keys ?? []).filter((k) => handles.includes(k.handle));
     if (objs.length) setDel(objs);
@@ -267,7 +276,6 @@ export function KeysView() {
       </div>
     );
   }
-  const loggedIn = partition?.logged_in === "user";
   return (
     <div className="view keys-view">
       <header className="view-header">
@@ -276,20 +284,30 @@ export function KeysView() {
         </h1>
         <div className="button-row">
           <button onClick={() => void load()}>Refresh</button>
-          <button onClick={askDelete} disabled={checked.size === 0 && active === null} data-testid="delete-keys">
+          <button
+            onClick={askDelete}
+            disabled={(checked.size === 0 && active === null) || canDelete?.allowed === false}
+            title={canDelete?.allowed === false ? (canDelete.reason ?? undefined) : undefined}
+            data-testid="delete-keys"
+          >
             Delete{checked.size > 0 ? ` (${checked.size})` : ""}…
           </button>
           <button
             className="primary"
             onClick={() => setGen(true)}
-            disabled={!loggedIn}
-            title={loggedIn ? "Generate a key" : "Log in as the partition's user first"}
+            disabled={!canGenerate?.allowed}
+            title={canGenerate?.allowed ? "Generate a key" : (canGenerate?.reason ?? "Log in as the partition's user first")}
             data-testid="generate-key"
           >
             Generate key…
           </button>
         </div>
       </header>
+      {loggedIn && canGenerate?.allowed === false && canGenerate.reason && (
+        <div className="notice" data-testid="role-notice">
+          {canGenerate.reason}
+        </div>
+      )}
       {!loggedIn && (
         <div className="notice">
           Not logged in as the user: only public objects are visible. Log in from Connections to see and manage private keys.

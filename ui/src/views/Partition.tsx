@@ -5,6 +5,7 @@ import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
 import { api } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { CredentialsCard } from "./Credentials";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
   return (
@@ -186,7 +187,7 @@ export function PartitionViewPage() {
                 </Badge>,
               ],
               ["Breaker opened", `${p.pool.breaker_opened} times`],
-              ["Logged in", p.logged_in ? (p.logged_in === "so" ? "security officer" : "user") : "no"],
+              ["Logged in", p.logged_in ? (p.role_name ?? p.logged_in) : "no"],
             ]}
           />
         </section>
@@ -204,6 +205,9 @@ export function PartitionViewPage() {
             <p className="muted small">Luna functions offered: {p.vendor_functions.join(", ")}</p>
           </section>
         )}
+      </div>
+      <div className="cards">
+        <CredentialsCard p={p} />
       </div>
       <div className="cards">
         {p.luna?.partition_policies && <Settings title="Partition policies" items={p.luna.partition_policies} />}

@@ -21,6 +21,8 @@ import type {
   MechanismView,
   ObjectSummary,
   PartitionView,
+  Permission,
+  Action,
   RecordView,
   Settings,
   TokenView,
@@ -68,6 +70,8 @@ export interface MockConfig {
   hssRemaining?: number;
   /** The HSS view reports this mismatch for the key. */
   hssMismatch?: string;
+  /** The token flags the user PIN "to be changed" (Luna's policy 21). */
+  pinToBeChanged?: boolean;
 }
 
 /** An answer for every command the Rust side has: a command the mock lacks does not compile. */
@@ -101,9 +105,50 @@ function err(code: ApiError["code"], message: string, extra: Partial<ApiError> =
   return { code, message, details: null, suggestion: null, pkcs11: null, ...extra };
 }
 
-function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
+/// The console's role rules (hsm::roles::check), as far as the UI tests need them.
+const ACTIONS: Action[] = [
+  "use_keys",
+  "generate_keys",
+  "import_objects",
+  "edit_attributes",
+  "delete_objects",
+  "wrap_keys",
+  "unwrap_keys",
+  "change_own_pin",
+  "set_user_pin",
+  "set_role_pin",
+  "init_token",
+];
+function permissions(who: UserKind | null): Permission[] {
+  const allowed = (a: Action): string | null => {
+    if (a === "init_token") return null;
+    if (!who) return "Log in first.";
+    if (a === "change_own_pin") return null;
+    if (who === "so") return a === "set_user_pin" ? null : "The Partition Security Officer cannot do this: keys are the user's.";
+    if (a === "set_user_pin") return "Only the security officer sets or resets it (log in as the SO).";
+    if (who === "user") return null;
+    if (who === "crypto_user")
+      return a === "use_keys" ? null : "The Crypto User may use keys and read objects; changes are for the Crypto Officer.";
+    return ["use_keys", "generate_keys", "import_objects", "edit_attributes", "unwrap_keys"].includes(a)
+      ? null
+      : "The Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs.";
+  };
+  return ACTIONS.map((action) => {
+    const reason = allowed(action);
+    return { action, allowed: reason === null, reason };
+  });
+}
+
+const ROLE_NAME: Record<UserKind, string> = {
+  user: "Crypto Officer",
+  so: "Partition Security Officer",
+  crypto_user: "Crypto User",
+  limited_crypto_officer: "Limited Crypto Officer",
+};
+
+function token(state: { userLow: boolean; userFinal: boolean; toBeChanged?: boolean; label?: string }): TokenView {
   return {
-    label: "Built-in lunasim",
+    label: state.label ?? "Built-in lunasim",
     manufacturer: "lunasim",
     model: "LunaSim K7",
     serial: "0f0aea212282d895",
@@ -114,7 +159,8 @@ function token(state: { userLow: boolean; userFinal: boolean }): TokenView {
     user_pin_count_low: state.userLow,
     user_pin_final_try: state.userFinal,
     user_pin_locked: false,
-    user_pin_to_be_changed: false,
+    user_pin_to_be_changed: state.toBeChanged ?? false,
+    so_pin_to_be_changed: false,
     so_pin_count_low: false,
     so_pin_final_try: false,
     so_pin_locked: false,
@@ -182,7 +228,9 @@ export function install(cfg: MockConfig = {}) {
   let handle = 100;
   let loggedIn: UserKind | null = null;
   let pinTries = cfg.pinTriesBeforeFinal ?? 2;
-  const pinState = { userLow: false, userFinal: false };
+  const pinState = { userLow: false, userFinal: false, toBeChanged: cfg.pinToBeChanged ?? false, label: "Built-in lunasim" };
+  let userPin = USER_PIN;
+  let cryptoUserPin: string | null = null;
   let auditKey: AuditKeyView = { state: "no_key_yet" };
   const records: RecordView[] = [];
   const keys: ObjectSummary[] = [];
@@ -257,6 +305,9 @@ export function install(cfg: MockConfig = {}) {
       builtin: true,
       token: token(pinState),
       logged_in: loggedIn,
+      role_name: loggedIn ? ROLE_NAME[loggedIn] : null,
+      roles: ["user", "crypto_user", "limited_crypto_officer", "so"],
+      permissions: permissions(loggedIn),
       pool: {
         slot: 1,
         size: 4,
@@ -444,7 +495,8 @@ export function install(cfg: MockConfig = {}) {
       return mechanisms;
     },
     login: async (args) => {
-      if (args.pin !== USER_PIN) {
+      const expected = args.user === "crypto_user" ? cryptoUserPin : args.user === "so" ? "87654321" : userPin;
+      if (args.pin !== expected) {
         pinTries -= 1;
         pinState.userLow = true;
         pinState.userFinal = pinTries <= 0;
@@ -461,9 +513,82 @@ export function install(cfg: MockConfig = {}) {
       pinState.userLow = false;
       pinState.userFinal = false;
       auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      const mustChange = loggedIn === "user" && pinState.toBeChanged;
+      if (mustChange) auditKey = { state: "no_key_yet" };
       record("login", "partition", PARTITION, "success");
       void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
+      return {
+        partition_id: PARTITION,
+        user: loggedIn,
+        role_name: ROLE_NAME[loggedIn],
+        audit: auditKey,
+        pin_to_be_changed: mustChange,
+        pin_change_reason: mustChange
+          ? "The security officer set this Crypto Officer PIN, and the partition's policy 21 wants it changed before anything else."
+          : null,
+      };
+    },
+    change_pin: async (args) => {
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in as the role whose PIN you change.");
+      const current = loggedIn === "crypto_user" ? cryptoUserPin : userPin;
+      if (args.oldPin !== current) {
+        pinState.userLow = true;
+        record("pin.change", "partition", PARTITION, "failure");
+        throw err("PIN_INCORRECT", "The current PIN is incorrect; the PIN was not changed.", {
+          details: "The token says wrong PINs were entered; fewer attempts remain.",
+          pkcs11: { function: "C_SetPIN", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
+        });
+      }
+      if (args.newPin.length < 4 || args.newPin.length > 64)
+        throw err("PIN_INVALID", `The new PIN is ${args.newPin.length} characters long; this token accepts 4 to 64.`);
+      record("pin.change.request", "partition", PARTITION, "success");
+      if (loggedIn === "crypto_user") cryptoUserPin = args.newPin;
+      else userPin = args.newPin;
+      pinState.toBeChanged = false;
+      auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      record("pin.change", "partition", PARTITION, "success");
+      void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
       return { partition_id: PARTITION, user: loggedIn, audit: auditKey };
+    },
+    set_user_pin: async (args) => {
+      if (loggedIn !== "so") throw err("NOT_AUTHORIZED", "Only the security officer sets or resets it (log in as the SO).");
+      userPin = args.newPin;
+      pinState.toBeChanged = true;
+      record("pin.init", "partition", PARTITION, "success");
+      return null;
+    },
+    set_role_pin: async (args) => {
+      if (loggedIn !== "user") throw err("NOT_AUTHORIZED", "Only the Crypto Officer sets other roles' PINs.");
+      if (args.role === "crypto_user") cryptoUserPin = args.newPin;
+      record("pin.init", "partition", PARTITION, "success");
+      return null;
+    },
+    token_contents: async () => {
+      const visible = loggedIn ? keys : keys.filter((k) => k.class === "PUBLIC_KEY");
+      const classes = new Map<string, number>();
+      for (const k of visible) classes.set(k.class, (classes.get(k.class) ?? 0) + 1);
+      return {
+        partition_id: PARTITION,
+        label: pinState.label,
+        serial: "0f0aea212282d895",
+        objects: visible.length,
+        by_class: Array.from(classes, ([cls, count]) => ({ class: cls, count })),
+        reported_object_count: keys.length,
+        public_only: !loggedIn,
+        holds_audit_key: auditKey.state !== "no_key_yet",
+        confirmation: pinState.label,
+      };
+    },
+    init_token: async (args) => {
+      if (args.soPin !== "87654321") throw err("PIN_INCORRECT", "The SO PIN is incorrect; the token was not initialized.");
+      if (args.request.confirmation !== pinState.label)
+        throw err("INVALID_INPUT", `Type the token's label, “${pinState.label}”, to confirm.`);
+      const n = keys.length;
+      keys.length = 0;
+      pinState.label = args.request.label;
+      loggedIn = null;
+      record("token.init", "partition", PARTITION, "success");
+      return { partition_id: PARTITION, label: args.request.label, objects_destroyed: n };
     },
     logout: async () => {
       loggedIn = null;

@@ -1,0 +1,114 @@
+// Partition administration in the UI (mock backend): the PIN a token wants changed is
+// offered at once after login, a new PIN is checked before it is sent, roles show in the
+// header and what they may not do is disabled with the reason, initializing needs the
+// label typed.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { calls, launch, login, openApp, shot } from "./helpers.mjs";
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test("a PIN flagged to be changed: the change is offered at once, checked, then the trail opens", async () => {
+  const page = await openApp(browser, { pinToBeChanged: true });
+  await page.getByRole("button", { name: "Connections" }).click();
+  await page.getByTestId("login-button").click();
+  // Luna roles are offered on the Luna-family built-in module.
+  await page.getByTestId("role-crypto_user").waitFor();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByTestId("pin-must-change").waitFor();
+  assert.match(await page.getByTestId("pin-must-change").innerText(), /policy 21/);
+  await page.getByTestId("old-pin").fill("12345678");
+  await page.getByTestId("new-pin").fill("abc");
+  await page.getByTestId("new-pin-again").fill("abc");
+  assert.match(await page.getByTestId("pin-problem").innerText(), /at least 4/);
+  assert.equal(await page.getByTestId("change-pin-submit").isDisabled(), true, "a PIN out of range is not sent");
+  await page.getByTestId("new-pin").fill("new-officer-1");
+  await page.getByTestId("new-pin-again").fill("new-officer-2");
+  assert.match(await page.getByTestId("pin-problem").innerText(), /differ/);
+  await page.getByTestId("new-pin-again").fill("new-officer-1");
+  await shot(page, "admin-01-pin-must-change");
+  await page.getByTestId("change-pin-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  assert.equal((await calls(page, "change_pin")).length, 1);
+  await page.getByText("PIN changed").first().waitFor();
+  assert.equal(await page.getByTestId("audit-badge").getAttribute("data-state"), "unlocked");
+  assert.deepEqual(page.errors, []);
+});
+
+test("a wrong current PIN is tried once and the dialog says what is left", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Partition", exact: true }).click();
+  await page.getByTestId("change-pin").click();
+  await page.getByTestId("old-pin").fill("wrong");
+  await page.getByTestId("new-pin").fill("new-officer-1");
+  await page.getByTestId("new-pin-again").fill("new-officer-1");
+  await page.getByTestId("change-pin-submit").click();
+  const box = page.getByRole("dialog").getByRole("alert");
+  await box.waitFor();
+  assert.match(await box.innerText(), /incorrect.*not changed/s);
+  assert.match(await box.innerText(), /fewer attempts remain/);
+  assert.equal(await page.getByTestId("old-pin").inputValue(), "", "PIN fields are cleared after the call");
+  assert.equal((await calls(page, "change_pin")).length, 1, "never retried");
+});
+
+test("the Crypto User is shown in the header; what it may not do is disabled with the reason", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  // The Crypto Officer sets the Crypto User's PIN.
+  await page.getByRole("button", { name: "Partition", exact: true }).click();
+  await page.getByTestId("set-cu-pin").click();
+  await page.getByTestId("new-pin").fill("24682468");
+  await page.getByTestId("new-pin-again").fill("24682468");
+  await page.getByTestId("set-pin-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Connections" }).click();
+  await page.getByRole("button", { name: "Log out" }).click();
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("role-crypto_user").check();
+  await page.getByTestId("pin-input").fill("24682468");
+  await page.getByTestId("login-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.getByText("Crypto User logged in").waitFor();
+  assert.equal(await page.getByTestId("current-role").getAttribute("data-role"), "crypto_user");
+  await page.getByRole("button", { name: "Keys", exact: true }).click();
+  assert.equal(await page.getByTestId("generate-key").isDisabled(), true);
+  assert.match(await page.getByTestId("generate-key").getAttribute("title"), /Crypto User/);
+  assert.match(await page.getByTestId("role-notice").innerText(), /Crypto Officer/);
+  await page.getByRole("button", { name: "Partition", exact: true }).click();
+  assert.equal(await page.getByTestId("set-user-pin").isDisabled(), true);
+  assert.match(await page.getByTestId("credentials-card").innerText(), /only the security officer/i);
+  await shot(page, "admin-02-crypto-user");
+  assert.deepEqual(page.errors, []);
+});
+
+test("initializing the token shows what it holds and needs the label typed and the audit key confirmed", async () => {
+  const page = await openApp(browser);
+  await login(page);
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Partition", exact: true }).click();
+  await page.getByTestId("init-token").click();
+  await page.getByTestId("token-object-count").waitFor();
+  await page.getByLabel("SO PIN").fill("87654321");
+  await page.getByLabel("New label").fill("fresh");
+  await page.getByTestId("init-confirm").fill("Built-in lunasim");
+  await page.getByTestId("audit-key-warning").waitFor();
+  assert.equal(await page.getByTestId("init-token-submit").isDisabled(), true, "the trail's key needs its own confirmation");
+  await page.getByTestId("destroy-audit-key").check();
+  await shot(page, "admin-03-init-token");
+  await page.getByTestId("init-token-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  const c = await calls(page, "init_token");
+  assert.equal(c.length, 1);
+  assert.equal(c[0].args.request.destroy_audit_key, true);
+  assert.deepEqual(page.errors, []);
+});
