@@ -53,6 +53,58 @@ export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, d
 
 export type CapacityPlan = { target_per_s: number, ceiling_per_s: number, hsms: number, per_hsm_per_s: number, pool_size_per_hsm: number, explanation: string, };
 
+export type CertificateDetails = { handle: number, label: string, id_hex: string, info: CertificateInfo, 
+/**
+ * Subjects of the issuers found on the token, nearest first.
+ */
+chain: Array<string>, 
+/**
+ * The chain ends at a self-signed certificate on the token.
+ */
+chain_complete: boolean, 
+/**
+ * The label of the key pair whose certificate this is.
+ */
+key_label: string | null, 
+/**
+ * Why it should not sign code (expired, key usage, EKU).
+ */
+signing_warnings: Array<string>, };
+
+export type CertificateInfo = { subject: string, issuer: string, 
+/**
+ * Hex, as `openssl x509 -serial` prints it.
+ */
+serial: string, 
+/**
+ * RFC 3339.
+ */
+not_before: string, not_after: string, 
+/**
+ * Expired (now past `not_after`).
+ */
+expired: boolean, 
+/**
+ * Days until `not_after` (negative once expired).
+ */
+days_left: number, 
+/**
+ * A CA certificate (basic constraints cA).
+ */
+is_ca: boolean, self_signed: boolean, 
+/**
+ * Key usage bits by name (`digitalSignature`, `keyCertSign`, …); empty when absent.
+ */
+key_usage: Array<string>, 
+/**
+ * Extended key usages by name (`codeSigning`, …) or OID.
+ */
+extended_key_usage: Array<string>, sha256_fingerprint: string, 
+/**
+ * The fingerprint of its public key, as the console shows keys' (SHA-256 of the SPKI).
+ */
+public_key_fingerprint: string | null, };
+
 export type CertificateView = { pem: string, subject: string, serial: string, not_after: string, fingerprint: string, stored_on_token: boolean, };
 
 export type Checkpoint = { log_id: string, checkpoint_no: number, 
@@ -171,6 +223,44 @@ export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
 
 export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
+export type ImportRequest = { path: string, 
+/**
+ * The label; for a certificate of a key on the token, the key's label by default.
+ */
+label: string | null, 
+/**
+ * `CKA_ID` in hex; for a certificate of a key on the token, the key's by default.
+ */
+id_hex: string | null, 
+/**
+ * Import the file as it is, as a data object (`CKO_DATA`).
+ */
+data: boolean, 
+/**
+ * The data object's `CKA_APPLICATION`.
+ */
+application: string | null, };
+
+export type ImportResult = { file: string, objects: Array<ImportedObject>, };
+
+export type ImportedObject = { handle: number, 
+/**
+ * `certificate`, `public_key` or `data`.
+ */
+kind: string, label: string, id_hex: string, 
+/**
+ * The certificate's details.
+ */
+certificate: CertificateInfo | null, 
+/**
+ * The label of the key pair whose certificate this is (`None`: it matches no key).
+ */
+key_label: string | null, 
+/**
+ * Stored as a CA certificate (`CKA_CERTIFICATE_CATEGORY` = authority).
+ */
+authority: boolean, };
+
 export type InitTokenRequest = { label: string, confirmation: string, destroy_audit_key: boolean, };
 
 export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
@@ -263,6 +353,8 @@ export type NamedSetting = { id: number, value: number,
  * From `CA_GetConfigurationElementDescription` when the module offers it.
  */
 name: string | null, destructive: boolean | null, };
+
+export type ObjectFormat = "pem" | "der";
 
 export type ObjectSummary = { handle: number, class: string, key_type: string | null, label: string, id_hex: string, 
 /**
@@ -457,7 +549,16 @@ confirm_hss: boolean, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest";
 
-export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, };
+export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, 
+/**
+ * The subject of the certificate CMS signatures carry.
+ */
+certificate_subject: string | null, 
+/**
+ * Why that certificate should not sign code (expired, no digitalSignature key usage,
+ * no codeSigning EKU), shown before signing.
+ */
+certificate_warnings: Array<string>, };
 
 export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
 

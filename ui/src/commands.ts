@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, UserKind, Verdict, VerifyReport } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -63,6 +63,18 @@ export interface Commands {
   issue_certificate: { args: { partitionId: string; handle: number; subject: string; days: number }; result: CertificateView };
   /** A PKCS#10 certificate request signed by the key (PEM). */
   certificate_request: { args: { partitionId: string; handle: number; subject: string }; result: string };
+  /**
+   * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
+   * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
+   */
+  import_objects: { args: { partitionId: string; request: ImportRequest }; result: ImportResult };
+  /** A certificate on the token: subject, issuer, validity, key usages, fingerprints, chain. */
+  certificate_details: { args: { partitionId: string; handle: number }; result: CertificateDetails };
+  /**
+   * Export a certificate, public key or data object where the officer chooses (never over an
+   * existing file); `null` when the dialog is cancelled.
+   */
+  save_object: { args: { partitionId: string; handle: number; format: ObjectFormat; fileName: string }; result: string | null };
   /** Private keys on the partition that can sign in the formats the console writes. */
   signing_keys: { args: { partitionId: string }; result: Array<SigningKeyView> };
   /** What the drop list shows at once: name, size, or why a path cannot be signed. */
@@ -118,7 +130,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "import_objects", "certificate_details", "save_object", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -199,6 +211,18 @@ export function commandFunctions(invoke: Invoker) {
     issueCertificate: (partitionId: string, handle: number, subject: string, days: number) => invoke("issue_certificate", { partitionId, handle, subject, days }),
     /** A PKCS#10 certificate request signed by the key (PEM). */
     certificateRequest: (partitionId: string, handle: number, subject: string) => invoke("certificate_request", { partitionId, handle, subject }),
+    /**
+     * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
+     * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
+     */
+    importObjects: (partitionId: string, request: ImportRequest) => invoke("import_objects", { partitionId, request }),
+    /** A certificate on the token: subject, issuer, validity, key usages, fingerprints, chain. */
+    certificateDetails: (partitionId: string, handle: number) => invoke("certificate_details", { partitionId, handle }),
+    /**
+     * Export a certificate, public key or data object where the officer chooses (never over an
+     * existing file); `null` when the dialog is cancelled.
+     */
+    saveObject: (partitionId: string, handle: number, format: ObjectFormat, fileName: string) => invoke("save_object", { partitionId, handle, format, fileName }),
     /** Private keys on the partition that can sign in the formats the console writes. */
     signingKeys: (partitionId: string) => invoke("signing_keys", { partitionId }),
     /** What the drop list shows at once: name, size, or why a path cannot be signed. */

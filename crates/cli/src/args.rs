@@ -10,6 +10,7 @@ use console::views::UserKind;
 pub use crate::domains::admin::args::{PinCommand, TokenCommand};
 pub use crate::domains::audit::args::AuditCommand;
 pub use crate::domains::keys::args::KeysCommand;
+pub use crate::domains::objects::args::ObjectsCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
 
@@ -143,6 +144,9 @@ pub enum HsmCommand {
     /// The token itself: initialize it.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Certificates, public keys and data objects: import, list, export.
+    #[command(subcommand)]
+    Objects(ObjectsCommand),
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),

@@ -1,10 +1,10 @@
-//! `hsmc pin …`, `hsmc token init` and `--role` as processes on real tokens, read back by
+//! `hsmc pin …`, `hsmc token init`, `--role` and `hsmc objects …` as processes on real tokens, read back by
 //! `pkcs11-tool` and GnuTLS's `p11tool`. One test per process (nextest).
 
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use testkit::tools::{p11tool, p11tool_logs_in, pkcs11_tool_logs_in, text};
+use testkit::tools::{p11tool, p11tool_logs_in, pkcs11_tool, pkcs11_tool_logs_in, text};
 use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
 
 struct Hsmc {
@@ -206,4 +206,168 @@ fn luna_roles_are_refused_on_softhsm() {
     let (code, e) = h.error(Some(USER_PIN), None, &["--role", "cu", "keys", "ls"]);
     assert_eq!(code, 2, "{e}");
     assert!(e["message"].as_str().unwrap().contains("Luna"), "{e}");
+}
+
+/// `hsmc objects import|ls|export` around a CA that OpenSSL runs: the CSR from
+/// `hsmc keys cert --csr`, the issued certificate imported beside its key (pkcs11-tool sees
+/// it under the key's ID), listed with its validity, exported byte for byte.
+#[test]
+fn softhsm_objects_import_ls_export() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ossl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
+    };
+    ossl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=CLI Test CA",
+        "-days",
+        "10",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+    ]);
+    let key = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "cli_release",
+            "--token",
+        ],
+    );
+    let id = key["id_hex"].as_str().unwrap().to_string();
+    let csr = d.join("leaf.csr");
+    let o = h.run(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "cert",
+            "label:cli_release",
+            "--csr",
+            "--subject",
+            "CN=CLI release",
+            "--out",
+            csr.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    ossl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        "5",
+        "-days",
+        "10",
+        "-out",
+        "leaf.pem",
+    ]);
+    let leaf = d.join("leaf.pem");
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", leaf.to_str().unwrap()],
+    );
+    assert_eq!(v["objects"][0]["id_hex"], id.as_str(), "{v}");
+    assert_eq!(v["objects"][0]["key_label"], "cli_release", "{v}");
+    // Text output says whose certificate it is; a private key file is refused by name.
+    let o = h.run(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.pem").to_str().unwrap()],
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("CA certificate"),
+        "{}",
+        text(&o)
+    );
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.key").to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("ca.key"), "{e}");
+    let listed = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--list-objects",
+            "--type",
+            "cert",
+        ],
+    );
+    assert!(text(&listed).contains(&id), "{}", text(&listed));
+    let v = h.json(Some(USER_PIN), None, &["objects", "ls", "--class", "cert"]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert!(rows.iter().all(|r| r["class"] == "CERTIFICATE"), "{v}");
+    let mine = rows.iter().find(|r| r["label"] == "cli_release").unwrap();
+    assert_eq!(mine["certificate"]["key_label"], "cli_release", "{v}");
+    assert!(
+        mine["certificate"]["info"]["days_left"].as_i64().unwrap() >= 9,
+        "{v}"
+    );
+    let out = d.join("back.der");
+    h.json(
+        None,
+        None,
+        &[
+            "objects",
+            "export",
+            "label:cli_release",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    ossl(&[
+        "x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der",
+    ]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(d.join("leaf.der")).unwrap()
+    );
+    // Never over an existing file.
+    let (code, _) = h.error(
+        None,
+        None,
+        &[
+            "objects",
+            "export",
+            "label:cli_release",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(code, 0);
 }

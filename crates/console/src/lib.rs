@@ -10,6 +10,7 @@ pub mod credentials;
 pub mod error;
 pub mod health;
 pub mod keys;
+pub mod objects;
 pub mod partitions;
 pub mod probes;
 pub mod settings;

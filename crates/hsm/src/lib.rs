@@ -6,6 +6,7 @@ pub mod breaker;
 pub mod error;
 pub mod keys;
 pub mod metrics;
+pub mod objects;
 pub mod pool;
 pub mod pubkey;
 pub mod roles;

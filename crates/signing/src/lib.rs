@@ -21,6 +21,7 @@ pub mod cms;
 pub mod formats;
 pub mod hashing;
 pub mod input;
+pub mod objects;
 pub mod output;
 pub mod verify;
 

@@ -9,6 +9,7 @@ pub mod credentials;
 mod dialogs;
 pub mod health;
 pub mod keys;
+pub mod objects;
 pub mod probes;
 pub mod sign;
 

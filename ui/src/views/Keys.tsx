@@ -10,6 +10,7 @@ import { useCommand } from "../useCommand";
 import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
+import { CertificatePane, ImportDialog } from "./Objects";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -42,6 +43,8 @@ function AttrValue({ a }: { a: AttributeView }) {
 }
 
 function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
+  const toast = useToast();
+  const [importing, setImporting] = useState(false);
   const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
   const [days, setDays] = useState(1095);
   const {
@@ -73,7 +76,26 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
         <button onClick={() => void run(true)} disabled={busy}>
           Create CSR
         </button>
+        <button onClick={() => setImporting(true)} data-testid="import-issued">
+          Import the issued certificate…
+        </button>
       </div>
+      {importing && (
+        <ImportDialog
+          partitionId={partitionId}
+          title={`The certificate a CA issued for ${details.summary.label}`}
+          onClose={() => setImporting(false)}
+          onImported={(r) => {
+            const mine = r.objects.find((o) => o.id_hex === details.summary.id_hex);
+            toast(
+              mine ? "ok" : "info",
+              mine
+                ? "Imported: CMS signatures now carry this certificate and its chain."
+                : "Imported, but it is not this key's certificate.",
+            );
+          }}
+        />
+      )}
       {error && <ErrorBox error={error} />}
       {pem && <textarea className="pem" readOnly value={pem} rows={10} aria-label="PEM" data-testid="cert-pem" />}
     </Dialog>
@@ -162,6 +184,7 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         </button>
       )}
       <PublicKeyExport partitionId={partitionId} details={d} />
+      {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
       <table className="table compact attrs">
         <tbody>
           {d.attributes.map((a) => (
@@ -195,6 +218,7 @@ export function KeysView() {
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [gen, setGen] = useState(false);
   const [del, setDel] = useState<ObjectSummary[] | null>(null);
+  const [importing, setImporting] = useState(false);
   const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
@@ -256,6 +280,7 @@ export function KeysView() {
   const loggedIn = partition?.logged_in != null && partition.logged_in !== "so";
   const canGenerate = permission(partition, "generate_keys");
   const canDelete = permission(partition, "delete_objects");
+  const canImport = permission(partition, "import_objects");
   const askDelete = () => {
     if (canDelete?.allowed === false) {
       toast("info", canDelete.reason ?? "This role may not delete objects.");
@@ -291,6 +316,18 @@ export function KeysView() {
             data-testid="delete-keys"
           >
             Delete{checked.size > 0 ? ` (${checked.size})` : ""}…
+          </button>
+          <button
+            onClick={() => setImporting(true)}
+            disabled={!canImport?.allowed}
+            title={
+              canImport?.allowed
+                ? "Import a certificate, public key or data object"
+                : (canImport?.reason ?? "Log in as the partition's user first")
+            }
+            data-testid="import-objects"
+          >
+            Import…
           </button>
           <button
             className="primary"
@@ -437,6 +474,17 @@ export function KeysView() {
           )}
         </aside>
       </div>
+      {importing && (
+        <ImportDialog
+          partitionId={partitionId}
+          title="Import a certificate, public key or data object"
+          onClose={() => setImporting(false)}
+          onImported={(r) => {
+            toast("ok", `Imported ${r.objects.length} object${r.objects.length === 1 ? "" : "s"}.`);
+            void load();
+          }}
+        />
+      )}
       {gen && (
         <GenerateDialog
           partitionId={partitionId}

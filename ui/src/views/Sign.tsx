@@ -305,6 +305,14 @@ export function SignView() {
           Go on with the other files when one fails
         </label>
       </section>
+      {key && formats.includes("cms") && key.certificate_warnings.length > 0 && (
+        <div className="notice warn" data-testid="certificate-warnings">
+          CMS signatures will carry {key.certificate_subject ?? "the key's certificate"}:{" "}
+          {key.certificate_warnings.map((w) => (
+            <span key={w}>{w}. </span>
+          ))}
+        </div>
+      )}
       {key && isHss && (
         <div className={`notice ${tooFew ? "warn" : ""}`} data-testid="hss-notice">
           <Badge tone={hssTone(key, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>

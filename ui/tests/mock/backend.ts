@@ -33,6 +33,8 @@ import type {
   SignProgress,
   SignReport,
   SignRequest,
+  ImportRequest,
+  CertificateInfo,
   SigningKeyView,
   VerifyReport,
   HssKeyView,
@@ -184,11 +186,11 @@ function token(state: { userLow: boolean; userFinal: boolean; toBeChanged?: bool
 function summary(
   handle: number,
   label: string,
-  cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY",
+  cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY" | "CERTIFICATE",
   algorithm: string,
   id: string,
 ): ObjectSummary {
-  const priv = cls !== "PUBLIC_KEY";
+  const priv = cls !== "PUBLIC_KEY" && cls !== "CERTIFICATE";
   return {
     handle,
     class: cls,
@@ -221,6 +223,24 @@ function summary(
 
 function hex(n: number): string {
   return n.toString(16).padStart(32, "0");
+}
+
+function certInfo(subject: string): CertificateInfo {
+  return {
+    subject,
+    issuer: "CN=Example Intermediate CA",
+    serial: "4D",
+    not_before: "2026-11-01T00:00:00Z",
+    not_after: "2027-11-01T00:00:00Z",
+    expired: false,
+    days_left: 335,
+    is_ca: false,
+    self_signed: false,
+    key_usage: ["digitalSignature"],
+    extended_key_usage: ["codeSigning"],
+    sha256_fingerprint: "ab".repeat(32),
+    public_key_fingerprint: null,
+  };
 }
 
 export function install(cfg: MockConfig = {}) {
@@ -833,7 +853,9 @@ export function install(cfg: MockConfig = {}) {
           fingerprint: `SHA256:${k.id_hex}`,
           hss_remaining: k.hss_keys_remaining,
           hss_capacity: k.hss_capacity,
-          has_certificate: false,
+          has_certificate: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex),
+          certificate_subject: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex) ? `CN=${k.label}` : null,
+          certificate_warnings: [],
         }));
       return ks;
     },
@@ -876,6 +898,8 @@ export function install(cfg: MockConfig = {}) {
           hss_remaining: key.hss_keys_remaining,
           hss_capacity: key.hss_capacity,
           has_certificate: true,
+          certificate_subject: `CN=${key.label}`,
+          certificate_warnings: [],
         },
         files: [],
         manifest: [],
@@ -967,6 +991,53 @@ export function install(cfg: MockConfig = {}) {
         stored_on_token: true,
       };
     },
+    // A file whose name says "issued-for-LABEL" holds the certificate a CA issued for that
+    // key; "not-a-cert" is refused by name, as the backend does.
+    import_objects: async (args) => {
+      const req = args.request as ImportRequest;
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in to import objects.");
+      requireAudit();
+      const name = req.path.split("/").pop() ?? req.path;
+      if (name.includes("not-a-cert"))
+        throw err("INVALID_INPUT", `${req.path}: is not a certificate (PEM, DER or PKCS#7) or a public key (SPKI PEM or DER)`);
+      const forKey = /issued-for-([A-Za-z0-9_]+)/.exec(name)?.[1];
+      const key = keys.find((k) => k.class === "PRIVATE_KEY" && k.label === forKey);
+      const label = req.label ?? key?.label ?? name;
+      const id = req.id_hex ?? key?.id_hex ?? hex(handle);
+      const c = summary(handle++, label, "CERTIFICATE", "X.509 certificate", id);
+      keys.push(c);
+      record("object.import.request", "object", req.path, "success");
+      record("object.import", "object", req.path, "success");
+      return {
+        file: req.path,
+        objects: [
+          {
+            handle: c.handle,
+            kind: "certificate",
+            label,
+            id_hex: id,
+            certificate: certInfo(`CN=${label}`),
+            key_label: key?.label ?? null,
+            authority: false,
+          },
+        ],
+      };
+    },
+    certificate_details: async (args) => {
+      const c = find(Number(args.handle));
+      const key = keys.find((k) => k.class === "PRIVATE_KEY" && k.id_hex === c.id_hex);
+      return {
+        handle: c.handle,
+        label: c.label,
+        id_hex: c.id_hex,
+        info: certInfo(`CN=${c.label}`),
+        chain: ["CN=Example Intermediate CA"],
+        chain_complete: false,
+        key_label: key?.label ?? null,
+        signing_warnings: [],
+      };
+    },
+    save_object: async () => null,
     certificate_request: async () => {
       return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
     },

@@ -112,3 +112,36 @@ test("initializing the token shows what it holds and needs the label typed and t
   assert.equal(c[0].args.request.destroy_audit_key, true);
   assert.deepEqual(page.errors, []);
 });
+
+test("CSR → CA → certificate: the issued certificate is imported next to its key and shown with its chain", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  await page.getByRole("button", { name: "Certificate…" }).click();
+  await page.getByTestId("import-issued").click();
+  // Not a certificate: refused by the file's name, nothing added.
+  await page.getByTestId("import-path").fill("/home/officer/not-a-cert.txt");
+  await page.getByTestId("import-run").click();
+  const alert = page.getByRole("dialog").getByRole("alert");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /not-a-cert\.txt: is not a certificate/);
+  // The path typed into the field, as from the file dialog's path field.
+  await page.getByTestId("import-path").fill("/home/officer/issued-for-bulk_key_00001.pem");
+  await page.keyboard.press("Tab");
+  await page.getByTestId("import-run").click();
+  await page.getByTestId("import-result").waitFor();
+  assert.match(await page.getByTestId("import-result").innerText(), /the certificate of key “bulk_key_00001”/);
+  assert.equal((await calls(page, "import_objects")).length, 2);
+  await shot(page, "admin-05-certificate-imported");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Escape");
+  await page.getByRole("dialog").first().waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").last().click();
+  await page.getByTestId("certificate-details").waitFor();
+  assert.match(await page.getByTestId("cert-validity").innerText(), /expires in \d+ days/);
+  assert.match(await page.getByTestId("cert-chain").innerText(), /Example Intermediate CA/);
+  assert.deepEqual(page.errors, []);
+});

@@ -13,6 +13,7 @@ pub mod audit;
 pub mod health;
 pub mod inventory;
 pub mod keys;
+pub mod objects;
 pub mod probe;
 pub mod shell;
 pub mod sign;
@@ -54,5 +55,6 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Audit(a) => audit::run(ctx, a).await,
         HsmCommand::Pin(a) => admin::pin(ctx, a).await,
         HsmCommand::Token(a) => admin::token(ctx, a).await,
+        HsmCommand::Objects(a) => objects::run(ctx, a).await,
     }
 }

@@ -31,7 +31,7 @@ use signing::output::{beside, write_new};
 use signing::SignError;
 
 use super::formats::{signatures_needed, FileSigning};
-use super::key::{find_certificate, key_material, resolve, SigningKey};
+use super::key::{find_certificate, find_chain, key_material, resolve, SigningKey};
 use super::manifest::{batch_dir, write_public_key};
 use super::{
     sign_error, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress, SignReport,
@@ -364,6 +364,7 @@ impl<'c> SignBatch<'c> {
             .expect("the key is read when the batch opens")
             .cert = Some(der_bytes);
         self.key_view.has_certificate = true;
+        self.key_view.certificate_subject = Some(c.subject.clone());
         Ok(())
     }
 
@@ -590,13 +591,17 @@ impl<'c> SignBatch<'c> {
 /// The key, its public half and its certificate, read in one idempotent pool job.
 async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
-    let (summary, pk, cert) = p
+    let (summary, pk, cert, chain) = p
         .pool
         .run_service_idempotent_async("sign.key", move |s| {
             let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
             let (summary, pk) = key_material(s, handle)?;
             let cert = find_certificate(s, &hex::decode(&summary.id_hex).unwrap_or_default())?;
-            Ok((summary, pk, cert))
+            let chain = match &cert {
+                Some(c) => find_chain(s, c)?,
+                None => Vec::new(),
+            };
+            Ok((summary, pk, cert, chain))
         })
         .await?;
     let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
@@ -605,6 +610,7 @@ async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<
         pk,
         summary,
         cert,
+        chain,
         context,
         token_serial: p.serial.clone(),
     })

@@ -162,9 +162,15 @@ impl Format for Cms {
             .as_ref()
             .ok_or_else(|| SignError::Format("no certificate for CMS".into()))?;
         let digest = file.digest()?;
-        signing::cms::build(file.key.alg, cert, &digest, SystemTime::now(), &mut |m| {
-            file.sign_bytes(m)
-        })
+        let chain = file.key.chain.clone();
+        signing::cms::build_with_chain(
+            file.key.alg,
+            cert,
+            &chain,
+            &digest,
+            SystemTime::now(),
+            &mut |m| file.sign_bytes(m),
+        )
     }
 }
 

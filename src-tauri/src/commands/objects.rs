@@ -1,0 +1,58 @@
+//! Certificates, public keys and data objects: import from a file the officer picked,
+//! certificate details with the chain, export through the save dialog.
+
+use tauri::State;
+
+use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
+
+use super::{dialogs, Cmd};
+use crate::state::AppState;
+
+/// Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
+/// a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
+#[ipc_macros::command]
+pub async fn import_objects(
+    state: State<'_, AppState>,
+    partition_id: String,
+    request: ImportRequest,
+) -> Cmd<ImportResult> {
+    state
+        .console()?
+        .import_objects(&partition_id, request)
+        .await
+}
+
+/// A certificate on the token: subject, issuer, validity, key usages, fingerprints, chain.
+#[ipc_macros::command]
+pub async fn certificate_details(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<CertificateDetails> {
+    state
+        .console()?
+        .certificate_details(&partition_id, handle)
+        .await
+}
+
+/// Export a certificate, public key or data object where the officer chooses (never over an
+/// existing file); `null` when the dialog is cancelled.
+#[ipc_macros::command]
+pub async fn save_object(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    format: ObjectFormat,
+    file_name: String,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let ext: &[&str] = match format {
+        ObjectFormat::Pem => &["pem", "crt"],
+        ObjectFormat::Der => &["der", "cer", "bin"],
+    };
+    let Some(path) = dialogs::save("Export object", &file_name, ("Object", ext)).await else {
+        return Ok(None);
+    };
+    c.save_object(&partition_id, handle, format, &path).await?;
+    Ok(Some(path.display().to_string()))
+}
