@@ -17,7 +17,31 @@ export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
 export type AttrStatus = "value" | "sensitive" | "unavailable";
 
+export type AttributeChanges = { label: string | null, 
+/**
+ * The new `CKA_ID`, hex.
+ */
+id_hex: string | null, 
+/**
+ * `YYYY-MM-DD`, or empty to clear.
+ */
+start_date: string | null, end_date: string | null, 
+/**
+ * Booleans by name (`sign`, `sensitive`, …).
+ */
+flags: Array<FlagChange>, };
+
 export type AttributeView = { attribute: string, code: number, status: AttrStatus, display: AttrDisplay, value: string | null, };
+
+export type AttributesChanged = { summary: ObjectSummary, 
+/**
+ * What was changed, in words (`label`, `id`, `sign=false`, …).
+ */
+changed: Array<string>, 
+/**
+ * Objects whose ID moved with it (`public key 'x'`, `certificate 'x'`).
+ */
+moved: Array<string>, };
 
 export type AuditKeyView = { "state": "no_key_yet" } | { "state": "locked", holder: string, } | { "state": "unlocked", epoch: number, holder: string, };
 
@@ -149,6 +173,16 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
+export type EditableAttributes = { handle: number, class: string, label: string, id_hex: string, start_date: string | null, end_date: string | null, 
+/**
+ * `CKA_MODIFIABLE` (nothing changes when false).
+ */
+modifiable: boolean, flags: Array<FlagOffer>, 
+/**
+ * Objects that share the ID and move with a new one (the other half, certificates).
+ */
+related: Array<string>, };
+
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
@@ -176,6 +210,18 @@ problem: string | null, };
 export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 
 export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "torn_last_write", seq: number, };
+
+export type FlagChange = { name: string, value: boolean, };
+
+export type FlagOffer = { name: string, value: boolean, 
+/**
+ * May be switched to the other value.
+ */
+changeable: boolean, 
+/**
+ * Why not, when not.
+ */
+reason: string | null, };
 
 export type GenerateRequest = { spec: KeySpec, label: string, 
 /**

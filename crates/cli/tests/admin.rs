@@ -371,3 +371,62 @@ fn softhsm_objects_import_ls_export() {
     );
     assert_ne!(code, 0);
 }
+
+/// `hsmc keys set`: a new label and ID (the public half moves along), a flag; the one-way
+/// flags refused with the reason; pkcs11-tool sees the result.
+#[test]
+fn softhsm_keys_set_label_id_and_flags() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "cli_attr", "--token"],
+    );
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "set",
+            "label:cli_attr",
+            "--label",
+            "cli_attr_new",
+            "--id",
+            "beef01",
+            "--set",
+            "sign=false",
+        ],
+    );
+    assert_eq!(v["summary"]["label"], "cli_attr_new", "{v}");
+    assert_eq!(v["summary"]["capabilities"]["sign"], false, "{v}");
+    assert_eq!(v["moved"].as_array().unwrap().len(), 1, "{v}");
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", "id:beef01", "--set", "sensitive=false"],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("never"), "{e}");
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", "id:beef01", "--set", "colour=blue"],
+    );
+    assert_eq!(code, 2, "{e}");
+    let listed = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--login",
+            "--pin",
+            USER_PIN,
+            "--list-objects",
+        ],
+    );
+    let listed = text(&listed);
+    assert!(listed.contains("cli_attr_new"), "{listed}");
+    assert_eq!(listed.matches("beef01").count(), 2, "{listed}");
+}

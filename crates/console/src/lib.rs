@@ -3,6 +3,7 @@
 //! to the audit trail first (and refused when it cannot be); the desktop app's commands and
 //! `hsmc`'s subcommands are thin adapters over [`Console`].
 
+pub mod attributes;
 pub mod audit_hsm;
 pub mod audit_ops;
 pub mod builtin;

@@ -2,6 +2,7 @@
 //! keys and templates, signing/verification/KEM, statistics and HSS accounting.
 
 pub mod algo;
+pub mod attr_edit;
 pub mod breaker;
 pub mod error;
 pub mod keys;

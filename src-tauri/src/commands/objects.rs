@@ -1,8 +1,9 @@
 //! Certificates, public keys and data objects: import from a file the officer picked,
-//! certificate details with the chain, export through the save dialog.
+//! certificate details with the chain, export through the save dialog; editing attributes.
 
 use tauri::State;
 
+use console::attributes::{AttributeChanges, AttributesChanged, EditableAttributes};
 use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
 
 use super::{dialogs, Cmd};
@@ -55,4 +56,33 @@ pub async fn save_object(
     };
     c.save_object(&partition_id, handle, format, &path).await?;
     Ok(Some(path.display().to_string()))
+}
+
+/// What the attribute editor may offer for an object (by `CKA_MODIFIABLE` and PKCS#11's
+/// rules), and the objects that move with a new ID.
+#[ipc_macros::command]
+pub async fn editable_attributes(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<EditableAttributes> {
+    state
+        .console()?
+        .editable_attributes(&partition_id, handle)
+        .await
+}
+
+/// Change label, ID, dates or flags (`C_SetAttributeValue`); a new ID moves the pair's other
+/// half and its certificates along.
+#[ipc_macros::command]
+pub async fn set_attributes(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    changes: AttributeChanges,
+) -> Cmd<AttributesChanged> {
+    state
+        .console()?
+        .set_attributes(&partition_id, handle, changes)
+        .await
 }

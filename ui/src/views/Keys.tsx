@@ -10,6 +10,7 @@ import { useCommand } from "../useCommand";
 import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
+import { AttributesDialog } from "./Attributes";
 import { CertificatePane, ImportDialog } from "./Objects";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
@@ -152,8 +153,12 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
   );
 }
 
-function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; handle: number; onChanged: () => void }) {
   const { showAudit } = useJumps();
+  const toast = useToast();
+  const { partition } = usePartition();
+  const canEdit = permission(partition, "edit_attributes");
+  const [editing, setEditing] = useState(false);
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
@@ -182,6 +187,26 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
         <button onClick={() => showAudit(d.summary.id_hex)} data-testid="key-audit-records">
           Audit records of this key
         </button>
+      )}
+      <button
+        onClick={() => setEditing(true)}
+        disabled={!canEdit?.allowed}
+        title={canEdit?.allowed ? undefined : (canEdit?.reason ?? undefined)}
+        data-testid="edit-attributes"
+      >
+        Edit attributes…
+      </button>
+      {editing && (
+        <AttributesDialog
+          partitionId={partitionId}
+          handle={handle}
+          onClose={() => setEditing(false)}
+          onChanged={(r) => {
+            toast("ok", `Changed ${r.changed.join(", ")}${r.moved.length ? `; moved ${r.moved.join(", ")}` : ""}.`);
+            void loadDetails(partitionId, handle);
+            onChanged();
+          }}
+        />
       )}
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
@@ -468,7 +493,12 @@ export function KeysView() {
         </div>
         <aside className="detail-pane">
           {active !== null ? (
-            <DetailsPane partitionId={partitionId} handle={active} key={`${active}-${auditTick > 0 ? 1 : 0}`} />
+            <DetailsPane
+              partitionId={partitionId}
+              handle={active}
+              key={`${active}-${auditTick > 0 ? 1 : 0}`}
+              onChanged={() => void load()}
+            />
           ) : (
             <p className="muted pad">Select a key to see all its attributes.</p>
           )}

@@ -35,6 +35,7 @@ import type {
   SignRequest,
   ImportRequest,
   CertificateInfo,
+  AttributeChanges,
   SigningKeyView,
   VerifyReport,
   HssKeyView,
@@ -1038,6 +1039,58 @@ export function install(cfg: MockConfig = {}) {
       };
     },
     save_object: async () => null,
+    editable_attributes: async (args) => {
+      const k = find(Number(args.handle));
+      const isKey = k.class !== "CERTIFICATE";
+      return {
+        handle: k.handle,
+        class: k.class,
+        label: k.label,
+        id_hex: k.id_hex,
+        start_date: null,
+        end_date: null,
+        modifiable: true,
+        flags: isKey
+          ? [
+              {
+                name: "sensitive",
+                value: k.private,
+                changeable: !k.private,
+                reason: k.private ? "a sensitive key can never be made non-sensitive" : null,
+              },
+              { name: "sign", value: k.capabilities.sign, changeable: true, reason: null },
+            ]
+          : [],
+        related: keys.filter((o) => o.handle !== k.handle && o.id_hex === k.id_hex).map((o) => `${o.class.toLowerCase()} '${o.label}'`),
+      };
+    },
+    set_attributes: async (args) => {
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in to change attributes.");
+      requireAudit();
+      const k = find(Number(args.handle));
+      const ch = args.changes as AttributeChanges;
+      const changed: string[] = [];
+      const moved: string[] = [];
+      if (ch.label) {
+        k.label = ch.label;
+        changed.push(`label=${ch.label}`);
+      }
+      if (ch.id_hex) {
+        for (const o of keys.filter((o) => o.handle !== k.handle && o.id_hex === k.id_hex)) {
+          o.id_hex = ch.id_hex;
+          moved.push(`${o.class.toLowerCase()} '${o.label}'`);
+        }
+        k.id_hex = ch.id_hex;
+        changed.push(`id=${ch.id_hex}`);
+      }
+      for (const f of ch.flags) {
+        if (f.name === "sign") k.capabilities.sign = f.value;
+        changed.push(`${f.name}=${f.value}`);
+      }
+      record("object.set_attributes.request", "object", k.label, "success");
+      record("object.set_attributes", "object", k.label, "success");
+      return { summary: k, changed, moved };
+    },
     certificate_request: async () => {
       return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
     },

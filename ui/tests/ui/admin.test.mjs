@@ -145,3 +145,22 @@ test("CSR → CA → certificate: the issued certificate is imported next to its
   assert.match(await page.getByTestId("cert-chain").innerText(), /Example Intermediate CA/);
   assert.deepEqual(page.errors, []);
 });
+
+test("editing a label: only what may change is offered, the new label shows in the table", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  await page.getByTestId("edit-attributes").click();
+  assert.equal(await page.getByTestId("attr-flag-sensitive").isDisabled(), true, "sensitive can never be unset");
+  assert.equal(await page.getByTestId("attr-flag-sign").isDisabled(), false);
+  await page.getByTestId("attr-label").fill("release_renamed");
+  await page.getByTestId("attr-save").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.locator("[data-testid=key-row][data-label=release_renamed]").waitFor();
+  const [call] = await calls(page, "set_attributes");
+  assert.equal(call.args.changes.label, "release_renamed");
+  assert.equal(call.args.changes.id_hex, null, "unchanged fields are not sent");
+  assert.deepEqual(page.errors, []);
+});

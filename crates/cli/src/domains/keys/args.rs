@@ -27,6 +27,9 @@ pub enum KeysCommand {
     },
     /// Issue a self-signed certificate for a key, or a certificate signing request.
     Cert(CertArgs),
+    /// Change a key's (or any object's) attributes: label, ID (the pair's other half and its
+    /// certificates move along), dates, and the booleans PKCS#11 lets change.
+    Set(SetArgs),
     /// Write a key's public half.
     ExportPub {
         key: String,
@@ -55,6 +58,30 @@ pub struct GenArgs {
     /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
     #[arg(long, value_delimiter = ',')]
     pub hss_lmots: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
+pub struct SetArgs {
+    /// label:NAME, id:HEX or handle:N
+    pub key: String,
+    /// The new label.
+    #[arg(long, group = "change")]
+    pub label: Option<String>,
+    /// The new CKA_ID (hex).
+    #[arg(long, group = "change")]
+    pub id: Option<String>,
+    /// CKA_START_DATE, YYYY-MM-DD ("" clears it).
+    #[arg(long, group = "change", value_name = "YYYY-MM-DD")]
+    pub start_date: Option<String>,
+    /// CKA_END_DATE, YYYY-MM-DD ("" clears it).
+    #[arg(long, group = "change", value_name = "YYYY-MM-DD")]
+    pub end_date: Option<String>,
+    /// A boolean: sign|verify|encrypt|decrypt|wrap|unwrap|derive|sensitive|extractable
+    /// =true|false (repeatable). Sensitive can be set, never unset; extractable unset, never
+    /// set.
+    #[arg(long = "set", group = "change", value_name = "ATTR=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -8,8 +8,10 @@ use std::path::Path;
 use console::views::GenerateRequest;
 use console::{ApiError, ApiResult, Partition};
 
-use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat};
-use self::views::{CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput};
+use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat, SetArgs};
+use self::views::{
+    AttributesSet, CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput,
+};
 use crate::context::{Ctx, Login};
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
@@ -21,6 +23,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         KeysCommand::Gen(a) => out.show(&generate(ctx, &p, a).await?),
         KeysCommand::Rm { key, yes } => out.show(&remove(ctx, &p, key, *yes).await?),
         KeysCommand::Cert(a) => out.show(&certificate(ctx, &p, a).await?),
+        KeysCommand::Set(a) => out.show(&set(ctx, &p, a).await?),
         KeysCommand::ExportPub {
             key,
             format,
@@ -39,6 +42,34 @@ async fn show(ctx: &Ctx<'_>, p: &Partition, key: &str) -> ApiResult<KeyAttribute
     let c = ctx.console();
     let s = c.find_key(&p.id, key).await?;
     Ok(KeyAttributes(c.key_details(&p.id, s.handle).await?))
+}
+
+async fn set(ctx: &Ctx<'_>, p: &Partition, a: &SetArgs) -> ApiResult<AttributesSet> {
+    let mut flags = Vec::new();
+    for s in &a.set {
+        let (f, value) = hsm::attr_edit::parse_set(s).map_err(ApiError::invalid)?;
+        flags.push(console::attributes::FlagChange {
+            name: f.name.into(),
+            value,
+        });
+    }
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let o = c.find_key(&p.id, &a.key).await?;
+    let r = c
+        .set_attributes(
+            &p.id,
+            o.handle,
+            console::attributes::AttributeChanges {
+                label: a.label.clone(),
+                id_hex: a.id.clone(),
+                start_date: a.start_date.clone(),
+                end_date: a.end_date.clone(),
+                flags,
+            },
+        )
+        .await?;
+    Ok(AttributesSet(r))
 }
 
 async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey> {

@@ -78,6 +78,28 @@ impl Render for KeyAttributes {
     }
 }
 
+/// `keys set`: what changed, and what moved with a new ID.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct AttributesSet(pub console::attributes::AttributesChanged);
+
+impl Render for AttributesSet {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        writeln!(
+            page,
+            "changed {} on '{}' id:{}",
+            r.changed.join(", "),
+            r.summary.label,
+            r.summary.id_hex
+        );
+        for m in &r.moved {
+            writeln!(page, "  moved with it: {m}");
+        }
+        Ok(())
+    }
+}
+
 /// `keys gen`: the key made, and whether it outlives `hsmc`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
