@@ -417,6 +417,24 @@ hss_capacity: string | null,
  */
 duplicate_label: boolean, };
 
+export type ObjectUri = { 
+/**
+ * The object (`pkcs11:token=…;object=…;id=…;type=…`).
+ */
+uri: string, 
+/**
+ * The token alone.
+ */
+token_uri: string, 
+/**
+ * The module (`library-manufacturer`, `library-description`).
+ */
+module_uri: string, module_path: string, 
+/**
+ * Command lines of other tools using the key (private keys; empty for other objects).
+ */
+commands: Array<ToolCommand>, };
+
 export type OnError = "stop" | "continue";
 
 export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
@@ -676,6 +694,12 @@ user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: b
  * The SO PIN must be changed before the SO may do anything else.
  */
 so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+
+export type ToolCommand = { tool: string, 
+/**
+ * What it does, in words.
+ */
+purpose: string, command: string, };
 
 export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 

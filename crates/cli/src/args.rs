@@ -60,8 +60,9 @@ pub struct Global {
     /// Slot number.
     #[arg(long, global = true, env = "HSMC_SLOT")]
     pub slot: Option<u64>,
-    /// Token label (before the subcommand; `keys gen --token` means something else).
-    #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL")]
+    /// Token label, or a PKCS#11 URI (`pkcs11:token=…;serial=…`, with `slot-id=` and
+    /// `?module-path=`) — before the subcommand; `keys gen --token` means something else.
+    #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL|URI")]
     pub token_label: Option<String>,
     /// Read the PIN from the first line of this file.
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "pin_fd")]
@@ -147,6 +148,15 @@ pub enum HsmCommand {
     /// Certificates, public keys and data objects: import, list, export.
     #[command(subcommand)]
     Objects(ObjectsCommand),
+    /// The PKCS#11 URI (RFC 7512) of a key or object, for other tools.
+    Uri {
+        /// label:NAME, id:HEX, handle:N or a pkcs11: URI
+        key: String,
+        /// Also print command lines of other tools using the key (OpenSSL, osslsigncode,
+        /// sbsign, cosign, p11tool).
+        #[arg(long)]
+        commands: bool,
+    },
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),

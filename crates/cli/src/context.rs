@@ -87,9 +87,60 @@ impl<'a> Ctx<'a> {
     /// when neither slot nor token is given).
     pub async fn partition(&self) -> ApiResult<Arc<Partition>> {
         let g = self.global;
-        self.console
-            .select_partition(&self.module_arg()?, g.slot, g.token_label.as_deref())
-            .await
+        let Some(uri) = g
+            .token_label
+            .as_deref()
+            .filter(|t| t.starts_with("pkcs11:"))
+        else {
+            return self
+                .console
+                .select_partition(&self.module_arg()?, g.slot, g.token_label.as_deref())
+                .await;
+        };
+        // `--token pkcs11:…`: its token label, slot-id and module-path select; serial,
+        // manufacturer and model must then agree.
+        let u = hsm::uri::Pkcs11Uri::parse(uri)
+            .map_err(|e| ApiError::invalid(format!("--token: {e}")))?;
+        let module = match u
+            .query("module-path")
+            .map(str::to_string)
+            .or_else(|| u.text("module-path"))
+        {
+            Some(m) => m,
+            None => self.module_arg()?,
+        };
+        let slot =
+            match u.text("slot-id") {
+                Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                    ApiError::invalid(format!("--token: slot-id={s} is not a number"))
+                })?),
+                None => g.slot,
+            };
+        let p = self
+            .console
+            .select_partition(&module, slot, u.text("token").as_deref())
+            .await?;
+        let view = self.console.partition(&p.id).await?;
+        for (attr, have) in [
+            ("serial", &view.token.serial),
+            ("manufacturer", &view.token.manufacturer),
+            ("model", &view.token.model),
+        ] {
+            if let Some(want) = u.text(attr) {
+                if want.trim() != have.trim() {
+                    return Err(ApiError::new(
+                        ErrorCode::PartitionNotFound,
+                        format!(
+                            "--token: the URI asks for {attr}={want}; the token '{}' in slot {} has {attr}={}",
+                            p.label,
+                            view.slot_id,
+                            have.trim()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(p)
     }
 
     /// [`Ctx::partition`], then [`Ctx::login`].

@@ -430,3 +430,88 @@ fn softhsm_keys_set_label_id_and_flags() {
     assert!(listed.contains("cli_attr_new"), "{listed}");
     assert_eq!(listed.matches("beef01").count(), 2, "{listed}");
 }
+
+/// `hsmc uri KEY`, and the URI it prints accepted where hsmc takes a key (`sign --key`) or a
+/// token (`--token 'pkcs11:…'` with `slot-id=` and `?module-path=`); bad URIs explained.
+#[test]
+fn softhsm_uris_on_the_command_line() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "cli uri", "--token"],
+    );
+    let o = h.run(Some(USER_PIN), None, &["uri", "label:cli uri"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let uri = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(
+        uri.starts_with("pkcs11:token=console-test") && uri.contains("object=cli%20uri"),
+        "{uri}"
+    );
+    let v = h.json(Some(USER_PIN), None, &["uri", &uri, "--commands"]);
+    assert_eq!(v["uri"], uri.as_str());
+    assert!(
+        v["commands"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("-engine pkcs11"),
+        "{v}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.bin");
+    std::fs::write(&f, b"artifact").unwrap();
+    let token_uri = v["token_uri"].as_str().unwrap().to_string();
+    let slots = h.json(None, None, &["slots"]);
+    let slot = slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["token"]["label"] == TOKEN_LABEL)
+        .unwrap()["slot_id"]
+        .as_u64()
+        .unwrap();
+    let with_module = format!(
+        "{token_uri};slot-id={slot}?module-path={}",
+        t.module_path.display()
+    );
+    let r = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "--module",
+            "/nonexistent.so",
+            "--token",
+            &with_module,
+            "sign",
+            f.to_str().unwrap(),
+            "--key",
+            &uri,
+            "--format",
+            "raw",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    // A token URI whose serial does not match, a bad percent-encoding, a URI matching nothing.
+    let wrong = token_uri.replace("serial=", "serial=00");
+    let (_, e) = h.error(Some(USER_PIN), None, &["--token", &wrong, "uri", &uri]);
+    assert!(e["message"].as_str().unwrap().contains("serial="), "{e}");
+    let (code, e) = h.error(Some(USER_PIN), None, &["uri", "pkcs11:object=cli%2"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad percent-encoding"),
+        "{e}"
+    );
+    let (_, e) = h.error(Some(USER_PIN), None, &["uri", "pkcs11:object=nobody"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("pkcs11:object=nobody"),
+        "{e}"
+    );
+}

@@ -16,6 +16,7 @@ pub mod partitions;
 pub mod probes;
 pub mod settings;
 pub mod sign;
+pub mod uris;
 pub mod views;
 
 use std::collections::HashMap;

@@ -12,6 +12,7 @@ pub mod pool;
 pub mod pubkey;
 pub mod roles;
 pub mod templates;
+pub mod uri;
 pub mod vault;
 pub mod wire;
 

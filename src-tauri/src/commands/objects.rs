@@ -5,6 +5,7 @@ use tauri::State;
 
 use console::attributes::{AttributeChanges, AttributesChanged, EditableAttributes};
 use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
+use console::uris::ObjectUri;
 
 use super::{dialogs, Cmd};
 use crate::state::AppState;
@@ -85,4 +86,15 @@ pub async fn set_attributes(
         .console()?
         .set_attributes(&partition_id, handle, changes)
         .await
+}
+
+/// The object's PKCS#11 URI (RFC 7512), its token's and module's, and for a private key the
+/// command lines of other tools that use it.
+#[ipc_macros::command]
+pub async fn object_uri(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<ObjectUri> {
+    state.console()?.object_uri(&partition_id, handle).await
 }

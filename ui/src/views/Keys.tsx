@@ -11,7 +11,7 @@ import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 import { AttributesDialog } from "./Attributes";
-import { CertificatePane, ImportDialog } from "./Objects";
+import { CertificatePane, ImportDialog, UriPane } from "./Objects";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -208,6 +208,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
           }}
         />
       )}
+      <UriPane partitionId={partitionId} handle={d.summary.handle} />
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
       <table className="table compact attrs">

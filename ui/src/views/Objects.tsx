@@ -185,3 +185,49 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
     </section>
   );
 }
+
+/// The object's PKCS#11 URI with Copy, and for a private key "Use this key from…".
+export function UriPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+  const toast = useToast();
+  const { run: load, data: u, error } = useCommand(api.objectUri);
+  useEffect(() => {
+    void load(partitionId, handle);
+  }, [load, partitionId, handle]);
+  const copy = (text: string) =>
+    void navigator.clipboard?.writeText(text).then(
+      () => toast("ok", "Copied."),
+      () => toast("error", "The clipboard refused."),
+    );
+  if (error) return <ErrorBox error={error} />;
+  if (!u) return null;
+  return (
+    <section className="uri" data-testid="uri-pane">
+      <h4>PKCS#11 URI</h4>
+      <p>
+        <code className="hex" data-testid="object-uri">
+          {u.uri}
+        </code>{" "}
+        <button onClick={() => copy(u.uri)} data-testid="copy-uri">
+          Copy
+        </button>
+      </p>
+      <p className="muted small">
+        Token: <code>{u.token_uri}</code> <button onClick={() => copy(u.token_uri)}>Copy</button>
+      </p>
+      {u.commands.length > 0 && (
+        <details data-testid="use-key-from">
+          <summary>Use this key from…</summary>
+          {u.commands.map((c) => (
+            <div key={c.tool}>
+              <p>
+                <strong>{c.tool}</strong> <span className="muted small">— {c.purpose}</span>{" "}
+                <button onClick={() => copy(c.command)}>Copy</button>
+              </p>
+              <pre className="pem">{c.command}</pre>
+            </div>
+          ))}
+        </details>
+      )}
+    </section>
+  );
+}

@@ -1039,6 +1039,28 @@ export function install(cfg: MockConfig = {}) {
       };
     },
     save_object: async () => null,
+    object_uri: async (args) => {
+      const k = find(Number(args.handle));
+      const token = "pkcs11:token=Built-in%20lunasim;manufacturer=Thales%20(lunasim);serial=1234;model=LunaSim%20K7";
+      const type = { PRIVATE_KEY: "private", PUBLIC_KEY: "public", SECRET_KEY: "secret-key", CERTIFICATE: "cert" }[k.class] ?? "data";
+      const uri = `${token};object=${encodeURIComponent(k.label)};id=%${k.id_hex.match(/../g)?.join("%") ?? ""};type=${type}`;
+      return {
+        uri,
+        token_uri: token,
+        module_uri: "pkcs11:library-manufacturer=Thales%20(lunasim)",
+        module_path: "/usr/lib/liblunasim.so",
+        commands:
+          k.class === "PRIVATE_KEY"
+            ? [
+                {
+                  tool: "OpenSSL 3 (pkcs11 engine)",
+                  purpose: "sign a file",
+                  command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -sign '${uri}'`,
+                },
+              ]
+            : [],
+      };
+    },
     editable_attributes: async (args) => {
       const k = find(Number(args.handle));
       const isKey = k.class !== "CERTIFICATE";

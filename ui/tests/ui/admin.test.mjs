@@ -164,3 +164,20 @@ test("editing a label: only what may change is offered, the new label shows in t
   assert.equal(call.args.changes.id_hex, null, "unchanged fields are not sent");
   assert.deepEqual(page.errors, []);
 });
+
+test("a key's PKCS#11 URI is shown and copied; 'Use this key from…' gives the command lines", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  const uri = await page.getByTestId("object-uri").innerText();
+  assert.match(uri, /^pkcs11:token=Built-in%20lunasim;.*object=bulk_key_00001;id=(%00)+%01;type=private$/);
+  await page.getByTestId("copy-uri").click();
+  await page.getByText("Copied.").first().waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), uri);
+  await page.getByTestId("use-key-from").locator("summary").click();
+  assert.match(await page.getByTestId("use-key-from").innerText(), /-engine pkcs11 -keyform engine -sign 'pkcs11:/);
+  assert.deepEqual(page.errors, []);
+});

@@ -56,5 +56,6 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Pin(a) => admin::pin(ctx, a).await,
         HsmCommand::Token(a) => admin::token(ctx, a).await,
         HsmCommand::Objects(a) => objects::run(ctx, a).await,
+        HsmCommand::Uri { key, commands } => objects::uri(ctx, key, *commands).await,
     }
 }

@@ -9,7 +9,7 @@ use console::objects::{ImportRequest, ObjectFormat};
 use console::ApiResult;
 
 use self::args::{FormatArg, ObjectsCommand};
-use self::views::{Exported, Imported, ObjectList, Row};
+use self::views::{Exported, Imported, ObjectList, Row, UriView};
 use crate::context::{Ctx, Login};
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
@@ -71,6 +71,15 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
             })
         }
     }
+}
+
+/// `hsmc uri KEY [--commands]`.
+pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool) -> ApiResult<u8> {
+    let p = ctx.partition_logged_in(Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let o = c.find_key(&p.id, key).await?;
+    let u = c.object_uri(&p.id, o.handle).await?;
+    ctx.out.show(&UriView { uri: u, commands })
 }
 
 fn format_for(f: Option<FormatArg>, out: &Path) -> ObjectFormat {

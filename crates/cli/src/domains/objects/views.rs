@@ -123,3 +123,31 @@ impl Render for Exported {
         Ok(())
     }
 }
+
+/// `uri`: the object's URI (and with `--commands`, other tools' command lines).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct UriView {
+    pub uri: console::uris::ObjectUri,
+    #[serde(skip)]
+    pub commands: bool,
+}
+
+impl Render for UriView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(page, "{}", self.uri.uri);
+        if self.commands {
+            writeln!(page, "# token:  {}", self.uri.token_uri);
+            writeln!(
+                page,
+                "# module: {} ({})",
+                self.uri.module_uri, self.uri.module_path
+            );
+            for c in &self.uri.commands {
+                writeln!(page, "\n# {} — {}", c.tool, c.purpose);
+                writeln!(page, "{}", c.command);
+            }
+        }
+        Ok(())
+    }
+}
