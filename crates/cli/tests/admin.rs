@@ -515,3 +515,93 @@ fn softhsm_uris_on_the_command_line() {
         "{e}"
     );
 }
+
+/// `hsmc keys kcv|wrap|unwrap` on one token: an AES data key wrapped under an AES key
+/// (SoftHSM's CKM_AES_KEY_WRAP_PAD), unwrapped under a new label with the same KCV; a
+/// non-extractable key is refused with the reason.
+#[test]
+fn softhsm_keys_wrap_unwrap_and_kcv() {
+    use p11::sys::*;
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let s = t.user_session();
+    for label in ["cli_kek", "cli_data"] {
+        s.generate_key(
+            &p11::Mechanism::new(CKM_AES_KEY_GEN),
+            &mut p11::Template::new()
+                .ulong(CKA_CLASS, CKO_SECRET_KEY)
+                .ulong(CKA_KEY_TYPE, CKK_AES)
+                .ulong(CKA_VALUE_LEN, 32)
+                .bool(CKA_TOKEN, true)
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_EXTRACTABLE, true)
+                .bool(CKA_ENCRYPT, true)
+                .bool(CKA_DECRYPT, true)
+                .bool(CKA_WRAP, true)
+                .bool(CKA_UNWRAP, true)
+                .text(CKA_LABEL, label)
+                .bytes(CKA_ID, label.as_bytes()),
+        )
+        .unwrap();
+    }
+    drop(s);
+    let kcv = h.json(Some(USER_PIN), None, &["keys", "kcv", "label:cli_data"]);
+    let kcv = kcv["kcv"].as_str().unwrap().to_string();
+    assert_eq!(kcv.len(), 6);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cli_data.wrapped.json");
+    let w = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "wrap",
+            "label:cli_data",
+            "--with",
+            "label:cli_kek",
+            "--out",
+            f.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(w["mechanism"], "CKM_AES_KEY_WRAP_PAD", "{w}");
+    assert_eq!(w["kcv"], kcv.as_str());
+    let u = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "unwrap",
+            f.to_str().unwrap(),
+            "--with",
+            "label:cli_kek",
+            "--label",
+            "cli_data_copy",
+        ],
+    );
+    assert_eq!(u["summary"]["label"], "cli_data_copy", "{u}");
+    assert_eq!(u["kcv"], kcv.as_str(), "{u}");
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "aes-256", "-l", "cli_fixed", "--token"],
+    );
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "wrap",
+            "label:cli_fixed",
+            "--with",
+            "label:cli_kek",
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("not extractable"),
+        "{e}"
+    );
+}

@@ -6,6 +6,7 @@
 pub mod attributes;
 pub mod audit_hsm;
 pub mod audit_ops;
+pub mod backup;
 pub mod builtin;
 pub mod credentials;
 pub mod error;

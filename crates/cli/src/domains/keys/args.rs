@@ -30,6 +30,28 @@ pub enum KeysCommand {
     /// Change a key's (or any object's) attributes: label, ID (the pair's other half and its
     /// certificates move along), dates, and the booleans PKCS#11 lets change.
     Set(SetArgs),
+    /// Wrap an extractable key under another key on the token (C_WrapKey: AES key wrap with
+    /// padding, or RSA-OAEP for secret keys) into a file that records its attributes.
+    Wrap {
+        key: String,
+        /// The wrapping key: an AES key, an RSA key pair or an imported RSA public key.
+        #[arg(long = "with")]
+        with: String,
+        #[arg(long, short)]
+        out: PathBuf,
+    },
+    /// Unwrap a wrap file (C_UnwrapKey) with the matching key, restoring its attributes.
+    Unwrap {
+        file: PathBuf,
+        /// The unwrapping key: the AES key, or the RSA private key.
+        #[arg(long = "with")]
+        with: String,
+        /// A new label (default: the wrapped key's).
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// The key check value of an AES key (first 3 bytes of its encryption of a zero block).
+    Kcv { key: String },
     /// Write a key's public half.
     ExportPub {
         key: String,

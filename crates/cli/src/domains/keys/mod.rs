@@ -10,7 +10,8 @@ use console::{ApiError, ApiResult, Partition};
 
 use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat, SetArgs};
 use self::views::{
-    AttributesSet, CertificateOutput, Deleted, KeyAttributes, KeyList, NewKey, PublicKeyOutput,
+    AttributesSet, CertificateOutput, Deleted, Kcv, KeyAttributes, KeyList, NewKey,
+    PublicKeyOutput, UnwrappedView, Wrapped,
 };
 use crate::context::{Ctx, Login};
 
@@ -24,6 +25,38 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         KeysCommand::Rm { key, yes } => out.show(&remove(ctx, &p, key, *yes).await?),
         KeysCommand::Cert(a) => out.show(&certificate(ctx, &p, a).await?),
         KeysCommand::Set(a) => out.show(&set(ctx, &p, a).await?),
+        KeysCommand::Wrap {
+            key,
+            with,
+            out: path,
+        } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let k = c.find_key(&p.id, key).await?;
+            let w = c.find_key(&p.id, with).await?;
+            let f = c.wrap_key(&p.id, k.handle, w.handle, path).await?;
+            out.show(&Wrapped {
+                file: f,
+                path: path.display().to_string(),
+            })
+        }
+        KeysCommand::Unwrap { file, with, label } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let w = c.find_key(&p.id, with).await?;
+            out.show(&UnwrappedView(
+                c.unwrap_key(&p.id, file, w.handle, label.clone()).await?,
+            ))
+        }
+        KeysCommand::Kcv { key } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let k = c.find_key(&p.id, key).await?;
+            out.show(&Kcv {
+                label: k.label.clone(),
+                kcv: c.key_check_value(&p.id, k.handle).await?,
+            })
+        }
         KeysCommand::ExportPub {
             key,
             format,
