@@ -701,6 +701,8 @@ export type ToolCommand = { tool: string,
  */
 purpose: string, command: string, };
 
+export type Unwrapped = { summary: ObjectSummary, kcv: string | null, };
+
 export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 
 export type Verdict = { "verdict": "intact", records: number, last_seq: number, checkpoints: number, last_checkpoint: CheckpointSummary | null, 
@@ -734,3 +736,22 @@ detail: string,
 entries: Array<ManifestEntry>, };
 
 export type VerifyTrigger = "manual" | "scheduled";
+
+export type WrapFile = { format: string, 
+/**
+ * `CKM_AES_KEY_WRAP_KWP`, `CKM_AES_KEY_WRAP_PAD` or `CKM_RSA_PKCS_OAEP(SHA-256)` /
+ * `(SHA-1)`.
+ */
+mechanism: string, 
+/**
+ * The wrapping key: `SHA256:…` of an RSA public key, `KCV:…` of an AES key.
+ */
+wrapping_key_fingerprint: string, wrapping_key_label: string, class: string, key_type: number, algorithm: string, label: string, id_hex: string, flags: Array<[string, boolean]>, 
+/**
+ * The key's check value when it is an AES key.
+ */
+kcv: string | null, 
+/**
+ * The wrapped key, base64.
+ */
+wrapped: string, };

@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -90,6 +90,15 @@ export interface Commands {
    * command lines of other tools that use it.
    */
   object_uri: { args: { partitionId: string; handle: number }; result: ObjectUri };
+  /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+  key_check_value: { args: { partitionId: string; handle: number }; result: string };
+  /**
+   * Wrap an extractable key under another key on the token into a file the officer chooses
+   * (never over an existing one); `null` when the dialog is cancelled.
+   */
+  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string }; result: WrapFile | null };
+  /** Unwrap a wrap file with the matching key, restoring its attributes. */
+  unwrap_key: { args: { partitionId: string; path: string; unwrappingHandle: number; label: string | null }; result: Unwrapped };
   /** Private keys on the partition that can sign in the formats the console writes. */
   signing_keys: { args: { partitionId: string }; result: Array<SigningKeyView> };
   /** What the drop list shows at once: name, size, or why a path cannot be signed. */
@@ -145,7 +154,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -253,6 +262,15 @@ export function commandFunctions(invoke: Invoker) {
      * command lines of other tools that use it.
      */
     objectUri: (partitionId: string, handle: number) => invoke("object_uri", { partitionId, handle }),
+    /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+    keyCheckValue: (partitionId: string, handle: number) => invoke("key_check_value", { partitionId, handle }),
+    /**
+     * Wrap an extractable key under another key on the token into a file the officer chooses
+     * (never over an existing one); `null` when the dialog is cancelled.
+     */
+    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName }),
+    /** Unwrap a wrap file with the matching key, restoring its attributes. */
+    unwrapKey: (partitionId: string, path: string, unwrappingHandle: number, label: string | null) => invoke("unwrap_key", { partitionId, path, unwrappingHandle, label }),
     /** Private keys on the partition that can sign in the formats the console writes. */
     signingKeys: (partitionId: string) => invoke("signing_keys", { partitionId }),
     /** What the drop list shows at once: name, size, or why a path cannot be signed. */

@@ -4,6 +4,7 @@
 use tauri::State;
 
 use console::attributes::{AttributeChanges, AttributesChanged, EditableAttributes};
+use console::backup::{Unwrapped, WrapFile};
 use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
 use console::uris::ObjectUri;
 
@@ -97,4 +98,62 @@ pub async fn object_uri(
     handle: u64,
 ) -> Cmd<ObjectUri> {
     state.console()?.object_uri(&partition_id, handle).await
+}
+
+/// An AES key's check value (first 3 bytes of its encryption of a zero block).
+#[ipc_macros::command]
+pub async fn key_check_value(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<String> {
+    state
+        .console()?
+        .key_check_value(&partition_id, handle)
+        .await
+}
+
+/// Wrap an extractable key under another key on the token into a file the officer chooses
+/// (never over an existing one); `null` when the dialog is cancelled.
+#[ipc_macros::command]
+pub async fn wrap_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    wrapping_handle: u64,
+    file_name: String,
+) -> Cmd<Option<WrapFile>> {
+    let c = state.console()?;
+    let Some(path) = dialogs::save(
+        "Save the wrapped key",
+        &file_name,
+        ("Wrapped key", &["json"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    c.wrap_key(&partition_id, handle, wrapping_handle, &path)
+        .await
+        .map(Some)
+}
+
+/// Unwrap a wrap file with the matching key, restoring its attributes.
+#[ipc_macros::command]
+pub async fn unwrap_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    path: String,
+    unwrapping_handle: u64,
+    label: Option<String>,
+) -> Cmd<Unwrapped> {
+    state
+        .console()?
+        .unwrap_key(
+            &partition_id,
+            std::path::Path::new(&path),
+            unwrapping_handle,
+            label,
+        )
+        .await
 }

@@ -11,6 +11,7 @@ import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 import { AttributesDialog } from "./Attributes";
+import { Kcv, WrapDialog } from "./Backup";
 import { CertificatePane, ImportDialog, UriPane } from "./Objects";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
@@ -159,6 +160,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
   const { partition } = usePartition();
   const canEdit = permission(partition, "edit_attributes");
   const [editing, setEditing] = useState(false);
+  const [wrapping, setWrapping] = useState(false);
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
@@ -208,6 +210,13 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
           }}
         />
       )}
+      {(d.summary.class === "SECRET_KEY" || d.summary.class === "PRIVATE_KEY") && (
+        <button onClick={() => setWrapping(true)} data-testid="wrap-key">
+          Wrap…
+        </button>
+      )}
+      {wrapping && <WrapDialog partitionId={partitionId} details={d} onClose={() => setWrapping(false)} />}
+      {d.summary.class === "SECRET_KEY" && d.summary.key_type === "AES" && <Kcv partitionId={partitionId} handle={d.summary.handle} />}
       <UriPane partitionId={partitionId} handle={d.summary.handle} />
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}

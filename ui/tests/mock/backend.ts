@@ -1039,6 +1039,15 @@ export function install(cfg: MockConfig = {}) {
       };
     },
     save_object: async () => null,
+    key_check_value: async (args) => {
+      const k = find(Number(args.handle));
+      if (k.class !== "SECRET_KEY") throw err("INVALID_INPUT", "key check values are computed for AES keys");
+      return "1A2B3C";
+    },
+    wrap_key: async () => null,
+    unwrap_key: async () => {
+      throw err("INVALID_INPUT", "not in the mock");
+    },
     object_uri: async (args) => {
       const k = find(Number(args.handle));
       const token = "pkcs11:token=Built-in%20lunasim;manufacturer=Thales%20(lunasim);serial=1234;model=LunaSim%20K7";

@@ -181,3 +181,16 @@ test("a key's PKCS#11 URI is shown and copied; 'Use this key from…' gives the 
   assert.match(await page.getByTestId("use-key-from").innerText(), /-engine pkcs11 -keyform engine -sign 'pkcs11:/);
   assert.deepEqual(page.errors, []);
 });
+
+test("an AES key shows its KCV; wrapping a non-extractable key is refused with the reason", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00000]").click();
+  assert.equal(await page.getByTestId("kcv").innerText(), "1A2B3C");
+  await page.getByTestId("wrap-key").click();
+  assert.match(await page.getByTestId("wrap-refusal").innerText(), /not extractable/);
+  assert.equal((await calls(page, "wrap_key")).length, 0, "nothing sent");
+  assert.deepEqual(page.errors, []);
+});
