@@ -3,6 +3,9 @@
 # same run. Results are appended to target/bench/results.jsonl.
 #   scripts/bench.sh                  all
 #   scripts/bench.sh pool list audit  some
+#   scripts/bench.sh hss              HSS signing per tree size and key generation (minutes:
+#                                     it generates an H20/H10 key)
+#   scripts/bench.sh tsa              CMS + RFC 3161 timestamp per file against the local TSA
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -16,12 +19,15 @@ for b in "${which[@]}"; do
     pool) cargo bench -q -p hsm --bench pool_overhead | tee -a "$out" ;;
     list) cargo bench -q -p hsm --bench list_objects | tee -a "$out" ;;
     hashing) cargo bench -q -p signing --bench hashing | tee -a "$out" ;;
+    # HSS_BENCH_MODULE=PATH measures another lunasim build (before/after); see the bench.
+    hss) cargo build -q --release -p lunasim && cargo bench -q -p lunasim --bench hss | tee -a "$out" ;;
     probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
+    tsa) cargo bench -q -p console@0.1.0 --bench timestamp | tee -a "$out" ;;
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, probe, audit, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, tsa, audit, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"

@@ -7,11 +7,23 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Incremental caches only pay off when the same tree is rebuilt after small edits; a test run
+# from a clean clone would write gigabytes of them. Set CARGO_INCREMENTAL=1 to keep them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 stages=("$@")
 ((${#stages[@]})) || stages=(lint rust ui e2e fuzz)
 
 declare -a results=()
 failed=0
+
+free_disk() { df -h --output=avail . | tail -1 | tr -d ' '; }
+
+# A build that runs out of disk fails deep inside rustc or the linker; say it up front.
+need_gb=15
+avail_gb=$(($(df -k --output=avail . | tail -1) / 1048576))
+if ((avail_gb < need_gb)); then
+  echo "warning: ${avail_gb} GiB free on $(df --output=target . | tail -1); a cold test run needs about ${need_gb} GiB (target/ holds every build)" >&2
+fi
 
 stage() {
   local name="$1"; shift
@@ -19,9 +31,9 @@ stage() {
   echo
   echo "=== $name"
   if "$@"; then
-    results+=("PASS  $name ($((SECONDS - t0)) s)")
+    results+=("PASS  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
   else
-    results+=("FAIL  $name ($((SECONDS - t0)) s)")
+    results+=("FAIL  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
     failed=1
   fi
 }

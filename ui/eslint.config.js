@@ -1,8 +1,86 @@
 // Lint the UI and its tests: TypeScript-aware rules, React hooks rules.
 import js from "@eslint/js";
 import globals from "globals";
+import i18next from "eslint-plugin-i18next";
 import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
+
+/// The files whose words come from the catalogs: all of the UI but the views below.
+export const TRANSLATED = ["src/**/*.tsx"];
+
+/// Views written while the catalogs were being made (HA groups and usage limits, a key's
+/// OpenPGP and minisign exports): still in English, each to move to the catalogs; listed
+/// here so that no other file gains a literal string meanwhile.
+export const NOT_YET_TRANSLATED = ["src/views/Ha.tsx", "src/views/KeyFormats.tsx", "src/views/Usage.tsx"];
+
+/// What the literal-string rule looks at: JSX text and the attributes a person reads.
+export const LITERAL_STRINGS = {
+  mode: "jsx-only",
+  // t/tr translate; toast's text is a t() call (tests/ui/i18n.test.mjs checks), its kind is not text.
+  callees: { exclude: ["i18n(ext)?", "t", "tr", "toast", "require", "includes", "indexOf", "endsWith", "startsWith"] },
+  "jsx-attributes": {
+    exclude: [
+      "className",
+      "style",
+      "type",
+      "key",
+      "id",
+      "role",
+      "name",
+      "value",
+      "tone",
+      "kind",
+      "lang",
+      "autoComplete",
+      "inputMode",
+      "accept",
+      "rel",
+      "target",
+      "href",
+      "src",
+      "align",
+      "textAnchor",
+      "fontWeight",
+      "fontFamily",
+      "fill",
+      "stroke",
+      "strokeDasharray",
+      "transform",
+      "viewBox",
+      "xmlns",
+      "points",
+      "i18nKey",
+      "testId",
+      "testid",
+      "data-testid",
+      "exportName",
+      "data-.*",
+      "aria-live",
+      "aria-current",
+      "aria-hidden",
+      "aria-modal",
+    ],
+  },
+  words: {
+    exclude: [
+      "[0-9!-/:-@[-`{-~\\s·×…—→←↑↓]+",
+      "[A-Z0-9_-]+",
+      "Luna",
+      "Cryptoki",
+      "p[0-9.]+",
+      "p[0-9.]+ µs",
+      "±σ",
+      "µs",
+      "SVG…",
+      "PNG…",
+      "JSON…",
+      "CSV…",
+      "HSM",
+      "PIN",
+      "SO",
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ["dist", "dist-mock", "node_modules", "src/bindings.ts", "src/commands.ts"] },
@@ -15,6 +93,15 @@ export default tseslint.config(
       ...reactHooks.configs.recommended.rules,
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
+  },
+  // Every word a person reads comes from the catalogs (src/locales/*.json): a literal string
+  // in JSX — text, or an attribute a person sees — is an error. tests/ui/i18n.test.mjs runs
+  // this rule too, with the catalog checks.
+  {
+    files: TRANSLATED,
+    ignores: NOT_YET_TRANSLATED,
+    plugins: { i18next },
+    rules: { "i18next/no-literal-string": ["error", LITERAL_STRINGS] },
   },
   {
     files: ["tests/**/*.mjs", "*.config.{js,ts}"],

@@ -13,7 +13,7 @@
 #![no_main]
 use cryptoki_sys::*;
 use libfuzzer_sys::fuzz_target;
-use lunasim::objects::{self, AttrOut, HssKey, Part, HANDLE_BASE};
+use lunasim::objects::{self, AttrOut, HssKey, Part, PrivateHalf, HANDLE_BASE};
 use lunasim::{hss, raw, templates};
 use zeroize::Zeroizing;
 
@@ -309,6 +309,32 @@ fn fill_checked(key: &HssKey, part: Part, probe: &templates::Values, sizes: &[u8
     );
 }
 
+/// A private half from fuzzed bytes: a seed, and a position per level within its tree (as
+/// a key file that loads has) — or none, as an exhausted key has.
+fn private_half(state: &[u8], levels: &[(u32, u32)]) -> PrivateHalf {
+    let mut seed = [0u8; 32];
+    for (s, b) in seed.iter_mut().zip(state) {
+        *s = *b;
+    }
+    let rest = state.get(32..).unwrap_or_default();
+    let position = (!rest.is_empty()).then(|| {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, (lms, _))| {
+                let b: [u8; 4] = std::array::from_fn(|j| rest.get(i * 4 + j).copied().unwrap_or(0));
+                let leaves = 1u64 << hss::height(*lms).unwrap_or(5);
+                (u64::from(u32::from_le_bytes(b)) % leaves) as u32
+            })
+            .collect()
+    });
+    PrivateHalf {
+        seed: Zeroizing::new(seed),
+        position,
+        engine: None,
+    }
+}
+
 fn clone_key(k: &HssKey) -> HssKey {
     HssKey {
         uid: k.uid.clone(),
@@ -319,9 +345,12 @@ fn clone_key(k: &HssKey) -> HssKey {
         id: k.id.clone(),
         levels: k.levels.clone(),
         public_key: k.public_key.clone(),
-        private_state: k.private_state.clone(),
+        private: k.private.as_ref().map(|p| PrivateHalf {
+            seed: p.seed.clone(),
+            position: p.position.clone(),
+            engine: None,
+        }),
         public_present: k.public_present,
-        aux: k.aux.clone(),
         handle: k.handle,
     }
 }
@@ -342,6 +371,7 @@ fuzz_target!(|data: &[u8]| {
         .map(|(_, v)| v.as_slice())
         .next()
         .unwrap_or_default();
+    let private = private_half(state, &levels);
     let key = HssKey {
         uid: "k".into(),
         slot: 0,
@@ -351,9 +381,8 @@ fuzz_target!(|data: &[u8]| {
         id: raw::find(&pubv, CKA_ID).unwrap_or_default().to_vec(),
         levels,
         public_key: pubv.iter().flat_map(|(_, v)| v.clone()).take(60).collect(),
-        private_state: Some(Zeroizing::new(state.to_vec())),
+        private: Some(private),
         public_present: true,
-        aux: Vec::new(),
         handle: HANDLE_BASE,
     };
     let mut probe = pubv.clone();

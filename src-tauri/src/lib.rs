@@ -59,6 +59,9 @@ pub fn run() {
             let state = match opened {
                 Ok(c) => {
                     bridge_events(app.handle().clone(), c.clone());
+                    // HA groups are checked on the statistics interval while the app runs.
+                    let watched = c.clone();
+                    tauri::async_runtime::spawn(async move { watched.start_ha_watch() });
                     AppState::new(Some(c), None)
                 }
                 // The window still opens and says what is wrong (damaged settings, an

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use console::text;
 use console::{ApiError, ApiResult, Console, ErrorCode};
 
 pub struct AppState {
@@ -26,9 +27,12 @@ impl AppState {
 
     pub fn console(&self) -> ApiResult<Arc<Console>> {
         self.console.clone().ok_or_else(|| {
-            self.startup_error
-                .clone()
-                .unwrap_or_else(|| ApiError::new(ErrorCode::Internal, "The console did not start."))
+            self.startup_error.clone().unwrap_or_else(|| {
+                ApiError::new(
+                    ErrorCode::Internal,
+                    text!("errors.console_did_not_start", "The console did not start."),
+                )
+            })
         })
     }
 

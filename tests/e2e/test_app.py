@@ -4,7 +4,11 @@ Connect, log in (after a wrong PIN), generate an ML-DSA-65 key, read its attribu
 export its public key (checked by OpenSSL and by recomputing the fingerprint), delete it,
 survive a token pulled mid-session, and find all of it in the audit view, which verifies.
 Then `kill -9` the app in the middle of a signing batch, start it again on the same data
-and finish the batch. Screenshots of every step are kept in --artifacts.
+and finish the batch. Last, an HA group of two members (a copy of lunasim with its own
+configuration beside it, its tokens made and a key pair generated through the group by
+pkcs11-tool): the app shows the group, its drift check says in sync, member 2 is taken
+down under the running app and the header warns, then it comes back. Screenshots of
+every step are kept in --artifacts.
 """
 
 import argparse
@@ -13,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -108,9 +113,18 @@ def check(cond: bool, msg: str):
 def run(app: App, data: Path):
     control = data / "builtin" / "control.jsonl"
 
-    # Opens on the built-in partition, marked as an emulator.
+    # Opens on the built-in partition, marked as an emulator, on the Overview: its card
+    # offers a login, and keys and certificates wait for one.
     banner = app.tid("emulator-banner")
     check("not for production keys" in banner.text, banner.text)
+    app.tid("overview-summary")
+    active = app.one("nav.sidebar [aria-current=page]").text
+    check(active == "Overview", f"the window opens on {active}")
+    card = app.tid("partition-card")
+    check("Built-in lunasim" in card.text, card.text)
+    app.tid("card-login")
+    check("log in first" in app.tid("overview-keys").text, app.tid("overview-keys").text)
+    app.shot("overview")
     app.nav("Connections")
     app.shot("connections")
 
@@ -134,6 +148,20 @@ def run(app: App, data: Path):
     app.gone("[role=dialog]", "the login dialog")
     app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
     check("user logged in" in app.tid("current-partition").text, app.tid("current-partition").text)
+
+    # The Overview now: logged in (the card says so), and the wrong PIN is a failed operation
+    # of the last 24 hours that leads to its record in the audit trail.
+    app.nav("Overview")
+    app.wait(lambda: "user logged in" in app.tid("partition-card").text, "the card to show the login")
+    failure = app.wait(
+        lambda: next((i for i in app.css("[data-testid=overview-failures] [data-testid=attention-item]") if "login failed (PIN_INCORRECT)" in i.text), None),
+        "the wrong PIN among the failed operations",
+        timeout=40,
+    )
+    app.shot("overview-after-login")
+    failure.find_element(By.CSS_SELECTOR, "[data-testid=attention-open]").click()
+    app.wait(lambda: app.tid("audit-from").get_attribute("value") != "", "the audit trail filtered to the day")
+    app.wait(lambda: app.tid("record-detail").text.startswith("Record"), "the failed login's record")
 
     # Generate an ML-DSA-65 key.
     app.nav("Keys")
@@ -213,6 +241,17 @@ def run(app: App, data: Path):
     app.nav("Statistics")
     app.tid("chart-load")
     app.wait(lambda: "%" in app.tid("busy").text, "the busy share from two samples", timeout=30)
+    # Charts are drawn in the page at its text size: no chart text smaller than the body's.
+    sizes = app.wait(
+        lambda: (lambda v: v if len(v) > 6 else None)(
+            app.d.execute_script(
+                "const b = parseFloat(getComputedStyle(document.body).fontSize);"
+                "return [b, ...[...document.querySelectorAll('[data-testid=chart-load] svg text')].map((t) => parseFloat(getComputedStyle(t).fontSize))];"
+            )
+        ),
+        "the load chart's text",
+    )
+    check(min(sizes[1:]) >= sizes[0], f"chart text sizes {sizes[1:]} against the body's {sizes[0]}")
     app.shot("statistics")
 
     # A latency probe sweep with its live chart, report and charts.
@@ -224,7 +263,8 @@ def run(app: App, data: Path):
     report = app.tid("probe-report", timeout=60)
     check("ml-dsa-65-sign" in report.text, report.text)
     app.tid("probe-verdict")
-    app.wait(lambda: app.tid("probe-chart-sweep").get_attribute("src").startswith("data:image/svg"), "the sweep chart")
+    sweep = app.wait(lambda: next((e for e in app.css("[data-testid=probe-chart-sweep] svg")), None), "the sweep chart")
+    check("workers" in sweep.text and "throughput (ops/s)" in sweep.text, sweep.text)
     app.shot("probe")
 
     # Everything is in the audit trail, which verifies.
@@ -547,6 +587,92 @@ def kill_9_while_signing(app_path: str, artifacts: Path, data: Path):
     print(f"e2e: the app restarted on the same data, the trail verified, the batch finished ({made} signatures)")
 
 
+HA_SERIAL = "1280000700"
+
+
+def pkcs11_tool(lib: Path, *args: str):
+    r = subprocess.run(["pkcs11-tool", "--module", str(lib), *args], capture_output=True, text=True)
+    check(r.returncode == 0, f"pkcs11-tool {' '.join(args)}: {r.stderr}{r.stdout}")
+    return r.stdout
+
+
+def make_ha_group(target: Path, ha: Path) -> Path:
+    """A copy of liblunasim.so with `<lib>.toml` beside it: a group of two Kryoptic slots."""
+    ha.mkdir(parents=True, exist_ok=True)
+    lib = ha / "liblunasim-ha.so"
+    shutil.copy(target / "liblunasim.so", lib)
+    kryoptic = (target.parent / "pkcs11" / "libkryoptic_pkcs11.so").resolve()
+    slots = "".join(f'[[slots]]\nslot = {n}\ndbtype = "sqlite"\ndbargs = "{ha / f"member-{n}.sql"}"\n' for n in (1, 2))
+    (ha / "kryoptic.conf").write_text(slots)
+    members = "".join(f'[[ha_group.member]]\nserial = "12800007{n:02d}"\nslot = {n}\n' for n in (1, 2))
+    (ha / "liblunasim-ha.so.toml").write_text(
+        f'inner_module = "{kryoptic}"\nstore_dir = "{ha / "store"}"\ncontrol_file = "{ha / "control.jsonl"}"\n\n'
+        f'[[ha_group]]\nlabel = "e2e-ha"\nserial = "{HA_SERIAL}"\n{members}\n'
+        f'[inner_env]\nKRYOPTIC_CONF = "{ha / "kryoptic.conf"}"\n'
+    )
+    (ha / "control.jsonl").write_text("")
+    for n in (1, 2):
+        pkcs11_tool(lib, "--slot", str(n), "--init-token", "--label", f"member-{n}", "--so-pin", "87654321")
+        pkcs11_tool(lib, "--slot", str(n), "--init-pin", "--login", "--login-type", "so", "--so-pin", "87654321", "--new-pin", USER_PIN)
+    # An outside client makes a key pair through the group: both members get it.
+    pkcs11_tool(lib, "--slot", "100", "--login", "--pin", USER_PIN, "--keypairgen", "--key-type", "EC:prime256v1", "--label", "e2e-ha-fw", "--id", "0e2e")
+    for n in (1, 2):
+        listing = pkcs11_tool(lib, "--slot", str(n), "--login", "--pin", USER_PIN, "--list-objects", "--type", "privkey")
+        check("e2e-ha-fw" in listing, f"member {n} holds the group's key: {listing}")
+    return lib
+
+
+def ha_group_with_a_member_down(app_path: str, artifacts: Path, data: Path):
+    lib = make_ha_group(Path(app_path).parent, data.parent / "ha")
+    # This run: only the HA group's module (the built-in partition off).
+    settings_file = data / "settings.json"
+    # The earlier steps may not have saved settings yet (every field has a default).
+    settings = json.loads(settings_file.read_text()) if settings_file.exists() else {}
+    settings["builtin_enabled"] = False
+    settings["modules"] = [str(lib)]
+    settings_file.write_text(json.dumps(settings))
+    control = data.parent / "ha" / "control.jsonl"
+    app = App(app_path, artifacts, first_step=70)
+    try:
+        app.nav("Connections")
+        group = app.tid(f"ha-group-{HA_SERIAL}", timeout=60)
+        check("HA group e2e-ha" in group.text and "1280000702" in group.text, group.text)
+        app.shot("ha-connections")
+        row = app.tid("slot-100")
+        row.find_element(By.CSS_SELECTOR, "[data-testid=login-button]").click()
+        app.fill(app.tid("pin-input"), USER_PIN)
+        app.tid("login-submit").click()
+        app.gone("[role=dialog]", "the login dialog")
+        app.nav("Partition")
+        members = lambda: app.tid("ha-group").find_elements(By.CSS_SELECTOR, "[data-testid=ha-member]")
+        app.wait(lambda: len(members()) == 2 and all(m.get_attribute("data-alive") == "true" for m in members()), "two alive members")
+        app.tid("drift-check").click()
+        app.wait(lambda: app.tid("drift-verdict").get_attribute("data-verdict") == "in_sync", "the drift check to say in sync", timeout=60)
+        app.shot("ha-in-sync")
+
+        # Member 2 goes down under the running app: the header warns, the table says so.
+        with control.open("a") as f:
+            f.write(json.dumps({"op": "member_down", "member": 2}) + "\n")
+        warning = app.wait(
+            lambda: next((w for w in app.css("[data-testid=ha-warning]") if w.is_displayed() and "member 2 down" in w.text), None),
+            "the header's HA warning",
+            timeout=60,
+        )
+        check("e2e-ha" in warning.text, warning.text)
+        app.wait(lambda: members()[1].get_attribute("data-alive") == "false", "member 2 shown down", timeout=30)
+        check("CKR_UNABLE_TO_CONNECT" in members()[1].text, members()[1].text)
+        app.shot("ha-member-down")
+
+        # Back again: the warning goes.
+        with control.open("a") as f:
+            f.write(json.dumps({"op": "member_up", "member": 2}) + "\n")
+        app.wait(lambda: not any(w.is_displayed() for w in app.css("[data-testid=ha-warning]")), "the HA warning to go", timeout=60)
+        app.shot("ha-member-back")
+    finally:
+        app.quit()
+    print("e2e: an HA group shown, member 2 taken down under the running app and back")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
@@ -568,6 +694,11 @@ def main():
         kill_9_while_signing(a.app, artifacts, Path(a.data))
     except AssertionError as e:
         print(f"e2e FAILED (kill -9): {e}", file=sys.stderr)
+        return 1
+    try:
+        ha_group_with_a_member_down(a.app, artifacts, Path(a.data))
+    except AssertionError as e:
+        print(f"e2e FAILED (HA group): {e}", file=sys.stderr)
         return 1
     return 0
 

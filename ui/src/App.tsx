@@ -2,8 +2,12 @@
 // partition and the audit badges, notices, the current view, notifications, the drop target.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { Badge, ErrorBox, Toasts } from "./components";
+import { useFormat } from "./i18n";
 import { NAV, VIEWS } from "./nav";
+import { roleNameText } from "./views/Credentials";
+import { HaWarningBadge } from "./views/Ha";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 
 export function App() {
@@ -15,17 +19,18 @@ export function App() {
 }
 
 function AuditBadge() {
+  const { t } = useTranslation();
   const { audit } = useAudit();
   const navigate = useNavigate();
-  if (!audit) return <Badge tone="bad">audit unavailable</Badge>;
+  if (!audit) return <Badge tone="bad">{t("app.audit_unavailable")}</Badge>;
   const k = audit.key;
-  const text = k.state === "unlocked" ? "audit unlocked" : k.state === "locked" ? "audit locked" : "audit: no key yet";
+  const text = k.state === "unlocked" ? t("app.audit_unlocked") : k.state === "locked" ? t("app.audit_locked") : t("app.audit_no_key");
   const title =
     k.state === "unlocked"
-      ? `The trail's key is open (held by ${k.holder}); actions are recorded.`
+      ? t("app.audit_unlocked_title", { holder: k.holder })
       : k.state === "locked"
-        ? `Log in to ${k.holder} to unlock the trail; privileged actions are refused until then.`
-        : "The first user login creates the trail's key on that partition.";
+        ? t("app.audit_locked_title", { holder: k.holder })
+        : t("app.audit_no_key_title");
   return (
     <button className="badge-button" onClick={() => navigate("audit")} title={title} data-testid="audit-badge" data-state={k.state}>
       <Badge tone={k.state === "unlocked" ? "ok" : "warn"}>{text}</Badge>
@@ -35,6 +40,8 @@ function AuditBadge() {
 
 /// The trail's integrity at a glance: the last verification (manual or scheduled).
 function VerificationBadge() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { audit } = useAudit();
   const navigate = useNavigate();
   // A clock ticking once a minute, so "not verified since" appears without other updates.
@@ -49,18 +56,23 @@ function VerificationBadge() {
   let tone: "ok" | "warn" | "bad";
   let text: string;
   let state: string;
+  const schedule = t(`settings.auto_verify_${audit.auto_verify}`);
   if (!v) {
-    [tone, text, state] = ["warn", "trail not verified yet", "never"];
+    [tone, text, state] = ["warn", t("app.trail_not_verified"), "never"];
   } else if (!v.intact) {
-    [tone, text, state] = ["bad", `trail broken at record ${v.first_bad_seq ?? "?"}`, "broken"];
+    [tone, text, state] = ["bad", t("app.trail_broken_at", { seq: v.first_bad_seq ?? "?" }), "broken"];
   } else if (now - Date.parse(v.at) > maxAgeMs + 120_000) {
-    [tone, text, state] = ["warn", `not verified since ${new Date(v.at).toLocaleString()}`, "stale"];
+    [tone, text, state] = ["warn", t("app.trail_stale", { at: fmt.dateTime(v.at) }), "stale"];
   } else {
-    [tone, text, state] = ["ok", `trail intact · ${new Date(v.at).toLocaleTimeString()}`, "intact"];
+    [tone, text, state] = ["ok", t("app.trail_intact", { at: fmt.time(v.at) }), "intact"];
   }
   const title = v
-    ? `${v.trigger === "scheduled" ? "Scheduled" : "Manual"} verification at ${new Date(v.at).toLocaleString()}: ${v.intact ? `${v.records} records intact` : (v.explanation ?? "broken")}. Automatic verification: ${audit.auto_verify}.`
-    : `No verification since the console started. Automatic verification: ${audit.auto_verify}.`;
+    ? t(v.trigger === "scheduled" ? "app.verification_scheduled_title" : "app.verification_manual_title", {
+        at: fmt.dateTime(v.at),
+        result: v.intact ? t("app.records_intact", { count: v.records }) : (v.explanation ?? t("app.broken")),
+        schedule,
+      })
+    : t("app.no_verification_title", { schedule });
   return (
     <button className="badge-button" onClick={() => navigate("audit")} title={title} data-testid="verification-badge" data-state={state}>
       <Badge tone={tone}>{text}</Badge>
@@ -69,30 +81,33 @@ function VerificationBadge() {
 }
 
 function CurrentPartition() {
+  const { t } = useTranslation();
   const { partition } = usePartition();
   return (
     <div className="topbar-partition" data-testid="current-partition">
       {partition ? (
         <>
           <strong>{partition.token.label}</strong>
-          <span className="muted">serial {partition.token.serial}</span>
+          <span className="muted">{t("common.serial", { serial: partition.token.serial })}</span>
           {partition.logged_in ? (
-            <Badge tone="ok" title={partition.role_name ?? undefined}>
+            <Badge tone="ok" title={partition.role_name ? roleNameText(partition.role_name) : undefined}>
               <span data-testid="current-role" data-role={partition.logged_in}>
                 {partition.logged_in === "so"
-                  ? "SO logged in"
+                  ? t("common.so_logged_in")
                   : partition.logged_in === "user"
-                    ? "user logged in"
-                    : `${partition.role_name} logged in`}
-                {partition.role_name && (partition.logged_in === "so" || partition.logged_in === "user") ? ` (${partition.role_name})` : ""}
+                    ? t("common.user_logged_in")
+                    : t("app.role_logged_in", { role: roleNameText(partition.role_name) })}
+                {partition.role_name && (partition.logged_in === "so" || partition.logged_in === "user")
+                  ? ` (${roleNameText(partition.role_name)})`
+                  : ""}
               </span>
             </Badge>
           ) : (
-            <Badge>not logged in</Badge>
+            <Badge>{t("common.not_logged_in")}</Badge>
           )}
         </>
       ) : (
-        <span className="muted">No partition selected</span>
+        <span className="muted">{t("common.no_partition_selected")}</span>
       )}
     </div>
   );
@@ -100,19 +115,22 @@ function CurrentPartition() {
 
 /// The emulator's warning, and why the built-in partition or a remembered module is missing.
 function Notices() {
+  const { t } = useTranslation();
   const { status } = useAppStatus();
   const { partition } = usePartition();
   return (
     <>
       {partition?.builtin && (
         <div className="emulator-banner" role="note" data-testid="emulator-banner">
-          Software emulator (lunasim) — not for production keys. Demo PINs: user 12345678, SO 87654321.
+          {t("app.emulator_banner")}
         </div>
       )}
-      {status?.info?.builtin_note && !partition && <div className="notice">Built-in partition unavailable: {status.info.builtin_note}</div>}
+      {status?.info?.builtin_note && !partition && (
+        <div className="notice">{t("app.builtin_unavailable", { note: status.info.builtin_note })}</div>
+      )}
       {status?.info?.startup_warnings.map((w) => (
         <div className="notice" key={w}>
-          A remembered module was not loaded: {w}
+          {t("app.module_not_loaded", { warning: w })}
         </div>
       ))}
     </>
@@ -121,6 +139,7 @@ function Notices() {
 
 /// Files dropped anywhere on the window go to the Sign view.
 function DropTarget() {
+  const { t } = useTranslation();
   const navigate = useNavigate();
   const { setSignFiles } = useSignQueue();
   const [over, setOver] = useState(false);
@@ -153,7 +172,7 @@ function DropTarget() {
   if (!over) return null;
   return (
     <div className="drop-overlay" aria-hidden="true">
-      Drop to sign
+      {t("app.drop_to_sign")}
     </div>
   );
 }
@@ -176,6 +195,7 @@ function useShortcuts() {
 }
 
 function Shell() {
+  const { t } = useTranslation();
   const { status } = useAppStatus();
   const view = useView();
   const navigate = useNavigate();
@@ -184,7 +204,7 @@ function Shell() {
   if (status?.startup_error) {
     return (
       <main className="startup-error">
-        <h1>HSM Console could not start</h1>
+        <h1>{t("app.could_not_start")}</h1>
         <ErrorBox error={status.startup_error} />
       </main>
     );
@@ -193,10 +213,10 @@ function Shell() {
   const Current = (NAV.find((n) => n.view === view) ?? NAV[0]).Component;
   return (
     <div className="app">
-      <nav className="sidebar" aria-label="Views">
+      <nav className="sidebar" aria-label={t("app.views")}>
         <div className="brand">
           <img src="./icon.svg" alt="" width={28} height={28} />
-          <span>HSM Console</span>
+          <span>{t("app.name")}</span>
         </div>
         <ul>
           {NAV.map((n) => (
@@ -205,9 +225,9 @@ function Shell() {
                 className={view === n.view ? "nav-item active" : "nav-item"}
                 aria-current={view === n.view ? "page" : undefined}
                 onClick={() => navigate(n.view)}
-                title={`Alt+${n.key}`}
+                title={n.key ? `Alt+${n.key}` : undefined}
               >
-                {n.label}
+                {t(n.label)}
               </button>
             </li>
           ))}
@@ -218,12 +238,13 @@ function Shell() {
         <header className="topbar">
           <CurrentPartition />
           <div className="topbar-badges">
+            <HaWarningBadge />
             <VerificationBadge />
             <AuditBadge />
           </div>
         </header>
         <Notices />
-        <main className="content">{status === null ? <p className="muted">Starting…</p> : <Current />}</main>
+        <main className="content">{status === null ? <p className="muted">{t("app.starting")}</p> : <Current />}</main>
       </div>
       <Toasts />
       <DropTarget />

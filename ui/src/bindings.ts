@@ -3,7 +3,16 @@
 
 export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token";
 
-export type ApiError = { code: ErrorCode, message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, };
+export type ApiError = { code: ErrorCode, 
+/**
+ * English (what `hsmc` and the logs show).
+ */
+message: string, details: string | null, suggestion: string | null, pkcs11: Pkcs11Error | null, 
+/**
+ * The message and suggestion as catalog keys with their arguments, so the UI can show
+ * them in the officer's language (absent for texts that have no key yet).
+ */
+i18n?: ErrorText, };
 
 export type AppInfo = { version: string, data_dir: string, audit_location: string, audit_store: AuditStoreKind, builtin_available: boolean, builtin_note: string | null, 
 /**
@@ -12,6 +21,26 @@ export type AppInfo = { version: string, data_dir: string, audit_location: strin
 startup_warnings: Array<string>, };
 
 export type AppStatus = { info: AppInfo | null, startup_error: ApiError | null, };
+
+export type AttentionItem = { kind: AttentionKind, severity: Severity, partition_id: string | null, partition_label: string | null, 
+/**
+ * What it is about: a key's or certificate's label, an action.
+ */
+subject: string | null, 
+/**
+ * Days until it runs out or expires (negative: already past).
+ */
+days_left: number | null, 
+/**
+ * Signatures or uses left, and of how many (decimal; HSS totals exceed 2^53).
+ */
+remaining: number | null, total: string | null, 
+/**
+ * When: the expiry date, the projected exhaustion, the record's time.
+ */
+at: string | null, message: Text, link: Link, };
+
+export type AttentionKind = "module" | "token" | "login" | "user_pin" | "so_pin" | "breaker" | "load" | "ha" | "hss_key" | "usage_limit" | "certificate" | "audit" | "failure";
 
 export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
@@ -62,6 +91,16 @@ pending: number, last_seq: number | null, checkpoints: number, last_checkpoint_t
 auto_verify: AutoVerify, };
 
 export type AuditStoreKind = "sqlite" | "postgres";
+
+export type AuditSummary = { 
+/**
+ * `None` when the trail's status cannot be read.
+ */
+key: AuditKeyView | null, records: number, pending: number, 
+/**
+ * The newest verification, this run's or the newest one the trail records.
+ */
+last_verification: LastVerification | null, auto_verify: AutoVerify, items: Array<AttentionItem>, };
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
@@ -165,13 +204,56 @@ export type ConnectionView = { module: ModuleView, slots: Array<SlotView>,
  */
 error: ApiError | null, };
 
-export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, };
+export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, } | { "kind": "ha_changed", partition_id: string, };
 
 export type Curve = "P256" | "P384" | "Ed25519";
+
+export type DayCount = { day: string, records: number, failures: number, };
 
 export type DestroyFailure = { handle: number, label: string, error: ApiError, };
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
+
+export type Difference = { 
+/**
+ * "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
+ */
+object: string, kind: DifferenceKind, 
+/**
+ * The attribute that differs (`label`, `kcv`, …); `None` for a missing object.
+ */
+field: string | null, values: Array<MemberValue>, 
+/**
+ * The members that drifted: those lacking the object, or holding another value than
+ * most members (than the first member when there is no majority).
+ */
+members: Array<number>, };
+
+export type DifferenceKind = "missing" | "different";
+
+export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512";
+
+export type DriftMember = { position: number, serial: string, partition_id: string | null, check: MemberCheck, 
+/**
+ * Without a login only public objects are compared.
+ */
+logged_in: boolean, objects: number | null, error: string | null, };
+
+export type DriftReport = { partition_id: string, group_label: string, group_serial: string, checked_at: string, verdict: DriftVerdict, 
+/**
+ * "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
+ */
+summary: string, members: Array<DriftMember>, differences: Array<Difference>, policy_differences: Array<Difference>, drifting_members: Array<number>, down_members: Array<number>, 
+/**
+ * How the KCVs were computed (shown with them).
+ */
+kcv_method: string, 
+/**
+ * What limited the check (members not logged in, …).
+ */
+notes: Array<string>, };
+
+export type DriftVerdict = "in_sync" | "drift" | "member_down" | "not_comparable";
 
 export type EditableAttributes = { handle: number, class: string, label: string, id_hex: string, start_date: string | null, end_date: string | null, 
 /**
@@ -185,7 +267,13 @@ related: Array<string>, };
 
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
-export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "INTERNAL";
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "TIMESTAMP_FAILED" | "INTERNAL";
+
+export type ErrorText = { message: string | null, suggestion: string | null, 
+/**
+ * The placeholders of both.
+ */
+args: { [key in string]: string }, };
 
 export type ExportContent = { "text": string } | { "base64": string };
 
@@ -205,7 +293,11 @@ export type FileCheck = { path: string, name: string, size: number | null,
 /**
  * Why it cannot be signed (a folder, a FIFO, empty, …).
  */
-problem: string | null, };
+problem: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+problem_text: Text | null, };
 
 export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 
@@ -235,6 +327,70 @@ export type GeneratedKey = { private_handle: number, public_handle: number | nul
  */
 expected_public_key_len: number | null, elapsed_ms: number, };
 
+export type HaGroupView = { partition_id: string, module_id: string, slot_id: number, label: string, serial: string, layout: HaLayoutView, members: Array<HaMemberView>, 
+/**
+ * Whether the members' own slots are visible (the drift check needs them).
+ */
+members_visible: boolean, 
+/**
+ * The last drift check of this group, if one ran.
+ */
+drift: DriftReport | null, 
+/**
+ * "member 2 down", "drift on member 2" — what the header warns about.
+ */
+warning: string | null, };
+
+export type HaLayoutView = "current" | "legacy";
+
+export type HaMemberView = { 
+/**
+ * 1-based, in the order the HA state lists the members.
+ */
+position: number, serial: string, alive: boolean, 
+/**
+ * `CKR_OK`, or why the member is not alive (`CKR_UNABLE_TO_CONNECT`, …).
+ */
+status: string, 
+/**
+ * The member's own slot, when the module shows it (not with Luna's `HAOnly`).
+ */
+partition_id: string | null, slot_id: number | null, logged_in: UserKind | null, 
+/**
+ * From the last drift check: `true` when the member lacks or differs in something.
+ */
+needs_sync: boolean | null, 
+/**
+ * The member's own statistics (its slot's `CA_GetHSMStats`, ≥ 5 s between samples).
+ */
+busy_percent: number | null, commands: number | null, commands_per_second: number | null, 
+/**
+ * Its share of the group's commands since the previous sample.
+ */
+served_share_percent: number | null, 
+/**
+ * When its command count last grew (it served calls).
+ */
+last_served: string | null, };
+
+export type HaProbeShare = { 
+/**
+ * Timed calls per second of the whole group (all runs' calls ÷ their time).
+ */
+total_per_s: number, members: Array<MemberThroughput>, 
+/**
+ * Where the shares come from.
+ */
+basis: string, };
+
+export type HaSummary = { group: string, members_online: number, members_total: number, 
+/**
+ * Everything replicated and online.
+ */
+healthy: boolean, };
+
+export type HaWarning = { partition_id: string, label: string, serial: string, verdict: DriftVerdict, text: string, };
+
 export type HssKeyView = { partition_id: string, partition_label: string, handle: number, label: string, id_hex: string, 
 /**
  * "HSS/LMS H5/W8 + H5/W8" — levels with their LMS and LM-OTS types.
@@ -263,9 +419,20 @@ audit_expected_remaining: number | null,
 /**
  * Set when the token's counter and the trail disagree, saying which way.
  */
-mismatch: string | null, };
+mismatch: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+mismatch_text: Text | null, 
+/**
+ * Signatures left over time, from the trail's records (its baseline, then after each
+ * signing record) and the token's count now; for the chart.
+ */
+history: Array<HssPoint>, };
 
 export type HssParams = { levels: Array<[LmsType, LmotsType]>, };
+
+export type HssPoint = { at: string, remaining: number, };
 
 export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
@@ -325,17 +492,41 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
  */
 keygen_warning: string | null, mechanism: string, };
 
+export type Language = "en" | "zh-Hant" | "zh-Hans";
+
 export type LastVerification = { at: string, intact: boolean, 
 /**
  * Records checked (intact) or checked before the first bad one.
  */
-records: number, first_bad_seq: number | null, explanation: string | null, trigger: VerifyTrigger, };
+records: number, first_bad_seq: number | null, 
+/**
+ * What is wrong, in English (`finding` says it in a form each language translates).
+ */
+explanation: string | null, finding: Finding | null, trigger: VerifyTrigger, };
 
 export type LatencySummary = { count: number, min_us: number, mean_us: number, stddev_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, p999_us: number, max_us: number, };
+
+export type Link = { view: LinkView, partition_id: string | null, 
+/**
+ * Text to search for (a key's id, an action).
+ */
+search: string | null, 
+/**
+ * A day to filter the audit trail to (`YYYY-MM-DD`).
+ */
+day: string | null, 
+/**
+ * An audit record.
+ */
+seq: number | null, };
+
+export type LinkView = "connections" | "partition" | "keys" | "hss" | "stats" | "audit" | "settings";
 
 export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
 
 export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
+
+export type LoadView = { busy_percent: number | null, commands_per_second: number | null, firmware: string | null, };
 
 export type LoginResult = { partition_id: string, user: UserKind, 
 /**
@@ -376,6 +567,20 @@ export type MechanismView = { code: number, hex: string,
  */
 name: string | null, min_key_size: number, max_key_size: number, flags: Array<string>, info_error: string | null, };
 
+export type MemberCheck = "compared" | "down" | "not_visible" | "failed";
+
+export type MemberThroughput = { member: number, serial: string, 
+/**
+ * Commands the member served during the probe (set-up and warm-up included).
+ */
+commands: number, share_percent: number, 
+/**
+ * Its share of the group's throughput.
+ */
+per_s: number, };
+
+export type MemberValue = { member: number, value: string | null, };
+
 export type MetricsSnapshot = { ops: Array<OpSnapshot>, errors_by_class: Array<[string, number]>, module_recoveries: number, session_reopens: number, health_checks: number, busy_rejections: number, breaker_rejections: number, };
 
 export type MlDsaSet = "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87";
@@ -415,7 +620,15 @@ hss_capacity: string | null,
 /**
  * Another object of the same class carries the same label.
  */
-duplicate_label: boolean, };
+duplicate_label: boolean, 
+/**
+ * Luna's per-key usage limit (`CKA_USAGE_LIMIT`), on Luna modules, when the key has one.
+ */
+usage_limit: number | null, 
+/**
+ * Uses so far (`CKA_USAGE_COUNT`), with the limit.
+ */
+usage_count: number | null, };
 
 export type ObjectUri = { 
 /**
@@ -439,13 +652,69 @@ export type OnError = "stop" | "continue";
 
 export type OpSnapshot = { op: string, ok: number, errors: number, mean_us: number, p50_us: number, p90_us: number, p95_us: number, p99_us: number, max_us: number, };
 
-export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key";
+export type OpenPgpCertificate = { 
+/**
+ * ASCII-armored transferable public key.
+ */
+armored: string, fingerprint: string, user_id: string, created: string, 
+/**
+ * The creation time was fixed by this export (stored on the token now).
+ */
+creation_time_stored: boolean, };
+
+export type OpenPgpKeyView = { algorithm: PgpAlgorithm, 
+/**
+ * Set once the creation time is fixed (by the first certificate or signature).
+ */
+fingerprint: string | null, created: string | null, };
+
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext";
 
 export type OutputView = { format: OutputKind, path: string, 
 /**
  * Verified in software before it was written.
  */
 verified: boolean, };
+
+export type Overview = { generated_at: string, 
+/**
+ * Loaded modules (a module with no token has no card).
+ */
+modules: number, partitions: Array<PartitionCard>, 
+/**
+ * Modules that could not be listed.
+ */
+module_items: Array<AttentionItem>, 
+/**
+ * Keys running out: HSS and usage-limited, by days left.
+ */
+keys: Section, 
+/**
+ * Certificates by days to expiry.
+ */
+certificates: Section, audit: AuditSummary, 
+/**
+ * Failed operations of the last 24 hours (the newest 20), from the trail.
+ */
+failures: Section, 
+/**
+ * Items at warning or critical, everywhere.
+ */
+attention: number, worst: Severity | null, };
+
+export type PartitionCard = { partition_id: string, module_id: string, module_path: string, builtin: boolean, family: ModuleFamily, slot_id: number, label: string, serial: string, model: string | null, 
+/**
+ * Who is logged in (`None`: nobody).
+ */
+login: UserKind | null, user_pin: PinState, so_pin: PinState, pool: PoolStatus, 
+/**
+ * Luna only.
+ */
+load: LoadView | null, ha: HaSummary | null, holds_audit_key: boolean, 
+/**
+ * What needs attention on this partition (PINs, breaker, load, login, HA).
+ */
+items: Array<AttentionItem>, };
 
 export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, 
 /**
@@ -475,11 +744,15 @@ export type Permission = { action: Action, allowed: boolean,
  */
 reason: string | null, };
 
+export type PgpAlgorithm = "eddsa_legacy" | "ecdsa_p256" | "ecdsa_p384" | "rsa";
+
 export type PinChanged = { partition_id: string, user: UserKind, 
 /**
  * The trail's key, which a change of a PIN that was to be changed may just have opened.
  */
 audit: AuditKeyView, };
+
+export type PinState = { count_low: boolean, final_try: boolean, locked: boolean, to_be_changed: boolean, };
 
 export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
@@ -501,9 +774,17 @@ fraction: number, point: SeriesPoint | null, };
 
 export type ProbeReport = { id: string, created_at: string, partition_id: string, module: string, firmware: string, slot: number, op: ProbeOp, op_name: string, mechanism: string, payload_bytes: number, request: ProbeRequest, console_version: string, runs: Array<RunResult>, sweep: Array<SweepPoint>, verdict: string | null, 
 /**
+ * The verdict in a form each language translates (absent in reports kept before it).
+ */
+verdict_text: Text | null, 
+/**
  * The probe's own cost per timed call (two clock reads and a histogram record).
  */
-overhead_ns: number, cancelled: boolean, };
+overhead_ns: number, cancelled: boolean, 
+/**
+ * Against an HA group's virtual slot: how the calls spread over its members.
+ */
+ha: HaProbeShare | null, };
 
 export type ProbeRequest = { op: ProbeOp, mode: ProbeMode, 
 /**
@@ -541,13 +822,31 @@ ascending: boolean, };
 
 export type Range = { from_time: string | null, to_time: string | null, };
 
-export type RecordView = { seq: number, epoch: number, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, metadata: string, hmac_chain: string, };
+export type RecordView = { seq: number, epoch: number, hmac_chain: string, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, 
+/**
+ * JSON text, stored and MACed byte for byte.
+ */
+metadata: string, };
 
 export type RunResult = { workers: number, calls: number, errors: number, first_error: string | null, seconds: number, throughput_per_s: number, first_call_us: number | null, latency: LatencySummary, series: Array<SeriesPoint>, 
 /**
  * (upper bound µs, count), log-spaced.
  */
 histogram: Array<[number, number]>, };
+
+export type Section = { 
+/**
+ * What needs attention, most urgent first.
+ */
+items: Array<AttentionItem>, 
+/**
+ * How many things were looked at (keys, certificates, records).
+ */
+checked: number, 
+/**
+ * Partitions whose objects could not be looked at (not logged in), by label.
+ */
+not_checked: Array<string>, };
 
 export type SeriesPoint = { t: number, p50_us: number, p99_us: number, ops_per_s: number, };
 
@@ -573,13 +872,23 @@ pool_size: number,
  */
 stats_poll_seconds: number, theme: Theme, 
 /**
+ * The window's language; `None` follows the system's locale.
+ */
+language: Language | null, 
+/**
  * Where signatures were last written (a folder), when not beside the files.
  */
-last_output_dir: string | null, };
+last_output_dir: string | null, 
+/**
+ * RFC 3161 time-stamps on CMS and bundle signatures.
+ */
+timestamp: TimestampSettings, };
+
+export type Severity = "info" | "warning" | "critical";
 
 export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
-export type SignFormat = "cms" | "raw" | "bundle";
+export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "minisign";
 
 export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
 
@@ -609,9 +918,14 @@ context: string | null, on_error: OnError,
 /**
  * Signing with an HSS key uses up one-time signatures: the officer confirms it.
  */
-confirm_hss: boolean, };
+confirm_hss: boolean, 
+/**
+ * Time-stamp CMS and bundle signatures with this authority (`hsmc sign --tsa`);
+ * without it, the one in Settings → Timestamp authority when that is on.
+ */
+timestamp?: TimestampAuthority, };
 
-export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest";
+export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 
 export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, 
 /**
@@ -640,7 +954,11 @@ export type StatsPoint = {
  */
 t: number, busy_percent: number | null, commands_per_second: number | null, sign_per_second: number | null, sessions: number | null, console_ops: number, console_errors: number, };
 
-export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, };
+export type StatsSnapshot = { partition_id: string, taken_at: string, manufacturer: string, library: string, cryptoki_version: string, token: TokenView, mechanism_count: number, luna: LunaStats | null, pool: PoolStatus, metrics: MetricsSnapshot, 
+/**
+ * For an HA group's virtual slot: the group, its members' statistics side by side.
+ */
+ha: HaGroupView | null, };
 
 export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
 
@@ -650,7 +968,64 @@ export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: n
  */
 efficiency: number, };
 
+export type Text = { 
+/**
+ * The catalog key (`errors.pin_incorrect`, `overview.hss.days_left`).
+ */
+key: string, 
+/**
+ * The values of the template's `{{name}}` placeholders.
+ */
+args: { [key in string]: string }, 
+/**
+ * The English text with the arguments filled in.
+ */
+text: string, };
+
 export type Theme = "system" | "light" | "dark";
+
+export type TimestampAuthority = { 
+/**
+ * `http://` or `https://`; requests are POSTed as `application/timestamp-query`.
+ */
+url: string, 
+/**
+ * PEM file of the CA (or CAs) the TSA's certificate must chain to; without one, the
+ * TSA's certificate is checked for its `timeStamping` use but not for who issued it.
+ */
+ca_file: string | null, 
+/**
+ * How long to wait for an answer, seconds.
+ */
+timeout_seconds: number, };
+
+export type TimestampInfo = { 
+/**
+ * `genTime`, as `2026-12-01T12:00:00Z` (fractions kept as the TSA gave them).
+ */
+time: string, 
+/**
+ * The TSA's certificate subject.
+ */
+tsa_subject: string, 
+/**
+ * The `tsa` name in the token, when the TSA gives one.
+ */
+tsa_name: string | null, policy: string, 
+/**
+ * Serial number of the token (hex).
+ */
+serial: string, 
+/**
+ * The hash of the imprint ("SHA-256").
+ */
+hash: DigestAlg, 
+/**
+ * Whether the TSA's certificate was checked against a CA.
+ */
+ca_checked: boolean, };
+
+export type TimestampSettings = { enabled: boolean, url: string, ca_file: string | null, timeout_seconds: number, };
 
 export type TokenContents = { partition_id: string, label: string, serial: string, 
 /**
@@ -703,6 +1078,16 @@ purpose: string, command: string, };
 
 export type Unwrapped = { summary: ObjectSummary, kcv: string | null, };
 
+export type UsageKeyView = { partition_id: string, partition_label: string, handle: number, class: string, label: string, id_hex: string, algorithm: string, limit: number, used: number, left: number, used_percent: number, 
+/**
+ * Against the same thresholds as HSS keys (Settings).
+ */
+status: HssStatus, 
+/**
+ * Signatures per day over the last 7, 30 and 90 days, from the audit trail.
+ */
+per_day_7: number, per_day_30: number, per_day_90: number, projected_exhaustion: string | null, };
+
 export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 
 export type Verdict = { "verdict": "intact", records: number, last_seq: number, checkpoints: number, last_checkpoint: CheckpointSummary | null, 
@@ -733,7 +1118,11 @@ detail: string,
 /**
  * Manifest: each listed file and whether it matches.
  */
-entries: Array<ManifestEntry>, };
+entries: Array<ManifestEntry>, 
+/**
+ * The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
+ */
+timestamp: TimestampInfo | null, };
 
 export type VerifyTrigger = "manual" | "scheduled";
 

@@ -2,10 +2,16 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DestroyResult, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
+  /**
+   * Every connected partition (login, PIN state, load, pool, HA) and the lists that need
+   * attention across them: keys running out, certificates expiring, the audit trail's
+   * verification, failed operations of the last 24 hours.
+   */
+  overview: { args: {}; result: Overview };
   /** The window's first request: whether the console started, and if not, why. */
   app_info: { args: {}; result: AppStatus };
   get_settings: { args: {}; result: Settings };
@@ -51,7 +57,10 @@ export interface Commands {
   key_details: { args: { partitionId: string; handle: number }; result: KeyDetails };
   /** What a key specification means: its name, a suggested label, a time warning. */
   describe_key_spec: { args: { spec: KeySpec; purpose: string }; result: KeySpecInfo };
-  /** Key generation runs off the UI thread; the window gets the elapsed time twice a second. */
+  /**
+   * Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+   * and — where the module reports it (lunasim's HSS trees) — how much is built.
+   */
   generate_key: { args: { partitionId: string; request: GenerateRequest; onEvent: Channel<JobEvent> }; result: GeneratedKey };
   /** The words the officer types to confirm deleting these objects. */
   deletion_phrase: { args: { partitionId: string; handles: Array<number> }; result: string };
@@ -63,6 +72,16 @@ export interface Commands {
   issue_certificate: { args: { partitionId: string; handle: number; subject: string; days: number }; result: CertificateView };
   /** A PKCS#10 certificate request signed by the key (PEM). */
   certificate_request: { args: { partitionId: string; handle: number; subject: string }; result: string };
+  /** A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint. */
+  openpgp_key: { args: { partitionId: string; handle: number }; result: OpenPgpKeyView };
+  /**
+   * Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+   * `None` when the officer cancels the dialog. The first one fixes the key's creation time
+   * on the token.
+   */
+  save_openpgp_certificate: { args: { partitionId: string; handle: number; userId: string; fileName: string }; result: OpenPgpCertificate | null };
+  /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
+  save_minisign_public_key: { args: { partitionId: string; handle: number }; result: string | null };
   /**
    * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
    * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
@@ -126,6 +145,8 @@ export interface Commands {
   audit_public_key: { args: {}; result: string };
   /** Start a new key epoch (the window asks for confirmation first). */
   audit_rotate_key: { args: {}; result: number };
+  /** Records and failures per day for the last `days` days (the Audit view's bar chart). */
+  audit_days: { args: { days: number }; result: Array<DayCount> };
   /** Every HSS key on the logged-in partitions, with burn rates from the audit trail. */
   hss_keys: { args: {}; result: Array<HssKeyView> };
   /** One statistics sample of a partition (kept for the charts). */
@@ -134,6 +155,21 @@ export interface Commands {
   stats_history: { args: { partitionId: string }; result: Array<StatsPoint> };
   /** A statistics chart as SVG. */
   stats_chart: { args: { partitionId: string; which: StatsChart }; result: string };
+  /** Every HA group of the loaded modules (their members, without statistics). */
+  ha_groups: { args: {}; result: Array<HaGroupView> };
+  /**
+   * One HA group, with its members' statistics side by side; null when the partition is
+   * not an HA group's virtual slot.
+   */
+  ha_group: { args: { partitionId: string }; result: HaGroupView | null };
+  /** Compare the group's members object by object now (recorded when the state changes). */
+  ha_drift: { args: { partitionId: string }; result: DriftReport };
+  /** The header's HA warnings: groups with a drift or a member down. */
+  ha_warnings: { args: {}; result: Array<HaWarning> };
+  /** Every key with a Luna usage limit on the logged-in partitions: uses left, burn rate. */
+  usage_keys: { args: {}; result: Array<UsageKeyView> };
+  /** Set or raise a key's usage limit (Luna: the crypto officer or the SO). */
+  set_usage_limit: { args: { partitionId: string; handle: number; limit: number }; result: ObjectSummary };
   /** The probes this partition offers (and why others are not). */
   probe_catalog: { args: { partitionId: string }; result: Array<ProbeChoice> };
   /** Run a probe with live progress; `cancel_job(job_id)` stops it. */
@@ -154,7 +190,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "hss_keys", "stats", "stats_history", "stats_chart", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -178,6 +214,12 @@ function channel<T>(onMessage: (message: T) => void): Channel<T> {
 /** A typed function per command, over an invoker (`ipc.ts` passes Tauri's, with errors mapped). */
 export function commandFunctions(invoke: Invoker) {
   return {
+    /**
+     * Every connected partition (login, PIN state, load, pool, HA) and the lists that need
+     * attention across them: keys running out, certificates expiring, the audit trail's
+     * verification, failed operations of the last 24 hours.
+     */
+    overview: () => invoke("overview", {}),
     /** The window's first request: whether the console started, and if not, why. */
     appInfo: () => invoke("app_info", {}),
     getSettings: () => invoke("get_settings", {}),
@@ -223,7 +265,10 @@ export function commandFunctions(invoke: Invoker) {
     keyDetails: (partitionId: string, handle: number) => invoke("key_details", { partitionId, handle }),
     /** What a key specification means: its name, a suggested label, a time warning. */
     describeKeySpec: (spec: KeySpec, purpose: string) => invoke("describe_key_spec", { spec, purpose }),
-    /** Key generation runs off the UI thread; the window gets the elapsed time twice a second. */
+    /**
+     * Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+     * and — where the module reports it (lunasim's HSS trees) — how much is built.
+     */
     generateKey: (partitionId: string, request: GenerateRequest, onEvent: (message: JobEvent) => void) => invoke("generate_key", { partitionId, request, onEvent: channel(onEvent) }),
     /** The words the officer types to confirm deleting these objects. */
     deletionPhrase: (partitionId: string, handles: Array<number>) => invoke("deletion_phrase", { partitionId, handles }),
@@ -235,6 +280,16 @@ export function commandFunctions(invoke: Invoker) {
     issueCertificate: (partitionId: string, handle: number, subject: string, days: number) => invoke("issue_certificate", { partitionId, handle, subject, days }),
     /** A PKCS#10 certificate request signed by the key (PEM). */
     certificateRequest: (partitionId: string, handle: number, subject: string) => invoke("certificate_request", { partitionId, handle, subject }),
+    /** A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint. */
+    openpgpKey: (partitionId: string, handle: number) => invoke("openpgp_key", { partitionId, handle }),
+    /**
+     * Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+     * `None` when the officer cancels the dialog. The first one fixes the key's creation time
+     * on the token.
+     */
+    saveOpenpgpCertificate: (partitionId: string, handle: number, userId: string, fileName: string) => invoke("save_openpgp_certificate", { partitionId, handle, userId, fileName }),
+    /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
+    saveMinisignPublicKey: (partitionId: string, handle: number) => invoke("save_minisign_public_key", { partitionId, handle }),
     /**
      * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
      * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
@@ -298,6 +353,8 @@ export function commandFunctions(invoke: Invoker) {
     auditPublicKey: () => invoke("audit_public_key", {}),
     /** Start a new key epoch (the window asks for confirmation first). */
     auditRotateKey: () => invoke("audit_rotate_key", {}),
+    /** Records and failures per day for the last `days` days (the Audit view's bar chart). */
+    auditDays: (days: number) => invoke("audit_days", { days }),
     /** Every HSS key on the logged-in partitions, with burn rates from the audit trail. */
     hssKeys: () => invoke("hss_keys", {}),
     /** One statistics sample of a partition (kept for the charts). */
@@ -306,6 +363,21 @@ export function commandFunctions(invoke: Invoker) {
     statsHistory: (partitionId: string) => invoke("stats_history", { partitionId }),
     /** A statistics chart as SVG. */
     statsChart: (partitionId: string, which: StatsChart) => invoke("stats_chart", { partitionId, which }),
+    /** Every HA group of the loaded modules (their members, without statistics). */
+    haGroups: () => invoke("ha_groups", {}),
+    /**
+     * One HA group, with its members' statistics side by side; null when the partition is
+     * not an HA group's virtual slot.
+     */
+    haGroup: (partitionId: string) => invoke("ha_group", { partitionId }),
+    /** Compare the group's members object by object now (recorded when the state changes). */
+    haDrift: (partitionId: string) => invoke("ha_drift", { partitionId }),
+    /** The header's HA warnings: groups with a drift or a member down. */
+    haWarnings: () => invoke("ha_warnings", {}),
+    /** Every key with a Luna usage limit on the logged-in partitions: uses left, burn rate. */
+    usageKeys: () => invoke("usage_keys", {}),
+    /** Set or raise a key's usage limit (Luna: the crypto officer or the SO). */
+    setUsageLimit: (partitionId: string, handle: number, limit: number) => invoke("set_usage_limit", { partitionId, handle, limit }),
     /** The probes this partition offers (and why others are not). */
     probeCatalog: (partitionId: string) => invoke("probe_catalog", { partitionId }),
     /** Run a probe with live progress; `cancel_job(job_id)` stops it. */

@@ -1,22 +1,34 @@
 // Small building blocks shared by the views.
 import { useEffect, useRef, type ReactNode } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import type { ApiError } from "./bindings";
+import { errorTexts, formatter } from "./i18n";
 import { useToasts } from "./state";
 
-/// An error as the backend describes it: what happened, details, what to do, the PKCS#11 call.
+/// An error as the backend describes it: what happened, details, what to do, the PKCS#11
+/// call. The message and suggestion in the window's language when the backend gave keys.
 export function ErrorBox({ error, title }: { error: ApiError; title?: string }) {
+  const { t } = useTranslation();
+  const { message, suggestion } = errorTexts(error);
   return (
     <div className="error-box" role="alert" data-code={error.code}>
       <strong>
         {title ? `${title}: ` : ""}
-        {error.message}
+        {message}
       </strong>
       {error.details && <p>{error.details}</p>}
-      {error.suggestion && <p className="suggestion">What to do: {error.suggestion}</p>}
+      {suggestion && <p className="suggestion">{t("common.what_to_do", { suggestion })}</p>}
       {error.pkcs11 && (
         <p className="pkcs11">
-          <code>{error.pkcs11.function}</code> returned <code>{error.pkcs11.name}</code> (0x
-          {error.pkcs11.code.toString(16).toUpperCase().padStart(8, "0")})
+          <Trans
+            i18nKey="common.pkcs11_returned"
+            values={{
+              function: error.pkcs11.function,
+              name: error.pkcs11.name,
+              code: `0x${error.pkcs11.code.toString(16).toUpperCase().padStart(8, "0")}`,
+            }}
+            components={[<code key="f" />, <code key="n" />]}
+          />
         </p>
       )}
     </div>
@@ -50,6 +62,8 @@ export function Badge({
 }
 
 export function ProgressBar({ done, total, label }: { done: number; total: number; label?: string }) {
+  const { t } = useTranslation();
+  const fmt = formatter();
   const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 0;
   return (
     <div
@@ -58,11 +72,11 @@ export function ProgressBar({ done, total, label }: { done: number; total: numbe
       aria-valuemin={0}
       aria-valuemax={total || 100}
       aria-valuenow={done}
-      aria-label={label ?? "progress"}
+      aria-label={label ?? t("common.progress")}
     >
       <div className="progress-fill" style={{ width: `${total > 0 ? pct : 100}%` }} data-indeterminate={total <= 0 ? "true" : undefined} />
       <span className="progress-text">
-        {label ?? (total > 0 ? `${done.toLocaleString()} / ${total.toLocaleString()} (${pct}%)` : "working…")}
+        {label ?? (total > 0 ? `${fmt.number(done)} / ${fmt.number(total)} (${pct}%)` : t("common.working"))}
       </span>
     </div>
   );
@@ -82,6 +96,7 @@ export function Dialog({
   footer?: ReactNode;
   wide?: boolean;
 }) {
+  const { t } = useTranslation();
   const ref = useRef<HTMLDivElement>(null);
   // The latest onClose, read when a key is pressed: parents pass a new function on every
   // render, and re-running the focus effect on each would pull the focus out of the field
@@ -127,7 +142,7 @@ export function Dialog({
       <div className={`dialog${wide ? " dialog-wide" : ""}`} role="dialog" aria-modal="true" aria-label={title} ref={ref} tabIndex={-1}>
         <header className="dialog-header">
           <h2>{title}</h2>
-          <button className="icon-button" data-close onClick={onClose} aria-label="Close">
+          <button className="icon-button" data-close onClick={onClose} aria-label={t("common.close")}>
             ×
           </button>
         </header>
@@ -139,16 +154,17 @@ export function Dialog({
 }
 
 export function Toasts() {
+  const { t } = useTranslation();
   const { toasts, dismiss } = useToasts();
   return (
     <div className="toasts" aria-live="polite">
-      {toasts.map((t) => (
-        <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === "error" ? "alert" : "status"}>
+      {toasts.map((x) => (
+        <div key={x.id} className={`toast toast-${x.kind}`} role={x.kind === "error" ? "alert" : "status"}>
           <div className="toast-body">
-            <span>{t.text}</span>
-            {t.error && <ErrorBox error={t.error} />}
+            <span>{x.text}</span>
+            {x.error && <ErrorBox error={x.error} />}
           </div>
-          <button className="icon-button" onClick={() => dismiss(t.id)} aria-label="Dismiss">
+          <button className="icon-button" onClick={() => dismiss(x.id)} aria-label={t("common.dismiss")}>
             ×
           </button>
         </div>
@@ -167,10 +183,7 @@ export function Field({ label, children, hint }: { label: string; children: Reac
   );
 }
 
+/// A size in the window's language (see `useFormat().bytes`).
 export function formatBytes(n: number | null | undefined): string {
-  if (n === null || n === undefined) return "—";
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+  return formatter().bytes(n);
 }

@@ -73,22 +73,23 @@ pub fn encode_fields(f: &Fields<'_>, out: &mut Vec<u8>) {
 
 /// Append the canonical encoding of `r` (without its chain value) to `out`.
 pub fn encode_into(r: &Record, out: &mut Vec<u8>) {
+    let e = &r.event;
     encode_fields(
         &Fields {
             log_id: r.log_id.as_bytes(),
             seq: r.seq,
             epoch: r.epoch,
-            timestamp: r.timestamp.as_bytes(),
-            session_id: r.session_id.as_bytes(),
-            actor_id: r.actor_id.as_deref().map(str::as_bytes),
-            actor_ip: r.actor_ip.as_bytes(),
-            action: r.action.as_bytes(),
-            resource_type: r.resource_type.as_bytes(),
-            resource_id: r.resource_id.as_deref().map(str::as_bytes),
-            algorithm: r.algorithm.as_deref().map(str::as_bytes),
-            status: r.status.as_bytes(),
-            error_code: r.error_code.as_deref().map(str::as_bytes),
-            metadata: r.metadata.as_bytes(),
+            timestamp: e.timestamp.as_bytes(),
+            session_id: e.session_id.as_bytes(),
+            actor_id: e.actor_id.as_deref().map(str::as_bytes),
+            actor_ip: e.actor_ip.as_bytes(),
+            action: e.action.as_bytes(),
+            resource_type: e.resource_type.as_bytes(),
+            resource_id: e.resource_id.as_deref().map(str::as_bytes),
+            algorithm: e.algorithm.as_deref().map(str::as_bytes),
+            status: e.status.as_bytes(),
+            error_code: e.error_code.as_deref().map(str::as_bytes),
+            metadata: e.metadata.as_bytes(),
             created_at: r.created_at.as_bytes(),
         },
         out,
@@ -96,7 +97,7 @@ pub fn encode_into(r: &Record, out: &mut Vec<u8>) {
 }
 
 pub fn encode(r: &Record) -> Vec<u8> {
-    let mut v = Vec::with_capacity(256 + r.metadata.len());
+    let mut v = Vec::with_capacity(256 + r.event.metadata.len());
     encode_into(r, &mut v);
     v
 }
@@ -135,23 +136,26 @@ pub fn hex32(s: &str) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Prepared;
 
     fn rec() -> Record {
         Record {
             log_id: "L".into(),
             seq: 1,
             epoch: 0,
-            timestamp: "2026-11-30T15:00:00.000Z".into(),
-            session_id: "s".into(),
-            actor_id: None,
-            actor_ip: "127.0.0.1".into(),
-            action: "key.generate".into(),
-            resource_type: "private_key".into(),
-            resource_id: Some("k".into()),
-            algorithm: Some("ML-DSA-65".into()),
-            status: "success".into(),
-            error_code: None,
-            metadata: "{}".into(),
+            event: Prepared {
+                timestamp: "2026-11-30T15:00:00.000Z".into(),
+                session_id: "s".into(),
+                actor_id: None,
+                actor_ip: "127.0.0.1".into(),
+                action: "key.generate".into(),
+                resource_type: "private_key".into(),
+                resource_id: Some("k".into()),
+                algorithm: Some("ML-DSA-65".into()),
+                status: "success".into(),
+                error_code: None,
+                metadata: "{}".into(),
+            },
             hmac_chain: String::new(),
             created_at: "2026-11-30T15:00:00.001Z".into(),
         }
@@ -161,7 +165,7 @@ mod tests {
     fn absent_and_empty_differ() {
         let a = rec();
         let mut b = rec();
-        b.actor_id = Some(String::new());
+        b.event.actor_id = Some(String::new());
         assert_ne!(encode(&a), encode(&b));
     }
 
@@ -169,8 +173,8 @@ mod tests {
     fn field_boundaries_are_unambiguous() {
         // Moving a character from one field to the next must change the encoding.
         let mut a = rec();
-        a.action = "key.gen".into();
-        a.resource_type = "erateprivate_key".into();
+        a.event.action = "key.gen".into();
+        a.event.resource_type = "erateprivate_key".into();
         assert_ne!(encode(&a), encode(&rec()));
     }
 
@@ -182,17 +186,17 @@ mod tests {
             Box::new(|r| r.log_id.push('x')),
             Box::new(|r| r.seq += 1),
             Box::new(|r| r.epoch += 1),
-            Box::new(|r| r.timestamp.push('x')),
-            Box::new(|r| r.session_id.push('x')),
-            Box::new(|r| r.actor_id = Some("a".into())),
-            Box::new(|r| r.actor_ip.push('x')),
-            Box::new(|r| r.action.push('x')),
-            Box::new(|r| r.resource_type.push('x')),
-            Box::new(|r| r.resource_id = None),
-            Box::new(|r| r.algorithm = None),
-            Box::new(|r| r.status.push('x')),
-            Box::new(|r| r.error_code = Some("E".into())),
-            Box::new(|r| r.metadata.push(' ')),
+            Box::new(|r| r.event.timestamp.push('x')),
+            Box::new(|r| r.event.session_id.push('x')),
+            Box::new(|r| r.event.actor_id = Some("a".into())),
+            Box::new(|r| r.event.actor_ip.push('x')),
+            Box::new(|r| r.event.action.push('x')),
+            Box::new(|r| r.event.resource_type.push('x')),
+            Box::new(|r| r.event.resource_id = None),
+            Box::new(|r| r.event.algorithm = None),
+            Box::new(|r| r.event.status.push('x')),
+            Box::new(|r| r.event.error_code = Some("E".into())),
+            Box::new(|r| r.event.metadata.push(' ')),
             Box::new(|r| r.created_at.push('x')),
         ];
         for (i, m) in mutations.iter().enumerate() {
@@ -204,6 +208,41 @@ mod tests {
         let mut r = rec();
         r.hmac_chain = "ff".into();
         assert_eq!(encode(&r), base);
+    }
+
+    /// The encoding of a known record, byte for byte, with its MAC and digest links: stored
+    /// trails verify only as long as these never change.
+    #[test]
+    fn known_record_encodes_as_pinned() {
+        let pinned = [
+            "0000001468736d2d636f6e736f6c652f61756469742f7631", // domain tag
+            "000000014c",                                       // log_id "L"
+            "0000000000000001",                                 // seq 1
+            "0000000000000000",                                 // epoch 0
+            "00000018323032362d31312d33305431353a30303a30302e3030305a", // timestamp
+            "0000000173",                                       // session_id "s"
+            "ffffffff",                                         // actor_id absent
+            "000000093132372e302e302e31",                       // actor_ip
+            "0000000c6b65792e67656e6572617465",                 // action
+            "0000000b707269766174655f6b6579",                   // resource_type
+            "000000016b",                                       // resource_id "k"
+            "000000094d4c2d4453412d3635",                       // algorithm
+            "0000000773756363657373",                           // status
+            "ffffffff",                                         // error_code absent
+            "000000027b7d",                                     // metadata "{}"
+            "00000018323032362d31312d33305431353a30303a30302e3030315a", // created_at
+        ]
+        .concat();
+        let e = encode(&rec());
+        assert_eq!(hex::encode(&e), pinned);
+        assert_eq!(
+            hex::encode(ChainKey::new(&[7u8; 32]).link(&e, &GENESIS)),
+            "5ab31f123fde35b7e9a5fd1046627f2b6e2823f8c3ccf0eef72efd09eaea1d69"
+        );
+        assert_eq!(
+            hex::encode(digest_link(&e, &GENESIS)),
+            "946892783ccb7f0a04e6b4477ee8f6a89b0c1fd18b3b3cd3511d467b2452a17c"
+        );
     }
 
     #[test]

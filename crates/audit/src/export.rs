@@ -67,10 +67,11 @@ fn tmp_path(out: &Path) -> std::path::PathBuf {
 }
 
 fn finish(tmp: &Path, out: &Path, f: std::fs::File) -> Result<()> {
-    f.sync_all().map_err(|e| AuditError::Store(e.to_string()))?;
+    f.sync_all()
+        .map_err(|e| AuditError::store(format!("cannot write {}", tmp.display()), e))?;
     drop(f);
     std::fs::rename(tmp, out)
-        .map_err(|e| AuditError::Store(format!("cannot write {}: {e}", out.display())))
+        .map_err(|e| AuditError::store(format!("cannot write {}", out.display()), e))
 }
 
 /// All records of the trail in seq order, filtered by time, with the chain values before
@@ -89,12 +90,12 @@ async fn collect(log: &AuditLog, range: &Range) -> Result<(Vec<Record>, [u8; 32]
             let before = range
                 .from_time
                 .as_ref()
-                .map(|f| &r.timestamp < f)
+                .map(|f| &r.event.timestamp < f)
                 .unwrap_or(false);
             let beyond = range
                 .to_time
                 .as_ref()
-                .map(|t| &r.timestamp > t)
+                .map(|t| &r.event.timestamp > t)
                 .unwrap_or(false);
             if before {
                 prev_digest = encode::digest_link(&encode::encode(&r), &prev_digest);
@@ -122,18 +123,19 @@ pub async fn export_jsonl(
         .await?
         .into_iter()
         .filter(|c| match (first, last) {
-            (Some(f), Some(l)) => c.seq >= f - 1 && c.seq <= l,
+            // Up to the end of the trail, the checkpoints beyond the last record too: they
+            // show offline that records were cut from the end.
+            (Some(f), Some(l)) => c.seq >= f - 1 && (c.seq <= l || range.to_time.is_none()),
             _ => range.from_time.is_none() && range.to_time.is_none(),
         })
         .collect();
     let tmp = tmp_path(out);
     let mut f = std::fs::File::create(&tmp)
-        .map_err(|e| AuditError::Store(format!("cannot create {}: {e}", tmp.display())))?;
+        .map_err(|e| AuditError::store(format!("cannot create {}", tmp.display()), e))?;
     let mut w = std::io::BufWriter::new(&mut f);
     let mut line = |l: &Line| -> Result<()> {
-        serde_json::to_writer(&mut w, l).map_err(|e| AuditError::Store(e.to_string()))?;
-        w.write_all(b"\n")
-            .map_err(|e| AuditError::Store(e.to_string()))
+        serde_json::to_writer(&mut w, l).map_err(AuditError::store_cause)?;
+        w.write_all(b"\n").map_err(AuditError::store_cause)
     };
     line(&Line::Header {
         format: FORMAT.into(),
@@ -167,7 +169,7 @@ pub async fn export_jsonl(
         records: records.len() as i64,
         checkpoints: checkpoints.len() as i64,
     })?;
-    w.flush().map_err(|e| AuditError::Store(e.to_string()))?;
+    w.flush().map_err(AuditError::store_cause)?;
     drop(w);
     finish(&tmp, out, f)?;
     Ok(ExportSummary {
@@ -191,24 +193,25 @@ fn csv_field(s: &str) -> String {
 pub async fn export_csv(log: &AuditLog, range: &Range, out: &Path) -> Result<ExportSummary> {
     let (records, ..) = collect(log, range).await?;
     let tmp = tmp_path(out);
-    let mut f = std::fs::File::create(&tmp).map_err(|e| AuditError::Store(e.to_string()))?;
+    let mut f = std::fs::File::create(&tmp).map_err(AuditError::store_cause)?;
     let mut w = std::io::BufWriter::new(&mut f);
-    let io = |e: std::io::Error| AuditError::Store(e.to_string());
+    let io = AuditError::store_cause;
     writeln!(w, "seq,timestamp,actor_id,actor_ip,session_id,action,resource_type,resource_id,algorithm,status,error_code,metadata,epoch,hmac_chain").map_err(io)?;
     for r in &records {
+        let e = &r.event;
         let cols = [
             r.seq.to_string(),
-            r.timestamp.clone(),
-            r.actor_id.clone().unwrap_or_default(),
-            r.actor_ip.clone(),
-            r.session_id.clone(),
-            r.action.clone(),
-            r.resource_type.clone(),
-            r.resource_id.clone().unwrap_or_default(),
-            r.algorithm.clone().unwrap_or_default(),
-            r.status.clone(),
-            r.error_code.clone().unwrap_or_default(),
-            r.metadata.clone(),
+            e.timestamp.clone(),
+            e.actor_id.clone().unwrap_or_default(),
+            e.actor_ip.clone(),
+            e.session_id.clone(),
+            e.action.clone(),
+            e.resource_type.clone(),
+            e.resource_id.clone().unwrap_or_default(),
+            e.algorithm.clone().unwrap_or_default(),
+            e.status.clone(),
+            e.error_code.clone().unwrap_or_default(),
+            e.metadata.clone(),
             r.epoch.to_string(),
             r.hmac_chain.clone(),
         ];

@@ -15,6 +15,7 @@ pub mod encode;
 pub mod export;
 pub mod log;
 pub mod scan;
+pub mod sql;
 pub mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -27,12 +28,27 @@ pub use anchor::{Anchor, FileAnchor};
 pub use log::{AuditConfig, AuditLog, Context, KeyStatus};
 pub use verify::{Finding, Verdict};
 
-/// One stored record (the seed's columns plus `log_id`, `seq` and the key `epoch`).
+/// One stored record (the seed's columns plus `log_id`, `seq` and the key `epoch`): its
+/// position in the chain, the event it holds, and the chain value over both. Its JSON (an
+/// export's record line) lists the event's fields in place, between `epoch` and
+/// `hmac_chain`, as the table's columns are ordered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Record {
     pub log_id: String,
     pub seq: i64,
     pub epoch: i64,
+    #[serde(flatten)]
+    #[sqlx(flatten)]
+    pub event: Prepared,
+    pub hmac_chain: String,
+    pub created_at: String,
+}
+
+/// An event prepared for the chain: everything a record holds but its position and chain
+/// value. Also the form in which events wait in the pending spool (its JSON), and what the
+/// UI shows of a record (`RecordView` in the console flattens it too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, ts_rs::TS)]
+pub struct Prepared {
     pub timestamp: String,
     pub session_id: String,
     pub actor_id: Option<String>,
@@ -45,8 +61,6 @@ pub struct Record {
     pub error_code: Option<String>,
     /// JSON text, stored and MACed byte for byte.
     pub metadata: String,
-    pub hmac_chain: String,
-    pub created_at: String,
 }
 
 /// Outcome of the audited action.
@@ -160,13 +174,24 @@ pub trait CheckpointSigner: Send + Sync {
     fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String>;
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
+/// What failed underneath the store: the database driver, the file system, a stored value
+/// that does not parse.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+#[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     /// The MAC key is not unlocked: the caller must refuse the privileged action.
     #[error("the audit trail is locked: {0}")]
     KeyUnavailable(String),
-    #[error("the audit store is unavailable: {0}")]
-    Store(String),
+    /// The store failed. `context` says what the console was doing when that adds to the
+    /// cause (`cannot open /path/audit.db`); `cause` is the underlying error, kept as the
+    /// source. The message names both, as the console shows only the message.
+    #[error("the audit store is unavailable: {}", store_message(.context.as_deref(), .cause.as_deref()))]
+    Store {
+        context: Option<String>,
+        #[source]
+        cause: Option<Cause>,
+    },
     #[error("the audit store was busy for longer than {0} ms")]
     Locked(u64),
     #[error("{0}")]
@@ -175,11 +200,54 @@ pub enum AuditError {
     Invalid(String),
     #[error("cancelled")]
     Cancelled,
+    /// The store ends before a record a signed checkpoint vouches for: records were removed
+    /// from the end. A new record would take the first removed one's number and hide the
+    /// removal, so the trail takes no record until the store is restored.
+    #[error("the audit trail was truncated: it ends at record {last_seq}, but a signed checkpoint vouches for records up to {checkpoint_seq}, so the console writes nothing onto it")]
+    Truncated { last_seq: i64, checkpoint_seq: i64 },
+}
+
+impl AuditError {
+    /// The store failed with `cause` while the console was doing `context`.
+    pub fn store(context: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        AuditError::Store {
+            context: Some(context.into()),
+            cause: Some(cause.into()),
+        }
+    }
+
+    /// The store holds or returned something the console never writes (no error below).
+    pub fn store_state(what: impl Into<String>) -> Self {
+        AuditError::Store {
+            context: Some(what.into()),
+            cause: None,
+        }
+    }
+
+    /// The store failed with `cause`, which says it all.
+    pub fn store_cause(cause: impl Into<Cause>) -> Self {
+        AuditError::Store {
+            context: None,
+            cause: Some(cause.into()),
+        }
+    }
+}
+
+fn store_message(
+    context: Option<&str>,
+    cause: Option<&(dyn std::error::Error + Send + Sync + 'static)>,
+) -> String {
+    match (context, cause) {
+        (Some(c), Some(e)) => format!("{c}: {e}"),
+        (Some(c), None) => c.to_string(),
+        (None, Some(e)) => e.to_string(),
+        (None, None) => "unknown error".to_string(),
+    }
 }
 
 impl From<sqlx::Error> for AuditError {
     fn from(e: sqlx::Error) -> Self {
-        AuditError::Store(e.to_string())
+        AuditError::store_cause(e)
     }
 }
 
@@ -198,4 +266,46 @@ pub fn now_rfc3339() -> String {
         t.second(),
         t.millisecond()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_store_error_keeps_its_cause() {
+        let e = AuditError::from(sqlx::Error::RowNotFound);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the audit store is unavailable: {}",
+                sqlx::Error::RowNotFound
+            )
+        );
+        let cause = e.source().expect("the driver's error is the source");
+        assert!(matches!(
+            cause.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::RowNotFound)
+        ));
+
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = AuditError::store("cannot open /x/audit.db", io);
+        assert_eq!(
+            e.to_string(),
+            "the audit store is unavailable: cannot open /x/audit.db: denied"
+        );
+        let cause = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            cause.map(|c| c.kind()),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+
+        let e = AuditError::store_state("record 7 vanished during verification");
+        assert_eq!(
+            e.to_string(),
+            "the audit store is unavailable: record 7 vanished during verification"
+        );
+        assert!(e.source().is_none());
+    }
 }

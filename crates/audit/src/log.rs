@@ -16,10 +16,11 @@ use zeroize::Zeroizing;
 
 use crate::anchor::Anchor;
 use crate::encode::{self, ChainKey, GENESIS};
-use crate::store::{KeyRow, Prepared, Query, Store};
+use crate::store::{KeyRow, Query, Store};
 use crate::verify::{self, Verdict, VerifyInput};
 use crate::{
-    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Record, Result,
+    now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Prepared, Record,
+    Result,
 };
 
 /// Where the trail lives and how often it is checkpointed.
@@ -286,7 +287,12 @@ impl AuditLog {
         // Chain whatever waited for the key (also what other consoles spooled).
         if self.store.pending_count(&self.log_id).await? > 0 {
             self.pending_hint.store(true, Ordering::SeqCst);
-            self.append_inner(None).await?;
+            match self.append_inner(None).await {
+                // On a cut trail the events stay spooled; unlocking still lets the officer
+                // verify, which names the cut.
+                Ok(_) | Err(AuditError::Truncated { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }
@@ -320,7 +326,7 @@ impl AuditLog {
         let p = self.prepare(&e);
         let mut recs = self.append_inner(Some(p)).await?;
         recs.pop()
-            .ok_or_else(|| AuditError::Store("the append produced no record".into()))
+            .ok_or_else(|| AuditError::store_state("the append produced no record"))
     }
 
     /// Record an event whether or not the key is available: chained now if it is, spooled
@@ -362,6 +368,9 @@ impl AuditLog {
                 return self.after_append(st, vec![r]).await;
             }
         }
+        // The head is read from the store below; a checkpoint beyond it proves records were
+        // cut from the end, and the next one must not take the first missing number.
+        let vouched = self.store.vouched_seq(&self.log_id).await?;
         let this = self;
         let started = Instant::now();
         let recs = loop {
@@ -378,13 +387,19 @@ impl AuditLog {
                             Some((s, h)) => (
                                 s,
                                 encode::hex32(&h).ok_or_else(|| {
-                                    AuditError::Store(format!(
+                                    AuditError::store_state(format!(
                                         "record {s} has a malformed chain value"
                                     ))
                                 })?,
                             ),
                             None => (0, GENESIS),
                         };
+                        if let Some(checkpoint_seq) = vouched.filter(|v| *v > seq) {
+                            return Err(AuditError::Truncated {
+                                last_seq: seq,
+                                checkpoint_seq,
+                            });
+                        }
                         let created_at = now_rfc3339();
                         let mut out = Vec::new();
                         for prepared in pending.into_iter().map(|(_, p)| p).chain(p) {
@@ -434,17 +449,7 @@ impl AuditLog {
             log_id: self.log_id.clone(),
             seq,
             epoch,
-            timestamp: prepared.timestamp,
-            session_id: prepared.session_id,
-            actor_id: prepared.actor_id,
-            actor_ip: prepared.actor_ip,
-            action: prepared.action,
-            resource_type: prepared.resource_type,
-            resource_id: prepared.resource_id,
-            algorithm: prepared.algorithm,
-            status: prepared.status,
-            error_code: prepared.error_code,
-            metadata: prepared.metadata,
+            event: prepared,
             hmac_chain: String::new(),
             created_at,
         };

@@ -1,7 +1,11 @@
 //! The two stores behind one type: SQLite (embedded default, WAL, `synchronous=FULL`) and
 //! PostgreSQL (a shared trail for a team). Appends are serialized across threads,
-//! processes and machines by the database itself — `BEGIN IMMEDIATE` on SQLite, a
-//! transaction-scoped advisory lock on PostgreSQL — so the chain stays one line.
+//! processes and machines by the database itself — SQLite's write lock (`BEGIN
+//! IMMEDIATE`), PostgreSQL's primary key on (trail, seq), which refuses a second record at
+//! a position — so the chain stays one line.
+//!
+//! Each query's text is written once (in [`crate::sql`]) and each method's code once: the
+//! `on_pool!` macro compiles it for both pools.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -11,26 +15,10 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Row;
+use sqlx::{Database, Encode, Row, Transaction, Type};
 
-use crate::{AuditError, Checkpoint, Record, Result};
-
-/// An event prepared for the chain (everything but its position and chain value); also the
-/// form in which events wait in the pending spool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Prepared {
-    pub timestamp: String,
-    pub session_id: String,
-    pub actor_id: Option<String>,
-    pub actor_ip: String,
-    pub action: String,
-    pub resource_type: String,
-    pub resource_id: Option<String>,
-    pub algorithm: Option<String>,
-    pub status: String,
-    pub error_code: Option<String>,
-    pub metadata: String,
-}
+use crate::sql::{self, Dialect};
+use crate::{AuditError, Checkpoint, Prepared, Record, Result};
 
 /// A wrapped MAC key of one epoch.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -64,6 +52,16 @@ pub struct Query {
     pub ascending: bool,
 }
 
+/// One day of a trail: how many records, how many of them failures.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize, ts_rs::TS)]
+pub struct DayCount {
+    pub day: String,
+    #[ts(type = "number")]
+    pub records: i64,
+    #[ts(type = "number")]
+    pub failures: i64,
+}
+
 #[derive(Clone)]
 pub enum Store {
     /// The pool and the database file (the verifier's scanner opens it directly).
@@ -71,8 +69,94 @@ pub enum Store {
     Postgres(PgPool),
 }
 
-pub(crate) const COLUMNS: &str = "log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at";
+/// `$body` with `$pool` bound to the store's pool: written once, compiled for each backend.
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            Store::Sqlite($pool, _) => $body,
+            Store::Postgres($pool) => $body,
+        }
+    };
+}
 
+/// How a writing transaction starts: the one thing besides the SQL dialect that differs
+/// between the pools.
+trait Begin {
+    type Db: Database;
+
+    /// A transaction no other writer of the store runs beside. SQLite takes the database's
+    /// write lock at once (`BEGIN IMMEDIATE`: with a plain `BEGIN` two writers could both
+    /// read before either writes); PostgreSQL takes a transaction-scoped advisory lock.
+    async fn begin_exclusive(&self) -> sqlx::Result<Transaction<'_, Self::Db>>;
+
+    /// The transaction an append runs in. SQLite: exclusive, as above, so the head read in
+    /// it cannot move. PostgreSQL: a plain one; a concurrent writer that took the position
+    /// first makes the insert fail on the primary key, and the append is tried again.
+    async fn begin_append(&self) -> sqlx::Result<Transaction<'_, Self::Db>>;
+}
+
+impl Begin for SqlitePool {
+    type Db = sqlx::Sqlite;
+
+    async fn begin_exclusive(&self) -> sqlx::Result<Transaction<'_, sqlx::Sqlite>> {
+        self.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    async fn begin_append(&self) -> sqlx::Result<Transaction<'_, sqlx::Sqlite>> {
+        self.begin_exclusive().await
+    }
+}
+
+/// The advisory lock that makes a PostgreSQL transaction exclusive (any fixed number; only
+/// the console takes it).
+const PG_WRITE_LOCK: i64 = 7284001;
+
+impl Begin for PgPool {
+    type Db = sqlx::Postgres;
+
+    async fn begin_exclusive(&self) -> sqlx::Result<Transaction<'_, sqlx::Postgres>> {
+        let mut tx = self.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(PG_WRITE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+
+    async fn begin_append(&self) -> sqlx::Result<Transaction<'_, sqlx::Postgres>> {
+        self.begin().await
+    }
+}
+
+type QueryOf<'q, DB> = sqlx::query::Query<'q, DB, <DB as Database>::Arguments<'q>>;
+
+/// Bind `r`'s values to [`sql::INSERT_RECORD`], in [`sql::COLUMNS`] order.
+fn bind_record<'q, DB: Database>(q: QueryOf<'q, DB>, r: &'q Record) -> QueryOf<'q, DB>
+where
+    &'q String: Encode<'q, DB> + Type<DB>,
+    &'q Option<String>: Encode<'q, DB> + Type<DB>,
+    i64: Encode<'q, DB> + Type<DB>,
+{
+    let e = &r.event;
+    q.bind(&r.log_id)
+        .bind(r.seq)
+        .bind(r.epoch)
+        .bind(&e.timestamp)
+        .bind(&e.session_id)
+        .bind(&e.actor_id)
+        .bind(&e.actor_ip)
+        .bind(&e.action)
+        .bind(&e.resource_type)
+        .bind(&e.resource_id)
+        .bind(&e.algorithm)
+        .bind(&e.status)
+        .bind(&e.error_code)
+        .bind(&e.metadata)
+        .bind(&r.hmac_chain)
+        .bind(&r.created_at)
+}
+
+/// A failed statement of an append: a lock held past the timeout is [`AuditError::Locked`].
 fn busy(e: sqlx::Error, timeout: Duration) -> AuditError {
     let s = e.to_string();
     if s.contains("database is locked")
@@ -81,7 +165,22 @@ fn busy(e: sqlx::Error, timeout: Duration) -> AuditError {
     {
         AuditError::Locked(timeout.as_millis() as u64)
     } else {
-        AuditError::Store(s)
+        AuditError::store_cause(e)
+    }
+}
+
+/// What an insert of a record at its position came to.
+enum Inserted {
+    Yes,
+    /// Another writer's record holds the position.
+    PositionTaken,
+}
+
+fn inserted(res: sqlx::Result<impl Sized>, lock_timeout: Duration) -> Result<Inserted> {
+    match res {
+        Ok(_) => Ok(Inserted::Yes),
+        Err(sqlx::Error::Database(d)) if d.is_unique_violation() => Ok(Inserted::PositionTaken),
+        Err(e) => Err(busy(e, lock_timeout)),
     }
 }
 
@@ -91,25 +190,27 @@ impl Store {
     pub async fn connect(location: &str, lock_timeout: Duration) -> Result<Store> {
         if location.starts_with("postgres://") || location.starts_with("postgresql://") {
             let opts = PgConnectOptions::from_str(location)
-                .map_err(|e| AuditError::Store(format!("bad PostgreSQL URL: {e}")))?
+                .map_err(|e| AuditError::store("bad PostgreSQL URL", e))?
                 .options([("lock_timeout", format!("{}ms", lock_timeout.as_millis()))]);
             let pool = PgPoolOptions::new()
                 .max_connections(4)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(opts)
                 .await
-                .map_err(|e| AuditError::Store(format!("cannot connect to PostgreSQL: {e}")))?;
+                .map_err(|e| AuditError::store("cannot connect to PostgreSQL", e))?;
+            // The schema differs per backend (integer types, `WITHOUT ROWID`), so each has
+            // its own migrations.
             sqlx::migrate!("./migrations/postgres")
                 .run(&pool)
                 .await
-                .map_err(|e| AuditError::Store(e.to_string()))?;
+                .map_err(AuditError::store_cause)?;
             Ok(Store::Postgres(pool))
         } else {
             let path = location.strip_prefix("sqlite://").unwrap_or(location);
             if let Some(parent) = std::path::Path::new(path).parent() {
                 if !parent.as_os_str().is_empty() {
                     std::fs::create_dir_all(parent).map_err(|e| {
-                        AuditError::Store(format!("cannot create {}: {e}", parent.display()))
+                        AuditError::store(format!("cannot create {}", parent.display()), e)
                     })?;
                 }
             }
@@ -123,11 +224,11 @@ impl Store {
                 .max_connections(4)
                 .connect_with(opts)
                 .await
-                .map_err(|e| AuditError::Store(format!("cannot open {path}: {e}")))?;
+                .map_err(|e| AuditError::store(format!("cannot open {path}"), e))?;
             sqlx::migrate!("./migrations/sqlite")
                 .run(&pool)
                 .await
-                .map_err(|e| AuditError::Store(e.to_string()))?;
+                .map_err(AuditError::store_cause)?;
             Ok(Store::Sqlite(pool, std::path::PathBuf::from(path)))
         }
     }
@@ -139,98 +240,67 @@ impl Store {
         }
     }
 
-    pub async fn close(&self) {
+    /// The dialect this store's queries are sent in.
+    pub fn dialect(&self) -> Dialect {
         match self {
-            Store::Sqlite(p, _) => p.close().await,
-            Store::Postgres(p) => p.close().await,
+            Store::Sqlite(_, _) => Dialect::Sqlite,
+            Store::Postgres(_) => Dialect::Postgres,
         }
+    }
+
+    fn sql(&self, query: &'static str) -> &'static str {
+        self.dialect().text(query)
+    }
+
+    pub async fn close(&self) {
+        on_pool!(self, p => p.close().await)
     }
 
     /// The trail's ID: the existing one, or a new one created under the write lock (two
     /// consoles starting at once agree on one trail).
     pub async fn trail(&self, new_id: &str, now: &str) -> Result<String> {
-        match self {
-            Store::Sqlite(p, _) => {
-                let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
-                let got: Option<String> = sqlx::query_scalar(
-                    "SELECT log_id FROM audit_trail ORDER BY created_at LIMIT 1",
-                )
+        let (first, insert) = (self.sql(sql::FIRST_TRAIL), self.sql(sql::INSERT_TRAIL));
+        on_pool!(self, p => {
+            let mut tx = p.begin_exclusive().await?;
+            let got: Option<String> = sqlx::query_scalar(first)
                 .fetch_optional(&mut *tx)
                 .await?;
-                let id = match got {
-                    Some(id) => id,
-                    None => {
-                        sqlx::query("INSERT INTO audit_trail (log_id, created_at) VALUES (?, ?)")
-                            .bind(new_id)
-                            .bind(now)
-                            .execute(&mut *tx)
-                            .await?;
-                        new_id.to_string()
-                    }
-                };
-                tx.commit().await?;
-                Ok(id)
-            }
-            Store::Postgres(p) => {
-                let mut tx = p.begin().await?;
-                sqlx::query("SELECT pg_advisory_xact_lock(7284001)")
-                    .execute(&mut *tx)
-                    .await?;
-                let got: Option<String> = sqlx::query_scalar(
-                    "SELECT log_id FROM audit_trail ORDER BY created_at LIMIT 1",
-                )
-                .fetch_optional(&mut *tx)
-                .await?;
-                let id = match got {
-                    Some(id) => id,
-                    None => {
-                        sqlx::query("INSERT INTO audit_trail (log_id, created_at) VALUES ($1, $2)")
-                            .bind(new_id)
-                            .bind(now)
-                            .execute(&mut *tx)
-                            .await?;
-                        new_id.to_string()
-                    }
-                };
-                tx.commit().await?;
-                Ok(id)
-            }
-        }
+            let id = match got {
+                Some(id) => id,
+                None => {
+                    sqlx::query(insert)
+                        .bind(new_id)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                    new_id.to_string()
+                }
+            };
+            tx.commit().await?;
+            Ok(id)
+        })
     }
 
     pub async fn keys(&self, log_id: &str) -> Result<Vec<KeyRow>> {
-        let sql = "SELECT log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at FROM audit_key WHERE log_id = ";
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_as(&format!("{sql}? ORDER BY epoch"))
-                    .bind(log_id)
-                    .fetch_all(p)
-                    .await?
-            }
-            Store::Postgres(p) => {
-                sqlx::query_as(&format!("{sql}$1 ORDER BY epoch"))
-                    .bind(log_id)
-                    .fetch_all(p)
-                    .await?
-            }
-        })
+        let text = self.sql(sql::KEYS);
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_all(p).await?))
     }
 
     /// Store a wrapped key; fails if the epoch exists already (another console won).
     pub async fn insert_key(&self, k: &KeyRow) -> Result<bool> {
-        let r = match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query("INSERT OR IGNORE INTO audit_key (log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                    .bind(&k.log_id).bind(k.epoch).bind(&k.wrapped_key).bind(&k.wrap_mechanism).bind(&k.kek_id).bind(&k.holder).bind(&k.created_at)
-                    .execute(p).await?.rows_affected()
-            }
-            Store::Postgres(p) => {
-                sqlx::query("INSERT INTO audit_key (log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING")
-                    .bind(&k.log_id).bind(k.epoch).bind(&k.wrapped_key).bind(&k.wrap_mechanism).bind(&k.kek_id).bind(&k.holder).bind(&k.created_at)
-                    .execute(p).await?.rows_affected()
-            }
-        };
-        Ok(r == 1)
+        let text = self.sql(sql::INSERT_KEY);
+        let inserted = on_pool!(self, p => sqlx::query(text)
+            .bind(&k.log_id)
+            .bind(k.epoch)
+            .bind(&k.wrapped_key)
+            .bind(&k.wrap_mechanism)
+            .bind(&k.kek_id)
+            .bind(&k.holder)
+            .bind(&k.created_at)
+            .execute(p)
+            .await?
+            .rows_affected());
+        Ok(inserted == 1)
     }
 
     /// Append records in one transaction. `build` gets the current head (seq, chain value)
@@ -248,86 +318,46 @@ impl Store {
     where
         F: FnOnce(Option<(i64, String)>, Vec<(i64, Prepared)>) -> Result<Vec<Record>>,
     {
-        match self {
-            Store::Sqlite(p, _) => {
-                let mut tx = p
-                    .begin_with("BEGIN IMMEDIATE")
-                    .await
-                    .map_err(|e| busy(e, lock_timeout))?;
-                let head: Option<(i64, String)> = sqlx::query_as("SELECT seq, hmac_chain FROM audit_log WHERE log_id = ? ORDER BY seq DESC LIMIT 1")
+        let busy = |e| busy(e, lock_timeout);
+        let head = self.sql(sql::HEAD);
+        let pending = self.dialect().locking(sql::PENDING);
+        let insert = self.sql(sql::INSERT_RECORD);
+        let delete = self.sql(sql::DELETE_PENDING);
+        on_pool!(self, p => {
+            let mut tx = p.begin_append().await.map_err(busy)?;
+            let head: Option<(i64, String)> = sqlx::query_as(head)
+                .bind(log_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(busy)?;
+            let pending = if with_pending {
+                let rows = sqlx::query(&pending)
                     .bind(log_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let pending = if with_pending {
-                    Self::pending_rows(
-                        sqlx::query(
-                            "SELECT id, event FROM audit_pending WHERE log_id = ? ORDER BY id",
-                        )
-                        .bind(log_id)
-                        .fetch_all(&mut *tx)
-                        .await?,
-                    )?
-                } else {
-                    Vec::new()
-                };
-                let ids: Vec<i64> = pending.iter().map(|(id, _)| *id).collect();
-                let recs = build(head, pending)?;
-                for r in &recs {
-                    sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                        .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                        .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                for id in ids {
-                    sqlx::query("DELETE FROM audit_pending WHERE id = ?")
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await.map_err(|e| busy(e, lock_timeout))?;
-                Ok(Some(recs))
-            }
-            Store::Postgres(p) => {
-                let mut tx = p.begin().await?;
-                let head: Option<(i64, String)> = sqlx::query_as("SELECT seq, hmac_chain FROM audit_log WHERE log_id = $1 ORDER BY seq DESC LIMIT 1")
-                    .bind(log_id)
-                    .fetch_optional(&mut *tx)
+                    .fetch_all(&mut *tx)
                     .await
-                    .map_err(|e| busy(e, lock_timeout))?;
-                let pending = if with_pending {
-                    Self::pending_rows(sqlx::query("SELECT id, event FROM audit_pending WHERE log_id = $1 ORDER BY id FOR UPDATE").bind(log_id).fetch_all(&mut *tx).await?)?
-                } else {
-                    Vec::new()
-                };
-                let ids: Vec<i64> = pending.iter().map(|(id, _)| *id).collect();
-                let recs = build(head, pending)?;
-                for r in &recs {
-                    let res = sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"))
-                        .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                        .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                        .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
-                        .execute(&mut *tx)
-                        .await;
-                    match res {
-                        Ok(_) => {}
-                        Err(sqlx::Error::Database(d)) if d.is_unique_violation() => {
-                            return Ok(None)
-                        }
-                        Err(e) => return Err(busy(e, lock_timeout)),
-                    }
+                    .map_err(busy)?;
+                Self::pending_rows(rows)?
+            } else {
+                Vec::new()
+            };
+            let ids: Vec<i64> = pending.iter().map(|(id, _)| *id).collect();
+            let recs = build(head, pending)?;
+            for r in &recs {
+                let res = bind_record(sqlx::query(insert), r).execute(&mut *tx).await;
+                if let Inserted::PositionTaken = inserted(res, lock_timeout)? {
+                    return Ok(None);
                 }
-                for id in ids {
-                    sqlx::query("DELETE FROM audit_pending WHERE id = $1")
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
-                Ok(Some(recs))
             }
-        }
+            for id in ids {
+                sqlx::query(delete)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(busy)?;
+            }
+            tx.commit().await.map_err(busy)?;
+            Ok(Some(recs))
+        })
     }
 
     fn pending_rows<R: Row>(rows: Vec<R>) -> Result<Vec<(i64, Prepared)>>
@@ -341,7 +371,7 @@ impl Store {
                 let id: i64 = r.try_get("id")?;
                 let text: String = r.try_get("event")?;
                 let p: Prepared = serde_json::from_str(&text).map_err(|e| {
-                    AuditError::Store(format!("pending event {id} is unreadable: {e}"))
+                    AuditError::store(format!("pending event {id} is unreadable"), e)
                 })?;
                 Ok((id, p))
             })
@@ -353,127 +383,55 @@ impl Store {
     /// same position into a conflict: `Ok(false)`, and the caller re-reads the head under
     /// the lock. One round trip in the common case.
     pub async fn insert_optimistic(&self, r: &Record, lock_timeout: Duration) -> Result<bool> {
-        let res = match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                    .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                    .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
-                    .execute(p)
-                    .await
-                    .map(|_| ())
-            }
-            Store::Postgres(p) => {
-                sqlx::query(&format!("INSERT INTO audit_log ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"))
-                    .bind(&r.log_id).bind(r.seq).bind(r.epoch).bind(&r.timestamp).bind(&r.session_id).bind(&r.actor_id).bind(&r.actor_ip)
-                    .bind(&r.action).bind(&r.resource_type).bind(&r.resource_id).bind(&r.algorithm).bind(&r.status).bind(&r.error_code)
-                    .bind(&r.metadata).bind(&r.hmac_chain).bind(&r.created_at)
-                    .execute(p)
-                    .await
-                    .map(|_| ())
-            }
-        };
-        match res {
-            Ok(_) => Ok(true),
-            Err(sqlx::Error::Database(d)) if d.is_unique_violation() => Ok(false),
-            Err(e) => Err(busy(e, lock_timeout)),
-        }
+        let insert = self.sql(sql::INSERT_RECORD);
+        let res =
+            on_pool!(self, p => bind_record(sqlx::query(insert), r).execute(p).await.map(|_| ()));
+        Ok(matches!(inserted(res, lock_timeout)?, Inserted::Yes))
     }
 
     /// Spool an event until the key is available.
     pub async fn push_pending(&self, log_id: &str, p: &Prepared) -> Result<()> {
-        let text = serde_json::to_string(p).map_err(|e| AuditError::Invalid(e.to_string()))?;
-        match self {
-            Store::Sqlite(pool, _) => {
-                sqlx::query("INSERT INTO audit_pending (log_id, event) VALUES (?, ?)")
-                    .bind(log_id)
-                    .bind(text)
-                    .execute(pool)
-                    .await?;
-            }
-            Store::Postgres(pool) => {
-                sqlx::query("INSERT INTO audit_pending (log_id, event) VALUES ($1, $2)")
-                    .bind(log_id)
-                    .bind(text)
-                    .execute(pool)
-                    .await?;
-            }
-        }
+        let event = serde_json::to_string(p).map_err(|e| AuditError::Invalid(e.to_string()))?;
+        let text = self.sql(sql::INSERT_PENDING);
+        on_pool!(self, pool => {
+            sqlx::query(text).bind(log_id).bind(event).execute(pool).await?;
+        });
         Ok(())
     }
 
     pub async fn pending_count(&self, log_id: &str) -> Result<i64> {
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_scalar("SELECT COUNT(*) FROM audit_pending WHERE log_id = ?")
-                    .bind(log_id)
-                    .fetch_one(p)
-                    .await?
-            }
-            Store::Postgres(p) => {
-                sqlx::query_scalar("SELECT COUNT(*) FROM audit_pending WHERE log_id = $1")
-                    .bind(log_id)
-                    .fetch_one(p)
-                    .await?
-            }
-        })
+        let text = self.sql(sql::COUNT_PENDING);
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).bind(log_id).fetch_one(p).await?))
     }
 
     /// The last record's (seq, chain value).
     pub async fn head(&self, log_id: &str) -> Result<Option<(i64, String)>> {
-        Ok(match self {
-            Store::Sqlite(p, _) => sqlx::query_as(
-                "SELECT seq, hmac_chain FROM audit_log WHERE log_id = ? ORDER BY seq DESC LIMIT 1",
-            )
-            .bind(log_id)
-            .fetch_optional(p)
-            .await?,
-            Store::Postgres(p) => sqlx::query_as(
-                "SELECT seq, hmac_chain FROM audit_log WHERE log_id = $1 ORDER BY seq DESC LIMIT 1",
-            )
-            .bind(log_id)
-            .fetch_optional(p)
-            .await?,
-        })
+        let text = self.sql(sql::HEAD);
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_optional(p).await?))
     }
 
     pub async fn count(&self) -> Result<i64> {
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_scalar("SELECT COUNT(*) FROM audit_log")
-                    .fetch_one(p)
-                    .await?
-            }
-            Store::Postgres(p) => {
-                sqlx::query_scalar("SELECT COUNT(*) FROM audit_log")
-                    .fetch_one(p)
-                    .await?
-            }
-        })
+        let text = self.sql(sql::COUNT_RECORDS);
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).fetch_one(p).await?))
     }
 
     /// The first record (by trail, seq) that belongs to another trail than `log_id`.
     pub async fn foreign_record(&self, log_id: &str) -> Result<Option<(String, i64)>> {
-        Ok(match self {
-            Store::Sqlite(p, _) => sqlx::query_as("SELECT log_id, seq FROM audit_log WHERE log_id < ?1 OR log_id > ?1 ORDER BY log_id, seq LIMIT 1").bind(log_id).fetch_optional(p).await?,
-            Store::Postgres(p) => sqlx::query_as("SELECT log_id, seq FROM audit_log WHERE log_id < $1 OR log_id > $1 ORDER BY log_id, seq LIMIT 1").bind(log_id).fetch_optional(p).await?,
-        })
+        let text = self.sql(sql::FOREIGN_RECORD);
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_optional(p).await?))
     }
 
     /// Every record of the store, all trails, in chain order, in pages (for verification:
     /// records grafted from another trail must be seen too).
     pub async fn page(&self, after: Option<(String, i64)>, limit: i64) -> Result<Vec<Record>> {
         let (after_log, after_seq) = after.unwrap_or_default();
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_as(&format!("SELECT {COLUMNS} FROM audit_log WHERE (log_id, seq) > (?, ?) ORDER BY log_id, seq LIMIT ?"))
-                    .bind(after_log).bind(after_seq).bind(limit).fetch_all(p).await?
-            }
-            Store::Postgres(p) => {
-                sqlx::query_as(&format!("SELECT {COLUMNS} FROM audit_log WHERE (log_id, seq) > ($1, $2) ORDER BY log_id, seq LIMIT $3"))
-                    .bind(after_log).bind(after_seq).bind(limit).fetch_all(p).await?
-            }
-        })
+        let text = self.sql(sql::PAGE);
+        on_pool!(self, p => Ok(sqlx::query_as(text)
+            .bind(&after_log)
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(p)
+            .await?))
     }
 
     /// One trail's records in seq order, in pages.
@@ -483,139 +441,178 @@ impl Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<Record>> {
+        let text = self.sql(sql::TRAIL_PAGE);
+        on_pool!(self, p => Ok(sqlx::query_as(text)
+            .bind(log_id)
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(p)
+            .await?))
+    }
+
+    /// Records and failures per day (UTC, `YYYY-MM-DD`) from `from_time` on, oldest first;
+    /// days without records are absent.
+    pub async fn daily_counts(&self, log_id: &str, from_time: &str) -> Result<Vec<DayCount>> {
+        const SELECT: &str = "SELECT substr(timestamp, 1, 10) AS day, COUNT(*) AS records, \
+             SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS failures FROM audit_log";
         Ok(match self {
             Store::Sqlite(p, _) => {
-                sqlx::query_as(&format!("SELECT {COLUMNS} FROM audit_log WHERE log_id = ? AND seq > ? ORDER BY seq LIMIT ?"))
-                    .bind(log_id).bind(after_seq).bind(limit).fetch_all(p).await?
+                sqlx::query_as(&format!(
+                    "{SELECT} WHERE log_id = ? AND timestamp >= ? GROUP BY day ORDER BY day"
+                ))
+                .bind(log_id)
+                .bind(from_time)
+                .fetch_all(p)
+                .await?
             }
             Store::Postgres(p) => {
-                sqlx::query_as(&format!("SELECT {COLUMNS} FROM audit_log WHERE log_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"))
-                    .bind(log_id).bind(after_seq).bind(limit).fetch_all(p).await?
+                sqlx::query_as(&format!(
+                    "{SELECT} WHERE log_id = $1 AND timestamp >= $2 GROUP BY day ORDER BY day"
+                ))
+                .bind(log_id)
+                .bind(from_time)
+                .fetch_all(p)
+                .await?
             }
         })
     }
 
     /// Browse with filters.
     pub async fn query(&self, log_id: &str, q: &Query) -> Result<Vec<Record>> {
-        let pg = matches!(self, Store::Postgres(_));
-        let mut sql = format!("SELECT {COLUMNS} FROM audit_log WHERE log_id = ");
-        let mut n = 0;
-        let mut ph = |sql: &mut String| {
-            n += 1;
-            if pg {
-                sql.push_str(&format!("${n}"));
-            } else {
-                sql.push('?');
+        let (text, values) = browse(log_id, q);
+        let text = self.dialect().translate(&text);
+        on_pool!(self, p => {
+            let mut query = sqlx::query_as::<_, Record>(&text);
+            for v in values {
+                query = match v {
+                    Value::Text(s) => query.bind(s),
+                    Value::Int(i) => query.bind(i),
+                };
             }
-        };
-        ph(&mut sql);
-        let mut binds: Vec<Bind> = vec![Bind::S(log_id.to_string())];
-        let mut cond =
-            |sql: &mut String, clause: &str, b: Bind, ph: &mut dyn FnMut(&mut String)| {
-                sql.push_str(" AND ");
-                sql.push_str(clause);
-                ph(sql);
-                binds.push(b);
-            };
-        if let Some(s) = q.before_seq {
-            cond(&mut sql, "seq < ", Bind::I(s), &mut ph);
-        }
-        if let Some(s) = q.after_seq {
-            cond(&mut sql, "seq > ", Bind::I(s), &mut ph);
-        }
-        if let Some(t) = &q.from_time {
-            cond(&mut sql, "timestamp >= ", Bind::S(t.clone()), &mut ph);
-        }
-        if let Some(t) = &q.to_time {
-            cond(&mut sql, "timestamp <= ", Bind::S(t.clone()), &mut ph);
-        }
-        if let Some(a) = &q.actor {
-            cond(&mut sql, "actor_id = ", Bind::S(a.clone()), &mut ph);
-        }
-        if let Some(a) = &q.action {
-            cond(&mut sql, "action LIKE ", Bind::S(format!("{a}%")), &mut ph);
-        }
-        if let Some(s) = &q.status {
-            cond(&mut sql, "status = ", Bind::S(s.clone()), &mut ph);
-        }
-        if let Some(r) = &q.resource {
-            cond(&mut sql, "resource_id = ", Bind::S(r.clone()), &mut ph);
-        }
-        if let Some(t) = &q.text {
-            cond(
-                &mut sql,
-                "metadata LIKE ",
-                Bind::S(format!("%{}%", t.replace('%', "\\%"))),
-                &mut ph,
-            );
-        }
-        sql.push_str(if q.ascending {
-            " ORDER BY seq ASC LIMIT "
-        } else {
-            " ORDER BY seq DESC LIMIT "
-        });
-        ph(&mut sql);
-        binds.push(Bind::I(q.limit.clamp(1, 100_000)));
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                let mut query = sqlx::query_as::<_, Record>(&sql);
-                for b in binds {
-                    query = match b {
-                        Bind::S(s) => query.bind(s),
-                        Bind::I(i) => query.bind(i),
-                    };
-                }
-                query.fetch_all(p).await?
-            }
-            Store::Postgres(p) => {
-                let mut query = sqlx::query_as::<_, Record>(&sql);
-                for b in binds {
-                    query = match b {
-                        Bind::S(s) => query.bind(s),
-                        Bind::I(i) => query.bind(i),
-                    };
-                }
-                query.fetch_all(p).await?
-            }
+            Ok(query.fetch_all(p).await?)
         })
+    }
+
+    /// The last position a checkpoint of the trail vouches for (`None` before the first).
+    pub async fn vouched_seq(&self, log_id: &str) -> Result<Option<i64>> {
+        let text = self.sql(sql::VOUCHED_SEQ);
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).bind(log_id).fetch_one(p).await?))
     }
 
     pub async fn checkpoints(&self, log_id: &str) -> Result<Vec<Checkpoint>> {
-        let sql = "SELECT log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature FROM audit_checkpoint WHERE log_id = ";
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_as(&format!("{sql}? ORDER BY checkpoint_no"))
-                    .bind(log_id)
-                    .fetch_all(p)
-                    .await?
-            }
-            Store::Postgres(p) => {
-                sqlx::query_as(&format!("{sql}$1 ORDER BY checkpoint_no"))
-                    .bind(log_id)
-                    .fetch_all(p)
-                    .await?
-            }
-        })
+        let text = self.sql(sql::CHECKPOINTS);
+        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_all(p).await?))
     }
 
     pub async fn insert_checkpoint(&self, c: &Checkpoint) -> Result<()> {
-        match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query("INSERT INTO audit_checkpoint (log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                    .bind(&c.log_id).bind(c.checkpoint_no).bind(c.seq).bind(&c.head_hmac).bind(&c.head_digest).bind(&c.time).bind(c.epoch).bind(&c.algorithm).bind(&c.public_key).bind(&c.signature)
-                    .execute(p).await?;
-            }
-            Store::Postgres(p) => {
-                sqlx::query("INSERT INTO audit_checkpoint (log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
-                    .bind(&c.log_id).bind(c.checkpoint_no).bind(c.seq).bind(&c.head_hmac).bind(&c.head_digest).bind(&c.time).bind(c.epoch).bind(&c.algorithm).bind(&c.public_key).bind(&c.signature)
-                    .execute(p).await?;
-            }
-        }
+        let text = self.sql(sql::INSERT_CHECKPOINT);
+        on_pool!(self, p => {
+            sqlx::query(text)
+                .bind(&c.log_id)
+                .bind(c.checkpoint_no)
+                .bind(c.seq)
+                .bind(&c.head_hmac)
+                .bind(&c.head_digest)
+                .bind(&c.time)
+                .bind(c.epoch)
+                .bind(&c.algorithm)
+                .bind(&c.public_key)
+                .bind(&c.signature)
+                .execute(p)
+                .await?;
+        });
         Ok(())
     }
 }
 
-enum Bind {
-    S(String),
-    I(i64),
+/// A value bound to the browsing query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    Text(String),
+    Int(i64),
+}
+
+/// The browsing query for `q` (SQLite placeholders) and its values in order.
+fn browse(log_id: &str, q: &Query) -> (String, Vec<Value>) {
+    let mut text = sql::BROWSE.to_string();
+    let mut values = vec![Value::Text(log_id.to_string())];
+    let mut and = |clause: &str, v: Value| {
+        text.push_str(" AND ");
+        text.push_str(clause);
+        values.push(v);
+    };
+    if let Some(s) = q.before_seq {
+        and("seq < ?", Value::Int(s));
+    }
+    if let Some(s) = q.after_seq {
+        and("seq > ?", Value::Int(s));
+    }
+    if let Some(t) = &q.from_time {
+        and("timestamp >= ?", Value::Text(t.clone()));
+    }
+    if let Some(t) = &q.to_time {
+        and("timestamp <= ?", Value::Text(t.clone()));
+    }
+    if let Some(a) = &q.actor {
+        and("actor_id = ?", Value::Text(a.clone()));
+    }
+    if let Some(a) = &q.action {
+        and("action LIKE ?", Value::Text(format!("{a}%")));
+    }
+    if let Some(s) = &q.status {
+        and("status = ?", Value::Text(s.clone()));
+    }
+    if let Some(r) = &q.resource {
+        and("resource_id = ?", Value::Text(r.clone()));
+    }
+    if let Some(t) = &q.text {
+        and(
+            "metadata LIKE ?",
+            Value::Text(format!("%{}%", t.replace('%', "\\%"))),
+        );
+    }
+    text.push_str(if q.ascending {
+        " ORDER BY seq ASC LIMIT ?"
+    } else {
+        " ORDER BY seq DESC LIMIT ?"
+    });
+    values.push(Value::Int(q.limit.clamp(1, 100_000)));
+    (text, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browsing_binds_one_value_per_placeholder() {
+        let q = Query {
+            before_seq: Some(90),
+            limit: 50,
+            action: Some("key.".into()),
+            text: Some("50%".into()),
+            ..Query::default()
+        };
+        let (text, values) = browse("log_1", &q);
+        assert_eq!(
+            text,
+            format!(
+                "{} AND seq < ? AND action LIKE ? AND metadata LIKE ? ORDER BY seq DESC LIMIT ?",
+                sql::BROWSE
+            )
+        );
+        assert_eq!(
+            values,
+            vec![
+                Value::Text("log_1".into()),
+                Value::Int(90),
+                Value::Text("key.%".into()),
+                Value::Text("%50\\%%".into()),
+                Value::Int(50),
+            ]
+        );
+        assert!(Dialect::Postgres
+            .translate(&text)
+            .ends_with("ORDER BY seq DESC LIMIT $5"));
+    }
 }

@@ -205,8 +205,11 @@ mod cases {
             })
             .await
             .unwrap();
-        assert_eq!(all[0].error_code.as_deref(), Some("CKR_PIN_INCORRECT"));
-        assert_eq!(all[2].error_code, None);
+        assert_eq!(
+            all[0].event.error_code.as_deref(),
+            Some("CKR_PIN_INCORRECT")
+        );
+        assert_eq!(all[2].event.error_code, None);
         assert!(verify(&log).await.is_intact());
         // After logout the key is gone again: privileged actions are refused.
         log.lock().await;
@@ -253,7 +256,7 @@ mod cases {
             })
             .await
             .unwrap();
-        assert_eq!(recs[10].action, "audit.key_rotate");
+        assert_eq!(recs[10].event.action, "audit.key_rotate");
         assert_eq!(
             recs[10].epoch, 0,
             "the rotation is recorded under the old key"
@@ -266,6 +269,104 @@ mod cases {
             verify(&log).await.is_intact(),
             "both epochs' keys unwrap and verify"
         );
+    }
+
+    /// The store's queries on their own, each once per backend: an epoch's key is created
+    /// only once, paging covers the store, browsing filters combine.
+    pub async fn store_queries(env: Env) {
+        let log = env.open().await;
+        fill(&log, 30).await;
+        log.append(Event::new("key.destroy", "private_key").failed("CKR_KEY_HANDLE_INVALID"))
+            .await
+            .unwrap();
+        let store = log.store();
+
+        let mut key = store.keys(log.log_id()).await.unwrap().remove(0);
+        key.wrapped_key = "00".into();
+        assert!(
+            !store.insert_key(&key).await.unwrap(),
+            "epoch 0 exists: the second key is not stored"
+        );
+        assert_ne!(store.keys(log.log_id()).await.unwrap()[0].wrapped_key, "00");
+        key.epoch = 5;
+        assert!(store.insert_key(&key).await.unwrap());
+        assert_eq!(store.keys(log.log_id()).await.unwrap().len(), 2);
+
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store.page(after.clone(), 7).await.unwrap();
+            let Some(last) = page.last() else { break };
+            after = Some((last.log_id.clone(), last.seq));
+            seen.extend(page.iter().map(|r| r.seq));
+        }
+        assert_eq!(seen, (1..=31).collect::<Vec<_>>());
+        let tail = store.trail_page(log.log_id(), 28, 100).await.unwrap();
+        assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [29, 30, 31]);
+
+        let browse = |q: audit::store::Query| {
+            let log = &log;
+            async move {
+                log.records(&q)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.seq)
+                    .collect::<Vec<_>>()
+            }
+        };
+        use audit::store::Query;
+        assert_eq!(
+            browse(Query {
+                limit: 3,
+                ..Default::default()
+            })
+            .await,
+            [31, 30, 29],
+            "newest first"
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 3,
+                before_seq: Some(10),
+                ascending: true,
+                ..Default::default()
+            })
+            .await,
+            [1, 2, 3]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                action: Some("key.".into()),
+                status: Some("failure".into()),
+                ..Default::default()
+            })
+            .await,
+            [31]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                resource: Some("k3".into()),
+                after_seq: Some(10),
+                ..Default::default()
+            })
+            .await,
+            [25, 18, 11]
+        );
+        assert_eq!(
+            browse(Query {
+                limit: 100,
+                text: Some("\"i\":7}".into()),
+                ..Default::default()
+            })
+            .await,
+            [8],
+            "free text in the metadata"
+        );
+        assert_eq!(store.pending_count(log.log_id()).await.unwrap(), 0);
+        assert!(verify(&log).await.is_intact());
     }
 
     pub async fn tamper_modified(env: Env) {
@@ -332,8 +433,8 @@ mod cases {
         env.sql(&format!(
             "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
              VALUES ('{}', 251, 0, '{}', '{}', 'x', '127.0.0.1', '{}', '{}', '{}', NULL, 'success', NULL, '{}', '{}', '{}')",
-            foreign.log_id, foreign.timestamp, foreign.session_id, foreign.action, foreign.resource_type, foreign.resource_id.as_deref().unwrap(),
-            foreign.metadata, foreign.hmac_chain, foreign.created_at
+            foreign.log_id, foreign.event.timestamp, foreign.event.session_id, foreign.event.action, foreign.event.resource_type, foreign.event.resource_id.as_deref().unwrap(),
+            foreign.event.metadata, foreign.hmac_chain, foreign.created_at
         ));
         match finding(verify(&log).await) {
             Finding::Grafted {
@@ -368,6 +469,24 @@ mod cases {
                 store_seq: 120,
                 anchor_seq: 200,
                 anchor_checkpoint: 2
+            }
+        );
+    }
+
+    pub async fn tamper_rollback_then_rewritten(env: Env) {
+        let _first = trail(&env).await;
+        // Back to an older copy, and the console writes on from there: the store's second
+        // checkpoint is now another one than the anchor remembers under that number.
+        env.sql("DELETE FROM audit_log WHERE seq > 120");
+        env.sql("DELETE FROM audit_checkpoint WHERE seq > 120");
+        let log = env.open().await;
+        fill(&log, 100).await;
+        assert_eq!(log.checkpoints().await.unwrap()[1].seq, 220);
+        assert_eq!(
+            finding(verify(&log).await),
+            Finding::CheckpointMismatch {
+                checkpoint_no: 2,
+                seq: 200
             }
         );
     }
@@ -618,6 +737,31 @@ mod cases {
     }
 }
 
+/// A store that cannot be opened says where and why, and keeps the error below as its source.
+#[tokio::test]
+async fn unopenable_store_keeps_the_cause() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, b"").unwrap();
+    let location = file.join("audit.db").display().to_string();
+    let e = match AuditLog::open(AuditConfig::new(&location), Context::local()).await {
+        Err(e) => e,
+        Ok(_) => panic!("a store below a regular file cannot open"),
+    };
+    assert!(matches!(e, AuditError::Store { .. }), "{e}");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!(
+            "the audit store is unavailable: cannot create {}: ",
+            file.display()
+        )),
+        "{shown}"
+    );
+    let cause = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+    assert!(cause.is_some(), "the file system's error is kept: {e:?}");
+}
+
 macro_rules! suite {
     ($module:ident, $kind:expr, [$($case:ident),* $(,)?]) => {
         mod $module {
@@ -640,6 +784,7 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        store_queries,
         tamper_modified,
         tamper_deleted,
         tamper_deleted_and_renumbered,
@@ -648,6 +793,7 @@ suite!(
         tamper_grafted,
         tamper_truncated_tail,
         tamper_rollback,
+        tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
         torn_last_write,
@@ -667,6 +813,7 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        store_queries,
         tamper_modified,
         tamper_deleted,
         tamper_deleted_and_renumbered,
@@ -675,6 +822,7 @@ suite!(
         tamper_grafted,
         tamper_truncated_tail,
         tamper_rollback,
+        tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
         torn_last_write,

@@ -241,6 +241,39 @@ pub struct ProbeProgress {
 
 /// Where the ceiling is, from a sweep.
 pub fn verdict(points: &[SweepPoint]) -> Option<String> {
+    sweep_verdict(points).map(|v| v.explain())
+}
+
+/// What a sweep says about the ceiling, with the figures the sentence quotes (so each
+/// language can write it; [`SweepVerdict::explain`] is the English).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepVerdict {
+    /// Throughput flat while latency grows: the HSM is the limit.
+    Ceiling {
+        best_per_s: f64,
+        from_workers: u32,
+        to_workers: u32,
+        from_per_s: f64,
+        to_per_s: f64,
+        latency_growth: f64,
+    },
+    /// Throughput grows with the workers (≥ 70 % efficiency).
+    Scales {
+        workers: u32,
+        throughput_per_s: f64,
+        efficiency: f64,
+        one_worker_per_s: f64,
+    },
+    /// Between the two: the host shares the limit.
+    Shared {
+        efficiency: f64,
+        workers: u32,
+        host_cores: usize,
+    },
+}
+
+/// Where the ceiling is, from a sweep of at least two points.
+pub fn sweep_verdict(points: &[SweepPoint]) -> Option<SweepVerdict> {
     if points.len() < 2 {
         return None;
     }
@@ -254,31 +287,65 @@ pub fn verdict(points: &[SweepPoint]) -> Option<String> {
     let flat = last.throughput_per_s < prev.throughput_per_s * 1.10;
     let latency_grows = last.mean_us > prev.mean_us * 1.5;
     Some(if flat && latency_grows {
-        format!(
-            "Ceiling in the HSM at about {best:.0} ops/s: from {} to {} workers throughput stayed flat ({:.0} → {:.0} ops/s) while mean latency grew {:.1}× — more workers only queue. Add HSMs, not sessions.",
-            prev.workers,
-            last.workers,
-            prev.throughput_per_s,
-            last.throughput_per_s,
-            last.mean_us / prev.mean_us
-        )
+        SweepVerdict::Ceiling {
+            best_per_s: best,
+            from_workers: prev.workers,
+            to_workers: last.workers,
+            from_per_s: prev.throughput_per_s,
+            to_per_s: last.throughput_per_s,
+            latency_growth: last.mean_us / prev.mean_us,
+        }
     } else if last.efficiency >= 0.7 {
-        format!(
-            "Scales with workers: {} workers give {:.0} ops/s, {:.0} % of {}× one worker ({:.0} ops/s). No ceiling reached in this sweep.",
-            last.workers,
-            last.throughput_per_s,
-            100.0 * last.efficiency,
-            last.workers,
-            first.throughput_per_s
-        )
+        SweepVerdict::Scales {
+            workers: last.workers,
+            throughput_per_s: last.throughput_per_s,
+            efficiency: last.efficiency,
+            one_worker_per_s: first.throughput_per_s,
+        }
     } else {
-        format!(
-            "Throughput grows less than the workers ({:.0} % efficiency at {} workers); the limit is shared between the HSM and the host (CPU cores of this machine: {}).",
-            100.0 * last.efficiency,
-            last.workers,
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-        )
+        SweepVerdict::Shared {
+            efficiency: last.efficiency,
+            workers: last.workers,
+            host_cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
     })
+}
+
+impl SweepVerdict {
+    /// The verdict in English (what `hsmc probe` prints and the report keeps).
+    pub fn explain(&self) -> String {
+        match *self {
+            SweepVerdict::Ceiling {
+                best_per_s,
+                from_workers,
+                to_workers,
+                from_per_s,
+                to_per_s,
+                latency_growth,
+            } => format!(
+                "Ceiling in the HSM at about {best_per_s:.0} ops/s: from {from_workers} to {to_workers} workers throughput stayed flat ({from_per_s:.0} → {to_per_s:.0} ops/s) while mean latency grew {latency_growth:.1}× — more workers only queue. Add HSMs, not sessions."
+            ),
+            SweepVerdict::Scales {
+                workers,
+                throughput_per_s,
+                efficiency,
+                one_worker_per_s,
+            } => format!(
+                "Scales with workers: {workers} workers give {throughput_per_s:.0} ops/s, {:.0} % of {workers}× one worker ({one_worker_per_s:.0} ops/s). No ceiling reached in this sweep.",
+                100.0 * efficiency
+            ),
+            SweepVerdict::Shared {
+                efficiency,
+                workers,
+                host_cores,
+            } => format!(
+                "Throughput grows less than the workers ({:.0} % efficiency at {workers} workers); the limit is shared between the HSM and the host (CPU cores of this machine: {host_cores}).",
+                100.0 * efficiency
+            ),
+        }
+    }
 }
 
 /// From a measured ceiling and a target rate: how many HSMs, then how many sessions per HSM
@@ -1010,6 +1077,10 @@ mod tests {
         assert!(verdict(&scaling)
             .unwrap()
             .starts_with("Scales with workers"));
+        let shared = [p(1, 1000.0, 1000.0, 1.0), p(4, 2000.0, 1800.0, 0.5)];
+        assert!(verdict(&shared)
+            .unwrap()
+            .starts_with("Throughput grows less than the workers (50 % efficiency at 4 workers)"));
     }
 
     #[test]

@@ -9,10 +9,13 @@ use console::views::UserKind;
 
 pub use crate::domains::admin::args::{PinCommand, TokenCommand};
 pub use crate::domains::audit::args::AuditCommand;
+pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::objects::args::ObjectsCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
+pub use crate::domains::status::StatusArgs;
+pub use crate::domains::usage::args::UsageArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -101,6 +104,20 @@ pub struct Global {
     /// One JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Messages for people in this language: en, zh-Hant (繁體中文), zh-Hans (简体中文).
+    /// Default: LC_ALL, LC_MESSAGES or LANG. Tables, JSON and error codes stay English.
+    #[arg(long, global = true, value_name = "LANG")]
+    pub lang: Option<String>,
+}
+
+impl Global {
+    /// `--lang`, else the terminal's locale.
+    pub fn language(&self) -> console::i18n::Lang {
+        match &self.lang {
+            Some(l) => console::i18n::Lang::parse(l),
+            None => console::i18n::Lang::from_env(),
+        }
+    }
 }
 
 /// Every subcommand; the order here is the order of `hsmc --help`.
@@ -129,6 +146,10 @@ pub enum HsmCommand {
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
+    /// Everything at a glance: each partition (login, PIN state, load, breaker) and what
+    /// needs attention across them (keys running out, certificates expiring, the audit
+    /// trail, failed operations of the last 24 h). Exit 1 when anything does.
+    Status(StatusArgs),
     /// Every HSS key: total, remaining, burn rate, projected exhaustion, audit cross-check.
     Hss,
     /// HSM statistics (Luna CA_GetHSMStats and utilization counters where offered).
@@ -160,6 +181,11 @@ pub enum HsmCommand {
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// HA groups: members, alive/down, needs sync, statistics; `ha drift` compares the
+    /// members object by object.
+    Ha(HaArgs),
+    /// Luna keys with a usage limit (uses left, burn rate); `usage set` sets or raises one.
+    Usage(UsageArgs),
 }
 
 /// The subcommands that only print what the command line is.

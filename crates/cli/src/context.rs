@@ -11,6 +11,7 @@ use console::{ApiError, ApiResult, Console, ConsoleConfig, ErrorCode, LoadedModu
 use crate::args::Global;
 use crate::pin;
 use crate::render::Renderer;
+use console::text;
 
 /// The module that stands for the built-in partition in `--module`.
 const BUILTIN: &str = "builtin";
@@ -56,10 +57,16 @@ impl<'a> Ctx<'a> {
         if module == BUILTIN && !console.app_info().builtin_available {
             return Err(ApiError::new(
                 ErrorCode::HsmUnavailable,
-                "The built-in partition is not available.",
+                text!(
+                    "errors.built_partition_not_available",
+                    "The built-in partition is not available."
+                ),
             )
             .details(console.app_info().builtin_note.unwrap_or_default())
-            .suggest("Build it (make run) or choose a module with --module."));
+            .suggest(text!(
+                "errors.build_make_run_choose_module",
+                "Build it (make run) or choose a module with --module."
+            )));
         }
         Ok(Ctx {
             console,
@@ -143,6 +150,11 @@ impl<'a> Ctx<'a> {
         Ok(p)
     }
 
+    /// Whether `--slot` or `--token` names a partition.
+    pub fn names_a_partition(&self) -> bool {
+        self.global.slot.is_some() || self.global.token_label.is_some()
+    }
+
     /// [`Ctx::partition`], then [`Ctx::login`].
     pub async fn partition_logged_in(&self, login: Login) -> ApiResult<Arc<Partition>> {
         let p = self.partition().await?;
@@ -188,9 +200,14 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(Some(again))
             }
-            None if required => Err(ApiError::invalid("This command needs a PIN.").suggest(
-                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked.",
-            )),
+            None if required => Err(ApiError::invalid(text!(
+                "errors.command_needs_pin",
+                "This command needs a PIN."
+            ))
+            .suggest(text!(
+                "errors.set_hsmc_pin_use_pin",
+                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
+            ))),
             None => Ok(None),
         }
     }
@@ -199,9 +216,14 @@ impl<'a> Ctx<'a> {
     /// logging in (`token init` hands the SO PIN to `C_InitToken`).
     pub fn secret(&self, prompt: &str) -> ApiResult<p11::Pin> {
         pin::get(self.global, true, prompt)?.ok_or_else(|| {
-            ApiError::invalid("This command needs a PIN.").suggest(
-                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked.",
-            )
+            ApiError::invalid(text!(
+                "errors.command_needs_pin",
+                "This command needs a PIN."
+            ))
+            .suggest(text!(
+                "errors.set_hsmc_pin_use_pin",
+                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
+            ))
         })
     }
 
@@ -230,13 +252,20 @@ impl<'a> Ctx<'a> {
             .collect();
         match matches.as_slice() {
             [one] => Ok(one.clone()),
-            [] => Err(
-                ApiError::invalid(format!("No remembered module is called '{m}'."))
-                    .suggest("Give the library's full path, or `builtin`."),
-            ),
-            _ => Err(ApiError::invalid(format!(
-                "'{m}' matches several modules: {}",
-                matches.join(", ")
+            [] => Err(ApiError::invalid(text!(
+                "errors.no_remembered_module_called",
+                "No remembered module is called '{{detail}}'.",
+                detail = m
+            ))
+            .suggest(text!(
+                "errors.give_library_s_full_path",
+                "Give the library's full path, or `builtin`."
+            ))),
+            _ => Err(ApiError::invalid(text!(
+                "errors.matches_several_modules",
+                "'{{detail}}' matches several modules: {{join}}",
+                detail = m,
+                join = matches.join(", ")
             ))),
         }
     }

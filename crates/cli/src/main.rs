@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::Cli;
+use console::text;
 use console::{ApiError, ErrorCode};
 use render::Renderer;
 
@@ -39,7 +40,7 @@ fn main() -> ExitCode {
         // Colour codes only for a person at a terminal, not in a pipeline's log.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let out = Renderer::new(cli.global.json);
+    let out = Renderer::new(cli.global.json, cli.global.language());
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
         Err(e) => {
             out.error(&ApiError::new(
                 ErrorCode::Internal,
-                format!("cannot start: {e}"),
+                text!("errors.cannot_start", "cannot start: {{error}}", error = e),
             ));
             return ExitCode::from(1);
         }

@@ -9,7 +9,8 @@
 use std::fmt::{self, Display};
 use std::io::{IsTerminal, Write};
 
-use console::{ApiError, ApiResult};
+use console::i18n::Lang;
+use console::{text, ApiError, ApiResult};
 use serde::Serialize;
 
 /// Something a command shows.
@@ -32,16 +33,30 @@ pub trait Render: Serialize {
 #[derive(Debug, Clone, Copy)]
 pub struct Renderer {
     json: bool,
+    /// The language of messages for people (`--lang`, `LANG`); JSON stays English.
+    lang: Lang,
 }
 
 impl Renderer {
-    pub fn new(json: bool) -> Renderer {
-        Renderer { json }
+    pub fn new(json: bool, lang: Lang) -> Renderer {
+        Renderer { json, lang }
+    }
+
+    /// The language of messages for people.
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    fn page(&self) -> Page {
+        Page {
+            lang: self.lang,
+            ..Page::default()
+        }
     }
 
     /// Print the view in the form asked for; the exit code it implies.
     pub fn show<V: Render>(&self, view: &V) -> ApiResult<u8> {
-        let mut page = Page::default();
+        let mut page = self.page();
         if self.json {
             view.json(&mut page);
         } else {
@@ -59,14 +74,15 @@ impl Renderer {
 
     /// A remark while a command runs (standard error, in either form).
     pub fn note(&self, line: impl Display) {
-        let mut page = Page::default();
+        let mut page = self.page();
         writeln!(page.err(), "{line}");
         page.print();
     }
 
     /// Errors go to stderr: code, message, details, suggestion (as JSON with `--json`).
     pub fn error(&self, e: &ApiError) {
-        let mut page = Page::default();
+        let mut page = self.page();
+        let lang = self.lang;
         let err = page.err();
         if self.json {
             writeln!(
@@ -79,7 +95,7 @@ impl Renderer {
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
-            writeln!(err, "error [{code}]: {}", e.message);
+            writeln!(err, "error [{code}]: {}", e.message_in(lang));
             if let Some(d) = &e.details {
                 writeln!(err, "  {d}");
             }
@@ -90,8 +106,9 @@ impl Renderer {
                     p.function, p.name, p.code
                 );
             }
-            if let Some(s) = &e.suggestion {
-                writeln!(err, "  what to do: {s}");
+            if let Some(s) = e.suggestion_in(lang) {
+                let label = text!("cli.what_to_do", "what to do").in_lang(lang);
+                writeln!(err, "  {label}: {s}");
             }
         }
         page.print();
@@ -104,6 +121,7 @@ impl Renderer {
 pub struct Page {
     out: Stream,
     err: Stream,
+    lang: Lang,
 }
 
 /// One of a page's two streams.
@@ -126,6 +144,16 @@ impl Page {
     /// Text exactly as it is (a PEM, a man page).
     pub fn verbatim(&mut self, text: &str) {
         self.out.0.extend_from_slice(text.as_bytes());
+    }
+
+    /// Bytes exactly as they are (a DER key into a pipe).
+    pub fn binary(&mut self, bytes: &[u8]) {
+        self.out.0.extend_from_slice(bytes);
+    }
+
+    /// The language a person reads messages in (`--lang`, `LANG`).
+    pub fn lang(&self) -> Lang {
+        self.lang
     }
 
     /// Standard error.
@@ -196,6 +224,11 @@ impl Page {
         if !self.err.0.is_empty() {
             let _ = std::io::stderr().lock().write_all(&self.err.0);
         }
+    }
+
+    #[cfg(test)]
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.out.0
     }
 
     #[cfg(test)]

@@ -1169,7 +1169,7 @@ fn one_view_as_text_and_as_json() {
     let o = h.run(pin, &["keys", "gen", "-a", "aes-128", "-l", "session_text"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o)
-        .ends_with("note: a session object, gone when hsmc exits; add --token to keep it\n"));
+        .ends_with("note: a session object, gone when hsmc exits; add --persistent to keep it\n"));
     let o = h.run(
         pin,
         &[
@@ -1186,20 +1186,58 @@ fn one_view_as_text_and_as_json() {
     assert_eq!(v["label"], "session_json");
     assert!(!stdout(&o).contains("note:"));
 
-    // A DER public key has no text form (a usage error, nothing on stdout), but is a
-    // JSON document with its bytes in base64.
+    // A DER public key is a JSON document with its bytes in base64, and as text its bytes
+    // themselves when stdout is a pipe or a file (as `openssl … -outform DER` and `gpg
+    // --output -` do); on a terminal it is refused, a usage error, rather than garbling it.
+    // `--persistent` is `keys gen --token`'s new name.
     h.json(
         pin,
-        &["keys", "gen", "-a", "ec-p256", "-l", "forms_ec", "--token"],
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "forms_ec",
+            "--persistent",
+        ],
     );
     let der = ["keys", "export-pub", "label:forms_ec", "--format", "der"];
-    let o = h.run(pin, &der);
-    assert_eq!(code(&o), 2);
-    assert!(o.stdout.is_empty());
-    assert!(stderr(&o).contains("DER and raw keys are binary; give --out FILE."));
     let v = h.json(pin, &der);
     assert_eq!(v["format"], "der");
     assert!(v["base64"].is_string() && v["text"].is_null(), "{v}");
+    let o = h.run(pin, &der);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        o.stdout,
+        console::keys::base64_decode(v["base64"].as_str().unwrap()).unwrap(),
+        "the same bytes as the JSON form"
+    );
+    let der_file = h.data.path().join("forms_ec.der");
+    std::fs::write(&der_file, &o.stdout).unwrap();
+    assert_eq!(python_key_type(&der_file), "ec:secp256r1");
+    let mut line = format!("{}", testkit::hsmc_binary().display());
+    for a in der {
+        line.push(' ');
+        line.push_str(a);
+    }
+    // On a terminal (`script` gives the command a pseudo-terminal).
+    let o = {
+        let mut c = Command::new("script");
+        c.args(["-qefc", &line, "/dev/null"])
+            .env_remove("LUNASIM_CONF")
+            .env("HSMC_PIN", console::builtin::USER_PIN)
+            .env("HSMC_DATA_DIR", h.data.path())
+            .env("HSMC_MODULE", &h.module)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("DER and raw keys are binary; give --out FILE or redirect"),
+        "{}",
+        stdout(&o)
+    );
 
     // A request written to a file: one line of text, or exactly this document.
     let csr = h.data.path().join("forms.csr");
@@ -1282,4 +1320,437 @@ fn one_view_as_text_and_as_json() {
     let o = h.run(None, &big[1..]);
     assert!(stderr(&o).starts_with("note: Key generation of an H15 tree"));
     assert!(stderr(&o).contains("error [INVALID_INPUT]: This command needs a PIN."));
+}
+
+/// OpenPGP and minisign as a release pipeline writes them: the certificate and
+/// `minisign.pub` exported, artifacts signed, each checked by Debian's gpg and minisign and
+/// by `hsmc verify`; a changed artifact fails all three; bad input is refused by name.
+#[test]
+fn openpgp_and_minisign_release_signing_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    for (alg, label) in [("ed25519", "rel_ed25519"), ("ec-p256", "rel_p256")] {
+        h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+    }
+    let dir = h.data.path().join("pgp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let art = dir.join("app-2.0.tar.gz");
+    std::fs::write(&art, vec![3u8; 50_000]).unwrap();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let (cert, mpub) = (dir.join("key.asc"), dir.join("minisign.pub"));
+    let uid = "Release Signing <release@example.org>";
+    let c = h.json(
+        pin,
+        &[
+            "keys",
+            "openpgp",
+            "label:rel_ed25519",
+            "--uid",
+            uid,
+            "--out",
+            &p(&cert),
+        ],
+    );
+    let fpr = c["fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(c["creation_time_stored"], true, "{c}");
+    let again = h.json(pin, &["keys", "openpgp", "label:rel_ed25519", "--uid", uid]);
+    assert_eq!(
+        again["fingerprint"],
+        fpr.as_str(),
+        "the fingerprint never changes"
+    );
+    h.json(
+        pin,
+        &[
+            "keys",
+            "minisign-pub",
+            "label:rel_ed25519",
+            "--out",
+            &p(&mpub),
+        ],
+    );
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:rel_ed25519",
+            "--format",
+            "openpgp,minisign",
+            "--manifest",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    let (asc, minisig, sums) = (
+        dir.join("app-2.0.tar.gz.asc"),
+        dir.join("app-2.0.tar.gz.minisig"),
+        dir.join("SHA256SUMS.asc"),
+    );
+    assert!(asc.exists() && minisig.exists() && sums.exists(), "{r}");
+
+    let home = tempfile::tempdir().unwrap();
+    let gpg = |args: &[&str]| {
+        Command::new("gpg")
+            .args(["--batch", "--no-tty", "--status-fd", "1", "--homedir"])
+            .arg(home.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(gpg(&["--import", &p(&cert)]).status.success());
+    let good = |o: &Output| {
+        o.status.success()
+            && String::from_utf8_lossy(&o.stdout).contains(&format!("[GNUPG:] VALIDSIG {fpr}"))
+    };
+    assert!(good(&gpg(&["--verify", &p(&asc), &p(&art)])));
+    assert!(good(&gpg(&["--verify", &p(&sums)])));
+    let minisign = || {
+        Command::new("minisign")
+            .args(["-V", "-m", &p(&art), "-p", &p(&mpub)])
+            .output()
+            .unwrap()
+    };
+    assert!(minisign().status.success());
+    for (sig, key) in [(&asc, &cert), (&minisig, &mpub)] {
+        let v = h.json(
+            None,
+            &["verify", &p(&art), "--sig", &p(sig), "--pub", &p(key)],
+        );
+        assert_eq!(v["valid"], true, "{v}");
+    }
+    // The binary form for the ECDSA key, beside the armored one of the other key.
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:rel_p256",
+            "--format",
+            "openpgp",
+            "--openpgp-binary",
+        ],
+    );
+    assert_eq!(
+        r["files"][0]["outputs"][0]["path"],
+        format!("{}.gpg", art.display()).as_str(),
+        "{r}"
+    );
+
+    let mut bytes = std::fs::read(&art).unwrap();
+    bytes[25_000] ^= 1;
+    std::fs::write(&art, bytes).unwrap();
+    assert!(!good(&gpg(&["--verify", &p(&asc), &p(&art)])));
+    assert!(!minisign().status.success());
+    for (sig, key) in [(&asc, &cert), (&minisig, &mpub)] {
+        let o = h.run(
+            None,
+            &["verify", &p(&art), "--sig", &p(sig), "--pub", &p(key)],
+        );
+        assert_eq!(code(&o), 3, "a changed artifact");
+    }
+
+    // Bad input: a user ID with a newline (usage, nothing written); minisign with a P-256
+    // key (refused before anything is signed).
+    let never = dir.join("never.asc");
+    let o = h.run(
+        pin,
+        &[
+            "keys",
+            "openpgp",
+            "label:rel_p256",
+            "--uid",
+            "Release\nSigning",
+            "--out",
+            &p(&never),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("newline"));
+    assert!(!never.exists());
+    let other = dir.join("other.bin");
+    std::fs::write(&other, b"x").unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:rel_p256",
+            "--format",
+            "raw,minisign",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Ed25519 keys only"));
+    assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.minisig").exists());
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:rel_p256",
+            "--openpgp-binary",
+        ],
+    );
+    assert_eq!(code(&o), 2, "--openpgp-binary without openpgp");
+    let _ = Command::new("gpgconf")
+        .arg("--homedir")
+        .arg(home.path())
+        .args(["--kill", "all"])
+        .output();
+}
+
+/// Tried as a new user would on SoftHSM2: four keys generated, one deleted, the trail
+/// intact; then the last record is deleted from the SQLite file. `hsmc audit verify` names a
+/// truncated tail — the record missing and the checkpoint that vouches for it — because
+/// the console writes nothing onto a trail a checkpoint proves was cut (its next record
+/// would otherwise take the removed one's number and hide the removal); a change to the
+/// token is refused meanwhile, saying why.
+#[test]
+fn a_deleted_last_record_is_a_truncated_tail_and_nothing_is_written_over_it() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    for i in 0..4 {
+        let label = format!("trunc_{i}");
+        h.json(
+            pin,
+            &["keys", "gen", "-a", "ec-p256", "-l", &label, "--token"],
+        );
+    }
+    h.json(pin, &["keys", "rm", "label:trunc_0", "--yes"]);
+    let v = h.json(pin, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact", "{v}");
+    let db = h.audit_db();
+    let max = |db: &Path| -> i64 {
+        testkit::pg::sqlite3(db, "SELECT max(seq) FROM audit_log")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let last = max(&db);
+    let vouched: i64 = testkit::pg::sqlite3(&db, "SELECT max(seq) FROM audit_checkpoint")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        vouched, last,
+        "the clean exit's checkpoint covers the last record"
+    );
+    testkit::pg::sqlite3(
+        &db,
+        "DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)",
+    );
+
+    let o = h.run(pin, &["--json", "audit", "verify"]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"]["finding"]["kind"], "truncated_tail", "{v}");
+    assert_eq!(v["verdict"]["finding"]["last_seq"].as_i64(), Some(last - 1));
+    assert_eq!(
+        v["verdict"]["finding"]["checkpoint_seq"].as_i64(),
+        Some(last)
+    );
+    assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(last));
+    let o = h.run(pin, &["audit", "verify"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!(
+            "BROKEN at record {last}: The trail ends at record {}, but a signed checkpoint vouches for records up to {last}",
+            last - 1
+        )),
+        "{text}"
+    );
+    assert_eq!(max(&db), last - 1, "nothing was written over the gap");
+
+    let o = h.run(
+        pin,
+        &["--json", "keys", "gen", "-a", "aes-256", "-l", "after_cut"],
+    );
+    assert_eq!(
+        code(&o),
+        3,
+        "AUDIT_BROKEN: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "AUDIT_BROKEN", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("truncated"),
+        "{err}"
+    );
+    assert_eq!(max(&db), last - 1, "still nothing written");
+    let keys = h.json(pin, &["keys", "ls"]);
+    assert!(
+        !keys.to_string().contains("after_cut"),
+        "the key was not generated: {keys}"
+    );
+}
+
+#[test]
+fn status_is_the_overview_and_exits_1_when_something_needs_attention() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let stdout = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // Logged in, the trail verified, nothing wrong.
+    assert_eq!(code(&h.run(pin, &["audit", "verify"])), 0);
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("Partitions\n"), "{text}");
+    assert!(text.contains(&format!("{} (serial ", console::builtin::TOKEN_LABEL)));
+    assert!(text.contains("user logged in"), "{text}");
+    assert!(text.ends_with("Nothing needs attention.\n"), "{text}");
+
+    // A wrong PIN: the error in the terminal's language (the code stays English), and a
+    // failed operation on the list from then on, so status exits 1.
+    let o = h.run(Some("0000"), &["--lang", "zh-Hant", "keys", "ls"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        stderr(&o).starts_with("error [PIN_INCORRECT]: PIN 不正確。"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("請檢查 PIN 後再試一次"),
+        "{}",
+        stderr(&o)
+    );
+    let o = h
+        .cmd(&["keys", "ls"])
+        .env("HSMC_PIN", "0000")
+        .env("LANG", "zh_CN.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).starts_with("error [PIN_INCORRECT]: PIN 不正确。"),
+        "{}",
+        stderr(&o)
+    );
+    // Failed logins wait for the trail's key (spooled); the next login chains them.
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("login failed (PIN_INCORRECT)."),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("items need attention."));
+    let o = h.run(None, &["--lang", "zh-Hant", "status"]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).starts_with("分割區\n"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("項需要注意"), "{}", stdout(&o));
+
+    // JSON: the overview as the app receives it, the same exit code.
+    let o = h.run(None, &["--json", "status"]);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["partitions"][0]["label"], console::builtin::TOKEN_LABEL);
+    assert!(v["attention"].as_u64().unwrap() >= 2, "{v}");
+    let failure = &v["failures"]["items"][0];
+    assert_eq!(failure["message"]["key"], "overview.items.failed_operation");
+    assert_eq!(failure["link"]["view"], "audit");
+    assert_eq!(failure["severity"], "warning");
+}
+
+/// `hsmc sign --tsa URL --tsa-ca FILE` against a real TSA on 127.0.0.1 (`openssl ts
+/// -reply`): the CMS carries a token `openssl ts -verify` accepts; `hsmc verify` shows the
+/// time and the TSA in text and JSON; a TSA that refuses fails the file with exit 1 and
+/// its URL; a URL that is not HTTP(S) is a usage error (exit 2) before anything is signed.
+#[test]
+fn sign_with_a_timestamp_authority_and_verify_shows_it() {
+    let tsa = testkit::tsa::TestTsa::start("ec");
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "tsa_p256", "--token"],
+    );
+    let dir = h.data.path().join("tsa");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let art = dir.join("app-3.0.tar.gz");
+    std::fs::write(&art, vec![5u8; 10_000]).unwrap();
+    let ca = p(&tsa.ca());
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:tsa_p256",
+            "--format",
+            "cms",
+            "--tsa",
+            &tsa.url("ok"),
+            "--tsa-ca",
+            &ca,
+            "--tsa-timeout",
+            "15",
+        ],
+    );
+    let p7s = PathBuf::from(r["files"][0]["outputs"][0]["path"].as_str().unwrap());
+    let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    let (ok, msg) = testkit::tsa::openssl_ts_verify(
+        &parsed.timestamp_token.unwrap(),
+        &parsed.signature,
+        &tsa.ca(),
+    );
+    assert!(ok, "openssl ts -verify: {msg}");
+    let v = h.json(None, &["verify", &p(&art), "--sig", &p(&p7s)]);
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(
+        v["timestamp"]["tsa_subject"], "O=Timestamps,CN=Test TSA",
+        "{v}"
+    );
+    let o = h.run(None, &["verify", &p(&art), "--sig", &p(&p7s)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("  timestamp   20")
+            && text.contains("  TSA         O=Timestamps,CN=Test TSA"),
+        "{text}"
+    );
+
+    let other = dir.join("app-3.1.tar.gz");
+    std::fs::write(&other, vec![6u8; 10_000]).unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:tsa_p256",
+            "--tsa",
+            &tsa.url("reject"),
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("NOT SIGNED") && out.contains(&tsa.url("reject")) && out.contains("rejection"),
+        "{out}"
+    );
+    assert!(!dir.join("app-3.1.tar.gz.p7s").exists());
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:tsa_p256",
+            "--tsa",
+            "ftp://tsa.example/",
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("http:// or https://"));
 }

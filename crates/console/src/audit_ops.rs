@@ -14,6 +14,7 @@ use audit::store::Query;
 use audit::{Event, Verdict};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::views::*;
 use crate::Console;
 
@@ -25,8 +26,41 @@ pub struct LastVerification {
     /// Records checked (intact) or checked before the first bad one.
     pub records: i64,
     pub first_bad_seq: Option<i64>,
+    /// What is wrong, in English (`finding` says it in a form each language translates).
     pub explanation: Option<String>,
+    pub finding: Option<audit::verify::Finding>,
     pub trigger: VerifyTrigger,
+}
+
+impl LastVerification {
+    /// A verification's verdict, made at `at`.
+    pub fn from_verdict(v: &Verdict, at: String, trigger: VerifyTrigger) -> Self {
+        match v {
+            Verdict::Intact { records, .. } => LastVerification {
+                at,
+                intact: true,
+                records: *records,
+                first_bad_seq: None,
+                explanation: None,
+                finding: None,
+                trigger,
+            },
+            Verdict::Broken {
+                finding,
+                first_bad_seq,
+                explanation,
+                records_checked,
+            } => LastVerification {
+                at,
+                intact: false,
+                records: *records_checked,
+                first_bad_seq: Some(*first_bad_seq),
+                explanation: Some(explanation.clone()),
+                finding: Some(finding.clone()),
+                trigger,
+            },
+        }
+    }
 }
 
 /// Who asked for a verification.
@@ -146,6 +180,38 @@ impl Console {
             .collect())
     }
 
+    /// Records and failures per day for the last `days` days (UTC, today included), one
+    /// entry per day, oldest first (days without records count 0).
+    pub async fn audit_days(&self, days: u32) -> ApiResult<Vec<audit::store::DayCount>> {
+        let days = days.clamp(1, 366) as i64;
+        let today = time::OffsetDateTime::now_utc().date();
+        let first = today - time::Duration::days(days - 1);
+        let day =
+            |d: time::Date| format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day());
+        let counts = self
+            .audit()
+            .store()
+            .daily_counts(
+                self.audit().log_id(),
+                &format!("{}T00:00:00.000Z", day(first)),
+            )
+            .await?;
+        Ok((0..days)
+            .map(|i| {
+                let d = day(first + time::Duration::days(i));
+                counts
+                    .iter()
+                    .find(|c| c.day == d)
+                    .cloned()
+                    .unwrap_or(audit::store::DayCount {
+                        day: d,
+                        records: 0,
+                        failures: 0,
+                    })
+            })
+            .collect())
+    }
+
     /// Verify the whole trail (MACs with the HSM-held key, checkpoints against the key
     /// pinned from the HSM, anchors). Recorded, whatever the verdict.
     pub async fn audit_verify(
@@ -165,29 +231,11 @@ impl Console {
     ) -> ApiResult<Verdict> {
         let pinned = self.audit_signer_spki();
         let v = self.audit().verify(pinned, progress, cancel).await?;
-        *self.last_verification.write() = Some(match &v {
-            Verdict::Intact { records, .. } => LastVerification {
-                at: audit::now_rfc3339(),
-                intact: true,
-                records: *records,
-                first_bad_seq: None,
-                explanation: None,
-                trigger,
-            },
-            Verdict::Broken {
-                first_bad_seq,
-                explanation,
-                records_checked,
-                ..
-            } => LastVerification {
-                at: audit::now_rfc3339(),
-                intact: false,
-                records: *records_checked,
-                first_bad_seq: Some(*first_bad_seq),
-                explanation: Some(explanation.clone()),
-                trigger,
-            },
-        });
+        *self.last_verification.write() = Some(LastVerification::from_verdict(
+            &v,
+            audit::now_rfc3339(),
+            trigger,
+        ));
         let ev = Event::new("audit.verify", "audit_trail")
             .resource(self.audit().log_id().to_string())
             .meta("verdict", &v)
@@ -209,9 +257,10 @@ impl Console {
         out: &Path,
     ) -> ApiResult<ExportSummary> {
         if out.is_dir() {
-            return Err(ApiError::invalid(format!(
-                "{} is a folder; choose a file name.",
-                out.display()
+            return Err(ApiError::invalid(text!(
+                "errors.folder_choose_file_name",
+                "{{out}} is a folder; choose a file name.",
+                out = out.display()
             )));
         }
         let r = match format {
@@ -254,7 +303,12 @@ impl Console {
             .map_err(|e| {
                 ApiError::new(
                     ErrorCode::AuditBroken,
-                    format!("{} is not a readable audit export: {e}", path.display()),
+                    text!(
+                        "errors.not_readable_audit_export",
+                        "{{path}} is not a readable audit export: {{error}}",
+                        path = path.display(),
+                        error = e
+                    ),
                 )
             })?;
         let keys = if parsed.log_id == self.audit().log_id() {
@@ -278,8 +332,14 @@ impl Console {
             .into_iter()
             .find(|p| p.holds_audit_key())
             .ok_or_else(|| {
-                ApiError::new(ErrorCode::AuditUnavailable, "The audit key is locked.")
-                    .suggest("Log in to the partition that holds the audit key.")
+                ApiError::new(
+                    ErrorCode::AuditUnavailable,
+                    text!("errors.audit_key_locked", "The audit key is locked."),
+                )
+                .suggest(text!(
+                    "errors.log_partition_holds_audit_key",
+                    "Log in to the partition that holds the audit key."
+                ))
             })?;
         let log_id = self.audit().log_id().to_string();
         let pool = holder.pool.clone();
@@ -339,7 +399,7 @@ impl Console {
             Some(k) => k,
             None => {
                 let cps = self.audit().checkpoints().await?;
-                let last = cps.last().ok_or_else(|| ApiError::invalid("There is no checkpoint yet; log in to the partition that holds the audit key."))?;
+                let last = cps.last().ok_or_else(|| ApiError::invalid(text!("errors.there_no_checkpoint_yet_log", "There is no checkpoint yet; log in to the partition that holds the audit key.")))?;
                 hex::decode(&last.public_key).map_err(|e| ApiError::invalid(e.to_string()))?
             }
         };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use p11::{Module, SlotId, UserType};
 
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 
 pub const TOKEN_LABEL: &str = "Built-in lunasim";
 /// Demo PINs of the built-in partition (documented in the README). Not secrets.
@@ -107,9 +108,12 @@ pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
             return Ok(*slot);
         }
     }
-    let slot = *slots
-        .first()
-        .ok_or_else(|| ApiError::invalid("the built-in partition has no slot"))?;
+    let slot = *slots.first().ok_or_else(|| {
+        ApiError::invalid(text!(
+            "errors.built_partition_has_no_slot",
+            "the built-in partition has no slot"
+        ))
+    })?;
     module.init_token(slot, &p11::pin(SO_PIN), TOKEN_LABEL)?;
     // SoftHSM-style renumbering after initialization: find it by label.
     let slot = module

@@ -2,8 +2,13 @@
 //! that names what happened, details, a suggestion of what to do, and the PKCS#11 function
 //! and return value when one caused it.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use ts_rs::TS;
+
+use crate::i18n::{Lang, Text};
+use crate::text;
 
 /// Stable error codes the UI and scripts can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -35,6 +40,10 @@ pub enum ErrorCode {
     PartitionNotFound,
     Io,
     Cancelled,
+    /// A key past its usage limit (Luna's `CKA_USAGE_LIMIT`).
+    KeyUsageExhausted,
+    /// The time-stamp authority did not answer, or its answer did not check.
+    TimestampFailed,
     Internal,
 }
 
@@ -81,32 +90,119 @@ impl From<p11::ErrorClass> for ErrorClass {
 #[error("{message}")]
 pub struct ApiError {
     pub code: ErrorCode,
+    /// English (what `hsmc` and the logs show).
     pub message: String,
     pub details: Option<String>,
     pub suggestion: Option<String>,
     pub pkcs11: Option<Box<Pkcs11Error>>,
+    /// The message and suggestion as catalog keys with their arguments, so the UI can show
+    /// them in the officer's language (absent for texts that have no key yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub i18n: Option<Box<ErrorText>>,
+}
+
+/// An error's message and suggestion as catalog keys (see [`crate::i18n`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+pub struct ErrorText {
+    pub message: Option<String>,
+    pub suggestion: Option<String>,
+    /// The placeholders of both.
+    pub args: BTreeMap<String, String>,
+}
+
+/// What an error's message or suggestion is made from: plain English, or a [`Text`] with a
+/// catalog key (`text!(…)`).
+pub enum Message {
+    Plain(String),
+    Keyed(Text),
+}
+
+impl From<String> for Message {
+    fn from(s: String) -> Self {
+        Message::Plain(s)
+    }
+}
+impl From<&String> for Message {
+    fn from(s: &String) -> Self {
+        Message::Plain(s.clone())
+    }
+}
+impl From<&str> for Message {
+    fn from(s: &str) -> Self {
+        Message::Plain(s.to_string())
+    }
+}
+impl From<Text> for Message {
+    fn from(t: Text) -> Self {
+        Message::Keyed(t)
+    }
 }
 
 impl ApiError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<Message>) -> Self {
+        let mut e = ApiError {
             code,
-            message: message.into(),
+            message: String::new(),
             details: None,
             suggestion: None,
             pkcs11: None,
+            i18n: None,
+        };
+        match message.into() {
+            Message::Plain(s) => e.message = s,
+            Message::Keyed(t) => {
+                e.message = t.text;
+                e.i18n = Some(Box::new(ErrorText {
+                    message: Some(t.key),
+                    suggestion: None,
+                    args: t.args,
+                }));
+            }
         }
+        e
     }
     pub fn details(mut self, d: impl Into<String>) -> Self {
         self.details = Some(d.into());
         self
     }
-    pub fn suggest(mut self, s: impl Into<String>) -> Self {
-        self.suggestion = Some(s.into());
+    pub fn suggest(mut self, s: impl Into<Message>) -> Self {
+        match s.into() {
+            Message::Plain(s) => self.suggestion = Some(s),
+            Message::Keyed(t) => {
+                self.suggestion = Some(t.text);
+                let i = self.i18n.get_or_insert_with(Box::default);
+                i.suggestion = Some(t.key);
+                i.args.extend(t.args);
+            }
+        }
         self
     }
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<Message>) -> Self {
         ApiError::new(ErrorCode::InvalidInput, message)
+    }
+    /// The arguments of the message and suggestion, nested texts translated into `lang`.
+    fn i18n_args(&self, lang: Lang) -> Option<std::collections::BTreeMap<String, String>> {
+        Some(crate::i18n::with_nested(lang, &self.i18n.as_ref()?.args))
+    }
+    /// The message in `lang` (English when it has no key or the catalog lacks it).
+    pub fn message_in(&self, lang: Lang) -> String {
+        self.i18n
+            .as_ref()
+            .and_then(|i| i.message.as_deref())
+            .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+            .unwrap_or_else(|| self.message.clone())
+    }
+    /// The suggestion in `lang`, likewise.
+    pub fn suggestion_in(&self, lang: Lang) -> Option<String> {
+        let english = self.suggestion.clone()?;
+        Some(
+            self.i18n
+                .as_ref()
+                .and_then(|i| i.suggestion.as_deref())
+                .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+                .unwrap_or(english),
+        )
     }
     pub fn io(what: &str, e: &std::io::Error) -> Self {
         ApiError::new(ErrorCode::Io, format!("{what}: {e}"))
@@ -143,53 +239,55 @@ impl From<p11::Error> for ApiError {
         use p11::names::luna;
         use p11::sys::*;
         match &e {
-            p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, format!("The module {path} could not be loaded."))
+            p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, text!("errors.module_load_failed", "The module {{path}} could not be loaded.", path = path))
                 .details(reason.clone())
-                .suggest("Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna."),
-            p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, format!("{path} is not a PKCS#11 module."))
+                .suggest(text!("errors.module_load_failed_hint", "Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna.")),
+            p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, text!("errors.not_pkcs11", "{{path}} is not a PKCS#11 module.", path = path))
                 .details("It exports neither C_GetInterface nor C_GetFunctionList.")
-                .suggest("Choose the vendor's PKCS#11 library rather than another shared library."),
-            p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, format!("The module answered {function} with data that cannot be right."))
+                .suggest(text!("errors.not_pkcs11_hint", "Choose the vendor's PKCS#11 library rather than another shared library.")),
+            p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, text!("errors.module_malformed", "The module answered {{function}} with data that cannot be right.", function = function))
                 .details(detail.clone())
-                .suggest("Check the vendor client's version and logs; the console stopped rather than guess."),
-            p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, format!("{function} is not offered by this module.")),
+                .suggest(text!("errors.module_malformed_hint", "Check the vendor client's version and logs; the console stopped rather than guess.")),
+            p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, text!("errors.function_not_offered", "{{function}} is not offered by this module.", function = function)),
             p11::Error::InvalidArgument(m) => ApiError::invalid(m.clone()),
             p11::Error::Ck(ck) => {
-                let base = |code: ErrorCode, msg: String| ApiError { code, message: msg, details: None, suggestion: None, pkcs11: Some(Box::new(pkcs11(ck))) };
+                let base = |code: ErrorCode, msg: Text| ApiError { pkcs11: Some(Box::new(pkcs11(ck))), ..ApiError::new(code, msg) };
                 match (ck.class, ck.rv) {
-                    (_, CKR_PIN_INCORRECT) => base(ErrorCode::PinIncorrect, "The PIN is incorrect.".into())
-                        .suggest("Check the PIN and try again. The console never retries a PIN by itself."),
-                    (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, "The PIN is locked after too many wrong attempts.".into())
-                        .suggest("The security officer must unlock or reset the PIN."),
-                    (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, "The PIN does not have an acceptable form or length.".into()),
-                    (_, CKR_PIN_EXPIRED) => base(ErrorCode::PinExpired, "The token wants the PIN changed before it does anything else (CKR_PIN_EXPIRED).".into())
+                    (_, CKR_PIN_INCORRECT) => base(ErrorCode::PinIncorrect, text!("errors.pin_incorrect", "The PIN is incorrect."))
+                        .suggest(text!("errors.pin_incorrect_hint", "Check the PIN and try again. The console never retries a PIN by itself.")),
+                    (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, text!("errors.pin_locked", "The PIN is locked after too many wrong attempts."))
+                        .suggest(text!("errors.pin_locked_hint", "The security officer must unlock or reset the PIN.")),
+                    (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, text!("errors.pin_invalid", "The PIN does not have an acceptable form or length.")),
+                    (_, CKR_PIN_EXPIRED) => base(ErrorCode::PinExpired, text!("errors.pin_expired", "The token wants the PIN changed before it does anything else (CKR_PIN_EXPIRED)."))
                         .details("A Luna partition with policy 21 (\u{201c}Force user PIN change after set/reset\u{201d}) asks this after the security officer set or reset the PIN.")
-                        .suggest("Change the PIN now: Partition \u{2192} Change my PIN\u{2026}, or `hsmc pin change`."),
-                    (_, luna::CKR_USER_NOT_AUTHORIZED) if ck.name == "CKR_USER_NOT_AUTHORIZED" => base(ErrorCode::NotAuthorized, "The role logged in is not allowed to do this (Luna's CKR_USER_NOT_AUTHORIZED).".into())
-                        .suggest("Log in as the Crypto Officer, or ask the partition's security officer about its roles and policies."),
-                    (_, CKR_USER_ANOTHER_ALREADY_LOGGED_IN) => base(ErrorCode::NotAuthorized, "Another role is logged in to this token; one application logs in as one role at a time.".into())
-                        .suggest("Log out first, then log in as the other role."),
-                    (_, CKR_ATTRIBUTE_READ_ONLY) => base(ErrorCode::NotAuthorized, "The token does not allow changing this attribute (CKR_ATTRIBUTE_READ_ONLY).".into())
+                        .suggest(text!("errors.pin_expired_hint", "Change the PIN now: Partition → Change my PIN…, or `hsmc pin change`.")),
+                    (_, luna::CKR_USER_NOT_AUTHORIZED) if ck.name == "CKR_USER_NOT_AUTHORIZED" => base(ErrorCode::NotAuthorized, text!("errors.user_not_authorized", "The role logged in is not allowed to do this (Luna's CKR_USER_NOT_AUTHORIZED)."))
+                        .suggest(text!("errors.user_not_authorized_hint", "Log in as the Crypto Officer, or ask the partition's security officer about its roles and policies.")),
+                    (_, CKR_USER_ANOTHER_ALREADY_LOGGED_IN) => base(ErrorCode::NotAuthorized, text!("errors.another_role_logged_in", "Another role is logged in to this token; one application logs in as one role at a time."))
+                        .suggest(text!("errors.another_role_logged_in_hint", "Log out first, then log in as the other role.")),
+                    (_, CKR_ATTRIBUTE_READ_ONLY) => base(ErrorCode::NotAuthorized, text!("errors.attribute_read_only", "The token does not allow changing this attribute (CKR_ATTRIBUTE_READ_ONLY)."))
                         .details("The object is not modifiable (CKA_MODIFIABLE false), or PKCS#11 fixes the attribute once set.")
-                        .suggest("Make a new object with the value you want instead."),
-                    (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, format!("The token prohibits this ({}).", ck.name))
+                        .suggest(text!("errors.attribute_read_only_hint", "Make a new object with the value you want instead.")),
+                    (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, text!("errors.action_prohibited", "The token prohibits this ({{name}}).", name = ck.name))
                         .details("The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, \u{201c}Allow changing key attributes\u{201d}, among others).")
-                        .suggest("Check the object's CKA_MODIFIABLE and the partition's policies."),
-                    (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, format!("Login refused: {}.", ck.name))
-                        .suggest("Contact the partition's security officer."),
-                    (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew.".into())
-                        .suggest("Refresh the key list; scripts should select keys by id:HEX, which survives reconnections."),
-                    (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, "The key or object no longer exists on the token.".into())
-                        .suggest("Refresh the key list."),
-                    (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, "Log in to the partition first.".into()),
+                        .suggest(text!("errors.action_prohibited_hint", "Check the object's CKA_MODIFIABLE and the partition's policies.")),
+                    (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, text!("errors.login_refused", "Login refused: {{name}}.", name = ck.name))
+                        .suggest(text!("errors.login_refused_hint", "Contact the partition's security officer.")),
+                    (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, text!("errors.handle_gone", "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew."))
+                        .suggest(text!("errors.handle_gone_hint", "Refresh the key list; scripts should select keys by id:HEX, which survives reconnections.")),
+                    (p11::ErrorClass::KeyNotFound, _) => base(ErrorCode::KeyNotFound, text!("errors.object_gone", "The key or object no longer exists on the token."))
+                        .suggest(text!("errors.refresh_keys", "Refresh the key list.")),
+                    (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, text!("errors.not_logged_in", "Log in to the partition first.")),
+                    _ if ck.name == "CKR_KEY_NOT_ACTIVE" => base(ErrorCode::KeyUsageExhausted, text!("errors.key_usage_exhausted", "The key has used all the uses its usage limit (CKA_USAGE_LIMIT) allows; the HSM refuses it now."))
+                        .suggest(text!("errors.key_usage_exhausted_hint", "A security officer or the crypto officer can raise the limit (Keys → Usage limit…, or hsmc keys limit).")),
                     (_, CKR_MECHANISM_INVALID) | (_, CKR_MECHANISM_PARAM_INVALID) | (_, CKR_KEY_TYPE_INCONSISTENT) => {
-                        base(ErrorCode::InvalidAlgorithm, format!("The token does not accept this algorithm here ({}).", ck.name))
-                            .suggest("Check the partition's mechanism list.")
+                        base(ErrorCode::InvalidAlgorithm, text!("errors.algorithm_refused", "The token does not accept this algorithm here ({{name}}).", name = ck.name))
+                            .suggest(text!("errors.algorithm_refused_hint", "Check the partition's mechanism list."))
                     }
-                    (p11::ErrorClass::Disconnected, _) => base(ErrorCode::HsmDisconnected, format!("The HSM connection failed ({}).", ck.name))
-                        .suggest("Check the HSM and its network; the console reconnects automatically."),
-                    (p11::ErrorClass::Busy, _) => base(ErrorCode::Busy, "The HSM is busy.".into()).suggest("Try again in a moment."),
-                    _ => base(ErrorCode::HsmError, format!("The HSM refused the operation: {} in {}.", ck.name, ck.function)),
+                    (p11::ErrorClass::Disconnected, _) => base(ErrorCode::HsmDisconnected, text!("errors.hsm_connection_failed", "The HSM connection failed ({{name}}).", name = ck.name))
+                        .suggest(text!("errors.hsm_connection_failed_hint", "Check the HSM and its network; the console reconnects automatically.")),
+                    (p11::ErrorClass::Busy, _) => base(ErrorCode::Busy, text!("errors.hsm_busy", "The HSM is busy.")).suggest(text!("errors.try_again_soon", "Try again in a moment.")),
+                    _ => base(ErrorCode::HsmError, text!("errors.hsm_refused", "The HSM refused the operation: {{name}} in {{function}}.", name = ck.name, function = ck.function)),
                 }
             }
         }
@@ -209,35 +307,55 @@ impl From<hsm::HsmError> for ApiError {
                         "The console reconnected to the HSM; nothing was done on this attempt."
                             .into(),
                     );
-                    a.suggestion = Some("Try again.".into());
+                    a = a.suggest(text!("errors.try_again", "Try again."));
                 }
                 a
             }
             H::CircuitOpen { retry_after } => ApiError::new(
                 ErrorCode::HsmUnavailable,
-                "The HSM is failing repeatedly; calls are paused.",
+                text!(
+                    "errors.circuit_open",
+                    "The HSM is failing repeatedly; calls are paused."
+                ),
             )
             .details(format!(
                 "The console will try again in {} s.",
                 retry_after.as_secs().max(1)
             ))
-            .suggest("Check the HSM's health and network."),
+            .suggest(text!(
+                "errors.circuit_open_hint",
+                "Check the HSM's health and network."
+            )),
             H::Busy { size, waiting } => ApiError::new(
                 ErrorCode::Busy,
-                format!("All {size} sessions are busy and {waiting} requests are waiting."),
+                text!(
+                    "errors.sessions_busy",
+                    "All {{size}} sessions are busy and {{waiting}} requests are waiting.",
+                    size = size,
+                    waiting = waiting
+                ),
             )
-            .suggest("Try again in a moment."),
+            .suggest(text!("errors.try_again_soon", "Try again in a moment.")),
             H::Timeout(d) => ApiError::new(
                 ErrorCode::Busy,
-                format!("No HSM session became free within {} s.", d.as_secs()),
+                text!(
+                    "errors.session_timeout",
+                    "No HSM session became free within {{seconds}} s.",
+                    seconds = d.as_secs()
+                ),
             ),
-            H::NotLoggedIn => {
-                ApiError::new(ErrorCode::NotLoggedIn, "Log in to the partition first.")
-            }
-            H::KeyNotFound(m) => {
-                ApiError::new(ErrorCode::KeyNotFound, format!("Key not found: {m}."))
-                    .suggest("Select the key by label:NAME or id:HEX.")
-            }
+            H::NotLoggedIn => ApiError::new(
+                ErrorCode::NotLoggedIn,
+                text!("errors.not_logged_in", "Log in to the partition first."),
+            ),
+            H::KeyNotFound(m) => ApiError::new(
+                ErrorCode::KeyNotFound,
+                text!("errors.key_not_found", "Key not found: {{what}}.", what = m),
+            )
+            .suggest(text!(
+                "errors.key_not_found_hint",
+                "Select the key by label:NAME or id:HEX."
+            )),
             H::InvalidInput(m) => ApiError::invalid(m),
             H::Unsupported(m) => ApiError::new(ErrorCode::Unsupported, m),
             H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, m),
@@ -249,10 +367,12 @@ impl From<audit::AuditError> for ApiError {
     fn from(e: audit::AuditError) -> Self {
         use audit::AuditError as A;
         match e {
-            A::Cancelled => ApiError::new(ErrorCode::Cancelled, "Cancelled."),
+            A::Cancelled => ApiError::new(ErrorCode::Cancelled, text!("errors.cancelled", "Cancelled.")),
             A::Invalid(m) => ApiError::invalid(m),
-            other => ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail cannot record this: {other}"))
-                .suggest("The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store."),
+            e @ A::Truncated { .. } => ApiError::new(ErrorCode::AuditBroken, format!("The audit trail cannot record this: {e}."))
+                .suggest("The action was refused because it could not be audited. Verify the trail (Audit → Verify, or hsmc audit verify) to see which records are missing, then restore the audit store from a backup or choose a new store in Settings."),
+            other => ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_cannot_record", "The audit trail cannot record this: {{error}}", error = other))
+                .suggest(text!("errors.audit_cannot_record_hint", "The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store.")),
         }
     }
 }

@@ -17,6 +17,8 @@ use p11::vendor::{bin, stats_id};
 use p11::Template;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
+use crate::text;
 use crate::views::{StorageView, TokenView};
 use crate::Console;
 
@@ -61,6 +63,19 @@ pub struct HssKeyView {
     pub audit_expected_remaining: Option<u64>,
     /// Set when the token's counter and the trail disagree, saying which way.
     pub mismatch: Option<String>,
+    /// The same in a form each language translates.
+    pub mismatch_text: Option<Text>,
+    /// Signatures left over time, from the trail's records (its baseline, then after each
+    /// signing record) and the token's count now; for the chart.
+    pub history: Vec<HssPoint>,
+}
+
+/// Signatures left at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct HssPoint {
+    pub at: String,
+    #[ts(type = "number")]
+    pub remaining: u64,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -100,6 +115,8 @@ pub struct StatsSnapshot {
     pub luna: Option<LunaStats>,
     pub pool: hsm::PoolStatus,
     pub metrics: hsm::MetricsSnapshot,
+    /// For an HA group's virtual slot: the group, its members' statistics side by side.
+    pub ha: Option<crate::ha::HaGroupView>,
 }
 
 /// One point of the history the charts draw.
@@ -376,16 +393,19 @@ pub(crate) fn hss_history(
     id_hex: &str,
     capacity: Option<u128>,
     remaining: Option<u64>,
-) -> (f64, f64, f64, Option<u64>, Option<String>) {
+) -> (f64, f64, f64, Option<u64>, Option<Text>) {
     let mine: Vec<&audit::Record> = records
         .iter()
-        .filter(|r| r.metadata.contains(id_hex))
+        .filter(|r| r.event.metadata.contains(id_hex))
         .collect();
     let used = |r: &audit::Record| -> u64 {
-        if r.status == "success"
-            && matches!(r.action.as_str(), "sign" | "sign.manifest" | "cert.issue")
+        if r.event.status == "success"
+            && matches!(
+                r.event.action.as_str(),
+                "sign" | "sign.manifest" | "cert.issue"
+            )
         {
-            meta_u64(&r.metadata, "signatures").unwrap_or(0)
+            meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
         } else {
             0
         }
@@ -393,7 +413,7 @@ pub(crate) fn hss_history(
     let rate = |days: i64| {
         let since = days_ago(days);
         mine.iter()
-            .filter(|r| r.timestamp >= since)
+            .filter(|r| r.event.timestamp >= since)
             .map(|r| used(r))
             .sum::<u64>() as f64
             / days as f64
@@ -401,14 +421,14 @@ pub(crate) fn hss_history(
     // Baseline: the key's generation (full capacity) or the first batch's count before it.
     let mut baseline: Option<(i64, u64)> = None;
     for r in &mine {
-        if r.action == "key.generate" && r.status == "success" {
+        if r.event.action == "key.generate" && r.event.status == "success" {
             if let Some(c) = capacity.and_then(|c| u64::try_from(c).ok()) {
                 baseline = Some((r.seq, c));
                 break;
             }
         }
-        if r.action == "sign.request" {
-            if let Some(v) = meta_u64(&r.metadata, "hss_remaining") {
+        if r.event.action == "sign.request" {
+            if let Some(v) = meta_u64(&r.event.metadata, "hss_remaining") {
                 baseline = Some((r.seq - 1, v));
                 break;
             }
@@ -419,13 +439,19 @@ pub(crate) fn hss_history(
             let recorded: u64 = mine.iter().filter(|r| r.seq > seq).map(|r| used(r)).sum();
             let expected = base.saturating_sub(recorded);
             let m = if now < expected {
-                Some(format!(
-                    "The token has {now} signatures left but the audit trail accounts for {expected}: {} were made outside this console (another tool or another trail).",
-                    expected - now
+                Some(text!(
+                    "hss.mismatch_outside",
+                    "The token has {{now}} signatures left but the audit trail accounts for {{expected}}: {{outside}} were made outside this console (another tool or another trail).",
+                    now = now,
+                    expected = expected,
+                    outside = expected - now
                 ))
             } else if now > expected {
-                Some(format!(
-                    "The token reports {now} signatures left, more than the {expected} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys."
+                Some(text!(
+                    "hss.mismatch_backwards",
+                    "The token reports {{now}} signatures left, more than the {{expected}} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys.",
+                    now = now,
+                    expected = expected
                 ))
             } else {
                 None
@@ -435,6 +461,90 @@ pub(crate) fn hss_history(
         _ => (None, None),
     };
     (rate(7), rate(30), rate(90), expected, mismatch)
+}
+
+/// When a key runs out at its burn rate: the 30-day rate, or the 7- or 90-day one when
+/// that is all there is (`None` without any use in 90 days).
+pub(crate) fn projected_exhaustion(d7: f64, d30: f64, d90: f64, left: u64) -> Option<String> {
+    let r = [d30, d7, d90].into_iter().find(|r| *r > 0.0)?;
+    let days = (left as f64 / r).min(365.0 * 1000.0);
+    let d = time::OffsetDateTime::now_utc() + time::Duration::seconds_f64(days * 86_400.0);
+    Some(format!(
+        "{:04}-{:02}-{:02}",
+        d.year(),
+        u8::from(d.month()),
+        d.day()
+    ))
+}
+
+/// A key's status against the settings' thresholds, from its share left.
+pub(crate) fn status_of(
+    left: u64,
+    left_percent: f64,
+    settings: &crate::settings::Settings,
+) -> HssStatus {
+    if left == 0 {
+        HssStatus::Exhausted
+    } else if left_percent <= settings.hss_critical_percent {
+        HssStatus::Critical
+    } else if left_percent <= settings.hss_warning_percent {
+        HssStatus::Warning
+    } else {
+        HssStatus::Ok
+    }
+}
+
+/// Signatures left over time as the trail tells it: the baseline (full capacity at the
+/// key's generation, or the count the first signing request saw), then after each
+/// signing record; the token's count now last.
+pub(crate) fn hss_points(
+    records: &[audit::Record],
+    id_hex: &str,
+    capacity: Option<u128>,
+    remaining: Option<u64>,
+) -> Vec<HssPoint> {
+    let mut out: Vec<HssPoint> = Vec::new();
+    let mut left: Option<u64> = None;
+    for r in records.iter().filter(|r| r.event.metadata.contains(id_hex)) {
+        if left.is_none() {
+            if r.event.action == "key.generate" && r.event.status == "success" {
+                left = capacity.and_then(|c| u64::try_from(c).ok());
+            } else if r.event.action == "sign.request" {
+                left = meta_u64(&r.event.metadata, "hss_remaining");
+            }
+            if let Some(l) = left {
+                out.push(HssPoint {
+                    at: r.event.timestamp.clone(),
+                    remaining: l,
+                });
+            }
+            continue;
+        }
+        let used = if r.event.status == "success"
+            && matches!(
+                r.event.action.as_str(),
+                "sign" | "sign.manifest" | "cert.issue"
+            ) {
+            meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
+        } else {
+            0
+        };
+        if used > 0 {
+            let l = left.unwrap_or(0).saturating_sub(used);
+            left = Some(l);
+            out.push(HssPoint {
+                at: r.event.timestamp.clone(),
+                remaining: l,
+            });
+        }
+    }
+    if let Some(now) = remaining {
+        out.push(HssPoint {
+            at: audit::now_rfc3339(),
+            remaining: now,
+        });
+    }
+    out
 }
 
 impl Console {
@@ -487,21 +597,9 @@ impl Console {
                 };
                 let (d7, d30, d90, expected, mismatch) =
                     hss_history(&records, &k.id_hex, capacity, k.hss_keys_remaining);
-                let rate = [d30, d7, d90].into_iter().find(|r| *r > 0.0);
-                let projected = match (rate, k.hss_keys_remaining) {
-                    (Some(r), Some(left)) => {
-                        let days = (left as f64 / r).min(365.0 * 1000.0);
-                        let d = time::OffsetDateTime::now_utc()
-                            + time::Duration::seconds_f64(days * 86_400.0);
-                        Some(format!(
-                            "{:04}-{:02}-{:02}",
-                            d.year(),
-                            u8::from(d.month()),
-                            d.day()
-                        ))
-                    }
-                    _ => None,
-                };
+                let projected = k
+                    .hss_keys_remaining
+                    .and_then(|left| projected_exhaustion(d7, d30, d90, left));
                 out.push(HssKeyView {
                     partition_id: p.id.clone(),
                     partition_label: p.label.clone(),
@@ -518,7 +616,9 @@ impl Console {
                     per_day_90: d90,
                     projected_exhaustion: projected,
                     audit_expected_remaining: expected,
-                    mismatch,
+                    mismatch: mismatch.as_ref().map(|m| m.text.clone()),
+                    mismatch_text: mismatch,
+                    history: hss_points(&records, &k.id_hex, capacity, k.hss_keys_remaining),
                 });
             }
         }
@@ -534,6 +634,7 @@ impl Console {
         let reading = tokio::task::spawn_blocking(move || ModuleReading::take(&m, slot))
             .await
             .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
+        let ha = self.ha_group_view(&p, true).await;
         // Utilization counters are read on a session (Luna: per-partition bins).
         let util = match reading.luna {
             Some(_) => p
@@ -563,6 +664,7 @@ impl Console {
             luna,
             pool: p.pool.status(),
             metrics,
+            ha,
         })
     }
 
@@ -630,17 +732,19 @@ mod tests {
             log_id: "l".into(),
             seq,
             epoch: 0,
-            timestamp: days_ago(days_old),
-            session_id: "s".into(),
-            actor_id: None,
-            actor_ip: "127.0.0.1".into(),
-            action: action.into(),
-            resource_type: "artifact".into(),
-            resource_id: None,
-            algorithm: None,
-            status: "success".into(),
-            error_code: None,
-            metadata: meta.to_string(),
+            event: audit::Prepared {
+                timestamp: days_ago(days_old),
+                session_id: "s".into(),
+                actor_id: None,
+                actor_ip: "127.0.0.1".into(),
+                action: action.into(),
+                resource_type: "artifact".into(),
+                resource_id: None,
+                algorithm: None,
+                status: "success".into(),
+                error_code: None,
+                metadata: meta.to_string(),
+            },
             hmac_chain: String::new(),
             created_at: String::new(),
         }
@@ -691,9 +795,64 @@ mod tests {
         assert!(mismatch.is_none());
         // Two signatures made outside the console.
         let (.., mismatch) = hss_history(&records, id, Some(1024), Some(968));
-        assert!(mismatch.unwrap().contains("2 were made outside"));
+        let m = mismatch.unwrap();
+        assert_eq!(m.key, "hss.mismatch_outside");
+        assert!(m.text.contains("2 were made outside"));
         // A counter that went backwards.
         let (.., mismatch) = hss_history(&records, id, Some(1024), Some(1000));
-        assert!(mismatch.unwrap().contains("went backwards"));
+        let m = mismatch.unwrap();
+        assert_eq!(m.key, "hss.mismatch_backwards");
+        assert!(m.text.contains("went backwards"));
+    }
+
+    #[test]
+    fn signatures_left_over_time_start_at_the_generation_and_end_at_the_token() {
+        let id = "00ff";
+        let records = vec![
+            rec(1, "key.generate", 60, serde_json::json!({ "id": id })),
+            rec(
+                2,
+                "sign",
+                40,
+                serde_json::json!({ "key_id": id, "signatures": 30 }),
+            ),
+            rec(
+                3,
+                "sign",
+                20,
+                serde_json::json!({ "key_id": "other", "signatures": 9 }),
+            ),
+            rec(
+                4,
+                "sign.manifest",
+                3,
+                serde_json::json!({ "key_id": id, "signatures": 4 }),
+            ),
+        ];
+        let left: Vec<u64> = hss_points(&records, id, Some(1024), Some(990))
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        assert_eq!(left, vec![1024, 994, 990, 990]);
+        // A key made outside the console: the first request's count is the baseline.
+        let records = vec![
+            rec(
+                1,
+                "sign.request",
+                5,
+                serde_json::json!({ "key_id": id, "hss_remaining": 100 }),
+            ),
+            rec(
+                2,
+                "sign",
+                5,
+                serde_json::json!({ "key_id": id, "signatures": 2 }),
+            ),
+        ];
+        let left: Vec<u64> = hss_points(&records, id, None, None)
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        assert_eq!(left, vec![100, 98]);
     }
 }

@@ -13,23 +13,43 @@ use hsm::templates::KeyAttrs;
 use p11::sys::*;
 
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 use crate::views::*;
 use crate::Console;
+
+/// (done, total) of the generation of `label` in lunasim's `hss_progress` answer.
+fn keygen_progress_of(answer: &str, label: &str) -> Option<(u64, u64)> {
+    let v: serde_json::Value = serde_json::from_str(answer).ok()?;
+    let job = v["keygens"]
+        .as_array()?
+        .iter()
+        .find(|j| j["label"].as_str() == Some(label))?;
+    Some((job["done"].as_u64()?, job["total"].as_u64()?))
+}
 
 /// Labels: printable, at most 128 characters.
 pub fn validate_label(label: &str) -> ApiResult<()> {
     if label.trim().is_empty() {
-        return Err(ApiError::invalid("A key needs a label.").suggest(
-            "Use the suggested purpose_algorithm_date label, e.g. release_ml_dsa_65_2026_11.",
-        ));
+        return Err(
+            ApiError::invalid(text!("errors.key_needs_label", "A key needs a label.")).suggest(
+                text!(
+                "errors.use_suggested_purpose_algorithm_date",
+                "Use the suggested purpose_algorithm_date label, e.g. release_ml_dsa_65_2026_11."
+            ),
+            ),
+        );
     }
     if label.chars().count() > 128 {
-        return Err(ApiError::invalid("Labels are at most 128 characters."));
+        return Err(ApiError::invalid(text!(
+            "errors.labels_at_most_characters",
+            "Labels are at most 128 characters."
+        )));
     }
     if label.chars().any(char::is_control) {
-        return Err(ApiError::invalid(
-            "Labels cannot contain control characters.",
-        ));
+        return Err(ApiError::invalid(text!(
+            "errors.labels_cannot_contain_control_characters",
+            "Labels cannot contain control characters."
+        )));
     }
     Ok(())
 }
@@ -190,6 +210,22 @@ impl Console {
         out
     }
 
+    /// How far the generation of the key labelled `label` has come, where the module can
+    /// say: lunasim counts the leaves of the HSS trees it has built (`LUNASIM_Control`
+    /// `{"op":"hss_progress"}`), since a PKCS#11 call reports nothing while it runs. `None`
+    /// for every other module and for keys it is not generating — the caller shows the
+    /// elapsed time then.
+    pub async fn keygen_progress(&self, partition: &str, label: &str) -> Option<(u64, u64)> {
+        let p = self.partition_ref(partition).await.ok()?;
+        let module = p.module.module.clone();
+        let answer =
+            tokio::task::spawn_blocking(move || module.sim_control(r#"{"op":"hss_progress"}"#))
+                .await
+                .ok()?
+                .ok()?;
+        keygen_progress_of(&answer, label)
+    }
+
     /// The phrase the officer must type to delete these objects (labels read from the token).
     pub async fn deletion_phrase(&self, partition: &str, handles: &[u64]) -> ApiResult<String> {
         let p = self.partition_ref(partition).await?;
@@ -214,7 +250,10 @@ impl Console {
         confirmation: &str,
     ) -> ApiResult<DestroyResult> {
         if handles.is_empty() {
-            return Err(ApiError::invalid("Select the keys to delete."));
+            return Err(ApiError::invalid(text!(
+                "errors.select_keys_delete",
+                "Select the keys to delete."
+            )));
         }
         let p = self.partition_ref(partition).await?;
         self.require(&p, hsm::roles::Action::DeleteObjects)?;
@@ -378,16 +417,31 @@ pub(crate) fn base64_encode(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-pub(crate) fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
+pub fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
         .decode(s)
-        .map_err(|e| ApiError::invalid(format!("not base64: {e}")))
+        .map_err(|e| {
+            ApiError::invalid(text!(
+                "errors.not_base64",
+                "not base64: {{error}}",
+                error = e
+            ))
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keygen_progress_is_found_by_label() {
+        let answer = r#"{"keygens":[{"label":"a","done":5,"total":64,"elapsed_ms":3},{"label":"fw","done":1000,"total":1049600,"elapsed_ms":9}]}"#;
+        assert_eq!(keygen_progress_of(answer, "fw"), Some((1000, 1_049_600)));
+        assert_eq!(keygen_progress_of(answer, "other"), None);
+        assert_eq!(keygen_progress_of(r#"{"keygens":[]}"#, "fw"), None);
+        assert_eq!(keygen_progress_of("not json", "fw"), None);
+    }
 
     #[test]
     fn confirmation_phrases() {

@@ -10,14 +10,20 @@ pub mod backup;
 pub mod builtin;
 pub mod credentials;
 pub mod error;
+pub mod findings;
+pub mod ha;
 pub mod health;
+pub mod i18n;
 pub mod keys;
 pub mod objects;
+pub mod overview;
 pub mod partitions;
+pub mod probe_verdict;
 pub mod probes;
 pub mod settings;
 pub mod sign;
 pub mod uris;
+pub mod usage;
 pub mod views;
 
 use std::collections::HashMap;
@@ -109,6 +115,8 @@ pub struct Console {
     /// Scheduled verifications that could not run in a row, and when the next may try.
     verify_retry: parking_lot::Mutex<Option<(u32, std::time::Instant)>>,
     ticker: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// HA groups: which partitions are groups, their last drift checks.
+    ha: parking_lot::Mutex<ha::HaMemory>,
 }
 
 impl Console {
@@ -135,9 +143,9 @@ impl Console {
         ac.checkpoint_every = settings.audit.checkpoint_every;
         ac.checkpoint_interval = Duration::from_secs(settings.audit.checkpoint_minutes * 60);
         let log = AuditLog::open(ac, config.context.clone()).await.map_err(|e| {
-            ApiError::new(ErrorCode::AuditUnavailable, format!("The audit trail at {} cannot be opened.", redact_url(&audit_location)))
+            ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_trail_at_cannot_opened", "The audit trail at {{audit_location}} cannot be opened.", audit_location = redact_url(&audit_location)))
                 .details(e.to_string())
-                .suggest("Check the audit store in the settings (or --audit-db). The console does not work without its audit trail.")
+                .suggest(text!("errors.check_audit_store_settings_audit", "Check the audit store in the settings (or --audit-db). The console does not work without its audit trail."))
         })?;
         // A file next to the data outside the store remembers the newest checkpoint
         // (the partition holding the key remembers it too, once logged in).
@@ -164,6 +172,7 @@ impl Console {
             last_verification: RwLock::new(None),
             verify_retry: parking_lot::Mutex::new(None),
             ticker: parking_lot::Mutex::new(None),
+            ha: parking_lot::Mutex::new(ha::HaMemory::default()),
             config,
         });
         if console.config.builtin && settings.builtin_enabled {
@@ -332,7 +341,7 @@ impl Console {
         if new.audit.location != old.audit.location {
             if let Some(loc) = &new.audit.location {
                 let store = audit::store::Store::connect(loc, Duration::from_secs(5)).await.map_err(|e| {
-                    ApiError::new(ErrorCode::AuditUnavailable, format!("The audit store {} cannot be used: {e}", redact_url(loc))).suggest("Check the path or URL (and that the database exists and accepts this user); the settings were not changed.")
+                    ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_store_cannot_used", "The audit store {{loc}} cannot be used: {{error}}", loc = redact_url(loc), error = e)).suggest(text!("errors.check_path_url_database_exists", "Check the path or URL (and that the database exists and accepts this user); the settings were not changed."))
                 })?;
                 store.close().await;
             }

@@ -15,6 +15,7 @@ use p11::{Module, SlotId};
 
 use crate::audit_hsm::{self, HsmAnchor, HsmCheckpointSigner, HsmKeyWrapper};
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::views::*;
 use crate::{builtin, module_id, Console};
 
@@ -79,7 +80,11 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f).await.map_err(|e| {
         ApiError::new(
             ErrorCode::Internal,
-            format!("a background task failed: {e}"),
+            text!(
+                "errors.background_task_failed",
+                "a background task failed: {{error}}",
+                error = e
+            ),
         )
     })
 }
@@ -88,31 +93,54 @@ pub(crate) async fn blocking<T: Send + 'static>(
 pub fn validate_module_path(path: &str) -> ApiResult<PathBuf> {
     let p = Path::new(path.trim());
     if path.trim().is_empty() {
-        return Err(ApiError::invalid("No module path was given.")
-            .suggest("Choose the vendor's PKCS#11 library (a .so file)."));
+        return Err(ApiError::invalid(text!(
+            "errors.no_module_path_given",
+            "No module path was given."
+        ))
+        .suggest(text!(
+            "errors.choose_vendor_s_pkcs_library",
+            "Choose the vendor's PKCS#11 library (a .so file)."
+        )));
     }
     if !p.is_absolute() {
-        return Err(
-            ApiError::invalid(format!("{path} is not an absolute path.")).suggest(
-                "Give the full path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so.",
-            ),
-        );
+        return Err(ApiError::invalid(text!(
+            "errors.not_absolute_path",
+            "{{path}} is not an absolute path.",
+            path = path
+        ))
+        .suggest(text!(
+            "errors.give_full_path_pkcs_library",
+            "Give the full path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so."
+        )));
     }
     let meta = std::fs::metadata(p).map_err(|e| {
         ApiError::new(
             ErrorCode::ModuleLoadFailed,
-            format!("The module {path} cannot be read: {e}."),
+            text!(
+                "errors.module_cannot_read",
+                "The module {{path}} cannot be read: {{error}}.",
+                path = path,
+                error = e
+            ),
         )
-        .suggest("Check the path and the file's permissions.")
+        .suggest(text!(
+            "errors.check_path_file_s_permissions",
+            "Check the path and the file's permissions."
+        ))
     })?;
     if !meta.is_file() {
         return Err(ApiError::new(
             ErrorCode::NotPkcs11,
-            format!("{path} is not a regular file."),
+            text!(
+                "errors.not_regular_file",
+                "{{path}} is not a regular file.",
+                path = path
+            ),
         )
-        .suggest(
-            "Choose the vendor's PKCS#11 library file (a .so), not a folder, device or pipe.",
-        ));
+        .suggest(text!(
+            "errors.choose_vendor_s_pkcs_library_2",
+            "Choose the vendor's PKCS#11 library file (a .so), not a folder, device or pipe."
+        )));
     }
     Ok(p.to_path_buf())
 }
@@ -127,15 +155,19 @@ impl Console {
         .ok_or_else(|| {
             ApiError::new(
                 ErrorCode::ModuleLoadFailed,
-                "The built-in partition's module (liblunasim.so) was not found.",
+                text!(
+                    "errors.built_partition_s_module_liblunasim",
+                    "The built-in partition's module (liblunasim.so) was not found."
+                ),
             )
-            .suggest(
-                "Build it with `cargo build -p lunasim` (make run does), or add a PKCS#11 module.",
-            )
+            .suggest(text!(
+                "errors.build_cargo_build_p_lunasim",
+                "Build it with `cargo build -p lunasim` (make run does), or add a PKCS#11 module."
+            ))
         })?;
         if paths.kryoptic.is_none() && std::env::var_os("LUNASIM_CONF").is_none() {
-            return Err(ApiError::new(ErrorCode::ModuleLoadFailed, "The built-in partition needs Kryoptic (libkryoptic_pkcs11.so), which was not found.")
-                .suggest("Run scripts/build-kryoptic.sh (make run does)."));
+            return Err(ApiError::new(ErrorCode::ModuleLoadFailed, text!("errors.built_partition_needs_kryoptic_libkryoptic", "The built-in partition needs Kryoptic (libkryoptic_pkcs11.so), which was not found."))
+                .suggest(text!("errors.run_scripts_build_kryoptic_sh", "Run scripts/build-kryoptic.sh (make run does).")));
         }
         builtin::configure(&self.config.data_dir.join("builtin"), &paths)?;
         let lm = self.load_module_path(paths.lunasim.clone(), true).await?;
@@ -204,9 +236,10 @@ impl Console {
     pub async fn remove_module(&self, module_id: &str) -> ApiResult<()> {
         let lm = self.module_ref(module_id)?;
         if lm.builtin {
-            return Err(ApiError::invalid(
-                "The built-in partition cannot be removed; turn it off in the settings instead.",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.built_partition_cannot_removed_turn",
+                "The built-in partition cannot be removed; turn it off in the settings instead."
+            )));
         }
         let parts: Vec<Arc<Partition>> = self
             .partitions
@@ -239,9 +272,16 @@ impl Console {
             .ok_or_else(|| {
                 ApiError::new(
                     ErrorCode::PartitionNotFound,
-                    format!("No module {id} is loaded."),
+                    text!(
+                        "errors.no_module_loaded",
+                        "No module {{id}} is loaded.",
+                        id = id
+                    ),
                 )
-                .suggest("Add the module in Connections first.")
+                .suggest(text!(
+                    "errors.add_module_connections_first",
+                    "Add the module in Connections first."
+                ))
             })
     }
 
@@ -361,9 +401,16 @@ impl Console {
         }
         Err(ApiError::new(
             ErrorCode::PartitionNotFound,
-            format!("No partition {id} is known."),
+            text!(
+                "errors.no_partition_known",
+                "No partition {{id}} is known.",
+                id = id
+            ),
         )
-        .suggest("Refresh the Connections view; the token may have been removed."))
+        .suggest(text!(
+            "errors.refresh_connections_view_token_may",
+            "Refresh the Connections view; the token may have been removed."
+        )))
     }
 
     /// All partitions known so far.
@@ -420,7 +467,10 @@ impl Console {
                     _ => format!("{} has no initialized token.", lm.path.display()),
                 },
             )
-            .suggest("List them with `hsmc slots`.")),
+            .suggest(text!(
+                "errors.list_them_hsmc_slots",
+                "List them with `hsmc slots`."
+            ))),
         }
     }
 
@@ -532,11 +582,12 @@ impl Console {
             .await;
             return Err(ApiError::new(
                 ErrorCode::PinInvalid,
-                format!("The PIN is {pin_len} bytes long; tokens accept at most {MAX_PIN_BYTES}. It was not sent to the HSM and no attempt was used."),
+                text!("errors.pin_bytes_long_tokens_accept", "The PIN is {{pin_len}} bytes long; tokens accept at most {{max_pin_bytes}}. It was not sent to the HSM and no attempt was used.", pin_len = pin_len, max_pin_bytes = MAX_PIN_BYTES),
             )
-            .suggest("Check what was pasted into the PIN field."));
+            .suggest(text!("errors.check_what_pasted_into_pin", "Check what was pasted into the PIN field.")));
         }
         let pool = p.pool.clone();
+        let for_members = pin.clone();
         let r = blocking(move || pool.login(user.p11(), pin)).await?;
         let ev = Event::new("login", "partition")
             .resource(&p.id)
@@ -583,6 +634,8 @@ impl Console {
                     .unwrap_or(AuditKeyView::NoKeyYet)
             }
         };
+        // An HA group's members share its credential: log in to the visible ones too.
+        self.ha_login_members(&p, user, &for_members).await;
         self.emit(ConsoleEvent::PartitionChanged {
             partition_id: p.id.clone(),
         });

@@ -15,6 +15,9 @@ use audit::Event;
 use bench::probe::{self, ProbeOp, ProbeProgress, ProbeRequest, RunResult, SweepPoint};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
+use crate::probe_verdict::verdict_text;
+use crate::text;
 use crate::Console;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -42,9 +45,81 @@ pub struct ProbeReport {
     pub runs: Vec<RunResult>,
     pub sweep: Vec<SweepPoint>,
     pub verdict: Option<String>,
+    /// The verdict in a form each language translates (absent in reports kept before it).
+    #[serde(default)]
+    pub verdict_text: Option<Text>,
     /// The probe's own cost per timed call (two clock reads and a histogram record).
     pub overhead_ns: f64,
     pub cancelled: bool,
+    /// Against an HA group's virtual slot: how the calls spread over its members.
+    #[serde(default)]
+    pub ha: Option<HaProbeShare>,
+}
+
+/// A probe's calls over an HA group's members, and the group's total.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct HaProbeShare {
+    /// Timed calls per second of the whole group (all runs' calls ÷ their time).
+    pub total_per_s: f64,
+    pub members: Vec<MemberThroughput>,
+    /// Where the shares come from.
+    pub basis: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct MemberThroughput {
+    pub member: u32,
+    pub serial: String,
+    /// Commands the member served during the probe (set-up and warm-up included).
+    #[ts(type = "number")]
+    pub commands: u64,
+    pub share_percent: f64,
+    /// Its share of the group's throughput.
+    pub per_s: f64,
+}
+
+/// Spread the group's throughput over the members by the commands each served.
+pub fn ha_share(
+    before: &[(u32, String, u64)],
+    after: &[(u32, String, u64)],
+    runs: &[bench::probe::RunResult],
+) -> HaProbeShare {
+    let seconds: f64 = runs.iter().map(|r| r.seconds).sum();
+    let calls: u64 = runs.iter().map(|r| r.calls).sum();
+    let total_per_s = if seconds > 0.0 {
+        calls as f64 / seconds
+    } else {
+        0.0
+    };
+    let served: Vec<(u32, String, u64)> = after
+        .iter()
+        .map(|(m, serial, n)| {
+            let b = before.iter().find(|x| x.0 == *m).map(|x| x.2).unwrap_or(0);
+            (*m, serial.clone(), n.saturating_sub(b))
+        })
+        .collect();
+    let sum: u64 = served.iter().map(|x| x.2).sum();
+    HaProbeShare {
+        total_per_s,
+        members: served
+            .into_iter()
+            .map(|(member, serial, commands)| {
+                let share = if sum > 0 {
+                    commands as f64 / sum as f64
+                } else {
+                    0.0
+                };
+                MemberThroughput {
+                    member,
+                    serial,
+                    commands,
+                    share_percent: 100.0 * share,
+                    per_s: share * total_per_s,
+                }
+            })
+            .collect(),
+        basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe".into(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -62,7 +137,11 @@ pub struct ProbeSummary {
 fn store_error(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(
         ErrorCode::Io,
-        format!("The probe history cannot be used: {e}"),
+        text!(
+            "errors.probe_history_cannot_used",
+            "The probe history cannot be used: {{error}}",
+            error = e
+        ),
     )
 }
 
@@ -117,12 +196,16 @@ impl Console {
     ) -> ApiResult<ProbeReport> {
         match req.mode {
             probe::ProbeMode::Count { calls } if calls == 0 || calls > 10_000_000 => {
-                return Err(ApiError::invalid(
-                    "A count probe makes 1 to 10,000,000 calls.",
-                ))
+                return Err(ApiError::invalid(text!(
+                    "errors.count_probe_makes_calls",
+                    "A count probe makes 1 to 10,000,000 calls."
+                )))
             }
             probe::ProbeMode::Duration { seconds } if !(0.1..=3600.0).contains(&seconds) => {
-                return Err(ApiError::invalid("A probe runs 0.1 s to 1 h."))
+                return Err(ApiError::invalid(text!(
+                    "errors.probe_runs_s_h",
+                    "A probe runs 0.1 s to 1 h."
+                )))
             }
             probe::ProbeMode::Rate {
                 per_second,
@@ -130,22 +213,30 @@ impl Console {
             } if !(0.1..=3600.0).contains(&seconds)
                 || !(0.1..=1_000_000.0).contains(&per_second) =>
             {
-                return Err(ApiError::invalid(
-                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second.",
-                ))
+                return Err(ApiError::invalid(text!(
+                    "errors.rate_probe_runs_s_h",
+                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second."
+                )))
             }
             _ => {}
         }
         if req.warmup > 100_000 {
-            return Err(ApiError::invalid("At most 100,000 warm-up calls."));
+            return Err(ApiError::invalid(text!(
+                "errors.at_most_warm_up_calls",
+                "At most 100,000 warm-up calls."
+            )));
         }
         let p = self.partition_ref(partition).await?;
         if p.logged_in().is_none() {
             return Err(ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in to the partition to run probes (they make temporary keys).",
+                text!(
+                    "errors.log_partition_run_probes_they",
+                    "Log in to the partition to run probes (they make temporary keys)."
+                ),
             ));
         }
+        let ha_before = self.ha_member_counters(&p).await;
         let (m, slot) = (p.module.module.clone(), p.slot());
         let r2 = req.clone();
         let outcome =
@@ -190,6 +281,10 @@ impl Console {
                 return Err(e);
             }
         };
+        let ha = match (ha_before, self.ha_member_counters(&p).await) {
+            (Some(b), Some(a)) => Some(ha_share(&b, &a, &outcome.runs)),
+            _ => None,
+        };
         let report = ProbeReport {
             id: format!("probe_{}", audit::log::random_hex(8)),
             created_at: audit::now_rfc3339(),
@@ -210,16 +305,25 @@ impl Console {
             payload_bytes: req.op.payload(),
             console_version: env!("CARGO_PKG_VERSION").into(),
             runs: outcome.runs,
+            verdict_text: probe::sweep_verdict(&outcome.sweep).map(|v| verdict_text(&v)),
             sweep: outcome.sweep,
             verdict: outcome.verdict,
             overhead_ns: outcome.overhead_ns,
             cancelled: outcome.cancelled,
             request: req,
+            ha,
         };
         let summary: Vec<_> = report.runs.iter().map(|r| serde_json::json!({ "workers": r.workers, "calls": r.calls, "errors": r.errors, "ops_per_s": r.throughput_per_s, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us })).collect();
+        let ha_summary = report.ha.as_ref().map(|h| {
+            h.members
+                .iter()
+                .map(|m| serde_json::json!({"member": m.member, "serial": m.serial, "share_percent": m.share_percent}))
+                .collect::<Vec<_>>()
+        });
         self.record(
             ev.meta("probe_id", &report.id)
                 .meta("results", summary)
+                .meta("ha_members", ha_summary)
                 .meta("verdict", &report.verdict)
                 .meta("cancelled", report.cancelled),
         )
@@ -280,7 +384,13 @@ impl Console {
             .fetch_optional(&db)
             .await
             .map_err(store_error)?;
-        let row = row.ok_or_else(|| ApiError::invalid(format!("No probe run {id}.")))?;
+        let row = row.ok_or_else(|| {
+            ApiError::invalid(text!(
+                "errors.no_probe_run",
+                "No probe run {{id}}.",
+                id = id
+            ))
+        })?;
         let text: String = row.try_get("report").map_err(store_error)?;
         serde_json::from_str(&text).map_err(store_error)
     }

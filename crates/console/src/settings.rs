@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -24,6 +25,19 @@ pub enum Theme {
     System,
     Light,
     Dark,
+}
+
+/// The window's language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub enum Language {
+    #[serde(rename = "en")]
+    En,
+    /// 繁體中文
+    #[serde(rename = "zh-Hant")]
+    ZhHant,
+    /// 简体中文
+    #[serde(rename = "zh-Hans")]
+    ZhHans,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -49,6 +63,52 @@ impl Default for AuditSettings {
     }
 }
 
+/// A time-stamp authority (RFC 3161) asked for a token over each CMS and bundle signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TimestampAuthority {
+    /// `http://` or `https://`; requests are POSTed as `application/timestamp-query`.
+    pub url: String,
+    /// PEM file of the CA (or CAs) the TSA's certificate must chain to; without one, the
+    /// TSA's certificate is checked for its `timeStamping` use but not for who issued it.
+    pub ca_file: Option<String>,
+    /// How long to wait for an answer, seconds.
+    #[ts(type = "number")]
+    pub timeout_seconds: u64,
+}
+
+/// Settings → Timestamp authority; off by default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct TimestampSettings {
+    pub enabled: bool,
+    pub url: String,
+    pub ca_file: Option<String>,
+    #[ts(type = "number")]
+    pub timeout_seconds: u64,
+}
+
+impl Default for TimestampSettings {
+    fn default() -> Self {
+        TimestampSettings {
+            enabled: false,
+            url: String::new(),
+            ca_file: None,
+            timeout_seconds: 10,
+        }
+    }
+}
+
+impl TimestampSettings {
+    /// The authority to ask, when time-stamps are on.
+    pub fn authority(&self) -> Option<TimestampAuthority> {
+        self.enabled.then(|| TimestampAuthority {
+            url: self.url.clone(),
+            ca_file: self.ca_file.clone().filter(|f| !f.trim().is_empty()),
+            timeout_seconds: self.timeout_seconds,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct Settings {
@@ -65,8 +125,12 @@ pub struct Settings {
     /// Statistics polling interval, seconds.
     pub stats_poll_seconds: u64,
     pub theme: Theme,
+    /// The window's language; `None` follows the system's locale.
+    pub language: Option<Language>,
     /// Where signatures were last written (a folder), when not beside the files.
     pub last_output_dir: Option<String>,
+    /// RFC 3161 time-stamps on CMS and bundle signatures.
+    pub timestamp: TimestampSettings,
 }
 
 impl Default for Settings {
@@ -80,7 +144,9 @@ impl Default for Settings {
             pool_size: 4,
             stats_poll_seconds: 5,
             theme: Theme::System,
+            language: None,
             last_output_dir: None,
+            timestamp: TimestampSettings::default(),
         }
     }
 }
@@ -91,11 +157,16 @@ impl Settings {
     pub fn load(path: &Path) -> ApiResult<Settings> {
         match std::fs::read(path) {
             Ok(b) => Settings::parse(&b).map_err(|e| {
-                ApiError::invalid(format!(
-                    "The settings file {} is damaged: {e}",
-                    path.display()
+                ApiError::invalid(text!(
+                    "errors.settings_file_damaged",
+                    "The settings file {{path}} is damaged: {{error}}",
+                    path = path.display(),
+                    error = e
                 ))
-                .suggest("Fix or move the file away; the console will start with defaults.")
+                .suggest(text!(
+                    "errors.fix_move_file_away_console",
+                    "Fix or move the file away; the console will start with defaults."
+                ))
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
             Err(e) => Err(ApiError::io(&format!("cannot read {}", path.display()), &e)),
@@ -130,27 +201,37 @@ impl Settings {
         if !(0.0..=100.0).contains(&self.hss_warning_percent)
             || !(0.0..=100.0).contains(&self.hss_critical_percent)
         {
-            return Err(ApiError::invalid(
-                "HSS thresholds are percentages between 0 and 100",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.hss_thresholds_percentages_between",
+                "HSS thresholds are percentages between 0 and 100"
+            )));
         }
         if self.hss_critical_percent > self.hss_warning_percent {
-            return Err(ApiError::invalid(
-                "the critical HSS threshold must not exceed the warning threshold",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.critical_hss_threshold_must_not",
+                "the critical HSS threshold must not exceed the warning threshold"
+            )));
         }
         if !(1..=64).contains(&self.pool_size) {
-            return Err(ApiError::invalid(
-                "the pool size must be between 1 and 64 sessions",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.pool_size_must_between_sessions",
+                "the pool size must be between 1 and 64 sessions"
+            )));
         }
         if !(1..=3600).contains(&self.stats_poll_seconds) {
-            return Err(ApiError::invalid(
-                "the polling interval must be between 1 and 3600 seconds",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.polling_interval_must_between_seconds",
+                "the polling interval must be between 1 and 3600 seconds"
+            )));
         }
         if self.audit.checkpoint_every == 0 || self.audit.checkpoint_minutes == 0 {
-            return Err(ApiError::invalid("checkpoint intervals must be at least 1"));
+            return Err(ApiError::invalid(text!(
+                "errors.checkpoint_intervals_must_at_least",
+                "checkpoint intervals must be at least 1"
+            )));
+        }
+        if let Some(tsa) = self.timestamp.authority() {
+            crate::sign::timestamp::check_authority(&tsa)?;
         }
         Ok(())
     }
@@ -196,5 +277,28 @@ mod tests {
         assert!(s.validate().is_ok());
         s.hss_critical_percent = 20.0;
         assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn timestamps_are_off_by_default_and_need_an_http_url() {
+        let mut s = Settings::default();
+        assert_eq!(s.timestamp.authority(), None);
+        // Settings files written before time-stamps existed read as "off".
+        let old = Settings::parse(br#"{"pool_size": 4}"#).unwrap();
+        assert_eq!(old.timestamp, TimestampSettings::default());
+        s.timestamp.enabled = true;
+        s.timestamp.url = "ftp://tsa.example/".into();
+        let e = s.validate().unwrap_err();
+        assert!(e.message.contains("http:// or https://"), "{}", e.message);
+        s.timestamp.url = "http://127.0.0.1:3180/tsa".into();
+        assert!(s.validate().is_ok());
+        s.timestamp.timeout_seconds = 0;
+        assert!(s.validate().is_err());
+        // Off, whatever the URL says.
+        s.timestamp = TimestampSettings {
+            url: "nonsense".into(),
+            ..TimestampSettings::default()
+        };
+        assert!(s.validate().is_ok());
     }
 }

@@ -455,24 +455,17 @@ pub struct AppInfo {
     pub startup_warnings: Vec<String>,
 }
 
-/// One audit record for the UI.
+/// One audit record for the UI: the stored record without its trail ID and write time.
+/// The event's fields come from [`audit::Prepared`] (flattened, so they sit in place
+/// between `epoch` and `hmac_chain`).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct RecordView {
     #[ts(type = "number")]
     pub seq: i64,
     #[ts(type = "number")]
     pub epoch: i64,
-    pub timestamp: String,
-    pub session_id: String,
-    pub actor_id: Option<String>,
-    pub actor_ip: String,
-    pub action: String,
-    pub resource_type: String,
-    pub resource_id: Option<String>,
-    pub algorithm: Option<String>,
-    pub status: String,
-    pub error_code: Option<String>,
-    pub metadata: String,
+    #[serde(flatten)]
+    pub event: audit::Prepared,
     pub hmac_chain: String,
 }
 
@@ -481,17 +474,7 @@ impl From<audit::Record> for RecordView {
         RecordView {
             seq: r.seq,
             epoch: r.epoch,
-            timestamp: r.timestamp,
-            session_id: r.session_id,
-            actor_id: r.actor_id,
-            actor_ip: r.actor_ip,
-            action: r.action,
-            resource_type: r.resource_type,
-            resource_id: r.resource_id,
-            algorithm: r.algorithm,
-            status: r.status,
-            error_code: r.error_code,
-            metadata: r.metadata,
+            event: r.event,
             hmac_chain: r.hmac_chain,
         }
     }
@@ -511,6 +494,10 @@ pub enum ConsoleEvent {
     },
     AuditKey {
         state: AuditKeyView,
+    },
+    /// An HA group's state changed (a drift found or resolved, a member down or back).
+    HaChanged {
+        partition_id: String,
     },
 }
 
@@ -623,4 +610,40 @@ pub struct FileCheck {
     pub size: Option<u64>,
     /// Why it cannot be signed (a folder, a FIFO, empty, …).
     pub problem: Option<String>,
+    /// The same in a form each language translates.
+    pub problem_text: Option<crate::i18n::Text>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The UI reads a record as one flat object, the event's fields in place.
+    #[test]
+    fn a_record_view_is_one_flat_object() {
+        let r = audit::Record {
+            log_id: "log_0011".into(),
+            seq: 7,
+            epoch: 1,
+            event: audit::Prepared {
+                timestamp: "2026-11-30T15:00:00.000Z".into(),
+                session_id: "sess_1".into(),
+                actor_id: Some("officer@console".into()),
+                actor_ip: "127.0.0.1".into(),
+                action: "key.generate".into(),
+                resource_type: "private_key".into(),
+                resource_id: None,
+                algorithm: Some("ML-DSA-65".into()),
+                status: "success".into(),
+                error_code: None,
+                metadata: "{}".into(),
+            },
+            hmac_chain: "ab".into(),
+            created_at: "2026-11-30T15:00:00.001Z".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&RecordView::from(r)).unwrap(),
+            r#"{"seq":7,"epoch":1,"timestamp":"2026-11-30T15:00:00.000Z","session_id":"sess_1","actor_id":"officer@console","actor_ip":"127.0.0.1","action":"key.generate","resource_type":"private_key","resource_id":null,"algorithm":"ML-DSA-65","status":"success","error_code":null,"metadata":"{}","hmac_chain":"ab"}"#
+        );
+    }
 }

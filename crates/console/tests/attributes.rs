@@ -165,7 +165,7 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.action)
+        .map(|r| r.event.action)
         .collect();
     let req = actions
         .iter()

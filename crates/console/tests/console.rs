@@ -45,7 +45,7 @@ async fn actions(c: &Console) -> Vec<(String, String)> {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| (r.action, r.status))
+        .map(|r| (r.event.action, r.event.status))
         .collect()
 }
 
@@ -206,7 +206,7 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.action)
+        .map(|r| r.event.action)
         .collect();
     for want in ["key.generate", "key.export_public", "key.destroy"] {
         assert!(
@@ -684,7 +684,9 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
         .await
         .unwrap();
     assert!(
-        verifies.iter().any(|r| r.metadata.contains("scheduled")),
+        verifies
+            .iter()
+            .any(|r| r.event.metadata.contains("scheduled")),
         "{verifies:?}"
     );
 
@@ -728,4 +730,47 @@ async fn a_scheduled_verification_that_cannot_run_backs_off() {
         .unwrap();
     assert!(v.is_intact(), "{v:?}");
     c.close().await;
+}
+
+/// A tall HSS tree on lunasim reports how far it is while `C_GenerateKeyPair` runs: the
+/// leaves built of all it builds, rising, for that label only; nothing once it is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_key_generation_reports_its_progress_on_lunasim() {
+    use hsm::algo::{HssParams, LmotsType, LmsType};
+    let e = common::builtin().await;
+    let params = HssParams::new(vec![
+        (LmsType::H15, LmotsType::W4),
+        (LmsType::H5, LmotsType::W4),
+    ])
+    .unwrap();
+    let total = params.keygen_leaves();
+    let (c, pid) = (e.c.clone(), e.pid.clone());
+    let job = tokio::spawn(async move {
+        c.generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Hss { params },
+                label: "fw_hss_progress".into(),
+                token: true,
+            },
+        )
+        .await
+    });
+    let mut seen = Vec::new();
+    while !job.is_finished() {
+        if let Some(p) = e.c.keygen_progress(&e.pid, "fw_hss_progress").await {
+            seen.push(p);
+        }
+        assert_eq!(e.c.keygen_progress(&e.pid, "another_key").await, None);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    job.await.unwrap().unwrap();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen.iter().all(|(_, t)| *t == total), "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0].0 <= w[1].0),
+        "rising: {seen:?}"
+    );
+    assert!(seen.last().unwrap().0 > seen[0].0, "{seen:?}");
+    assert_eq!(e.c.keygen_progress(&e.pid, "fw_hss_progress").await, None);
 }

@@ -48,7 +48,7 @@ async fn change_pin_is_seen_by_other_tools(backend: Backend) {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| (r.action, r.status))
+        .map(|r| (r.event.action, r.event.status))
         .collect();
     let req = actions
         .iter()
@@ -182,7 +182,7 @@ async fn the_so_sets_the_user_pin_and_the_user_cannot() {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.action)
+        .map(|r| r.event.action)
         .collect();
     let req = actions
         .iter()
@@ -299,25 +299,25 @@ async fn lunasim_policy_21_the_officer_changes_the_pin_before_anything_and_the_t
         .unwrap();
     let req = records
         .iter()
-        .find(|r| r.action == "pin.change.request")
+        .find(|r| r.event.action == "pin.change.request")
         .expect("recorded");
     assert!(
-        req.metadata.contains("\"was_to_be_changed\":true"),
+        req.event.metadata.contains("\"was_to_be_changed\":true"),
         "{}",
-        req.metadata
+        req.event.metadata
     );
     assert!(
-        req.metadata.contains("spooled_before_unlock"),
+        req.event.metadata.contains("spooled_before_unlock"),
         "{}",
-        req.metadata
+        req.event.metadata
     );
     let done_at = records
         .iter()
-        .position(|r| r.action == "pin.change")
+        .position(|r| r.event.action == "pin.change")
         .unwrap();
     let req_at = records
         .iter()
-        .position(|r| r.action == "pin.change.request")
+        .position(|r| r.event.action == "pin.change.request")
         .unwrap();
     assert!(req_at < done_at);
     let v =
@@ -418,6 +418,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
                 context: None,
                 on_error: console::sign::OnError::Stop,
                 confirm_hss: false,
+                timestamp: None,
             },
             std::sync::Arc::new(|_| {}),
             std::sync::Arc::new(AtomicBool::new(false)),

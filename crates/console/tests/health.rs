@@ -165,6 +165,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         context: None,
         on_error: OnError::Stop,
         confirm_hss: true,
+        timestamp: None,
     };
     let r = c
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
@@ -231,6 +232,26 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         "{:?}",
         k.mismatch
     );
+    // The same warning in the officer's language, with its figures.
+    let t = k.mismatch_text.as_ref().unwrap();
+    assert_eq!(t.key, "hss.mismatch_outside");
+    assert_eq!(
+        (t.args["now"].as_str(), t.args["outside"].as_str()),
+        ("27", "1")
+    );
+    let zh = t.in_lang(console::i18n::Lang::ZhHant);
+    assert!(zh.contains("有 1 次是在此主控台之外產生的"), "{zh}");
+    // And on the Overview, nested in the item that names the key.
+    let o = c.overview().await.unwrap();
+    let item = o
+        .keys
+        .items
+        .iter()
+        .find(|i| i.message.key == "overview.items.hss_mismatch")
+        .expect("the mismatch is on the overview");
+    let zh = item.message.in_lang(console::i18n::Lang::ZhHans);
+    assert!(zh.contains("有 1 次是在此控制台之外生成的"), "{zh}");
+    assert!(!zh.contains("made outside"), "{zh}");
     c.close().await;
 }
 

@@ -148,6 +148,7 @@ async fn sign_cms(e: &Env, key_id: &str, file: &Path) -> PathBuf {
                 context: None,
                 on_error: OnError::Stop,
                 confirm_hss: false,
+                timestamp: None,
             },
             Arc::new(|_| {}),
             Arc::new(AtomicBool::new(false)),
@@ -281,7 +282,7 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
         .await
         .unwrap()
         .into_iter()
-        .map(|r| r.action)
+        .map(|r| r.event.action)
         .collect();
     let first = actions
         .iter()

@@ -122,7 +122,7 @@ async fn pins_are_in_no_log_file_record_or_response() {
     assert!(
         records
             .iter()
-            .filter(|r| r.action == "login" && r.status == "failure")
+            .filter(|r| r.event.action == "login" && r.event.status == "failure")
             .count()
             == 1,
         "the wrong PIN was tried once and recorded once"

@@ -112,10 +112,21 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         r2.verdict
     );
 
+    // The verdicts carry their catalog key and the same English, and are kept with the run.
+    for (x, key) in [
+        (&r, "probes.verdicts.ceiling"),
+        (&r2, "probes.verdicts.scales"),
+    ] {
+        let t = x.verdict_text.as_ref().expect("a sweep has a verdict text");
+        assert_eq!((t.key.as_str(), Some(&t.text)), (key, x.verdict.as_ref()));
+    }
+
     // Both stored, both audited (one record per run, not per call).
     let h = c.probe_history().await.unwrap();
     assert_eq!(h.len(), 2);
-    assert_eq!(c.probe_report(&r.id).await.unwrap().sweep.len(), 3);
+    let stored = c.probe_report(&r.id).await.unwrap();
+    assert_eq!(stored.sweep.len(), 3);
+    assert_eq!(stored.verdict_text, r.verdict_text);
     let recs: Vec<_> = c
         .audit_records(audit::store::Query {
             limit: 100,
@@ -124,7 +135,12 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
         })
         .await
         .unwrap();
-    assert_eq!(recs.iter().filter(|x| x.action == "probe.run").count(), 2);
+    assert_eq!(
+        recs.iter()
+            .filter(|x| x.event.action == "probe.run")
+            .count(),
+        2
+    );
     assert!(
         console::probes::chart(&r, console::probes::ProbeChart::Sweep)
             .unwrap()

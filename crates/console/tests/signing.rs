@@ -63,6 +63,7 @@ impl Env {
             context: context.map(String::from),
             on_error,
             confirm_hss: true,
+            timestamp: None,
         };
         self.c
             .sign_files(
@@ -339,12 +340,12 @@ async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
         .await
         .unwrap()
         .into_iter()
-        .filter(|r| r.action == "sign")
+        .filter(|r| r.event.action == "sign")
         .collect();
     assert_eq!(recs.len(), 3);
     assert!(recs
         .iter()
-        .all(|r| r.status == "success" && r.metadata.contains("sha256")));
+        .all(|r| r.event.status == "success" && r.event.metadata.contains("sha256")));
     assert!(e
         .c
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
@@ -400,6 +401,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         context: Some("x".into()),
         on_error: OnError::Stop,
         confirm_hss: false,
+        timestamp: None,
     };
     let err =
         e.c.sign_files(
@@ -440,6 +442,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         context: None,
         on_error: OnError::Stop,
         confirm_hss: false,
+        timestamp: None,
     };
     let err =
         e.c.sign_files(
@@ -734,7 +737,7 @@ async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
     assert!(
         failures
             .iter()
-            .any(|r| r.resource_id.as_deref() == Some("taken.bin")),
+            .any(|r| r.event.resource_id.as_deref() == Some("taken.bin")),
         "the refusal is in the trail"
     );
 }
@@ -900,4 +903,146 @@ fn rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
+}
+
+/// The `sign` audit records of a file, newest first, with their metadata.
+async fn sign_records(e: &Env, name: &str) -> Vec<serde_json::Value> {
+    e.c.audit_records(audit::store::Query {
+        limit: 100,
+        action: Some("sign".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_iter()
+    .filter(|r| r.event.resource_id.as_deref() == Some(name))
+    .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
+    .collect()
+}
+
+fn bundle_json(r: &SignReport, i: usize) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out(r, i, "bundle")).unwrap()).unwrap()
+}
+
+/// HSS files beyond the token's single-part limit (48,108 bytes) — 100 kB, 10 MB and 1 GB
+/// (sparse) — go to the token in parts; the raw signature and the bundle verify with
+/// hsslms over the file itself; the bundle and the audit record say which way they went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_signs_files_of_any_size_in_parts() {
+    let e = builtin().await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4); 2]).unwrap();
+    let key = e.key(KeySpec::Hss { params }, "fw_hss_large").await;
+    let mut files = e.files("hss-any", &[40_000, 100_000, 10_000_000]);
+    files.push(e.sparse("hss-any/disk.img", 1 << 30));
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw, SignFormat::Bundle],
+            false,
+            OnError::Stop,
+            None,
+        )
+        .await;
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    assert_eq!(
+        r.signatures_made, 4,
+        "raw and bundle share one signature per file"
+    );
+    let pk = pubkey(&r);
+    for (i, f) in files.iter().enumerate() {
+        let (sig, bundle) = (out(&r, i, "raw"), out(&r, i, "bundle"));
+        let (ok, why) = py(&[Path::new("raw"), f, &sig, &pk]);
+        assert!(ok, "hsslms, raw, file {i}: {why}");
+        let (ok, why) = py(&[Path::new("bundle"), f, &bundle]);
+        assert!(ok, "hsslms, bundle, file {i}: {why}");
+        let way = if i == 0 { "single-part" } else { "multi-part" };
+        assert_eq!(bundle_json(&r, i)["signing_path"], way, "file {i}");
+        let name = f.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            sign_records(&e, name).await[0]["signing_path"],
+            way,
+            "file {i}"
+        );
+        if i == 3 {
+            continue; // the signing step checked it already; 1 GB read once less
+        }
+        // The console's own check reads the file again, whatever its size.
+        let v =
+            e.c.verify_signature(s(f), s(&sig), Some(s(&pk)), None)
+                .await;
+        assert!(v.as_ref().is_ok_and(|v| v.valid), "file {i}: {v:?}");
+        let v = e.c.verify_signature(s(f), s(&bundle), None, None).await;
+        assert!(v.as_ref().is_ok_and(|v| v.valid), "file {i}, bundle: {v:?}");
+    }
+    // One byte changed in the middle of the 10 MB file: no verifier accepts it.
+    let mut data = std::fs::read(&files[2]).unwrap();
+    data[5_000_000] ^= 1;
+    std::fs::write(&files[2], &data).unwrap();
+    assert!(!py(&[Path::new("raw"), &files[2], &out(&r, 2, "raw"), &pk]).0);
+    assert!(!py(&[Path::new("bundle"), &files[2], &out(&r, 2, "bundle")]).0);
+}
+
+/// ML-DSA files above 64 KiB go to the token in parts where it takes them (Kryoptic does
+/// up to 1 MiB); a larger one it refuses in parts, and with no external-μ mechanism on the
+/// token the console refuses it with the reason, signing nothing and writing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ml_dsa_streams_where_the_token_takes_it_and_says_why_not() {
+    let e = builtin().await;
+    let key = e
+        .key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "rel_mldsa_parts")
+        .await;
+    let files = e.files("mldsa-parts", &[100_000, 3_000_000]);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw, SignFormat::Bundle],
+            false,
+            OnError::Continue,
+            Some("release"),
+        )
+        .await;
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
+    let pk = pubkey(&r);
+    let ctx = hex::encode("release");
+    let (ok, why) = py(&[
+        Path::new("raw"),
+        &files[0],
+        &out(&r, 0, "raw"),
+        &pk,
+        Path::new(&ctx),
+    ]);
+    assert!(ok, "pyca, raw: {why}");
+    assert!(py(&[Path::new("bundle"), &files[0], &out(&r, 0, "bundle")]).0);
+    assert_eq!(bundle_json(&r, 0)["signing_path"], "multi-part");
+    assert_eq!(
+        sign_records(&e, "artifact-0.bin").await[0]["signing_path"],
+        "multi-part"
+    );
+    let err = r.files[1]
+        .error
+        .as_ref()
+        .expect("3 MB refused on this token");
+    assert!(
+        err.message.contains("multi-part") && err.message.contains("external-μ"),
+        "{}",
+        err.message
+    );
+    assert!(r.files[1].outputs.is_empty());
+    assert!(!PathBuf::from(format!("{}.sig", files[1].display())).exists());
+    let failed = sign_records(&e, "artifact-1.bin").await;
+    assert!(failed[0]["error"].as_str().unwrap().contains("external-μ"));
+    // The session that saw the refusal signs the next file as usual.
+    let again = e
+        .sign(
+            &key,
+            &e.files("mldsa-after", &[200_000]),
+            &[SignFormat::Raw],
+            false,
+            OnError::Stop,
+            None,
+        )
+        .await;
+    assert!(again.files[0].error.is_none(), "{:?}", again.files[0]);
 }

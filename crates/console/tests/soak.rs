@@ -131,6 +131,7 @@ async fn soak_with_random_faults_loses_nothing() {
                         context: None,
                         on_error: OnError::Stop,
                         confirm_hss: false,
+                        timestamp: None,
                     };
                     let r = c
                         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
@@ -254,7 +255,7 @@ async fn soak_with_random_faults_loses_nothing() {
     let ok = |action: &str| {
         records
             .iter()
-            .filter(|r| r.action == action && r.status == "success")
+            .filter(|r| r.event.action == action && r.event.status == "success")
             .count()
     };
     let audit_signs = ok("sign");

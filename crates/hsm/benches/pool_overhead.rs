@@ -6,7 +6,13 @@
 //! operation through `Pool::run` (checkout, breaker, metrics, checkin). Rounds alternate
 //! raw and pool (and which of them goes first) and the medians are compared, so drift on a
 //! shared machine hits both.
-//! Targets: single-threaded ratio ≥ 0.95, two workers ≥ 0.90.
+//! Targets: single-threaded ratio ≥ 0.95, two workers ≥ 0.90. A last line,
+//! `{"case": "pool_noop_1w", "ns_per_call"}`, is the pool's own cost per call on a closure
+//! that makes no token call (warm caches, one thread): what each ratio pays per operation.
+//!
+//! `POOL_OVERHEAD_CALLS=N` skips the timing: N raw calls then N pool calls of random (and
+//! N/100 of ECDSA) on one thread, for an instruction profile (`valgrind --tool=callgrind`, then compare the
+//! inclusive cost of `raw_ops` and `pool_ops`, which are never inlined for this reason).
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -49,6 +55,7 @@ fn key_handle(s: &Session) -> u64 {
     .unwrap()
 }
 
+#[inline(never)]
 fn raw_ops(s: &Session, op: Op, key: u64, n: u64) {
     match op {
         Op::Random32 => baseline::generate_random_loop(s, n, 32).unwrap(),
@@ -56,6 +63,7 @@ fn raw_ops(s: &Session, op: Op, key: u64, n: u64) {
     }
 }
 
+#[inline(never)]
 fn pool_ops(pool: &Pool, op: Op, key: u64, n: u64) {
     let mut out = [0u8; 32];
     let m = Mechanism::new(CKM_ECDSA);
@@ -109,6 +117,21 @@ fn timed(workers: usize, n: u64, f: impl Fn(usize) + Sync) -> f64 {
     })
 }
 
+/// Nanoseconds per `Pool::run` of a closure that does nothing (median of ROUNDS).
+fn noop_ns(pool: &Pool) -> f64 {
+    const CALLS: u32 = 1_000_000;
+    let runs = (0..ROUNDS)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..CALLS {
+                pool.run("noop", |_| Ok(())).unwrap();
+            }
+            t.elapsed().as_nanos() as f64 / f64::from(CALLS)
+        })
+        .collect();
+    median(runs)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -144,6 +167,17 @@ fn main() {
             .map(parking_lot::Mutex::new)
             .collect::<Vec<_>>(),
     );
+
+    if let Some(n) = std::env::var("POOL_OVERHEAD_CALLS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        for (op, n) in [(Op::Random32, n), (Op::EcdsaP256, n / 100)] {
+            raw_ops(&raw[0].lock(), op, key, n);
+            pool_ops(&pool, op, key, n);
+        }
+        return;
+    }
 
     for op in [Op::Random32, Op::EcdsaP256] {
         let n = calibrate(&raw[0].lock(), op, key);
@@ -189,4 +223,14 @@ fn main() {
             );
         }
     }
+    println!(
+        "{}",
+        serde_json::json!({
+            "case": "pool_noop_1w",
+            "module": "none",
+            "workers": 1,
+            "rounds": ROUNDS,
+            "ns_per_call": (noop_ns(&pool) * 10.0).round() / 10.0,
+        })
+    );
 }

@@ -353,6 +353,40 @@ impl LmotsType {
             LmotsType::W8 => 34,
         }
     }
+
+    /// Milliseconds lunasim spends per leaf in key generation on 2 cores (`scripts/bench.sh
+    /// hss`, the `per_leaf_ms` of an H10 tree per type; chains × 2^w hashes).
+    pub fn lunasim_leaf_ms(self) -> f64 {
+        match self {
+            LmotsType::W1 => 0.066,
+            LmotsType::W2 => 0.058,
+            LmotsType::W4 => 0.113,
+            LmotsType::W8 => 1.01,
+        }
+    }
+}
+
+/// "40 s", "6 min", "3 h".
+fn duration_words(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{} s", seconds.round() as u64)
+    } else if seconds < 90.0 * 60.0 {
+        format!("{} min", (seconds / 60.0).round() as u64)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
+fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// HSS parameters: one (LMS, LM-OTS) pair per level, top level first.
@@ -390,8 +424,25 @@ impl HssParams {
         n
     }
 
-    /// Rough key-generation time on a Luna (seed measurements: H5 ~60 ms, H10 ~2.6 s,
-    /// H15 ~92 s, H20 hours), driven by the tallest tree.
+    /// Leaves key generation builds: one tree per level, 2^h LM-OTS key pairs each.
+    pub fn keygen_leaves(&self) -> u64 {
+        self.levels.iter().map(|(l, _)| 1u64 << l.height()).sum()
+    }
+
+    /// Seconds lunasim takes to generate this key on the machine kind it is developed on
+    /// (2 cores, leaves spread over both): leaves × the time per leaf of their LM-OTS type,
+    /// as `scripts/bench.sh hss` measures it (its `per_leaf_ms` lines; the H5…H20 curve is
+    /// linear in the leaves).
+    pub fn lunasim_keygen_seconds(&self) -> f64 {
+        self.levels
+            .iter()
+            .map(|(l, o)| (1u64 << l.height()) as f64 * o.lunasim_leaf_ms() / 1000.0)
+            .sum()
+    }
+
+    /// The time a generation takes, where that is worth a word: on a Luna, from the seed
+    /// measurements (H5 ~60 ms, H10 ~2.6 s, H15 ~92 s, H20 hours; driven by the tallest
+    /// tree), and on the built-in lunasim, from the calibrated estimate.
     pub fn keygen_warning(&self) -> Option<String> {
         let tallest = self
             .levels
@@ -399,10 +450,24 @@ impl HssParams {
             .map(|(l, _)| l.height())
             .max()
             .unwrap_or(0);
-        match tallest {
+        let luna = match tallest {
             0..=10 => None,
-            11..=15 => Some("Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile.".into()),
-            _ => Some("Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need.".into()),
+            11..=15 => Some("Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile.".to_string()),
+            _ => Some("Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need.".to_string()),
+        };
+        let seconds = self.lunasim_keygen_seconds();
+        let lunasim = (seconds >= 10.0).then(|| {
+            format!(
+                "On the built-in lunasim it takes about {} ({} one-time keys to build, measured on 2 cores); it runs in the background with its progress shown.",
+                duration_words(seconds),
+                group_thousands(self.keygen_leaves())
+            )
+        });
+        match (luna, lunasim) {
+            (None, None) => None,
+            (Some(a), None) => Some(a),
+            (None, Some(b)) => Some(b),
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
         }
     }
 
@@ -576,6 +641,20 @@ mod tests {
         assert!(p.keygen_warning().is_none());
         let big = HssParams::new(vec![(LmsType::H20, LmotsType::W8)]).unwrap();
         assert!(big.keygen_warning().unwrap().contains("hours"));
+        // Calibrated on lunasim: 2^20 W8 leaves at about 1 ms each on 2 cores.
+        let w = big.keygen_warning().unwrap();
+        assert!(w.contains("about 18 min") && w.contains("1,048,576"), "{w}");
+        let h15 = HssParams::new(vec![(LmsType::H15, LmotsType::W4)]).unwrap();
+        assert!((3.0..4.0).contains(&h15.lunasim_keygen_seconds()));
+        assert!(
+            !h15.keygen_warning().unwrap().contains("lunasim"),
+            "quick there"
+        );
+        let h10 = HssParams::new(vec![(LmsType::H10, LmotsType::W8); 2]).unwrap();
+        assert!(
+            h10.keygen_warning().is_none(),
+            "2 s on lunasim, 2.6 s on a Luna"
+        );
         assert!(HssParams::new(vec![]).is_err());
     }
 

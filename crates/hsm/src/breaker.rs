@@ -67,10 +67,16 @@ impl Breaker {
     }
 
     /// May a call go ahead? `Err(retry_after)` when open.
+    #[inline]
     pub fn admit(&self) -> Result<(), Duration> {
         if self.state.load(Ordering::Acquire) == CLOSED {
             return Ok(());
         }
+        self.admit_not_closed()
+    }
+
+    #[cold]
+    fn admit_not_closed(&self) -> Result<(), Duration> {
         let mut g = self.inner.lock();
         let now = Instant::now();
         match self.state.load(Ordering::Acquire) {
@@ -96,11 +102,18 @@ impl Breaker {
         }
     }
 
+    #[inline]
     pub fn on_success(&self) {
         if self.state.load(Ordering::Acquire) == CLOSED && self.failing.load(Ordering::Acquire) == 0
         {
             return;
         }
+        self.close();
+    }
+
+    /// Back to closed with no failures counted.
+    #[cold]
+    fn close(&self) {
         let mut g = self.inner.lock();
         g.failures = 0;
         self.failing.store(0, Ordering::Release);

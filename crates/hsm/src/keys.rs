@@ -152,6 +152,10 @@ pub struct ObjectSummary {
     pub hss_capacity: Option<String>,
     /// Another object of the same class carries the same label.
     pub duplicate_label: bool,
+    /// Luna's per-key usage limit (`CKA_USAGE_LIMIT`), on Luna modules, when the key has one.
+    pub usage_limit: Option<u64>,
+    /// Uses so far (`CKA_USAGE_COUNT`), with the limit.
+    pub usage_count: Option<u64>,
 }
 
 /// Attributes read for the listing (one `C_GetAttributeValue` round per object).
@@ -183,6 +187,8 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_HSS_LMS_TYPE,
     CKA_HSS_KEYS_REMAINING,
     CKA_CERTIFICATE_TYPE,
+    p11::names::luna::CKA_USAGE_LIMIT,
+    p11::names::luna::CKA_USAGE_COUNT,
 ];
 
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
@@ -349,6 +355,19 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
             .and_then(|l| swverify::hss::capacity(&l.iter().map(|&t| t as u32).collect::<Vec<_>>()))
             .map(|c| c.to_string()),
         duplicate_label: false,
+        // Vendor attribute numbers mean something else elsewhere: read them on Luna only.
+        usage_limit: (family == Family::Luna)
+            .then(|| {
+                v.get(&p11::names::luna::CKA_USAGE_LIMIT)
+                    .and_then(|x| x.as_ulong())
+            })
+            .flatten(),
+        usage_count: (family == Family::Luna)
+            .then(|| {
+                v.get(&p11::names::luna::CKA_USAGE_COUNT)
+                    .and_then(|x| x.as_ulong())
+            })
+            .flatten(),
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod algo;
 pub mod attr_edit;
 pub mod breaker;
+pub mod drift;
 pub mod error;
 pub mod keys;
 pub mod metrics;

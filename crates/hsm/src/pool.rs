@@ -14,9 +14,12 @@
 //!   hands them to the blocking pool.
 //!
 //! The hot path shares nothing between workers: each session lives in its own place (a
-//! `try_lock` takes it, the thread tries the place it used last first, nothing is moved),
-//! each session carries its own latency recorder, the health-check clock is a coarse atomic,
-//! and latencies are read from the TSC. See `benches/pool_overhead.rs` for what that buys.
+//! `try_lock` takes it, the thread tries the place it used last first, nothing is moved;
+//! places are cache-line aligned so two holders never write the same line), each session
+//! carries its own latency recorder, the health-check clock is a coarse atomic, and
+//! latencies are read from the TSC. Only the common case is inlined into [`Pool::call`]
+//! (a free, current, recently seen session; a closed breaker); waiting, opening, health
+//! checks and recovery are out of line. See `benches/pool_overhead.rs` for what that buys.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -109,7 +112,9 @@ struct Inner {
     credentials: Mutex<Option<Credentials>>,
     /// One place per session. A held lock is a session in use; the session stays where it
     /// is (no moves) and a thread tries the place it used last first.
-    places: Box<[Mutex<Option<Pooled>>]>,
+    places: Box<[Place]>,
+    /// The latency clock, looked up once (not per call).
+    clock: &'static quanta::Clock,
     /// Only callers that must wait touch these.
     wait_lock: Mutex<()>,
     available: Condvar,
@@ -121,6 +126,20 @@ struct Inner {
     recovery: Mutex<()>,
 }
 
+/// One session's place, alone on its cache lines. Neighbouring places would otherwise
+/// share a line that both holders write on every call (the lock word, the call count, the
+/// health stamp), and two workers would pass it back and forth between their cores.
+/// 128 bytes: the adjacent-line prefetcher works on pairs of 64-byte lines.
+#[repr(align(128))]
+struct Place(Mutex<Option<Pooled>>);
+
+impl std::ops::Deref for Place {
+    type Target = Mutex<Option<Pooled>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 thread_local! {
     /// The place this thread used last (a hint; any place may be taken).
     static HINT: Cell<usize> = const { Cell::new(0) };
@@ -129,6 +148,17 @@ thread_local! {
 /// A checked-out session: the lock on its place.
 type Held<'a> = MutexGuard<'a, Option<Pooled>>;
 
+/// What one attempt of a call came to.
+enum Attempt<'a, T> {
+    Done(T),
+    /// The closure failed on this held session (with its latency when timed); not yet
+    /// recorded.
+    Failed(Held<'a>, p11::Error, Option<u64>),
+    /// No session could be checked out.
+    NoSession(HsmError),
+}
+
+#[inline]
 fn pooled<'a>(h: &'a mut Held<'_>) -> &'a mut Pooled {
     h.as_mut().expect("a held place has a session")
 }
@@ -166,7 +196,8 @@ impl Pool {
                 health_ttl_ms: config.health_ttl.as_millis().min(u64::MAX as u128) as u64,
                 config: PoolConfig { size, ..config },
                 credentials: Mutex::new(None),
-                places: (0..size).map(|_| Mutex::new(None)).collect(),
+                places: (0..size).map(|_| Place(Mutex::new(None))).collect(),
+                clock: clock(),
                 wait_lock: Mutex::new(()),
                 available: Condvar::new(),
                 waiting: AtomicUsize::new(0),
@@ -393,11 +424,17 @@ impl Pool {
         self.wake_one();
     }
 
+    #[inline]
     fn wake_one(&self) {
         if self.inner.waiting.load(Ordering::SeqCst) > 0 {
-            let _g = self.inner.wait_lock.lock();
-            self.inner.available.notify_one();
+            self.notify_one_waiter();
         }
+    }
+
+    #[cold]
+    fn notify_one_waiter(&self) {
+        let _g = self.inner.wait_lock.lock();
+        self.inner.available.notify_one();
     }
 
     /// Open a session; when the module turns out to be finalized or gone, recover it once
@@ -452,6 +489,7 @@ impl Pool {
         }
     }
 
+    #[inline]
     fn checkin(&self, mut h: Held<'_>) {
         if pooled(&mut h).session.is_stale() {
             self.discard(h);
@@ -463,95 +501,165 @@ impl Pool {
 
     /// Take a place: the thread's last one if free, else any free one; open a session in
     /// an empty place while the pool has room; else wait within the backlog bound.
+    /// (The scan wraps by comparison, not `%`: a division costs more than the rest of a
+    /// hit on the hinted place.)
     fn try_take(&self) -> Option<Held<'_>> {
         let places = &self.inner.places;
         let n = places.len();
-        let hint = HINT.with(Cell::get) % n;
+        let hint = HINT.with(Cell::get);
+        let hint = if hint < n { hint } else { 0 };
         let mut empty: Option<Held<'_>> = None;
-        for i in 0..n {
-            let idx = (hint + i) % n;
+        let mut idx = hint;
+        for _ in 0..n {
             if let Some(g) = places[idx].try_lock() {
                 if g.is_some() {
-                    HINT.with(|c| c.set(idx));
+                    if idx != hint {
+                        HINT.with(|c| c.set(idx));
+                    }
                     return Some(g);
                 }
                 if empty.is_none() {
                     empty = Some(g);
                 }
             }
+            idx += 1;
+            if idx == n {
+                idx = 0;
+            }
         }
         empty
     }
 
+    /// Take a session. The common case — the place this thread used last is free and its
+    /// session current and seen working within the TTL — is a few instructions inlined
+    /// into [`Pool::call`]; everything else is out of line in [`Pool::checkout_any`].
+    #[inline]
     fn checkout(&self, now: u64) -> Result<Held<'_>> {
-        let inner = &self.inner;
+        match self.take_hinted(now) {
+            Some(g) => Ok(g),
+            None => self.checkout_any(now),
+        }
+    }
+
+    /// The hinted place when it needs nothing done (else `None`, the place left free).
+    #[inline]
+    fn take_hinted(&self, now: u64) -> Option<Held<'_>> {
+        let g = self.inner.places.get(HINT.with(Cell::get))?.try_lock()?;
+        match g.as_ref() {
+            Some(p)
+                if !p.session.is_stale()
+                    && now.saturating_sub(p.verified_at) < self.inner.health_ttl_ms =>
+            {
+                Some(g)
+            }
+            _ => {
+                // Released at once; a waiter that looked while it was held hears of it.
+                drop(g);
+                self.wake_one();
+                None
+            }
+        }
+    }
+
+    /// Any place: scan, open a session in an empty place, or wait within the backlog bound.
+    #[inline(never)]
+    fn checkout_any(&self, now: u64) -> Result<Held<'_>> {
         loop {
             if let Some(mut g) = self.try_take() {
                 if g.is_some() {
                     self.validate(&mut g, now)?;
                     return Ok(g);
                 }
-                if self.reserve() {
-                    match self.open_one_recovering() {
-                        Ok(p) => {
-                            *g = Some(p);
-                            return Ok(g);
-                        }
-                        Err(e) => {
-                            drop(g);
-                            self.unreserve();
-                            return Err(e);
-                        }
-                    }
+                if let Some(r) = self.fill(g) {
+                    return r;
                 }
             }
-            // Every session is in use: wait within the backlog bound.
-            let waiting = inner.waiting.fetch_add(1, Ordering::SeqCst) + 1;
-            if waiting > inner.config.backlog {
-                inner.waiting.fetch_sub(1, Ordering::SeqCst);
-                inner
-                    .metrics
-                    .busy_rejections
-                    .fetch_add(1, Ordering::Relaxed);
-                return Err(HsmError::Busy {
-                    size: inner.config.size,
-                    waiting: waiting - 1,
-                });
-            }
-            let deadline = Instant::now() + inner.config.checkout_timeout;
-            let timed_out = {
-                let mut w = inner.wait_lock.lock();
-                // Re-check under the wait lock: a release that happened before we started
-                // waiting would otherwise be missed (releasers notify under this lock).
-                let free = inner
-                    .places
-                    .iter()
-                    .any(|m| m.try_lock().map(|g| g.is_some()).unwrap_or(false))
-                    || inner.open.load(Ordering::Acquire) < inner.config.size;
-                !free && inner.available.wait_until(&mut w, deadline).timed_out()
-            };
-            inner.waiting.fetch_sub(1, Ordering::SeqCst);
-            if timed_out {
-                if let Some(mut g) = self.try_take().filter(|g| g.is_some()) {
-                    self.validate(&mut g, now)?;
-                    return Ok(g);
-                }
-                return Err(HsmError::Timeout(inner.config.checkout_timeout));
+            if let Some(r) = self.wait_for_place(now) {
+                return r;
             }
         }
     }
 
-    /// Make sure the session in a held place is usable (replacing it when it is not).
+    /// Open a session in a held, empty place if the pool has room (`None`: it is full).
+    #[cold]
+    fn fill<'a>(&'a self, mut g: Held<'a>) -> Option<Result<Held<'a>>> {
+        if !self.reserve() {
+            return None;
+        }
+        Some(match self.open_one_recovering() {
+            Ok(p) => {
+                *g = Some(p);
+                Ok(g)
+            }
+            Err(e) => {
+                drop(g);
+                self.unreserve();
+                Err(e)
+            }
+        })
+    }
+
+    /// Every session is in use: wait within the backlog bound. `None`: a place may be free
+    /// now, try again.
+    #[cold]
+    fn wait_for_place(&self, now: u64) -> Option<Result<Held<'_>>> {
+        let inner = &self.inner;
+        let waiting = inner.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+        if waiting > inner.config.backlog {
+            inner.waiting.fetch_sub(1, Ordering::SeqCst);
+            inner
+                .metrics
+                .busy_rejections
+                .fetch_add(1, Ordering::Relaxed);
+            return Some(Err(HsmError::Busy {
+                size: inner.config.size,
+                waiting: waiting - 1,
+            }));
+        }
+        let deadline = Instant::now() + inner.config.checkout_timeout;
+        let timed_out = {
+            let mut w = inner.wait_lock.lock();
+            // Re-check under the wait lock: a release that happened before we started
+            // waiting would otherwise be missed (releasers notify under this lock).
+            let free = inner
+                .places
+                .iter()
+                .any(|m| m.try_lock().map(|g| g.is_some()).unwrap_or(false))
+                || inner.open.load(Ordering::Acquire) < inner.config.size;
+            !free && inner.available.wait_until(&mut w, deadline).timed_out()
+        };
+        inner.waiting.fetch_sub(1, Ordering::SeqCst);
+        if !timed_out {
+            return None;
+        }
+        Some(match self.try_take().filter(|g| g.is_some()) {
+            Some(mut g) => self.validate(&mut g, now).map(|()| g),
+            None => Err(HsmError::Timeout(inner.config.checkout_timeout)),
+        })
+    }
+
+    /// Make sure the session in a held place is usable (replacing it when it is not). The
+    /// common answer — current module generation, seen working within the TTL — is two
+    /// loads and a comparison; everything else is in [`Pool::revalidate`].
+    #[inline]
     fn validate(&self, h: &mut Held<'_>, now: u64) -> Result<()> {
+        let p = pooled(h);
+        if !p.session.is_stale() && now.saturating_sub(p.verified_at) < self.inner.health_ttl_ms {
+            return Ok(());
+        }
+        self.revalidate(h, now)
+    }
+
+    /// A stale session is replaced; one not seen working within the TTL is health-checked
+    /// (and replaced, recovering the module first, when the check fails).
+    #[cold]
+    fn revalidate(&self, h: &mut Held<'_>, now: u64) -> Result<()> {
         let p = pooled(h);
         if p.session.is_stale() {
             let old = h.take().expect("held");
             self.inner.metrics.retire(&old.rec);
             old.session.abandon();
             return self.reopen_into(h);
-        }
-        if now.saturating_sub(p.verified_at) < self.inner.health_ttl_ms {
-            return Ok(());
         }
         self.inner
             .metrics
@@ -701,54 +809,95 @@ impl Pool {
         self.spawn(op, true, move |s| split(f(s))).await?
     }
 
-    fn call<T>(
-        &self,
+    /// Admit, then one attempt inline; a failed attempt goes to [`Pool::after_failure`]
+    /// (out of line), which recovers and retries as the error's class says.
+    fn call<T, F>(&self, op: &'static str, idempotent: bool, mut f: F) -> Result<T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
+        if let Err(retry_after) = self.inner.breaker.admit() {
+            return Err(self.rejected_by_breaker(retry_after));
+        }
+        match self.attempt(op, &mut f) {
+            Attempt::Done(v) => Ok(v),
+            failed => self.after_failure(op, idempotent, f, failed),
+        }
+    }
+
+    #[cold]
+    fn rejected_by_breaker(&self, retry_after: Duration) -> HsmError {
+        self.inner
+            .metrics
+            .breaker_rejections
+            .fetch_add(1, Ordering::Relaxed);
+        HsmError::CircuitOpen { retry_after }
+    }
+
+    /// Check out a session, run `f` on it (timed when the sampling policy says so) and
+    /// record the outcome. On success the session is checked in and the breaker told.
+    #[inline]
+    fn attempt<T, F>(&self, op: &'static str, f: &mut F) -> Attempt<'_, T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
+        let inner = &self.inner;
+        let now = coarse_ms();
+        let mut h = match self.checkout(now) {
+            Ok(h) => h,
+            Err(e) => return Attempt::NoSession(e),
+        };
+        let p = pooled(&mut h);
+        let time_it = timed(p.calls);
+        p.calls += 1;
+        let clock = inner.clock;
+        let start = if time_it { clock.raw() } else { 0 };
+        let r = f(&p.session);
+        let ns = time_it.then(|| clock.delta_as_nanos(start, clock.raw()));
+        match r {
+            Ok(v) => {
+                p.rec.record(op, ns, true);
+                p.verified_at = now;
+                self.checkin(h);
+                inner.breaker.on_success();
+                Attempt::Done(v)
+            }
+            Err(e) => Attempt::Failed(h, e, ns),
+        }
+    }
+
+    /// Recovery by class after a failed attempt, retrying (by further attempts) where the
+    /// class allows; see the module documentation.
+    #[cold]
+    #[inline(never)]
+    fn after_failure<'a, T, F>(
+        &'a self,
         op: &'static str,
         idempotent: bool,
-        mut f: impl FnMut(&Session) -> p11::Result<T>,
-    ) -> Result<T> {
+        mut f: F,
+        mut outcome: Attempt<'a, T>,
+    ) -> Result<T>
+    where
+        F: FnMut(&Session) -> p11::Result<T>,
+    {
         let inner = &self.inner;
-        if let Err(retry_after) = inner.breaker.admit() {
-            inner
-                .metrics
-                .breaker_rejections
-                .fetch_add(1, Ordering::Relaxed);
-            return Err(HsmError::CircuitOpen { retry_after });
-        }
-        let clock = clock();
         let mut attempt = 0u32;
         let mut reopened = false;
         let mut recovered = false;
         loop {
-            let now = coarse_ms();
-            let mut h = match self.checkout(now) {
-                Ok(h) => h,
-                Err(e) => {
+            let (mut h, e, ns) = match outcome {
+                Attempt::Done(v) => return Ok(v),
+                Attempt::NoSession(e) => {
                     match e.class() {
                         ErrorClass::Disconnected => inner.breaker.on_failure(),
                         _ => inner.breaker.release_probe(),
                     }
                     return Err(e);
                 }
+                Attempt::Failed(h, e, ns) => (h, e, ns),
             };
             let p = pooled(&mut h);
-            let generation = p.session.generation();
-            let time_it = timed(p.calls);
-            p.calls += 1;
-            let start = if time_it { clock.raw() } else { 0 };
-            let r = f(&p.session);
-            let ns = time_it.then(|| clock.delta_as_nanos(start, clock.raw()));
-            let e = match r {
-                Ok(v) => {
-                    p.rec.record(op, ns, true);
-                    p.verified_at = now;
-                    self.checkin(h);
-                    inner.breaker.on_success();
-                    return Ok(v);
-                }
-                Err(e) => e,
-            };
             p.rec.record(op, ns, false);
+            let generation = p.session.generation();
             let class = e.class();
             inner.metrics.error(class);
             match class {
@@ -758,25 +907,23 @@ impl Pool {
                         .metrics
                         .session_reopens
                         .fetch_add(1, Ordering::Relaxed);
-                    if !reopened {
-                        reopened = true;
-                        continue;
+                    if reopened {
+                        inner.breaker.on_success();
+                        return Err(self.not_logged_in_error(e));
                     }
-                    inner.breaker.on_success();
-                    return Err(self.not_logged_in_error(e));
+                    reopened = true;
                 }
                 ErrorClass::Disconnected => {
                     self.discard(h);
                     inner.breaker.on_failure();
                     let ok = self.recover_module(generation).is_ok();
-                    if ok && idempotent && !recovered {
-                        recovered = true;
-                        continue;
+                    if !(ok && idempotent && !recovered) {
+                        return Err(HsmError::Disconnected {
+                            error: e,
+                            recovered: ok,
+                        });
                     }
-                    return Err(HsmError::Disconnected {
-                        error: e,
-                        recovered: ok,
-                    });
+                    recovered = true;
                 }
                 ErrorClass::RetryOnly | ErrorClass::Busy if attempt < inner.config.max_retries => {
                     self.checkin(h);
@@ -790,6 +937,7 @@ impl Pool {
                     return Err(e.into());
                 }
             }
+            outcome = self.attempt(op, &mut f);
         }
     }
 

@@ -608,6 +608,105 @@ mod cases {
         assert_ne!(ran_on, core, "PKCS#11 calls run on the blocking pool");
     }
 
+    /// With a zero TTL every checkout health-checks its session; one whose handle died
+    /// behind the pool's back fails the check and is replaced (logged in again) before the
+    /// caller's closure runs, so the caller sees no error at all.
+    pub fn pool_health_check_replaces_dead_sessions(t: &TestToken) {
+        let p = Pool::new(
+            t.module.clone(),
+            t.slot,
+            PoolConfig {
+                size: 1,
+                health_ttl: Duration::ZERO,
+                ..PoolConfig::default()
+            },
+        );
+        p.login(UserType::User, p11::pin(USER_PIN)).unwrap();
+        p.warm_up().unwrap();
+        let checks = p.metrics().health_checks;
+        for _ in 0..3 {
+            p.run("random", random16).unwrap();
+        }
+        assert_eq!(
+            p.metrics().health_checks,
+            checks + 3,
+            "one check per checkout"
+        );
+        assert_eq!(p.metrics().session_reopens, 0);
+        t.module.close_all_sessions(t.slot).unwrap();
+        let found = p.run("find", |s| {
+            s.find_objects(&mut Template::new().ulong(CKA_CLASS, CKO_PRIVATE_KEY))
+        });
+        assert!(
+            found.is_ok(),
+            "the dead session never reached the caller: {found:?}"
+        );
+        let m = p.metrics();
+        assert_eq!(m.session_reopens, 1, "replaced once, at checkout");
+        assert_eq!(m.op("find").unwrap().errors, 0);
+        assert_eq!(m.module_recoveries, 0);
+    }
+
+    /// Two callers at once get two different sessions (one of them finds its place by
+    /// scanning past the other's), and neither waits for the other.
+    pub fn pool_concurrent_callers_get_their_own_sessions(t: &TestToken) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let p = Pool::new(
+            t.module.clone(),
+            t.slot,
+            PoolConfig {
+                size: 2,
+                ..PoolConfig::default()
+            },
+        );
+        p.warm_up().unwrap();
+        let inside = AtomicUsize::new(0);
+        let seen: Vec<(u64, usize)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        p.run("hold", |s| {
+                            // Wait (bounded) for the other caller to be inside too: with
+                            // one session between them it would still be waiting outside.
+                            inside.fetch_add(1, Ordering::SeqCst);
+                            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+                            while inside.load(Ordering::SeqCst) < 2
+                                && std::time::Instant::now() < deadline
+                            {
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                            random16(s)?;
+                            Ok((s.handle(), inside.load(Ordering::SeqCst)))
+                        })
+                        .unwrap()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert_eq!(
+            (seen[0].1, seen[1].1),
+            (2, 2),
+            "both callers were inside at once"
+        );
+        assert_ne!(seen[0].0, seen[1].0, "on two sessions");
+        // Afterwards each thread keeps finding a session on its own.
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        p.run("random", random16).unwrap();
+                    }
+                });
+            }
+        });
+        let m = p.metrics();
+        assert_eq!(m.op("hold").unwrap().ok, 2);
+        assert_eq!(m.op("random").unwrap().ok, 100);
+        let st = p.status();
+        assert_eq!((st.open, st.idle, st.waiting), (2, 2, 0));
+    }
+
     // ---- PQC (modules that list the mechanisms) ----------------------------------------
 
     pub fn ml_dsa_all_sets(t: &TestToken) {
@@ -774,6 +873,8 @@ suite!(
         pool_wrong_pin_not_retried,
         pool_backlog_is_bounded,
         pool_async_off_core_threads,
+        pool_health_check_replaces_dead_sessions,
+        pool_concurrent_callers_get_their_own_sessions,
     ]
 );
 
@@ -801,6 +902,8 @@ suite!(
         pool_wrong_pin_not_retried,
         pool_backlog_is_bounded,
         pool_async_off_core_threads,
+        pool_health_check_replaces_dead_sessions,
+        pool_concurrent_callers_get_their_own_sessions,
         ml_dsa_all_sets,
         ml_kem_all_sets,
         slh_dsa_all_sets,
@@ -832,6 +935,8 @@ suite!(
         pool_wrong_pin_not_retried,
         pool_backlog_is_bounded,
         pool_async_off_core_threads,
+        pool_health_check_replaces_dead_sessions,
+        pool_concurrent_callers_get_their_own_sessions,
         ml_dsa_all_sets,
         ml_kem_all_sets,
     ]

@@ -62,21 +62,40 @@ pub struct Config {
     /// A file of JSON control commands, re-read when it changes (for tests in other
     /// processes, e.g. the desktop app under WebDriver).
     pub control_file: Option<PathBuf>,
+    /// HA groups (`[[ha_group]]`): see [`crate::ha`].
+    #[serde(default, rename = "ha_group")]
+    pub ha_groups: Vec<crate::ha::config::GroupConfig>,
+    /// The `CA_GetHAState` layout: `"current"` (Luna SDK 2018 and later: 20-character
+    /// serials) or `"legacy"` (older SDKs: `CK_ULONG` serials).
+    pub ha_state_layout: Option<crate::ha::state::Layout>,
 }
 
 impl Config {
     pub fn load() -> Result<(Config, Option<PathBuf>), String> {
-        match std::env::var_os("LUNASIM_CONF") {
-            Some(p) => {
-                let path = PathBuf::from(p);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("cannot read LUNASIM_CONF {}: {e}", path.display()))?;
-                let c: Config = toml::from_str(&text)
-                    .map_err(|e| format!("LUNASIM_CONF {}: {e}", path.display()))?;
-                Ok((c, Some(path)))
-            }
-            None => Ok((Config::default(), None)),
-        }
+        Self::load_beside(None)
+    }
+
+    /// The configuration of the library at `library`: a file `<library>.toml` beside it
+    /// when there is one (so a copy of `liblunasim.so` can be a second simulated HSM in a
+    /// process whose `LUNASIM_CONF` names the first), else `LUNASIM_CONF`, else defaults.
+    pub fn load_beside(library: Option<&Path>) -> Result<(Config, Option<PathBuf>), String> {
+        let beside = library.map(|l| {
+            let mut p = l.as_os_str().to_owned();
+            p.push(".toml");
+            PathBuf::from(p)
+        });
+        let path = match beside.filter(|p| p.is_file()) {
+            Some(p) => p,
+            None => match std::env::var_os("LUNASIM_CONF") {
+                Some(p) => PathBuf::from(p),
+                None => return Ok((Config::default(), None)),
+            },
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read the configuration {}: {e}", path.display()))?;
+        let c: Config =
+            toml::from_str(&text).map_err(|e| format!("configuration {}: {e}", path.display()))?;
+        Ok((c, Some(path)))
     }
 
     pub fn firmware(&self) -> (u64, u64, u64) {
@@ -145,6 +164,22 @@ mod tests {
         assert_eq!(c.latency.per_call_ms, 5.0);
         assert!(c.pqc_queue.enabled);
         assert_eq!(c.inner_env["KRYOPTIC_CONF"], "/tmp/k.conf");
+    }
+
+    #[test]
+    fn a_file_beside_the_library_comes_first() {
+        let dir = std::env::temp_dir().join(format!("lunasim-beside-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = dir.join("liblunasim-second.so");
+        std::fs::write(
+            dir.join("liblunasim-second.so.toml"),
+            "firmware = \"7.8.0\"\n",
+        )
+        .unwrap();
+        let (c, p) = Config::load_beside(Some(&lib)).unwrap();
+        assert_eq!(c.firmware(), (7, 8, 0));
+        assert_eq!(p.unwrap(), dir.join("liblunasim-second.so.toml"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

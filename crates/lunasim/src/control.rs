@@ -15,6 +15,10 @@
 //! - `pqc_queue`: `{"op":"pqc_queue","enabled":true,"service_ms":15}`.
 //! - `clear`: remove faults and slow calls.
 //! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
+//! - `member_down`, `member_up`, `resync`, `ha_state`: HA groups ([`crate::ha::control`]).
+//! - `hss_progress`: the HSS key generations running in this process, each with its label
+//!   and the leaves built of all it builds (`{"keygens":[{"label","done","total",
+//!   "elapsed_ms"}]}`) — the console's progress bar while `C_GenerateKeyPair` runs.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -129,6 +133,7 @@ fn drop_sessions() {
         }
         s.sessions.lock().clear();
         s.objects.lock().keys.retain(|k| k.token);
+        crate::ha::drop_sessions();
     }
 }
 
@@ -212,7 +217,13 @@ pub fn execute(cmd: &str) -> Result<String, String> {
             })
             .to_string());
         }
-        other => return Err(format!("unknown op {other}")),
+        "hss_progress" => {
+            return Ok(json!({ "keygens": crate::hss::progress::snapshot() }).to_string());
+        }
+        other => {
+            return crate::ha::control::execute(other, &v)
+                .unwrap_or_else(|| Err(format!("unknown op {other}")))
+        }
     }
     Ok(json!({"ok": true}).to_string())
 }

@@ -1,11 +1,12 @@
 //! `lunasim` — a Luna-compatible PKCS#11 module for tests and for the console's built-in
 //! default partition. See this crate's README for what is real and what is simulated.
 //!
-//! It exports `C_GetFunctionList`, `C_GetInterface`, `C_GetInterfaceList` (PKCS#11 3.2,
-//! 3.0 and 2.40 tables), Luna's `CA_*` functions, and `LUNASIM_Control` for tests. Standard
-//! work is forwarded to a real inner module (Kryoptic with OpenSSL 3.5 by default); HSS/LMS,
-//! the Luna statistics, vendor return codes, latency, the PQC service queue and fault
-//! injection are added here.
+//! It exports every PKCS#11 3.2 function by name and through `C_GetFunctionList`,
+//! `C_GetInterface`, `C_GetInterfaceList` (3.2, 3.0 and 2.40 tables; [`outer`]), Luna's
+//! `CA_*` functions, and `LUNASIM_Control` for tests. Standard work is forwarded to a real
+//! inner module (Kryoptic with OpenSSL 3.5 by default); HSS/LMS, the Luna statistics,
+//! vendor return codes, HA groups ([`ha`]), per-key usage limits ([`usage`]), latency,
+//! the PQC service queue and fault injection are added here.
 //!
 //! With `p11`, this is the only crate with `unsafe`: it receives raw pointers from C.
 
@@ -17,14 +18,17 @@ pub mod config;
 pub mod control;
 pub mod entry;
 pub mod forward;
+pub mod ha;
 pub mod hss;
 pub mod intercept;
 pub mod knobs;
 pub mod luna;
 pub mod objects;
+pub mod outer;
 pub mod raw;
 pub mod roles;
 pub mod sim;
 pub mod stats;
 pub mod tables;
 pub mod templates;
+pub mod usage;

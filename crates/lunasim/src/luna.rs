@@ -17,7 +17,7 @@ use p11::vendor::{stats_id, CK_UTILIZATION_COUNTER, HSM_STATS_PARAMS};
 use crate::entry;
 use crate::raw;
 use crate::sim::Sim;
-use crate::stats::stats;
+use crate::stats::{stats, Stats};
 
 /// `LUNA_CF_*` status flags (Luna SDK `sfnt_extensions.h`).
 pub const LUNA_CF_CONTAINER_ENABLED: u64 = 0x0100_0000;
@@ -25,9 +25,12 @@ pub const LUNA_CF_PARTITION_INITIALIZED: u64 = 0x0000_0400;
 pub const LUNA_CF_USER_PIN_LOCKED: u64 = 0x0004_0000;
 pub const LUNA_CF_SO_PIN_LOCKED: u64 = 0x0001_0000;
 
-fn slot_ok(s: &Sim, slot: CK_SLOT_ID) -> Result<(), CK_RV> {
+/// The slot whose partition answers: the slot itself, or an HA group's primary member for
+/// its virtual slot.
+fn slot_ok(s: &Sim, slot: CK_SLOT_ID) -> Result<CK_SLOT_ID, CK_RV> {
+    let slot = crate::ha::physical_slot(slot);
     match s.inner.slots(false) {
-        Ok(list) if list.contains(&slot) => Ok(()),
+        Ok(list) if list.contains(&slot) => Ok(slot),
         Ok(_) => Err(CKR_SLOT_ID_INVALID),
         Err(e) => Err(e.rv().unwrap_or(CKR_GENERAL_ERROR)),
     }
@@ -81,17 +84,18 @@ pub extern "C" fn CA_GetHSMStats(
 ) -> CK_RV {
     entry::call("CA_GetHSMStats", |s| {
         rv((|| {
-            slot_ok(s, slot)?;
+            let slot = slot_ok(s, slot)?;
             if count == 0 {
                 return Ok(());
             }
             if ids.is_null() || out.is_null() || count > 64 {
                 return Err(CKR_ARGUMENTS_BAD);
             }
+            let hsm = crate::ha::stats_of_slot(slot);
             for i in 0..count as usize {
                 // SAFETY: both arrays have `count` elements per the prototype.
                 let id = unsafe { *ids.add(i) };
-                let p = match hsm_stat(id) {
+                let p = match crate::stats::scoped(hsm, || hsm_stat(id)) {
                     Some(v) => HSM_STATS_PARAMS::new(id, v),
                     None => HSM_STATS_PARAMS::new(0xFFFF_FFFF, 0), // LUNA_STATS_UNKNOWN
                 };
@@ -103,38 +107,35 @@ pub extern "C" fn CA_GetHSMStats(
     })
 }
 
-fn snapshot(reset: bool) {
-    let st = stats();
+fn snapshot(hsm: &Stats, reset: bool) {
     let mut snap = [0u64; 6];
-    for (i, c) in st.utilization.iter().enumerate() {
+    for (i, c) in hsm.utilization.iter().enumerate() {
         snap[i] = if reset {
             c.swap(0, Ordering::Relaxed)
         } else {
             c.load(Ordering::Relaxed)
         };
     }
-    *st.utilization_snapshot.lock() = Some(snap);
+    *hsm.utilization_snapshot.lock() = Some(snap);
 }
 
-fn session_slot(s: &Sim, h: CK_SESSION_HANDLE) -> Result<CK_SLOT_ID, CK_RV> {
-    s.sessions
-        .lock()
-        .get(&h)
-        .map(|st| st.slot)
-        .ok_or(CKR_SESSION_HANDLE_INVALID)
+/// The HSMs a session's utilization covers: its partition's, or every member's for an HA
+/// group's virtual session (each counter then carries its member's serial).
+fn session_hsms(s: &Sim, h: CK_SESSION_HANDLE) -> Result<Vec<crate::ha::Hsm>, CK_RV> {
+    crate::ha::hsms_of_session(s, h).ok_or(CKR_SESSION_HANDLE_INVALID)
 }
 
 #[no_mangle]
 pub extern "C" fn CA_ReadUtilizationMetrics(h: CK_SESSION_HANDLE) -> CK_RV {
     entry::call("CA_ReadUtilizationMetrics", |s| {
-        rv(session_slot(s, h).map(|_| snapshot(false)))
+        rv(session_hsms(s, h).map(|v| v.iter().for_each(|x| snapshot(x.stats, false))))
     })
 }
 
 #[no_mangle]
 pub extern "C" fn CA_ReadAndResetUtilizationMetrics(h: CK_SESSION_HANDLE) -> CK_RV {
     entry::call("CA_ReadAndResetUtilizationMetrics", |s| {
-        rv(session_slot(s, h).map(|_| snapshot(true)))
+        rv(session_hsms(s, h).map(|v| v.iter().for_each(|x| snapshot(x.stats, true))))
     })
 }
 
@@ -146,44 +147,47 @@ pub extern "C" fn CA_ReadAllUtilizationCounters(
 ) -> CK_RV {
     entry::call("CA_ReadAllUtilizationCounters", |s| {
         rv((|| {
-            let slot = session_slot(s, h)?;
-            let Some(snap) = *stats().utilization_snapshot.lock() else {
-                // Luna: the counters are read from a snapshot; there is none yet.
-                return Err(codes::CKR_INVALID_UTILIZATION_METRICS);
-            };
+            let hsms = session_hsms(s, h)?;
+            let mut counters = Vec::new();
+            for hsm in &hsms {
+                let Some(snap) = *hsm.stats.utilization_snapshot.lock() else {
+                    // Luna: the counters are read from a snapshot; there is none yet.
+                    return Err(codes::CKR_INVALID_UTILIZATION_METRICS);
+                };
+                let label = s
+                    .inner
+                    .token_info(hsm.slot)
+                    .map(|t| t.label)
+                    .unwrap_or_default();
+                for (i, count) in snap.iter().enumerate() {
+                    let mut c = CK_UTILIZATION_COUNTER {
+                        ullSerialNumber: hsm.serial,
+                        ulBindId: i as CK_ULONG,
+                        ulCounterId: 0,
+                        ullCount: *count,
+                        ..Default::default()
+                    };
+                    let l = label.as_bytes();
+                    let n = l.len().min(c.label.len() - 1);
+                    c.label[..n].copy_from_slice(&l[..n]);
+                    counters.push(c);
+                }
+            }
             if len.is_null() {
                 return Err(CKR_ARGUMENTS_BAD);
             }
             // SAFETY: len is non-null.
             let room = unsafe { *len } as usize;
             // SAFETY: as above.
-            unsafe { *len = snap.len() as CK_ULONG };
+            unsafe { *len = counters.len() as CK_ULONG };
             if buf.is_null() {
                 return Ok(());
             }
-            if room < snap.len() {
+            if room < counters.len() {
                 return Err(CKR_BUFFER_TOO_SMALL);
             }
-            let label = s
-                .inner
-                .token_info(slot)
-                .map(|t| t.label)
-                .unwrap_or_default();
-            let serial = s.config.hsm_serial.unwrap_or(0x4C53_0001);
-            for (i, count) in snap.iter().enumerate() {
-                let mut c = CK_UTILIZATION_COUNTER {
-                    ullSerialNumber: serial,
-                    ulBindId: i as CK_ULONG,
-                    ulCounterId: 0,
-                    ullCount: *count,
-                    ..Default::default()
-                };
-                let l = label.as_bytes();
-                let n = l.len().min(c.label.len() - 1);
-                c.label[..n].copy_from_slice(&l[..n]);
-                // SAFETY: buf has room for `room >= 6` counters.
-                unsafe { *buf.add(i) = c };
-            }
+            // SAFETY: buf has room for `room >= counters.len()` counters.
+            unsafe { std::ptr::copy_nonoverlapping(counters.as_ptr(), buf, counters.len()) };
             Ok(())
         })())
     })
@@ -273,7 +277,7 @@ fn object_count(s: &Sim, slot: CK_SLOT_ID) -> u64 {
         .keys
         .iter()
         .filter(|k| k.slot == slot && k.token)
-        .map(|k| k.private_state.is_some() as u64 + k.public_present as u64)
+        .map(|k| k.private.is_some() as u64 + k.public_present as u64)
         .sum::<u64>();
     inner + ours
 }
@@ -289,7 +293,7 @@ pub extern "C" fn CA_GetTokenStorageInformation(
 ) -> CK_RV {
     entry::call("CA_GetTokenStorageInformation", |s| {
         rv((|| {
-            slot_ok(s, slot)?;
+            let slot = slot_ok(s, slot)?;
             let t = capacity(s) / 2;
             let u = used_bytes(s).min(t);
             let n = object_count(s, slot);
@@ -467,7 +471,7 @@ pub extern "C" fn CA_GetTokenStatus(
 ) -> CK_RV {
     entry::call("CA_GetTokenStatus", |s| {
         rv((|| {
-            slot_ok(s, slot)?;
+            let slot = slot_ok(s, slot)?;
             let ti = s
                 .inner
                 .token_info(slot)

@@ -1,9 +1,12 @@
 //! HSS key objects: the ones lunasim owns (the inner module has no HSS). They merge with
 //! the inner module's objects under handles from a range the inner module never uses.
 //!
-//! A token key pair is one file `<store>/hss/slot-<N>/<uid>.json`, replaced atomically
-//! (write temp, fsync, rename, fsync the directory) every time the private state advances,
-//! **before** the signature is handed out: a crash can lose a one-time key, never reuse one.
+//! A token key pair is one file `<store>/hss/slot-<N>/<uid>.json` — the master seed and
+//! the position (the next leaf of every level) — replaced atomically (write temp, fsync,
+//! rename, fsync the directory) every time the position advances, **before** the
+//! signature is handed out: a crash can lose a one-time key, never reuse one. Beside it,
+//! `<uid>.trees/` caches the trees (see [`hss::cache`]), written before the position too,
+//! and `<uid>.lock` serializes signing between processes sharing the store.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -13,7 +16,8 @@ use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::hss;
+use crate::hss::engine::{self, Engine, Reservation};
+use crate::hss::{self, cache};
 
 /// Handles lunasim hands out: 0x4C53_0000 ("LS") and up. Kryoptic and SoftHSM2 number
 /// their objects from small integers.
@@ -35,11 +39,26 @@ struct KeyFile {
     id: String,
     levels: Vec<(u32, u32)>,
     public_key: String,
-    /// hbs-lms private key (counter ‖ parameters ‖ seed); absent once the private key is
-    /// destroyed.
+    /// The master seed (hex); absent once the private key is destroyed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seed: Option<String>,
+    /// The next leaf of every level, top first; absent once every one-time key is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    position: Option<Vec<u32>>,
+    /// Files of lunasim versions that signed with `hbs-lms`: its private key (counter ‖
+    /// parameters ‖ seed). Read once; the next write uses `seed` and `position`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     private_state: Option<String>,
     public_present: bool,
-    aux: Option<String>,
+}
+
+/// The private half: the seed, how far it has signed, and the signer's trees.
+pub struct PrivateHalf {
+    pub seed: Zeroizing<[u8; 32]>,
+    /// The next leaf of every level; none once exhausted.
+    pub position: Option<Vec<u32>>,
+    /// Built on the first signature (from the cache on disk where it holds).
+    pub engine: Option<Engine>,
 }
 
 pub struct HssKey {
@@ -53,10 +72,79 @@ pub struct HssKey {
     /// (LMS type, LM-OTS type) per level, top first.
     pub levels: Vec<(u32, u32)>,
     pub public_key: Vec<u8>,
-    pub private_state: Option<Zeroizing<Vec<u8>>>,
+    pub private: Option<PrivateHalf>,
     pub public_present: bool,
-    pub aux: Vec<u8>,
     pub handle: CK_OBJECT_HANDLE,
+}
+
+/// Signatures made before `position` (levels' heights as a mixed radix), saturated.
+fn signatures_before(levels: &[(u32, u32)], position: &[u32]) -> u128 {
+    let mut used: u128 = 0;
+    for ((l, _), q) in levels.iter().zip(position) {
+        let h = hss::height(*l).unwrap_or(0);
+        used = used
+            .checked_shl(h)
+            .filter(|v| v >> h == used)
+            .and_then(|v| v.checked_add(*q as u128))
+            .unwrap_or(u128::MAX);
+    }
+    used
+}
+
+/// The position an `hbs-lms` private key (counter ‖ parameters ‖ seed) stands at; none
+/// for a wiped (exhausted) one. Its counter numbers the signatures made, bottom level in
+/// the low bits.
+fn from_hbs_lms(state: &[u8], levels: &[(u32, u32)]) -> Option<PrivateHalf> {
+    if state.len() != 48 {
+        return None;
+    }
+    let seed: [u8; 32] = state[16..].try_into().ok()?;
+    if state[8] == 0xFF {
+        return Some(PrivateHalf::new(seed, None));
+    }
+    for (k, (l, o)) in levels.iter().enumerate() {
+        if state[8 + k] != ((*l as u8) << 4) + *o as u8 {
+            return None;
+        }
+    }
+    let mut count = u64::from_be_bytes(state[..8].try_into().ok()?);
+    let mut position = vec![0; levels.len()];
+    for (k, (l, _)) in levels.iter().enumerate().rev() {
+        let h = hss::height(*l)?;
+        position[k] = (count & ((1 << h) - 1)) as u32;
+        count = count.checked_shr(h).unwrap_or(0);
+    }
+    Some(PrivateHalf::new(seed, Some(position)))
+}
+
+impl PrivateHalf {
+    fn new(seed: [u8; 32], position: Option<Vec<u32>>) -> PrivateHalf {
+        PrivateHalf {
+            seed: Zeroizing::new(seed),
+            position,
+            engine: None,
+        }
+    }
+}
+
+/// An exclusive lock on a key between processes, held while a signature is reserved.
+struct KeyLock(#[allow(dead_code)] File);
+
+impl KeyLock {
+    fn take(path: &Path) -> std::io::Result<KeyLock> {
+        use std::os::fd::AsRawFd;
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // SAFETY: the descriptor is open for the call; flock only locks it. The lock goes
+        // with the descriptor when the file is closed.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(KeyLock(f))
+    }
 }
 
 impl HssKey {
@@ -78,15 +166,14 @@ impl HssKey {
         1u128.checked_shl(bits).unwrap_or(u128::MAX)
     }
 
-    /// Signatures already made. hbs-lms keeps the counter in the first 8 bytes, then the
-    /// compressed parameters (one byte per possible level, 0xFF = no level), then the seed;
-    /// after the last one-time key it wipes the state (no levels, zero seed), so a wiped
-    /// state is an exhausted key.
+    /// Signatures already made (all of them once exhausted).
     pub fn used(&self) -> u128 {
-        match &self.private_state {
-            Some(s) if s.len() >= 16 && s[8..16].iter().all(|b| *b == 0xFF) => self.capacity(),
-            Some(s) if s.len() >= 8 => u64::from_be_bytes(s[..8].try_into().unwrap()) as u128,
-            _ => 0,
+        match &self.private {
+            Some(PrivateHalf {
+                position: Some(p), ..
+            }) => signatures_before(&self.levels, p),
+            Some(PrivateHalf { position: None, .. }) => self.capacity(),
+            None => 0,
         }
     }
 
@@ -106,10 +193,29 @@ impl HssKey {
         let lms: Vec<u64> = kf.levels.iter().map(|l| l.0 as u64).collect();
         let ots: Vec<u64> = kf.levels.iter().map(|l| l.1 as u64).collect();
         hss::validate(kf.levels.len() as u64, &lms, &ots).ok()?;
-        let private_state = match kf.private_state {
-            Some(s) => Some(Zeroizing::new(hex::decode(s).ok()?)),
-            None => None,
+        let private = match (&kf.seed, &kf.private_state) {
+            (Some(seed), _) => {
+                let seed: [u8; 32] = hex::decode(seed).ok()?.try_into().ok()?;
+                if kf.position.as_ref().is_some_and(|p| {
+                    p.len() != kf.levels.len()
+                        || p.iter()
+                            .zip(&kf.levels)
+                            .any(|(q, (l, _))| *q as u64 >= 1u64 << hss::height(*l).unwrap_or(0))
+                }) {
+                    return None;
+                }
+                Some(PrivateHalf::new(seed, kf.position.clone()))
+            }
+            (None, Some(state)) => Some(from_hbs_lms(
+                &Zeroizing::new(hex::decode(state).ok()?),
+                &kf.levels,
+            )?),
+            (None, None) => None,
         };
+        let public_key = hex::decode(&kf.public_key).ok()?;
+        if public_key.len() != 60 {
+            return None;
+        }
         Some(HssKey {
             uid,
             slot,
@@ -118,53 +224,84 @@ impl HssKey {
             label: hex::decode(kf.label).unwrap_or_default(),
             id: hex::decode(kf.id).unwrap_or_default(),
             levels: kf.levels,
-            public_key: hex::decode(kf.public_key).ok()?,
-            private_state,
+            public_key,
+            private,
             public_present: kf.public_present,
-            aux: kf.aux.and_then(|a| hex::decode(a).ok()).unwrap_or_default(),
             handle,
         })
     }
 
-    /// Sign with the key's next one-time key. The advanced private state is written to
-    /// disk (token keys) inside hbs-lms's update callback, which runs before the signature
-    /// is returned; if that write fails, no signature is produced.
-    pub fn sign(&mut self, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
-        hss::with_big_stack(move || self.sign_here(store, message))
+    /// Take the next one-time key for one signature. The advanced position (and the
+    /// trees it needs) is on disk for token keys before this returns; if that write fails,
+    /// no reservation — and so no signature — is produced.
+    pub fn reserve(&mut self, store: &Path) -> Result<Reservation, CK_RV> {
+        if self.private.is_none() {
+            return Err(CKR_KEY_HANDLE_INVALID);
+        }
+        let _lock = if self.token {
+            let dir = slot_dir(store, self.slot);
+            let lock = fs::create_dir_all(&dir)
+                .and_then(|()| KeyLock::take(&dir.join(format!("{}.lock", self.uid))));
+            Some(lock.map_err(|_| CKR_DEVICE_ERROR)?)
+        } else {
+            None
+        };
+        if self.token {
+            self.adopt_disk_position(store);
+        }
+        let params = hss::parameters(&self.levels);
+        let trees = cache::dir_of(&self.file(store));
+        let (token, public_key) = (self.token, self.public_key.clone());
+        let private = self.private.as_mut().expect("checked above");
+        let Some(pos) = private.position.clone() else {
+            return Err(CKR_KEY_EXHAUSTED);
+        };
+        if private.engine.is_none() {
+            let cached = if token {
+                cache::load(&trees, &private.seed, &params, &public_key)
+            } else {
+                Vec::new()
+            };
+            private.engine = Some(Engine::new(params.clone(), &private.seed, cached));
+        }
+        let engine = private.engine.as_mut().expect("set above");
+        let mut dirty = engine.align(&pos, None);
+        let reservation = engine.reserve(&pos);
+        let next = engine::increment(&pos, &params);
+        if let Some(n) = &next {
+            dirty.merge(engine.advance(n));
+        }
+        private.position = next;
+        if token {
+            // The trees first, then the position: what the file says was used, is used.
+            cache::save(&trees, engine, &dirty.trees, &dirty.builders)
+                .map_err(|_| CKR_DEVICE_ERROR)?;
+            // The write failed: disk holds the old position or the new one (rename is
+            // atomic), memory the new one; no signature leaves, so nothing is reused.
+            self.persist(store).map_err(|_| CKR_DEVICE_ERROR)?;
+        }
+        Ok(reservation)
     }
 
-    fn sign_here(&mut self, store: &Path, message: &[u8]) -> Result<Vec<u8>, CK_RV> {
-        let Some(state) = self.private_state.clone() else {
-            return Err(CKR_KEY_HANDLE_INVALID);
+    /// Another process sharing the store may have signed with this key: its position on
+    /// disk, when further than ours, is ours.
+    fn adopt_disk_position(&mut self, store: &Path) {
+        let Ok(text) = fs::read(self.file(store)) else {
+            return;
         };
-        if self.remaining() == 0 {
-            return Err(CKR_KEY_EXHAUSTED);
-        }
-        let mut persist_error = false;
-        let mut aux = std::mem::take(&mut self.aux);
-        let signature = {
-            let mut update = |new_state: &[u8]| -> Result<(), ()> {
-                self.private_state = Some(Zeroizing::new(new_state.to_vec()));
-                if self.persist(store).is_err() {
-                    persist_error = true;
-                    return Err(());
-                }
-                Ok(())
-            };
-            hss::sign(message, &state, &mut update, &mut aux)
+        let Some(disk) = HssKey::from_file(self.uid.clone(), self.slot, &text, self.handle) else {
+            return;
         };
-        self.aux = aux;
-        match signature {
-            Some(sig) => Ok(sig),
-            // The write failed, so hbs-lms released no signature. Disk holds the old state
-            // or the new one (rename is atomic), memory holds the new one: either way no
-            // one-time key has signed anything that left, so nothing can be reused harmfully.
-            None if persist_error => Err(CKR_DEVICE_ERROR),
-            None => Err(if self.remaining() == 0 {
-                CKR_KEY_EXHAUSTED
-            } else {
-                CKR_FUNCTION_FAILED
-            }),
+        let Some(disk_private) = disk.private else {
+            return;
+        };
+        let disk_used = signatures_before_opt(&self.levels, &disk_private.position);
+        if let Some(private) = self.private.as_mut() {
+            if disk_private.seed == private.seed
+                && disk_used > signatures_before_opt(&self.levels, &private.position)
+            {
+                private.position = disk_private.position;
+            }
         }
     }
 
@@ -180,11 +317,17 @@ impl HssKey {
         let dir = slot_dir(store, self.slot);
         fs::create_dir_all(&dir)?;
         let path = self.file(store);
-        if self.private_state.is_none() && !self.public_present {
-            match fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+        if self.private.is_none() {
+            // No private half, no trees to keep.
+            let _ = fs::remove_dir_all(cache::dir_of(&path));
+        }
+        if self.private.is_none() && !self.public_present {
+            for gone in [path.clone(), dir.join(format!("{}.lock", self.uid))] {
+                match fs::remove_file(&gone) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
             }
             return File::open(&dir)?.sync_all();
         }
@@ -193,16 +336,13 @@ impl HssKey {
             id: hex::encode(&self.id),
             levels: self.levels.clone(),
             public_key: hex::encode(&self.public_key),
-            private_state: self
-                .private_state
+            seed: self
+                .private
                 .as_ref()
-                .map(|s| hex::encode(s.as_slice())),
+                .map(|p| hex::encode(p.seed.as_slice())),
+            position: self.private.as_ref().and_then(|p| p.position.clone()),
+            private_state: None,
             public_present: self.public_present,
-            aux: if self.aux.is_empty() {
-                None
-            } else {
-                Some(hex::encode(&self.aux))
-            },
         };
         let text = Zeroizing::new(serde_json::to_vec(&kf).map_err(std::io::Error::other)?);
         let tmp = dir.join(format!(".{}.tmp", self.uid));
@@ -213,6 +353,29 @@ impl HssKey {
         }
         fs::rename(&tmp, &path)?;
         File::open(&dir)?.sync_all()
+    }
+
+    /// A new key's trees on disk (token keys), before the key file names it.
+    pub fn persist_trees(&self, store: &Path) -> std::io::Result<()> {
+        let Some(PrivateHalf {
+            engine: Some(engine),
+            ..
+        }) = &self.private
+        else {
+            return Ok(());
+        };
+        if !self.token {
+            return Ok(());
+        }
+        let all: Vec<usize> = (0..engine.levels.len()).collect();
+        cache::save(&cache::dir_of(&self.file(store)), engine, &all, &all)
+    }
+}
+
+fn signatures_before_opt(levels: &[(u32, u32)], position: &Option<Vec<u32>>) -> u128 {
+    match position {
+        Some(p) => signatures_before(levels, p),
+        None => u128::MAX,
     }
 }
 
@@ -295,7 +458,7 @@ impl ObjectStore {
         let (i, p) = self.find(h)?;
         let k = &self.keys[i];
         let alive = match p {
-            Part::Private => k.private_state.is_some(),
+            Part::Private => k.private.is_some(),
             Part::Public => k.public_present,
         };
         alive.then_some((i, p))
@@ -389,6 +552,7 @@ mod tests {
     use super::*;
 
     fn key(levels: Vec<(u32, u32)>) -> HssKey {
+        let n = levels.len();
         HssKey {
             uid: "k".into(),
             slot: 0,
@@ -398,9 +562,12 @@ mod tests {
             id: Vec::new(),
             levels,
             public_key: vec![1; 60],
-            private_state: Some(Zeroizing::new(vec![0; 64])),
+            private: Some(PrivateHalf {
+                seed: Zeroizing::new([0; 32]),
+                position: Some(vec![0; n]),
+                engine: None,
+            }),
             public_present: true,
-            aux: Vec::new(),
             handle: HANDLE_BASE,
         }
     }
@@ -425,12 +592,15 @@ mod tests {
         let back = HssKey::from_file("k".into(), 0, &text, HANDLE_BASE).unwrap();
         assert_eq!(back.levels, k.levels);
         assert_eq!(back.public_key, k.public_key);
-        assert_eq!(back.private_state.as_deref(), k.private_state.as_deref());
+        let (a, b) = (back.private.unwrap(), k.private.as_ref().unwrap());
+        assert_eq!(a.seed, b.seed);
+        assert_eq!(a.position, b.position);
         let text = String::from_utf8(text).unwrap();
         for bad in [
             text.replace("[[5,4]]", "[[9,4]]"),
             text.replace("[[5,4]]", "[]"),
-            text.replace(&"00".repeat(64), "zz"),
+            text.replace(&"00".repeat(32), "zz"),
+            text.replace("[0]", "[32]"),
             text[..text.len() / 2].to_string(),
         ] {
             assert!(

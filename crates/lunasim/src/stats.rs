@@ -1,7 +1,12 @@
 //! The statistics the simulated HSM keeps: command counts, busy time, utilization per
 //! bin, its boot time. Process-wide: an HSM's counters do not reset when a client
 //! reinitializes.
+//!
+//! One simulated HSM by default; each HA group member is an HSM of its own
+//! ([`new_hsm`]). A call served by a member counts on that member: the caller wraps it in
+//! [`scoped`], and [`stats`] answers with the member's figures for the duration.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,26 +77,79 @@ impl Stats {
     }
 }
 
+thread_local! {
+    static SCOPE: Cell<Option<&'static Stats>> = const { Cell::new(None) };
+}
+
+/// The statistics of the HSM serving the current call (the default one unless a caller
+/// set a member's with [`scoped`]).
 pub fn stats() -> &'static Stats {
+    SCOPE.with(|c| c.get()).unwrap_or_else(default_hsm)
+}
+
+/// The default simulated HSM (every slot that is not an HA member).
+pub fn default_hsm() -> &'static Stats {
     static S: OnceLock<Stats> = OnceLock::new();
-    S.get_or_init(|| Stats {
-        started: Instant::now(),
-        boot_time_unix: AtomicU64::new(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        ),
-        icd_commands: AtomicU64::new(0),
-        busy: Mutex::new(BusyClock {
-            active: 0,
-            since: Instant::now(),
-            busy: Duration::ZERO,
-        }),
-        calls: Mutex::new(HashMap::new()),
-        utilization: Default::default(),
-        utilization_snapshot: Mutex::new(None),
-    })
+    S.get_or_init(Stats::fresh)
+}
+
+/// Statistics for another simulated HSM (an HA member), kept for the process's lifetime.
+pub fn new_hsm() -> &'static Stats {
+    Box::leak(Box::new(Stats::fresh()))
+}
+
+/// Run `f` with `hsm` as the HSM whose statistics count (restored afterwards, also when
+/// `f` panics).
+pub fn scoped<R>(hsm: &'static Stats, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static Stats>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPE.with(|c| c.replace(Some(hsm))));
+    f()
+}
+
+impl Stats {
+    fn fresh() -> Stats {
+        Stats {
+            started: Instant::now(),
+            boot_time_unix: AtomicU64::new(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+            ),
+            icd_commands: AtomicU64::new(0),
+            busy: Mutex::new(BusyClock {
+                active: 0,
+                since: Instant::now(),
+                busy: Duration::ZERO,
+            }),
+            calls: Mutex::new(HashMap::new()),
+            utilization: Default::default(),
+            utilization_snapshot: Mutex::new(None),
+        }
+    }
+
+    /// Keep this HSM's boot time across client restarts (an HSM does not reboot when a
+    /// client reconnects).
+    pub fn load_boot_time(&self, store: &Path) {
+        let path = store.join("hsm.json");
+        let existing = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("boot_time").and_then(|b| b.as_u64()));
+        match existing {
+            Some(t) => self.boot_time_unix.store(t, Ordering::Relaxed),
+            None => {
+                let t = self.boot_time_unix.load(Ordering::Relaxed);
+                let _ = std::fs::create_dir_all(store);
+                let _ = std::fs::write(&path, serde_json::json!({ "boot_time": t }).to_string());
+            }
+        }
+    }
 }
 
 /// Count a utilization request when an operation really ran (not a length query).
@@ -102,19 +160,7 @@ pub fn count_if(rv: CK_RV, produced: bool, bin: u64) -> CK_RV {
     rv
 }
 
-/// Keep the simulated HSM's boot time across client restarts (an HSM does not reboot
-/// when a client reconnects).
+/// Keep the default HSM's boot time across client restarts.
 pub fn load_boot_time(store: &Path) {
-    let path = store.join("hsm.json");
-    let existing = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("boot_time").and_then(|b| b.as_u64()));
-    match existing {
-        Some(t) => stats().boot_time_unix.store(t, Ordering::Relaxed),
-        None => {
-            let t = stats().boot_time_unix.load(Ordering::Relaxed);
-            let _ = std::fs::write(&path, serde_json::json!({ "boot_time": t }).to_string());
-        }
-    }
+    default_hsm().load_boot_time(store)
 }

@@ -63,6 +63,8 @@ fn surface_and_identity() {
         "CA_GetTokenStatus",
         "CA_EncapsulateKey",
         "CA_DecapsulateKey",
+        "CA_GetHAState",
+        "CA_GetCurrentHAState",
     ] {
         assert!(offered.contains(&f), "{f} missing");
     }
@@ -555,6 +557,183 @@ fn hss_state_reaches_disk_before_the_signature() {
         panic!()
     };
     swverify::hss::verify(&pk, b"four", &sig).unwrap();
+    assert_eq!(
+        remaining(&s, key),
+        1021,
+        "the refused call took no one-time key"
+    );
+
+    // The tree state sits beside the key file: the trees of the current position (and,
+    // checkpointed as it grows, the next bottom tree in work), each checked when read.
+    let key_file = std::fs::read_dir(&slot_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let trees = key_file.with_extension("trees");
+    let mut names: Vec<String> = std::fs::read_dir(&trees)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["tree-0", "tree-1"]);
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&key_file).unwrap()).unwrap();
+    assert_eq!(
+        state["position"],
+        serde_json::json!([0, 3]),
+        "the next leaf of each level"
+    );
+    // Damaged or lost tree state costs a rebuild, never a wrong or reused signature.
+    let tree1 = trees.join("tree-1");
+    let mut bytes = std::fs::read(&tree1).unwrap();
+    bytes[200] ^= 0xFF;
+    std::fs::write(&tree1, bytes).unwrap();
+    std::fs::remove_file(trees.join("tree-0")).unwrap();
+    drop(s);
+    t.module.reinitialize().unwrap();
+    let s = t.user_session();
+    let key = keys::find_one(
+        &s,
+        &keys::KeySelector::Label("durable".into()),
+        Some(CKO_PRIVATE_KEY),
+    )
+    .unwrap();
+    let sig = hss_sign(&s, key, b"five").unwrap();
+    swverify::hss::verify(&pk, b"five", &sig).unwrap();
+    assert_eq!(
+        u32::from_be_bytes(sig[4..8].try_into().unwrap()),
+        0,
+        "top leaf 0"
+    );
+    let at = sig.len() - (4 + 4 + 32 + 67 * 32 + 4 + 5 * 32);
+    assert_eq!(
+        u32::from_be_bytes(sig[at..at + 4].try_into().unwrap()),
+        3,
+        "bottom leaf 3: the position from the key file"
+    );
+    assert!(trees.join("tree-0").exists(), "rebuilt and written again");
+}
+
+/// The (top, bottom) leaves of a two-level H5/W4 signature: the one-time key it used.
+fn leaf_ids(sig: &[u8]) -> (u32, u32) {
+    let top_q = u32::from_be_bytes(sig[4..8].try_into().unwrap());
+    let at = sig.len() - (4 + 4 + 32 + 67 * 32 + 4 + 5 * 32);
+    (
+        top_q,
+        u32::from_be_bytes(sig[at..at + 4].try_into().unwrap()),
+    )
+}
+
+const SIGN_LOOP: &str = "LUNASIM_TEST_SIGN_LOOP";
+
+/// The child of `hss_kill_9_between_signatures_never_reuses_a_one_time_key`: opens the
+/// parent's token and signs until killed, printing each signature (hex) once it has it.
+fn sign_until_killed() -> ! {
+    use std::io::Write;
+    let module = p11::Module::load(testkit::lunasim_module()).unwrap();
+    module.initialize().unwrap();
+    let slot = module.slots(true).unwrap()[0];
+    let s = module.open_session(slot, true).unwrap();
+    s.login(UserType::User, &p11::pin(testkit::USER_PIN))
+        .unwrap();
+    let key = keys::find_one(
+        &s,
+        &keys::KeySelector::Label("killed".into()),
+        Some(CKO_PRIVATE_KEY),
+    )
+    .unwrap();
+    let mut out = std::io::stdout().lock();
+    for i in 0.. {
+        let sig = hss_sign(&s, key, format!("child {i}").as_bytes()).unwrap();
+        writeln!(out, "sig {}", hex::encode(sig)).unwrap();
+        out.flush().unwrap();
+    }
+    unreachable!()
+}
+
+/// `kill -9` of a process signing in a loop, at moments around a bottom-tree switch (every
+/// 32 signatures: the next tree, its signature by the top level and the tree files are
+/// written then): every signature that left the killed process verifies, and none of its
+/// one-time keys signs again after the restart.
+#[test]
+fn hss_kill_9_between_signatures_never_reuses_a_one_time_key() {
+    use std::io::BufRead;
+    if std::env::var_os(SIGN_LOOP).is_some() {
+        sign_until_killed();
+    }
+    let t = token();
+    let s = t.user_session();
+    let g = keys::generate(&s, &hss_spec(LmotsType::W4), &attrs("killed", true)).unwrap();
+    let Some(PublicKey::Hss { key: public }) = g.public_key.clone() else {
+        panic!()
+    };
+    drop(s);
+    let mut used = std::collections::HashSet::new();
+    let mut signed = 0;
+    for (round, kill_after) in [30usize, 33, 31, 2].into_iter().enumerate() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "hss_kill_9_between_signatures_never_reuses_a_one_time_key",
+                "--nocapture",
+            ])
+            .env(SIGN_LOOP, "1")
+            .envs(t.env().iter().cloned())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The test harness prints its own lines too; signatures are the "sig " ones.
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|l| l.strip_prefix("sig ").map(|h| hex::decode(h).unwrap()));
+        let mut sigs = Vec::new();
+        // Kill at the round's moment: after that many signatures left the child.
+        while sigs.len() < kill_after {
+            sigs.push(lines.next().expect("the child signs"));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // Signatures already in the pipe left the child too.
+        sigs.extend(lines);
+        for (i, sig) in sigs.iter().enumerate() {
+            let msg = format!("child {i}");
+            swverify::hss::verify(&public, msg.as_bytes(), sig)
+                .unwrap_or_else(|e| panic!("round {round}, signature {i}: {e}"));
+            assert!(
+                used.insert(leaf_ids(sig)),
+                "round {round}: one-time key {:?} used twice",
+                leaf_ids(sig)
+            );
+        }
+        signed += sigs.len();
+        // This process, restarted onto the same store, goes on where the child stopped.
+        t.module.reinitialize().unwrap();
+        let s = t.user_session();
+        let key = keys::find_one(
+            &s,
+            &keys::KeySelector::Label("killed".into()),
+            Some(CKO_PRIVATE_KEY),
+        )
+        .unwrap();
+        let left = remaining(&s, key) as usize;
+        assert!(
+            left == 1024 - signed || left == 1024 - signed - 1,
+            "round {round}: {left} left after {signed} signatures (at most the one in flight lost)"
+        );
+        signed = 1024 - left;
+        let sig = hss_sign(&s, key, b"after the kill").unwrap();
+        swverify::hss::verify(&public, b"after the kill", &sig).unwrap();
+        assert!(
+            used.insert(leaf_ids(&sig)),
+            "round {round}: the restarted process reused {:?}",
+            leaf_ids(&sig)
+        );
+        signed += 1;
+    }
+    assert!(signed > 96, "three bottom trees crossed");
 }
 
 #[test]
@@ -845,4 +1024,62 @@ fn control_file_from_another_process() {
     let e = s.generate_random(&mut b).unwrap_err();
     assert_eq!(e.rv(), Some(CKR_TOKEN_NOT_PRESENT));
     s.generate_random(&mut b).unwrap();
+}
+
+/// Peak resident memory of this process (lunasim runs in it), from the kernel.
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// A multi-part HSS signature keeps nothing of the message: 512 MiB through
+/// `C_SignUpdate` grow the process by far less than that; the one-time key is taken at
+/// the first part (the position is on disk before any of the message is hashed).
+#[test]
+fn hss_multipart_streams_the_message() {
+    let t = token();
+    let s = t.user_session();
+    let g = keys::generate(&s, &hss_spec(LmotsType::W4), &attrs("stream", true)).unwrap();
+    let Some(PublicKey::Hss { key: public }) = g.public_key.clone() else {
+        panic!()
+    };
+    let part: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+    let parts = 512;
+    let before = peak_rss_bytes();
+    s.sign_init(&Mechanism::new(CKM_HSS), g.private).unwrap();
+    assert_eq!(
+        remaining(&s, g.private),
+        1024,
+        "nothing taken by C_SignInit"
+    );
+    s.sign_update(&part).unwrap();
+    assert_eq!(remaining(&s, g.private), 1023, "taken at the first part");
+    for _ in 1..parts {
+        s.sign_update(&part).unwrap();
+    }
+    let sig = s.sign_final().unwrap();
+    let grown = peak_rss_bytes().saturating_sub(before);
+    assert!(
+        grown < 64 << 20,
+        "lunasim held the message: +{} MiB",
+        grown >> 20
+    );
+    let mut v = swverify::hss::StreamingVerifier::new(&public, &sig).unwrap();
+    (0..parts).for_each(|_| v.update(&part));
+    v.finish().expect("the signature covers all 512 MiB");
+    let mut v = swverify::hss::StreamingVerifier::new(&public, &sig).unwrap();
+    (1..parts).for_each(|_| v.update(&part));
+    assert!(v.finish().is_err(), "and not a part less");
+    // A multi-part operation given up after its first part has used its one-time key.
+    s.sign_init(&Mechanism::new(CKM_HSS), g.private).unwrap();
+    s.sign_update(b"abandoned").unwrap();
+    drop(s);
+    let s = t.user_session();
+    assert_eq!(remaining(&s, g.private), 1022);
 }

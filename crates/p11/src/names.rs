@@ -235,6 +235,8 @@ pub mod luna {
     pub const CKR_HSM_RESTART_REQUIRED: u64 = 0x8000_008D;
     pub const CKR_SESSION_ID_INVALID: u64 = 0x8000_010D;
     pub const CKR_SESSION_ID_EXPIRED: u64 = 0x8000_010F;
+    /// A key past its `CKA_USAGE_LIMIT` (thalesdocs Luna 7 SDK, "Object Usage Count").
+    pub const CKR_KEY_NOT_ACTIVE: u64 = 0x8000_0136;
     pub const CKR_BUSY: u64 = 0x8000_1604;
 
     pub const CKM_AES_KW: u64 = 0x8000_0170;

@@ -61,6 +61,62 @@ impl Default for CK_UTILIZATION_COUNTER {
 const _: () = assert!(std::mem::size_of::<HSM_STATS_PARAMS>() == 24);
 const _: () = assert!(std::mem::size_of::<CK_UTILIZATION_COUNTER>() == 104);
 
+/// Serial numbers in the HA state: `CK_TOKEN_SERIAL_NUMBER_SIZE + 4` characters.
+pub const CK_HA_SERIAL_LEN: usize = 20;
+/// Members an HA state can list.
+pub const CK_HA_MAX_MEMBERS: usize = 32;
+
+/// One member in `CA_GetHAState` (Luna SDK 2018 and later): its serial as characters.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CK_HA_MEMBER {
+    pub memberSerial: [u8; CK_HA_SERIAL_LEN],
+    pub memberStatus: CK_RV,
+}
+
+/// `CK_HA_STATUS` (Luna SDK 2018 and later).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CK_HA_STATUS {
+    pub groupSerial: [u8; CK_HA_SERIAL_LEN],
+    pub memberList: [CK_HA_MEMBER; CK_HA_MAX_MEMBERS],
+    pub listSize: CK_ULONG,
+}
+
+impl Default for CK_HA_STATUS {
+    fn default() -> Self {
+        CK_HA_STATUS {
+            groupSerial: [0; CK_HA_SERIAL_LEN],
+            memberList: [CK_HA_MEMBER::default(); CK_HA_MAX_MEMBERS],
+            listSize: 0,
+        }
+    }
+}
+
+/// One member in the older SDKs' `CA_GetHAState`: the serial as a number.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CK_HA_MEMBER_V1 {
+    pub memberSerial: CK_ULONG,
+    pub memberStatus: CK_RV,
+}
+
+/// The older SDKs' `CK_HA_STATUS` (`listSize` is a `CK_USHORT`, which Luna defines as
+/// `unsigned long`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CK_HA_STATUS_V1 {
+    pub groupSerial: CK_ULONG,
+    pub memberList: [CK_HA_MEMBER_V1; CK_HA_MAX_MEMBERS],
+    pub listSize: CK_ULONG,
+}
+
+// Fact sheet §1.3, Linux x86_64.
+const _: () = assert!(std::mem::size_of::<CK_HA_MEMBER>() == 32);
+const _: () = assert!(std::mem::size_of::<CK_HA_STATUS>() == 1056);
+const _: () = assert!(std::mem::size_of::<CK_HA_MEMBER_V1>() == 16);
+const _: () = assert!(std::mem::size_of::<CK_HA_STATUS_V1>() == 528);
+
 /// `CA_GetHSMStats` IDs.
 pub mod stats_id {
     pub const BOOT_TIME: u64 = 1;
@@ -160,6 +216,9 @@ pub type CA_DecapsulateKey = unsafe extern "C" fn(
 /// Officer).
 pub type CA_InitRolePIN =
     unsafe extern "C" fn(CK_SESSION_HANDLE, CK_USER_TYPE, *mut CK_CHAR, CK_ULONG) -> CK_RV;
+/// `CA_GetHAState` / `CA_GetCurrentHAState`: the library writes the `CK_HA_STATUS` of its
+/// SDK generation (see [`decode_ha_state`]).
+pub type CA_GetHAState = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_HA_STATUS) -> CK_RV;
 /// `lunasim`'s test-control entry point (not a Luna function): a UTF-8 command in, a UTF-8
 /// answer out, in one call (the answer is truncated to the buffer and its full length is
 /// returned; `CKR_BUFFER_TOO_SMALL` if it did not fit — the command has run either way).
@@ -244,6 +303,8 @@ vendor_table! {
         encapsulate_key: CA_EncapsulateKey = "CA_EncapsulateKey",
         decapsulate_key: CA_DecapsulateKey = "CA_DecapsulateKey",
         init_role_pin: CA_InitRolePIN = "CA_InitRolePIN",
+        get_ha_state: CA_GetHAState = "CA_GetHAState",
+        get_current_ha_state: CA_GetHAState = "CA_GetCurrentHAState",
     }
     unlisted {
         sim_control: LUNASIM_Control = "LUNASIM_Control",
@@ -307,9 +368,157 @@ pub struct TokenStatus {
     pub rw_sessions: u64,
 }
 
+/// Which `CK_HA_STATUS` a library wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaLayout {
+    /// Luna SDK 2018 and later: 20-character serials (1056 bytes).
+    Current,
+    /// Older SDKs: `CK_ULONG` serials (528 bytes).
+    Legacy,
+}
+
+/// One member of an HA group as `CA_GetHAState` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HaMember {
+    pub serial: String,
+    /// `CKR_OK` when the member is alive; otherwise why not.
+    pub status: CK_RV,
+}
+
+/// `CA_GetHAState`, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HaState {
+    pub group_serial: String,
+    pub members: Vec<HaMember>,
+    pub layout: HaLayout,
+}
+
+/// The byte a caller fills its buffer with before the call: what the library did not
+/// write still holds it.
+pub const HA_STATE_FILL: u8 = 0xA5;
+
+fn serial_chars(b: &[u8]) -> Option<String> {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let s = std::str::from_utf8(&b[..end]).ok()?.trim().to_string();
+    s.bytes().all(|c| c.is_ascii_graphic()).then_some(s)
+}
+
+/// Decode what a library wrote into a buffer of at least `size_of::<CK_HA_STATUS>()`
+/// bytes that was filled with [`HA_STATE_FILL`] before the call. The two SDK generations
+/// differ in size: a library of the current one writes `listSize` at the end of the
+/// 1056-byte struct, an older one writes no further than byte 528 — so the untouched tail
+/// tells which layout to read. Either way the counts and serials must make sense.
+pub fn decode_ha_state(buf: &[u8]) -> Result<HaState, String> {
+    let size = std::mem::size_of::<CK_HA_STATUS>();
+    let legacy_size = std::mem::size_of::<CK_HA_STATUS_V1>();
+    if buf.len() < size {
+        return Err(format!("buffer of {} bytes; {size} needed", buf.len()));
+    }
+    let ulong = |at: usize| CK_ULONG::from_ne_bytes(buf[at..at + 8].try_into().unwrap());
+    let tail_untouched = buf[legacy_size..size].iter().all(|&b| b == HA_STATE_FILL);
+    let (layout, count) = if tail_untouched {
+        (HaLayout::Legacy, ulong(legacy_size - 8))
+    } else {
+        (HaLayout::Current, ulong(size - 8))
+    };
+    if count as usize > CK_HA_MAX_MEMBERS {
+        return Err(format!(
+            "{count} members listed; the structure holds at most {CK_HA_MAX_MEMBERS}"
+        ));
+    }
+    let mut members = Vec::new();
+    let group_serial = match layout {
+        HaLayout::Current => {
+            for i in 0..count as usize {
+                let at = 24 + i * 32;
+                let serial = serial_chars(&buf[at..at + CK_HA_SERIAL_LEN])
+                    .ok_or_else(|| format!("member {} has an unreadable serial", i + 1))?;
+                members.push(HaMember {
+                    serial,
+                    status: ulong(at + 24),
+                });
+            }
+            serial_chars(&buf[..CK_HA_SERIAL_LEN]).ok_or("the group serial is unreadable")?
+        }
+        HaLayout::Legacy => {
+            for i in 0..count as usize {
+                let at = 8 + i * 16;
+                members.push(HaMember {
+                    serial: ulong(at).to_string(),
+                    status: ulong(at + 8),
+                });
+            }
+            ulong(0).to_string()
+        }
+    };
+    Ok(HaState {
+        group_serial,
+        members,
+        layout,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn filled() -> Vec<u8> {
+        vec![HA_STATE_FILL; std::mem::size_of::<CK_HA_STATUS>() + 64]
+    }
+
+    fn write<T: Copy>(buf: &mut [u8], v: &T) {
+        let n = std::mem::size_of::<T>();
+        // SAFETY: T is a plain repr(C) struct of integers and byte arrays.
+        let bytes = unsafe { std::slice::from_raw_parts(v as *const T as *const u8, n) };
+        buf[..n].copy_from_slice(bytes);
+    }
+
+    #[test]
+    fn ha_state_of_either_sdk_generation() {
+        let mut s = CK_HA_STATUS::default();
+        s.groupSerial[..10].copy_from_slice(b"1280000100");
+        s.memberList[0].memberSerial[..10].copy_from_slice(b"1280000101");
+        s.memberList[1].memberSerial[..10].copy_from_slice(b"1280000102");
+        s.memberList[1].memberStatus = 0x8000_001F;
+        s.listSize = 2;
+        let mut buf = filled();
+        write(&mut buf, &s);
+        let d = decode_ha_state(&buf).unwrap();
+        assert_eq!(d.layout, HaLayout::Current);
+        assert_eq!(d.group_serial, "1280000100");
+        assert_eq!(d.members[1].serial, "1280000102");
+        assert_eq!(d.members[1].status, 0x8000_001F);
+
+        let mut old = CK_HA_STATUS_V1 {
+            groupSerial: 1_280_000_100,
+            listSize: 2,
+            ..Default::default()
+        };
+        old.memberList[0].memberSerial = 1_280_000_101;
+        old.memberList[1].memberSerial = 1_280_000_102;
+        old.memberList[0].memberStatus = CKR_OK;
+        let mut buf = filled();
+        write(&mut buf, &old);
+        let d = decode_ha_state(&buf).unwrap();
+        assert_eq!(d.layout, HaLayout::Legacy);
+        assert_eq!(d.group_serial, "1280000100");
+        assert_eq!(d.members.len(), 2);
+        assert_eq!(d.members[0].serial, "1280000101");
+
+        // Garbage is refused, not shown.
+        let mut buf = filled();
+        buf[..1056].fill(0x41);
+        assert!(decode_ha_state(&buf).is_err());
+        assert!(decode_ha_state(&buf[..100]).is_err());
+    }
+
+    #[test]
+    fn ha_layout_offsets() {
+        assert_eq!(std::mem::offset_of!(CK_HA_STATUS, memberList), 24);
+        assert_eq!(std::mem::offset_of!(CK_HA_STATUS, listSize), 1048);
+        assert_eq!(std::mem::offset_of!(CK_HA_MEMBER, memberStatus), 24);
+        assert_eq!(std::mem::offset_of!(CK_HA_STATUS_V1, listSize), 520);
+    }
 
     #[test]
     fn stats_value_halves() {

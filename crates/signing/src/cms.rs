@@ -80,11 +80,37 @@ pub fn build(
     signing_time: std::time::SystemTime,
     sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
 ) -> Result<Vec<u8>> {
-    build_with_chain(alg, cert_der, &[], content_digest, signing_time, sign)
+    build_with(alg, cert_der, content_digest, signing_time, sign, None)
 }
 
-/// As [`build`], also carrying `chain` (the issuers of the signer's certificate, DER), so a
-/// verifier with only the root (`openssl cms -verify -CAfile root.pem`) can build the path.
+/// Gets a signature value and returns an RFC 3161 token over it (DER `ContentInfo`),
+/// checked by the caller.
+pub type Stamp<'a> = &'a mut dyn FnMut(&[u8]) -> Result<Vec<u8>>;
+
+/// As [`build`]; with `stamp`, the signer carries the token over its signature value as
+/// the `signatureTimeStampToken` unsigned attribute (RFC 3161 appendix A).
+pub fn build_with(
+    alg: SigAlg,
+    cert_der: &[u8],
+    content_digest: &[u8],
+    signing_time: std::time::SystemTime,
+    sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
+    stamp: Option<Stamp<'_>>,
+) -> Result<Vec<u8>> {
+    build_with_chain(
+        alg,
+        cert_der,
+        &[],
+        content_digest,
+        signing_time,
+        sign,
+        stamp,
+    )
+}
+
+/// As [`build_with`], also carrying `chain` (the issuers of the signer's certificate, DER),
+/// so a verifier with only the root (`openssl cms -verify -CAfile root.pem`) can build the
+/// path.
 pub fn build_with_chain(
     alg: SigAlg,
     cert_der: &[u8],
@@ -92,6 +118,7 @@ pub fn build_with_chain(
     content_digest: &[u8],
     signing_time: std::time::SystemTime,
     sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
+    stamp: Option<Stamp<'_>>,
 ) -> Result<Vec<u8>> {
     let (cert, pk) = crate::cert::public_key(cert_der)?;
     let attrs = signed_attributes(content_digest, signing_time)?;
@@ -99,6 +126,19 @@ pub fn build_with_chain(
     let signature = sign(&to_sign)?;
     alg.verify(&pk, &to_sign, &[], &signature)
         .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    let unsigned_attrs = match stamp {
+        Some(stamp) => {
+            let token = stamp(&signature)?;
+            let mut set = SetOfVec::new();
+            set.insert(attr(
+                crate::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN,
+                Any::from_der(&token).map_err(fmt)?,
+            )?)
+            .map_err(fmt)?;
+            Some(set)
+        }
+        None => None,
+    };
     let digest_alg = alg.digest().identifier();
     let signer = SignerInfo {
         version: CmsVersion::V1,
@@ -110,7 +150,7 @@ pub fn build_with_chain(
         signed_attrs: Some(attrs),
         signature_algorithm: alg.signature_algorithm(),
         signature: OctetString::new(signature).map_err(fmt)?,
-        unsigned_attrs: None,
+        unsigned_attrs,
     };
     let mut digests = SetOfVec::new();
     digests.insert(digest_alg).map_err(fmt)?;
@@ -156,6 +196,8 @@ pub struct Parsed {
     /// The signer's certificate (DER), when included.
     pub certificate: Option<Vec<u8>>,
     pub signing_time: Option<String>,
+    /// The `signatureTimeStampToken` over the signature value (DER), when there is one.
+    pub timestamp_token: Option<Vec<u8>>,
 }
 
 /// Parse a detached `.p7s` with exactly one signer and signed attributes.
@@ -244,6 +286,7 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
             _ => None,
         })
     });
+    let timestamp_token = timestamp_token(signer).map_err(|e| bad(&e))?;
     if sd.certificates.is_some() && certificate.is_none() {
         return Err(bad(
             "the signer identifier does not name the certificate it carries",
@@ -257,7 +300,25 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         signature: signer.signature.as_bytes().to_vec(),
         certificate,
         signing_time,
+        timestamp_token,
     })
+}
+
+/// The `signatureTimeStampToken` among a signer's unsigned attributes, if any (other
+/// unsigned attributes are left alone, as before); two tokens are refused.
+fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, String> {
+    let Some(attrs) = &signer.unsigned_attrs else {
+        return Ok(None);
+    };
+    let mut tokens = attrs
+        .iter()
+        .filter(|a| a.oid == crate::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN)
+        .flat_map(|a| a.values.iter());
+    match (tokens.next(), tokens.next()) {
+        (None, _) => Ok(None),
+        (Some(t), None) => t.to_der().map(Some).map_err(|e| e.to_string()),
+        (Some(_), Some(_)) => Err("more than one signatureTimeStampToken".into()),
+    }
 }
 
 /// Check a parsed signature against the content's digest (computed by the caller with

@@ -44,6 +44,14 @@ pub struct Bundle {
     pub signed_at: String,
     pub console_version: String,
     pub token_serial: String,
+    /// How the token was given the file (bundles of earlier versions do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_path: Option<crate::whole::SignPath>,
+    /// An RFC 3161 time-stamp token over the signature's bytes (base64 of the DER
+    /// `ContentInfo`), when a time-stamp authority was asked (bundles without one do not
+    /// carry the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_token: Option<String>,
 }
 
 impl Bundle {
@@ -140,6 +148,8 @@ mod tests {
             signed_at: "2026-12-01T00:00:00Z".into(),
             console_version: "0.1.0".into(),
             token_serial: "7".into(),
+            signing_path: None,
+            timestamp_token: None,
         };
         let ecdsa = b(
             SigAlg::Ecdsa {
@@ -175,6 +185,19 @@ mod tests {
             Bundle::parse(&serde_json::to_string(&ecdsa).unwrap()).unwrap(),
             ecdsa
         );
+        let mut streamed = b(SigAlg::Hss, &[]);
+        streamed.signing_path = Some(crate::whole::SignPath::MultiPart);
+        let v = serde_json::to_value(&streamed).unwrap();
+        assert_eq!(v["signing_path"], "multi-part");
+        assert_eq!(
+            Bundle::parse(&v.to_string()).unwrap().signing_path,
+            Some(crate::whole::SignPath::MultiPart)
+        );
+        let mut stamped = b(SigAlg::Ed25519, &[]);
+        stamped.timestamp_token = Some("MAA=".into());
+        let v = serde_json::to_value(&stamped).unwrap();
+        assert_eq!(v["timestamp_token"], "MAA=");
+        assert_eq!(Bundle::parse(&v.to_string()).unwrap(), stamped);
     }
 
     #[test]

@@ -8,10 +8,16 @@
 //! - [`alg`]: the signature schemes, how the HSM is asked to sign with each, and their
 //!   software verifiers (RustCrypto and this project's RFC 8554 code — never the library
 //!   that signed).
+//! - [`whole`]: files signed as themselves (ML-DSA, HSS, Ed25519): single-part,
+//!   multi-part or external μ, and the software check, both streaming the file.
 //! - [`cms`]: detached CMS `SignedData` with signed attributes (RFC 5652; RFC 9882 ML-DSA,
 //!   RFC 9708 HSS/LMS, RFC 8419 Ed25519, RFC 4056 RSA-PSS, RFC 5753 ECDSA).
 //! - [`cert`]: self-signed certificates and CSRs signed by the HSM key.
 //! - [`formats`]: raw detached signatures, the signed `SHA256SUMS` manifest, JSON bundles.
+//! - [`openpgp`]: OpenPGP v4 certificates, detached and cleartext signatures (gpg 2.2, sq).
+//! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
+//! - [`tsp`]: RFC 3161 time-stamp requests, answers and tokens, and their check.
+//! - [`reread`]: reading a file again for the formats with their own hash.
 //! - [`verify`]: offline verification of any of them.
 //! - [`output`]: files written completely or not at all, never over an existing one.
 
@@ -21,9 +27,14 @@ pub mod cms;
 pub mod formats;
 pub mod hashing;
 pub mod input;
+pub mod minisign;
 pub mod objects;
+pub mod openpgp;
 pub mod output;
+pub mod reread;
+pub mod tsp;
 pub mod verify;
+pub mod whole;
 
 pub use alg::SigAlg;
 
@@ -55,6 +66,9 @@ pub enum SignError {
     /// Verification: the signature does not match.
     #[error("{0}")]
     Invalid(String),
+    /// The time-stamp authority at `tsa` did not answer, or answered wrong.
+    #[error("the time-stamp authority {tsa}: {reason}")]
+    Timestamp { tsa: String, reason: String },
 }
 
 impl From<hsm::HsmError> for SignError {
@@ -71,9 +85,10 @@ impl From<p11::Error> for SignError {
 
 pub type Result<T> = std::result::Result<T, SignError>;
 
-/// Files up to this size are signed as themselves by the schemes that sign whole messages
-/// (ML-DSA, HSS, Ed25519) in the raw and bundle formats; larger ones are signed through CMS
-/// signed attributes (which carry the file's digest — the standard way, RFC 9882/9708/8419).
-/// Tokens buffer such messages whole: Kryoptic (and lunasim over it) refuses more than
-/// 1 MiB with `CKR_DEVICE_ERROR`, and HSMs have similar limits.
+/// Files up to this size are read whole (signed in one call where the scheme allows, and
+/// verified from memory). Larger ones are streamed ([`whole`]): HSS through multi-part
+/// signing, ML-DSA through multi-part or external μ where the token offers either; Ed25519
+/// stops here (PureEdDSA reads the message twice; tokens buffer it — Kryoptic, and lunasim
+/// over it, refuses more than 1 MiB), and such files are signed through CMS signed
+/// attributes (which carry the file's digest — the standard way, RFC 9882/9708/8419).
 pub const MAX_WHOLE_MESSAGE: u64 = 1024 * 1024;

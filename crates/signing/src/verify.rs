@@ -13,7 +13,7 @@ use crate::alg::{DigestAlg, SigAlg};
 use crate::formats::{parse_manifest, Bundle};
 use crate::hashing::hash_file;
 use crate::input::check;
-use crate::{Result, SignError, MAX_WHOLE_MESSAGE};
+use crate::{Result, SignError};
 
 /// The verdict on one artifact.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -31,6 +31,8 @@ pub struct VerifyReport {
     pub detail: String,
     /// Manifest: each listed file and whether it matches.
     pub entries: Vec<ManifestEntry>,
+    /// The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
+    pub timestamp: Option<crate::tsp::TimestampInfo>,
 }
 
 /// What kind of signature file was checked (recognised from its content).
@@ -41,6 +43,9 @@ pub enum SignatureFormat {
     Raw,
     Bundle,
     Manifest,
+    /// OpenPGP: a detached signature (`.asc`, `.gpg`) or a cleartext-signed manifest.
+    Openpgp,
+    Minisign,
 }
 
 hsm::wire_display!(SignatureFormat);
@@ -64,33 +69,18 @@ fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
         .ok_or_else(|| SignError::Format("digest not computed".into()))
 }
 
-fn whole(file: &Path, alg: &SigAlg) -> Result<Vec<u8>> {
-    let inp = check(file)?;
-    if inp.size() > MAX_WHOLE_MESSAGE {
-        return Err(SignError::Unsupported(format!(
-            "{} signs whole messages; files over {} MiB are signed and verified in CMS (.p7s) form",
-            alg.name(),
-            MAX_WHOLE_MESSAGE >> 20
-        )));
-    }
-    std::fs::read(file).map_err(|e| SignError::Input {
-        path: file.display().to_string(),
-        reason: format!("cannot be read: {e}"),
-    })
-}
-
 /// Verify `file` against the raw signature `sig` with `pk`.
 pub fn verify_raw(file: &Path, sig: &[u8], pk: &PublicKey, context: &[u8]) -> Result<SigAlg> {
     let alg = SigAlg::for_key(pk)?;
     if alg.whole_message() {
-        alg.verify(pk, &whole(file, &alg)?, context, sig)?;
+        crate::whole::verify_file(alg, pk, file, context, sig)?;
     } else {
         alg.verify_digest(pk, &digest_of(file, alg.digest())?, sig)?;
     }
     Ok(alg)
 }
 
-fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
+pub(crate) fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
     VerifyReport {
         file: file.display().to_string(),
         format,
@@ -101,6 +91,7 @@ fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
         signing_time: None,
         detail: String::new(),
         entries: Vec::new(),
+        timestamp: None,
     }
 }
 
@@ -133,6 +124,7 @@ pub fn verify_file(
                 r.algorithm = Some(alg.name());
                 r.key_fingerprint = Some(pk.fingerprint());
                 r.detail = format!("the signed attributes carry the file's {} digest and the {} signature over them verifies", parsed.digest_alg, alg.name());
+                check_timestamp(&mut r, parsed.timestamp_token.as_deref(), &parsed.signature);
             }
             Err(e) => r.detail = e.to_string(),
         }
@@ -152,6 +144,26 @@ pub fn verify_file(
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
+}
+
+/// A time-stamp token over `signature`, if the signature carries one: shown in the report,
+/// and a token that does not check makes the verdict invalid (the TSA's certificate is
+/// checked for its `timeStamping` use, not against a CA: the verifier names none).
+fn check_timestamp(r: &mut VerifyReport, token: Option<&[u8]>, signature: &[u8]) {
+    let Some(token) = token else { return };
+    match crate::tsp::verify_token_for(token, signature, None) {
+        Ok(info) => {
+            r.detail = format!(
+                "{}; time-stamped {} by {}",
+                r.detail, info.time, info.tsa_subject
+            );
+            r.timestamp = Some(info);
+        }
+        Err(e) => {
+            r.valid = false;
+            r.detail = format!("the signature verifies but its time-stamp does not: {e}");
+        }
+    }
 }
 
 fn bundle_text(sig: &[u8]) -> Option<&str> {
@@ -196,6 +208,18 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
                 "{} signature over the file verifies; size and SHA-256/512 match",
                 alg.name()
             );
+            match b
+                .timestamp_token
+                .as_deref()
+                .map(|t| base64::engine::general_purpose::STANDARD.decode(t))
+            {
+                None => {}
+                Some(Ok(token)) => check_timestamp(&mut r, Some(&token), &sig),
+                Some(Err(e)) => {
+                    r.valid = false;
+                    r.detail = format!("the time-stamp token is not base64: {e}");
+                }
+            }
         }
         Ok(alg) => {
             r.detail = format!(
@@ -226,8 +250,15 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     }
     let text = std::fs::read_to_string(manifest).map_err(|e| SignError::Format(e.to_string()))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
+    check_listed(&mut r, dir, &text)?;
+    Ok(r)
+}
+
+/// Every file a signed manifest lists (in `dir`) against its digest: `r.entries`, and
+/// `r.valid` when all match.
+pub(crate) fn check_listed(r: &mut VerifyReport, dir: &Path, text: &str) -> Result<()> {
     let mut all = true;
-    for (sha, name) in parse_manifest(&text)? {
+    for (sha, name) in parse_manifest(text)? {
         let p = dir.join(&name);
         let (ok, detail) = match check(&p)
             .and_then(|inp| hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)))
@@ -246,7 +277,7 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     } else {
         "some files do not match the signed manifest".into()
     };
-    Ok(r)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -138,11 +138,21 @@ pub mod rfc8554 {
         ((1u32 << w) - 1) & (byte >> shift)
     }
 
-    /// Algorithm 4b: the LM-OTS public key a signature implies.
+    /// `H(I ‖ u32(q) ‖ D_MESG ‖ C`, ready for the message (Algorithm 4b, step 3).
+    pub(super) fn message_prefix(id: &[u8], q: u32, c: &[u8]) -> Sha256 {
+        Sha256::new()
+            .chain_update(id)
+            .chain_update(q.to_be_bytes())
+            .chain_update(D_MESG)
+            .chain_update(c)
+    }
+
+    /// Algorithm 4b: the LM-OTS public key a signature implies. `hash_message` completes
+    /// the message hash from its prefix (the message fed whole, or streamed beforehand).
     fn candidate_ots_key(
         ots_type: u32,
         sig: &[u8],
-        message: &[u8],
+        hash_message: &mut dyn FnMut(Sha256) -> [u8; 32],
         id: &[u8],
         q: u32,
     ) -> Result<[u8; 32]> {
@@ -158,14 +168,7 @@ pub mod rfc8554 {
         let c = &sig[4..4 + n];
         let y = &sig[4 + n..];
         let qb = q.to_be_bytes();
-        let q_hash: [u8; 32] = Sha256::new()
-            .chain_update(id)
-            .chain_update(qb)
-            .chain_update(D_MESG)
-            .chain_update(c)
-            .chain_update(message)
-            .finalize()
-            .into();
+        let q_hash = hash_message(message_prefix(id, q, c));
         let max = (1u32 << w) - 1;
         let mut sum = 0u32;
         for i in 0..(n * 8 / w as usize) {
@@ -198,6 +201,17 @@ pub mod rfc8554 {
 
     /// Algorithm 6a: verify one LMS signature.
     pub fn verify_lms(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+        verify_lms_with(public_key, signature, &mut |prefix| {
+            prefix.chain_update(message).finalize().into()
+        })
+    }
+
+    /// [`verify_lms`] with the message hash completed by `hash_message`.
+    pub(super) fn verify_lms_with(
+        public_key: &[u8],
+        signature: &[u8],
+        hash_message: &mut dyn FnMut(Sha256) -> [u8; 32],
+    ) -> Result<()> {
         if public_key.len() != 8 + 16 + M {
             return Err(VerifyError::BadKey(format!(
                 "an LMS public key is {} bytes, not {}",
@@ -228,7 +242,7 @@ pub mod rfc8554 {
         if be32(signature, 4 + ots_len)? != lms_type {
             return Err(VerifyError::Mismatch);
         }
-        let kc = candidate_ots_key(ots_type, &signature[4..4 + ots_len], message, id, q)?;
+        let kc = candidate_ots_key(ots_type, &signature[4..4 + ots_len], hash_message, id, q)?;
         let path = &signature[4 + ots_len + 4..];
         let mut node = (1u64 << h) + q as u64;
         let mut tmp: [u8; 32] = Sha256::new()
@@ -299,6 +313,12 @@ pub fn parse_public_key(public_key: &[u8]) -> Result<HssPublicKey> {
 
 /// Verify an HSS signature over the message itself (RFC 8554 §6.3, Algorithm 7).
 pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    let (key, at) = verify_upper_levels(public_key, signature)?;
+    verify_lms(&key, message, &signature[at..])
+}
+
+/// The upper levels of an HSS signature checked, and where the bottom LMS signature is.
+fn verify_upper_levels(public_key: &[u8], signature: &[u8]) -> Result<(Vec<u8>, usize)> {
     let pk = parse_public_key(public_key)?;
     let nspk = be32(signature, 0)?;
     if nspk + 1 != pk.levels {
@@ -326,7 +346,62 @@ pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()>
             signature.len() as i64 - (at + len) as i64
         )));
     }
-    verify_lms(&key, message, &signature[at..])
+    Ok((key, at))
+}
+
+/// An HSS signature checked over a message that arrives in parts — a file of any size,
+/// read once, none of it kept. The signed public keys are checked when it is made; the
+/// message's own LMS signature by [`StreamingVerifier::finish`] (RFC 8554 Algorithms 4b
+/// and 6a, this crate's own code: `lms-signature` takes whole messages only).
+pub struct StreamingVerifier {
+    bottom_key: Vec<u8>,
+    bottom_sig: Vec<u8>,
+    hasher: sha2::Sha256,
+}
+
+impl StreamingVerifier {
+    pub fn new(public_key: &[u8], signature: &[u8]) -> Result<StreamingVerifier> {
+        let (bottom_key, at) = verify_upper_levels(public_key, signature)?;
+        let bottom_sig = signature[at..].to_vec();
+        let q = be32(&bottom_sig, 0)?;
+        let c = bottom_sig
+            .get(8..8 + M)
+            .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
+        let id = &bottom_key[8..24];
+        let hasher = rfc8554::message_prefix(id, q, c);
+        Ok(StreamingVerifier {
+            bottom_key,
+            bottom_sig,
+            hasher,
+        })
+    }
+
+    pub fn update(&mut self, part: &[u8]) {
+        sha2::Digest::update(&mut self.hasher, part);
+    }
+
+    pub fn finish(self) -> Result<()> {
+        let q_hash: [u8; 32] = sha2::Digest::finalize(self.hasher).into();
+        rfc8554::verify_lms_with(&self.bottom_key, &self.bottom_sig, &mut |_| q_hash)
+    }
+}
+
+/// [`verify`] over a message read from `message` to its end (a file of any size).
+pub fn verify_reader(
+    public_key: &[u8],
+    message: &mut dyn std::io::Read,
+    signature: &[u8],
+) -> Result<()> {
+    let mut v = StreamingVerifier::new(public_key, signature)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match message.read(&mut buf) {
+            Ok(0) => return v.finish(),
+            Ok(n) => v.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(VerifyError::Read(e.to_string())),
+        }
+    }
 }
 
 /// Number of signatures an HSS key with these LMS types can make in total.
@@ -413,6 +488,40 @@ mod tests {
         h10_w4,
         lms_signature::lms::LmsSha256M32H10<lms_signature::ots::LmsOtsSha256N32W4>
     );
+
+    #[test]
+    fn streamed_messages_verify_like_whole_ones() {
+        type Mode = lms_signature::lms::LmsSha256M32H5<lms_signature::ots::LmsOtsSha256N32W4>;
+        let mut sk = SigningKey::<Mode>::new_from_seed([3u8; 16], [4u8; 32]).unwrap();
+        let vk: VerifyingKey<Mode> = sk.public();
+        let lms_pk: hybrid_array::Array<u8, _> = vk.into();
+        // A one-level HSS key and signature around the LMS ones.
+        let mut pk = 1u32.to_be_bytes().to_vec();
+        pk.extend_from_slice(&lms_pk);
+        let msg: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        let lms_sig = sk
+            .try_sign_with_rng(&mut getrandom::SysRng, &msg)
+            .unwrap()
+            .to_vec();
+        let mut sig = 0u32.to_be_bytes().to_vec();
+        sig.extend_from_slice(&lms_sig);
+        assert_eq!(verify(&pk, &msg, &sig), Ok(()));
+        let streamed = |m: &[u8], s: &[u8], part: usize| {
+            let mut v = StreamingVerifier::new(&pk, s)?;
+            m.chunks(part).for_each(|c| v.update(c));
+            v.finish()
+        };
+        for part in [1usize, 4096, 65_536, msg.len()] {
+            assert_eq!(streamed(&msg, &sig, part), Ok(()), "parts of {part}");
+        }
+        let mut other = msg.clone();
+        other[77_777] ^= 1;
+        assert_eq!(streamed(&other, &sig, 4096), Err(VerifyError::Mismatch));
+        let mut bad = sig.clone();
+        bad[20] ^= 1;
+        assert!(streamed(&msg, &bad, 4096).is_err());
+        assert!(StreamingVerifier::new(&pk, &sig[..sig.len() - 1]).is_err());
+    }
 
     #[test]
     fn capacity_and_public_key_parsing() {

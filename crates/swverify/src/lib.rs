@@ -1,10 +1,12 @@
 //! Independent software verifiers.
 //!
-//! The tokens the console drives sign with OpenSSL (Kryoptic, SoftHSM2) or with `hbs-lms`
-//! (lunasim's HSS). Checking a signature with the library that made it proves nothing, so
+//! The tokens the console drives sign with OpenSSL (Kryoptic, SoftHSM2) or with lunasim's
+//! own HSS signer. Checking a signature with the library that made it proves nothing, so
 //! every signature the console writes is first checked here, with RustCrypto
 //! implementations: `ml-dsa`, `p256`/`p384`, `ed25519-dalek`, `rsa`, and `lms-signature` plus
-//! the RFC 8554 §6.3 HSS layer written below (the crate verifies single LMS trees only).
+//! the RFC 8554 §6.3 HSS layer written below (the crate verifies single LMS trees only; a
+//! message streamed from a large file is checked by this crate's RFC 8554 code). Nothing
+//! here shares code with lunasim.
 
 use thiserror::Error;
 
@@ -22,6 +24,9 @@ pub enum VerifyError {
     Mismatch,
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A streamed message could not be read to its end.
+    #[error("the message could not be read: {0}")]
+    Read(String),
 }
 
 pub type Result<T> = std::result::Result<T, VerifyError>;
@@ -83,6 +88,67 @@ pub fn ml_dsa(
             ));
         }
         verdict(vk.verify_with_context(m, ctx, &s))
+    }
+    match set {
+        MlDsa::P44 => go::<ml_dsa::MlDsa44>(public_key, message, context, signature),
+        MlDsa::P65 => go::<ml_dsa::MlDsa65>(public_key, message, context, signature),
+        MlDsa::P87 => go::<ml_dsa::MlDsa87>(public_key, message, context, signature),
+    }
+}
+
+/// [`ml_dsa`] over a message read from `message` to its end (a file of any size, none of it
+/// kept): μ from RustCrypto's `compute_mu`, then its `verify_mu`.
+pub fn ml_dsa_reader(
+    set: MlDsa,
+    public_key: &[u8],
+    message: &mut dyn std::io::Read,
+    context: &[u8],
+    signature: &[u8],
+) -> Result<()> {
+    fn go<P: ml_dsa::MlDsaParams>(
+        pk: &[u8],
+        m: &mut dyn std::io::Read,
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<()> {
+        let enc: ml_dsa::EncodedVerifyingKey<P> = pk
+            .try_into()
+            .map_err(|_| VerifyError::BadKey(format!("{} bytes", pk.len())))?;
+        let vk = ml_dsa::VerifyingKey::<P>::decode(&enc);
+        let es: ml_dsa::EncodedSignature<P> = sig
+            .try_into()
+            .map_err(|_| VerifyError::BadSignature(format!("{} bytes", sig.len())))?;
+        let s = ml_dsa::Signature::<P>::decode(&es)
+            .ok_or_else(|| VerifyError::BadSignature("does not decode".into()))?;
+        if ctx.len() > 255 {
+            return Err(VerifyError::Unsupported(
+                "ML-DSA contexts are at most 255 bytes".into(),
+            ));
+        }
+        let mut read_error = None;
+        let mu = vk
+            .compute_mu(
+                |shake| {
+                    let mut buf = vec![0u8; 1 << 20];
+                    loop {
+                        match m.read(&mut buf) {
+                            Ok(0) => return Ok(()),
+                            Ok(n) => ml_dsa::signature::digest::Update::update(shake, &buf[..n]),
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(e) => {
+                                read_error = Some(e.to_string());
+                                return Err(ml_dsa::Error::new());
+                            }
+                        }
+                    }
+                },
+                ctx,
+            )
+            .map_err(|_| match read_error.take() {
+                Some(e) => VerifyError::Read(e),
+                None => VerifyError::Unsupported("ML-DSA context".into()),
+            })?;
+        verdict(vk.verify_mu(&mu, &s))
     }
     match set {
         MlDsa::P44 => go::<ml_dsa::MlDsa44>(public_key, message, context, signature),
@@ -257,6 +323,38 @@ pub fn rsa_pss_prehash(
             .verify_prehash(digest, &sig)
             .is_ok(),
         PssHash::Sha512 => rsa::pss::VerifyingKey::<sha2::Sha512>::new_with_salt_len(pk, salt_len)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+    };
+    verdict(ok)
+}
+
+/// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2) over a digest the caller computed: how most
+/// time-stamp authorities and CAs sign (`sha256WithRSAEncryption`).
+pub fn rsa_pkcs1v15_prehash(
+    modulus: &[u8],
+    exponent: &[u8],
+    hash: PssHash,
+    digest: &[u8],
+    signature: &[u8],
+) -> Result<()> {
+    use rsa::signature::hazmat::PrehashVerifier;
+    let bits = (modulus.len() * 8) as u32;
+    let n = crypto_bigint::BoxedUint::from_be_slice(modulus, bits)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let e = crypto_bigint::BoxedUint::from_be_slice(exponent, (exponent.len() * 8).max(64) as u32)
+        .map_err(|e| VerifyError::BadKey(format!("{e:?}")))?;
+    let pk = rsa::PublicKey::new(n, e).map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let sig = rsa::pkcs1v15::Signature::try_from(signature)
+        .map_err(|e| VerifyError::BadSignature(e.to_string()))?;
+    let ok = match hash {
+        PssHash::Sha256 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(pk)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha384 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha384>::new(pk)
+            .verify_prehash(digest, &sig)
+            .is_ok(),
+        PssHash::Sha512 => rsa::pkcs1v15::VerifyingKey::<sha2::Sha512>::new(pk)
             .verify_prehash(digest, &sig)
             .is_ok(),
     };

@@ -16,6 +16,7 @@ use p11::{Module, Session, SlotId, UserType};
 
 pub mod pg;
 pub mod tools;
+pub mod tsa;
 
 pub const SO_PIN: &str = "so-pin-8642";
 pub const USER_PIN: &str = "user-pin-1357";
@@ -267,6 +268,135 @@ pub fn init_token(module: &Arc<Module>, label: &str) -> SlotId {
     so.logout().expect("logout");
     drop(so);
     slot
+}
+
+/// The rig's HA group: label, serial, and its members' serials (`1280000101`, …).
+pub const HA_LABEL: &str = "ha-test";
+pub const HA_SERIAL: &str = "1280000100";
+/// The virtual slot lunasim gives the first group.
+pub const HA_SLOT: SlotId = 100;
+
+pub fn ha_member_serial(member: usize) -> String {
+    format!("12800001{member:02}")
+}
+
+/// One `[[ha_group]]` with `members` (serial, inner slot) and extra keys for the group.
+pub fn ha_group_toml(label: &str, serial: &str, members: &[(String, u64)], extra: &str) -> String {
+    let mut t = format!("[[ha_group]]\nlabel = \"{label}\"\nserial = \"{serial}\"\n{extra}\n");
+    for (s, slot) in members {
+        t.push_str(&format!(
+            "[[ha_group.member]]\nserial = \"{s}\"\nslot = {slot}\n"
+        ));
+    }
+    t
+}
+
+/// lunasim over a Kryoptic with several slots, each its own token, and HA groups.
+pub struct HaRig {
+    pub module_path: PathBuf,
+    pub module: Arc<Module>,
+    /// The inner slots whose tokens were initialized (label `member-N`, the rig's PINs).
+    pub members: Vec<SlotId>,
+    pub dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl HaRig {
+    /// The usual group: `members` members on inner slots 1…N, all initialized; `group_extra`
+    /// goes into the group's table, `top_extra` to the top of the file.
+    pub fn group(members: usize, group_extra: &str, top_extra: &str) -> HaRig {
+        let list: Vec<(String, u64)> = (1..=members)
+            .map(|i| (ha_member_serial(i), i as u64))
+            .collect();
+        let groups = ha_group_toml(HA_LABEL, HA_SERIAL, &list, group_extra);
+        HaRig::new(
+            members,
+            &(1..=members as u64).collect::<Vec<_>>(),
+            top_extra,
+            &groups,
+        )
+    }
+
+    /// `inner_slots` Kryoptic slots, of which `initialize` get a token; then lunasim with
+    /// `top_extra` and the `groups` tables. The module is initialized twice, as an
+    /// officer's first start would: once to make the tokens, once with them there.
+    pub fn new(inner_slots: usize, initialize: &[SlotId], top_extra: &str, groups: &str) -> HaRig {
+        assert!(
+            !CLAIMED.swap(true, Ordering::SeqCst),
+            "one test token per process: module configuration is process-global; run the suite with `cargo nextest run`"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("hsmc-lunasim-ha-")
+            .tempdir()
+            .expect("temp dir");
+        let kconf = dir.path().join("kryoptic.conf");
+        let mut slots = String::new();
+        for i in 1..=inner_slots {
+            slots.push_str(&format!(
+                "[[slots]]\nslot = {i}\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n",
+                dir.path().join(format!("member-{i}.sql")).display()
+            ));
+        }
+        std::fs::write(&kconf, slots).unwrap();
+        let store = dir.path().join("lunasim");
+        std::fs::create_dir_all(&store).unwrap();
+        let conf = dir.path().join("lunasim.toml");
+        std::fs::write(
+            &conf,
+            format!(
+                "inner_module = \"{}\"\nstore_dir = \"{}\"\n{top_extra}\n\n{groups}\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n",
+                kryoptic_module().display(),
+                store.display(),
+                kconf.display(),
+            ),
+        )
+        .unwrap();
+        let env = vec![("LUNASIM_CONF".to_string(), conf.display().to_string())];
+        for (k, v) in &env {
+            // Single-threaded at this point of a nextest test process.
+            std::env::set_var(k, v);
+        }
+        let module_path = lunasim_module();
+        let module = Module::load(&module_path).expect("load module");
+        module.initialize().expect("C_Initialize");
+        for slot in initialize {
+            module
+                .init_token(*slot, &p11::pin(SO_PIN), &format!("member-{slot}"))
+                .expect("C_InitToken");
+            let so = module.open_session(*slot, true).expect("open SO session");
+            so.login(UserType::SecurityOfficer, &p11::pin(SO_PIN))
+                .expect("SO login");
+            so.init_pin(&p11::pin(USER_PIN)).expect("C_InitPIN");
+            so.logout().expect("logout");
+        }
+        module.finalize().expect("C_Finalize");
+        module.initialize().expect("C_Initialize with the tokens");
+        HaRig {
+            module_path,
+            module,
+            members: initialize.to_vec(),
+            dir,
+            env,
+        }
+    }
+
+    /// Environment a child process needs to see the same tokens.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// A read-write session on `slot` (a member's or the virtual one) logged in as the user.
+    pub fn user_session(&self, slot: SlotId) -> Session {
+        let s = self.module.open_session(slot, true).expect("open session");
+        s.login(UserType::User, &p11::pin(USER_PIN)).expect("login");
+        s
+    }
+
+    /// A `LUNASIM_Control` command; its JSON answer.
+    pub fn control(&self, command: &str) -> serde_json::Value {
+        let answer = self.module.sim_control(command).expect("LUNASIM_Control");
+        serde_json::from_str(&answer).expect("a JSON answer")
+    }
 }
 
 /// Every file under `dir`, recursively (what a test greps or checks after a run).

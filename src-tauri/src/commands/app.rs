@@ -10,6 +10,7 @@ use console::ApiError;
 
 use super::{dialogs, Cmd};
 use crate::state::AppState;
+use console::text;
 
 /// The window's first request: whether the console started, and if not, why.
 #[ipc_macros::command]
@@ -37,7 +38,7 @@ pub async fn update_settings(state: State<'_, AppState>, settings: Settings) -> 
 #[ipc_macros::command]
 pub fn cancel_job(state: State<'_, AppState>, job_id: String) -> Cmd<bool> {
     if job_id.is_empty() {
-        return Err(ApiError::invalid("no job ID"));
+        return Err(ApiError::invalid(text!("errors.no_job_id", "no job ID")));
     }
     Ok(state.cancel(&job_id))
 }
@@ -90,11 +91,20 @@ pub async fn save_export(
             use base64::Engine;
             base64::engine::general_purpose::STANDARD
                 .decode(b)
-                .map_err(|e| ApiError::invalid(format!("not base64: {e}")))?
+                .map_err(|e| {
+                    ApiError::invalid(text!(
+                        "errors.not_base64",
+                        "not base64: {{error}}",
+                        error = e
+                    ))
+                })?
         }
     };
     if bytes.len() > MAX_EXPORT {
-        return Err(ApiError::invalid("exports are limited to 32 MiB"));
+        return Err(ApiError::invalid(text!(
+            "errors.exports_limited_mib",
+            "exports are limited to 32 MiB"
+        )));
     }
     let Some(path) = dialogs::save("Export", &file_name, kind.filter()).await else {
         return Ok(None);

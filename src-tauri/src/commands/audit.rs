@@ -80,3 +80,9 @@ pub async fn audit_public_key(state: State<'_, AppState>) -> Cmd<String> {
 pub async fn audit_rotate_key(state: State<'_, AppState>) -> Cmd<i64> {
     state.console()?.audit_rotate_key().await
 }
+
+/// Records and failures per day for the last `days` days (the Audit view's bar chart).
+#[ipc_macros::command]
+pub async fn audit_days(state: State<'_, AppState>, days: u32) -> Cmd<Vec<audit::store::DayCount>> {
+    state.console()?.audit_days(days).await
+}

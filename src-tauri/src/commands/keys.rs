@@ -7,7 +7,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use console::keys::DestroyResult;
-use console::sign::CertificateView;
+use console::sign::{CertificateView, OpenPgpCertificate, OpenPgpKeyView};
 use console::views::{
     ExportedPublicKey, GenerateRequest, GeneratedKey, JobEvent, KeyDetails, KeySpecInfo,
 };
@@ -41,7 +41,8 @@ pub fn describe_key_spec(spec: hsm::algo::KeySpec, purpose: String) -> Cmd<KeySp
     KeySpecInfo::describe(&spec, &purpose)
 }
 
-/// Key generation runs off the UI thread; the window gets the elapsed time twice a second.
+/// Key generation runs off the UI thread; the window gets, twice a second, the elapsed time
+/// and — where the module reports it (lunasim's HSS trees) — how much is built.
 #[ipc_macros::command]
 pub async fn generate_key(
     state: State<'_, AppState>,
@@ -51,10 +52,17 @@ pub async fn generate_key(
 ) -> Cmd<GeneratedKey> {
     let c = state.console()?;
     let started = Instant::now();
+    let (progress, pid, label) = (c.clone(), partition_id.clone(), request.label.clone());
     let ticker = tauri::async_runtime::spawn(async move {
         let mut iv = tokio::time::interval(std::time::Duration::from_millis(500));
         loop {
             iv.tick().await;
+            if let Some((done, total)) = progress.keygen_progress(&pid, &label).await {
+                let (done, total) = (done as i64, total as i64);
+                if on_event.send(JobEvent::Progress { done, total }).is_err() {
+                    break;
+                }
+            }
             let ms = started.elapsed().as_millis() as u64;
             if on_event.send(JobEvent::Elapsed { ms }).is_err() {
                 break;
@@ -146,4 +154,63 @@ pub async fn certificate_request(
 ) -> Cmd<String> {
     let c = state.console()?;
     c.certificate_request(&partition_id, handle, &subject).await
+}
+
+/// A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint.
+#[ipc_macros::command]
+pub async fn openpgp_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<OpenPgpKeyView> {
+    state.console()?.openpgp_key(&partition_id, handle).await
+}
+
+/// Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
+/// `None` when the officer cancels the dialog. The first one fixes the key's creation time
+/// on the token.
+#[ipc_macros::command]
+pub async fn save_openpgp_certificate(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    user_id: String,
+    file_name: String,
+) -> Cmd<Option<OpenPgpCertificate>> {
+    let c = state.console()?;
+    console::sign::check_openpgp_user_id(&user_id)?;
+    let Some(path) = dialogs::save(
+        "Save OpenPGP certificate",
+        &file_name,
+        ("OpenPGP certificate", &["asc"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    c.save_openpgp_certificate(&partition_id, handle, &user_id, &path)
+        .await
+        .map(Some)
+}
+
+/// Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled.
+#[ipc_macros::command]
+pub async fn save_minisign_public_key(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+) -> Cmd<Option<String>> {
+    let c = state.console()?;
+    let k = c.minisign_public_key(&partition_id, handle).await?;
+    let Some(path) = dialogs::save(
+        "Save minisign public key",
+        "minisign.pub",
+        ("minisign public key", &["pub"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    outfile::write_replace(&path, k.text.as_bytes()).map_err(console::ApiError::from)?;
+    Ok(Some(path.display().to_string()))
 }

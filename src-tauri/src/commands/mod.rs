@@ -7,9 +7,11 @@ pub mod audit;
 pub mod connections;
 pub mod credentials;
 mod dialogs;
+pub mod ha;
 pub mod health;
 pub mod keys;
 pub mod objects;
+pub mod overview;
 pub mod probes;
 pub mod sign;
 

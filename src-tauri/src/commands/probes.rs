@@ -9,6 +9,7 @@ use console::ApiError;
 
 use super::Cmd;
 use crate::state::AppState;
+use console::text;
 
 /// The probes this partition offers (and why others are not).
 #[ipc_macros::command]
@@ -67,7 +68,10 @@ pub async fn probe_csv(state: State<'_, AppState>, id: String) -> Cmd<String> {
 #[ipc_macros::command]
 pub fn probe_live_chart(title: String, points: Vec<SeriesPoint>) -> Cmd<String> {
     if points.len() > 100_000 {
-        return Err(ApiError::invalid("too many points"));
+        return Err(ApiError::invalid(text!(
+            "errors.too_many_points",
+            "too many points"
+        )));
     }
     Ok(console::probes::live_chart(&title, &points))
 }
@@ -84,9 +88,10 @@ pub fn probe_capacity(
         && target_per_s > 0.0
         && target_per_s.is_finite();
     if !valid {
-        return Err(ApiError::invalid(
-            "capacity needs a measured ceiling and a positive target",
-        ));
+        return Err(ApiError::invalid(text!(
+            "errors.capacity_needs_measured_ceiling_positive",
+            "capacity needs a measured ceiling and a positive target"
+        )));
     }
     Ok(bench::probe::capacity(
         ceiling_per_s,

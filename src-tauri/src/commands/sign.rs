@@ -34,6 +34,12 @@ pub fn inspect_files(paths: Vec<String>) -> Vec<FileCheck> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             size: r.as_ref().ok().map(|f| f.size()),
+            problem_text: match &r {
+                Err(signing::SignError::Input { path, reason }) => {
+                    Some(console::sign::input_problem(path, reason))
+                }
+                _ => None,
+            },
             problem: r.err().map(|e| e.to_string()),
         })
         .collect()

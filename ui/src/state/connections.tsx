@@ -4,6 +4,7 @@
 import { useCallback, useMemo, useState, type ReactNode } from "react";
 import type { ConnectionView } from "../bindings";
 import { toApiError, api } from "../ipc";
+import i18n from "../i18n";
 import { createSlice } from "./context";
 import { useConsoleEvent } from "./events";
 import { remember, remembered } from "./storage";
@@ -52,7 +53,7 @@ export function ConnectionsProvider({ children }: { children: ReactNode }) {
         return first;
       });
     } catch (e) {
-      toast("error", "Could not list the modules", toApiError(e));
+      toast("error", i18n.t("state.cannot_list_modules"), toApiError(e));
     } finally {
       setConnectionsLoaded(true);
     }

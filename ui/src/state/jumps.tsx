@@ -10,9 +10,16 @@ export interface SignedFile {
   sig: string;
 }
 
+/// The Audit view's table narrowed to a day (`YYYY-MM-DD`, UTC) and a record to scroll to.
+export interface AuditTarget {
+  day: string | null;
+  seq: number | null;
+}
+
 interface Jumps {
   keySearch: string;
   auditSearch: string;
+  auditTarget: AuditTarget | null;
   verifyTarget: SignedFile | null;
   /// The Keys view, searching for `search` (a key's id).
   showKeys: (search: string) => void;
@@ -20,6 +27,10 @@ interface Jumps {
   showAudit: (search: string) => void;
   /// The Verify view, with a signed file and its signature filled in.
   showVerify: (target: SignedFile) => void;
+  /// The Audit view, filtered to a day and scrolled to a record (from the Overview).
+  showAuditRecords: (target: AuditTarget) => void;
+  /// The Audit view took the target: the next visit starts unfiltered.
+  consumeAuditTarget: () => void;
 }
 
 const [JumpsContext, useJumps] = createSlice<Jumps>("useJumps");
@@ -29,6 +40,8 @@ export function JumpsProvider({ children }: { children: ReactNode }) {
   const navigate = useNavigate();
   const [keySearch, setKeySearch] = useState("");
   const [auditSearch, setAuditSearch] = useState("");
+  const [auditTarget, setAuditTarget] = useState<AuditTarget | null>(null);
+  const consumeAuditTarget = useCallback(() => setAuditTarget(null), []);
   const [verifyTarget, setVerifyTarget] = useState<SignedFile | null>(null);
   const showKeys = useCallback(
     (search: string) => {
@@ -40,6 +53,15 @@ export function JumpsProvider({ children }: { children: ReactNode }) {
   const showAudit = useCallback(
     (search: string) => {
       setAuditSearch(search);
+      setAuditTarget(null);
+      navigate("audit");
+    },
+    [navigate],
+  );
+  const showAuditRecords = useCallback(
+    (target: AuditTarget) => {
+      setAuditSearch("");
+      setAuditTarget(target);
       navigate("audit");
     },
     [navigate],
@@ -52,8 +74,8 @@ export function JumpsProvider({ children }: { children: ReactNode }) {
     [navigate],
   );
   const value = useMemo(
-    () => ({ keySearch, auditSearch, verifyTarget, showKeys, showAudit, showVerify }),
-    [keySearch, auditSearch, verifyTarget, showKeys, showAudit, showVerify],
+    () => ({ keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords, consumeAuditTarget }),
+    [keySearch, auditSearch, auditTarget, verifyTarget, showKeys, showAudit, showVerify, showAuditRecords, consumeAuditTarget],
   );
   return <JumpsContext value={value}>{children}</JumpsContext>;
 }

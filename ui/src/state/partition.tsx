@@ -5,6 +5,7 @@ import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react
 import type { PartitionView } from "../bindings";
 import { api, toApiError } from "../ipc";
 import { useSelection } from "./connections";
+import i18n from "../i18n";
 import { createSlice } from "./context";
 import { useConsoleEvent } from "./events";
 import { useToast } from "./toasts";
@@ -35,7 +36,7 @@ export function PartitionProvider({ children }: { children: ReactNode }) {
       setPartition(await api.partition(partitionId));
     } catch (e) {
       setPartition(null);
-      toast("error", "Could not read the partition", toApiError(e));
+      toast("error", i18n.t("state.cannot_read_partition"), toApiError(e));
     }
   }, [partitionId, toast]);
 
@@ -45,7 +46,7 @@ export function PartitionProvider({ children }: { children: ReactNode }) {
     let live = true;
     api.partition(partitionId).then(
       (p) => live && setPartition(p),
-      (e: unknown) => live && toast("error", "Could not read the partition", toApiError(e)),
+      (e: unknown) => live && toast("error", i18n.t("state.cannot_read_partition"), toApiError(e)),
     );
     return () => {
       live = false;

@@ -1,7 +1,8 @@
 // The remembered settings as the backend last returned them (loaded at start, replaced after
-// a save), and the theme they choose for the window.
+// a save), and the theme and language they choose for the window.
 import { useEffect, useMemo, useState, type ReactNode } from "react";
 import type { Settings } from "../bindings";
+import { applyLanguage } from "../i18n";
 import { createSlice } from "./context";
 
 const [SettingsContext, useSettings] = createSlice<{ settings: Settings | null; setSettings: (s: Settings) => void }>("useSettings");
@@ -13,6 +14,11 @@ export function SettingsProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
   }, [theme]);
+  // Until the settings are read, the language this window used last (or the system's).
+  const language = settings ? settings.language : undefined;
+  useEffect(() => {
+    if (language !== undefined) applyLanguage(language);
+  }, [language]);
   const value = useMemo(() => ({ settings, setSettings }), [settings]);
   return <SettingsContext value={value}>{children}</SettingsContext>;
 }

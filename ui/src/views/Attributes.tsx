@@ -2,6 +2,7 @@
 // change (CKA_MODIFIABLE and PKCS#11's rules: sensitive can be set, never unset; extractable
 // unset, never set). A new ID moves the pair's other half and its certificates along.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { AttributesChanged, FlagChange } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
@@ -18,6 +19,7 @@ export function AttributesDialog({
   onClose: () => void;
   onChanged: (r: AttributesChanged) => void;
 }) {
+  const { t } = useTranslation();
   const { run: load, data: a, error: loadError } = useCommand(api.editableAttributes);
   const [label, setLabel] = useState<string | null>(null);
   const [id, setId] = useState<string | null>(null);
@@ -48,28 +50,29 @@ export function AttributesDialog({
   });
   if (loadError)
     return (
-      <Dialog title="Edit attributes" onClose={onClose}>
+      <Dialog title={t("attributes.title")} onClose={onClose}>
         <ErrorBox error={loadError} />
       </Dialog>
     );
   if (!a) return null;
   const disabled = !a.modifiable;
   return (
-    <Dialog title={`Edit attributes of ${a.label || a.id_hex}`} onClose={onClose} wide>
-      {!a.modifiable && (
-        <div className="notice">This object is not modifiable (CKA_MODIFIABLE is false): the token changes nothing on it.</div>
-      )}
-      <Field label="Label">
+    <Dialog title={t("attributes.title_of", { label: a.label || a.id_hex })} onClose={onClose} wide>
+      {!a.modifiable && <div className="notice">{t("attributes.not_modifiable")}</div>}
+      <Field label={t("attributes.label")}>
         <input
           type="text"
           value={label ?? a.label}
           onChange={(e) => setLabel(e.target.value)}
           disabled={disabled}
-          aria-label="Label"
+          aria-label={t("attributes.label")}
           data-testid="attr-label"
         />
       </Field>
-      <Field label="ID (hex)" hint={a.related.length ? `Moves along: ${a.related.join(", ")}` : undefined}>
+      <Field
+        label={t("attributes.id_hex")}
+        hint={a.related.length ? t("attributes.moves_along", { list: a.related.join(", ") }) : undefined}
+      >
         <input
           type="text"
           value={id ?? a.id_hex}
@@ -79,27 +82,27 @@ export function AttributesDialog({
           data-testid="attr-id"
         />
       </Field>
-      <Field label="Start date" hint="YYYY-MM-DD; empty clears it">
+      <Field label={t("attributes.start_date")} hint={t("attributes.date_hint")}>
         <input
           type="text"
           value={start ?? a.start_date ?? ""}
           onChange={(e) => setStart(e.target.value)}
           disabled={disabled}
-          aria-label="Start date"
+          aria-label={t("attributes.start_date")}
         />
       </Field>
-      <Field label="End date" hint="YYYY-MM-DD; empty clears it">
+      <Field label={t("attributes.end_date")} hint={t("attributes.date_hint")}>
         <input
           type="text"
           value={end ?? a.end_date ?? ""}
           onChange={(e) => setEnd(e.target.value)}
           disabled={disabled}
-          aria-label="End date"
+          aria-label={t("attributes.end_date")}
         />
       </Field>
       {a.flags.length > 0 && (
         <fieldset>
-          <legend>Flags</legend>
+          <legend>{t("attributes.flags")}</legend>
           {a.flags.map((f) => (
             <label className="checkbox" key={f.name} title={f.reason ?? undefined}>
               <input
@@ -117,9 +120,9 @@ export function AttributesDialog({
       )}
       <div className="button-row">
         <button className="primary" onClick={() => void save()} disabled={loading || disabled} data-testid="attr-save">
-          Save
+          {t("attributes.save")}
         </button>
-        <button onClick={onClose}>Cancel</button>
+        <button onClick={onClose}>{t("common.cancel")}</button>
       </div>
       {error && <ErrorBox error={error} />}
     </Dialog>

@@ -1,8 +1,12 @@
-// The audit trail: its state, verification with progress and cancel, filters, export.
+// The audit trail: its state, records per day (a bar chart: click a day to filter the
+// table to it), verification with progress and cancel, filters, export.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { CheckpointView, ExportFormat, Query, RecordView, Verdict } from "../bindings";
+import { useTranslation } from "react-i18next";
+import type { CheckpointView, DayCount, ExportFormat, Query, RecordView, Verdict } from "../bindings";
+import { BarChart, type BarSpec } from "../charts/Chart";
 import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../components";
+import { findingText, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useAudit, useJumps, useNavigate, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -10,25 +14,61 @@ import { useCommand } from "../useCommand";
 const PAGE = 200;
 const ROW = 32;
 
+/// Days shown in the records-per-day chart; successes in the first series colour, failures red.
+const DAYS = 30;
+const DAY_COLORS: BarSpec["colors"] = [0, "bad"];
+
 function VerdictBox({ v }: { v: Verdict }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   if (v.verdict === "intact") {
     return (
       <div className="verdict ok" role="status" data-testid="verdict" data-verdict="intact">
-        <strong>Intact.</strong> {v.records.toLocaleString()} records and {v.checkpoints} checkpoints verified
+        <strong>{t("audit.intact")}</strong> {t("audit.intact_detail", { records: fmt.number(v.records), checkpoints: v.checkpoints })}
         {v.last_checkpoint
-          ? `; last checkpoint ${v.last_checkpoint.checkpoint_no} at ${v.last_checkpoint.time} (${v.last_checkpoint.algorithm})`
+          ? t("audit.intact_last_checkpoint", {
+              no: v.last_checkpoint.checkpoint_no,
+              time: fmt.dateTime(v.last_checkpoint.time),
+              algorithm: v.last_checkpoint.algorithm,
+            })
           : ""}
-        .{!v.key_pinned && " The checkpoint key was taken from the store (log in to the holder to pin it from the HSM)."}
+        .{!v.key_pinned && ` ${t("audit.key_from_store")}`}
       </div>
     );
   }
   return (
     <div className="verdict bad" role="alert" data-testid="verdict" data-verdict="broken">
-      <strong>Broken at record {v.first_bad_seq}.</strong> {v.explanation}
-      <div className="muted small">
-        finding: {v.finding.kind}; {v.records_checked.toLocaleString()} records checked before it
-      </div>
+      <strong>{t("audit.broken_at", { seq: v.first_bad_seq })}</strong> {findingText(v.finding, v.explanation)}
+      <div className="muted small">{t("audit.finding", { kind: v.finding.kind, checked: fmt.number(v.records_checked) })}</div>
     </div>
+  );
+}
+
+/// Records per day, failures in their own colour; a click on a day filters the table to it.
+function DaysChart({ days, day, onDay }: { days: DayCount[]; day: string | null; onDay: (d: string | null) => void }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const label = (d: string) =>
+    fmt
+      .date(`${d}T12:00:00Z`)
+      .replace(/,? \d{4}$/, "")
+      .replace(/^\d{4}\D/, "");
+  return (
+    <BarChart
+      testId="audit-days"
+      exportName="audit-records-per-day"
+      lines={11}
+      spec={{
+        title: t("audit.per_day_title", { days: days.length }),
+        x: { label: t("audit.per_day_x"), format: (v) => String(v) },
+        y: { label: t("audit.per_day_y"), format: (v) => fmt.number(v) },
+        bars: days.map((d) => ({ label: label(d.day), values: [d.records - d.failures, d.failures] })),
+        names: [t("audit.per_day_ok"), t("audit.per_day_failed")],
+        colors: DAY_COLORS,
+      }}
+      selected={day ? days.findIndex((d) => d.day === day) : null}
+      onSelect={(i) => onDay(i === null ? null : (days[i]?.day ?? null))}
+    />
   );
 }
 
@@ -77,6 +117,7 @@ function signedFileOf(r: RecordView): { file: string; sig: string } | null {
 }
 
 function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
+  const { t } = useTranslation();
   const { showKeys, showVerify } = useJumps();
   const keyId = keyIdOf(r);
   const signed = signedFileOf(r);
@@ -89,23 +130,23 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
   return (
     <aside className="detail-pane record-detail" data-testid="record-detail">
       <header className="card-header">
-        <h3>Record {r.seq}</h3>
-        <button className="icon-button" onClick={onClose} aria-label="Close record">
+        <h3>{t("audit.record", { seq: r.seq })}</h3>
+        <button className="icon-button" onClick={onClose} aria-label={t("audit.close_record")}>
           ×
         </button>
       </header>
       <dl className="info-grid">
         {(
           [
-            ["Time", r.timestamp],
-            ["Action", r.action],
-            ["Status", r.status],
-            ["Resource", `${r.resource_type}${r.resource_id ? `: ${r.resource_id}` : ""}`],
-            ["Algorithm", r.algorithm ?? "—"],
-            ["Error code", r.error_code ?? "—"],
-            ["Actor", `${r.actor_id ?? "?"} (${r.actor_ip})`],
-            ["Session", r.session_id],
-            ["Epoch", String(r.epoch)],
+            [t("audit.col_time"), r.timestamp],
+            [t("audit.col_action"), r.action],
+            [t("audit.col_status"), r.status],
+            [t("audit.col_resource"), `${r.resource_type}${r.resource_id ? `: ${r.resource_id}` : ""}`],
+            [t("audit.col_algorithm"), r.algorithm ?? "—"],
+            [t("audit.col_error_code"), r.error_code ?? "—"],
+            [t("audit.col_actor"), `${r.actor_id ?? "?"} (${r.actor_ip})`],
+            [t("audit.col_session"), r.session_id],
+            [t("audit.col_epoch"), String(r.epoch)],
           ] as const
         ).map(([k, v]) => (
           <div key={k}>
@@ -114,18 +155,18 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
           </div>
         ))}
       </dl>
-      <h4>Chain value</h4>
+      <h4>{t("audit.chain_value")}</h4>
       <code className="hex">{r.hmac_chain}</code>
-      <h4>Metadata</h4>
+      <h4>{t("audit.metadata")}</h4>
       <pre className="meta">{meta}</pre>
       {keyId && (
         <button onClick={() => showKeys(keyId)} data-testid="record-key">
-          Show the key ({keyId.slice(0, 12)}…)
+          {t("audit.show_key", { id: keyId.slice(0, 12) })}
         </button>
       )}
       {signed && (
         <button onClick={() => showVerify(signed)} data-testid="record-signed-file" title={signed.file}>
-          Check the signed file again
+          {t("audit.check_signed_file")}
         </button>
       )}
     </aside>
@@ -133,8 +174,10 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
 }
 
 export function AuditView() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { audit, auditTick } = useAudit();
-  const { auditSearch } = useJumps();
+  const { auditSearch, auditTarget, consumeAuditTarget } = useJumps();
   const navigate = useNavigate();
   const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
@@ -143,8 +186,13 @@ export function AuditView() {
   const [status, setStatus] = useState("");
   const [text, setText] = useState(auditSearch);
   const [actor, setActor] = useState("");
-  const [from, setFrom] = useState("");
-  const [to, setTo] = useState("");
+  const [from, setFrom] = useState(auditTarget?.day ?? "");
+  const [to, setTo] = useState(auditTarget?.day ?? "");
+  const [days, setDays] = useState<DayCount[] | null>(null);
+  // The Overview's target is read once (above, and the record below); the next visit starts unfiltered.
+  useEffect(() => {
+    if (auditTarget) consumeAuditTarget();
+  }, [auditTarget, consumeAuditTarget]);
   const [selected, setSelected] = useState<RecordView | null>(null);
   const [checkpoints, setCheckpoints] = useState<CheckpointView[] | null>(null);
   const [rotate, setRotate] = useState(false);
@@ -183,6 +231,23 @@ export function AuditView() {
     void load();
   }, [load, auditTick]);
 
+  useEffect(() => {
+    let live = true;
+    api.auditDays(DAYS).then(
+      (d) => live && setDays(d),
+      () => live && setDays(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [auditTick]);
+  // A click on a day filters the table to it (again: back to every day).
+  const pickDay = (d: string | null) => {
+    setFrom(d ?? "");
+    setTo(d ?? "");
+  };
+  const chartDay = from && from === to ? from : null;
+
   // Every checkpoint's signature is checked in Rust: reload when there is a new one or the
   // key's holder logs in or out, not on every record.
   const checkpointCount = audit?.checkpoints;
@@ -211,6 +276,16 @@ export function AuditView() {
   const { data: verdict, error: verifyError } = verifying;
 
   const badSeq = verdict?.verdict === "broken" ? verdict.first_bad_seq : null;
+  // A record the Overview pointed at: selected and scrolled to once it is in the table.
+  const [target, setTarget] = useState(auditTarget?.seq ?? null);
+  useEffect(() => {
+    if (target === null || !records) return;
+    const i = records.findIndex((r) => r.seq === target);
+    if (i < 0) return;
+    virtRef.current?.scrollToIndex(i, { align: "center" });
+    setSelected(records[i]!);
+    setTarget(null);
+  }, [target, records]);
   const showBad = useCallback(
     (seq: number) => {
       const i = records?.findIndex((r) => r.seq === seq) ?? -1;
@@ -227,17 +302,17 @@ export function AuditView() {
     async () => {
       const pem = await api.auditPublicKey();
       const p = await api.saveExport("audit-checkpoint-key.pem", "pem", { text: pem });
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
   const { run: doRotate } = useCommand(
     async () => {
       const epoch = await api.auditRotateKey();
-      toast("ok", `The audit trail now uses key epoch ${epoch}.`);
+      toast("ok", t("audit.rotated", { epoch }));
       setRotate(false);
     },
-    { errorToast: "The key was not rotated" },
+    { errorToast: t("audit.not_rotated") },
   );
 
   const older = useCallback(async () => {
@@ -256,17 +331,17 @@ export function AuditView() {
     async (format: ExportFormat) => {
       // The date filter, when set, is the exported range; otherwise the whole trail.
       const s = await api.auditExport(format, { from_time: toIso(from, false), to_time: toIso(to, true) });
-      if (s) toast("ok", `Exported ${s.records.toLocaleString()} records to ${s.path}.`);
+      if (s) toast("ok", t("audit.exported", { count: s.records, records: fmt.number(s.records), path: s.path }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
 
   const { run: checkpoint } = useCommand(
     async () => {
       const c = await api.auditCheckpoint();
-      toast("ok", `Checkpoint ${c.checkpoint_no} signed (${c.algorithm}) over record ${c.seq}.`);
+      toast("ok", t("audit.checkpoint_signed", { no: c.checkpoint_no, algorithm: c.algorithm, seq: c.seq }));
     },
-    { errorToast: "No checkpoint written" },
+    { errorToast: t("audit.no_checkpoint") },
   );
 
   // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
@@ -292,96 +367,97 @@ export function AuditView() {
   return (
     <div className="view audit-view">
       <header className="view-header">
-        <h1>Audit trail</h1>
+        <h1>{t("audit.title")}</h1>
         <div className="button-row">
           <button
             onClick={() => void exportTrail("jsonl")}
             data-testid="export-jsonl"
-            title={from || to ? "The records in the date range of the filter" : "The whole trail (set the date filter for a range)"}
+            title={from || to ? t("audit.export_range_title") : t("audit.export_all_title")}
           >
-            Export (verifiable JSONL){from || to ? " of the date range" : ""}…
+            {from || to ? t("audit.export_jsonl_range") : t("audit.export_jsonl")}
           </button>
           <button onClick={() => void exportTrail("csv")} data-testid="export-csv">
-            Export CSV{from || to ? " of the date range" : ""}…
+            {from || to ? t("audit.export_csv_range") : t("audit.export_csv")}
           </button>
           <button onClick={() => void checkpoint()} disabled={!unlocked}>
-            Checkpoint now
+            {t("audit.checkpoint_now")}
           </button>
           <button onClick={() => setRotate(true)} disabled={!unlocked} data-testid="rotate-key">
-            Rotate key…
+            {t("audit.rotate_key")}
           </button>
           <button
             className="primary"
             onClick={() => void runVerify()}
             disabled={!!verify || !unlocked}
             data-testid="verify-trail"
-            title={unlocked ? "Verify every record" : "Log in to the partition holding the audit key"}
+            title={unlocked ? t("audit.verify_title") : t("audit.verify_locked_title")}
           >
-            Verify trail
+            {t("audit.verify_trail")}
           </button>
         </div>
       </header>
       {audit && (
         <dl className="info-grid audit-status" data-testid="audit-status">
           <div>
-            <dt>Store</dt>
+            <dt>{t("audit.store")}</dt>
             <dd>
               {audit.store} · {audit.location}
             </dd>
           </div>
           <div>
-            <dt>Trail</dt>
+            <dt>{t("audit.trail")}</dt>
             <dd className="mono">{audit.log_id}</dd>
           </div>
           <div>
-            <dt>Key</dt>
+            <dt>{t("audit.key")}</dt>
             <dd>
               {audit.key.state === "unlocked" ? (
-                <Badge tone="ok">
-                  unlocked · epoch {audit.key.epoch} · {audit.key.holder}
-                </Badge>
+                <Badge tone="ok">{t("audit.key_unlocked", { epoch: audit.key.epoch, holder: audit.key.holder })}</Badge>
               ) : audit.key.state === "locked" ? (
-                <Badge tone="warn">locked · held by {audit.key.holder}</Badge>
+                <Badge tone="warn">{t("audit.key_locked", { holder: audit.key.holder })}</Badge>
               ) : (
-                <Badge tone="warn">no key yet — created at the first user login</Badge>
+                <Badge tone="warn">{t("audit.key_none")}</Badge>
               )}
             </dd>
           </div>
           <div>
-            <dt>Records</dt>
+            <dt>{t("audit.records")}</dt>
             <dd>
-              {audit.records.toLocaleString()}
-              {audit.pending > 0 && ` (+${audit.pending} waiting for the key)`}
+              {fmt.number(audit.records)}
+              {audit.pending > 0 && ` ${t("audit.pending", { count: audit.pending })}`}
             </dd>
           </div>
           <div>
-            <dt>Last verification</dt>
+            <dt>{t("audit.last_verification")}</dt>
             <dd data-testid="last-verification">
               {audit.last_verification ? (
                 <>
                   <Badge tone={audit.last_verification.intact ? "ok" : "bad"}>
-                    {audit.last_verification.intact ? "intact" : `broken at ${audit.last_verification.first_bad_seq}`}
+                    {audit.last_verification.intact
+                      ? t("audit.lv_intact")
+                      : t("audit.lv_broken", { seq: audit.last_verification.first_bad_seq })}
                   </Badge>{" "}
-                  {new Date(audit.last_verification.at).toLocaleString()} ({audit.last_verification.trigger})
+                  {fmt.dateTime(audit.last_verification.at)} ({t(`audit.trigger_${audit.last_verification.trigger}`)})
                 </>
               ) : (
-                "not verified since the console started"
+                t("audit.lv_none")
               )}
-              <div className="muted small">automatic: {audit.auto_verify} (Settings)</div>
+              <div className="muted small">{t("audit.automatic", { schedule: t(`settings.auto_verify_${audit.auto_verify}`) })}</div>
             </dd>
           </div>
           <div>
-            <dt>Checkpoints</dt>
+            <dt>{t("audit.checkpoints")}</dt>
             <dd>
               {audit.checkpoints}
-              {audit.last_checkpoint_time && ` · last ${audit.last_checkpoint_time} (record ${audit.last_checkpoint_seq})`}
+              {audit.last_checkpoint_time &&
+                ` · ${t("audit.last_checkpoint", { time: audit.last_checkpoint_time, seq: audit.last_checkpoint_seq })}`}
             </dd>
           </div>
         </dl>
       )}
       {!unlocked && audit && (
         <div className="notice">
-          Verifying and privileged actions need the trail's key. <button onClick={() => navigate("connections")}>Log in</button>
+          {t("audit.needs_key")} <button onClick={() => navigate("connections")}>{t("audit.log_in")}</button>
         </div>
       )}
       {verify && (
@@ -390,64 +466,78 @@ export function AuditView() {
             done={verify.done}
             total={verify.total}
             label={
-              verify.total > 0 ? `Verifying ${verify.done.toLocaleString()} of ${verify.total.toLocaleString()} records` : "Verifying…"
+              verify.total > 0
+                ? t("audit.verifying_n", { done: fmt.number(verify.done), total: fmt.number(verify.total) })
+                : t("audit.verifying")
             }
           />
           <button onClick={() => void api.cancelJob(verify.job)} data-testid="cancel-verify">
-            Cancel
+            {t("common.cancel")}
           </button>
         </div>
       )}
       {verdict && <VerdictBox v={verdict} />}
-      {verifyError && <ErrorBox error={verifyError} title="Verification did not finish" />}
+      {verifyError && <ErrorBox error={verifyError} title={t("audit.verify_unfinished")} />}
+      {days && <DaysChart days={days} day={chartDay} onDay={pickDay} />}
       <div className="filters">
         <input
           type="search"
-          placeholder="Search metadata"
+          placeholder={t("audit.search_placeholder")}
           value={text}
           onChange={(e) => setText(e.target.value)}
-          aria-label="Search records"
+          aria-label={t("audit.search_label")}
           data-testid="audit-search"
         />
         <input
           type="text"
-          placeholder="Action (e.g. key.generate)"
+          placeholder={t("audit.action_placeholder")}
           value={action}
           onChange={(e) => setAction(e.target.value)}
-          aria-label="Action"
+          aria-label={t("audit.action_label")}
         />
-        <input type="text" placeholder="Actor" value={actor} onChange={(e) => setActor(e.target.value)} aria-label="Actor" />
+        <input
+          type="text"
+          placeholder={t("audit.actor_label")}
+          value={actor}
+          onChange={(e) => setActor(e.target.value)}
+          aria-label={t("audit.actor_label")}
+        />
         <label className="inline-form small">
-          from <input type="date" value={from} onChange={(e) => setFrom(e.target.value)} aria-label="From date" data-testid="audit-from" />
+          {t("audit.from")}{" "}
+          <input
+            type="date"
+            value={from}
+            onChange={(e) => setFrom(e.target.value)}
+            aria-label={t("audit.from_label")}
+            data-testid="audit-from"
+          />
         </label>
         <label className="inline-form small">
-          to <input type="date" value={to} onChange={(e) => setTo(e.target.value)} aria-label="To date" />
+          {t("audit.to")} <input type="date" value={to} onChange={(e) => setTo(e.target.value)} aria-label={t("audit.to_label")} />
         </label>
-        <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label="Status">
-          <option value="">Any status</option>
-          <option value="success">success</option>
-          <option value="failure">failure</option>
-          <option value="warning">warning</option>
+        <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label={t("audit.status_label")}>
+          <option value="">{t("audit.any_status")}</option>
+          <option value="success">{t("audit.status_success")}</option>
+          <option value="failure">{t("audit.status_failure")}</option>
+          <option value="warning">{t("audit.status_warning")}</option>
         </select>
       </div>
       {error && <ErrorBox error={error} />}
       {records && records.length === 0 ? (
-        <EmptyState title="No records">
-          {action || status || text || actor || from || to
-            ? "Nothing matches the filters."
-            : "Everything the console does will be recorded here."}
+        <EmptyState title={t("audit.no_records")}>
+          {action || status || text || actor || from || to ? t("audit.no_match") : t("audit.empty")}
         </EmptyState>
       ) : (
         <div className={selected ? "split" : undefined}>
-          <div className="record-table" role="grid" aria-label="Audit records" data-testid="audit-records">
+          <div className="record-table" role="grid" aria-label={t("audit.records_label")} data-testid="audit-records">
             <div className="record-row record-head" role="row">
               <span role="columnheader">#</span>
-              <span role="columnheader">Time</span>
-              <span role="columnheader">Action</span>
-              <span role="columnheader">Resource</span>
-              <span role="columnheader">Status</span>
-              <span role="columnheader">Actor</span>
-              <span role="columnheader">Details</span>
+              <span role="columnheader">{t("audit.col_time")}</span>
+              <span role="columnheader">{t("audit.col_action")}</span>
+              <span role="columnheader">{t("audit.col_resource")}</span>
+              <span role="columnheader">{t("audit.col_status")}</span>
+              <span role="columnheader">{t("audit.col_actor")}</span>
+              <span role="columnheader">{t("audit.col_details")}</span>
             </div>
             <div className="record-scroll" ref={parentRef}>
               <div style={{ height: virt.getTotalSize(), position: "relative" }}>
@@ -474,7 +564,11 @@ export function AuditView() {
                         {r.resource_id}
                       </span>
                       <span role="gridcell">
-                        <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>{r.status}</Badge>
+                        <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>
+                          {r.status === "success" || r.status === "failure" || r.status === "warning"
+                            ? t(`audit.status_${r.status}`)
+                            : r.status}
+                        </Badge>
                       </span>
                       <span role="gridcell" className="ellipsis">
                         {r.actor_id}
@@ -489,7 +583,7 @@ export function AuditView() {
             </div>
             {more && (
               <button onClick={() => void older()} className="load-more">
-                Load older records
+                {t("audit.load_older")}
               </button>
             )}
           </div>
@@ -498,20 +592,20 @@ export function AuditView() {
       )}
       <section className="card" data-testid="checkpoints">
         <header className="card-header">
-          <h3>Checkpoints</h3>
-          <button onClick={() => void exportKey()}>Export checkpoint public key (PEM)…</button>
+          <h3>{t("audit.checkpoints")}</h3>
+          <button onClick={() => void exportKey()}>{t("audit.export_key")}</button>
         </header>
         {checkpoints && checkpoints.length > 0 ? (
           <table className="table compact">
             <thead>
               <tr>
                 <th>#</th>
-                <th>Up to record</th>
-                <th>Time</th>
-                <th>Epoch</th>
-                <th>Algorithm</th>
-                <th>Key</th>
-                <th>Signature</th>
+                <th>{t("audit.cp_up_to")}</th>
+                <th>{t("audit.col_time")}</th>
+                <th>{t("audit.col_epoch")}</th>
+                <th>{t("audit.col_algorithm")}</th>
+                <th>{t("audit.key")}</th>
+                <th>{t("audit.cp_signature")}</th>
               </tr>
             </thead>
             <tbody>
@@ -529,37 +623,40 @@ export function AuditView() {
                     <td className="mono small" title={c.key_fingerprint}>
                       {c.key_fingerprint.slice(0, 20)}…{" "}
                       {c.key_is_hsm_key === true ? (
-                        <Badge tone="ok">HSM key</Badge>
+                        <Badge tone="ok">{t("audit.cp_hsm_key")}</Badge>
                       ) : c.key_is_hsm_key === false ? (
-                        <Badge tone="bad">not the HSM's key</Badge>
+                        <Badge tone="bad">{t("audit.cp_not_hsm_key")}</Badge>
                       ) : null}
                     </td>
-                    <td>{c.signature_valid ? <Badge tone="ok">valid</Badge> : <Badge tone="bad">{c.problem ?? "invalid"}</Badge>}</td>
+                    <td>
+                      {c.signature_valid ? (
+                        <Badge tone="ok">{t("audit.cp_valid")}</Badge>
+                      ) : (
+                        <Badge tone="bad">{c.problem ?? t("audit.cp_invalid")}</Badge>
+                      )}
+                    </td>
                   </tr>
                 ))}
             </tbody>
           </table>
         ) : (
-          <p className="muted">No checkpoint yet: one is signed every 100 records or 10 minutes (Settings), and at exit.</p>
+          <p className="muted">{t("audit.no_checkpoint_yet")}</p>
         )}
       </section>
       {rotate && (
         <Dialog
-          title="Rotate the audit key"
+          title={t("audit.rotate_title")}
           onClose={() => setRotate(false)}
           footer={
             <>
-              <button onClick={() => setRotate(false)}>Cancel</button>
+              <button onClick={() => setRotate(false)}>{t("common.cancel")}</button>
               <button className="primary" onClick={() => void doRotate()} data-testid="rotate-confirm">
-                Rotate
+                {t("audit.rotate")}
               </button>
             </>
           }
         >
-          <p>
-            A new random key starts a new epoch: the rotation is recorded under the old key and later records use the new one. Older records
-            stay verifiable with their epoch's key.
-          </p>
+          <p>{t("audit.rotate_text")}</p>
         </Dialog>
       )}
     </div>

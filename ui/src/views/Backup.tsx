@@ -2,13 +2,16 @@
 // extractable keys leave the token; HSS keys never (a copy would reuse one-time keys); Luna
 // partitions back up with the Backup HSM instead.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { KeyDetails, ObjectSummary } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { objectClassName } from "./Credentials";
 
 export function Kcv({ partitionId, handle }: { partitionId: string; handle: number }) {
+  const { t } = useTranslation();
   const { run, data, error } = useCommand(api.keyCheckValue);
   useEffect(() => {
     void run(partitionId, handle);
@@ -17,7 +20,7 @@ export function Kcv({ partitionId, handle }: { partitionId: string; handle: numb
   if (!data) return null;
   return (
     <p>
-      KCV <code data-testid="kcv">{data}</code>
+      <span title={t("backup.kcv_title")}>KCV</span> <code data-testid="kcv">{data}</code>
     </p>
   );
 }
@@ -29,6 +32,7 @@ function canWrapWith(k: ObjectSummary) {
 }
 
 export function WrapDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const { partition } = usePartition();
   const { run: list, data: keys } = useCommand(api.listKeys);
@@ -38,47 +42,44 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
   }, [list, partitionId]);
   const s = details.summary;
   const isHss = s.algorithm.startsWith("HSS");
-  const refusal = isHss
-    ? "HSS keys are never wrapped: a copy would sign with the same one-time keys again."
-    : s.extractable !== true
-      ? "This key is not extractable (CKA_EXTRACTABLE is false): the token does not let it leave."
-      : null;
+  const refusal = isHss ? t("backup.hss_never") : s.extractable !== true ? t("backup.not_extractable") : null;
   const { run, loading, error } = useCommand(async () => {
     if (with_ === null) return;
     const f = await api.wrapKey(partitionId, s.handle, with_, `${(s.label || "key").replace(/[^A-Za-z0-9._-]/g, "_")}.wrapped.json`);
     if (f) {
-      toast("ok", `Wrapped ${f.label} with ${f.mechanism}.`);
+      toast("ok", t("backup.wrapped", { label: f.label, mechanism: f.mechanism }));
       onClose();
     }
   });
   const candidates = (keys ?? []).filter((k) => k.handle !== s.handle && canWrapWith(k));
   return (
-    <Dialog title={`Wrap ${s.label}`} onClose={onClose}>
-      {partition?.luna && <div className="notice">Luna partitions back up with the Backup HSM; cloning is not done here.</div>}
+    <Dialog title={t("backup.wrap_title", { label: s.label })} onClose={onClose}>
+      {partition?.luna && <div className="notice">{t("backup.luna_backup")}</div>}
       {refusal ? (
         <div className="notice warn" data-testid="wrap-refusal">
           {refusal}
         </div>
       ) : (
         <>
-          <Field
-            label="Wrapping key"
-            hint="An AES key (key wrap with padding), or an RSA key pair or imported RSA public key (RSA-OAEP, secret keys only)"
-          >
-            <select value={with_ ?? ""} onChange={(e) => setWith(e.target.value ? Number(e.target.value) : null)} aria-label="Wrapping key">
-              <option value="">Choose…</option>
+          <Field label={t("backup.wrapping_key")} hint={t("backup.wrapping_key_hint")}>
+            <select
+              value={with_ ?? ""}
+              onChange={(e) => setWith(e.target.value ? Number(e.target.value) : null)}
+              aria-label={t("backup.wrapping_key")}
+            >
+              <option value="">{t("backup.choose")}</option>
               {candidates.map((k) => (
                 <option key={k.handle} value={k.handle}>
-                  {k.label} ({k.class.toLowerCase().replace("_", " ")}, {k.algorithm})
+                  {t("backup.candidate", { label: k.label, class: objectClassName(k.class), algorithm: k.algorithm })}
                 </option>
               ))}
             </select>
           </Field>
           <div className="button-row">
             <button className="primary" onClick={() => void run()} disabled={loading || with_ === null}>
-              Wrap and save…
+              {t("backup.wrap_and_save")}
             </button>
-            <button onClick={onClose}>Cancel</button>
+            <button onClick={onClose}>{t("common.cancel")}</button>
           </div>
         </>
       )}

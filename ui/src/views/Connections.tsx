@@ -1,23 +1,32 @@
 // Modules and their slots: add a module, log in and out, pick the partition to work on.
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { ConnectionView, SlotView, TokenView, UserKind } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
+import i18n from "../i18n";
 import { api } from "../ipc";
 import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
-import { ChangePinDialog, ROLE_NAMES } from "./Credentials";
+import { ChangePinDialog, roleNameText, roleNames } from "./Credentials";
+import { HaGroupsOfModule } from "./Ha";
+
+/// Where Luna's client library usually is (an example path, the same in every language).
+const LUNA_CLIENT = "/usr/safenet/lunaclient/lib/libCryptoki2_64.so";
 
 function pinFlags(t: TokenView) {
+  const tr = i18n.t;
+  const user = tr("overview.user");
+  const so = tr("overview.so");
   const out: { tone: "warn" | "bad"; text: string }[] = [];
-  if (t.user_pin_locked) out.push({ tone: "bad", text: "user PIN locked" });
-  else if (t.user_pin_final_try) out.push({ tone: "bad", text: "user PIN: final try" });
-  else if (t.user_pin_count_low) out.push({ tone: "warn", text: "user PIN: count low" });
-  if (t.so_pin_locked) out.push({ tone: "bad", text: "SO PIN locked" });
-  else if (t.so_pin_final_try) out.push({ tone: "bad", text: "SO PIN: final try" });
-  else if (t.so_pin_count_low) out.push({ tone: "warn", text: "SO PIN: count low" });
-  if (t.user_pin_to_be_changed) out.push({ tone: "warn", text: "user PIN must be changed" });
-  if (t.so_pin_to_be_changed) out.push({ tone: "warn", text: "SO PIN must be changed" });
-  if (!t.initialized) out.push({ tone: "warn", text: "not initialized" });
+  if (t.user_pin_locked) out.push({ tone: "bad", text: tr("overview.pin_locked", { who: user }) });
+  else if (t.user_pin_final_try) out.push({ tone: "bad", text: tr("overview.pin_final_try", { who: user }) });
+  else if (t.user_pin_count_low) out.push({ tone: "warn", text: tr("overview.pin_count_low", { who: user }) });
+  if (t.so_pin_locked) out.push({ tone: "bad", text: tr("overview.pin_locked", { who: so }) });
+  else if (t.so_pin_final_try) out.push({ tone: "bad", text: tr("overview.pin_final_try", { who: so }) });
+  else if (t.so_pin_count_low) out.push({ tone: "warn", text: tr("overview.pin_count_low", { who: so }) });
+  if (t.user_pin_to_be_changed) out.push({ tone: "warn", text: tr("overview.pin_to_be_changed", { who: user }) });
+  if (t.so_pin_to_be_changed) out.push({ tone: "warn", text: tr("overview.pin_to_be_changed", { who: so }) });
+  if (!t.initialized) out.push({ tone: "warn", text: tr("connections.not_initialized") });
   return out;
 }
 
@@ -38,8 +47,10 @@ export function LoginDialog({
   luna?: boolean;
   onClose: () => void;
 }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const refresh = useRefreshAll();
+  const names = roleNames();
   const [user, setUser] = useState<UserKind>("user");
   const [pin, setPin] = useState("");
   // After a login the token wants the PIN changed first: the change is offered at once.
@@ -50,11 +61,12 @@ export function LoginDialog({
     error,
   } = useCommand(async (entered: string) => {
     const r = await api.login(partitionId, user, entered);
-    toast("ok", `Logged in to ${label} as ${r.role_name}.`);
-    if (r.audit.state === "locked")
-      toast("info", `The audit trail stays locked: its key is held by ${r.audit.holder}. Log in there to generate or delete keys.`);
+    const role = user === "so" ? "connections.logged_in_so" : user === "user" ? "connections.logged_in_user" : null;
+    toast("ok", role ? t(role, { label }) : t("connections.logged_in_role", { label, role: roleNameText(r.role_name) }));
+    if (r.audit.state === "locked") toast("info", t("connections.audit_stays_locked", { holder: r.audit.holder }));
     await refresh();
-    if (r.pin_to_be_changed) setMustChange({ user: r.user, reason: r.pin_change_reason ?? "The token wants the PIN changed first." });
+    // Where the dialog knows the token (Connections), the change is offered at once.
+    if (r.pin_to_be_changed && token) setMustChange({ user: r.user, reason: r.pin_change_reason ?? t("credentials.token_wants_change") });
     else onClose();
   });
   if (mustChange && token)
@@ -68,13 +80,13 @@ export function LoginDialog({
   };
   return (
     <Dialog
-      title={`Log in to ${label}`}
+      title={t("connections.log_in_to", { label })}
       onClose={onClose}
       footer={
         <>
-          <button onClick={onClose}>Cancel</button>
+          <button onClick={onClose}>{t("common.cancel")}</button>
           <button className="primary" onClick={() => void submit()} disabled={busy || !pin} data-testid="login-submit">
-            {busy ? "Logging in…" : "Log in"}
+            {busy ? t("connections.logging_in") : t("connections.log_in")}
           </button>
         </>
       }
@@ -86,25 +98,25 @@ export function LoginDialog({
         }}
       >
         <fieldset className="radio-row">
-          <legend>Role</legend>
+          <legend>{t("connections.role")}</legend>
           {(luna ? LUNA_ROLES : PLAIN_ROLES).map((r) => (
             <label key={r}>
-              <input type="radio" name="role" checked={user === r} onChange={() => setUser(r)} data-testid={`role-${r}`} /> {ROLE_NAMES[r]}
+              <input type="radio" name="role" checked={user === r} onChange={() => setUser(r)} data-testid={`role-${r}`} /> {names[r]}
             </label>
           ))}
         </fieldset>
-        <Field label="PIN" hint="Never stored. A wrong PIN is not retried; the token counts every attempt.">
+        <Field label={t("connections.pin")} hint={t("connections.pin_hint")}>
           <input
             type="password"
             autoComplete="off"
             value={pin}
             onChange={(e) => setPin(e.target.value)}
             data-testid="pin-input"
-            aria-label="PIN"
+            aria-label={t("connections.pin")}
           />
         </Field>
       </form>
-      {error && <ErrorBox error={error} title="Login refused" />}
+      {error && <ErrorBox error={error} title={t("connections.login_refused")} />}
     </Dialog>
   );
 }
@@ -120,6 +132,7 @@ function useRefreshAll() {
 }
 
 function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin: boolean; luna: boolean }) {
+  const { t: tr } = useTranslation();
   const { partitionId, partition } = usePartition();
   const { selectPartition } = usePartitionActions();
   const navigate = useNavigate();
@@ -133,10 +146,10 @@ function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin:
   const { run: logOut } = useCommand(
     async (pid: string) => {
       await api.logout(pid);
-      toast("ok", `Logged out of ${t?.label ?? pid}.`);
+      toast("ok", tr("connections.logged_out", { label: t?.label ?? pid }));
       await refresh();
     },
-    { errorToast: "Logout failed" },
+    { errorToast: tr("connections.logout_failed") },
   );
   return (
     <tr className={selected ? "selected" : undefined} data-testid={`slot-${slot.slot_id}`}>
@@ -144,11 +157,11 @@ function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin:
       <td>
         {t ? (
           <>
-            <strong>{t.label || "(no label)"}</strong>
-            {moduleBuiltin && <Badge tone="info">emulator</Badge>}
+            <strong>{t.label || tr("connections.no_label")}</strong>
+            {moduleBuiltin && <Badge tone="info">{tr("overview.emulator")}</Badge>}
           </>
         ) : (
-          <span className="muted">{slot.token_present ? "token not readable" : "no token"}</span>
+          <span className="muted">{slot.token_present ? tr("connections.token_unreadable") : tr("connections.no_token")}</span>
         )}
         <div className="muted small">{slot.description}</div>
       </td>
@@ -170,12 +183,12 @@ function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin:
                 selectPartition(pid);
                 navigate("partition");
               }}
-              aria-label={`Open ${t?.label ?? ""}`}
+              aria-label={tr("connections.open_label", { label: t?.label ?? "" })}
             >
-              Open
+              {tr("overview.open")}
             </button>
             {selected && loggedIn ? (
-              <button onClick={() => void logOut(pid)}>Log out</button>
+              <button onClick={() => void logOut(pid)}>{tr("connections.log_out")}</button>
             ) : (
               <button
                 className="primary"
@@ -185,7 +198,7 @@ function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin:
                 }}
                 data-testid="login-button"
               >
-                Log in
+                {tr("connections.log_in")}
               </button>
             )}
           </>
@@ -197,46 +210,53 @@ function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin:
 }
 
 function ModuleCard({ conn }: { conn: ConnectionView }) {
+  const { t } = useTranslation();
   const { refreshConnections } = useConnectionsActions();
   const toast = useToast();
   const m = conn.module;
   const { run: remove } = useCommand(
     async () => {
       await api.removeModule(m.id);
-      toast("ok", `Removed ${m.path}.`);
+      toast("ok", t("connections.removed", { path: m.path }));
       await refreshConnections();
     },
-    { errorToast: "Could not remove the module" },
+    { errorToast: t("connections.not_removed") },
   );
   return (
     <section className="card" data-testid={`module-${m.id}`}>
       <header className="card-header">
         <div>
-          <h3>{m.builtin ? "Built-in partition (lunasim)" : m.library_description || m.path}</h3>
+          <h3>{m.builtin ? t("connections.builtin_title") : m.library_description || m.path}</h3>
           <div className="muted small">
-            {m.path} · {m.manufacturer} {m.library_version} · Cryptoki {m.cryptoki_version} via {m.interface}
-            {m.vendor_functions.length > 0 && ` · ${m.vendor_functions.length} Luna functions`}
+            {t("connections.module_line", {
+              path: m.path,
+              manufacturer: m.manufacturer,
+              version: m.library_version,
+              cryptoki: m.cryptoki_version,
+              via: m.interface,
+            })}
+            {m.vendor_functions.length > 0 && ` · ${t("connections.luna_functions", { count: m.vendor_functions.length })}`}
           </div>
         </div>
         {!m.builtin && (
-          <button onClick={() => void remove()} title="Forget this module (logs out of its partitions)">
-            Remove
+          <button onClick={() => void remove()} title={t("connections.remove_title")}>
+            {t("connections.remove")}
           </button>
         )}
       </header>
-      {conn.error && <ErrorBox error={conn.error} title="Slots could not be listed" />}
+      {conn.error && <ErrorBox error={conn.error} title={t("connections.slots_unlisted")} />}
       {conn.slots.length === 0 && !conn.error ? (
-        <EmptyState title="No slots">The module lists no slots. Check the vendor client's configuration.</EmptyState>
+        <EmptyState title={t("connections.no_slots")}>{t("connections.no_slots_text")}</EmptyState>
       ) : (
         <table className="table">
           <thead>
             <tr>
-              <th>Slot</th>
-              <th>Token</th>
-              <th>Serial</th>
-              <th>Model</th>
-              <th>PIN state</th>
-              <th aria-label="Actions" />
+              <th>{t("connections.col_slot")}</th>
+              <th>{t("connections.col_token")}</th>
+              <th>{t("connections.col_serial")}</th>
+              <th>{t("connections.col_model")}</th>
+              <th>{t("connections.col_pin")}</th>
+              <th aria-label={t("connections.col_actions")} />
             </tr>
           </thead>
           <tbody>
@@ -246,17 +266,19 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
           </tbody>
         </table>
       )}
+      <HaGroupsOfModule moduleId={m.id} />
     </section>
   );
 }
 
 function AddModule() {
+  const { t } = useTranslation();
   const { refreshConnections } = useConnectionsActions();
   const toast = useToast();
   const [path, setPath] = useState("");
   const adding = useCommand(async (p: string) => {
     const m = await api.addModule(p);
-    toast("ok", `Added ${m.library_description || m.path}.`);
+    toast("ok", t("connections.added", { name: m.library_description || m.path }));
     setPath("");
     await refreshConnections();
   });
@@ -277,7 +299,7 @@ function AddModule() {
   };
   return (
     <section className="card">
-      <h3>Add a PKCS#11 module</h3>
+      <h3>{t("connections.add_title")}</h3>
       <form
         className="inline-form"
         onSubmit={(e) => {
@@ -287,42 +309,38 @@ function AddModule() {
       >
         <input
           type="text"
-          placeholder="/usr/safenet/lunaclient/lib/libCryptoki2_64.so"
+          placeholder={LUNA_CLIENT}
           value={path}
           onChange={(e) => setPath(e.target.value)}
-          aria-label="Module path"
+          aria-label={t("connections.module_path")}
           data-testid="module-path"
           spellCheck={false}
         />
         <button type="button" onClick={() => void browse()}>
-          Browse…
+          {t("connections.browse")}
         </button>
         <button type="submit" className="primary" disabled={busy || !path.trim()} data-testid="module-add">
-          {busy ? "Loading…" : "Add"}
+          {busy ? t("connections.loading") : t("connections.add")}
         </button>
       </form>
-      <p className="muted small">
-        Modules you add are remembered. Examples: SoftHSM2 /usr/lib/softhsm/libsofthsm2.so, OpenSC
-        /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so.
-      </p>
-      {error && <ErrorBox error={error} title="The module was not added" />}
+      <p className="muted small">{t("connections.add_hint")}</p>
+      {error && <ErrorBox error={error} title={t("connections.not_added")} />}
     </section>
   );
 }
 
 export function ConnectionsView() {
+  const { t } = useTranslation();
   const { connections, connectionsLoaded } = useConnections();
   const { refreshConnections } = useConnectionsActions();
   return (
     <div className="view">
       <header className="view-header">
-        <h1>Connections</h1>
-        <button onClick={() => void refreshConnections()}>Refresh</button>
+        <h1>{t("connections.title")}</h1>
+        <button onClick={() => void refreshConnections()}>{t("overview.refresh")}</button>
       </header>
       {connectionsLoaded && connections.length === 0 && (
-        <EmptyState title="No modules yet">
-          Add your HSM vendor's PKCS#11 library below, or turn the built-in partition on in Settings.
-        </EmptyState>
+        <EmptyState title={t("connections.no_modules")}>{t("connections.no_modules_text")}</EmptyState>
       )}
       {connections.map((c) => (
         <ModuleCard key={c.module.id} conn={c} />

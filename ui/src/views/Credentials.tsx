@@ -2,18 +2,41 @@
 // PIN fields are cleared as soon as a call is made; a new PIN is typed twice and checked
 // against the token's length range here and again in the backend, before it is sent.
 import { useEffect, useState, type ReactNode } from "react";
+import { Trans, useTranslation } from "react-i18next";
 import type { Action, PartitionView, Permission, TokenView, UserKind } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
+import i18n from "../i18n";
 import { api } from "../ipc";
 import { useAuditActions, useConnectionsActions, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
 
-export const ROLE_NAMES: Record<UserKind, string> = {
-  user: "User (Crypto Officer)",
-  crypto_user: "Crypto User",
-  limited_crypto_officer: "Limited Crypto Officer",
-  so: "Security officer",
-};
+/// The roles by kind, in the window's language (the login dialog's choices).
+export function roleNames(): Record<UserKind, string> {
+  const tr = i18n.t;
+  return {
+    user: tr("roles.user"),
+    crypto_user: tr("roles.crypto_user"),
+    limited_crypto_officer: tr("roles.limited_crypto_officer"),
+    so: tr("roles.so"),
+  };
+}
+
+/// The backend's role names (`PartitionView.role_name`, hsm::roles::Role::name) as the
+/// catalogs have them; an unknown one as it came.
+const ROLE_NAME_KEYS = {
+  "Partition Security Officer": "roles.partition_so",
+  "security officer": "roles.security_officer",
+  "Crypto Officer": "roles.crypto_officer",
+  user: "roles.plain_user",
+  "Crypto User": "roles.crypto_user",
+  "Limited Crypto Officer": "roles.limited_crypto_officer",
+} as const;
+
+export function roleNameText(name: string | null | undefined): string {
+  if (!name) return "";
+  const key = ROLE_NAME_KEYS[name as keyof typeof ROLE_NAME_KEYS];
+  return key ? i18n.t(key) : name;
+}
 
 export function permission(p: PartitionView | null, action: Action): Permission | undefined {
   return p?.permissions.find((x) => x.action === action);
@@ -46,10 +69,11 @@ export function RoleButton({
 
 /// What a new PIN typed twice is missing, or null when it may be sent.
 export function newPinProblem(pin: string, again: string, t: Pick<TokenView, "min_pin_len" | "max_pin_len">): string | null {
-  if (!pin) return "Type the new PIN.";
-  if (pin.length < t.min_pin_len) return `The token needs at least ${t.min_pin_len} characters.`;
-  if (t.max_pin_len > 0 && pin.length > t.max_pin_len) return `The token accepts at most ${t.max_pin_len} characters.`;
-  if (pin !== again) return "The two new PINs differ.";
+  const tr = i18n.t;
+  if (!pin) return tr("credentials.type_new_pin");
+  if (pin.length < t.min_pin_len) return tr("credentials.pin_too_short", { min: t.min_pin_len });
+  if (t.max_pin_len > 0 && pin.length > t.max_pin_len) return tr("credentials.pin_too_long", { max: t.max_pin_len });
+  if (pin !== again) return tr("credentials.pins_differ");
   return null;
 }
 
@@ -75,25 +99,26 @@ function NewPinFields({
   setAgain: (s: string) => void;
   token: TokenView;
 }) {
+  const { t } = useTranslation();
   return (
     <>
-      <Field label="New PIN" hint={`The token accepts ${token.min_pin_len} to ${token.max_pin_len} characters.`}>
+      <Field label={t("credentials.new_pin")} hint={t("credentials.pin_range", { min: token.min_pin_len, max: token.max_pin_len })}>
         <input
           type="password"
           autoComplete="new-password"
           value={pin}
           onChange={(e) => setPin(e.target.value)}
-          aria-label="New PIN"
+          aria-label={t("credentials.new_pin")}
           data-testid="new-pin"
         />
       </Field>
-      <Field label="New PIN again">
+      <Field label={t("credentials.new_pin_again")}>
         <input
           type="password"
           autoComplete="new-password"
           value={again}
           onChange={(e) => setAgain(e.target.value)}
-          aria-label="New PIN again"
+          aria-label={t("credentials.new_pin_again")}
           data-testid="new-pin-again"
         />
       </Field>
@@ -115,16 +140,18 @@ export function ChangePinDialog({
   reason?: string | null;
   onClose: () => void;
 }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const refresh = useRefresh();
+  const names = roleNames();
   const [old, setOld] = useState("");
   const [pin, setPin] = useState("");
   const [again, setAgain] = useState("");
   const problem = newPinProblem(pin, again, token);
   const changing = useCommand(async (o: string, n: string) => {
     const r = await api.changePin(partitionId, o, n);
-    toast("ok", `PIN changed (${ROLE_NAMES[user]}).`);
-    if (r.audit.state === "unlocked") toast("info", "The audit trail's key is open: actions are recorded.");
+    toast("ok", t("credentials.pin_changed", { role: names[user] }));
+    if (r.audit.state === "unlocked") toast("info", t("credentials.audit_key_open"));
     await refresh();
     onClose();
   });
@@ -139,18 +166,18 @@ export function ChangePinDialog({
   };
   return (
     <Dialog
-      title={`Change the ${ROLE_NAMES[user]} PIN`}
+      title={t("credentials.change_title", { role: names[user] })}
       onClose={onClose}
       footer={
         <>
-          <button onClick={onClose}>{reason ? "Later" : "Cancel"}</button>
+          <button onClick={onClose}>{reason ? t("credentials.later") : t("common.cancel")}</button>
           <button
             className="primary"
             onClick={() => void submit()}
             disabled={changing.loading || !old || problem !== null}
             data-testid="change-pin-submit"
           >
-            {changing.loading ? "Changing…" : "Change PIN"}
+            {changing.loading ? t("credentials.changing") : t("credentials.change_pin")}
           </button>
         </>
       }
@@ -166,13 +193,13 @@ export function ChangePinDialog({
           void submit();
         }}
       >
-        <Field label="Current PIN" hint="Tried once; a wrong one uses one of the token's attempts.">
+        <Field label={t("credentials.current_pin")} hint={t("credentials.current_pin_hint")}>
           <input
             type="password"
             autoComplete="off"
             value={old}
             onChange={(e) => setOld(e.target.value)}
-            aria-label="Current PIN"
+            aria-label={t("credentials.current_pin")}
             data-testid="old-pin"
           />
         </Field>
@@ -184,7 +211,7 @@ export function ChangePinDialog({
         )}
         <button type="submit" hidden aria-hidden="true" tabIndex={-1} />
       </form>
-      {changing.error && <ErrorBox error={changing.error} title="The PIN was not changed" />}
+      {changing.error && <ErrorBox error={changing.error} title={t("credentials.not_changed")} />}
     </Dialog>
   );
 }
@@ -201,15 +228,17 @@ export function SetPinDialog({
   target: "user" | "crypto_user" | "limited_crypto_officer";
   onClose: () => void;
 }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const refresh = useRefresh();
+  const names = roleNames();
   const [pin, setPin] = useState("");
   const [again, setAgain] = useState("");
   const problem = newPinProblem(pin, again, token);
   const setting = useCommand(async (n: string) => {
     if (target === "user") await api.setUserPin(partitionId, n);
     else await api.setRolePin(partitionId, target, n);
-    toast("ok", `PIN set for the ${ROLE_NAMES[target]}.`);
+    toast("ok", t("credentials.pin_set", { role: names[target] }));
     await refresh();
     onClose();
   });
@@ -222,27 +251,23 @@ export function SetPinDialog({
   };
   return (
     <Dialog
-      title={`Set the ${ROLE_NAMES[target]} PIN`}
+      title={t("credentials.set_title", { role: names[target] })}
       onClose={onClose}
       footer={
         <>
-          <button onClick={onClose}>Cancel</button>
+          <button onClick={onClose}>{t("common.cancel")}</button>
           <button
             className="primary"
             onClick={() => void submit()}
             disabled={setting.loading || problem !== null}
             data-testid="set-pin-submit"
           >
-            {setting.loading ? "Setting…" : "Set PIN"}
+            {setting.loading ? t("credentials.setting") : t("credentials.set_pin")}
           </button>
         </>
       }
     >
-      <p className="muted small">
-        {target === "user"
-          ? "For a new token, or to unblock a locked user PIN. On a Luna partition with policy 21 the user must change it at the next login."
-          : "The Crypto Officer sets this role's PIN (CA_InitRolePIN); the role can change it afterwards."}
-      </p>
+      <p className="muted small">{target === "user" ? t("credentials.set_user_pin_text") : t("credentials.set_role_pin_text")}</p>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -253,7 +278,7 @@ export function SetPinDialog({
         {pin && problem && <p className="muted small">{problem}</p>}
         <button type="submit" hidden aria-hidden="true" tabIndex={-1} />
       </form>
-      {setting.error && <ErrorBox error={setting.error} title="The PIN was not set" />}
+      {setting.error && <ErrorBox error={setting.error} title={t("credentials.not_set")} />}
     </Dialog>
   );
 }
@@ -261,6 +286,7 @@ export function SetPinDialog({
 /// Initialize the token: what it holds, the SO PIN, the new label, the old label typed, and
 /// for the partition holding the audit trail's key, the second confirmation.
 export function InitTokenDialog({ partitionId, onClose }: { partitionId: string; onClose: () => void }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const refresh = useRefresh();
   const { selectPartition } = usePartitionActions();
@@ -274,7 +300,7 @@ export function InitTokenDialog({ partitionId, onClose }: { partitionId: string;
   const [auditToo, setAuditToo] = useState(false);
   const init = useCommand(async (pin: string) => {
     const r = await api.initToken(partitionId, pin, { label, confirmation: typed, destroy_audit_key: auditToo });
-    toast("ok", `Token initialized as ${r.label}; ${r.objects_destroyed} objects destroyed. Set the user PIN next (as SO).`);
+    toast("ok", t("credentials.initialized", { label: r.label, count: r.objects_destroyed }));
     if (r.partition_id) selectPartition(r.partition_id);
     await refresh();
     onClose();
@@ -289,14 +315,14 @@ export function InitTokenDialog({ partitionId, onClose }: { partitionId: string;
   };
   return (
     <Dialog
-      title="Initialize the token"
+      title={t("credentials.init_title")}
       onClose={onClose}
       wide
       footer={
         <>
-          <button onClick={onClose}>Cancel</button>
+          <button onClick={onClose}>{t("common.cancel")}</button>
           <button className="danger" onClick={() => void submit()} disabled={init.loading || !ready} data-testid="init-token-submit">
-            {init.loading ? "Initializing…" : "Destroy everything and initialize"}
+            {init.loading ? t("credentials.initializing") : t("credentials.init_submit")}
           </button>
         </>
       }
@@ -305,100 +331,148 @@ export function InitTokenDialog({ partitionId, onClose }: { partitionId: string;
       {contents && (
         <>
           <p>
-            <strong>{contents.label}</strong> (serial {contents.serial}) holds{" "}
-            <strong data-testid="token-object-count">{contents.reported_object_count ?? contents.objects}</strong> objects
-            {contents.public_only && contents.reported_object_count === null
-              ? " that are visible without a login (log in to count private ones)"
-              : ""}
-            . Initializing destroys every one of them and the user PIN; it cannot be undone.
+            <Trans
+              i18nKey={
+                contents.public_only && contents.reported_object_count === null ? "credentials.init_holds_public" : "credentials.init_holds"
+              }
+              values={{ label: contents.label, serial: contents.serial, n: contents.reported_object_count ?? contents.objects }}
+              components={[<strong key="label" />, <strong key="count" data-testid="token-object-count" />]}
+            />
           </p>
           {contents.by_class.length > 0 && (
             <ul className="delete-list">
               {contents.by_class.map((c) => (
                 <li key={c.class}>
-                  {c.count} × {c.class.toLowerCase().replace(/_/g, " ")}
+                  {c.count} × {objectClassName(c.class)}
                 </li>
               ))}
             </ul>
           )}
           {contents.holds_audit_key && (
             <div className="notice warn" data-testid="audit-key-warning">
-              <Badge tone="bad">audit trail</Badge> This partition holds the audit trail&apos;s key. It goes with the token: the trail
-              cannot be extended or checked with it afterwards.
+              <Badge tone="bad">{t("credentials.audit_trail")}</Badge> {t("credentials.holds_audit_key")}
               <label className="checkbox">
                 <input type="checkbox" checked={auditToo} onChange={(e) => setAuditToo(e.target.checked)} data-testid="destroy-audit-key" />{" "}
-                I understand that the audit trail&apos;s key is destroyed too.
+                {t("credentials.destroy_audit_key")}
               </label>
             </div>
           )}
-          <Field label="SO PIN">
-            <input type="password" autoComplete="off" value={soPin} onChange={(e) => setSoPin(e.target.value)} aria-label="SO PIN" />
+          <Field label={t("credentials.so_pin")}>
+            <input
+              type="password"
+              autoComplete="off"
+              value={soPin}
+              onChange={(e) => setSoPin(e.target.value)}
+              aria-label={t("credentials.so_pin")}
+            />
           </Field>
-          <Field label="New label" hint="At most 32 bytes.">
-            <input type="text" value={label} onChange={(e) => setLabel(e.target.value)} aria-label="New label" maxLength={32} />
+          <Field label={t("credentials.new_label")} hint={t("credentials.new_label_hint")}>
+            <input
+              type="text"
+              value={label}
+              onChange={(e) => setLabel(e.target.value)}
+              aria-label={t("credentials.new_label")}
+              maxLength={32}
+            />
           </Field>
-          <Field label={`Type “${contents.confirmation}” to confirm`}>
+          <Field label={t("credentials.type_to_confirm", { confirmation: contents.confirmation })}>
             <input
               type="text"
               value={typed}
               onChange={(e) => setTyped(e.target.value)}
               autoComplete="off"
               spellCheck={false}
-              aria-label="Confirmation"
+              aria-label={t("credentials.confirmation")}
               data-testid="init-confirm"
             />
           </Field>
         </>
       )}
-      {init.error && <ErrorBox error={init.error} title="The token was not initialized" />}
+      {init.error && <ErrorBox error={init.error} title={t("credentials.not_initialized")} />}
     </Dialog>
   );
 }
 
+/// An object class (`CKO_*` without the prefix, as the backend counts them) in words.
+export function objectClassName(c: string): string {
+  const tr = i18n.t;
+  switch (c) {
+    case "PRIVATE_KEY":
+      return tr("credentials.class_private_key");
+    case "PUBLIC_KEY":
+      return tr("credentials.class_public_key");
+    case "SECRET_KEY":
+      return tr("credentials.class_secret_key");
+    case "CERTIFICATE":
+      return tr("credentials.class_certificate");
+    case "DATA":
+      return tr("credentials.class_data");
+    default:
+      return c.toLowerCase().replace(/_/g, " ");
+  }
+}
+
 type Open = null | { kind: "change" } | { kind: "set"; target: "user" | "crypto_user" | "limited_crypto_officer" } | { kind: "init" };
+const OPEN_CHANGE: Open = { kind: "change" };
+const OPEN_SET_USER: Open = { kind: "set", target: "user" };
+const OPEN_SET_CU: Open = { kind: "set", target: "crypto_user" };
+const OPEN_SET_LCO: Open = { kind: "set", target: "limited_crypto_officer" };
+const OPEN_INIT: Open = { kind: "init" };
 
 /// The Partition view's card: who is logged in, the PIN states, and the credential actions,
 /// each disabled with the reason when the role may not.
 export function CredentialsCard({ p }: { p: PartitionView }) {
+  const { t: tr } = useTranslation();
   const [open, setOpen] = useState<Open>(null);
   const t = p.token;
   const luna = p.roles.includes("crypto_user");
+  const names = roleNames();
+  const perms = {
+    change: permission(p, "change_own_pin"),
+    setUser: permission(p, "set_user_pin"),
+    setRole: permission(p, "set_role_pin"),
+    init: permission(p, "init_token"),
+  };
   return (
     <section className="card" data-testid="credentials-card">
-      <h3>Credentials and roles</h3>
+      <h3>{tr("credentials.title")}</h3>
       <p>
-        {p.logged_in ? <Badge tone="ok">{p.role_name} logged in</Badge> : <Badge>not logged in</Badge>}{" "}
-        {t.user_pin_to_be_changed && <Badge tone="warn">user PIN must be changed</Badge>}
-        {t.so_pin_to_be_changed && <Badge tone="warn">SO PIN must be changed</Badge>}
-        {t.user_pin_locked && <Badge tone="bad">user PIN locked</Badge>}
-        {!t.user_pin_initialized && <Badge tone="warn">no user PIN yet</Badge>}
+        {p.logged_in ? (
+          <Badge tone="ok">{tr("app.role_logged_in", { role: roleNameText(p.role_name) })}</Badge>
+        ) : (
+          <Badge>{tr("common.not_logged_in")}</Badge>
+        )}{" "}
+        {t.user_pin_to_be_changed && <Badge tone="warn">{tr("credentials.user_pin_must_change")}</Badge>}
+        {t.so_pin_to_be_changed && <Badge tone="warn">{tr("credentials.so_pin_must_change")}</Badge>}
+        {t.user_pin_locked && <Badge tone="bad">{tr("credentials.user_pin_locked")}</Badge>}
+        {!t.user_pin_initialized && <Badge tone="warn">{tr("credentials.no_user_pin")}</Badge>}
       </p>
       <p className="muted small">
-        PINs of {t.min_pin_len} to {t.max_pin_len} characters. Roles offered: {p.roles.map((r) => ROLE_NAMES[r]).join(", ")}.
+        {tr("credentials.pins_and_roles", {
+          min: t.min_pin_len,
+          max: t.max_pin_len,
+          roles: p.roles.map((r) => names[r]).join(tr("credentials.list_separator")),
+        })}
       </p>
       <div className="button-row wrap">
-        <RoleButton perm={permission(p, "change_own_pin")} onClick={() => setOpen({ kind: "change" })} testId="change-pin">
-          Change my PIN…
+        <RoleButton perm={perms.change} onClick={() => setOpen(OPEN_CHANGE)} testId="change-pin">
+          {tr("credentials.change_my_pin")}
         </RoleButton>
-        <RoleButton perm={permission(p, "set_user_pin")} onClick={() => setOpen({ kind: "set", target: "user" })} testId="set-user-pin">
-          Set user PIN…
+        <RoleButton perm={perms.setUser} onClick={() => setOpen(OPEN_SET_USER)} testId="set-user-pin">
+          {tr("credentials.set_user_pin")}
         </RoleButton>
         {luna && (
           <>
-            <RoleButton
-              perm={permission(p, "set_role_pin")}
-              onClick={() => setOpen({ kind: "set", target: "crypto_user" })}
-              testId="set-cu-pin"
-            >
-              Set Crypto User PIN…
+            <RoleButton perm={perms.setRole} onClick={() => setOpen(OPEN_SET_CU)} testId="set-cu-pin">
+              {tr("credentials.set_cu_pin")}
             </RoleButton>
-            <RoleButton perm={permission(p, "set_role_pin")} onClick={() => setOpen({ kind: "set", target: "limited_crypto_officer" })}>
-              Set Limited Crypto Officer PIN…
+            <RoleButton perm={perms.setRole} onClick={() => setOpen(OPEN_SET_LCO)}>
+              {tr("credentials.set_lco_pin")}
             </RoleButton>
           </>
         )}
-        <RoleButton perm={permission(p, "init_token")} onClick={() => setOpen({ kind: "init" })} className="danger" testId="init-token">
-          Initialize token…
+        <RoleButton perm={perms.init} onClick={() => setOpen(OPEN_INIT)} className="danger" testId="init-token">
+          {tr("credentials.init_token")}
         </RoleButton>
       </div>
       {open?.kind === "change" && p.logged_in && (

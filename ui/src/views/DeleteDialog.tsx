@@ -1,8 +1,10 @@
 // Deleting keys: the officer types the label (or "delete N objects") that the backend asks
 // for; the backend checks it again against the token before anything is destroyed.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { ObjectSummary } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
+import { errorTexts } from "../i18n";
 import { api } from "../ipc";
 import { useCommand } from "../useCommand";
 
@@ -17,6 +19,7 @@ export function DeleteDialog({
   onClose: () => void;
   onDone: (n: number) => void;
 }) {
+  const { t } = useTranslation();
   const [typed, setTyped] = useState("");
   // The phrase to type, from the backend; the deletion, checked against it again there.
   const { run: askPhrase, data: phrase, error: phraseError } = useCommand(api.deletionPhrase);
@@ -41,33 +44,37 @@ export function DeleteDialog({
   const run = () => destroying.run(typed);
   return (
     <Dialog
-      title={objects.length === 1 ? "Delete a key" : `Delete ${objects.length} objects`}
+      title={objects.length === 1 ? t("delete.title_single") : t("delete.title_objects", { count: objects.length })}
       onClose={onClose}
       footer={
         <>
-          <button onClick={onClose}>Cancel</button>
+          <button onClick={onClose}>{t("common.cancel")}</button>
           <button
             className="danger"
             onClick={() => void run()}
             disabled={busy || phrase === null || typed !== phrase}
             data-testid="delete-submit"
           >
-            {busy ? "Deleting…" : "Delete for good"}
+            {busy ? t("delete.deleting") : t("delete.submit")}
           </button>
         </>
       }
     >
-      <p>This cannot be undone. Signatures made with these keys stay valid, but nothing can be signed or decrypted with them again.</p>
+      <p>{t("delete.warning")}</p>
       <ul className="delete-list">
         {objects.map((o) => (
           <li key={o.handle}>
-            <strong>{o.label || "(no label)"}</strong> — {o.class.toLowerCase().replace(/_/g, " ")}, {o.algorithm || o.key_type}, ID{" "}
-            {o.id_hex || "—"}
+            <strong>{o.label || t("connections.no_label")}</strong>{" "}
+            {t("delete.object_line", {
+              class: o.class.toLowerCase().replace(/_/g, " "),
+              algorithm: o.algorithm || o.key_type,
+              id: o.id_hex || "—",
+            })}
           </li>
         ))}
       </ul>
       {phrase !== null && (
-        <Field label={`Type “${phrase}” to confirm`}>
+        <Field label={t("delete.type_to_confirm", { phrase })}>
           <input
             type="text"
             value={typed}
@@ -75,18 +82,18 @@ export function DeleteDialog({
             autoComplete="off"
             spellCheck={false}
             data-testid="delete-confirm"
-            aria-label="Confirmation"
+            aria-label={t("delete.confirmation")}
           />
         </Field>
       )}
-      {error && <ErrorBox error={error} title="Nothing was deleted" />}
+      {error && <ErrorBox error={error} title={t("delete.nothing_deleted")} />}
       {result && result.failed.length > 0 && (
         <div className="notice warn">
-          {result.destroyed.length} deleted; not deleted:
+          {t("delete.partial", { count: result.destroyed.length })}
           <ul>
             {result.failed.map((f) => (
               <li key={f.handle}>
-                {f.label}: {f.error.message}
+                {f.label}: {errorTexts(f.error).message}
               </li>
             ))}
           </ul>

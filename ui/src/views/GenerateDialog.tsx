@@ -1,35 +1,40 @@
 // Generate a key from a preset, with the seed's label style, sizes, HSS capacity and the
 // key-generation time warning shown before anything is made.
 import { useEffect, useMemo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { KeySpec, LmotsType, LmsType } from "../bindings";
 import { Dialog, ErrorBox, Field, ProgressBar } from "../components";
+import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useCommand } from "../useCommand";
 
+type Group = "pq_signatures" | "pq_kem" | "classical" | "secret";
+
 interface Preset {
   id: string;
-  group: string;
+  group: Group;
+  /// The algorithm's name (the same in every language), or a catalog key under generate.*.
   label: string;
   spec: KeySpec | null;
 }
 
 const PRESETS: Preset[] = [
-  { id: "ml-dsa-44", group: "Post-quantum signatures", label: "ML-DSA-44", spec: { kind: "ml-dsa", set: "ML-DSA-44" } },
-  { id: "ml-dsa-65", group: "Post-quantum signatures", label: "ML-DSA-65", spec: { kind: "ml-dsa", set: "ML-DSA-65" } },
-  { id: "ml-dsa-87", group: "Post-quantum signatures", label: "ML-DSA-87", spec: { kind: "ml-dsa", set: "ML-DSA-87" } },
-  { id: "hss", group: "Post-quantum signatures", label: "HSS/LMS (stateful)", spec: null },
-  { id: "ml-kem-512", group: "Post-quantum key encapsulation", label: "ML-KEM-512", spec: { kind: "ml-kem", set: "ML-KEM-512" } },
-  { id: "ml-kem-768", group: "Post-quantum key encapsulation", label: "ML-KEM-768", spec: { kind: "ml-kem", set: "ML-KEM-768" } },
-  { id: "ml-kem-1024", group: "Post-quantum key encapsulation", label: "ML-KEM-1024", spec: { kind: "ml-kem", set: "ML-KEM-1024" } },
-  { id: "ec-p256", group: "Classical", label: "EC P-256", spec: { kind: "ec", curve: "P256" } },
-  { id: "ec-p384", group: "Classical", label: "EC P-384", spec: { kind: "ec", curve: "P384" } },
-  { id: "ed25519", group: "Classical", label: "Ed25519", spec: { kind: "ec", curve: "Ed25519" } },
-  { id: "rsa-2048", group: "Classical", label: "RSA-2048", spec: { kind: "rsa", bits: 2048 } },
-  { id: "rsa-3072", group: "Classical", label: "RSA-3072", spec: { kind: "rsa", bits: 3072 } },
-  { id: "rsa-4096", group: "Classical", label: "RSA-4096", spec: { kind: "rsa", bits: 4096 } },
-  { id: "aes-128", group: "Secret keys", label: "AES-128", spec: { kind: "aes", bits: 128 } },
-  { id: "aes-256", group: "Secret keys", label: "AES-256", spec: { kind: "aes", bits: 256 } },
-  { id: "generic-secret", group: "Secret keys", label: "Generic secret (256 bits)", spec: { kind: "generic-secret", bits: 256 } },
+  { id: "ml-dsa-44", group: "pq_signatures", label: "ML-DSA-44", spec: { kind: "ml-dsa", set: "ML-DSA-44" } },
+  { id: "ml-dsa-65", group: "pq_signatures", label: "ML-DSA-65", spec: { kind: "ml-dsa", set: "ML-DSA-65" } },
+  { id: "ml-dsa-87", group: "pq_signatures", label: "ML-DSA-87", spec: { kind: "ml-dsa", set: "ML-DSA-87" } },
+  { id: "hss", group: "pq_signatures", label: "generate.preset_hss", spec: null },
+  { id: "ml-kem-512", group: "pq_kem", label: "ML-KEM-512", spec: { kind: "ml-kem", set: "ML-KEM-512" } },
+  { id: "ml-kem-768", group: "pq_kem", label: "ML-KEM-768", spec: { kind: "ml-kem", set: "ML-KEM-768" } },
+  { id: "ml-kem-1024", group: "pq_kem", label: "ML-KEM-1024", spec: { kind: "ml-kem", set: "ML-KEM-1024" } },
+  { id: "ec-p256", group: "classical", label: "EC P-256", spec: { kind: "ec", curve: "P256" } },
+  { id: "ec-p384", group: "classical", label: "EC P-384", spec: { kind: "ec", curve: "P384" } },
+  { id: "ed25519", group: "classical", label: "Ed25519", spec: { kind: "ec", curve: "Ed25519" } },
+  { id: "rsa-2048", group: "classical", label: "RSA-2048", spec: { kind: "rsa", bits: 2048 } },
+  { id: "rsa-3072", group: "classical", label: "RSA-3072", spec: { kind: "rsa", bits: 3072 } },
+  { id: "rsa-4096", group: "classical", label: "RSA-4096", spec: { kind: "rsa", bits: 4096 } },
+  { id: "aes-128", group: "secret", label: "AES-128", spec: { kind: "aes", bits: 128 } },
+  { id: "aes-256", group: "secret", label: "AES-256", spec: { kind: "aes", bits: 256 } },
+  { id: "generic-secret", group: "secret", label: "generate.preset_generic", spec: { kind: "generic-secret", bits: 256 } },
 ];
 
 const LMS: LmsType[] = ["LMS_SHA256_M32_H5", "LMS_SHA256_M32_H10", "LMS_SHA256_M32_H15", "LMS_SHA256_M32_H20", "LMS_SHA256_M32_H25"];
@@ -44,6 +49,8 @@ export function GenerateDialog({
   onClose: () => void;
   onDone: (label: string) => void;
 }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const [preset, setPreset] = useState("ml-dsa-65");
   const [levels, setLevels] = useState<[LmsType, LmotsType][]>([
     ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
@@ -88,13 +95,13 @@ export function GenerateDialog({
   const groups = Array.from(new Set(PRESETS.map((p) => p.group)));
   return (
     <Dialog
-      title="Generate a key"
+      title={t("generate.title")}
       onClose={busy ? () => undefined : onClose}
       wide
       footer={
         <>
           <button onClick={onClose} disabled={busy}>
-            Cancel
+            {t("common.cancel")}
           </button>
           <button
             className="primary"
@@ -102,29 +109,41 @@ export function GenerateDialog({
             disabled={busy || !label.trim() || !!infoError}
             data-testid="generate-submit"
           >
-            {busy ? "Generating…" : "Generate"}
+            {busy ? t("generate.generating") : t("generate.generate")}
           </button>
         </>
       }
     >
       <div className="form-grid">
-        <Field label="Algorithm">
-          <select value={preset} onChange={(e) => setPreset(e.target.value)} disabled={busy} data-testid="preset" aria-label="Algorithm">
+        <Field label={t("audit.col_algorithm")}>
+          <select
+            value={preset}
+            onChange={(e) => setPreset(e.target.value)}
+            disabled={busy}
+            data-testid="preset"
+            aria-label={t("audit.col_algorithm")}
+          >
             {groups.map((g) => (
-              <optgroup key={g} label={g}>
+              <optgroup key={g} label={t(`generate.group_${g}`)}>
                 {PRESETS.filter((p) => p.group === g).map((p) => (
                   <option key={p.id} value={p.id}>
-                    {p.label}
+                    {p.label === "generate.preset_hss" || p.label === "generate.preset_generic" ? t(p.label) : p.label}
                   </option>
                 ))}
               </optgroup>
             ))}
           </select>
         </Field>
-        <Field label="Purpose" hint="Used in the suggested label: purpose_algorithm_date.">
-          <input type="text" value={purpose} onChange={(e) => setPurpose(e.target.value)} disabled={busy} aria-label="Purpose" />
+        <Field label={t("generate.purpose")} hint={t("generate.purpose_hint")}>
+          <input
+            type="text"
+            value={purpose}
+            onChange={(e) => setPurpose(e.target.value)}
+            disabled={busy}
+            aria-label={t("generate.purpose")}
+          />
         </Field>
-        <Field label="Label">
+        <Field label={t("generate.label")}>
           <input
             type="text"
             value={label}
@@ -134,51 +153,51 @@ export function GenerateDialog({
             }}
             disabled={busy}
             data-testid="key-label"
-            aria-label="Label"
+            aria-label={t("generate.label")}
           />
         </Field>
         <fieldset className="radio-row">
-          <legend>Lifetime</legend>
+          <legend>{t("generate.lifetime")}</legend>
           <label>
-            <input type="radio" checked={token} onChange={() => setToken(true)} disabled={busy} /> Token object (persistent)
+            <input type="radio" checked={token} onChange={() => setToken(true)} disabled={busy} /> {t("generate.token_object")}
           </label>
           <label>
-            <input type="radio" checked={!token} onChange={() => setToken(false)} disabled={busy} /> Session object (gone at logout)
+            <input type="radio" checked={!token} onChange={() => setToken(false)} disabled={busy} /> {t("generate.session_object")}
           </label>
         </fieldset>
       </div>
       {preset === "hss" && (
         <section className="hss-levels">
-          <h4>HSS levels</h4>
+          <h4>{t("generate.hss_levels")}</h4>
           {levels.map((lv, i) => (
             <div className="inline-form" key={i}>
-              <span>Level {i + 1}</span>
+              <span>{t("generate.level", { n: i + 1 })}</span>
               <select
                 value={lv[0]}
                 onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [e.target.value as LmsType, x[1]] : x)))}
-                aria-label={`Level ${i + 1} LMS type`}
+                aria-label={t("generate.level_lms", { n: i + 1 })}
                 disabled={busy}
               >
-                {LMS.map((t) => (
-                  <option key={t}>{t}</option>
+                {LMS.map((x) => (
+                  <option key={x}>{x}</option>
                 ))}
               </select>
               <select
                 value={lv[1]}
                 onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [x[0], e.target.value as LmotsType] : x)))}
-                aria-label={`Level ${i + 1} LM-OTS type`}
+                aria-label={t("generate.level_lmots", { n: i + 1 })}
                 disabled={busy}
               >
-                {LMOTS.map((t) => (
-                  <option key={t}>{t}</option>
+                {LMOTS.map((x) => (
+                  <option key={x}>{x}</option>
                 ))}
               </select>
               <button
                 onClick={() => setLevels(levels.filter((_, j) => j !== i))}
                 disabled={busy || levels.length === 1}
-                aria-label={`Remove level ${i + 1}`}
+                aria-label={t("generate.remove_level", { n: i + 1 })}
               >
-                Remove
+                {t("connections.remove")}
               </button>
             </div>
           ))}
@@ -186,7 +205,7 @@ export function GenerateDialog({
             onClick={() => setLevels([...levels, ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"]])}
             disabled={busy || levels.length >= 8}
           >
-            Add level
+            {t("generate.add_level")}
           </button>
         </section>
       )}
@@ -194,27 +213,27 @@ export function GenerateDialog({
       {info && (
         <dl className="info-grid spec-info" data-testid="spec-info">
           <div>
-            <dt>Mechanism</dt>
+            <dt>{t("generate.mechanism")}</dt>
             <dd>
               <code>{info.mechanism}</code>
             </dd>
           </div>
           {info.public_key_len !== null && (
             <div>
-              <dt>Public key</dt>
-              <dd>{info.public_key_len} bytes (checked after generation)</dd>
+              <dt>{t("generate.public_key")}</dt>
+              <dd>{t("generate.public_key_len", { bytes: info.public_key_len })}</dd>
             </div>
           )}
           {info.signature_len !== null && (
             <div>
-              <dt>Signature</dt>
-              <dd>{info.signature_len.toLocaleString()} bytes</dd>
+              <dt>{t("verify.signature")}</dt>
+              <dd>{t("generate.bytes", { bytes: fmt.number(info.signature_len) })}</dd>
             </div>
           )}
           {info.signature_capacity !== null && (
             <div>
-              <dt>Signatures</dt>
-              <dd data-testid="hss-capacity">{BigInt(info.signature_capacity).toLocaleString()} in total — each one used up for good</dd>
+              <dt>{t("generate.signatures")}</dt>
+              <dd data-testid="hss-capacity">{t("generate.capacity", { n: fmt.number(BigInt(info.signature_capacity)) })}</dd>
             </div>
           )}
         </dl>
@@ -224,14 +243,8 @@ export function GenerateDialog({
           {info.keygen_warning}
         </div>
       )}
-      {busy && (
-        <ProgressBar
-          done={0}
-          total={0}
-          label={`Generating on the HSM… ${(elapsed / 1000).toFixed(1)} s (the HSM cannot be interrupted once it has started)`}
-        />
-      )}
-      {error && <ErrorBox error={error} title="No key was generated" />}
+      {busy && <ProgressBar done={0} total={0} label={t("generate.progress", { seconds: (elapsed / 1000).toFixed(1) })} />}
+      {error && <ErrorBox error={error} title={t("generate.failed")} />}
     </Dialog>
   );
 }

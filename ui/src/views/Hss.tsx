@@ -1,14 +1,63 @@
 // Every HSS key across the logged-in partitions: what is left, how fast it goes, when it
-// runs out, and whether the token's counter agrees with the audit trail.
+// runs out, and whether the token's counter agrees with the audit trail; per key a chart of
+// the signatures left over time (from the trail's signing records), the projected line to
+// exhaustion and the warning and critical thresholds of the settings.
 import { useEffect } from "react";
+import { useTranslation } from "react-i18next";
+import type { HssKeyView } from "../bindings";
+import { LineChart, type Series, type Threshold } from "../charts/Chart";
 import { Badge, EmptyState, ErrorBox } from "../components";
+import { textOf, useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useNavigate, useSettings } from "../state";
 import { useCommand } from "../useCommand";
+import { UsageLimitedKeys } from "./Usage";
 
+const WARN = "warn" as const;
+const BAD = "bad" as const;
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
+/// Signatures left over time, the projection to zero, the thresholds.
+function KeyChart({ k, warning, critical }: { k: HssKeyView; warning: number; critical: number }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const total = Number(k.capacity || "0");
+  const points = k.history.map((p) => [Date.parse(p.at), p.remaining] as [number, number]);
+  const last = points.at(-1);
+  const series: Series[] = [{ name: t("hss.chart_left"), points }];
+  const thresholds: Threshold[] =
+    Number.isFinite(total) && total > 0
+      ? [
+          { label: t("hss.threshold_warning", { percent: warning }), y: (total * warning) / 100, tone: WARN },
+          { label: t("hss.threshold_critical", { percent: critical }), y: (total * critical) / 100, tone: BAD },
+        ]
+      : [];
+  if (last && k.projected_exhaustion)
+    series.push({
+      name: t("hss.chart_projected"),
+      points: [last, [Date.parse(`${k.projected_exhaustion}T00:00:00Z`), 0]],
+      dashed: true,
+      color: 1,
+    });
+  return (
+    <LineChart
+      testId="hss-chart"
+      exportName={`hss-${k.label}`}
+      lines={18}
+      spec={{
+        title: t("hss.chart_title", { label: k.label }),
+        x: { label: t("hss.chart_x"), time: true, format: (v) => fmt.date(v) },
+        y: { label: t("hss.chart_y"), format: (v) => fmt.number(v) },
+        series,
+        thresholds,
+      }}
+    />
+  );
+}
+
 export function HssView() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { auditTick } = useAudit();
   const { settings } = useSettings();
   const navigate = useNavigate();
@@ -16,40 +65,38 @@ export function HssView() {
   useEffect(() => {
     void loadKeys();
   }, [loadKeys, auditTick]);
+  const warning = settings?.hss_warning_percent ?? 10;
+  const critical = settings?.hss_critical_percent ?? 1;
   return (
     <div className="view">
       <header className="view-header">
-        <h1>HSS keys</h1>
+        <h1>{t("hss.title")}</h1>
       </header>
-      <p className="muted">
-        Stateful hash-based keys sign a fixed number of times. An HSS key cannot be backed up or cloned (a copy would reuse one-time keys),
-        key generation time grows steeply with tree height (H15 ≈ 90 s, H20 hours), and every signature uses one up for good. Warning below{" "}
-        {settings?.hss_warning_percent ?? 10} % left, critical below {settings?.hss_critical_percent ?? 1} % (Settings).
-      </p>
+      <p className="muted">{t("hss.intro", { warning, critical })}</p>
       {error && <ErrorBox error={error} />}
       {keys
         ?.filter((k) => k.mismatch)
         .map((k) => (
           <div className="error-box" role="alert" key={`m-${k.id_hex}`} data-testid="hss-mismatch">
-            <strong>{k.label}: the token's counter and the audit trail disagree.</strong>
-            <p>{k.mismatch}</p>
+            <strong>{t("hss.mismatch", { label: k.label })}</strong>
+            <p>{k.mismatch_text ? textOf(k.mismatch_text) : k.mismatch}</p>
           </div>
         ))}
       {keys && keys.length === 0 ? (
-        <EmptyState title="No HSS keys" action={<button onClick={() => navigate("keys")}>Go to Keys</button>}>
-          Log in to a partition to see its private keys, or generate an HSS key in Keys → Generate.
+        <EmptyState title={t("hss.none")} action={<button onClick={() => navigate("keys")}>{t("hss.go_to_keys")}</button>}>
+          {t("hss.none_text")}
         </EmptyState>
       ) : (
         <table className="table" data-testid="hss-table">
           <thead>
             <tr>
-              <th>Key</th>
-              <th>Levels</th>
-              <th>Left</th>
-              <th>Used</th>
-              <th>Per day (7 / 30 / 90 d)</th>
-              <th>Runs out</th>
-              <th>Status</th>
+              <th>{t("hss.col_key")}</th>
+              <th>{t("hss.col_levels")}</th>
+              <th>{t("hss.col_left")}</th>
+              <th>{t("hss.col_used")}</th>
+              <th>{t("hss.col_per_day")}</th>
+              <th>{t("hss.col_runs_out")}</th>
+              <th>{t("hss.col_status")}</th>
             </tr>
           </thead>
           <tbody>
@@ -57,14 +104,15 @@ export function HssView() {
               <tr key={`${k.partition_id}-${k.id_hex}`} data-testid="hss-row" data-label={k.label}>
                 <td>
                   <strong>{k.label}</strong>
-                  <div className="muted small">
-                    {k.partition_label} · id {k.id_hex}
-                  </div>
+                  <div className="muted small">{t("hss.key_where", { partition: k.partition_label, id: k.id_hex })}</div>
                 </td>
                 <td>{k.algorithm}</td>
                 <td>
-                  {k.remaining?.toLocaleString() ?? "?"} of {BigInt(k.capacity || "0").toLocaleString()}
-                  {k.audit_expected_remaining !== null && !k.mismatch && <div className="muted small">matches the audit trail</div>}
+                  {t("hss.left_of", {
+                    left: k.remaining === null ? "?" : fmt.number(k.remaining),
+                    total: fmt.number(BigInt(k.capacity || "0")),
+                  })}
+                  {k.audit_expected_remaining !== null && !k.mismatch && <div className="muted small">{t("hss.matches_trail")}</div>}
                 </td>
                 <td>
                   <div
@@ -73,25 +121,33 @@ export function HssView() {
                     aria-valuemin={0}
                     aria-valuemax={100}
                     aria-valuenow={Math.round(k.used_percent)}
-                    aria-label={`${k.label} used`}
+                    aria-label={t("hss.used_label", { label: k.label })}
                   >
                     <div className={`gauge-fill gauge-${TONE[k.status] ?? "ok"}`} style={{ width: `${Math.min(100, k.used_percent)}%` }} />
                   </div>
-                  <span className="small">{k.used_percent.toFixed(1)} %</span>
+                  <span className="small">{fmt.percent(k.used_percent)}</span>
                 </td>
                 <td>
-                  {k.per_day_7.toFixed(2)} / {k.per_day_30.toFixed(2)} / {k.per_day_90.toFixed(2)}
+                  {fmt.number(k.per_day_7, 2)} / {fmt.number(k.per_day_30, 2)} / {fmt.number(k.per_day_90, 2)}
                 </td>
-                <td>{k.projected_exhaustion ?? <span className="muted">no signatures yet</span>}</td>
+                <td>{k.projected_exhaustion ?? <span className="muted">{t("hss.no_signatures_yet")}</span>}</td>
                 <td>
-                  <Badge tone={TONE[k.status] ?? "ok"}>{k.status}</Badge>
-                  {k.mismatch && <Badge tone="bad">counter mismatch</Badge>}
+                  <Badge tone={TONE[k.status] ?? "ok"}>{t(`hss.status_${k.status}`)}</Badge>
+                  {k.mismatch && <Badge tone="bad">{t("hss.counter_mismatch")}</Badge>}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {(keys ?? [])
+        .filter((k) => k.history.length > 0)
+        .map((k) => (
+          <section className="card chart" key={`c-${k.partition_id}-${k.id_hex}`}>
+            <KeyChart k={k} warning={warning} critical={critical} />
+          </section>
+        ))}
+      <UsageLimitedKeys />
     </div>
   );
 }

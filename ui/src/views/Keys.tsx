@@ -2,8 +2,10 @@
 // every attribute decoded, public-key export, generation and deletion.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
+import i18n, { formatter } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -13,6 +15,8 @@ import { GenerateDialog } from "./GenerateDialog";
 import { AttributesDialog } from "./Attributes";
 import { Kcv, WrapDialog } from "./Backup";
 import { CertificatePane, ImportDialog, UriPane } from "./Objects";
+import { KeyFormats } from "./KeyFormats";
+import { UsageLine } from "./Usage";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
@@ -23,7 +27,21 @@ function classLabel(c: string) {
   return c.toLowerCase().replace(/_/g, " ");
 }
 
+/// A row's flags: token or session, sensitive, non-extractable, HSS signatures left.
+function flags(k: ObjectSummary): string {
+  const t = i18n.t;
+  return [
+    k.token ? t("keys.flag_token") : t("keys.flag_session"),
+    k.sensitive ? t("keys.flag_sensitive") : null,
+    k.extractable === false ? t("keys.flag_non_extractable") : null,
+    k.hss_keys_remaining !== null ? t("keys.flag_left", { n: formatter().number(k.hss_keys_remaining) }) : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+}
+
 function AttrValue({ a }: { a: AttributeView }) {
+  const { t } = useTranslation();
   if (a.status !== "value") return <span className="muted">({a.status})</span>;
   const v = a.value ?? "";
   switch (a.display) {
@@ -31,10 +49,10 @@ function AttrValue({ a }: { a: AttributeView }) {
       return <Badge tone={v === "true" ? "ok" : "neutral"}>{v}</Badge>;
     case "hex":
       return v === "" ? (
-        <span className="muted">(empty)</span>
+        <span className="muted">{t("keys.empty_value")}</span>
       ) : (
         <code className="hex" title={v}>
-          {v.length > 96 ? `${v.slice(0, 96)}… (${v.length / 2} bytes)` : v}
+          {v.length > 96 ? `${v.slice(0, 96)}… (${t("generate.bytes", { bytes: v.length / 2 })})` : v}
         </code>
       );
     case "name":
@@ -45,6 +63,7 @@ function AttrValue({ a }: { a: AttributeView }) {
 }
 
 function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const [importing, setImporting] = useState(false);
   const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
@@ -60,41 +79,33 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
       : (await api.issueCertificate(partitionId, details.summary.handle, subject, days)).pem,
   );
   return (
-    <Dialog title={`Certificate for ${details.summary.label}`} onClose={onClose} wide>
-      <Field label="Subject" hint="A distinguished name, e.g. CN=Release signing,O=Example">
-        <input type="text" value={subject} onChange={(e) => setSubject(e.target.value)} aria-label="Subject" />
+    <Dialog title={t("keys.cert_title", { label: details.summary.label })} onClose={onClose} wide>
+      <Field label={t("keys.subject")} hint={t("keys.subject_hint")}>
+        <input type="text" value={subject} onChange={(e) => setSubject(e.target.value)} aria-label={t("keys.subject")} />
       </Field>
-      <Field label="Valid for (days)">
-        <input type="number" min={1} value={days} onChange={(e) => setDays(Number(e.target.value))} aria-label="Days" />
+      <Field label={t("keys.valid_days")}>
+        <input type="number" min={1} value={days} onChange={(e) => setDays(Number(e.target.value))} aria-label={t("keys.days")} />
       </Field>
-      <p className="muted small">
-        The HSM key signs the certificate or request{details.summary.algorithm.startsWith("HSS") ? " (one HSS signature)" : ""}. An issued
-        certificate is kept on the token next to the key; CMS signatures carry it.
-      </p>
+      <p className="muted small">{details.summary.algorithm.startsWith("HSS") ? t("keys.cert_note_hss") : t("keys.cert_note")}</p>
       <div className="button-row">
         <button className="primary" onClick={() => void run(false)} disabled={busy}>
-          Issue self-signed certificate
+          {t("keys.issue_cert")}
         </button>
         <button onClick={() => void run(true)} disabled={busy}>
-          Create CSR
+          {t("keys.create_csr")}
         </button>
         <button onClick={() => setImporting(true)} data-testid="import-issued">
-          Import the issued certificate…
+          {t("keys.import_issued")}
         </button>
       </div>
       {importing && (
         <ImportDialog
           partitionId={partitionId}
-          title={`The certificate a CA issued for ${details.summary.label}`}
+          title={t("keys.import_issued_title", { label: details.summary.label })}
           onClose={() => setImporting(false)}
           onImported={(r) => {
             const mine = r.objects.find((o) => o.id_hex === details.summary.id_hex);
-            toast(
-              mine ? "ok" : "info",
-              mine
-                ? "Imported: CMS signatures now carry this certificate and its chain."
-                : "Imported, but it is not this key's certificate.",
-            );
+            toast(mine ? "ok" : "info", mine ? t("keys.imported_own_cert") : t("keys.imported_other_cert"));
           }}
         />
       )}
@@ -105,28 +116,27 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
 }
 
 function PublicKeyExport({ partitionId, details }: { partitionId: string; details: KeyDetails }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const handle = details.summary.handle;
   const [cert, setCert] = useState(false);
   const { run: show, data: pem } = useCommand(async () => (await api.exportPublicKey(partitionId, handle, "pem")).text, {
-    errorToast: "Export failed",
+    errorToast: t("common.export_failed"),
   });
   const { run: save } = useCommand(
     async (format: PublicKeyFormat) => {
       const base = (details.summary.label || details.summary.id_hex || "key").replace(/[^A-Za-z0-9._-]/g, "_");
       const p = await api.savePublicKey(partitionId, handle, format, `${base}.pub.${format}`);
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
   const pk = details.public_key;
   if (!pk) return null;
   return (
     <section className="pubkey">
-      <h4>Public key</h4>
-      <p>
-        {pk.algorithm} · {pk.raw_len} bytes
-      </p>
+      <h4>{t("generate.public_key")}</h4>
+      <p>{`${pk.algorithm} · ${t("generate.bytes", { bytes: pk.raw_len })}`}</p>
       <p>
         <code className="fingerprint" data-testid="fingerprint">
           {pk.fingerprint}
@@ -134,20 +144,22 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
       </p>
       <div className="button-row">
         <button onClick={() => void show()} data-testid="export-pem">
-          Show PEM
+          {t("keys.show_pem")}
         </button>
-        <button onClick={() => void save("pem")}>Save PEM…</button>
-        <button onClick={() => void save("der")}>Save DER…</button>
-        <button onClick={() => void save("raw")}>Save raw…</button>
+        <button onClick={() => void save("pem")}>{t("keys.save_pem")}</button>
+        <button onClick={() => void save("der")}>{t("keys.save_der")}</button>
+        <button onClick={() => void save("raw")}>{t("keys.save_raw")}</button>
         {details.summary.class === "PRIVATE_KEY" && details.summary.capabilities.sign && (
-          <button onClick={() => setCert(true)}>Certificate…</button>
+          <button onClick={() => setCert(true)}>{t("keys.certificate")}</button>
         )}
       </div>
       {cert && <CertificateDialog partitionId={partitionId} details={details} onClose={() => setCert(false)} />}
       {pem && (
         <>
-          <textarea className="pem" readOnly value={pem} rows={8} data-testid="pem-text" aria-label="Public key (PEM)" />
-          <button onClick={() => void navigator.clipboard?.writeText(pem).then(() => toast("ok", "Copied."))}>Copy</button>
+          <textarea className="pem" readOnly value={pem} rows={8} data-testid="pem-text" aria-label={t("keys.pem_label")} />
+          <button onClick={() => void navigator.clipboard?.writeText(pem).then(() => toast("ok", t("keys.copied")))}>
+            {t("keys.copy")}
+          </button>
         </>
       )}
     </section>
@@ -155,6 +167,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
 }
 
 function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; handle: number; onChanged: () => void }) {
+  const { t } = useTranslation();
   const { showAudit } = useJumps();
   const toast = useToast();
   const { partition } = usePartition();
@@ -162,24 +175,29 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
   const [editing, setEditing] = useState(false);
   const [wrapping, setWrapping] = useState(false);
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
+  const isLuna = usePartition().partition?.luna != null;
   // Remounted (key) for every key shown, so no state to reset here.
   useEffect(() => {
     void loadDetails(partitionId, handle);
   }, [loadDetails, partitionId, handle]);
   if (error) return <ErrorBox error={error} />;
-  if (!d) return <p className="muted">Reading attributes…</p>;
+  if (!d) return <p className="muted">{t("keys.reading_attributes")}</p>;
   return (
     <div className="details" data-testid="key-details">
-      <h3>{d.summary.label || <span className="muted">(no label)</span>}</h3>
+      <h3>{d.summary.label || <span className="muted">{t("connections.no_label")}</span>}</h3>
       <p className="muted">
-        {classLabel(d.summary.class)} · {d.summary.algorithm || d.summary.key_type} · handle {d.summary.handle}
+        {t("keys.detail_line", {
+          class: classLabel(d.summary.class),
+          algorithm: d.summary.algorithm || d.summary.key_type,
+          handle: d.summary.handle,
+        })}
       </p>
       {d.summary.duplicate_label && (
         <ErrorBox
           error={{
             code: "INVALID_INPUT",
-            message: "Another object of this class has the same label.",
-            details: "Labels are not unique in PKCS#11; scripts should select this key by id:" + d.summary.id_hex,
+            message: t("keys.duplicate_label"),
+            details: t("keys.duplicate_label_details", { id: d.summary.id_hex }),
             suggestion: null,
             pkcs11: null,
           }}
@@ -187,7 +205,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
       )}
       {d.summary.id_hex && (
         <button onClick={() => showAudit(d.summary.id_hex)} data-testid="key-audit-records">
-          Audit records of this key
+          {t("keys.audit_records")}
         </button>
       )}
       <button
@@ -196,7 +214,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
         title={canEdit?.allowed ? undefined : (canEdit?.reason ?? undefined)}
         data-testid="edit-attributes"
       >
-        Edit attributes…
+        {t("keys.edit_attributes")}
       </button>
       {editing && (
         <AttributesDialog
@@ -204,7 +222,12 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
           handle={handle}
           onClose={() => setEditing(false)}
           onChanged={(r) => {
-            toast("ok", `Changed ${r.changed.join(", ")}${r.moved.length ? `; moved ${r.moved.join(", ")}` : ""}.`);
+            toast(
+              "ok",
+              r.moved.length
+                ? t("keys.attributes_changed_moved", { changed: r.changed.join(", "), moved: r.moved.join(", ") })
+                : t("keys.attributes_changed", { changed: r.changed.join(", ") }),
+            );
             void loadDetails(partitionId, handle);
             onChanged();
           }}
@@ -212,7 +235,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
       )}
       {(d.summary.class === "SECRET_KEY" || d.summary.class === "PRIVATE_KEY") && (
         <button onClick={() => setWrapping(true)} data-testid="wrap-key">
-          Wrap…
+          {t("keys.wrap")}
         </button>
       )}
       {wrapping && <WrapDialog partitionId={partitionId} details={d} onClose={() => setWrapping(false)} />}
@@ -220,6 +243,8 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
       <UriPane partitionId={partitionId} handle={d.summary.handle} />
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
+      {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
+      {isLuna && <UsageLine partitionId={partitionId} summary={d.summary} onChanged={() => void loadDetails(partitionId, handle)} />}
       <table className="table compact attrs">
         <tbody>
           {d.attributes.map((a) => (
@@ -239,6 +264,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
 }
 
 export function KeysView() {
+  const { t } = useTranslation();
   const { partitionId, partition } = usePartition();
   const { auditTick } = useAudit();
   const { keySearch } = useJumps();
@@ -318,7 +344,7 @@ export function KeysView() {
   const canImport = permission(partition, "import_objects");
   const askDelete = () => {
     if (canDelete?.allowed === false) {
-      toast("info", canDelete.reason ?? "This role may not delete objects.");
+      toast("info", canDelete.reason ?? t("keys.role_may_not_delete"));
       return;
     }
     const handles = checked.size > 0 ? Array.from(checked) : active !== null ? [active] : [];
@@ -329,9 +355,12 @@ export function KeysView() {
   if (!partitionId) {
     return (
       <div className="view">
-        <h1>Keys</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
-          Open a token from the Connections view to see its keys.
+        <h1>{t("nav.keys")}</h1>
+        <EmptyState
+          title={t("common.no_partition_selected")}
+          action={<button onClick={() => navigate("connections")}>{t("common.go_to_connections")}</button>}
+        >
+          {t("keys.open_a_token")}
         </EmptyState>
       </div>
     );
@@ -340,38 +369,39 @@ export function KeysView() {
     <div className="view keys-view">
       <header className="view-header">
         <h1>
-          Keys {keys && <span className="muted">({shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`})</span>}
+          {t("nav.keys")}{" "}
+          {keys && (
+            <span className="muted">
+              {shown.length === keys.length ? `(${keys.length})` : t("partition.shown_of", { shown: shown.length, total: keys.length })}
+            </span>
+          )}
         </h1>
         <div className="button-row">
-          <button onClick={() => void load()}>Refresh</button>
+          <button onClick={() => void load()}>{t("overview.refresh")}</button>
           <button
             onClick={askDelete}
             disabled={(checked.size === 0 && active === null) || canDelete?.allowed === false}
             title={canDelete?.allowed === false ? (canDelete.reason ?? undefined) : undefined}
             data-testid="delete-keys"
           >
-            Delete{checked.size > 0 ? ` (${checked.size})` : ""}…
+            {checked.size > 0 ? t("keys.delete_n", { n: checked.size }) : t("keys.delete")}
           </button>
           <button
             onClick={() => setImporting(true)}
             disabled={!canImport?.allowed}
-            title={
-              canImport?.allowed
-                ? "Import a certificate, public key or data object"
-                : (canImport?.reason ?? "Log in as the partition's user first")
-            }
+            title={canImport?.allowed ? t("keys.import_title") : (canImport?.reason ?? t("keys.log_in_first"))}
             data-testid="import-objects"
           >
-            Import…
+            {t("keys.import")}
           </button>
           <button
             className="primary"
             onClick={() => setGen(true)}
             disabled={!canGenerate?.allowed}
-            title={canGenerate?.allowed ? "Generate a key" : (canGenerate?.reason ?? "Log in as the partition's user first")}
+            title={canGenerate?.allowed ? t("generate.title") : (canGenerate?.reason ?? t("keys.log_in_first"))}
             data-testid="generate-key"
           >
-            Generate key…
+            {t("keys.generate")}
           </button>
         </div>
       </header>
@@ -380,73 +410,65 @@ export function KeysView() {
           {canGenerate.reason}
         </div>
       )}
-      {!loggedIn && (
-        <div className="notice">
-          Not logged in as the user: only public objects are visible. Log in from Connections to see and manage private keys.
-        </div>
-      )}
+      {!loggedIn && <div className="notice">{t("keys.public_only")}</div>}
       <div className="filters">
         <input
           type="search"
-          placeholder="Search label, ID or parameter set"
+          placeholder={t("keys.search_placeholder")}
           value={q}
           onChange={(e) => setQ(e.target.value)}
-          aria-label="Search keys"
+          aria-label={t("keys.search_label")}
           data-testid="key-search"
         />
-        <select value={cls} onChange={(e) => setCls(e.target.value)} aria-label="Class">
-          <option value="">All classes</option>
+        <select value={cls} onChange={(e) => setCls(e.target.value)} aria-label={t("keys.class")}>
+          <option value="">{t("keys.all_classes")}</option>
           {classes.map((c) => (
             <option key={c} value={c}>
               {classLabel(c)}
             </option>
           ))}
         </select>
-        <select value={alg} onChange={(e) => setAlg(e.target.value)} aria-label="Algorithm">
-          <option value="">All algorithms</option>
+        <select value={alg} onChange={(e) => setAlg(e.target.value)} aria-label={t("audit.col_algorithm")}>
+          <option value="">{t("keys.all_algorithms")}</option>
           {algorithms.map((a) => (
             <option key={a} value={a}>
               {a}
             </option>
           ))}
         </select>
-        <select value={cap} onChange={(e) => setCap(e.target.value as Cap | "")} aria-label="Capability">
-          <option value="">Any capability</option>
+        <select value={cap} onChange={(e) => setCap(e.target.value as Cap | "")} aria-label={t("keys.capability")}>
+          <option value="">{t("keys.any_capability")}</option>
           {CAPS.map((c) => (
             <option key={c} value={c}>
-              can {c}
+              {t(`keys.can_${c}`)}
             </option>
           ))}
         </select>
       </div>
-      {error && <ErrorBox error={error} title="The keys could not be listed" />}
+      {error && <ErrorBox error={error} title={t("keys.unlisted")} />}
       <div className="split">
         <div
           className="key-table"
           role="grid"
-          aria-label="Keys"
+          aria-label={t("nav.keys")}
           aria-rowcount={shown.length}
           tabIndex={0}
           onKeyDown={onKeyDown}
           data-testid="key-table"
         >
           <div className="key-row key-head" role="row">
-            <span role="columnheader" aria-label="Selected" />
-            <span role="columnheader">Label</span>
-            <span role="columnheader">Class</span>
-            <span role="columnheader">Algorithm</span>
+            <span role="columnheader" aria-label={t("keys.selected")} />
+            <span role="columnheader">{t("generate.label")}</span>
+            <span role="columnheader">{t("keys.class")}</span>
+            <span role="columnheader">{t("audit.col_algorithm")}</span>
             <span role="columnheader">ID</span>
-            <span role="columnheader">Flags</span>
+            <span role="columnheader">{t("partition.col_flags")}</span>
           </div>
           {keys === null && !error ? (
-            <p className="muted pad">Reading objects…</p>
+            <p className="muted pad">{t("keys.reading_objects")}</p>
           ) : shown.length === 0 ? (
-            <EmptyState title={keys && keys.length > 0 ? "No key matches the filters" : "No objects on this partition"}>
-              {keys && keys.length > 0
-                ? "Clear the search or filters."
-                : loggedIn
-                  ? "Generate the first key with “Generate key…”."
-                  : "Log in to see private objects."}
+            <EmptyState title={keys && keys.length > 0 ? t("keys.no_match") : t("keys.no_objects")}>
+              {keys && keys.length > 0 ? t("keys.clear_filters") : loggedIn ? t("keys.generate_first") : t("keys.log_in_private")}
             </EmptyState>
           ) : (
             <div className="key-scroll" ref={parentRef}>
@@ -471,15 +493,15 @@ export function KeysView() {
                           checked={checked.has(k.handle)}
                           onChange={() => toggle(k.handle)}
                           onClick={(e) => e.stopPropagation()}
-                          aria-label={`Select ${k.label}`}
+                          aria-label={t("keys.select", { label: k.label })}
                           tabIndex={-1}
                         />
                       </span>
                       <span role="gridcell" className="ellipsis" title={k.label}>
-                        {k.label || <span className="muted">(no label)</span>}
+                        {k.label || <span className="muted">{t("connections.no_label")}</span>}
                         {k.duplicate_label && (
-                          <Badge tone="warn" title="Another object of this class has the same label">
-                            duplicate
+                          <Badge tone="warn" title={t("keys.duplicate_label")}>
+                            {t("keys.duplicate")}
                           </Badge>
                         )}
                       </span>
@@ -489,10 +511,7 @@ export function KeysView() {
                         {k.id_hex}
                       </span>
                       <span role="gridcell" className="flags">
-                        {k.token ? "token" : "session"}
-                        {k.sensitive ? " · sensitive" : ""}
-                        {k.extractable === false ? " · non-extractable" : ""}
-                        {k.hss_keys_remaining !== null ? ` · ${k.hss_keys_remaining.toLocaleString()} left` : ""}
+                        {flags(k)}
                       </span>
                     </div>
                   );
@@ -510,17 +529,17 @@ export function KeysView() {
               onChanged={() => void load()}
             />
           ) : (
-            <p className="muted pad">Select a key to see all its attributes.</p>
+            <p className="muted pad">{t("keys.select_one")}</p>
           )}
         </aside>
       </div>
       {importing && (
         <ImportDialog
           partitionId={partitionId}
-          title="Import a certificate, public key or data object"
+          title={t("keys.import_title")}
           onClose={() => setImporting(false)}
           onImported={(r) => {
-            toast("ok", `Imported ${r.objects.length} object${r.objects.length === 1 ? "" : "s"}.`);
+            toast("ok", t("keys.imported", { count: r.objects.length }));
             void load();
           }}
         />
@@ -530,7 +549,7 @@ export function KeysView() {
           partitionId={partitionId}
           onClose={() => setGen(false)}
           onDone={(label) => {
-            toast("ok", `Generated ${label}.`);
+            toast("ok", t("keys.generated", { label }));
             void load();
           }}
         />
@@ -541,7 +560,7 @@ export function KeysView() {
           objects={del}
           onClose={() => setDel(null)}
           onDone={(n) => {
-            toast("ok", `Deleted ${n} object${n === 1 ? "" : "s"}.`);
+            toast("ok", t("keys.deleted", { count: n }));
             setChecked(new Set());
             setActive(null);
             void load();

@@ -2,11 +2,18 @@
 // public key, or any file as a data object) and the certificate pane in the Keys view
 // (subject, issuer, validity, usages, fingerprints, chain; export as PEM/DER).
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { ImportResult, ObjectFormat } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { objectClassName } from "./Credentials";
+
+/// An imported object's kind (`certificate`, `public_key`, `data`) in words.
+function kindName(kind: string): string {
+  return objectClassName(kind === "data" ? "DATA" : kind.toUpperCase());
+}
 
 export function ImportDialog({
   partitionId,
@@ -19,6 +26,7 @@ export function ImportDialog({
   onClose: () => void;
   onImported: (r: ImportResult) => void;
 }) {
+  const { t } = useTranslation();
   const [path, setPath] = useState("");
   const [label, setLabel] = useState("");
   const [id, setId] = useState("");
@@ -26,10 +34,10 @@ export function ImportDialog({
   const [application, setApplication] = useState("");
   const { run: pick } = useCommand(
     async () => {
-      const [p] = await api.pickFiles("Choose the file to import", false);
+      const [p] = await api.pickFiles(t("objects.choose_file"), false);
       if (p) setPath(p);
     },
-    { errorToast: "The file dialog failed" },
+    { errorToast: t("objects.file_dialog_failed") },
   );
   const {
     run: doImport,
@@ -49,47 +57,54 @@ export function ImportDialog({
   });
   return (
     <Dialog title={title} onClose={onClose} wide>
-      <Field
-        label="File"
-        hint="A certificate (PEM, DER, a PEM chain leaf first, .p7b) or a public key (SPKI PEM/DER). Private keys are never imported."
-      >
+      <Field label={t("objects.file")} hint={t("objects.file_hint")}>
         <div className="button-row">
-          <input type="text" value={path} onChange={(e) => setPath(e.target.value)} aria-label="File path" data-testid="import-path" />
-          <button onClick={() => void pick()}>Choose…</button>
+          <input
+            type="text"
+            value={path}
+            onChange={(e) => setPath(e.target.value)}
+            aria-label={t("objects.file_path")}
+            data-testid="import-path"
+          />
+          <button onClick={() => void pick()}>{t("backup.choose")}</button>
         </div>
       </Field>
-      <Field label="Label" hint="Empty: the key's label for its certificate, else the certificate's CN or the file name">
-        <input type="text" value={label} onChange={(e) => setLabel(e.target.value)} aria-label="Label" />
+      <Field label={t("attributes.label")} hint={t("objects.label_hint")}>
+        <input type="text" value={label} onChange={(e) => setLabel(e.target.value)} aria-label={t("attributes.label")} />
       </Field>
-      <Field label="ID (hex)" hint="Empty: the key's CKA_ID for its certificate">
-        <input type="text" value={id} onChange={(e) => setId(e.target.value)} aria-label="ID" />
+      <Field label={t("attributes.id_hex")} hint={t("objects.id_hint")}>
+        <input type="text" value={id} onChange={(e) => setId(e.target.value)} aria-label={t("objects.id")} />
       </Field>
       <label className="checkbox">
-        <input type="checkbox" checked={data} onChange={(e) => setData(e.target.checked)} /> Import the file as a data object (CKO_DATA)
+        <input type="checkbox" checked={data} onChange={(e) => setData(e.target.checked)} /> {t("objects.as_data")}
       </label>
       {data && (
-        <Field label="Application">
-          <input type="text" value={application} onChange={(e) => setApplication(e.target.value)} aria-label="Application" />
+        <Field label={t("objects.application")}>
+          <input type="text" value={application} onChange={(e) => setApplication(e.target.value)} aria-label={t("objects.application")} />
         </Field>
       )}
       <div className="button-row">
         <button className="primary" onClick={() => void doImport()} disabled={loading || !path.trim()} data-testid="import-run">
-          Import
+          {t("objects.import")}
         </button>
-        <button onClick={onClose}>Close</button>
+        <button onClick={onClose}>{t("common.close")}</button>
       </div>
       {error && <ErrorBox error={error} />}
       {result && (
         <ul data-testid="import-result">
           {result.objects.map((o) => (
             <li key={o.handle}>
-              {o.certificate ? (o.authority ? "CA certificate " : "Certificate ") + o.certificate.subject : o.kind.replace("_", " ")} as “
-              {o.label}” id:
-              {o.id_hex}
+              {t("objects.imported_as", {
+                what: o.certificate
+                  ? t(o.authority ? "objects.ca_certificate_subject" : "objects.certificate_subject", { subject: o.certificate.subject })
+                  : kindName(o.kind),
+                label: o.label,
+                id: o.id_hex,
+              })}
               {o.key_label
-                ? ` — the certificate of key “${o.key_label}”`
+                ? t("objects.suffix_cert_of_key", { label: o.key_label })
                 : o.certificate && !o.authority
-                  ? " — matches no key on this token"
+                  ? t("objects.suffix_no_key")
                   : ""}
             </li>
           ))}
@@ -100,6 +115,7 @@ export function ImportDialog({
 }
 
 export function CertificatePane({ partitionId, handle, label }: { partitionId: string; handle: number; label: string }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const { run: load, data: c, error } = useCommand(api.certificateDetails);
   useEffect(() => {
@@ -109,50 +125,50 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
     async (format: ObjectFormat) => {
       const base = (label || "certificate").replace(/[^A-Za-z0-9._-]/g, "_");
       const p = await api.saveObject(partitionId, handle, format, `${base}.${format === "pem" ? "pem" : "der"}`);
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
   if (error) return <ErrorBox error={error} />;
-  if (!c) return <p className="muted">Reading the certificate…</p>;
+  if (!c) return <p className="muted">{t("objects.reading_certificate")}</p>;
   const i = c.info;
   return (
     <section className="certificate" data-testid="certificate-details">
-      <h4>Certificate</h4>
+      <h4>{t("objects.certificate")}</h4>
       <table className="table compact">
         <tbody>
           <tr>
-            <th scope="row">Subject</th>
+            <th scope="row">{t("objects.subject")}</th>
             <td>{i.subject}</td>
           </tr>
           <tr>
-            <th scope="row">Issuer</th>
+            <th scope="row">{t("objects.issuer")}</th>
             <td>{i.issuer}</td>
           </tr>
           <tr>
-            <th scope="row">Serial</th>
+            <th scope="row">{t("objects.serial")}</th>
             <td>
               <code>{i.serial}</code>
             </td>
           </tr>
           <tr>
-            <th scope="row">Valid</th>
+            <th scope="row">{t("objects.valid")}</th>
             <td data-testid="cert-validity">
-              {i.not_before} – {i.not_after}{" "}
+              {t("objects.validity_range", { from: i.not_before, to: i.not_after })}{" "}
               {i.expired ? (
-                <Badge tone="bad">expired</Badge>
+                <Badge tone="bad">{t("objects.expired")}</Badge>
               ) : (
-                <Badge tone={i.days_left < 30 ? "warn" : "ok"}>expires in {i.days_left} days</Badge>
+                <Badge tone={i.days_left < 30 ? "warn" : "ok"}>{t("objects.expires_in", { count: i.days_left })}</Badge>
               )}
             </td>
           </tr>
           <tr>
-            <th scope="row">Key usage</th>
-            <td>{i.key_usage.join(", ") || <span className="muted">(not restricted)</span>}</td>
+            <th scope="row">{t("objects.key_usage")}</th>
+            <td>{i.key_usage.join(", ") || <span className="muted">{t("objects.not_restricted")}</span>}</td>
           </tr>
           <tr>
-            <th scope="row">Extended key usage</th>
-            <td>{i.extended_key_usage.join(", ") || <span className="muted">(not restricted)</span>}</td>
+            <th scope="row">{t("objects.extended_key_usage")}</th>
+            <td>{i.extended_key_usage.join(", ") || <span className="muted">{t("objects.not_restricted")}</span>}</td>
           </tr>
           <tr>
             <th scope="row">SHA-256</th>
@@ -161,14 +177,20 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
             </td>
           </tr>
           <tr>
-            <th scope="row">Key</th>
-            <td>{c.key_label ? `the certificate of “${c.key_label}”` : i.is_ca ? "a CA certificate" : "matches no key on this token"}</td>
+            <th scope="row">{t("objects.key")}</th>
+            <td>
+              {c.key_label
+                ? t("objects.cert_of", { label: c.key_label })
+                : i.is_ca
+                  ? t("objects.a_ca_certificate")
+                  : t("objects.matches_no_key")}
+            </td>
           </tr>
           <tr>
-            <th scope="row">Chain</th>
+            <th scope="row">{t("objects.chain")}</th>
             <td data-testid="cert-chain">
-              {c.chain.length ? c.chain.join(" → ") : <span className="muted">(no issuer on the token)</span>}
-              {!c.chain_complete && <span className="muted"> · the root is not on the token</span>}
+              {c.chain.length ? c.chain.join(" → ") : <span className="muted">{t("objects.no_issuer")}</span>}
+              {!c.chain_complete && <span className="muted"> · {t("objects.root_missing")}</span>}
             </td>
           </tr>
         </tbody>
@@ -179,8 +201,8 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
         </div>
       ))}
       <div className="button-row">
-        <button onClick={() => void save("pem")}>Export PEM…</button>
-        <button onClick={() => void save("der")}>Export DER…</button>
+        <button onClick={() => void save("pem")}>{t("objects.export_pem")}</button>
+        <button onClick={() => void save("der")}>{t("objects.export_der")}</button>
       </div>
     </section>
   );
@@ -188,6 +210,7 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
 
 /// The object's PKCS#11 URI with Copy, and for a private key "Use this key from…".
 export function UriPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const { run: load, data: u, error } = useCommand(api.objectUri);
   useEffect(() => {
@@ -195,33 +218,33 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
   }, [load, partitionId, handle]);
   const copy = (text: string) =>
     void navigator.clipboard?.writeText(text).then(
-      () => toast("ok", "Copied."),
-      () => toast("error", "The clipboard refused."),
+      () => toast("ok", t("objects.copied")),
+      () => toast("error", t("objects.clipboard_refused")),
     );
   if (error) return <ErrorBox error={error} />;
   if (!u) return null;
   return (
     <section className="uri" data-testid="uri-pane">
-      <h4>PKCS#11 URI</h4>
+      <h4>{t("objects.uri_heading")}</h4>
       <p>
         <code className="hex" data-testid="object-uri">
           {u.uri}
         </code>{" "}
         <button onClick={() => copy(u.uri)} data-testid="copy-uri">
-          Copy
+          {t("objects.copy")}
         </button>
       </p>
       <p className="muted small">
-        Token: <code>{u.token_uri}</code> <button onClick={() => copy(u.token_uri)}>Copy</button>
+        {t("objects.token")} <code>{u.token_uri}</code> <button onClick={() => copy(u.token_uri)}>{t("objects.copy")}</button>
       </p>
       {u.commands.length > 0 && (
         <details data-testid="use-key-from">
-          <summary>Use this key from…</summary>
+          <summary>{t("objects.use_key_from")}</summary>
           {u.commands.map((c) => (
             <div key={c.tool}>
               <p>
                 <strong>{c.tool}</strong> <span className="muted small">— {c.purpose}</span>{" "}
-                <button onClick={() => copy(c.command)}>Copy</button>
+                <button onClick={() => copy(c.command)}>{t("objects.copy")}</button>
               </p>
               <pre className="pem">{c.command}</pre>
             </div>

@@ -1,11 +1,14 @@
 // One partition: token information, Luna extras, the session pool, the mechanism table.
 import { useEffect, useMemo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { NamedSetting, StorageView } from "../bindings";
-import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
+import { Badge, EmptyState, ErrorBox } from "../components";
+import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
-import { CredentialsCard } from "./Credentials";
+import { CredentialsCard, roleNameText } from "./Credentials";
+import { HaGroupPanel } from "./Ha";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
   return (
@@ -21,15 +24,19 @@ function Info({ rows }: { rows: [string, React.ReactNode][] }) {
 }
 
 function Storage({ s }: { s: StorageView }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const pct = s.total > 0 ? Math.round((s.used / s.total) * 100) : 0;
   return (
     <span>
-      {formatBytes(s.used)} of {formatBytes(s.total)} used ({pct}%){s.object_count !== null ? ` · ${s.object_count} objects` : ""}
+      {t("partition.storage_used", { used: fmt.bytes(s.used), total: fmt.bytes(s.total), pct })}
+      {s.object_count !== null ? ` · ${t("partition.objects", { count: s.object_count })}` : ""}
     </span>
   );
 }
 
 function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
+  const { t } = useTranslation();
   return (
     <section className="card">
       <h3>{title}</h3>
@@ -37,8 +44,8 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
         <thead>
           <tr>
             <th>ID</th>
-            <th>Name</th>
-            <th>Value</th>
+            <th>{t("partition.col_name")}</th>
+            <th>{t("partition.col_value")}</th>
           </tr>
         </thead>
         <tbody>
@@ -46,7 +53,8 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
             <tr key={i.id}>
               <td>{i.id}</td>
               <td>
-                {i.name ?? <span className="muted">(unnamed)</span>} {i.destructive && <Badge tone="warn">destructive</Badge>}
+                {i.name ?? <span className="muted">{t("partition.unnamed")}</span>}{" "}
+                {i.destructive && <Badge tone="warn">{t("partition.destructive")}</Badge>}
               </td>
               <td>{i.value}</td>
             </tr>
@@ -58,6 +66,7 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
 }
 
 function Mechanisms({ partitionId }: { partitionId: string }) {
+  const { t } = useTranslation();
   const toast = useToast();
   const { run: loadList, data: list, error } = useCommand(api.mechanisms);
   const [q, setQ] = useState("");
@@ -76,46 +85,42 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
   const { run: exportCsv } = useCommand(
     async () => {
       const p = await api.saveMechanismsCsv(partitionId);
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
   return (
     <section className="card">
       <header className="card-header">
         <h3>
-          Mechanisms{" "}
-          {list && (
-            <span className="muted">
-              ({shown.length} of {list.length})
-            </span>
-          )}
+          {t("partition.mechanisms")}{" "}
+          {list && <span className="muted">{t("partition.shown_of", { shown: shown.length, total: list.length })}</span>}
         </h3>
         <div className="inline-form">
           <input
             type="search"
-            placeholder="Filter by name, code or flag"
+            placeholder={t("partition.filter_placeholder")}
             value={q}
             onChange={(e) => setQ(e.target.value)}
-            aria-label="Filter mechanisms"
+            aria-label={t("partition.filter_label")}
             data-testid="mechanism-filter"
           />
           <button onClick={() => void exportCsv()} disabled={!list}>
-            Export CSV…
+            {t("audit.export_csv")}
           </button>
         </div>
       </header>
       {error && <ErrorBox error={error} />}
-      {list === null && !error && <p className="muted">Reading the mechanism list…</p>}
+      {list === null && !error && <p className="muted">{t("partition.reading")}</p>}
       {list && (
         <div className="scroll-box">
           <table className="table compact" data-testid="mechanism-table">
             <thead>
               <tr>
-                <th>Code</th>
-                <th>Name</th>
-                <th>Key sizes</th>
-                <th>Flags</th>
+                <th>{t("partition.col_code")}</th>
+                <th>{t("partition.col_name")}</th>
+                <th>{t("partition.col_key_sizes")}</th>
+                <th>{t("partition.col_flags")}</th>
               </tr>
             </thead>
             <tbody>
@@ -124,7 +129,7 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
                   <td>
                     <code>{m.hex}</code>
                   </td>
-                  <td>{m.name ?? <span className="muted">(vendor-defined)</span>}</td>
+                  <td>{m.name ?? <span className="muted">{t("partition.vendor_defined")}</span>}</td>
                   <td>{m.min_key_size === 0 && m.max_key_size === 0 ? "—" : `${m.min_key_size} – ${m.max_key_size}`}</td>
                   <td className="flags">{m.info_error ? <span className="muted">{m.info_error}</span> : m.flags.join(" ")}</td>
                 </tr>
@@ -138,14 +143,18 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
 }
 
 export function PartitionViewPage() {
+  const { t: tr } = useTranslation();
   const { partition: p, partitionId } = usePartition();
   const navigate = useNavigate();
   if (!partitionId || !p) {
     return (
       <div className="view">
-        <h1>Partition</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
-          Open a token from the Connections view.
+        <h1>{tr("nav.partition")}</h1>
+        <EmptyState
+          title={tr("common.no_partition_selected")}
+          action={<button onClick={() => navigate("connections")}>{tr("common.go_to_connections")}</button>}
+        >
+          {tr("partition.open_a_token")}
         </EmptyState>
       </div>
     );
@@ -159,35 +168,46 @@ export function PartitionViewPage() {
       </header>
       <div className="cards">
         <section className="card">
-          <h3>Token</h3>
+          <h3>{tr("stats.token")}</h3>
           <Info
             rows={[
-              ["Serial", t.serial],
-              ["Model", t.model],
-              ["Manufacturer", t.manufacturer],
-              ["Firmware", p.luna?.firmware ? `${p.luna.firmware} (CA_GetFirmwareVersion)` : t.firmware_version],
-              ["Hardware", t.hardware_version],
-              ["Sessions", `${t.session_count ?? "?"} of ${t.max_session_count ?? "unlimited"} (${t.rw_session_count ?? "?"} read-write)`],
-              ["PIN length", `${t.min_pin_len} – ${t.max_pin_len}`],
-              ["Mechanisms", p.mechanism_count],
-              ["Holds audit key", p.holds_audit_key ? <Badge tone="ok">yes</Badge> : "no"],
+              [tr("partition.serial"), t.serial],
+              [tr("partition.model"), t.model],
+              [tr("partition.manufacturer"), t.manufacturer],
+              [tr("stats.firmware"), p.luna?.firmware ? `${p.luna.firmware} (CA_GetFirmwareVersion)` : t.firmware_version],
+              [tr("partition.hardware"), t.hardware_version],
+              [
+                tr("stats.sessions"),
+                tr("stats.sessions_value", {
+                  count: t.session_count ?? 0,
+                  n: t.session_count ?? "?",
+                  max: t.max_session_count ?? tr("stats.unlimited"),
+                  rw: t.rw_session_count ?? "?",
+                }),
+              ],
+              [tr("partition.pin_length"), `${t.min_pin_len} – ${t.max_pin_len}`],
+              [tr("stats.mechanisms"), p.mechanism_count],
+              [tr("partition.holds_audit_key"), p.holds_audit_key ? <Badge tone="ok">{tr("common.yes")}</Badge> : tr("common.no")],
             ]}
           />
         </section>
         <section className="card">
-          <h3>Session pool</h3>
+          <h3>{tr("partition.pool")}</h3>
           <Info
             rows={[
-              ["Slot", p.slot_id],
-              ["Sessions", `${p.pool.open} open of ${p.pool.size} (${p.pool.in_use} in use, ${p.pool.waiting} waiting)`],
+              [tr("connections.col_slot"), p.slot_id],
               [
-                "Circuit breaker",
+                tr("stats.sessions"),
+                tr("partition.pool_sessions", { open: p.pool.open, size: p.pool.size, in_use: p.pool.in_use, waiting: p.pool.waiting }),
+              ],
+              [
+                tr("partition.breaker"),
                 <Badge key="b" tone={p.pool.breaker === "closed" ? "ok" : "bad"}>
-                  {p.pool.breaker.replace("_", " ")}
+                  {tr(`overview.breaker_${p.pool.breaker}`)}
                 </Badge>,
               ],
-              ["Breaker opened", `${p.pool.breaker_opened} times`],
-              ["Logged in", p.logged_in ? (p.role_name ?? p.logged_in) : "no"],
+              [tr("partition.breaker_opened"), tr("partition.times", { count: p.pool.breaker_opened })],
+              [tr("partition.logged_in"), p.logged_in ? roleNameText(p.role_name) || p.logged_in : tr("common.no")],
             ]}
           />
         </section>
@@ -196,13 +216,13 @@ export function PartitionViewPage() {
             <h3>Luna</h3>
             <Info
               rows={[
-                ["Firmware", p.luna.firmware ?? "—"],
-                ["HSM storage", p.luna.hsm_storage ? <Storage s={p.luna.hsm_storage} /> : "—"],
-                ["Partition storage", p.luna.token_storage ? <Storage s={p.luna.token_storage} /> : "—"],
-                ["Token status flags", p.luna.token_status_flags !== null ? `0x${p.luna.token_status_flags.toString(16)}` : "—"],
+                [tr("stats.firmware"), p.luna.firmware ?? "—"],
+                [tr("stats.hsm_storage"), p.luna.hsm_storage ? <Storage s={p.luna.hsm_storage} /> : "—"],
+                [tr("partition.partition_storage"), p.luna.token_storage ? <Storage s={p.luna.token_storage} /> : "—"],
+                [tr("partition.status_flags"), p.luna.token_status_flags !== null ? `0x${p.luna.token_status_flags.toString(16)}` : "—"],
               ]}
             />
-            <p className="muted small">Luna functions offered: {p.vendor_functions.join(", ")}</p>
+            <p className="muted small">{tr("partition.luna_functions", { list: p.vendor_functions.join(", ") })}</p>
           </section>
         )}
       </div>
@@ -210,9 +230,10 @@ export function PartitionViewPage() {
         <CredentialsCard p={p} />
       </div>
       <div className="cards">
-        {p.luna?.partition_policies && <Settings title="Partition policies" items={p.luna.partition_policies} />}
-        {p.luna?.hsm_capabilities && <Settings title="HSM capabilities" items={p.luna.hsm_capabilities} />}
+        {p.luna?.partition_policies && <Settings title={tr("partition.policies")} items={p.luna.partition_policies} />}
+        {p.luna?.hsm_capabilities && <Settings title={tr("partition.capabilities")} items={p.luna.hsm_capabilities} />}
       </div>
+      <HaGroupPanel partitionId={partitionId} key={`ha-${partitionId}`} />
       <Mechanisms partitionId={partitionId} key={partitionId} />
     </div>
   );

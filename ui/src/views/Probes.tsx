@@ -2,64 +2,120 @@
 // with a live chart and cancel; the report with percentiles, the sweep's verdict, charts,
 // exports, a capacity helper; stored runs side by side.
 import { useEffect, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../bindings";
+import { BarChart, LineChart } from "../charts/Chart";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
+import { formatter, textOf, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { HaProbeShares } from "./Ha";
 
-function svgUrl(svg: string) {
-  return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
-}
+const MODES = ["count", "duration", "rate"] as const;
 
 function num(v: number, digits = 0) {
-  return v.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return formatter().number(v, digits);
+}
+
+/// p50 and p99 over a run's time (the live chart and the report's).
+function LatencyChart({ title, points, testId }: { title: string; points: SeriesPoint[]; testId: string }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  return (
+    <LineChart
+      testId={testId}
+      exportName={testId}
+      spec={{
+        title,
+        x: { label: t("probes.chart_time"), unit: t("stats.unit_s"), format: (v) => fmt.number(v) },
+        y: { label: t("probes.chart_latency"), unit: "µs", format: (v) => fmt.number(v) },
+        series: [
+          { name: "p50", points: points.map((p) => [p.t, p.p50_us]) },
+          { name: "p99", points: points.map((p) => [p.t, p.p99_us]) },
+        ],
+      }}
+    />
+  );
+}
+
+function ReportCharts({ report }: { report: ProbeReport }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const last = report.runs.at(-1);
+  return (
+    <div className="cards">
+      {report.sweep.length > 0 && (
+        <div className="chart">
+          <LineChart
+            testId="probe-chart-sweep"
+            exportName={`${report.op_name}-sweep`}
+            spec={{
+              title: t("probes.chart_sweep", { op: report.op_name }),
+              x: { label: t("probes.chart_workers"), format: (v) => fmt.number(v) },
+              y: { label: t("probes.chart_throughput"), unit: t("probes.unit_ops"), format: (v) => fmt.number(v) },
+              series: [{ name: t("probes.series_throughput"), points: report.runs.map((r) => [r.workers, r.throughput_per_s]) }],
+            }}
+          />
+        </div>
+      )}
+      {last && (
+        <div className="chart">
+          <LatencyChart testId="probe-chart-latency" title={t("probes.chart_latency_title", { op: report.op_name })} points={last.series} />
+        </div>
+      )}
+      {last && last.histogram.length > 0 && (
+        <div className="chart">
+          <BarChart
+            testId="probe-chart-histogram"
+            exportName={`${report.op_name}-histogram`}
+            spec={{
+              title: t("probes.chart_histogram", { op: report.op_name }),
+              x: { label: t("probes.chart_latency"), unit: "µs", format: (v) => String(v) },
+              y: { label: t("probes.chart_calls"), format: (v) => fmt.number(v) },
+              bars: last.histogram.map(([upper, count]) => ({ label: `≤ ${fmt.number(upper)}`, values: [count] })),
+              names: [t("probes.chart_calls")],
+              colors: [0],
+            }}
+          />
+        </div>
+      )}
+    </div>
+  );
 }
 
 function ReportView({ report }: { report: ProbeReport }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const toast = useToast();
-  const [charts, setCharts] = useState<Record<string, string>>({});
   const [target, setTarget] = useState("");
-  const { run: planCapacity, data: plan } = useCommand(api.probeCapacity, { errorToast: "No plan" });
-  useEffect(() => {
-    let live = true;
-    const which: ("latency" | "histogram" | "sweep")[] = report.sweep.length ? ["sweep", "latency", "histogram"] : ["latency", "histogram"];
-    void Promise.all(which.map((w) => api.probeChart(report.id, w).then((svg) => [w, svg] as const))).then(
-      (all) => live && setCharts(Object.fromEntries(all)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [report]);
+  const { run: planCapacity, data: plan } = useCommand(api.probeCapacity, { errorToast: t("probes.no_plan") });
   const best = report.runs.reduce((a, b) => (b.throughput_per_s > a.throughput_per_s ? b : a), report.runs[0]!);
   const { run: exp } = useCommand(
     async (kind: "json" | "csv") => {
       const text = kind === "json" ? JSON.stringify(report, null, 2) : await api.probeCsv(report.id);
       const p = await api.saveExport(`${report.op_name}-${report.id}.${kind}`, kind, { text });
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
-  const expChart = async (w: string) => {
-    const svg = charts[w];
-    if (!svg) return;
-    const p = await api.saveExport(`${report.op_name}-${w}.svg`, "svg", { text: svg });
-    if (p) toast("ok", `Saved ${p}.`);
-  };
   return (
     <section className="card" data-testid="probe-report">
       <header className="card-header">
         <div>
           <h3>
             {report.op_name}{" "}
-            <span className="muted">
-              ({report.mechanism}, {report.payload_bytes} bytes)
-            </span>
+            <span className="muted">{t("probes.mechanism_payload", { mechanism: report.mechanism, bytes: report.payload_bytes })}</span>
           </h3>
           <div className="muted small">
-            {report.module} · firmware {report.firmware || "?"} · slot {report.slot} · {report.created_at} · probe overhead{" "}
-            {num(report.overhead_ns)} ns per call
-            {report.cancelled && " · cancelled"}
+            {t("probes.report_line", {
+              module: report.module,
+              firmware: report.firmware || "?",
+              slot: report.slot,
+              at: report.created_at,
+              overhead: num(report.overhead_ns),
+            })}
+            {report.cancelled && ` · ${t("probes.cancelled")}`}
           </div>
         </div>
         <div className="button-row">
@@ -70,27 +126,27 @@ function ReportView({ report }: { report: ProbeReport }) {
       <table className="table compact" data-testid="probe-runs">
         <thead>
           <tr>
-            <th>Workers</th>
-            <th>Calls</th>
-            <th>Errors</th>
-            <th>Ops/s</th>
-            <th>First µs</th>
-            <th>Mean µs</th>
+            <th>{t("probes.col_workers")}</th>
+            <th>{t("probes.col_calls")}</th>
+            <th>{t("probes.col_errors")}</th>
+            <th>{t("probes.col_ops")}</th>
+            <th>{t("probes.col_first")}</th>
+            <th>{t("probes.col_mean")}</th>
             <th>±σ</th>
             <th>p50</th>
             <th>p90</th>
             <th>p95</th>
             <th>p99</th>
             <th>p99.9</th>
-            <th>Max</th>
-            {report.sweep.length > 0 && <th>Efficiency</th>}
+            <th>{t("probes.col_max")}</th>
+            {report.sweep.length > 0 && <th>{t("probes.col_efficiency")}</th>}
           </tr>
         </thead>
         <tbody>
           {report.runs.map((r, i) => (
             <tr key={r.workers}>
               <td>{r.workers}</td>
-              <td>{r.calls.toLocaleString()}</td>
+              <td>{num(r.calls)}</td>
               <td>{r.errors}</td>
               <td>{num(r.throughput_per_s, 1)}</td>
               <td>{r.first_call_us !== null ? num(r.first_call_us) : "—"}</td>
@@ -111,7 +167,7 @@ function ReportView({ report }: { report: ProbeReport }) {
         <ErrorBox
           error={{
             code: "HSM_ERROR",
-            message: `Some calls failed: ${report.runs.find((r) => r.first_error)?.first_error}`,
+            message: t("probes.some_failed", { error: report.runs.find((r) => r.first_error)?.first_error }),
             details: null,
             suggestion: null,
             pkcs11: null,
@@ -120,44 +176,49 @@ function ReportView({ report }: { report: ProbeReport }) {
       )}
       {report.verdict && (
         <p className="verdict-line" data-testid="probe-verdict">
-          <strong>{report.verdict}</strong>
+          <strong>{report.verdict_text ? textOf(report.verdict_text) : report.verdict}</strong>
         </p>
       )}
-      <div className="cards">
-        {Object.entries(charts).map(([w, svg]) => (
-          <div key={w} className="chart">
-            <img src={svgUrl(svg)} alt={`${w} chart`} data-testid={`probe-chart-${w}`} />
-            <button onClick={() => void expChart(w)}>SVG…</button>
-          </div>
-        ))}
-      </div>
+      {report.ha && <HaProbeShares share={report.ha} />}
+      <ReportCharts report={report} />
       <div className="inline-form">
         <label>
-          Capacity for{" "}
+          {t("probes.capacity_for")}{" "}
           <input
             type="number"
             min={1}
             value={target}
             onChange={(e) => setTarget(e.target.value)}
-            aria-label="Target operations per second"
+            aria-label={t("probes.capacity_label")}
             data-testid="capacity-target"
           />{" "}
-          ops/s
+          {t("probes.unit_ops")}
         </label>
         <button
           onClick={() => void planCapacity(best.throughput_per_s, best.latency.mean_us, Number(target))}
           disabled={!(Number(target) > 0)}
           data-testid="capacity-plan"
         >
-          Plan
+          {t("probes.plan")}
         </button>
-        {plan && <span data-testid="capacity-result">{plan.explanation}</span>}
+        {plan && (
+          <span data-testid="capacity-result">
+            {t("probes.capacity_plan", {
+              hsms: t("probes.capacity_hsms", { count: plan.hsms }),
+              ceiling: fmt.number(plan.ceiling_per_s, 0),
+              sessions: t("probes.capacity_sessions", { count: plan.pool_size_per_hsm }),
+              per: fmt.number(plan.per_hsm_per_s, 0),
+              ms: fmt.number(best.latency.mean_us / 1000, 2),
+            })}
+          </span>
+        )}
       </div>
     </section>
   );
 }
 
 export function ProbesView() {
+  const { t } = useTranslation();
   const { partitionId, partition } = usePartition();
   const navigate = useNavigate();
   const toast = useToast();
@@ -171,7 +232,7 @@ export function ProbesView() {
   const [warmup, setWarmup] = useState(10);
   const [job, setJob] = useState<string | null>(null);
   const [runInfo, setRunInfo] = useState<{ run: number; runs: number; fraction: number; workers: number; calls: number } | null>(null);
-  const [live, setLive] = useState<string | null>(null);
+  const [live, setLive] = useState<{ title: string; points: SeriesPoint[] } | null>(null);
   const [history, setHistory] = useState<ProbeSummary[]>([]);
   const [compare, setCompare] = useState<string[]>([]);
   const points = useRef<SeriesPoint[]>([]);
@@ -186,12 +247,10 @@ export function ProbesView() {
         const now = Date.now();
         if (now - lastDraw.current > 400 && points.current.length > 0) {
           lastDraw.current = now;
-          void api
-            .probeLiveChart(`${opName}, ${p.workers} worker${p.workers === 1 ? "" : "s"}`, points.current.slice(-600))
-            .then(setLive, () => undefined);
+          setLive({ title: t("probes.live_title", { op: opName, count: p.workers }), points: points.current.slice(-600) });
         }
       });
-      toast("ok", `${r.op_name}: ${num(Math.max(...r.runs.map((x) => x.throughput_per_s)), 1)} ops/s.`);
+      toast("ok", t("probes.done", { op: r.op_name, rate: num(Math.max(...r.runs.map((x) => x.throughput_per_s)), 1) }));
       return r;
     } finally {
       setJob(null);
@@ -263,9 +322,12 @@ export function ProbesView() {
   if (!partitionId || !loggedIn) {
     return (
       <div className="view">
-        <h1>Probes</h1>
-        <EmptyState title="Log in to run probes" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
-          Probes make temporary keys on the partition (destroyed afterwards), so they need a logged-in user.
+        <h1>{t("probes.title_short")}</h1>
+        <EmptyState
+          title={t("probes.log_in_title")}
+          action={<button onClick={() => navigate("connections")}>{t("common.go_to_connections")}</button>}
+        >
+          {t("probes.log_in_text")}
         </EmptyState>
       </div>
     );
@@ -273,61 +335,78 @@ export function ProbesView() {
   return (
     <div className="view">
       <header className="view-header">
-        <h1>Latency probes</h1>
+        <h1>{t("probes.title")}</h1>
       </header>
       <section className="card form-grid">
-        <Field label="Probe">
-          <select value={opName} onChange={(e) => setOpName(e.target.value)} disabled={!!job} data-testid="probe-op" aria-label="Probe">
+        <Field label={t("probes.probe")}>
+          <select
+            value={opName}
+            onChange={(e) => setOpName(e.target.value)}
+            disabled={!!job}
+            data-testid="probe-op"
+            aria-label={t("probes.probe")}
+          >
             {catalog.map((c) => (
               <option key={c.name} value={c.name} disabled={!c.offered}>
                 {c.name}
-                {c.offered ? "" : " — not offered"}
+                {c.offered ? "" : ` — ${t("probes.not_offered")}`}
               </option>
             ))}
           </select>
         </Field>
         <fieldset className="radio-row">
-          <legend>Mode</legend>
-          {(["count", "duration", "rate"] as const).map((m) => (
+          <legend>{t("probes.mode")}</legend>
+          {MODES.map((m) => (
             <label key={m}>
-              <input type="radio" checked={modeKind === m} onChange={() => setModeKind(m)} disabled={!!job} />{" "}
-              {m === "count" ? "Fixed count" : m === "duration" ? "Fixed duration" : "Fixed rate"}
+              <input type="radio" checked={modeKind === m} onChange={() => setModeKind(m)} disabled={!!job} /> {t(`probes.mode_${m}`)}
             </label>
           ))}
         </fieldset>
         {modeKind === "count" ? (
-          <Field label="Calls">
-            <input type="number" min={1} value={calls} onChange={(e) => setCalls(Number(e.target.value))} aria-label="Calls" />
+          <Field label={t("probes.calls")}>
+            <input type="number" min={1} value={calls} onChange={(e) => setCalls(Number(e.target.value))} aria-label={t("probes.calls")} />
           </Field>
         ) : (
-          <Field label="Seconds per run">
+          <Field label={t("probes.seconds")}>
             <input
               type="number"
               min={0.1}
               step={0.5}
               value={seconds}
               onChange={(e) => setSeconds(Number(e.target.value))}
-              aria-label="Seconds"
+              aria-label={t("probes.seconds_label")}
               data-testid="probe-seconds"
             />
           </Field>
         )}
         {modeKind === "rate" && (
-          <Field label="Calls per second" hint="Latency counts from each call's scheduled start (coordinated omission corrected).">
-            <input type="number" min={0.1} value={rate} onChange={(e) => setRate(Number(e.target.value))} aria-label="Rate" />
+          <Field label={t("probes.rate")} hint={t("probes.rate_hint")}>
+            <input
+              type="number"
+              min={0.1}
+              value={rate}
+              onChange={(e) => setRate(Number(e.target.value))}
+              aria-label={t("probes.rate_label")}
+            />
           </Field>
         )}
-        <Field label="Workers" hint="A number, or a sweep such as 1,2,4,8">
+        <Field label={t("probes.workers")} hint={t("probes.workers_hint")}>
           <input
             type="text"
             value={workers}
             onChange={(e) => setWorkers(e.target.value)}
-            aria-label="Workers"
+            aria-label={t("probes.workers")}
             data-testid="probe-workers"
           />
         </Field>
-        <Field label="Warm-up calls per worker">
-          <input type="number" min={0} value={warmup} onChange={(e) => setWarmup(Number(e.target.value))} aria-label="Warm-up" />
+        <Field label={t("probes.warmup")}>
+          <input
+            type="number"
+            min={0}
+            value={warmup}
+            onChange={(e) => setWarmup(Number(e.target.value))}
+            aria-label={t("probes.warmup_label")}
+          />
         </Field>
       </section>
       <div className="button-row">
@@ -337,11 +416,11 @@ export function ProbesView() {
           disabled={!!job || !catalog.some((c) => c.name === opName && c.offered)}
           data-testid="probe-run"
         >
-          {job ? "Running…" : "Run probe"}
+          {job ? t("probes.running") : t("probes.run")}
         </button>
         {job && (
           <button onClick={() => void api.cancelJob(job)} data-testid="probe-cancel">
-            Cancel
+            {t("common.cancel")}
           </button>
         )}
       </div>
@@ -349,25 +428,29 @@ export function ProbesView() {
         <ProgressBar
           done={Math.round(runInfo.fraction * 1000)}
           total={1000}
-          label={`run ${runInfo.run} of ${runInfo.runs}: ${runInfo.workers} worker${runInfo.workers === 1 ? "" : "s"}, ${runInfo.calls.toLocaleString()} calls`}
+          label={t("probes.progress", { run: runInfo.run, runs: runInfo.runs, count: runInfo.workers, calls: num(runInfo.calls) })}
         />
       )}
-      {live && job && <img className="chart-live" src={svgUrl(live)} alt="Live latency" data-testid="probe-live" />}
-      {error && <ErrorBox error={error} title="The probe did not run" />}
+      {live && job && (
+        <section className="card chart">
+          <LatencyChart testId="probe-live" title={live.title} points={live.points} />
+        </section>
+      )}
+      {error && <ErrorBox error={error} title={t("probes.did_not_run")} />}
       {report && <ReportView report={report} />}
       <section className="card">
-        <h3>Stored runs</h3>
+        <h3>{t("probes.stored_runs")}</h3>
         {history.length === 0 ? (
-          <p className="muted">Runs are stored in probes.db in the data folder. Select two to compare them.</p>
+          <p className="muted">{t("probes.stored_empty")}</p>
         ) : (
           <table className="table compact" data-testid="probe-history">
             <thead>
               <tr>
-                <th aria-label="Compare" />
-                <th>When</th>
-                <th>Probe</th>
-                <th>Workers</th>
-                <th>Best ops/s</th>
+                <th aria-label={t("probes.compare")} />
+                <th>{t("probes.col_when")}</th>
+                <th>{t("probes.probe")}</th>
+                <th>{t("probes.col_workers")}</th>
+                <th>{t("probes.col_best")}</th>
                 <th>p50 µs</th>
                 <th>p99 µs</th>
               </tr>
@@ -380,7 +463,7 @@ export function ProbesView() {
                       type="checkbox"
                       checked={compare.includes(h.id)}
                       onChange={() => setCompare((c) => (c.includes(h.id) ? c.filter((x) => x !== h.id) : [...c, h.id].slice(-2)))}
-                      aria-label={`Compare ${h.op_name} ${h.created_at}`}
+                      aria-label={t("probes.compare_run", { op: h.op_name, at: h.created_at })}
                     />
                   </td>
                   <td>{h.created_at}</td>
@@ -401,13 +484,13 @@ export function ProbesView() {
                 <th />
                 <th>{pair[0]!.created_at}</th>
                 <th>{pair[1]!.created_at}</th>
-                <th>Difference</th>
+                <th>{t("probes.difference")}</th>
               </tr>
             </thead>
             <tbody>
               {(
                 [
-                  ["ops/s", (r: ProbeReport) => Math.max(...r.runs.map((x) => x.throughput_per_s))],
+                  [t("probes.unit_ops"), (r: ProbeReport) => Math.max(...r.runs.map((x) => x.throughput_per_s))],
                   ["p50 µs", (r: ProbeReport) => r.runs[0]!.latency.p50_us],
                   ["p99 µs", (r: ProbeReport) => r.runs[0]!.latency.p99_us],
                 ] as const

@@ -2,8 +2,10 @@
 // where the outputs go; progress per file; a summary with each output, all verified in
 // software before they were written.
 import { useEffect, useMemo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { FileCheck, SignFormat, SignProgress, SignRequest, SigningKeyView } from "../bindings";
-import { Badge, EmptyState, ErrorBox, Field, ProgressBar, formatBytes } from "../components";
+import { Badge, EmptyState, ErrorBox, Field, ProgressBar } from "../components";
+import { errorTexts, textOf, useFormat } from "../i18n";
 import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -17,6 +19,8 @@ function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" |
 }
 
 export function SignView() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { partitionId, partition } = usePartition();
   const { signFiles, setSignFiles } = useSignQueue();
   const { settings } = useSettings();
@@ -52,7 +56,7 @@ export function SignView() {
     try {
       const r = await api.signFiles(partitionId, id, request, onEvent);
       const ok = r.files.filter((f) => !f.error).length;
-      toast(ok === r.files.length ? "ok" : "info", `Signed ${ok} of ${r.files.length} file${r.files.length === 1 ? "" : "s"}.`);
+      toast(ok === r.files.length ? "ok" : "info", t("sign.signed_n", { ok, count: r.files.length }));
       return r;
     } finally {
       setJob(null);
@@ -83,6 +87,16 @@ export function SignView() {
   const key = keys?.find((k) => `id:${k.id_hex}` === keyId) ?? null;
   const isHss = key?.scheme.scheme === "hss";
   const isMlDsa = key?.scheme.scheme === "ml-dsa";
+  // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only.
+  const canOpenpgp = !!key && ["ed25519", "ecdsa", "rsa-pss"].includes(key.scheme.scheme);
+  const canMinisign = key?.scheme.scheme === "ed25519";
+  // Formats this key cannot make are kept out of the request (and shown unchecked).
+  const chosen = formats.filter((f) => (f === "minisign" ? canMinisign : f === "openpgp" || f === "openpgp_binary" ? canOpenpgp : true));
+  const openpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
+  const toggleOpenpgp = () =>
+    setFormats((cur) => (openpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
+  const setOpenpgpBinary = (binary: boolean) =>
+    setFormats((cur) => cur.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)));
   const good = checks.filter((c) => !c.problem).length;
   const needed = useMemo(() => {
     const perFile = (formats.includes("cms") ? 1 : 0) + (formats.some((f) => f !== "cms") ? 1 : 0);
@@ -93,13 +107,13 @@ export function SignView() {
   const toggleFormat = (f: SignFormat) => setFormats((cur) => (cur.includes(f) ? cur.filter((x) => x !== f) : [...cur, f]));
   const { run: addFiles } = useCommand(
     async () => {
-      const picked = await api.pickFiles("Choose release artifacts to sign", true);
+      const picked = await api.pickFiles(t("sign.pick_title"), true);
       if (picked.length) setSignFiles((old) => [...old, ...picked]);
     },
-    { errorToast: "Could not open the file dialog" },
+    { errorToast: t("sign.no_file_dialog") },
   );
   const chooseOut = async () => {
-    const d = await api.pickFolder("Write signatures to");
+    const d = await api.pickFolder(t("sign.pick_folder_title"));
     if (d) setOutDir(d);
   };
 
@@ -112,7 +126,7 @@ export function SignView() {
     await signing.run(partitionId, id, {
       key: `id:${key.id_hex}`,
       files: signFiles,
-      formats,
+      formats: chosen,
       manifest,
       out_dir: outDir,
       context: isMlDsa && context ? context : null,
@@ -124,10 +138,12 @@ export function SignView() {
   if (!partitionId || !loggedIn) {
     return (
       <div className="view">
-        <h1>Sign</h1>
-        <EmptyState title="Log in to sign" action={<button onClick={() => navigate("connections")}>Go to Connections</button>}>
-          Signing needs the partition's user to be logged in. Files you drop on the window wait here meanwhile
-          {signFiles.length ? ` (${signFiles.length} waiting)` : ""}.
+        <h1>{t("nav.sign")}</h1>
+        <EmptyState
+          title={t("sign.log_in_title")}
+          action={<button onClick={() => navigate("connections")}>{t("common.go_to_connections")}</button>}
+        >
+          {signFiles.length ? t("sign.log_in_text_waiting", { count: signFiles.length }) : t("sign.log_in_text")}
         </EmptyState>
       </div>
     );
@@ -136,29 +152,27 @@ export function SignView() {
   return (
     <div className="view sign-view">
       <header className="view-header">
-        <h1>Sign release artifacts</h1>
+        <h1>{t("sign.title")}</h1>
         <div className="button-row">
           <button onClick={() => void addFiles()} disabled={!!job}>
-            Add files…
+            {t("sign.add_files")}
           </button>
           <button onClick={() => setSignFiles([])} disabled={!!job || signFiles.length === 0}>
-            Clear
+            {t("sign.clear")}
           </button>
         </div>
       </header>
       <section className="card drop-zone" data-testid="drop-zone">
         {signFiles.length === 0 ? (
-          <EmptyState title="Drop files anywhere on this window">
-            …or use “Add files…”. A tarball, an ISO, a firmware image, twenty files at once: each is hashed as it streams and signed once.
-          </EmptyState>
+          <EmptyState title={t("sign.drop_title")}>{t("sign.drop_text")}</EmptyState>
         ) : (
           <table className="table compact" data-testid="sign-files">
             <thead>
               <tr>
-                <th>File</th>
-                <th>Size</th>
-                <th>Status</th>
-                <th aria-label="Remove" />
+                <th>{t("sign.col_file")}</th>
+                <th>{t("sign.col_size")}</th>
+                <th>{t("audit.col_status")}</th>
+                <th aria-label={t("connections.remove")} />
               </tr>
             </thead>
             <tbody>
@@ -178,17 +192,18 @@ export function SignView() {
                       <div className="muted small">{f}</div>
                       {out?.sha256 && <div className="mono small">SHA-256 {out.sha256}</div>}
                     </td>
-                    <td>{formatBytes(c?.size ?? null)}</td>
+                    <td>{fmt.bytes(c?.size ?? null)}</td>
                     <td className="status-cell">
                       {c?.problem ? (
-                        <span className="bad-text">{c.problem}</span>
+                        <span className="bad-text">{c.problem_text ? textOf(c.problem_text) : c.problem}</span>
                       ) : out?.error ? (
-                        <span className="bad-text">{out.error.message}</span>
+                        <span className="bad-text">{errorTexts(out.error).message}</span>
                       ) : out && out.outputs.length ? (
                         <div>
                           {out.outputs.map((o) => (
                             <div key={o.path} className="small">
-                              <Badge tone="ok">{o.format}</Badge> {o.path} {o.verified && <span className="muted">(verified)</span>}
+                              <Badge tone="ok">{o.format}</Badge> {o.path}{" "}
+                              {o.verified && <span className="muted">{t("sign.verified")}</span>}
                             </div>
                           ))}
                         </div>
@@ -197,15 +212,15 @@ export function SignView() {
                           <ProgressBar
                             done={pr.done}
                             total={pr.total}
-                            label={`hashing ${Math.round((100 * pr.done) / Math.max(1, pr.total))}%`}
+                            label={t("sign.hashing", { pct: Math.round((100 * pr.done) / Math.max(1, pr.total)) })}
                           />
                         ) : pr.stage === "failed" ? (
                           <span className="bad-text">{pr.message}</span>
                         ) : (
-                          <span>{pr.stage === "signing" ? "signing on the HSM…" : pr.stage}</span>
+                          <span>{t(`sign.stage_${pr.stage}`)}</span>
                         )
                       ) : (
-                        <span className="muted">ready</span>
+                        <span className="muted">{t("sign.ready")}</span>
                       )}
                     </td>
                     <td>
@@ -213,7 +228,7 @@ export function SignView() {
                         className="icon-button"
                         onClick={() => setSignFiles((old) => old.filter((_, j) => j !== i))}
                         disabled={!!job}
-                        aria-label={`Remove ${c?.name ?? f}`}
+                        aria-label={t("sign.remove_file", { name: c?.name ?? f })}
                       >
                         ×
                       </button>
@@ -226,25 +241,28 @@ export function SignView() {
         )}
       </section>
       <section className="card form-grid">
-        <h3>Key and formats</h3>
+        <h3>{t("sign.key_and_formats")}</h3>
         {keysError && <ErrorBox error={keysError} />}
-        <Field
-          label="Signing key"
-          hint={keys && keys.length === 0 ? "No key on this partition can sign: generate one in Keys." : undefined}
-        >
-          <select value={keyId} onChange={(e) => setKeyId(e.target.value)} disabled={!!job} data-testid="sign-key" aria-label="Signing key">
+        <Field label={t("sign.signing_key")} hint={keys && keys.length === 0 ? t("sign.no_key") : undefined}>
+          <select
+            value={keyId}
+            onChange={(e) => setKeyId(e.target.value)}
+            disabled={!!job}
+            data-testid="sign-key"
+            aria-label={t("sign.signing_key")}
+          >
             {(keys ?? []).map((k) => (
               <option key={k.id_hex} value={`id:${k.id_hex}`}>
-                {k.label} — {k.algorithm}
+                {`${k.label} — ${k.algorithm}`}
                 {k.hss_remaining !== null
-                  ? ` — ${k.hss_remaining.toLocaleString()} of ${Number(k.hss_capacity ?? 0).toLocaleString()} signatures left`
+                  ? ` — ${t("sign.key_left", { left: fmt.number(k.hss_remaining), total: fmt.number(Number(k.hss_capacity ?? 0)) })}`
                   : ""}
               </option>
             ))}
           </select>
         </Field>
         <fieldset className="radio-row">
-          <legend>Formats</legend>
+          <legend>{t("sign.formats")}</legend>
           <label>
             <input
               type="checkbox"
@@ -253,7 +271,7 @@ export function SignView() {
               disabled={!!job}
               data-testid="fmt-cms"
             />{" "}
-            CMS (.p7s, with certificate)
+            {t("sign.fmt_cms")}
           </label>
           <label>
             <input
@@ -263,7 +281,7 @@ export function SignView() {
               disabled={!!job}
               data-testid="fmt-raw"
             />{" "}
-            Raw (.sig + public key)
+            {t("sign.fmt_raw")}
           </label>
           <label>
             <input
@@ -273,25 +291,63 @@ export function SignView() {
               disabled={!!job}
               data-testid="fmt-bundle"
             />{" "}
-            JSON bundle
+            {t("sign.fmt_bundle")}
+          </label>
+          <label title={canOpenpgp ? undefined : t("sign.openpgp_needs_key")}>
+            <input type="checkbox" checked={openpgp} onChange={toggleOpenpgp} disabled={!!job || !canOpenpgp} data-testid="fmt-openpgp" />{" "}
+            {t("sign.fmt_openpgp")}
+          </label>
+          {openpgp && (
+            <label>
+              <input
+                type="checkbox"
+                checked={chosen.includes("openpgp_binary")}
+                onChange={(e) => setOpenpgpBinary(e.target.checked)}
+                disabled={!!job}
+                data-testid="fmt-openpgp-binary"
+              />{" "}
+              {t("sign.fmt_openpgp_binary")}
+            </label>
+          )}
+          <label title={canMinisign ? undefined : t("sign.minisign_needs_key")}>
+            <input
+              type="checkbox"
+              checked={chosen.includes("minisign")}
+              onChange={() => toggleFormat("minisign")}
+              disabled={!!job || !canMinisign}
+              data-testid="fmt-minisign"
+            />{" "}
+            {t("sign.fmt_minisign")}
           </label>
           <label>
-            <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} /> SHA256SUMS
-            manifest
+            <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} />{" "}
+            {t("sign.fmt_manifest")}
+            {openpgp ? t("sign.fmt_manifest_openpgp") : ""}
           </label>
         </fieldset>
-        <Field label="Outputs">
+        {settings?.timestamp.enabled && formats.some((f) => f === "cms" || f === "bundle") && (
+          <p className="muted" data-testid="sign-tsa">
+            {t("sign.tsa_note", { url: settings.timestamp.url })}
+          </p>
+        )}
+        <Field label={t("sign.outputs")}>
           <div className="inline-form">
-            <span>{outDir ?? "beside each file"}</span>
+            <span>{outDir ?? t("sign.beside_each")}</span>
             <button onClick={() => void chooseOut()} disabled={!!job}>
-              Choose folder…
+              {t("sign.choose_folder")}
             </button>
-            {outDir && <button onClick={() => setOutDir(null)}>Beside the files</button>}
+            {outDir && <button onClick={() => setOutDir(null)}>{t("sign.beside_files")}</button>}
           </div>
         </Field>
         {isMlDsa && formats.some((f) => f !== "cms") && (
-          <Field label="ML-DSA context (optional)" hint="Raw and bundle signatures only; verifiers need the same context.">
-            <input type="text" value={context} onChange={(e) => setContext(e.target.value)} disabled={!!job} aria-label="ML-DSA context" />
+          <Field label={t("sign.context")} hint={t("sign.context_hint")}>
+            <input
+              type="text"
+              value={context}
+              onChange={(e) => setContext(e.target.value)}
+              disabled={!!job}
+              aria-label={t("verify.context_label")}
+            />
           </Field>
         )}
         <label className="check">
@@ -302,12 +358,12 @@ export function SignView() {
             disabled={!!job}
             data-testid="continue-on-error"
           />{" "}
-          Go on with the other files when one fails
+          {t("sign.continue_on_error")}
         </label>
       </section>
       {key && formats.includes("cms") && key.certificate_warnings.length > 0 && (
         <div className="notice warn" data-testid="certificate-warnings">
-          CMS signatures will carry {key.certificate_subject ?? "the key's certificate"}:{" "}
+          {t("sign.cms_certificate_warnings", { subject: key.certificate_subject ?? t("sign.the_keys_certificate") })}{" "}
           {key.certificate_warnings.map((w) => (
             <span key={w}>{w}. </span>
           ))}
@@ -316,14 +372,16 @@ export function SignView() {
       {key && isHss && (
         <div className={`notice ${tooFew ? "warn" : ""}`} data-testid="hss-notice">
           <Badge tone={hssTone(key, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>
-            {key.hss_remaining?.toLocaleString()} of {Number(key.hss_capacity ?? 0).toLocaleString()} left
+            {t("hss.left_of", {
+              left: key.hss_remaining === null ? "?" : fmt.number(key.hss_remaining),
+              total: fmt.number(Number(key.hss_capacity ?? 0)),
+            })}
           </Badge>{" "}
-          This batch uses {needed} one-time signature{needed === 1 ? "" : "s"} of this HSS key for good; an HSS key cannot be backed up or
-          cloned.
-          {tooFew ? " There are not enough left: sign fewer files or formats." : ""}
+          {t("sign.hss_uses", { count: needed })}
+          {tooFew ? ` ${t("sign.hss_not_enough")}` : ""}
           <label className="check">
-            <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" /> I
-            understand; use {needed} signature{needed === 1 ? "" : "s"}
+            <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" />{" "}
+            {t("sign.hss_confirm", { count: needed })}
           </label>
         </div>
       )}
@@ -331,27 +389,26 @@ export function SignView() {
         <button
           className="primary"
           onClick={() => void run()}
-          disabled={!!job || !key || good === 0 || formats.length === 0 || (isHss && (!confirmHss || tooFew))}
+          disabled={!!job || !key || good === 0 || chosen.length === 0 || (isHss && (!confirmHss || tooFew))}
           data-testid="sign-submit"
         >
-          {job ? "Signing…" : `Sign ${good} file${good === 1 ? "" : "s"}`}
+          {job ? t("sign.signing") : t("sign.sign_n", { count: good })}
         </button>
         {job && (
           <button onClick={() => void api.cancelJob(job)} data-testid="sign-cancel">
-            Cancel
+            {t("common.cancel")}
           </button>
         )}
       </div>
-      {error && <ErrorBox error={error} title="Nothing was signed" />}
+      {error && <ErrorBox error={error} title={t("sign.nothing_signed")} />}
       {report && (
         <section className="card" data-testid="sign-report">
-          <h3>Summary</h3>
+          <h3>{t("sign.summary")}</h3>
           <p>
-            {report.signatures_made} signature{report.signatures_made === 1 ? "" : "s"} with <strong>{report.key.label}</strong> (
-            {report.key.algorithm}), each verified in software before it was written.
-            {report.hss_remaining_after !== null && ` ${report.hss_remaining_after.toLocaleString()} HSS signatures left.`}
-            {report.stopped && " Stopped at the first failure."}
-            {report.cancelled && " Cancelled."}
+            {t("sign.summary_text", { count: report.signatures_made, label: report.key.label, algorithm: report.key.algorithm })}
+            {report.hss_remaining_after !== null && ` ${t("sign.hss_left_after", { n: fmt.number(report.hss_remaining_after) })}`}
+            {report.stopped && ` ${t("sign.stopped")}`}
+            {report.cancelled && ` ${t("errors.cancelled")}`}
           </p>
           {report.manifest.map((o) => (
             <div key={o.path} className="small">

@@ -1,29 +1,16 @@
 // The partition's health: generic token figures for any module, Luna's CA_* statistics and
-// utilization rates where offered, and the console's own call metrics, with live charts.
-// Polling follows the settings' interval and pauses while the window is hidden.
+// utilization rates where offered, and the console's own call metrics, with live charts
+// drawn from the samples' history. Polling follows the settings' interval and pauses while
+// the window is hidden.
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { StatsPoint, StatsSnapshot } from "../bindings";
-import { Badge, EmptyState, ErrorBox, formatBytes } from "../components";
+import { LineChart, type Series } from "../charts/Chart";
+import { Badge, EmptyState, ErrorBox } from "../components";
+import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useNavigate, usePartition, useSettings, useToast } from "../state";
 import { useCommand } from "../useCommand";
-
-function svgUrl(svg: string) {
-  return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
-}
-
-async function svgToPngBase64(svg: string): Promise<string> {
-  const img = new Image();
-  img.src = svgUrl(svg);
-  await img.decode();
-  const canvas = document.createElement("canvas");
-  canvas.width = img.naturalWidth || 720;
-  canvas.height = img.naturalHeight || 300;
-  const ctx = canvas.getContext("2d");
-  if (!ctx) throw new Error("no canvas");
-  ctx.drawImage(img, 0, 0);
-  return canvas.toDataURL("image/png").split(",")[1] ?? "";
-}
 
 function historyCsv(h: StatsPoint[]): string {
   const rows = h.map((p) =>
@@ -50,23 +37,81 @@ function useVisible(): boolean {
   return v;
 }
 
+function series(name: string, h: StatsPoint[], f: (p: StatsPoint) => number | null): Series {
+  return { name, points: h.flatMap((p) => (f(p) === null ? [] : [[p.t, f(p)!] as [number, number]])) };
+}
+
+/// The history's three charts: the HSM's busy share, its request rates, the console's calls.
+function StatsCharts({ h }: { h: StatsPoint[] }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const x = { label: t("stats.chart_time"), unit: t("stats.unit_s"), format: (v: number) => fmt.number(v) };
+  return (
+    <div className="cards">
+      <section className="card chart">
+        <LineChart
+          testId="chart-load"
+          exportName="hsm-busy"
+          spec={{
+            title: t("stats.chart_busy"),
+            x,
+            y: { label: t("stats.chart_busy_y"), unit: "%", format: (v) => fmt.number(v) },
+            series: [series(t("stats.series_busy"), h, (p) => p.busy_percent)],
+          }}
+        />
+      </section>
+      <section className="card chart">
+        <LineChart
+          testId="chart-rates"
+          exportName="hsm-requests"
+          spec={{
+            title: t("stats.chart_rates"),
+            x,
+            y: { label: t("stats.chart_rates_y"), unit: t("stats.unit_per_s"), format: (v) => fmt.number(v) },
+            series: [
+              series(t("stats.series_commands"), h, (p) => p.commands_per_second),
+              series(t("stats.series_sign"), h, (p) => p.sign_per_second),
+            ],
+          }}
+        />
+      </section>
+      <section className="card chart">
+        <LineChart
+          testId="chart-console"
+          exportName="console-calls"
+          spec={{
+            title: t("stats.chart_console"),
+            x,
+            y: { label: t("stats.chart_console_y"), format: (v) => fmt.number(v) },
+            series: [
+              series(t("stats.series_ok"), h, (p) => p.console_ops),
+              { ...series(t("stats.series_failed"), h, (p) => p.console_errors), color: 5 },
+            ],
+          }}
+        />
+      </section>
+    </div>
+  );
+}
+
 export function StatsView() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
   const { partitionId } = usePartition();
   const { settings } = useSettings();
   const navigate = useNavigate();
   const toast = useToast();
   const [snap, setSnap] = useState<StatsSnapshot | null>(null);
-  const [charts, setCharts] = useState<{ load: string; console: string } | null>(null);
+  const [history, setHistory] = useState<StatsPoint[] | null>(null);
   const [paused, setPaused] = useState(false);
   const visible = useVisible();
   const interval = Math.max(1, settings?.stats_poll_seconds ?? 5);
 
-  // A sample: the figures first, then the charts drawn from the history they extend.
+  // A sample: the figures first, then the history the charts draw (the sample extends it).
   const { run: sampleFrom, error } = useCommand(
     async (partitionId: string) => {
       setSnap(await api.stats(partitionId));
-      const [load, cons] = await Promise.all([api.statsChart(partitionId, "load"), api.statsChart(partitionId, "console")]);
-      setCharts({ load, console: cons });
+      setHistory(await api.statsHistory(partitionId));
     },
     { keepError: true },
   );
@@ -84,18 +129,6 @@ export function StatsView() {
     };
   }, [partitionId, paused, visible, interval, sampleFrom]);
 
-  const { run: exportChart } = useCommand(
-    async (which: "load" | "console", kind: "svg" | "png") => {
-      if (!charts) return;
-      const svg = charts[which];
-      const p =
-        kind === "svg"
-          ? await api.saveExport(`${which}.svg`, "svg", { text: svg })
-          : await api.saveExport(`${which}.png`, "png", { base64: await svgToPngBase64(svg) });
-      if (p) toast("ok", `Saved ${p}.`);
-    },
-    { errorToast: "Export failed" },
-  );
   const { run: exportNumbers } = useCommand(
     async (kind: "csv" | "json") => {
       if (!partitionId) return;
@@ -103,153 +136,160 @@ export function StatsView() {
       const p = await api.saveExport(`statistics.${kind}`, kind, {
         text: kind === "csv" ? historyCsv(h) : JSON.stringify({ latest: snap, history: h }, null, 2),
       });
-      if (p) toast("ok", `Saved ${p}.`);
+      if (p) toast("ok", t("common.saved", { path: p }));
     },
-    { errorToast: "Export failed" },
+    { errorToast: t("common.export_failed") },
   );
 
   if (!partitionId) {
     return (
       <div className="view">
-        <h1>Statistics</h1>
-        <EmptyState title="No partition selected" action={<button onClick={() => navigate("connections")}>Go to Connections</button>} />
+        <h1>{t("stats.title")}</h1>
+        <EmptyState
+          title={t("common.no_partition_selected")}
+          action={<button onClick={() => navigate("connections")}>{t("common.go_to_connections")}</button>}
+        />
       </div>
     );
   }
-  const t = snap?.token;
+  const tk = snap?.token;
   const l = snap?.luna;
+  const memory = (free: number | null, total: number | null) =>
+    total === null ? t("stats.not_reported") : t("stats.free_of", { free: fmt.bytes(free), total: fmt.bytes(total) });
   return (
     <div className="view">
       <header className="view-header">
-        <h1>Statistics</h1>
+        <h1>{t("stats.title")}</h1>
         <div className="button-row">
-          <span className="muted small">{paused ? "paused" : !visible ? "paused while hidden" : `every ${interval} s`}</span>
+          <span className="muted small">
+            {paused ? t("stats.paused") : !visible ? t("stats.paused_hidden") : t("stats.every", { seconds: interval })}
+          </span>
           <button onClick={() => setPaused(!paused)} data-testid="stats-pause">
-            {paused ? "Resume" : "Pause"}
+            {paused ? t("stats.resume") : t("stats.pause")}
           </button>
-          <button onClick={sample}>Sample now</button>
-          <button onClick={() => void exportNumbers("csv")}>Numbers as CSV…</button>
-          <button onClick={() => void exportNumbers("json")}>JSON…</button>
+          <button onClick={sample}>{t("stats.sample_now")}</button>
+          <button onClick={() => void exportNumbers("csv")}>{t("stats.numbers_csv")}</button>
+          <button onClick={() => void exportNumbers("json")}>{t("stats.numbers_json")}</button>
         </div>
       </header>
-      {error && <ErrorBox error={error} title="Statistics could not be read" />}
-      {snap && t && (
+      {error && <ErrorBox error={error} title={t("stats.unreadable")} />}
+      {snap && tk && (
         <div className="cards" data-testid="stats-cards">
           <section className="card">
-            <h3>Token</h3>
+            <h3>{t("stats.token")}</h3>
             <dl className="info-grid">
               <div>
-                <dt>Library</dt>
+                <dt>{t("stats.library")}</dt>
+                <dd>{`${snap.manufacturer} · ${snap.library} · Cryptoki ${snap.cryptoki_version}`}</dd>
+              </div>
+              <div>
+                <dt>{t("stats.sessions")}</dt>
                 <dd>
-                  {snap.manufacturer} · {snap.library} · Cryptoki {snap.cryptoki_version}
+                  {t("stats.sessions_value", {
+                    count: tk.session_count ?? 0,
+                    n: tk.session_count ?? "?",
+                    max: tk.max_session_count ?? t("stats.unlimited"),
+                    rw: tk.rw_session_count ?? "?",
+                  })}
                 </dd>
               </div>
               <div>
-                <dt>Sessions</dt>
-                <dd>
-                  {t.session_count ?? "?"} of {t.max_session_count ?? "unlimited"} ({t.rw_session_count ?? "?"} read-write)
-                </dd>
+                <dt>{t("stats.public_memory")}</dt>
+                <dd>{memory(tk.free_public_memory, tk.total_public_memory)}</dd>
               </div>
               <div>
-                <dt>Public memory</dt>
-                <dd>
-                  {t.total_public_memory === null
-                    ? "not reported by the token"
-                    : `${formatBytes(t.free_public_memory)} free of ${formatBytes(t.total_public_memory)}`}
-                </dd>
+                <dt>{t("stats.private_memory")}</dt>
+                <dd>{memory(tk.free_private_memory, tk.total_private_memory)}</dd>
               </div>
               <div>
-                <dt>Private memory</dt>
-                <dd>
-                  {t.total_private_memory === null
-                    ? "not reported by the token"
-                    : `${formatBytes(t.free_private_memory)} free of ${formatBytes(t.total_private_memory)}`}
-                </dd>
-              </div>
-              <div>
-                <dt>Mechanisms</dt>
+                <dt>{t("stats.mechanisms")}</dt>
                 <dd>{snap.mechanism_count}</dd>
               </div>
               <div>
-                <dt>PIN</dt>
+                <dt>{t("stats.pin")}</dt>
                 <dd>
-                  {t.user_pin_locked ? (
-                    <Badge tone="bad">locked</Badge>
-                  ) : t.user_pin_final_try ? (
-                    <Badge tone="bad">final try</Badge>
-                  ) : t.user_pin_count_low ? (
-                    <Badge tone="warn">count low</Badge>
+                  {tk.user_pin_locked ? (
+                    <Badge tone="bad">{t("stats.pin_locked")}</Badge>
+                  ) : tk.user_pin_final_try ? (
+                    <Badge tone="bad">{t("stats.pin_final_try")}</Badge>
+                  ) : tk.user_pin_count_low ? (
+                    <Badge tone="warn">{t("stats.pin_count_low")}</Badge>
                   ) : (
-                    <Badge tone="ok">ok</Badge>
+                    <Badge tone="ok">{t("stats.pin_ok")}</Badge>
                   )}
                 </dd>
               </div>
             </dl>
           </section>
           <section className="card" data-testid="stats-luna">
-            <h3>HSM (Luna)</h3>
+            <h3>{t("stats.luna")}</h3>
             {l ? (
               <>
                 <dl className="info-grid">
                   <div>
-                    <dt>Busy</dt>
-                    <dd data-testid="busy">
-                      {l.busy_percent !== null ? `${l.busy_percent.toFixed(1)} %` : "measuring (two samples ≥ 5 s apart)…"}
-                    </dd>
+                    <dt>{t("stats.busy")}</dt>
+                    <dd data-testid="busy">{l.busy_percent !== null ? fmt.percent(l.busy_percent) : t("stats.measuring")}</dd>
                   </div>
                   <div>
-                    <dt>Commands</dt>
+                    <dt>{t("stats.commands")}</dt>
                     <dd>
-                      {l.commands?.toLocaleString() ?? "?"}
-                      {l.commands_per_second !== null && ` (${l.commands_per_second.toFixed(1)}/s)`}
+                      {l.commands === null ? "?" : fmt.number(l.commands)}
+                      {l.commands_per_second !== null && ` (${t("stats.per_second", { rate: fmt.number(l.commands_per_second, 1) })})`}
                     </dd>
                   </div>
                   <div>
-                    <dt>Firmware</dt>
+                    <dt>{t("stats.firmware")}</dt>
                     <dd>{l.firmware ?? "—"}</dd>
                   </div>
                   <div>
-                    <dt>HSM storage</dt>
-                    <dd>{l.hsm_storage ? `${formatBytes(l.hsm_storage.used)} of ${formatBytes(l.hsm_storage.total)}` : "—"}</dd>
+                    <dt>{t("stats.hsm_storage")}</dt>
+                    <dd>
+                      {l.hsm_storage
+                        ? t("stats.used_of", { used: fmt.bytes(l.hsm_storage.used), total: fmt.bytes(l.hsm_storage.total) })
+                        : "—"}
+                    </dd>
                   </div>
                 </dl>
                 <table className="table compact" data-testid="utilization">
                   <thead>
                     <tr>
-                      <th>Requests</th>
-                      <th>Count</th>
-                      <th>Per second</th>
+                      <th>{t("stats.requests")}</th>
+                      <th>{t("stats.count")}</th>
+                      <th>{t("stats.per_second_header")}</th>
                     </tr>
                   </thead>
                   <tbody>
                     {l.utilization.map((b) => (
                       <tr key={b.bin}>
                         <td>{b.bin}</td>
-                        <td>{b.count.toLocaleString()}</td>
-                        <td>{b.per_second !== null ? b.per_second.toFixed(2) : "…"}</td>
+                        <td>{fmt.number(b.count)}</td>
+                        <td>{b.per_second !== null ? fmt.number(b.per_second, 2) : "…"}</td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
-                {l.not_offered.length > 0 && <p className="muted small">Not offered by this module: {l.not_offered.join(", ")}</p>}
+                {l.not_offered.length > 0 && (
+                  <p className="muted small">{t("stats.not_offered_list", { list: l.not_offered.join(", ") })}</p>
+                )}
               </>
             ) : (
-              <p className="muted">Not offered by this module (no Luna CA_* functions). The generic figures are on the left.</p>
+              <p className="muted">{t("stats.not_luna")}</p>
             )}
           </section>
           <section className="card">
-            <h3>Console</h3>
+            <h3>{t("stats.console")}</h3>
             <p>
-              Pool: {snap.pool.open} of {snap.pool.size} sessions open, {snap.pool.in_use} in use; breaker{" "}
-              <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{snap.pool.breaker.replace("_", " ")}</Badge>; recoveries{" "}
-              {snap.metrics.module_recoveries}, session reopens {snap.metrics.session_reopens}.
+              {t("stats.pool_line", { open: snap.pool.open, size: snap.pool.size, in_use: snap.pool.in_use })}{" "}
+              <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{t(`overview.breaker_${snap.pool.breaker}`)}</Badge>
+              {"; "}
+              {t("stats.recoveries", { recoveries: snap.metrics.module_recoveries, reopens: snap.metrics.session_reopens })}
             </p>
             <table className="table compact" data-testid="console-ops">
               <thead>
                 <tr>
-                  <th>Operation</th>
-                  <th>OK</th>
-                  <th>Errors</th>
+                  <th>{t("stats.operation")}</th>
+                  <th>{t("stats.ok")}</th>
+                  <th>{t("stats.errors")}</th>
                   <th>p50 µs</th>
                   <th>p95 µs</th>
                   <th>p99 µs</th>
@@ -261,9 +301,9 @@ export function StatsView() {
                     <td>{o.op}</td>
                     <td>{o.ok}</td>
                     <td>{o.errors}</td>
-                    <td>{o.p50_us.toFixed(0)}</td>
-                    <td>{o.p95_us.toFixed(0)}</td>
-                    <td>{o.p99_us.toFixed(0)}</td>
+                    <td>{fmt.number(o.p50_us, 0)}</td>
+                    <td>{fmt.number(o.p95_us, 0)}</td>
+                    <td>{fmt.number(o.p99_us, 0)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -271,23 +311,7 @@ export function StatsView() {
           </section>
         </div>
       )}
-      {charts && (
-        <div className="cards">
-          {(["load", "console"] as const).map((w) => (
-            <section className="card chart" key={w}>
-              <img
-                src={svgUrl(charts[w])}
-                alt={w === "load" ? "HSM load over time" : "Console calls over time"}
-                data-testid={`chart-${w}`}
-              />
-              <div className="button-row">
-                <button onClick={() => void exportChart(w, "svg")}>SVG…</button>
-                <button onClick={() => void exportChart(w, "png")}>PNG…</button>
-              </div>
-            </section>
-          ))}
-        </div>
-      )}
+      {history && history.length > 0 && <StatsCharts h={history} />}
     </div>
   );
 }

@@ -1,6 +1,7 @@
 // Verify an artifact against a signature offline: .p7s, .sig (with the public key), a JSON
 // bundle, or a signed SHA256SUMS. Software verifiers only; no HSM needed.
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
 import { Badge, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
 import { useJumps } from "../state";
@@ -19,6 +20,7 @@ function PathField({
   testid: string;
   hint?: string;
 }) {
+  const { t } = useTranslation();
   const browse = async () => {
     const p = await api.pickFiles(label, false);
     if (p[0]) onChange(p[0]);
@@ -34,13 +36,14 @@ function PathField({
           data-testid={testid}
           aria-label={label}
         />
-        <button onClick={() => void browse()}>Browse…</button>
+        <button onClick={() => void browse()}>{t("connections.browse")}</button>
       </div>
     </Field>
   );
 }
 
 export function VerifyView() {
+  const { t } = useTranslation();
   const { verifyTarget } = useJumps();
   const [file, setFile] = useState(verifyTarget?.file ?? "");
   const [sig, setSig] = useState(verifyTarget?.sig ?? "");
@@ -55,26 +58,14 @@ export function VerifyView() {
   return (
     <div className="view">
       <header className="view-header">
-        <h1>Verify a signature</h1>
+        <h1>{t("verify.title")}</h1>
       </header>
       <section className="card form-grid">
-        <PathField
-          label="Artifact"
-          value={file}
-          onChange={setFile}
-          testid="verify-file"
-          hint="Or SHA256SUMS, with SHA256SUMS.sig and the public key."
-        />
-        <PathField label="Signature" value={sig} onChange={setSig} testid="verify-sig" hint=".p7s, .sig or .sig.json" />
-        <PathField
-          label="Public key (optional)"
-          value={pub}
-          onChange={setPub}
-          testid="verify-pub"
-          hint="PEM public key or certificate. Needed for raw .sig files; pins the signer for the others."
-        />
-        <Field label="ML-DSA context (if one was used)">
-          <input type="text" value={context} onChange={(e) => setContext(e.target.value)} aria-label="ML-DSA context" />
+        <PathField label={t("verify.artifact")} value={file} onChange={setFile} testid="verify-file" hint={t("verify.artifact_hint")} />
+        <PathField label={t("verify.signature")} value={sig} onChange={setSig} testid="verify-sig" hint={t("verify.signature_hint")} />
+        <PathField label={t("verify.public_key")} value={pub} onChange={setPub} testid="verify-pub" hint={t("verify.public_key_hint")} />
+        <Field label={t("verify.context")}>
+          <input type="text" value={context} onChange={(e) => setContext(e.target.value)} aria-label={t("verify.context_label")} />
         </Field>
       </section>
       <div className="button-row">
@@ -84,10 +75,10 @@ export function VerifyView() {
           disabled={busy || !file.trim() || !sig.trim()}
           data-testid="verify-submit"
         >
-          {busy ? "Verifying…" : "Verify"}
+          {busy ? t("verify.verifying") : t("verify.verify")}
         </button>
       </div>
-      {error && <ErrorBox error={error} title="Could not verify" />}
+      {error && <ErrorBox error={error} title={t("verify.could_not")} />}
       {report && (
         <section
           className={`verdict ${report.valid ? "ok" : "bad"}`}
@@ -95,34 +86,46 @@ export function VerifyView() {
           data-valid={String(report.valid)}
           role={report.valid ? "status" : "alert"}
         >
-          <strong>{report.valid ? "Valid signature." : "Invalid signature."}</strong> {report.detail}
+          <strong>{report.valid ? t("verify.valid") : t("verify.invalid")}</strong> {report.detail}
           <dl className="info-grid">
             <div>
-              <dt>Format</dt>
+              <dt>{t("verify.format")}</dt>
               <dd>{report.format}</dd>
             </div>
             {report.algorithm && (
               <div>
-                <dt>Algorithm</dt>
+                <dt>{t("audit.col_algorithm")}</dt>
                 <dd>{report.algorithm}</dd>
               </div>
             )}
             {report.signer && (
               <div>
-                <dt>Signer</dt>
+                <dt>{t("verify.signer")}</dt>
                 <dd>{report.signer}</dd>
               </div>
             )}
             {report.key_fingerprint && (
               <div>
-                <dt>Key</dt>
+                <dt>{t("audit.key")}</dt>
                 <dd className="mono">{report.key_fingerprint}</dd>
               </div>
             )}
             {report.signing_time && (
               <div>
-                <dt>Signed</dt>
+                <dt>{t("verify.signed")}</dt>
                 <dd>{report.signing_time}</dd>
+              </div>
+            )}
+            {report.timestamp && (
+              <div>
+                <dt>{t("verify.timestamped")}</dt>
+                <dd data-testid="verify-timestamp">{t("verify.timestamp_time", { time: report.timestamp.time })}</dd>
+              </div>
+            )}
+            {report.timestamp && (
+              <div>
+                <dt>{t("verify.timestamp_authority")}</dt>
+                <dd data-testid="verify-tsa">{report.timestamp.tsa_subject}</dd>
               </div>
             )}
           </dl>
@@ -130,7 +133,8 @@ export function VerifyView() {
             <ul>
               {report.entries.map((e) => (
                 <li key={e.name}>
-                  <Badge tone={e.ok ? "ok" : "bad"}>{e.ok ? "ok" : "fails"}</Badge> {e.name} {e.ok ? "" : `— ${e.detail}`}
+                  <Badge tone={e.ok ? "ok" : "bad"}>{e.ok ? t("verify.entry_ok") : t("verify.entry_fails")}</Badge> {e.name}{" "}
+                  {e.ok ? "" : `— ${e.detail}`}
                 </li>
               ))}
             </ul>

@@ -45,7 +45,22 @@ import type {
   ProbeReport,
   ProbeRequest,
   RunResult,
+  DriftReport,
+  HaGroupView,
+  HaWarning,
+  UsageKeyView,
+  AttentionItem,
+  Overview,
+  PartitionCard,
+  Text,
+  DayCount,
 } from "../../src/bindings";
+
+/// signing::input's reasons for refusing a path (the ones the mock makes).
+const REASONS = {
+  folder: "is a folder; drop the files inside it (or an archive of it)",
+  empty: "is empty (0 bytes); an empty release artifact is almost certainly a mistake",
+} as const;
 
 export interface MockConfig {
   /** Extra objects on the partition (for the virtualized table). */
@@ -71,10 +86,27 @@ export interface MockConfig {
     | "torn_last_write";
   /** An HSS key with this many signatures left (of 1024). */
   hssRemaining?: number;
-  /** The HSS view reports this mismatch for the key. */
-  hssMismatch?: string;
-  /** The token flags the user PIN "to be changed" (Luna's policy 21). */
+  /** The token's counter and what the trail expects, when they disagree. */
+  hssMismatch?: { now: number; expected: number };
+  /** Certificates on the partition: label and days to expiry (negative: expired). */
+  certificates?: { label: string; daysLeft: number }[];
+  /** Failed operations in the trail (the overview's last 24 hours). */
+  failedOps?: number;
+  /** The user PIN's state flags as the token reports them. */
+  pinLocked?: boolean;
   pinToBeChanged?: boolean;
+  /** The trail's last verification found it broken at this record. */
+  brokenAt?: number;
+  /** No module at all (the overview's empty state). */
+  noModules?: boolean;
+  /** The HSM's busy share (per cent) once two samples were taken. */
+  busyPercent?: number;
+  /** An Ed25519 signing key pair (OpenPGP and minisign). */
+  ed25519Key?: boolean;
+  /** The partition is an HA group's virtual slot (two members) in this state. */
+  ha?: "in_sync" | "drift" | "member_down";
+  /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
+  usageLimit?: number;
 }
 
 /** An answer for every command the Rust side has: a command the mock lacks does not compile. */
@@ -149,7 +181,7 @@ const ROLE_NAME: Record<UserKind, string> = {
   limited_crypto_officer: "Limited Crypto Officer",
 };
 
-function token(state: { userLow: boolean; userFinal: boolean; toBeChanged?: boolean; label?: string }): TokenView {
+function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; toBeChanged?: boolean; label?: string }): TokenView {
   return {
     label: state.label ?? "Built-in lunasim",
     manufacturer: "lunasim",
@@ -161,7 +193,7 @@ function token(state: { userLow: boolean; userFinal: boolean; toBeChanged?: bool
     write_protected: false,
     user_pin_count_low: state.userLow,
     user_pin_final_try: state.userFinal,
-    user_pin_locked: false,
+    user_pin_locked: state.locked ?? false,
     user_pin_to_be_changed: state.toBeChanged ?? false,
     so_pin_to_be_changed: false,
     so_pin_count_low: false,
@@ -219,6 +251,8 @@ function summary(
     hss_keys_remaining: null,
     hss_capacity: null,
     duplicate_label: false,
+    usage_limit: null,
+    usage_count: null,
   };
 }
 
@@ -249,7 +283,13 @@ export function install(cfg: MockConfig = {}) {
   let handle = 100;
   let loggedIn: UserKind | null = null;
   let pinTries = cfg.pinTriesBeforeFinal ?? 2;
-  const pinState = { userLow: false, userFinal: false, toBeChanged: cfg.pinToBeChanged ?? false, label: "Built-in lunasim" };
+  const pinState = {
+    userLow: false,
+    userFinal: false,
+    locked: cfg.pinLocked ?? false,
+    toBeChanged: cfg.pinToBeChanged ?? false,
+    label: "Built-in lunasim",
+  };
   let userPin = USER_PIN;
   let cryptoUserPin: string | null = null;
   let auditKey: AuditKeyView = { state: "no_key_yet" };
@@ -272,6 +312,19 @@ export function install(cfg: MockConfig = {}) {
     hss.hss_capacity = "1024";
     keys.push(hss);
   }
+  if (cfg.ed25519Key) {
+    const id = hex(8888);
+    keys.push(summary(handle++, "release_ed25519", "PUBLIC_KEY", "Ed25519", id));
+    keys.push(summary(handle++, "release_ed25519", "PRIVATE_KEY", "Ed25519", id));
+  }
+  // OpenPGP creation times fixed per key ID (as the data object on the token).
+  const openpgpCreated = new Map<string, string>();
+  if (cfg.usageLimit !== undefined) {
+    const limited = summary(handle++, "limited_ecdsa_2026_11", "PRIVATE_KEY", "ECDSA P-256", hex(7777));
+    limited.usage_limit = cfg.usageLimit;
+    limited.usage_count = 2;
+    keys.push(limited);
+  }
   let settings: Settings = {
     modules: [],
     builtin_enabled: true,
@@ -281,12 +334,15 @@ export function install(cfg: MockConfig = {}) {
     pool_size: 4,
     stats_poll_seconds: 5,
     theme: "system",
+    language: null,
     last_output_dir: null,
+    timestamp: { enabled: false, url: "", ca_file: null, timeout_seconds: 10 },
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
   for (let i = 0; i < (cfg.records ?? 0); i++)
     record("probe.run", "probe", `bulk-${i}`, "success", { n: i }, i % 3 === 0 ? "ops@ci" : "officer@mock");
+  for (let i = 0; i < (cfg.failedOps ?? 0); i++) record(i % 2 ? "sign" : "login", "partition", PARTITION, "failure");
 
   function record(
     action: string,
@@ -455,12 +511,455 @@ export function install(cfg: MockConfig = {}) {
     return `<svg xmlns="http://www.w3.org/2000/svg" width="720" height="300"><text x="10" y="20">${title}</text></svg>`;
   }
 
+  function text(key: string, english: string, args: Record<string, string | number> = {}): Text {
+    const a = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)]));
+    return { key, args: a, text: english.replace(/\{\{(\w+)\}\}/g, (_, n: string) => a[n] ?? "") };
+  }
+
+  /// As console::health: the mismatch in English and as a catalog text.
+  function hssMismatch(m: { now: number; expected: number } | undefined): { mismatch: string | null; mismatch_text: Text | null } {
+    if (!m) return { mismatch: null, mismatch_text: null };
+    const t =
+      m.now < m.expected
+        ? text(
+            "hss.mismatch_outside",
+            "The token has {{now}} signatures left but the audit trail accounts for {{expected}}: {{outside}} were made outside this console (another tool or another trail).",
+            { ...m, outside: m.expected - m.now },
+          )
+        : text(
+            "hss.mismatch_backwards",
+            "The token reports {{now}} signatures left, more than the {{expected}} the audit trail allows: the counter went backwards (a restored or cloned key?). Signing again may reuse one-time keys.",
+            m,
+          );
+    return { mismatch: t.text, mismatch_text: t };
+  }
+
+  /// As console::findings + Text::nest: a finding's key and fields as `name.key`, `name.FIELD`.
+  function nest(t: Text, name: string, finding: Finding | null | undefined): Text {
+    if (!finding) return t;
+    const { kind, ...fields } = finding;
+    const args: Record<string, string> = { ...t.args, [`${name}.key`]: `audit.findings.${kind}` };
+    for (const [k, v] of Object.entries(fields)) args[`${name}.${k}`] = String(v);
+    return { ...t, args };
+  }
+
+  function item(
+    kind: AttentionItem["kind"],
+    severity: AttentionItem["severity"],
+    message: Text,
+    view: AttentionItem["link"]["view"],
+    extra: Partial<AttentionItem> = {},
+  ): AttentionItem {
+    return {
+      kind,
+      severity,
+      partition_id: PARTITION,
+      partition_label: "Built-in lunasim",
+      subject: null,
+      days_left: null,
+      remaining: null,
+      total: null,
+      at: null,
+      message,
+      link: { view, partition_id: PARTITION, search: null, day: null, seq: null },
+      ...extra,
+    };
+  }
+
+  /// The overview from the mock's state, as the Rust side composes it (console/src/overview).
+  async function overview(): Promise<Overview> {
+    const rank = { info: 0, warning: 1, critical: 2 } as const;
+    const sort = (xs: AttentionItem[]) =>
+      xs.sort((a, b) => rank[b.severity] - rank[a.severity] || (a.days_left ?? Infinity) - (b.days_left ?? Infinity));
+    const stats = await handlers.stats({ partitionId: PARTITION });
+    const cards: PartitionCard[] = [];
+    if (!cfg.noModules) {
+      const items: AttentionItem[] = [];
+      const t = stats.token;
+      if (t.user_pin_locked)
+        items.push(
+          item(
+            "user_pin",
+            "critical",
+            text("overview.items.user_pin_locked", "The user PIN is locked: the security officer must unlock or reset it."),
+            "connections",
+          ),
+        );
+      else if (t.user_pin_final_try)
+        items.push(
+          item("user_pin", "critical", text("overview.items.user_pin_final_try", "One more wrong user PIN locks it."), "connections"),
+        );
+      else if (t.user_pin_count_low)
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_count_low", "A wrong user PIN was entered since the last successful login."),
+            "connections",
+          ),
+        );
+      if (t.user_pin_to_be_changed)
+        items.push(
+          item(
+            "user_pin",
+            "warning",
+            text("overview.items.user_pin_to_be_changed", "The user PIN must be changed before it can be used."),
+            "connections",
+          ),
+        );
+      const busy = stats.luna?.busy_percent ?? null;
+      if (busy !== null && busy >= 90)
+        items.push(
+          item(
+            "load",
+            "warning",
+            text("overview.items.hsm_busy", "The HSM is {{percent}} % busy: near its ceiling.", { percent: busy.toFixed(0) }),
+            "stats",
+          ),
+        );
+      if (!loggedIn)
+        items.push(
+          item(
+            "login",
+            "info",
+            text("overview.items.not_logged_in", "Not logged in: log in to see its keys and certificates."),
+            "connections",
+          ),
+        );
+      cards.push({
+        partition_id: PARTITION,
+        module_id: "builtin",
+        module_path: "/opt/hsm-console/liblunasim.so",
+        builtin: true,
+        family: "luna",
+        slot_id: 1,
+        label: "Built-in lunasim",
+        serial: "0f0aea212282d895",
+        model: "LunaSim K7",
+        login: loggedIn,
+        user_pin: {
+          count_low: t.user_pin_count_low,
+          final_try: t.user_pin_final_try,
+          locked: t.user_pin_locked,
+          to_be_changed: t.user_pin_to_be_changed,
+        },
+        so_pin: { count_low: false, final_try: false, locked: false, to_be_changed: false },
+        pool: stats.pool,
+        load: { busy_percent: busy, commands_per_second: stats.luna?.commands_per_second ?? null, firmware: "7.9.1" },
+        ha: null,
+        holds_audit_key: auditKey.state === "unlocked",
+        items: sort(items),
+      });
+    }
+    const notChecked = loggedIn || cfg.noModules ? [] : ["Built-in lunasim"];
+    const keyItems: AttentionItem[] = [];
+    const hss = loggedIn ? await handlers.hss_keys({}) : [];
+    for (const k of hss) {
+      const days = (k.remaining ?? 0) / k.per_day_30;
+      const severity =
+        k.status === "critical" || k.status === "exhausted" || days <= 7
+          ? "critical"
+          : k.status === "warning" || days <= 30
+            ? "warning"
+            : null;
+      if (severity)
+        keyItems.push(
+          item(
+            "hss_key",
+            severity,
+            text("overview.items.hss_days_left", "{{label}}: {{remaining}} signatures left, about {{days}} days at the current rate.", {
+              label: k.label,
+              remaining: k.remaining ?? 0,
+              days: days.toFixed(0),
+            }),
+            "hss",
+            {
+              subject: k.label,
+              days_left: days,
+              remaining: k.remaining,
+              total: k.capacity,
+              at: k.projected_exhaustion,
+              link: { view: "hss", partition_id: PARTITION, search: k.id_hex, day: null, seq: null },
+            },
+          ),
+        );
+    }
+    const certItems: AttentionItem[] = [];
+    for (const c of loggedIn ? (cfg.certificates ?? []) : []) {
+      if (c.daysLeft > 30) continue;
+      const date = new Date(Date.now() + c.daysLeft * 86_400_000).toISOString().slice(0, 10);
+      certItems.push(
+        item(
+          "certificate",
+          c.daysLeft <= 7 ? "critical" : "warning",
+          c.daysLeft < 0
+            ? text("overview.items.certificate_expired", "The certificate {{name}} expired on {{date}}.", { name: c.label, date })
+            : text("overview.items.certificate_expires", "The certificate {{name}} expires on {{date}}, in {{days}} days.", {
+                name: c.label,
+                date,
+                days: Math.floor(c.daysLeft),
+              }),
+          "keys",
+          {
+            subject: c.label,
+            days_left: c.daysLeft,
+            at: date,
+            link: { view: "keys", partition_id: PARTITION, search: c.label, day: null, seq: null },
+          },
+        ),
+      );
+    }
+    const auditItems: AttentionItem[] = [];
+    const last = cfg.brokenAt
+      ? {
+          at: "2026-11-30T06:00:00.000Z",
+          intact: false,
+          records: cfg.brokenAt - 1,
+          first_bad_seq: cfg.brokenAt,
+          explanation: `Record ${cfg.brokenAt} was changed after it was written: its content no longer matches its seal.`,
+          finding: { kind: "modified" as const, seq: cfg.brokenAt },
+          trigger: "scheduled" as const,
+        }
+      : lastVerification;
+    if (last && !last.intact)
+      auditItems.push(
+        item(
+          "audit",
+          "critical",
+          nest(
+            text("overview.items.audit_broken", "The audit trail is broken at record {{seq}}: {{explanation}}", {
+              seq: last.first_bad_seq ?? 0,
+              explanation: last.explanation ?? "",
+            }),
+            "explanation",
+            last.finding,
+          ),
+          "audit",
+          {
+            partition_id: null,
+            partition_label: null,
+            link: { view: "audit", partition_id: null, search: null, day: null, seq: last.first_bad_seq },
+          },
+        ),
+      );
+    else if (!last && records.length > 0)
+      auditItems.push(
+        item(
+          "audit",
+          "warning",
+          text("overview.items.audit_never_verified", "The audit trail has never been verified. Verify it in the Audit trail view."),
+          "audit",
+          { partition_id: null, partition_label: null },
+        ),
+      );
+    if (auditKey.state === "no_key_yet")
+      auditItems.push(
+        item(
+          "audit",
+          "info",
+          text("overview.items.audit_no_key", "The trail has no key yet: the first user login creates it on that partition."),
+          "connections",
+          { partition_id: null, partition_label: null },
+        ),
+      );
+    const failed = records.filter((r) => r.status === "failure").reverse();
+    const failureItems = failed.slice(0, 20).map((r) =>
+      item(
+        "failure",
+        "warning",
+        text("overview.items.failed_operation", "{{action}} failed ({{error}}).", { action: r.action, error: r.error_code ?? "" }),
+        "audit",
+        {
+          partition_id: null,
+          partition_label: null,
+          subject: r.action,
+          at: r.timestamp,
+          link: { view: "audit", partition_id: null, search: null, day: r.timestamp.slice(0, 10), seq: r.seq },
+        },
+      ),
+    );
+    const o: Overview = {
+      generated_at: new Date().toISOString(),
+      modules: cfg.noModules ? 0 : 1,
+      partitions: cards,
+      module_items: cfg.noModules
+        ? [
+            item(
+              "module",
+              "info",
+              text("overview.items.no_module", "No PKCS#11 module is connected. Add one in Connections."),
+              "connections",
+              { partition_id: null, partition_label: null },
+            ),
+          ]
+        : [],
+      keys: { items: sort(keyItems), checked: hss.length, not_checked: notChecked },
+      certificates: { items: sort(certItems), checked: loggedIn ? (cfg.certificates?.length ?? 0) : 0, not_checked: notChecked },
+      audit: {
+        key: auditKey,
+        records: records.length,
+        pending: 0,
+        last_verification: last,
+        auto_verify: settings.audit.auto_verify,
+        items: sort(auditItems),
+      },
+      failures: { items: failureItems, checked: failed.length, not_checked: [] },
+      attention: 0,
+      worst: null,
+    };
+    const all = [
+      ...o.module_items,
+      ...cards.flatMap((c) => c.items),
+      ...o.keys.items,
+      ...o.certificates.items,
+      ...o.audit.items,
+      ...o.failures.items,
+    ];
+    o.attention = all.filter((i) => i.severity !== "info").length;
+    o.worst = all.reduce<AttentionItem["severity"] | null>((w, i) => (w === null || rank[i.severity] > rank[w] ? i.severity : w), null);
+    return o;
+  }
+
   function phrase(hs: number[]): string {
     const labels = Array.from(new Set(hs.map((h) => find(h).label)));
     return labels.length === 1 && labels[0] ? labels[0] : `delete ${hs.length} objects`;
   }
 
+  // An HA group behind the partition (cfg.ha): member 2 differs or is down.
+  let haRecorded = false;
+  function haGroup(stats: boolean): HaGroupView {
+    const down = cfg.ha === "member_down";
+    return {
+      partition_id: PARTITION,
+      module_id: "builtin",
+      slot_id: 100,
+      label: "prod-ha",
+      serial: "1280000100",
+      layout: "current",
+      members: [1, 2].map((n) => ({
+        position: n,
+        serial: `12800001${String(n).padStart(2, "0")}`,
+        alive: !(down && n === 2),
+        status: down && n === 2 ? "CKR_UNABLE_TO_CONNECT" : "CKR_OK",
+        partition_id: `builtin:12800001${String(n).padStart(2, "0")}`,
+        slot_id: n,
+        logged_in: loggedIn,
+        needs_sync: cfg.ha === "drift" ? n === 2 : down && n === 2 ? null : false,
+        busy_percent: stats ? 20 + n : null,
+        commands: stats ? 100 * n : null,
+        commands_per_second: stats ? 10 : null,
+        served_share_percent: stats ? 50 : null,
+        last_served: stats ? new Date().toISOString() : null,
+      })),
+      members_visible: true,
+      drift: null,
+      warning: cfg.ha === "drift" ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : null,
+    };
+  }
+  function driftReport(): DriftReport {
+    const drift = cfg.ha === "drift";
+    const down = cfg.ha === "member_down";
+    if (!haRecorded && (drift || down)) {
+      haRecorded = true;
+      record("ha.state", "ha_group", "1280000100", "success", { verdict: drift ? "drift" : "member_down" });
+    }
+    return {
+      partition_id: PARTITION,
+      group_label: "prod-ha",
+      group_serial: "1280000100",
+      checked_at: new Date().toISOString(),
+      verdict: drift ? "drift" : down ? "member_down" : "in_sync",
+      summary: drift ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : "in sync",
+      members: [1, 2].map((n) => ({
+        position: n,
+        serial: `12800001${String(n).padStart(2, "0")}`,
+        partition_id: `builtin:12800001${String(n).padStart(2, "0")}`,
+        check: down && n === 2 ? "down" : "compared",
+        logged_in: true,
+        objects: down && n === 2 ? null : drift && n === 2 ? 3 : 4,
+        error: null,
+      })),
+      differences: drift
+        ? [
+            {
+              object: "private key 'fw_sign_2026_11' (id 0a0b)",
+              kind: "missing",
+              field: null,
+              values: [
+                { member: 1, value: "present" },
+                { member: 2, value: null },
+              ],
+              members: [2],
+            },
+            {
+              object: "secret key 'wrap' (id 07)",
+              kind: "different",
+              field: "label",
+              values: [
+                { member: 1, value: "wrap" },
+                { member: 2, value: "wrap-old" },
+              ],
+              members: [2],
+            },
+          ]
+        : [],
+      policy_differences: [],
+      drifting_members: drift ? [2] : [],
+      down_members: down ? [2] : [],
+      kcv_method: "KCV = the first 3 bytes of the AES-ECB encryption of a zero block (DES3-ECB for triple-DES keys)",
+      notes: [],
+    };
+  }
+
   const handlers: MockHandlers = {
+    ha_groups: async () => (cfg.ha ? [haGroup(false)] : []),
+    ha_group: async ({ partitionId }) => (cfg.ha && partitionId === PARTITION ? haGroup(true) : null),
+    ha_drift: async () => {
+      if (!cfg.ha) throw err("INVALID_INPUT", "Built-in lunasim is not an HA group's virtual slot.");
+      return driftReport();
+    },
+    ha_warnings: async (): Promise<HaWarning[]> => {
+      if (!cfg.ha || cfg.ha === "in_sync") return [];
+      const r = driftReport();
+      return [{ partition_id: PARTITION, label: "prod-ha", serial: "1280000100", verdict: r.verdict, text: r.summary }];
+    },
+    usage_keys: async () => {
+      if (loggedIn === null) return [];
+      return keys
+        .filter((k) => k.usage_limit !== null)
+        .map((k): UsageKeyView => {
+          const limit = k.usage_limit ?? 0;
+          const used = k.usage_count ?? 0;
+          return {
+            partition_id: PARTITION,
+            partition_label: "Built-in lunasim",
+            handle: k.handle,
+            class: k.class,
+            label: k.label,
+            id_hex: k.id_hex,
+            algorithm: k.algorithm,
+            limit,
+            used,
+            left: Math.max(0, limit - used),
+            used_percent: limit ? (100 * used) / limit : 100,
+            status: limit - used <= 0 ? "exhausted" : "ok",
+            per_day_7: 0.3,
+            per_day_30: 0.1,
+            per_day_90: 0.05,
+            projected_exhaustion: "2027-01-15",
+          };
+        });
+    },
+    set_usage_limit: async ({ handle, limit }) => {
+      const k = keys.find((x) => x.handle === handle);
+      if (!k) throw err("KEY_NOT_FOUND", "No object is at that handle any more.");
+      if (limit < 1 || limit > 0xffffffff) throw err("INVALID_INPUT", "A usage limit is 1 to 4294967295 uses (Luna's range).");
+      if (limit < (k.usage_count ?? 0)) throw err("INVALID_INPUT", `The key has already been used ${k.usage_count} times.`);
+      k.usage_limit = limit;
+      k.usage_count = k.usage_count ?? 0;
+      record("key.usage_limit", "key", k.label, "success", { to: limit });
+      return k;
+    },
     app_info: async () => {
       return cfg.startupError
         ? ({ info: null, startup_error: cfg.startupError } satisfies AppStatus)
@@ -484,6 +983,8 @@ export function install(cfg: MockConfig = {}) {
       const s = args.settings as Settings;
       if (s.hss_critical_percent > s.hss_warning_percent)
         throw err("INVALID_INPUT", "the critical HSS threshold must not exceed the warning threshold");
+      if (s.timestamp.enabled && !/^https?:\/\/[^/]+/i.test(s.timestamp.url))
+        throw err("INVALID_INPUT", `The time-stamp authority URL '${s.timestamp.url}' is not an http:// or https:// URL.`);
       settings = s;
       record("settings.update", "settings", null, "success");
       return settings;
@@ -528,6 +1029,7 @@ export function install(cfg: MockConfig = {}) {
             : "The token says wrong PINs were entered; fewer attempts remain.",
           suggestion: "Check the PIN and try again. The console never retries a PIN by itself.",
           pkcs11: { function: "C_Login", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
+          i18n: { message: "errors.pin_incorrect", suggestion: "errors.pin_incorrect_hint", args: {} },
         });
       }
       loggedIn = args.user as UserKind;
@@ -817,8 +1319,16 @@ export function install(cfg: MockConfig = {}) {
           };
       lastVerification =
         v.verdict === "intact"
-          ? { at: new Date().toISOString(), intact: true, records: total, first_bad_seq: null, explanation: null, trigger: "manual" }
-          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, trigger: "manual" };
+          ? {
+              at: new Date().toISOString(),
+              intact: true,
+              records: total,
+              first_bad_seq: null,
+              explanation: null,
+              finding: null,
+              trigger: "manual",
+            }
+          : { at: new Date().toISOString(), intact: false, records: seq - 1, first_bad_seq: seq, explanation, finding, trigger: "manual" };
       record("audit.verify", "audit_trail", "log_mock", v.verdict === "intact" ? "success" : "failure");
       return v;
     },
@@ -848,9 +1358,11 @@ export function install(cfg: MockConfig = {}) {
           scheme:
             k.algorithm === "HSS"
               ? { scheme: "hss" }
-              : k.algorithm.startsWith("ECDSA")
-                ? { scheme: "ecdsa", curve: "P256" }
-                : { scheme: "ml-dsa", set: "ML-DSA-65" },
+              : k.algorithm === "Ed25519"
+                ? { scheme: "ed25519" }
+                : k.algorithm.startsWith("ECDSA")
+                  ? { scheme: "ecdsa", curve: "P256" }
+                  : { scheme: "ml-dsa", set: "ML-DSA-65" },
           fingerprint: `SHA256:${k.id_hex}`,
           hss_remaining: k.hss_keys_remaining,
           hss_capacity: k.hss_capacity,
@@ -861,18 +1373,22 @@ export function install(cfg: MockConfig = {}) {
       return ks;
     },
     inspect_files: async (args) => {
+      // As signing::input and console::sign::input_problem: the English, and the reason nested.
+      const refuse = (path: string, name: string, reason: keyof typeof REASONS): FileCheck => ({
+        path,
+        name,
+        size: null,
+        problem: `${path}: ${REASONS[reason]}`,
+        problem_text: {
+          ...text("errors.path_reason", "{{path}} {{reason}}.", { path, reason: REASONS[reason] }),
+          args: { path, reason: REASONS[reason], "reason.key": `errors.inputs.${reason}` },
+        },
+      });
       return (args.paths as string[]).map((p): FileCheck => {
         const name = p.split("/").pop() ?? p;
-        if (p.endsWith("/"))
-          return { path: p, name, size: null, problem: `${p}: is a folder; drop the files inside it (or an archive of it)` };
-        if (name.startsWith("empty"))
-          return {
-            path: p,
-            name,
-            size: null,
-            problem: `${p}: is empty (0 bytes); an empty release artifact is almost certainly a mistake`,
-          };
-        return { path: p, name, size: 1000 + name.length * 100, problem: null };
+        if (p.endsWith("/")) return refuse(p, name, "folder");
+        if (name.startsWith("empty")) return refuse(p, name, "empty");
+        return { path: p, name, size: 1000 + name.length * 100, problem: null, problem_text: null };
       });
     },
     // The officer cancels every native dialog.
@@ -949,7 +1465,7 @@ export function install(cfg: MockConfig = {}) {
         await new Promise((r) => setTimeout(r, 40));
         const outputs = req.formats.map((f) => ({
           format: f,
-          path: `${path}${f === "cms" ? ".p7s" : f === "raw" ? ".sig" : ".sig.json"}`,
+          path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig" }[f]}`,
           verified: true,
         }));
         report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
@@ -978,6 +1494,17 @@ export function install(cfg: MockConfig = {}) {
           ? "the signed attributes carry the file's digest and the ML-DSA-65 signature over them verifies"
           : "the file's digest does not match the signed message digest: the file is not the one that was signed",
         entries: [],
+        timestamp: file.includes("stamped")
+          ? {
+              time: "2026-11-30T12:00:01Z",
+              tsa_subject: "O=Example,CN=Example TSA",
+              tsa_name: null,
+              policy: "1.2.3.4.1",
+              serial: "01",
+              hash: "SHA-256",
+              ca_checked: false,
+            }
+          : null,
       };
       record("verify", "artifact", file, valid ? "success" : "failure");
       return r;
@@ -1125,6 +1652,44 @@ export function install(cfg: MockConfig = {}) {
     certificate_request: async () => {
       return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";
     },
+    openpgp_key: async (args) => {
+      const k = find(Number(args.handle));
+      const algorithm =
+        k.algorithm === "Ed25519"
+          ? "eddsa_legacy"
+          : k.algorithm === "ECDSA P-256"
+            ? "ecdsa_p256"
+            : k.algorithm === "ECDSA P-384"
+              ? "ecdsa_p384"
+              : k.algorithm.startsWith("RSA")
+                ? "rsa"
+                : null;
+      if (!algorithm) throw err("UNSUPPORTED", `a ${k.algorithm} key has no OpenPGP form that gpg 2.2 and Sequoia 0.27 read`);
+      const created = openpgpCreated.get(k.id_hex) ?? null;
+      return { algorithm, fingerprint: created ? `${k.id_hex.slice(0, 32)}ABCD1234`.toUpperCase() : null, created };
+    },
+    save_openpgp_certificate: async (args) => {
+      const k = find(Number(args.handle));
+      const uid = String(args.userId);
+      // eslint-disable-next-line no-control-regex
+      if (!uid.trim() || /[\u0000-\u001f]/.test(uid))
+        throw err("INVALID_INPUT", "an OpenPGP user ID is one line of text: it cannot contain a newline or other control characters.");
+      const stored = !openpgpCreated.has(k.id_hex);
+      if (stored) openpgpCreated.set(k.id_hex, "2026-12-01T10:00:00Z");
+      record("openpgp.cert", "key", k.label, "success", { user_id: uid });
+      return {
+        armored: "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nMOCK\n-----END PGP PUBLIC KEY BLOCK-----\n",
+        fingerprint: `${k.id_hex.slice(0, 32)}ABCD1234`.toUpperCase(),
+        user_id: uid,
+        created: openpgpCreated.get(k.id_hex)!,
+        creation_time_stored: stored,
+      };
+    },
+    save_minisign_public_key: async (args) => {
+      const k = find(Number(args.handle));
+      if (k.algorithm !== "Ed25519") throw err("UNSUPPORTED", `minisign signs with Ed25519 keys only; this is a ${k.algorithm} key`);
+      return "/home/officer/minisign.pub";
+    },
     hss_keys: async () => {
       return keys
         .filter((k) => k.algorithm === "HSS" && k.class === "PRIVATE_KEY")
@@ -1144,7 +1709,12 @@ export function install(cfg: MockConfig = {}) {
           per_day_90: 1,
           projected_exhaustion: "2027-03-01",
           audit_expected_remaining: k.hss_keys_remaining,
-          mismatch: cfg.hssMismatch ?? null,
+          ...hssMismatch(cfg.hssMismatch),
+          // Signatures left over time: from the generation (full) down to what is left now.
+          history: [0, 1, 2, 3].map((i) => ({
+            at: new Date(Date.UTC(2026, 9, 1) + i * 20 * 86_400_000).toISOString(),
+            remaining: Math.round(1024 - (i * (1024 - (k.hss_keys_remaining ?? 0))) / 3),
+          })),
         }));
     },
     stats: async () => {
@@ -1162,7 +1732,7 @@ export function install(cfg: MockConfig = {}) {
           boot_time: 1,
           cpu_up_time: 1000 * statsSamples,
           cpu_idle_time: 600 * statsSamples,
-          busy_percent: statsSamples > 1 ? 40 : null,
+          busy_percent: statsSamples > 1 ? (cfg.busyPercent ?? 40) : null,
           commands: 100 * statsSamples,
           commands_per_second: statsSamples > 1 ? 20 : null,
           utilization: [
@@ -1194,6 +1764,7 @@ export function install(cfg: MockConfig = {}) {
           busy_rejections: 0,
           breaker_rejections: 0,
         },
+        ha: cfg.ha ? haGroup(true) : null,
       };
       return s;
     },
@@ -1327,7 +1898,27 @@ export function install(cfg: MockConfig = {}) {
         verdict: sweep.length
           ? "Ceiling in the HSM at about 66 ops/s: from 2 to 4 workers throughput stayed flat (65 → 66 ops/s) while mean latency grew 2.0× — more workers only queue. Add HSMs, not sessions."
           : null,
+        verdict_text: sweep.length
+          ? text(
+              "probes.verdicts.ceiling",
+              "Ceiling in the HSM at about {{best}} ops/s: from {{from}} to {{to}} workers throughput stayed flat ({{from_rate}} → {{to_rate}} ops/s) while mean latency grew {{growth}}× — more workers only queue. Add HSMs, not sessions.",
+              { best: 66, from: 2, to: 4, from_rate: 65, to_rate: 66, growth: "2.0" },
+            )
+          : null,
         overhead_ns: 70,
+        ha: cfg.ha
+          ? {
+              total_per_s: 66,
+              members: [1, 2].map((n) => ({
+                member: n,
+                serial: `12800001${String(n).padStart(2, "0")}`,
+                commands: 400,
+                share_percent: 50,
+                per_s: 33,
+              })),
+              basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe",
+            }
+          : null,
         cancelled: false,
       };
       probes.push(report);
@@ -1368,6 +1959,21 @@ export function install(cfg: MockConfig = {}) {
         pool_size_per_hsm: 1,
         explanation: `${hsms} HSMs (each kept at ≤ 80 % of its ${c.toFixed(0)} ops/s ceiling), then 1 session per HSM.`,
       };
+    },
+    overview: async () => {
+      return overview();
+    },
+    audit_days: async (args) => {
+      // Days of the seeded trail, counted as the backend does (the mock's "today" is its newest record's day).
+      const days: DayCount[] = [];
+      const newest = records.at(-1)?.timestamp.slice(0, 10) ?? "2026-11-30";
+      const end = Date.parse(`${newest}T00:00:00Z`);
+      for (let i = Number(args.days) - 1; i >= 0; i--) {
+        const day = new Date(end - i * 86_400_000).toISOString().slice(0, 10);
+        const of = records.filter((r) => r.timestamp.startsWith(day));
+        days.push({ day, records: of.length, failures: of.filter((r) => r.status === "failure").length });
+      }
+      return days;
     },
     cancel_job: async (args) => {
       cancelled.add(String(args.jobId));

@@ -18,7 +18,7 @@ test("opens ready to use on the built-in partition, with the emulator banner", a
   assert.match(await page.getByTestId("emulator-banner").innerText(), /not for production keys/);
   assert.match(await page.getByTestId("current-partition").innerText(), /Built-in lunasim/);
   assert.equal(await page.getByTestId("audit-badge").getAttribute("data-state"), "no_key_yet");
-  await shot(page, "01-connections");
+  await shot(page, "01-overview");
   assert.deepEqual(page.errors, []);
 });
 
@@ -146,6 +146,7 @@ test("10,000 objects: the table renders a window of rows, scrolls, searches", as
 
 test("a module path that is not PKCS#11 gets a clear message and the window keeps working", async () => {
   const page = await openApp(browser);
+  await page.keyboard.press("Alt+1");
   await page.getByTestId("module-path").fill("/usr/lib/x86_64-linux-gnu/libz.so.1");
   await page.getByTestId("module-add").click();
   const alert = page.getByRole("alert").filter({ hasText: "is not a PKCS#11 module" });
@@ -273,6 +274,42 @@ test("files dropped on the window go to Sign; bad ones say why; signing shows pr
   assert.equal(await page.getByTestId("verify-sig").inputValue(), "/srv/release/app-1.0.iso.p7s");
 });
 
+test("an Ed25519 key: OpenPGP certificate export fixes the fingerprint; OpenPGP and minisign formats", async () => {
+  const page = await openApp(browser, { ed25519Key: true, objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=release_ed25519]", { hasText: "private key" }).click();
+  await page.getByTestId("key-formats").waitFor();
+  assert.match(await page.getByTestId("openpgp-fingerprint").innerText(), /not fixed yet/);
+  assert.equal(await page.getByTestId("export-openpgp").isDisabled(), true, "a user ID is needed");
+  await page.getByTestId("openpgp-uid").fill("Release Signing <release@example.org>");
+  await page.getByTestId("export-openpgp").click();
+  await page.locator("code[data-testid=openpgp-fingerprint]").waitFor();
+  const saved = await calls(page, "save_openpgp_certificate");
+  assert.equal(saved[0].args.userId, "Release Signing <release@example.org>");
+  await page.getByTestId("export-minisign").click();
+  await page.getByText("Saved /home/officer/minisign.pub.").waitFor();
+  await shot(page, "12b-key-openpgp");
+
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-2.0.tar.gz"]));
+  await page.getByTestId("sign-key").selectOption({ label: "release_ed25519 — Ed25519" });
+  await page.getByTestId("fmt-cms").uncheck();
+  await page.getByTestId("fmt-openpgp").check();
+  await page.getByTestId("fmt-openpgp-binary").check();
+  await page.getByTestId("fmt-minisign").check();
+  await page.getByTestId("sign-submit").click();
+  await page.getByTestId("sign-report").waitFor();
+  await page.getByText("/srv/release/app-2.0.tar.gz.gpg").waitFor();
+  await page.getByText("/srv/release/app-2.0.tar.gz.minisig").waitFor();
+  assert.deepEqual((await calls(page, "sign_files"))[0].args.request.formats, ["openpgp_binary", "minisign"]);
+  // An ECDSA key: OpenPGP yes, minisign no (and the choice is dropped).
+  await page.getByTestId("sign-key").selectOption({ label: "bulk_key_00001 — ECDSA P-256" });
+  assert.equal(await page.getByTestId("fmt-minisign").isDisabled(), true);
+  assert.equal(await page.getByTestId("fmt-minisign").isChecked(), false);
+  assert.equal(await page.getByTestId("fmt-openpgp").isDisabled(), false);
+});
+
 test("an HSS key needs confirmation, and a batch larger than what is left is refused", async () => {
   const page = await openApp(browser, { hssRemaining: 5 });
   await login(page);
@@ -305,13 +342,39 @@ test("the verify view gives a verdict and says why a tampered file fails", async
   await page.locator("[data-testid=verify-report][data-valid=false]").waitFor();
   assert.match(await page.getByTestId("verify-report").innerText(), /not the one that was signed/);
   await shot(page, "13-verify");
+  await page.getByTestId("verify-file").fill("/srv/release/stamped.tar.gz");
+  await page.getByTestId("verify-submit").click();
+  await page.getByTestId("verify-timestamp").waitFor();
+  assert.match(await page.getByTestId("verify-timestamp").innerText(), /2026-11-30T12:00:01Z/);
+  assert.match(await page.getByTestId("verify-tsa").innerText(), /Example TSA/);
+});
+
+test("settings take a timestamp authority and refuse a URL that is not HTTP(S)", async () => {
+  const page = await openApp(browser);
+  await page.keyboard.press("Alt+0");
+  await page.getByTestId("tsa-enabled").check();
+  await page.getByTestId("tsa-url").fill("ftp://tsa.example/");
+  await page.getByTestId("settings-save").click();
+  await page.getByText("is not an http:// or https:// URL").waitFor();
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.enabled), false);
+  await page.getByTestId("tsa-url").fill("http://tsa.example/ts");
+  await page.getByLabel("Timestamp authority timeout").fill("20");
+  await page.getByTestId("settings-save").click();
+  await page.waitForFunction(() => window.__mock.settings.timestamp.url === "http://tsa.example/ts");
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.timeout_seconds), 20);
+  assert.equal(await page.evaluate(() => window.__mock.settings.timestamp.enabled), true);
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.evaluate(() => window.__mock.drop(["/srv/release/app-1.0.tar.gz"]));
+  await page.getByTestId("sign-files").waitFor();
+  await page.getByTestId("sign-tsa").waitFor();
+  assert.match(await page.getByTestId("sign-tsa").innerText(), /http:\/\/tsa\.example\/ts/);
 });
 
 test("the HSS view shows what is left, the burn rate, and a counter mismatch loudly", async () => {
   const page = await openApp(browser, {
     hssRemaining: 40,
-    hssMismatch:
-      "The token has 40 signatures left but the audit trail accounts for 42: 2 were made outside this console (another tool or another trail).",
+    hssMismatch: { now: 40, expected: 42 },
   });
   await login(page);
   await page.getByText("user logged in").waitFor();
@@ -327,7 +390,8 @@ test("the HSS view shows what is left, the burn rate, and a counter mismatch lou
 });
 
 test("statistics poll, show the Luna figures and charts, and pause", async () => {
-  const page = await openApp(browser);
+  // Opened on the Statistics view: the Overview would have sampled the partition already.
+  const page = await openApp(browser, {}, { view: "stats" });
   await page.keyboard.press("Alt+7");
   await page.getByTestId("stats-luna").waitFor();
   await page.getByText("measuring (two samples").waitFor();
@@ -365,7 +429,10 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   assert.equal(req.mode.mode, "duration");
   await page.getByTestId("capacity-target").fill("200");
   await page.getByTestId("capacity-plan").click();
-  assert.match(await page.getByTestId("capacity-result").innerText(), /4 HSMs/);
+  assert.match(
+    await page.getByTestId("capacity-result").innerText(),
+    /^4 HSMs \(each kept at ≤ 80 % of its 66 ops\/s ceiling\), then 1 session per HSM for 50 ops\/s at [\d.]+ ms per call\./,
+  );
   await shot(page, "16-probe-sweep");
   // A second run, then compare the two stored runs side by side.
   await page.getByTestId("probe-workers").fill("1");

@@ -14,14 +14,19 @@ export async function launch() {
 }
 
 /** A page on the app with the mock configured by `config` (see tests/mock/backend.ts). */
-export async function openApp(browser, config = {}, { colorScheme = "light", storage = null, path = "" } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme, timezoneId: "UTC", locale: "en-US" });
+/// `view`: the view the window remembers from a previous run (it opens there).
+export async function openApp(
+  browser,
+  config = {},
+  { colorScheme = "light", storage = null, path = "", locale = "en-US", view = null } = {},
+) {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, colorScheme, timezoneId: "UTC", locale });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.stack ?? e.message));
   const mock = readFileSync(process.env.UI_MOCK_JS, "utf8");
   await page.addInitScript({
-    content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${mock}`,
+    content: `window.__MOCK_CONFIG__ = ${JSON.stringify(config)};\n${storage ? `localStorage.clear();` : ""}\n${view ? `localStorage.setItem("hsmc.view", ${JSON.stringify(view)});` : ""}\n${mock}`,
   });
   // Content-Security-Policy violations, for the CSP tests (pages under /csp/).
   await page.addInitScript({

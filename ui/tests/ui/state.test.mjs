@@ -25,8 +25,8 @@ test("the last view is remembered across a restart; a view that no longer exists
 
   await page.evaluate(() => localStorage.setItem("hsmc.view", "retired-view"));
   await page.reload();
-  await page.getByRole("heading", { name: "Connections" }).waitFor();
-  assert.equal(await activeView(page), "Connections");
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  assert.equal(await activeView(page), "Overview");
   assert.deepEqual(page.errors, []);
 });
 

@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod audit;
+pub mod ha;
 pub mod health;
 pub mod inventory;
 pub mod keys;
@@ -17,6 +18,8 @@ pub mod objects;
 pub mod probe;
 pub mod shell;
 pub mod sign;
+pub mod status;
+pub mod usage;
 
 use console::ApiResult;
 
@@ -49,6 +52,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Keys(k) => keys::run(ctx, k).await,
         HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
+        HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
         HsmCommand::Probe(a) => probe::run(ctx, a).await,
@@ -57,5 +61,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Token(a) => admin::token(ctx, a).await,
         HsmCommand::Objects(a) => objects::run(ctx, a).await,
         HsmCommand::Uri { key, commands } => objects::uri(ctx, key, *commands).await,
+        HsmCommand::Ha(a) => ha::run(ctx, a).await,
+        HsmCommand::Usage(a) => usage::run(ctx, a).await,
     }
 }

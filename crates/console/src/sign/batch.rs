@@ -6,6 +6,8 @@
 //! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress;
 //! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch;
 //! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
+//!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
+//!    on the token if an OpenPGP format is asked for and it is not yet;
 //! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
 //!    signature verified in software) → write the outputs → record;
 //! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
@@ -28,22 +30,31 @@ use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
 use signing::input::InputFile;
 use signing::output::{beside, write_new};
+use signing::whole::SignPath;
 use signing::SignError;
 
 use super::formats::{signatures_needed, FileSigning};
 use super::key::{find_certificate, find_chain, key_material, resolve, SigningKey};
 use super::manifest::{batch_dir, write_public_key};
+use super::timestamp::Tsa;
 use super::{
     sign_error, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress, SignReport,
     SignRequest,
 };
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::{Console, Partition};
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 
-/// One file's outputs, made and verified but not yet written.
-type Outputs = Vec<(SignFormat, PathBuf, Vec<u8>)>;
+/// One file's outputs, made and verified but not yet written, and how the token was given
+/// the file (schemes that sign it whole: one call, parts, external μ).
+struct Outputs {
+    files: Vec<(SignFormat, PathBuf, Vec<u8>)>,
+    signing_path: Option<SignPath>,
+    /// The RFC 3161 tokens in the outputs, checked.
+    timestamps: Vec<signing::tsp::TimestampInfo>,
+}
 
 impl Console {
     /// Sign a batch of files. See the module documentation.
@@ -65,6 +76,7 @@ impl Console {
         }
         b.record_request().await?;
         b.ensure_certificate().await?;
+        b.ensure_openpgp_creation_time().await?;
         let key = Arc::new(b.key.take().expect("the key is read when the batch opens"));
         b.sign_each(&key).await;
         b.sign_manifest(&key).await;
@@ -82,27 +94,37 @@ struct Checked {
 
 fn check_request(req: &SignRequest) -> ApiResult<Checked> {
     if req.files.is_empty() {
-        return Err(ApiError::invalid("Choose or drop the files to sign."));
+        return Err(ApiError::invalid(text!(
+            "errors.choose_drop_files_sign",
+            "Choose or drop the files to sign."
+        )));
     }
     let mut formats = req.formats.clone();
     formats.dedup();
     if formats.is_empty() {
-        return Err(ApiError::invalid("Choose at least one signature format."));
+        return Err(ApiError::invalid(text!(
+            "errors.choose_at_least_one_signature",
+            "Choose at least one signature format."
+        )));
     }
     let context = req.context.clone().unwrap_or_default().into_bytes();
     if !context.is_empty() && formats.contains(&SignFormat::Cms) {
-        return Err(ApiError::invalid("CMS signatures carry no ML-DSA context (RFC 9882); use the raw or bundle format for a context."));
+        return Err(ApiError::invalid(text!("errors.cms_signatures_carry_no_ml", "CMS signatures carry no ML-DSA context (RFC 9882); use the raw or bundle format for a context.")));
     }
     if context.len() > 255 {
-        return Err(ApiError::invalid("ML-DSA contexts are at most 255 bytes."));
+        return Err(ApiError::invalid(text!(
+            "errors.ml_dsa_contexts_at_most",
+            "ML-DSA contexts are at most 255 bytes."
+        )));
     }
     let out_dir = match &req.out_dir {
         Some(d) => {
             let d = PathBuf::from(d);
             if !d.is_dir() {
-                return Err(ApiError::invalid(format!(
-                    "The output folder {} does not exist.",
-                    d.display()
+                return Err(ApiError::invalid(text!(
+                    "errors.output_folder_does_not_exist",
+                    "The output folder {{d}} does not exist.",
+                    d = d.display()
                 )));
             }
             Some(d)
@@ -138,6 +160,32 @@ struct SignBatch<'c> {
     cancelled: bool,
     manifest: Vec<OutputView>,
     manifest_error: Option<ApiError>,
+    /// The time-stamp authority for CMS and bundle signatures, if any.
+    tsa: Option<Arc<Tsa>>,
+}
+
+/// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
+/// One asked for explicitly needs a format that carries a token.
+fn batch_tsa(
+    console: &Console,
+    req: &SignRequest,
+    formats: &[SignFormat],
+) -> ApiResult<Option<Arc<Tsa>>> {
+    let carries = formats
+        .iter()
+        .any(|f| matches!(f, SignFormat::Cms | SignFormat::Bundle));
+    let authority = match &req.timestamp {
+        Some(a) if !carries => {
+            return Err(ApiError::invalid(format!(
+            "Time-stamps from {} go into CMS and bundle signatures; choose one of those formats.",
+            a.url
+        )))
+        }
+        Some(a) => Some(a.clone()),
+        None if carries => console.settings().timestamp.authority(),
+        None => None,
+    };
+    authority.map(|a| Tsa::open(&a).map(Arc::new)).transpose()
 }
 
 impl<'c> SignBatch<'c> {
@@ -150,14 +198,21 @@ impl<'c> SignBatch<'c> {
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignBatch<'c>> {
         let checked = check_request(&req)?;
+        let tsa = batch_tsa(console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
         console.require(&partition, hsm::roles::Action::UseKeys)?;
         let key = read_key(&partition, &req.key, checked.context).await?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
-            return Err(ApiError::invalid("Only ML-DSA signatures take a context."));
+            return Err(ApiError::invalid(text!(
+                "errors.only_ml_dsa_signatures_take",
+                "Only ML-DSA signatures take a context."
+            )));
+        }
+        for f in &checked.formats {
+            f.format().accepts(&key).map_err(sign_error)?;
         }
         if matches!(key.alg, SigAlg::Hss) && !req.confirm_hss {
-            return Err(ApiError::invalid("Signing with an HSS key uses up one-time signatures for good; confirm it to go on."));
+            return Err(ApiError::invalid(text!("errors.signing_hss_key_uses_up", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.")));
         }
         let paths: Vec<PathBuf> = req.files.iter().map(PathBuf::from).collect();
         let inputs = signing::input::check_all(&paths);
@@ -195,6 +250,7 @@ impl<'c> SignBatch<'c> {
             cancelled: false,
             manifest: Vec::new(),
             manifest_error: None,
+            tsa,
         })
     }
 
@@ -247,13 +303,19 @@ impl<'c> SignBatch<'c> {
         match k.summary.hss_keys_remaining {
             Some(left) if left < needed => Err(ApiError::new(
                 ErrorCode::InvalidInput,
-                format!(
-                    "'{}' has {left} signatures left; this batch needs {needed}.",
-                    k.summary.label
+                text!(
+                    "errors.has_signatures_left_batch_needs",
+                    "'{{label}}' has {{left}} signatures left; this batch needs {{needed}}.",
+                    label = k.summary.label,
+                    left = left,
+                    needed = needed
                 ),
             )
             .details("Nothing was signed.")
-            .suggest("Sign fewer files or formats, or use another key.")),
+            .suggest(text!(
+                "errors.sign_fewer_files_formats_use",
+                "Sign fewer files or formats, or use another key."
+            ))),
             _ => Ok(()),
         }
     }
@@ -333,7 +395,8 @@ impl<'c> SignBatch<'c> {
                     .meta("key", k.audit_json())
                     .meta("formats", &self.formats)
                     .meta("files", files)
-                    .meta("hss_remaining", k.summary.hss_keys_remaining),
+                    .meta("hss_remaining", k.summary.hss_keys_remaining)
+                    .meta("tsa", self.tsa.as_ref().map(|t| t.url.clone())),
             )
             .await
     }
@@ -365,6 +428,23 @@ impl<'c> SignBatch<'c> {
             .cert = Some(der_bytes);
         self.key_view.has_certificate = true;
         self.key_view.certificate_subject = Some(c.subject.clone());
+        Ok(())
+    }
+
+    /// Step 5b: OpenPGP signatures name the key by its fingerprint, which needs the key's
+    /// creation time: fixed and stored on the token (audited) the first time.
+    async fn ensure_openpgp_creation_time(&mut self) -> ApiResult<()> {
+        if !super::openpgp::wanted(&self.formats) || self.key().openpgp_created.is_some() {
+            return Ok(());
+        }
+        let t = self
+            .console
+            .ensure_openpgp_creation_time(&self.partition, self.key())
+            .await?;
+        self.key
+            .as_mut()
+            .expect("the key is read when the batch opens")
+            .openpgp_created = Some(t);
         Ok(())
     }
 
@@ -409,6 +489,7 @@ impl<'c> SignBatch<'c> {
     ) -> Result<Outputs, SignError> {
         let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
         let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
+        let tsa = self.tsa.clone();
         let r = self
             .partition
             .pool
@@ -423,7 +504,8 @@ impl<'c> SignBatch<'c> {
                     }
                 };
                 progress(SignProgress::Signing { index });
-                let mut file = FileSigning::new(&key, s, h, &input, &digests);
+                let mut file =
+                    FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
                 let r = render_all(&mut file, &formats, out_dir.as_deref());
                 match r {
                     Err(SignError::Hsm(e))
@@ -452,6 +534,7 @@ impl<'c> SignBatch<'c> {
                 self.signatures_made += per_file;
                 let o = &mut self.outcomes[i];
                 o.outputs = outs
+                    .files
                     .iter()
                     .map(|(f, p, _)| OutputView {
                         format: OutputKind::from(*f),
@@ -478,6 +561,8 @@ impl<'c> SignBatch<'c> {
                             )
                             .meta("key_id", &key.summary.id_hex)
                             .meta("signatures", per_file)
+                            .meta("signing_path", outs.signing_path)
+                            .meta("timestamps", &outs.timestamps)
                             .meta(
                                 "verified",
                                 "software verifier accepted every signature before it was written",
@@ -524,11 +609,18 @@ impl<'c> SignBatch<'c> {
         }
         let r = self
             .console
-            .sign_manifest(&self.partition, key, &signed, self.out_dir.as_deref())
+            .sign_manifest(
+                &self.partition,
+                key,
+                &signed,
+                self.out_dir.as_deref(),
+                super::openpgp::wanted(&self.formats),
+            )
             .await;
         match r {
             Ok(v) => {
-                self.signatures_made += 1;
+                let cleartext = v.iter().any(|o| o.format == OutputKind::ManifestCleartext);
+                self.signatures_made += 1 + u64::from(cleartext);
                 self.manifest = v;
             }
             Err(e) => self.manifest_error = Some(e),
@@ -591,7 +683,7 @@ impl<'c> SignBatch<'c> {
 /// The key, its public half and its certificate, read in one idempotent pool job.
 async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
-    let (summary, pk, cert, chain) = p
+    let (summary, pk, cert, chain, openpgp_created) = p
         .pool
         .run_service_idempotent_async("sign.key", move |s| {
             let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
@@ -601,7 +693,8 @@ async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<
                 Some(c) => find_chain(s, c)?,
                 None => Vec::new(),
             };
-            Ok((summary, pk, cert, chain))
+            let created = super::openpgp::stored_creation_time(s, &summary.id_hex, &pk)?;
+            Ok((summary, pk, cert, chain, created))
         })
         .await?;
     let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
@@ -613,6 +706,7 @@ async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<
         chain,
         context,
         token_serial: p.serial.clone(),
+        openpgp_created,
     })
 }
 
@@ -631,24 +725,29 @@ fn render_all(
     if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Err(SignError::Exists(p.display().to_string()));
     }
-    let mut outs = Vec::new();
+    let mut files = Vec::new();
     for (f, path) in formats.iter().zip(paths) {
-        outs.push((*f, path, f.format().render(file)?));
+        files.push((*f, path, f.format().render(file)?));
     }
-    Ok(outs)
+    Ok(Outputs {
+        files,
+        signing_path: file.message_path,
+        timestamps: file.timestamps.take(),
+    })
 }
 
 /// All of a file's outputs, or none: refused if any exists already; a failed write
 /// removes the ones written before it.
 fn write_outputs(outs: &Outputs) -> Result<(), SignError> {
     if let Some((_, p, _)) = outs
+        .files
         .iter()
         .find(|(_, p, _)| std::fs::symlink_metadata(p).is_ok())
     {
         return Err(SignError::Exists(p.display().to_string()));
     }
     let mut written = Vec::new();
-    for (_, path, bytes) in outs {
+    for (_, path, bytes) in &outs.files {
         if let Err(e) = write_new(path, bytes) {
             for w in &written {
                 let _ = std::fs::remove_file(w);

@@ -10,9 +10,11 @@ use p11::Session;
 use signing::formats::{Bundle, BundleFile, BundleKey, BUNDLE_FORMAT};
 use signing::hashing::Digests;
 use signing::input::InputFile;
+use signing::whole::{FileSigner, SignPath};
 use signing::SignError;
 
 use super::key::SigningKey;
+use super::timestamp::Tsa;
 use super::SignFormat;
 
 /// One output format.
@@ -25,6 +27,10 @@ pub trait Format: Sync {
     fn uses_message_signature(&self) -> bool;
     /// The output's bytes for one file.
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError>;
+    /// Whether the format can sign with this key (asked before anything is signed).
+    fn accepts(&self, _key: &SigningKey) -> Result<(), SignError> {
+        Ok(())
+    }
 }
 
 impl SignFormat {
@@ -33,6 +39,9 @@ impl SignFormat {
             SignFormat::Cms => &Cms,
             SignFormat::Raw => &Raw,
             SignFormat::Bundle => &JsonBundle,
+            SignFormat::Openpgp => &super::openpgp::OpenPgp { armored: true },
+            SignFormat::OpenpgpBinary => &super::openpgp::OpenPgp { armored: false },
+            SignFormat::Minisign => &super::minisign::Minisign,
         }
     }
 }
@@ -46,7 +55,9 @@ pub(crate) fn signatures_needed(
 ) -> u64 {
     let own: u64 = formats.iter().map(|f| f.format().own_signatures()).sum();
     let shared = u64::from(formats.iter().any(|f| f.format().uses_message_signature()));
-    files * (own + shared) + u64::from(manifest) + u64::from(issue_cert)
+    // With OpenPGP the manifest is also cleartext-signed (`SHA256SUMS.asc`).
+    let manifest = u64::from(manifest) * (1 + u64::from(super::openpgp::wanted(formats)));
+    files * (own + shared) + manifest + u64::from(issue_cert)
 }
 
 /// One file being signed on one session.
@@ -58,6 +69,12 @@ pub struct FileSigning<'a> {
     pub input: &'a InputFile,
     pub digests: &'a Digests,
     message_signature: Option<Vec<u8>>,
+    /// How the token was given the file for the message signature (whole-message schemes).
+    pub message_path: Option<SignPath>,
+    /// The time-stamp authority asked for a token over CMS and bundle signatures.
+    tsa: Option<&'a Tsa>,
+    /// The tokens received for this file, checked (for the audit record).
+    pub timestamps: std::cell::RefCell<Vec<signing::tsp::TimestampInfo>>,
 }
 
 impl<'a> FileSigning<'a> {
@@ -75,7 +92,26 @@ impl<'a> FileSigning<'a> {
             input,
             digests,
             message_signature: None,
+            message_path: None,
+            tsa: None,
+            timestamps: Default::default(),
         }
+    }
+
+    /// Time-stamp the signatures of the formats that carry a token (CMS, bundle).
+    pub fn with_tsa(mut self, tsa: Option<&'a Tsa>) -> Self {
+        self.tsa = tsa;
+        self
+    }
+
+    /// A checked RFC 3161 token over `signature` from the TSA, when one is set.
+    pub fn timestamp(&self, signature: &[u8]) -> Result<Option<Vec<u8>>, SignError> {
+        let Some(tsa) = self.tsa else {
+            return Ok(None);
+        };
+        let (token, info) = tsa.stamp(self.key.alg.digest(), signature)?;
+        self.timestamps.borrow_mut().push(info);
+        Ok(Some(token))
     }
 
     /// The file's digest for the key's scheme.
@@ -105,29 +141,20 @@ impl<'a> FileSigning<'a> {
     }
 
     /// Schemes that sign the message itself (ML-DSA, HSS, Ed25519): the file's bytes, which
-    /// must be the bytes that were hashed.
-    fn sign_whole_file(&self) -> Result<Vec<u8>, SignError> {
-        let (alg, input) = (self.key.alg, self.input);
-        if input.size() > signing::MAX_WHOLE_MESSAGE {
-            return Err(SignError::Unsupported(format!(
-                "{} signs whole messages and tokens take at most {} MiB at once; {} is larger — choose the CMS format for it",
-                alg.name(),
-                signing::MAX_WHOLE_MESSAGE >> 20,
-                input.name()
-            )));
-        }
-        let bytes = std::fs::read(&input.path).map_err(|e| SignError::Input {
-            path: input.path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
-        })?;
-        if hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)) != self.digests.sha256 {
-            return Err(SignError::Changed(input.path.display().to_string()));
-        }
-        let ctx = &self.key.context;
-        let sig = alg.sign(self.session, self.handle, &bytes, ctx)?;
-        alg.verify(&self.key.pk, &bytes, ctx, &sig)
-            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
-        Ok(sig)
+    /// must be the bytes that were hashed — in one call, in parts or as external μ,
+    /// whatever the file's size and the token allow (`signing::whole`), checked in software
+    /// over the file.
+    fn sign_whole_file(&mut self) -> Result<Vec<u8>, SignError> {
+        let signer = FileSigner {
+            alg: self.key.alg,
+            session: self.session,
+            key: self.handle,
+            pk: &self.key.pk,
+            context: &self.key.context,
+        };
+        let signed = signer.sign(self.input, &self.digests.sha256)?;
+        self.message_path = Some(signed.path);
+        Ok(signed.signature)
     }
 
     /// Schemes that sign a digest (ECDSA, RSA-PSS).
@@ -162,14 +189,21 @@ impl Format for Cms {
             .as_ref()
             .ok_or_else(|| SignError::Format("no certificate for CMS".into()))?;
         let digest = file.digest()?;
-        let chain = file.key.chain.clone();
+        let file = &*file;
+        let mut stamp = |sig: &[u8]| {
+            file.timestamp(sig)?
+                .ok_or_else(|| SignError::Format("no time-stamp authority".into()))
+        };
         signing::cms::build_with_chain(
             file.key.alg,
             cert,
-            &chain,
+            &file.key.chain,
             &digest,
             SystemTime::now(),
             &mut |m| file.sign_bytes(m),
+            file.tsa
+                .is_some()
+                .then_some(&mut stamp as signing::cms::Stamp<'_>),
         )
     }
 }
@@ -208,6 +242,9 @@ impl Format for JsonBundle {
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
         use base64::Engine;
         let sig = file.message_signature()?;
+        let timestamp_token = file
+            .timestamp(&sig)?
+            .map(|t| base64::engine::general_purpose::STANDARD.encode(t));
         let (k, d) = (file.key, file.digests);
         let b = Bundle {
             format: BUNDLE_FORMAT.into(),
@@ -231,6 +268,8 @@ impl Format for JsonBundle {
             signed_at: audit::now_rfc3339(),
             console_version: env!("CARGO_PKG_VERSION").into(),
             token_serial: k.token_serial.clone(),
+            signing_path: file.message_path,
+            timestamp_token,
         };
         serde_json::to_vec_pretty(&b).map_err(|e| SignError::Format(e.to_string()))
     }
@@ -247,6 +286,13 @@ mod tests {
         assert_eq!(signatures_needed(3, &f, true, true), 3 * 2 + 2);
         assert_eq!(signatures_needed(3, &[SignFormat::Raw], false, false), 3);
         assert_eq!(signatures_needed(2, &[SignFormat::Cms], false, false), 2);
+        // OpenPGP one per file and one more for SHA256SUMS.asc; minisign two per file.
+        let f = [SignFormat::Openpgp, SignFormat::Minisign];
+        assert_eq!(signatures_needed(2, &f, true, false), 2 * 3 + 2);
+        assert_eq!(
+            signatures_needed(1, &[SignFormat::OpenpgpBinary], false, false),
+            1
+        );
     }
 
     #[test]
@@ -254,5 +300,35 @@ mod tests {
         assert_eq!(SignFormat::Cms.suffix(), ".p7s");
         assert_eq!(SignFormat::Raw.suffix(), ".sig");
         assert_eq!(SignFormat::Bundle.suffix(), ".sig.json");
+        assert_eq!(SignFormat::Openpgp.suffix(), ".asc");
+        assert_eq!(SignFormat::OpenpgpBinary.suffix(), ".gpg");
+        assert_eq!(SignFormat::Minisign.suffix(), ".minisig");
+    }
+
+    /// Outputs are the artifact's name plus a suffix: two formats' outputs of two files in
+    /// one folder could share a name only if one suffix ended another (`.pgp.sig` would be
+    /// the raw signature of `X.pgp`). None does.
+    #[test]
+    fn no_suffix_ends_another() {
+        let all = [
+            SignFormat::Cms,
+            SignFormat::Raw,
+            SignFormat::Bundle,
+            SignFormat::Openpgp,
+            SignFormat::OpenpgpBinary,
+            SignFormat::Minisign,
+        ];
+        for a in all {
+            for b in all {
+                if a != b {
+                    assert!(
+                        !a.suffix().ends_with(b.suffix()),
+                        "{} ends with {}",
+                        a.suffix(),
+                        b.suffix()
+                    );
+                }
+            }
+        }
     }
 }

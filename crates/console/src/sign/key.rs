@@ -24,6 +24,8 @@ pub struct SigningKey {
     /// ML-DSA context (raw and bundle formats).
     pub context: Vec<u8>,
     pub token_serial: String,
+    /// The OpenPGP creation time stored on the token, once fixed (OpenPGP formats).
+    pub openpgp_created: Option<u32>,
 }
 
 impl SigningKey {

@@ -8,8 +8,9 @@ use audit::Event;
 use signing::output::write_new;
 
 use super::key::{resolve, SigningKey};
-use super::{sign_error, FileOutcome, OutputKind, OutputView};
+use super::{hsm_side, sign_error, FileOutcome, OutputKind, OutputView};
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 use crate::{Console, Partition};
 
 /// Where a batch's shared outputs go: the output folder, or the first signed file's folder.
@@ -23,13 +24,15 @@ pub(super) fn batch_dir(out_dir: Option<&Path>, signed: &[&FileOutcome]) -> Path
 }
 
 impl Console {
-    /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files. Audited.
+    /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files, and with
+    /// `cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed). All or none. Audited.
     pub(super) async fn sign_manifest(
         &self,
         p: &Partition,
         key: &Arc<SigningKey>,
         signed: &[&FileOutcome],
         out_dir: Option<&Path>,
+        cleartext: bool,
     ) -> ApiResult<Vec<OutputView>> {
         let mut entries: Vec<(String, String)> = signed
             .iter()
@@ -37,25 +40,35 @@ impl Console {
             .collect();
         entries.sort_by(|a, b| a.1.cmp(&b.1));
         if entries.windows(2).any(|w| w[0].1 == w[1].1) {
-            return Err(ApiError::invalid(
-                "Two signed files have the same name; a SHA256SUMS manifest needs unique names.",
-            )
-            .suggest("Sign them in separate batches or choose an output folder per batch."));
+            return Err(ApiError::invalid(text!(
+                "errors.two_signed_files_have_same",
+                "Two signed files have the same name; a SHA256SUMS manifest needs unique names."
+            ))
+            .suggest(text!(
+                "errors.sign_them_separate_batches_choose",
+                "Sign them in separate batches or choose an output folder per batch."
+            )));
         }
         let dir = batch_dir(out_dir, signed);
         let text = signing::formats::manifest(&entries);
         let (mpath, spath) = (dir.join("SHA256SUMS"), dir.join("SHA256SUMS.sig"));
-        for x in [&mpath, &spath] {
+        let apath = dir.join("SHA256SUMS.asc");
+        let mut paths = vec![&mpath, &spath];
+        if cleartext {
+            paths.push(&apath);
+        }
+        for x in paths {
             if std::fs::symlink_metadata(x).is_ok() {
-                return Err(ApiError::invalid(format!(
-                    "{} already exists; the manifest was not written.",
-                    x.display()
+                return Err(ApiError::invalid(text!(
+                    "errors.already_exists_manifest_not_written",
+                    "{{x}} already exists; the manifest was not written.",
+                    x = x.display()
                 )));
             }
         }
         let k = key.clone();
         let body = text.clone().into_bytes();
-        let sig = p
+        let (sig, asc) = p
             .pool
             .run_service_async("sign.manifest", move |s| {
                 let handle = resolve(s, &k.summary)?;
@@ -69,13 +82,34 @@ impl Console {
                         "the manifest signature does not verify: {e}"
                     ))
                 })?;
-                Ok(r)
+                let asc = if cleartext {
+                    let text = String::from_utf8(body.clone()).expect("the manifest is text");
+                    Some(
+                        super::openpgp::cleartext_manifest(s, handle, &k, &text)
+                            .map_err(hsm_side)?,
+                    )
+                } else {
+                    None
+                };
+                Ok((r, asc))
             })
             .await?;
-        write_new(&mpath, text.as_bytes()).map_err(sign_error)?;
-        if let Err(e) = write_new(&spath, &sig) {
-            let _ = std::fs::remove_file(&mpath);
-            return Err(sign_error(e));
+        let mut outputs = vec![
+            (mpath.clone(), text.into_bytes(), OutputKind::Manifest),
+            (spath, sig, OutputKind::ManifestSignature),
+        ];
+        if let Some(a) = asc {
+            outputs.push((apath, a.into_bytes(), OutputKind::ManifestCleartext));
+        }
+        let mut written = Vec::new();
+        for (path, bytes, _) in &outputs {
+            if let Err(e) = write_new(path, bytes) {
+                for w in &written {
+                    let _ = std::fs::remove_file(w);
+                }
+                return Err(sign_error(e));
+            }
+            written.push(path.clone());
         }
         self.record(
             Event::new("sign.manifest", "artifact")
@@ -83,22 +117,18 @@ impl Console {
                 .algorithm(key.alg.name())
                 .meta("files", entries.len())
                 .meta("key_id", &key.summary.id_hex)
-                .meta("signatures", 1)
+                .meta("signatures", outputs.len() - 1)
                 .meta("partition", &p.id),
         )
         .await;
-        Ok(vec![
-            OutputView {
-                format: OutputKind::Manifest,
-                path: mpath.display().to_string(),
+        Ok(outputs
+            .into_iter()
+            .map(|(path, _, format)| OutputView {
+                format,
+                path: path.display().to_string(),
                 verified: true,
-            },
-            OutputView {
-                format: OutputKind::ManifestSignature,
-                path: spath.display().to_string(),
-                verified: true,
-            },
-        ])
+            })
+            .collect())
     }
 }
 
@@ -121,9 +151,10 @@ pub(super) fn write_public_key(key: &SigningKey, dir: &Path) -> ApiResult<Option
     let pem = key.pk.spki_pem();
     match std::fs::read_to_string(&pem_path) {
         Ok(existing) if existing.trim() == pem.trim() => Ok(None),
-        Ok(_) => Err(ApiError::invalid(format!(
-            "{} exists and holds another key; the public key was not written.",
-            pem_path.display()
+        Ok(_) => Err(ApiError::invalid(text!(
+            "errors.exists_holds_another_key_public",
+            "{{pem_path}} exists and holds another key; the public key was not written.",
+            pem_path = pem_path.display()
         ))),
         Err(_) => {
             write_new(&pem_path, pem.as_bytes()).map_err(sign_error)?;

@@ -7,14 +7,21 @@
 //!   bundle); a new format is one more [`formats::Format`].
 //! - [`key`]: the signing key, its public half and its certificate on the token.
 //! - [`certificates`]: self-signed certificates and CSRs made with the HSM key.
-//! - [`manifest`]: the signed `SHA256SUMS` of a batch.
+//! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
+//! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
+//!   certificate, its `minisign.pub`.
+//! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
 //! - [`verify`]: offline verification with the software verifiers.
 
 mod batch;
 mod certificates;
 pub mod formats;
+mod inputs;
 mod key;
 mod manifest;
+mod minisign;
+mod openpgp;
+pub mod timestamp;
 mod verify;
 
 use serde::{Deserialize, Serialize};
@@ -24,8 +31,12 @@ use signing::alg::SigAlg;
 use signing::SignError;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::text;
 
 pub use certificates::CertificateView;
+pub use inputs::input_problem;
+pub use minisign::MinisignPublicKey;
+pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -37,6 +48,12 @@ pub enum SignFormat {
     Raw,
     /// JSON bundle `.sig.json`.
     Bundle,
+    /// OpenPGP detached signature, ASCII-armored `.asc` (Ed25519, ECDSA, RSA keys).
+    Openpgp,
+    /// OpenPGP detached signature, binary `.gpg`.
+    OpenpgpBinary,
+    /// minisign `.minisig` (Ed25519 keys).
+    Minisign,
 }
 
 hsm::wire_display!(SignFormat);
@@ -70,6 +87,11 @@ pub struct SignRequest {
     pub on_error: OnError,
     /// Signing with an HSS key uses up one-time signatures: the officer confirms it.
     pub confirm_hss: bool,
+    /// Time-stamp CMS and bundle signatures with this authority (`hsmc sign --tsa`);
+    /// without it, the one in Settings → Timestamp authority when that is on.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timestamp: Option<crate::settings::TimestampAuthority>,
 }
 
 /// A key the signing view can offer.
@@ -104,6 +126,11 @@ pub enum OutputKind {
     ManifestSignature,
     /// The key's public half (PEM) beside raw signatures.
     PublicKey,
+    Openpgp,
+    OpenpgpBinary,
+    Minisign,
+    /// The batch's `SHA256SUMS.asc`, cleartext-signed with OpenPGP.
+    ManifestCleartext,
 }
 
 hsm::wire_display!(OutputKind);
@@ -114,6 +141,9 @@ impl From<SignFormat> for OutputKind {
             SignFormat::Cms => OutputKind::Cms,
             SignFormat::Raw => OutputKind::Raw,
             SignFormat::Bundle => OutputKind::Bundle,
+            SignFormat::Openpgp => OutputKind::Openpgp,
+            SignFormat::OpenpgpBinary => OutputKind::OpenpgpBinary,
+            SignFormat::Minisign => OutputKind::Minisign,
         }
     }
 }
@@ -163,29 +193,63 @@ pub enum SignProgress {
 pub(crate) fn sign_error(e: SignError) -> ApiError {
     match e {
         SignError::Hsm(h) => h.into(),
-        SignError::Cancelled => {
-            ApiError::new(ErrorCode::Cancelled, "Cancelled; nothing more was signed.")
-        }
-        SignError::Exists(p) => {
-            ApiError::invalid(format!("{p} already exists; nothing was overwritten."))
-                .suggest("Move the old signature away or choose another output folder.")
-        }
-        SignError::Input { path, reason } => ApiError::invalid(format!("{path} {reason}.")),
-        SignError::Changed(p) => ApiError::invalid(format!("{p} changed while it was being read."))
-            .suggest("Sign it again once it is complete."),
-        SignError::Write { path, reason } => {
-            ApiError::new(ErrorCode::Io, format!("Cannot write {path}: {reason}."))
-                .details("Nothing was half-written.")
-        }
+        SignError::Cancelled => ApiError::new(
+            ErrorCode::Cancelled,
+            text!(
+                "errors.cancelled_nothing_more_signed",
+                "Cancelled; nothing more was signed."
+            ),
+        ),
+        SignError::Exists(p) => ApiError::invalid(text!(
+            "errors.already_exists_nothing_overwritten",
+            "{{path}} already exists; nothing was overwritten.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.move_old_signature_away_choose",
+            "Move the old signature away or choose another output folder."
+        )),
+        SignError::Input { path, reason } => ApiError::invalid(input_problem(&path, &reason)),
+        SignError::Changed(p) => ApiError::invalid(text!(
+            "errors.changed_while_being_read",
+            "{{path}} changed while it was being read.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.sign_again_once_complete",
+            "Sign it again once it is complete."
+        )),
+        SignError::Write { path, reason } => ApiError::new(
+            ErrorCode::Io,
+            text!(
+                "errors.cannot_write",
+                "Cannot write {{path}}: {{reason}}.",
+                path = path,
+                reason = reason
+            ),
+        )
+        .details("Nothing was half-written."),
         SignError::SelfCheck(m) => ApiError::new(
             ErrorCode::SignatureInvalid,
-            format!("The HSM's signature did not verify in software ({m}); it was not written."),
+            text!(
+                "errors.hsm_s_signature_did_not",
+                "The HSM's signature did not verify in software ({{detail}}); it was not written.",
+                detail = m
+            ),
         )
-        .suggest("Check the key and the module; report this to the HSM's administrator."),
+        .suggest(text!(
+            "errors.check_key_module_report_hsm",
+            "Check the key and the module; report this to the HSM's administrator."
+        )),
         SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
         SignError::Unsupported(m) | SignError::Format(m) => {
             ApiError::new(ErrorCode::Unsupported, m)
         }
+        SignError::Timestamp { tsa, reason } => ApiError::new(
+            ErrorCode::TimestampFailed,
+            format!("The time-stamp authority {tsa}: {reason}. Nothing was written for this file."),
+        )
+        .suggest("Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."),
     }
 }
 

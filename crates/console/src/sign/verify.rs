@@ -7,11 +7,54 @@ use hsm::pubkey::PublicKey;
 
 use super::sign_error;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::text;
 use crate::Console;
 
 impl Console {
     /// Verify a file against a signature offline (software verifiers only). Recorded.
     pub async fn verify_signature(
+        &self,
+        file: &str,
+        signature: &str,
+        public_key_pem: Option<&str>,
+        context: Option<&str>,
+    ) -> ApiResult<signing::verify::VerifyReport> {
+        // The format is recognised from the content; an unreadable file is the classic
+        // verifier's to report.
+        let sig = std::fs::read(signature).unwrap_or_default();
+        let r = if let Some(kind) = signing::openpgp::verify::kind(&sig) {
+            let cert = read_key_file(public_key_pem)?;
+            let f = PathBuf::from(file);
+            blocking(move || signing::openpgp::report::verify_file(&f, &sig, kind, cert.as_deref()))
+                .await?
+        } else if signing::minisign::is_signature(&sig) {
+            let pk = read_key_file(public_key_pem)?;
+            let f = PathBuf::from(file);
+            blocking(move || signing::minisign::report(&f, &sig, pk.as_deref())).await?
+        } else {
+            self.verify_classic(file, signature, public_key_pem, context)
+                .await?
+        };
+        let ev = Event::new("verify", "artifact")
+            .resource(file)
+            .meta("signature", signature)
+            .meta("format", r.format)
+            .meta("detail", &r.detail);
+        let ev = match &r.algorithm {
+            Some(a) => ev.algorithm(a),
+            None => ev,
+        };
+        self.record(if r.valid {
+            ev
+        } else {
+            ev.failed(ErrorCode::SignatureInvalid.to_string())
+        })
+        .await;
+        Ok(r)
+    }
+
+    /// CMS, raw, bundle and manifest signatures.
+    async fn verify_classic(
         &self,
         file: &str,
         signature: &str,
@@ -24,12 +67,25 @@ impl Console {
                     .map_err(|e| ApiError::io(&format!("cannot read {p}"), &e))?;
                 let k = if text.contains("BEGIN CERTIFICATE") {
                     let der_bytes = der::pem::decode_vec(text.as_bytes())
-                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                        .map_err(|e| {
+                            ApiError::invalid(text!(
+                                "errors.path_error",
+                                "{{path}}: {{error}}",
+                                path = p,
+                                error = e
+                            ))
+                        })?
                         .1;
                     signing::cert::public_key(&der_bytes).map_err(sign_error)?.1
                 } else {
-                    PublicKey::from_spki_pem(&text)
-                        .map_err(|e| ApiError::invalid(format!("{p}: {e}")))?
+                    PublicKey::from_spki_pem(&text).map_err(|e| {
+                        ApiError::invalid(text!(
+                            "errors.path_error",
+                            "{{path}}: {{error}}",
+                            path = p,
+                            error = e
+                        ))
+                    })?
                 };
                 Some(k)
             }
@@ -50,21 +106,22 @@ impl Console {
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(sign_error)?;
-        let ev = Event::new("verify", "artifact")
-            .resource(file)
-            .meta("signature", signature)
-            .meta("format", r.format)
-            .meta("detail", &r.detail);
-        let ev = match &r.algorithm {
-            Some(a) => ev.algorithm(a),
-            None => ev,
-        };
-        self.record(if r.valid {
-            ev
-        } else {
-            ev.failed(ErrorCode::SignatureInvalid.to_string())
-        })
-        .await;
         Ok(r)
     }
+}
+
+/// The bytes of a key file named for verification (an OpenPGP certificate, a
+/// `minisign.pub`).
+fn read_key_file(path: Option<&str>) -> ApiResult<Option<Vec<u8>>> {
+    path.map(|p| std::fs::read(p).map_err(|e| ApiError::io(&format!("cannot read {p}"), &e)))
+        .transpose()
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> signing::Result<T> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(sign_error)
 }

@@ -25,25 +25,28 @@ fn set_env(config: &Config) {
 
 /// The directory this shared object was loaded from.
 fn own_dir() -> Option<std::path::PathBuf> {
+    own_file().and_then(|f| f.parent().map(|p| p.to_path_buf()))
+}
+
+/// The file this shared object was loaded from.
+fn own_file() -> Option<std::path::PathBuf> {
     // SAFETY: dladdr only reads the loader's tables for the given address; `info` is a
     // plain struct it fills in. The address is one of our own functions.
     unsafe {
         let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(own_dir as *const libc::c_void, &mut info) == 0 || info.dli_fname.is_null()
+        if libc::dladdr(own_file as *const libc::c_void, &mut info) == 0 || info.dli_fname.is_null()
         {
             return None;
         }
         let path = std::ffi::CStr::from_ptr(info.dli_fname)
             .to_string_lossy()
             .into_owned();
-        std::path::Path::new(&path)
-            .parent()
-            .map(|p| p.to_path_buf())
+        Some(std::path::PathBuf::from(path))
     }
 }
 
 fn init() -> CK_RV {
-    let (config, conf_path) = match Config::load() {
+    let (config, conf_path) = match Config::load_beside(own_file().as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("lunasim: {e}");

@@ -9,7 +9,7 @@ use zeroize::Zeroizing;
 use super::session::session_info;
 use crate::entry;
 use crate::hss;
-use crate::objects::{self, HssKey};
+use crate::objects::{self, HssKey, PrivateHalf};
 use crate::raw;
 use crate::roles::Action;
 use crate::sim::Sim;
@@ -135,7 +135,9 @@ fn hss_keygen(
     if rv != CKR_OK {
         return rv;
     }
-    let (state, public_key, aux) = match hss::keygen(&req.levels, &seed) {
+    // Counted for `{"op":"hss_progress"}` while the trees are built (all cores).
+    let running = hss::progress::start(&req.label, hss::keygen_leaves(&req.levels));
+    let new = match hss::keygen(&req.levels, &seed, &running) {
         Ok(v) => v,
         Err(rv) => return rv,
     };
@@ -150,16 +152,20 @@ fn hss_keygen(
         owner: (!req.token).then_some(h),
         label: req.label,
         id: req.id,
+        public_key: new.public_key,
+        private: Some(PrivateHalf {
+            seed: new.seed,
+            position: Some(vec![0; req.levels.len()]),
+            engine: Some(new.engine),
+        }),
         levels: req.levels,
-        public_key,
-        private_state: Some(state),
         public_present: true,
-        aux,
         handle,
     };
-    if key.persist(&s.store).is_err() {
+    if key.persist_trees(&s.store).is_err() || key.persist(&s.store).is_err() {
         return CKR_DEVICE_ERROR;
     }
+    drop(running);
     let (p, q) = (key.public_handle(), key.private_handle());
     objects.keys.push(key);
     // SAFETY: both out pointers were checked non-null by the caller function.

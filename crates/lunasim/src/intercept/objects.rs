@@ -61,7 +61,7 @@ pub extern "C" fn C_FindObjectsInit(
         objects.ensure_loaded(&s.store, slot);
         let mut ours = Vec::new();
         for k in objects.keys.iter().filter(|k| k.slot == slot) {
-            if k.private_state.is_some() && user && objects::matches(k, Part::Private, &vals) {
+            if k.private.is_some() && user && objects::matches(k, Part::Private, &vals) {
                 ours.push(k.private_handle());
             }
             if k.public_present && objects::matches(k, Part::Public, &vals) {
@@ -223,13 +223,13 @@ pub extern "C" fn C_DestroyObject(h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -
         }
         let key = &mut objects.keys[i];
         match part {
-            Part::Private => key.private_state = None,
+            Part::Private => key.private = None,
             Part::Public => key.public_present = false,
         }
         if key.persist(&s.store).is_err() {
             return CKR_DEVICE_ERROR;
         }
-        if key.private_state.is_none() && !key.public_present {
+        if key.private.is_none() && !key.public_present {
             objects.keys.remove(i);
         }
         CKR_OK

@@ -9,10 +9,12 @@ use p11::vendor::bin;
 use super::objects::visible;
 use crate::entry;
 use crate::hss;
-use crate::objects::{self, Part};
+use crate::hss::Stream;
+use crate::objects::{self, HssKey, Part};
 use crate::raw;
 use crate::sim::{self, Sim};
 use crate::stats::{count_if, stats};
+use sha2::digest::Digest;
 
 fn mechanism_of(m: *mut CK_MECHANISM) -> Option<CK_MECHANISM_TYPE> {
     // SAFETY: a non-null mechanism pointer refers to a CK_MECHANISM per contract.
@@ -53,8 +55,8 @@ pub extern "C" fn C_SignInit(
             }
             st.op = Some(hss::Op::Sign {
                 handle: key,
-                data: Vec::new(),
                 multipart: false,
+                stream: None,
             });
             return CKR_OK;
         }
@@ -75,8 +77,10 @@ pub extern "C" fn C_SignInit(
     })
 }
 
-/// Finish an HSS signature: length query, buffer check, then sign (which advances and
-/// persists the key) and end the operation.
+/// Finish an HSS signature: length query, buffer check, then sign and end the operation.
+/// A single-part call (or a final one without updates) reserves its one-time key here —
+/// the advanced position reaches the disk first; a multi-part one reserved it at its first
+/// update.
 fn hss_sign_out(
     s: &Sim,
     h: CK_SESSION_HANDLE,
@@ -90,8 +94,8 @@ fn hss_sign_out(
     };
     let Some(hss::Op::Sign {
         handle,
-        data,
         multipart,
+        stream,
     }) = st.op.as_mut()
     else {
         return CKR_OPERATION_NOT_INITIALIZED;
@@ -125,19 +129,29 @@ fn hss_sign_out(
     if (room as usize) < need {
         return CKR_BUFFER_TOO_SMALL;
     }
-    let message = match single_part {
-        Some(d) => d.to_vec(),
-        None => std::mem::take(data),
-    };
+    let stream = stream.take();
     st.op = None;
     drop(sessions);
-    if objects.keys[i].remaining() == 0 {
-        return CKR_KEY_EXHAUSTED;
-    }
     let store = s.store.clone();
-    let result = sim::pqc_service(s, || objects.keys[i].sign(&store, &message));
+    let result = sim::pqc_service(s, || {
+        let stream = match stream {
+            Some(stream) => stream,
+            None => {
+                let mut stream = reserve(&mut objects.keys[i], &store)?;
+                stream.hasher.update(single_part.unwrap_or_default());
+                stream
+            }
+        };
+        drop(objects);
+        let Stream {
+            reservation,
+            hasher,
+        } = *stream;
+        Ok::<_, CK_RV>(reservation.finish(hasher))
+    });
     match result {
         Ok(sig) => {
+            debug_assert_eq!(sig.len(), need);
             // SAFETY: out has room >= need == sig.len() bytes.
             unsafe {
                 std::ptr::copy_nonoverlapping(sig.as_ptr(), out, sig.len());
@@ -147,6 +161,55 @@ fn hss_sign_out(
             CKR_OK
         }
         Err(rv) => rv,
+    }
+}
+
+/// Reserve the key's next one-time key for a signature whose message comes next.
+fn reserve(key: &mut HssKey, store: &std::path::Path) -> Result<Box<Stream>, CK_RV> {
+    if key.remaining() == 0 {
+        return Err(CKR_KEY_EXHAUSTED);
+    }
+    let reservation = key.reserve(store)?;
+    let hasher = reservation.hasher();
+    Ok(Box::new(Stream {
+        reservation,
+        hasher,
+    }))
+}
+
+/// One part of a multi-part HSS signature: the first reserves the one-time key, every
+/// part goes into the message hash and is not kept.
+fn hss_sign_update(s: &Sim, h: CK_SESSION_HANDLE, part: &[u8]) -> CK_RV {
+    // The operation is taken out of the session while the part is hashed, so other
+    // sessions are not held up by it (a session is used by one thread at a time).
+    let op = s.sessions.lock().get_mut(&h).and_then(|st| st.op.take());
+    let Some(hss::Op::Sign { handle, stream, .. }) = op else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    let mut stream = match stream {
+        Some(stream) => stream,
+        None => {
+            let mut objects = s.objects.lock();
+            let Some((i, _)) = objects.live(handle) else {
+                return CKR_KEY_HANDLE_INVALID;
+            };
+            match reserve(&mut objects.keys[i], &s.store) {
+                Ok(stream) => stream,
+                Err(rv) => return rv,
+            }
+        }
+    };
+    stream.hasher.update(part);
+    match s.sessions.lock().get_mut(&h) {
+        Some(st) => {
+            st.op = Some(hss::Op::Sign {
+                handle,
+                multipart: true,
+                stream: Some(stream),
+            });
+            CKR_OK
+        }
+        None => CKR_SESSION_HANDLE_INVALID,
     }
 }
 
@@ -205,20 +268,8 @@ pub extern "C" fn C_Sign(
 pub extern "C" fn C_SignUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG) -> CK_RV {
     entry::call("C_SignUpdate", |s| {
         if has_hss_op(s, h, true) {
-            let mut sessions = s.sessions.lock();
-            if let Some(hss::Op::Sign {
-                data, multipart, ..
-            }) = sessions.get_mut(&h).and_then(|st| st.op.as_mut())
-            {
-                if data.len() + dl as usize > hss::MAX_MULTI_PART {
-                    sessions.get_mut(&h).unwrap().op = None;
-                    return CKR_DATA_LEN_RANGE;
-                }
-                *multipart = true;
-                // SAFETY: d has dl readable bytes.
-                data.extend_from_slice(unsafe { raw::bytes(d, dl) });
-                return CKR_OK;
-            }
+            // SAFETY: d has dl readable bytes.
+            return hss_sign_update(s, h, unsafe { raw::bytes(d, dl) });
         }
         match s.f().C_SignUpdate {
             // SAFETY: pass-through.
@@ -340,6 +391,10 @@ pub extern "C" fn C_VerifyUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_U
                 data, multipart, ..
             }) = sessions.get_mut(&h).and_then(|st| st.op.as_mut())
             {
+                if data.len() + dl as usize > hss::MAX_MULTI_PART_VERIFY {
+                    sessions.get_mut(&h).expect("present").op = None;
+                    return CKR_DATA_LEN_RANGE;
+                }
                 *multipart = true;
                 // SAFETY: d has dl readable bytes.
                 data.extend_from_slice(unsafe { raw::bytes(d, dl) });

@@ -37,6 +37,7 @@ impl<'m, F> NamedFn<'m, F> {
     }
 
     /// `Ok` for `CKR_OK`, else [`NamedFn::error`].
+    #[inline]
     pub(crate) fn check(&self, rv: CK_RV) -> Result<()> {
         if rv == CKR_OK {
             Ok(())
@@ -46,7 +47,10 @@ impl<'m, F> NamedFn<'m, F> {
     }
 
     /// The typed error for a return value of this function: named, and classified for the
-    /// module's family as it is at the time of the error.
+    /// module's family as it is at the time of the error. Out of line: every call site's
+    /// success path stays short.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn error(&self, rv: CK_RV) -> Error {
         Error::Ck(CkError::new(self.name, rv, self.module.family()))
     }

@@ -1,5 +1,5 @@
 //! Luna's slot-level `CA_*` extensions (firmware, statistics, storage, policies and
-//! capabilities, token status) and `lunasim`'s control entry point. Each is
+//! capabilities, token status, HA state) and `lunasim`'s control entry point. Each is
 //! `NotSupported` on a module that does not export it.
 
 use cryptoki_sys::*;
@@ -197,6 +197,26 @@ impl Module {
             sessions: s,
             rw_sessions: rw,
         })
+    }
+
+    /// `CA_GetHAState` (or, with `current`, Client 10.7's `CA_GetCurrentHAState`, which
+    /// asks the members now instead of answering from the client's last view): the HA
+    /// group behind a virtual slot, in the layout of either SDK generation.
+    pub fn ca_ha_state(&self, slot: SlotId, current: bool) -> Result<HaState> {
+        let ha_state = if current {
+            vendor_fn!(self, get_current_ha_state)
+        } else {
+            vendor_fn!(self, get_ha_state)
+        }?;
+        // Room for the larger layout and then some, 8-byte aligned, filled so that what the
+        // library did not write can be told apart.
+        let words = std::mem::size_of::<CK_HA_STATUS>() / 8 + 8;
+        let mut buf = vec![u64::from_ne_bytes([HA_STATE_FILL; 8]); words];
+        // SAFETY: the buffer is 8-byte aligned and larger than either SDK's CK_HA_STATUS.
+        let rv = unsafe { (ha_state.f)(slot, buf.as_mut_ptr() as *mut CK_HA_STATUS) };
+        ha_state.check(rv)?;
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        decode_ha_state(&bytes).map_err(|e| ha_state.malformed(e))
     }
 
     /// Send a command to `lunasim`'s control entry point and return its answer. One call:

@@ -92,10 +92,12 @@ impl Module {
 
     /// Incremented by every successful `C_Initialize`; sessions from an older generation
     /// are dead.
+    #[inline]
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
+    #[inline]
     pub fn is_initialized(&self) -> bool {
         self.initialized.load(Ordering::Acquire)
     }

@@ -114,6 +114,7 @@ impl Session {
     }
 
     /// True when the module was reinitialized since this session was opened.
+    #[inline]
     pub fn is_stale(&self) -> bool {
         self.module.generation() != self.generation || !self.module.is_initialized()
     }

@@ -23,11 +23,11 @@ impl Render for Records {
                 page,
                 "{:>6}  {}  {:<8} {:<24} {} {}",
                 r.seq,
-                r.timestamp,
-                r.status,
-                r.action,
-                r.resource_id.clone().unwrap_or_default(),
-                r.actor_id.clone().unwrap_or_default()
+                r.event.timestamp,
+                r.event.status,
+                r.event.action,
+                r.event.resource_id.clone().unwrap_or_default(),
+                r.event.actor_id.clone().unwrap_or_default()
             );
         }
         Ok(())

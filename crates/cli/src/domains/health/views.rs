@@ -106,6 +106,9 @@ impl Render for StatsSample {
             "  console ops {}",
             s.metrics.ops.iter().map(|o| o.ok).sum::<u64>()
         );
+        if let Some(g) = &s.ha {
+            crate::domains::ha::group_text(page, g);
+        }
         Ok(())
     }
 

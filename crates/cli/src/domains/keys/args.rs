@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
+use console::text;
 use console::{ApiError, ApiResult, ErrorCode};
 use hsm::algo::{HssParams, KeySpec, LmotsType, LmsType};
 use hsm::pubkey::PublicKeyFormat;
@@ -52,12 +53,33 @@ pub enum KeysCommand {
     },
     /// The key check value of an AES key (first 3 bytes of its encryption of a zero block).
     Kcv { key: String },
+    /// An OpenPGP certificate (ASCII-armored) for an Ed25519, ECDSA or RSA key: the user ID
+    /// you give, self-signed by the HSM. The first one fixes the key's creation time on the
+    /// token, so its fingerprint never changes.
+    Openpgp {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+        /// The user ID, e.g. "Release Signing <release@example.org>" (one line).
+        #[arg(long)]
+        uid: String,
+        /// Write it here (default: stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+    /// The minisign.pub of an Ed25519 key.
+    MinisignPub {
+        /// label:NAME, id:HEX or handle:N
+        key: String,
+        /// Write it here (default: stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// Write a key's public half.
     ExportPub {
         key: String,
         #[arg(long, value_enum, default_value = "pem")]
         format: PubFormat,
-        /// Output file (default: stdout; DER and raw need a file).
+        /// Output file (default: stdout; DER and raw only when stdout is not a terminal).
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
@@ -71,9 +93,11 @@ pub struct GenArgs {
     pub algorithm: String,
     #[arg(long, short)]
     pub label: String,
-    /// Token object (persistent); otherwise a session object that ends with hsmc.
-    #[arg(long)]
-    pub token: bool,
+    /// Keep the key on the token (a token object); otherwise it is a session object that
+    /// ends with hsmc. Formerly --token, which is still accepted here (before the
+    /// subcommand, --token LABEL selects the token).
+    #[arg(long, alias = "token")]
+    pub persistent: bool,
     /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5
     #[arg(long, value_delimiter = ',')]
     pub hss_lms: Vec<String>,
@@ -160,8 +184,8 @@ impl GenArgs {
             return self.hss_request();
         }
         let spec = KeySpec::parse(&self.algorithm).ok_or_else(|| {
-            ApiError::new(ErrorCode::InvalidAlgorithm, format!("Unknown algorithm '{}'.", self.algorithm))
-                .suggest("Use ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519, rsa-2048|3072|4096, aes-128|256 or generic-secret.")
+            ApiError::new(ErrorCode::InvalidAlgorithm, text!("errors.unknown_algorithm", "Unknown algorithm '{{algorithm}}'.", algorithm = self.algorithm))
+                .suggest(text!("errors.use_ml_dsa_ml_kem", "Use ml-dsa-44|65|87, ml-kem-512|768|1024, slh-dsa-…, hss, ec-p256, ec-p384, ed25519, rsa-2048|3072|4096, aes-128|256 or generic-secret."))
         })?;
         Ok(KeyRequest {
             spec,
@@ -171,16 +195,27 @@ impl GenArgs {
 
     fn hss_request(&self) -> ApiResult<KeyRequest> {
         if self.hss_lms.is_empty() || self.hss_lms.len() != self.hss_lmots.len() {
-            return Err(ApiError::invalid(
-                "HSS needs one --hss-lms and one --hss-lmots entry per level (comma-separated).",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.hss_needs_one_hss_lms",
+                "HSS needs one --hss-lms and one --hss-lmots entry per level (comma-separated)."
+            )));
         }
         let mut levels = Vec::new();
         for (l, o) in self.hss_lms.iter().zip(&self.hss_lmots) {
-            let l = LmsType::parse(l)
-                .ok_or_else(|| ApiError::invalid(format!("unknown LMS type {l}")))?;
-            let o = LmotsType::parse(o)
-                .ok_or_else(|| ApiError::invalid(format!("unknown LM-OTS type {o}")))?;
+            let l = LmsType::parse(l).ok_or_else(|| {
+                ApiError::invalid(text!(
+                    "errors.unknown_lms_type",
+                    "unknown LMS type {{l}}",
+                    l = l
+                ))
+            })?;
+            let o = LmotsType::parse(o).ok_or_else(|| {
+                ApiError::invalid(text!(
+                    "errors.unknown_lm_ots_type",
+                    "unknown LM-OTS type {{o}}",
+                    o = o
+                ))
+            })?;
             levels.push((l, o));
         }
         let params = HssParams::new(levels).map_err(ApiError::invalid)?;

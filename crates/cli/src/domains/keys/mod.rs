@@ -3,6 +3,7 @@
 pub mod args;
 mod views;
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use console::views::GenerateRequest;
@@ -10,10 +11,11 @@ use console::{ApiError, ApiResult, Partition};
 
 use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat, SetArgs};
 use self::views::{
-    AttributesSet, CertificateOutput, Deleted, Kcv, KeyAttributes, KeyList, NewKey,
-    PublicKeyOutput, UnwrappedView, Wrapped,
+    AttributesSet, CertificateOutput, Deleted, Kcv, KeyAttributes, KeyList, MinisignOutput, NewKey,
+    OpenPgpOutput, PublicKeyOutput, UnwrappedView, Wrapped,
 };
 use crate::context::{Ctx, Login};
+use console::text;
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
     let p = ctx.partition().await?;
@@ -56,6 +58,14 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
                 label: k.label.clone(),
                 kcv: c.key_check_value(&p.id, k.handle).await?,
             })
+        }
+        KeysCommand::Openpgp {
+            key,
+            uid,
+            out: path,
+        } => out.show(&openpgp(ctx, &p, key, uid, path.as_deref()).await?),
+        KeysCommand::MinisignPub { key, out: path } => {
+            out.show(&minisign_pub(ctx, &p, key, path.as_deref()).await?)
         }
         KeysCommand::ExportPub {
             key,
@@ -118,21 +128,23 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
             GenerateRequest {
                 spec: req.spec,
                 label: a.label.clone(),
-                token: a.token,
+                token: a.persistent,
             },
         )
         .await?;
     Ok(NewKey {
         key,
-        token_object: a.token,
+        token_object: a.persistent,
     })
 }
 
 /// Delete a key; a private key's public half (same ID) goes with it.
 async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult<Deleted> {
     if !yes {
-        return Err(ApiError::invalid(format!(
-            "Deleting {key} cannot be undone; add --yes to confirm."
+        return Err(ApiError::invalid(text!(
+            "errors.deleting_cannot_undone_add_yes",
+            "Deleting {{key}} cannot be undone; add --yes to confirm.",
+            key = key
         )));
     }
     ctx.login(p, Login::Required).await?;
@@ -202,6 +214,58 @@ async fn export_public(
                 path: path.to_path_buf(),
             }
         }
-        None => PublicKeyOutput::Shown(c.export_public_key(&p.id, s.handle, format.into()).await?),
+        None => {
+            let e = c.export_public_key(&p.id, s.handle, format.into()).await?;
+            if e.text.is_none() && !std::io::stdout().is_terminal() {
+                PublicKeyOutput::Bytes(e)
+            } else {
+                PublicKeyOutput::Shown(e)
+            }
+        }
+    })
+}
+
+/// The key's OpenPGP certificate, shown or written (`--out`).
+async fn openpgp(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    uid: &str,
+    out: Option<&Path>,
+) -> ApiResult<OpenPgpOutput> {
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    Ok(match out {
+        Some(path) => OpenPgpOutput::Written {
+            certificate: c
+                .save_openpgp_certificate(&p.id, s.handle, uid, path)
+                .await?,
+            path: path.to_path_buf(),
+        },
+        None => OpenPgpOutput::Shown(c.openpgp_certificate(&p.id, s.handle, uid).await?),
+    })
+}
+
+/// The key's `minisign.pub`, shown or written (`--out`).
+async fn minisign_pub(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    out: Option<&Path>,
+) -> ApiResult<MinisignOutput> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    let k = c.minisign_public_key(&p.id, s.handle).await?;
+    Ok(match out {
+        Some(path) => {
+            outfile::write_replace(path, k.text.as_bytes()).map_err(ApiError::from)?;
+            MinisignOutput::Written {
+                key_id: k.key_id,
+                path: path.to_path_buf(),
+            }
+        }
+        None => MinisignOutput::Shown(k),
     })
 }

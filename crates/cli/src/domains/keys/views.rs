@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use console::keys::DestroyResult;
-use console::sign::CertificateView;
+use console::sign::{CertificateView, MinisignPublicKey, OpenPgpCertificate};
 use console::views::{ExportedPublicKey, GeneratedKey, KeyDetails};
 use console::{ApiError, ApiResult};
 use hsm::keys::ObjectSummary;
@@ -11,6 +11,7 @@ use hsm::pubkey::PublicKeyFormat;
 use serde::Serialize;
 
 use crate::render::{Page, Render};
+use console::text;
 
 /// `keys ls`: the objects visible (public ones only without a login).
 #[derive(Debug, Serialize)]
@@ -180,7 +181,7 @@ impl Render for NewKey {
         if !self.token_object {
             writeln!(
                 page,
-                "note: a session object, gone when hsmc exits; add --token to keep it"
+                "note: a session object, gone when hsmc exits; add --persistent to keep it"
             );
         }
         Ok(())
@@ -254,6 +255,9 @@ impl Render for CertificateOutput {
 pub enum PublicKeyOutput {
     /// The key itself (text only for PEM; DER and raw are base64 in JSON).
     Shown(ExportedPublicKey),
+    /// A DER or raw key whose text form is its bytes: standard output is a pipe or a file
+    /// (as `openssl … -outform DER` and `gpg --output -` write), not a terminal.
+    Bytes(ExportedPublicKey),
     Written {
         fingerprint: String,
         format: PublicKeyFormat,
@@ -268,10 +272,13 @@ impl Render for PublicKeyOutput {
                 Some(t) => page.verbatim(t),
                 None => {
                     return Err(ApiError::invalid(
-                        "DER and raw keys are binary; give --out FILE.",
+                        text!("errors.der_raw_keys_binary_give", "DER and raw keys are binary; give --out FILE or redirect standard output (> key.der, | …)."),
                     ))
                 }
             },
+            PublicKeyOutput::Bytes(e) => {
+                page.binary(&console::keys::base64_decode(e.base64.as_deref().unwrap_or(""))?)
+            }
             PublicKeyOutput::Written {
                 fingerprint, path, ..
             } => writeln!(page, "wrote {} ({fingerprint})", path.display()),
@@ -281,9 +288,65 @@ impl Render for PublicKeyOutput {
 
     fn json(&self, page: &mut Page) {
         match self {
-            PublicKeyOutput::Shown(e) => page.document(e),
+            PublicKeyOutput::Shown(e) | PublicKeyOutput::Bytes(e) => page.document(e),
             PublicKeyOutput::Written { .. } => page.sorted_document(self),
         }
+    }
+}
+
+/// `keys openpgp`: the armored certificate, or where it was written and its fingerprint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum OpenPgpOutput {
+    Shown(OpenPgpCertificate),
+    Written {
+        #[serde(flatten)]
+        certificate: OpenPgpCertificate,
+        path: PathBuf,
+    },
+}
+
+impl Render for OpenPgpOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            OpenPgpOutput::Shown(c) => page.verbatim(&c.armored),
+            OpenPgpOutput::Written {
+                certificate: c,
+                path,
+            } => {
+                writeln!(page, "wrote {}", path.display());
+                writeln!(page, "fingerprint {}", c.fingerprint);
+                writeln!(page, "user ID     {}", c.user_id);
+                writeln!(page, "created     {}", c.created);
+                if c.creation_time_stored {
+                    writeln!(
+                        page,
+                        "note: the key's OpenPGP creation time is now fixed on the token"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `keys minisign-pub`: the `minisign.pub`, or where it was written.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum MinisignOutput {
+    Shown(MinisignPublicKey),
+    Written { key_id: String, path: PathBuf },
+}
+
+impl Render for MinisignOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            MinisignOutput::Shown(k) => page.verbatim(&k.text),
+            MinisignOutput::Written { key_id, path } => {
+                writeln!(page, "wrote {} (minisign key {key_id})", path.display())
+            }
+        }
+        Ok(())
     }
 }
 
@@ -372,6 +435,15 @@ mod tests {
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert!(e.message.contains("give --out FILE"));
         assert!(json(&der).0.contains("\"base64\": \"AA==\""));
+        // Into a pipe or a file: the bytes themselves; JSON is the same document.
+        let PublicKeyOutput::Shown(e) = der else {
+            unreachable!()
+        };
+        let bytes = PublicKeyOutput::Bytes(e);
+        let mut page = Page::default();
+        bytes.text(&mut page).unwrap();
+        assert_eq!(page.into_bytes(), vec![0u8]);
+        assert!(json(&bytes).0.contains("\"base64\": \"AA==\""));
     }
 
     #[test]
@@ -398,9 +470,9 @@ mod tests {
             text(&key(true)).0,
             "generated EC P-256 'k' id:0a in 3 ms\npublic key SHA256:ab (65 bytes)\n"
         );
-        assert!(text(&key(false))
-            .0
-            .ends_with("note: a session object, gone when hsmc exits; add --token to keep it\n"));
+        assert!(text(&key(false)).0.ends_with(
+            "note: a session object, gone when hsmc exits; add --persistent to keep it\n"
+        ));
         let (doc, _) = json(&key(false));
         assert!(doc.starts_with("{\n  \"private_handle\": 2,"), "{doc}");
         assert!(!doc.contains("token_object"), "{doc}");

@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use self::args::ProbeArgs;
 use self::views::{ProbeCatalog, ProbeOutcome};
 use crate::context::{Ctx, Login};
+use console::text;
 
 pub async fn run(ctx: &Ctx<'_>, a: &ProbeArgs) -> ApiResult<u8> {
     let p = ctx.partition().await?;
@@ -64,7 +65,15 @@ async fn probe(ctx: &Ctx<'_>, p: &Partition, a: &ProbeArgs) -> ApiResult<ProbeOu
 fn request(a: &ProbeArgs) -> ApiResult<ProbeRequest> {
     let name = a.op.clone().unwrap_or_default();
     let op = ProbeOp::parse(&name).ok_or_else(|| {
-        ApiError::invalid(format!("Unknown probe '{name}'.")).suggest("See `hsmc probe --list`.")
+        ApiError::invalid(text!(
+            "errors.unknown_probe",
+            "Unknown probe '{{name}}'.",
+            name = name
+        ))
+        .suggest(text!(
+            "errors.see_hsmc_probe_list",
+            "See `hsmc probe --list`."
+        ))
     })?;
     let mode = match (a.iterations, a.duration, a.rate) {
         (_, d, Some(r)) => ProbeMode::Rate {

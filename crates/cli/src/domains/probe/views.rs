@@ -100,6 +100,16 @@ impl Render for ProbeOutcome {
         if let Some(v) = &r.verdict {
             writeln!(page, "{v}");
         }
+        if let Some(ha) = &r.ha {
+            writeln!(page, "HA group: {:.1} calls/s in all", ha.total_per_s);
+            for m in &ha.members {
+                writeln!(
+                    page,
+                    "  member {} ({}): {:.1} % of the calls, {:.1}/s",
+                    m.member, m.serial, m.share_percent, m.per_s
+                );
+            }
+        }
         if let Some(e) = r.runs.iter().find_map(|x| x.first_error.clone()) {
             writeln!(page, "first error: {e}");
         }

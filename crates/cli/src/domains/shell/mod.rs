@@ -6,6 +6,7 @@ use console::{ApiError, ApiResult};
 
 use crate::args::Cli;
 use crate::render::Verbatim;
+use console::text;
 
 pub fn completions(shell: clap_complete::Shell) -> ApiResult<Verbatim> {
     let mut buf = Vec::new();
@@ -22,7 +23,12 @@ pub fn man() -> ApiResult<Verbatim> {
 }
 
 fn text(buf: Vec<u8>, what: &str) -> ApiResult<Verbatim> {
-    String::from_utf8(buf)
-        .map(Verbatim)
-        .map_err(|e| ApiError::invalid(format!("the {what} are not UTF-8: {e}")))
+    String::from_utf8(buf).map(Verbatim).map_err(|e| {
+        ApiError::invalid(text!(
+            "errors.not_utf",
+            "the {{what}} are not UTF-8: {{error}}",
+            what = what,
+            error = e
+        ))
+    })
 }

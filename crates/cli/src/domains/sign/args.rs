@@ -13,10 +13,16 @@ pub struct SignArgs {
     /// The signing key: label:NAME, id:HEX or a pkcs11: URI.
     #[arg(long)]
     pub key: String,
-    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json).
+    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),
+    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
     pub format: Vec<SigFormat>,
-    /// Also write SHA256SUMS and SHA256SUMS.sig for the batch.
+    /// Write OpenPGP signatures in binary as FILE.gpg instead of armored FILE.asc (.sig is
+    /// the raw format's).
+    #[arg(long)]
+    pub openpgp_binary: bool,
+    /// Also write SHA256SUMS and SHA256SUMS.sig for the batch (and, with openpgp, the
+    /// cleartext-signed SHA256SUMS.asc).
     #[arg(long)]
     pub manifest: bool,
     /// Write the outputs here instead of beside each file.
@@ -31,6 +37,16 @@ pub struct SignArgs {
     /// Confirm signing with an HSS key (each signature uses up a one-time key for good).
     #[arg(long)]
     pub yes_hss: bool,
+    /// Time-stamp CMS and bundle signatures with this RFC 3161 authority (http:// or
+    /// https://); without it, the one in the settings when that is on.
+    #[arg(long, value_name = "URL")]
+    pub tsa: Option<String>,
+    /// PEM file of the CA the TSA's certificate must chain to (with --tsa).
+    #[arg(long, value_name = "FILE", requires = "tsa")]
+    pub tsa_ca: Option<PathBuf>,
+    /// Seconds to wait for the TSA's answer (with --tsa).
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "tsa")]
+    pub tsa_timeout: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,30 +54,46 @@ pub enum SigFormat {
     Cms,
     Raw,
     Bundle,
+    Openpgp,
+    Minisign,
 }
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The artifact (or SHA256SUMS, with its .sig and --pub).
     pub file: PathBuf,
-    /// The signature: .p7s, .sig or .sig.json.
+    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig.
     #[arg(long)]
     pub sig: PathBuf,
-    /// The signer's public key (PEM SPKI or certificate); required for raw signatures,
-    /// pins the key for the others.
-    #[arg(long = "pub", value_name = "PEM")]
+    /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
+    /// the key for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, the
+    /// minisign.pub for minisign.
+    #[arg(long = "pub", value_name = "KEY")]
     pub public_key: Option<PathBuf>,
     /// ML-DSA context string the signature was made with.
     #[arg(long)]
     pub context: Option<String>,
 }
 
-impl From<SigFormat> for SignFormat {
-    fn from(f: SigFormat) -> Self {
-        match f {
-            SigFormat::Cms => SignFormat::Cms,
-            SigFormat::Raw => SignFormat::Raw,
-            SigFormat::Bundle => SignFormat::Bundle,
+impl SignArgs {
+    /// The console's formats; `--openpgp-binary` chooses OpenPGP's binary form.
+    pub fn formats(&self) -> console::ApiResult<Vec<SignFormat>> {
+        if self.openpgp_binary && !self.format.contains(&SigFormat::Openpgp) {
+            return Err(console::ApiError::invalid(
+                "--openpgp-binary goes with --format openpgp.",
+            ));
         }
+        Ok(self
+            .format
+            .iter()
+            .map(|f| match f {
+                SigFormat::Cms => SignFormat::Cms,
+                SigFormat::Raw => SignFormat::Raw,
+                SigFormat::Bundle => SignFormat::Bundle,
+                SigFormat::Openpgp if self.openpgp_binary => SignFormat::OpenpgpBinary,
+                SigFormat::Openpgp => SignFormat::Openpgp,
+                SigFormat::Minisign => SignFormat::Minisign,
+            })
+            .collect())
     }
 }

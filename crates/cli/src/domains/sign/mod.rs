@@ -8,6 +8,7 @@ mod views;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use console::settings::TimestampAuthority;
 use console::sign::{OnError, SignRequest};
 use console::ApiResult;
 
@@ -17,11 +18,12 @@ use self::views::{SignatureCheck, Signed};
 use crate::context::{Ctx, Login};
 
 pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
+    let formats = a.formats()?;
     let p = ctx.partition_logged_in(Login::Required).await?;
     let req = SignRequest {
         key: a.key.clone(),
         files: a.files.iter().map(|f| f.display().to_string()).collect(),
-        formats: a.format.iter().map(|f| (*f).into()).collect(),
+        formats,
         manifest: a.manifest,
         out_dir: a.out.as_ref().map(|d| d.display().to_string()),
         context: a.context.clone(),
@@ -31,6 +33,11 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             OnError::Stop
         },
         confirm_hss: a.yes_hss,
+        timestamp: a.tsa.as_ref().map(|url| TimestampAuthority {
+            url: url.clone(),
+            ca_file: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
+            timeout_seconds: a.tsa_timeout,
+        }),
     };
     if req.formats.contains(&console::sign::SignFormat::Cms) {
         warn_about_certificate(ctx, &p.id, &a.key).await;

@@ -91,6 +91,13 @@ impl Render for SignatureCheck {
         if let Some(t) = &r.signing_time {
             writeln!(page, "  signed at   {t}");
         }
+        if let Some(t) = &r.timestamp {
+            writeln!(page, "  timestamp   {} (RFC 3161)", t.time);
+            writeln!(page, "  TSA         {}", t.tsa_subject);
+            if let Some(n) = t.tsa_name.as_ref().filter(|n| **n != t.tsa_subject) {
+                writeln!(page, "  TSA name    {n}");
+            }
+        }
         writeln!(page, "  {}", r.detail);
         for e in &r.entries {
             writeln!(
@@ -196,6 +203,7 @@ mod tests {
                     detail: "changed".into(),
                 },
             ],
+            timestamp: None,
         });
         assert_eq!(
             text(&v).0,
@@ -203,5 +211,34 @@ mod tests {
         );
         assert_eq!(v.exit_code(), 3);
         assert!(json(&v).0.contains("\"valid\": false"));
+    }
+
+    #[test]
+    fn a_timestamp_shows_its_time_and_tsa() {
+        let v = SignatureCheck(VerifyReport {
+            file: "a.bin".into(),
+            format: signing::verify::SignatureFormat::Cms,
+            valid: true,
+            algorithm: Some("ECDSA P-256 SHA-256".into()),
+            key_fingerprint: None,
+            signer: None,
+            signing_time: None,
+            detail: "verifies".into(),
+            entries: Vec::new(),
+            timestamp: Some(signing::tsp::TimestampInfo {
+                time: "2026-12-01T12:00:00Z".into(),
+                tsa_subject: "CN=Test TSA".into(),
+                tsa_name: Some("CN=Test TSA".into()),
+                policy: "1.2.3.4.1".into(),
+                serial: "01".into(),
+                hash: signing::alg::DigestAlg::Sha256,
+                ca_checked: false,
+            }),
+        });
+        assert_eq!(
+            text(&v).0,
+            "VALID: a.bin (cms)\n  algorithm   ECDSA P-256 SHA-256\n  timestamp   2026-12-01T12:00:00Z (RFC 3161)\n  TSA         CN=Test TSA\n  verifies\n"
+        );
+        assert!(json(&v).0.contains("\"tsa_subject\": \"CN=Test TSA\""));
     }
 }

@@ -1,26 +1,55 @@
-//! HSS/LMS (RFC 8554, SP 800-208) with `hbs-lms`, over bytes: parameters and Luna's
-//! checks of them, key generation, signing that hands the advanced state to a callback
-//! before the signature leaves (the key object persists it there), and verification.
+//! HSS/LMS (RFC 8554, SP 800-208), lunasim's own: parameters and Luna's checks of them,
+//! key generation, signing from trees kept in memory and on disk, and verification.
 //! SHA-256/M32 LMS types H5–H20 with LM-OTS W1–W8, as Luna supports them; H25 is refused
 //! as Luna refuses it.
+//!
+//! - [`lms`]: LM-OTS, LMS nodes, the seed derivation (compatible with `hbs-lms`, which
+//!   earlier lunasim versions signed with, so their keys keep working), verification;
+//! - [`tree`]: trees cut into blocks, built all at once or one leaf at a time;
+//! - [`engine`]: the signer — every level's tree for the key's position, and the next
+//!   block and next tree of each level built a little with every signature;
+//! - [`cache`]: those trees on disk beside the key file;
+//! - [`progress`]: key generations in progress, for `LUNASIM_Control`.
+//!
+//! Written here rather than with `hbs-lms`, which rebuilds the active bottom tree for
+//! every signature (1.5 s per signature at H10/H10, 32 s at H10/H15) and exposes no tree
+//! state to keep: a signature here costs one LM-OTS signature, a path lookup and about one
+//! leaf of the next tree.
+
+pub mod cache;
+pub mod engine;
+pub mod lms;
+pub mod progress;
+pub mod tree;
+
+#[cfg(test)]
+mod against_reference;
 
 use cryptoki_sys::*;
-use hbs_lms::{HssParameter, LmotsAlgorithm, LmsAlgorithm, Seed, Sha256_256};
 use zeroize::Zeroizing;
+
+use engine::{Engine, Reservation};
+use lms::Params;
 
 /// Luna's single-part `CKM_HSS` limit; larger messages go through `C_SignUpdate`.
 pub const MAX_SINGLE_PART: usize = 48_108;
-/// Upper bound for a multi-part message held for signing.
-pub const MAX_MULTI_PART: usize = 256 << 20;
-/// Room for hbs-lms's cached top-tree nodes ("aux data").
-const AUX_LEN: usize = 1 << 20;
+/// Upper bound for a multi-part message held for verification (signing streams).
+pub const MAX_MULTI_PART_VERIFY: usize = 256 << 20;
+
+/// A multi-part signature in progress: its one-time key is reserved (the advanced
+/// position is on disk) at the first `C_SignUpdate`, and the message is hashed as it comes
+/// — nothing of it is kept.
+pub struct Stream {
+    pub reservation: Reservation,
+    pub hasher: sha2::Sha256,
+}
 
 /// A PKCS#11 operation in progress on HSS keys.
 pub enum Op {
     Sign {
         handle: CK_OBJECT_HANDLE,
-        data: Vec<u8>,
         multipart: bool,
+        stream: Option<Box<Stream>>,
     },
     Verify {
         public_key: Vec<u8>,
@@ -41,13 +70,7 @@ pub fn height(lms_type: u32) -> Option<u32> {
 }
 
 fn chains(ots_type: u32) -> Option<usize> {
-    match ots_type {
-        1 => Some(265),
-        2 => Some(133),
-        3 => Some(67),
-        4 => Some(34),
-        _ => None,
-    }
+    lms::Ots::from_code(ots_type).map(|o| o.p)
 }
 
 /// Check the private template's HSS attributes the way Luna does.
@@ -83,72 +106,46 @@ pub fn signature_len(levels: &[(u32, u32)]) -> usize {
     n
 }
 
-fn parameters(levels: &[(u32, u32)]) -> Vec<HssParameter<Sha256_256>> {
+/// The parameters of validated levels.
+pub fn parameters(levels: &[(u32, u32)]) -> Vec<Params> {
     levels
         .iter()
-        .map(|(l, o)| HssParameter::new(LmotsAlgorithm::from(*o), LmsAlgorithm::from(*l)))
+        .map(|(l, o)| Params::from_codes(*l, *o).expect("validated levels"))
         .collect()
 }
 
-/// A new key: (private state, public key, aux data).
-pub type NewKey = (Zeroizing<Vec<u8>>, Vec<u8>, Vec<u8>);
-
-/// Generate a key pair from a 32-byte seed (drawn from the inner module's RNG).
-pub fn keygen(levels: &[(u32, u32)], seed_bytes: &[u8]) -> Result<NewKey, CK_RV> {
-    let mut seed = Seed::<Sha256_256>::default();
-    if seed.as_slice().len() != seed_bytes.len() {
-        return Err(CKR_GENERAL_ERROR);
-    }
-    seed.as_mut_slice().copy_from_slice(seed_bytes);
-    let params = parameters(levels);
-    with_big_stack(move || {
-        let mut aux = vec![0u8; AUX_LEN];
-        let (sk, vk) = hbs_lms::keygen::<Sha256_256>(&params, &seed, Some(&mut &mut aux[..]))
-            .map_err(|_| CKR_FUNCTION_FAILED)?;
-        Ok((
-            Zeroizing::new(sk.as_slice().to_vec()),
-            vk.as_slice().to_vec(),
-            aux,
-        ))
-    })
+/// Leaves a key generation builds: one tree per level.
+pub fn keygen_leaves(levels: &[(u32, u32)]) -> u64 {
+    parameters(levels).iter().map(|p| 1u64 << p.lms.h).sum()
 }
 
-/// One signature with the next one-time key of `state`. hbs-lms hands `update` the
-/// advanced state before it returns the signature, and returns none when `update` fails.
-/// `aux` holds the cached top-tree nodes (empty: none). Run it on [`with_big_stack`].
-pub fn sign(
-    message: &[u8],
-    state: &[u8],
-    update: &mut dyn FnMut(&[u8]) -> Result<(), ()>,
-    aux: &mut [u8],
-) -> Option<Vec<u8>> {
-    let aux_arg = if aux.is_empty() {
-        None
-    } else {
-        Some(&mut &mut aux[..])
-    };
-    hbs_lms::sign::<Sha256_256>(message, state, update, aux_arg)
-        .ok()
-        .map(|sig| sig.as_ref().to_vec())
+/// A new key: its master seed, public key and the signer with every first tree built.
+pub struct NewKey {
+    pub seed: Zeroizing<[u8; 32]>,
+    pub public_key: Vec<u8>,
+    pub engine: Engine,
+}
+
+/// Generate a key pair from a 32-byte seed (drawn from the inner module's RNG); the
+/// leaves built are counted in `progress`.
+pub fn keygen(
+    levels: &[(u32, u32)],
+    seed_bytes: &[u8],
+    progress: &progress::Running,
+) -> Result<NewKey, CK_RV> {
+    let seed: [u8; 32] = seed_bytes.try_into().map_err(|_| CKR_GENERAL_ERROR)?;
+    let seed = Zeroizing::new(seed);
+    let mut engine = Engine::new(parameters(levels), &seed, Vec::new());
+    engine.align(&vec![0; levels.len()], Some(&progress.0.done));
+    Ok(NewKey {
+        public_key: engine.public_key(),
+        seed,
+        engine,
+    })
 }
 
 pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    with_big_stack(|| hbs_lms::verify::<Sha256_256>(message, signature, public_key).is_ok())
-}
-
-/// Run `f` on a thread with a large stack and wait for it. hbs-lms keeps its working
-/// arrays (sized for 8 levels of H25 trees) on the stack — more than a caller's thread may
-/// have; lunasim runs on its callers' threads.
-pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("lunasim-hss".into())
-            .stack_size(256 << 20)
-            .spawn_scoped(scope, f)
-            .expect("spawn HSS worker")
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })
+    lms::verify_hss(public_key, message, signature)
 }
 
 #[cfg(test)]

@@ -8,20 +8,29 @@
 //! - N chains onto R from one position further → a record before R is **missing** and the
 //!   rest were renumbered (a plain gap in `seq` is reported as missing directly);
 //! - R's MAC is right for another position of the trail → **reordered**;
-//! - R is the last record and is malformed → a **torn last write** after a crash;
+//! - N chains onto P from R's position and R onto N from N's → the two were **swapped**
+//!   (reordered);
+//! - R is the last record, is malformed, and no checkpoint vouches for it → a **torn last
+//!   write** after a crash (a record a checkpoint covered was complete when it was signed);
 //! - otherwise R was modified (content and chain value both rewritten).
 //!
 //! Records carrying another trail's `log_id` are **grafted**. A checkpoint beyond the last
-//! record means a **truncated tail**; an anchor newer than the store, a **rollback**.
+//! record means a **truncated tail** (records up to the furthest such checkpoint are
+//! missing); an anchor newer than the store, a **rollback**.
+//!
+//! [`verify_store`] walks a whole store (its steps are in the `store` module);
+//! [`verify_records`] checks records already loaded, such as an export.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
 use crate::encode::{self, ChainKey, GENESIS};
-use crate::store::Store;
 use crate::{AuditError, Checkpoint, Record, Result};
+
+mod store;
+
+pub use store::verify_store;
 
 /// What is wrong, at which record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -242,6 +251,29 @@ pub struct VerifyInput {
     pub anchors: Vec<Checkpoint>,
 }
 
+/// The verdict for a trail found intact: `records` checked up to `last_seq`.
+fn intact(
+    input: &VerifyInput,
+    checkpoints: &[Checkpoint],
+    records: i64,
+    last_seq: i64,
+    macs_checked: bool,
+) -> Verdict {
+    Verdict::Intact {
+        records,
+        last_seq,
+        checkpoints: checkpoints.len() as i64,
+        last_checkpoint: checkpoints.last().map(|c| CheckpointSummary {
+            checkpoint_no: c.checkpoint_no,
+            seq: c.seq,
+            time: c.time.clone(),
+            algorithm: c.algorithm.clone(),
+        }),
+        key_pinned: input.trusted_public_key.is_some(),
+        macs_checked,
+    }
+}
+
 fn with_seq(r: &Record, seq: i64) -> Record {
     let mut c = r.clone();
     c.seq = seq;
@@ -255,77 +287,106 @@ fn chains(keys: &BTreeMap<i64, ChainKey>, r: &Record, prev: &[u8; 32]) -> bool {
     }
 }
 
-fn malformed(r: &Record) -> bool {
-    encode::hex32(&r.hmac_chain).is_none()
-        || serde_json::from_str::<serde_json::Value>(&r.metadata).is_err()
-        || r.action.is_empty()
+/// What R's successor N says of R, the first record that does not chain onto `prev`: N
+/// chains onto R's stored value (R modified), onto it from one position further (a record
+/// before R missing, the rest renumbered), or onto R's predecessor from R's position — R
+/// inserted, or, when R chains onto N from N's position, the two swapped.
+fn judge_by_successor(
+    keys: &BTreeMap<i64, ChainKey>,
+    r: &Record,
+    next: Option<&Record>,
+    prev: &[u8; 32],
+) -> Option<Finding> {
+    let n = next.filter(|n| n.seq == r.seq + 1)?;
+    if let Some(stored_r) = encode::hex32(&r.hmac_chain) {
+        if chains(keys, n, &stored_r) {
+            return Some(Finding::Modified { seq: r.seq });
+        }
+        if chains(keys, &with_seq(n, n.seq + 1), &stored_r) {
+            return Some(Finding::Missing { seq: r.seq });
+        }
+    }
+    if chains(keys, &with_seq(n, r.seq), prev) {
+        let swapped = encode::hex32(&n.hmac_chain)
+            .is_some_and(|stored_n| chains(keys, &with_seq(r, n.seq), &stored_n));
+        return Some(if swapped {
+            Finding::Reordered {
+                seq: r.seq,
+                belongs_at: n.seq,
+            }
+        } else {
+            Finding::Inserted { seq: r.seq }
+        });
+    }
+    None
 }
 
-/// Classify the first record whose MAC does not chain.
-async fn classify(
-    store: &Store,
-    input: &VerifyInput,
-    r: &Record,
-    prev: [u8; 32],
-) -> Result<Finding> {
-    let next = store
-        .trail_page(&input.log_id, r.seq, 1)
-        .await?
-        .into_iter()
-        .next();
-    let stored_r = encode::hex32(&r.hmac_chain);
-    if let Some(n) = &next {
-        if n.seq == r.seq + 1 {
-            if let Some(sr) = stored_r {
-                if chains(&input.keys, n, &sr) {
-                    return Ok(Finding::Modified { seq: r.seq });
-                }
-                if chains(&input.keys, &with_seq(n, n.seq + 1), &sr) {
-                    return Ok(Finding::Missing { seq: r.seq });
-                }
-            }
-            if chains(&input.keys, &with_seq(n, r.seq), &prev) {
-                return Ok(Finding::Inserted { seq: r.seq });
-            }
-        }
+/// Whether R's MAC is right at the first position (when R is elsewhere).
+fn written_first(keys: &BTreeMap<i64, ChainKey>, r: &Record) -> bool {
+    r.seq != 1 && chains(keys, &with_seq(r, 1), &GENESIS)
+}
+
+/// The position right after X, when R's MAC is right there (and X is not R's present
+/// predecessor).
+fn written_after(keys: &BTreeMap<i64, ChainKey>, r: &Record, x: &Record) -> Option<i64> {
+    if x.seq + 1 == r.seq {
+        return None;
     }
-    // Was R written at another position? Try every predecessor the trail offers.
-    if stored_r.is_some() {
-        if r.seq != 1 && chains(&input.keys, &with_seq(r, 1), &GENESIS) {
-            return Ok(Finding::Reordered {
+    let xh = encode::hex32(&x.hmac_chain)?;
+    chains(keys, &with_seq(r, x.seq + 1), &xh).then_some(x.seq + 1)
+}
+
+/// R is neither out of place nor explained by its successor: a torn last write when it is
+/// the last record, malformed, and no checkpoint vouched for it; modified otherwise.
+fn torn_or_modified(r: &Record, is_last: bool, checkpoints: &[Checkpoint]) -> Finding {
+    let vouched = checkpoints.iter().any(|c| c.seq >= r.seq);
+    if is_last && !vouched && malformed(r) {
+        Finding::TornLastWrite { seq: r.seq }
+    } else {
+        Finding::Modified { seq: r.seq }
+    }
+}
+
+/// Classify the first record of `records` (at `i`) that does not chain, with the records
+/// at hand: the same rules as for a store.
+fn classify_loaded(
+    keys: &BTreeMap<i64, ChainKey>,
+    records: &[Record],
+    i: usize,
+    prev: &[u8; 32],
+    checkpoints: &[Checkpoint],
+) -> Finding {
+    let r = &records[i];
+    let next = records.get(i + 1);
+    if let Some(f) = judge_by_successor(keys, r, next, prev) {
+        return f;
+    }
+    if encode::hex32(&r.hmac_chain).is_some() {
+        if written_first(keys, r) {
+            return Finding::Reordered {
                 seq: r.seq,
                 belongs_at: 1,
-            });
+            };
         }
-        let mut after = 0;
-        loop {
-            let page = store.trail_page(&input.log_id, after, 10_000).await?;
-            if page.is_empty() {
-                break;
-            }
-            for x in &page {
-                if x.seq + 1 != r.seq {
-                    if let Some(xh) = encode::hex32(&x.hmac_chain) {
-                        if chains(&input.keys, &with_seq(r, x.seq + 1), &xh) {
-                            return Ok(Finding::Reordered {
-                                seq: r.seq,
-                                belongs_at: x.seq + 1,
-                            });
-                        }
-                    }
-                }
-                after = x.seq;
-            }
+        if let Some(belongs_at) = records.iter().find_map(|x| written_after(keys, r, x)) {
+            return Finding::Reordered {
+                seq: r.seq,
+                belongs_at,
+            };
         }
     }
-    if next.is_none() && malformed(r) {
-        return Ok(Finding::TornLastWrite { seq: r.seq });
-    }
-    Ok(Finding::Modified { seq: r.seq })
+    torn_or_modified(r, next.is_none(), checkpoints)
+}
+
+fn malformed(r: &Record) -> bool {
+    encode::hex32(&r.hmac_chain).is_none()
+        || serde_json::from_str::<serde_json::Value>(&r.event.metadata).is_err()
+        || r.event.action.is_empty()
 }
 
 /// Check the checkpoints against the chain heads seen, then the anchors against the store.
-/// `heads`: seq → stored chain value at the checkpoints' positions.
+/// `heads`: seq → stored chain value at the checkpoints' positions; `digests` the same for
+/// the public digest chain, when it was computed.
 fn check_checkpoints(
     input: &VerifyInput,
     checkpoints: &[Checkpoint],
@@ -334,9 +395,30 @@ fn check_checkpoints(
     last_seq: i64,
 ) -> Option<Finding> {
     let trusted = input.trusted_public_key.as_ref().map(hex::encode);
+    check_each_checkpoint(
+        input,
+        trusted.as_deref(),
+        checkpoints,
+        heads,
+        digests,
+        last_seq,
+    )
+    .or_else(|| check_anchors(input, trusted.as_deref(), checkpoints, last_seq))
+}
+
+/// Each checkpoint in order: signed by the trusted key, validly, for this trail, not beyond
+/// the last record, and matching the chain (and digest) values at its position.
+fn check_each_checkpoint(
+    input: &VerifyInput,
+    trusted: Option<&str>,
+    checkpoints: &[Checkpoint],
+    heads: &HashMap<i64, [u8; 32]>,
+    digests: Option<&HashMap<i64, [u8; 32]>>,
+    last_seq: i64,
+) -> Option<Finding> {
     for c in checkpoints {
-        if let Some(t) = &trusted {
-            if &c.public_key != t {
+        if let Some(t) = trusted {
+            if c.public_key != t {
                 return Some(Finding::CheckpointKeyReplaced {
                     checkpoint_no: c.checkpoint_no,
                     seq: c.seq,
@@ -350,9 +432,17 @@ fn check_checkpoints(
             });
         }
         if c.seq > last_seq {
+            // Every record up to the furthest checkpoint that verifies is missing.
+            let checkpoint_seq = checkpoints
+                .iter()
+                .filter(|x| x.seq > c.seq && x.log_id == input.log_id)
+                .filter(|x| trusted.is_none_or(|t| x.public_key == t))
+                .filter(|x| check_checkpoint_signature(x).is_ok())
+                .map(|x| x.seq)
+                .fold(c.seq, i64::max);
             return Some(Finding::TruncatedTail {
                 last_seq,
-                checkpoint_seq: c.seq,
+                checkpoint_seq,
             });
         }
         let head = if c.seq == 0 {
@@ -380,17 +470,24 @@ fn check_checkpoints(
             }
         }
     }
+    None
+}
+
+/// The anchors (checkpoints remembered outside the store): one newer than the store's
+/// last checkpoint or record is a rollback; one that differs from the store's checkpoint
+/// of its number, a mismatch. Anchors that do not verify are ignored.
+fn check_anchors(
+    input: &VerifyInput,
+    trusted: Option<&str>,
+    checkpoints: &[Checkpoint],
+    last_seq: i64,
+) -> Option<Finding> {
     let store_cp = checkpoints.last().map(|c| c.checkpoint_no).unwrap_or(0);
     for a in &input.anchors {
         if a.log_id != input.log_id {
             continue;
         }
-        if check_checkpoint_signature(a).is_err()
-            || trusted
-                .as_ref()
-                .map(|t| t != &a.public_key)
-                .unwrap_or(false)
-        {
+        if check_checkpoint_signature(a).is_err() || trusted.is_some_and(|t| t != a.public_key) {
             // An anchor that does not verify is ignored, not believed.
             continue;
         }
@@ -416,270 +513,6 @@ fn check_checkpoints(
     None
 }
 
-/// How the MAC thread ended.
-enum ScanOutcome {
-    /// Every record chained; the new predecessor, position and count.
-    Done {
-        last_seq: i64,
-        checked: i64,
-        heads: Vec<(i64, [u8; 32])>,
-    },
-    /// A structural finding (a gap) decided without lookahead.
-    Found(Finding, i64),
-    /// The record at `seq` does not chain onto `prev`.
-    Mismatch {
-        seq: i64,
-        prev: [u8; 32],
-        checked: i64,
-    },
-    Cancelled,
-}
-
-/// Checks one range's rows as the scanner reads them: encode, MAC, compare.
-struct RangeChecker {
-    keys: BTreeMap<i64, ChainKey>,
-    wanted: std::sync::Arc<std::collections::HashSet<i64>>,
-    prev: [u8; 32],
-    last_seq: i64,
-    checked: i64,
-    heads: Vec<(i64, [u8; 32])>,
-    buf: Vec<u8>,
-    progress: std::sync::Arc<std::sync::atomic::AtomicI64>,
-    stop: std::sync::Arc<AtomicBool>,
-    outcome: Option<ScanOutcome>,
-}
-
-impl crate::scan::Visit for RangeChecker {
-    fn row(&mut self, f: &encode::Fields<'_>, hmac_hex: &[u8]) -> bool {
-        if f.seq != self.last_seq + 1 {
-            self.outcome = Some(ScanOutcome::Found(
-                Finding::Missing {
-                    seq: self.last_seq + 1,
-                },
-                self.checked,
-            ));
-            return false;
-        }
-        let mut stored = [0u8; 32];
-        let parsed = hmac_hex.len() == 64 && hex::decode_to_slice(hmac_hex, &mut stored).is_ok();
-        let ok = match self.keys.get(&f.epoch) {
-            Some(k) if parsed => {
-                self.buf.clear();
-                encode::encode_fields(f, &mut self.buf);
-                k.link(&self.buf, &self.prev) == stored
-            }
-            _ => false,
-        };
-        if !ok {
-            self.outcome = Some(ScanOutcome::Mismatch {
-                seq: f.seq,
-                prev: self.prev,
-                checked: self.checked,
-            });
-            return false;
-        }
-        self.prev = stored;
-        self.last_seq = f.seq;
-        self.checked += 1;
-        if self.wanted.contains(&f.seq) {
-            self.heads.push((f.seq, stored));
-        }
-        if self.checked % 8192 == 0 {
-            self.progress.fetch_add(8192, Ordering::Relaxed);
-            if self.stop.load(Ordering::Relaxed) {
-                self.outcome = Some(ScanOutcome::Cancelled);
-                return false;
-            }
-        }
-        true
-    }
-}
-
-impl RangeChecker {
-    fn finish(self) -> ScanOutcome {
-        self.outcome.unwrap_or(ScanOutcome::Done {
-            last_seq: self.last_seq,
-            checked: self.checked,
-            heads: self.heads,
-        })
-    }
-}
-
-/// Verify a whole store with the MAC keys.
-///
-/// Each record's check needs only its own bytes and its predecessor's stored chain value,
-/// so the trail is cut into ranges verified in parallel (one per core), each with a
-/// scanner (read and encode) feeding a MAC thread; the earliest finding wins. Records of
-/// other trails are looked for separately.
-pub async fn verify_store(
-    store: &Store,
-    input: VerifyInput,
-    progress: &(dyn Fn(i64, i64) + Send + Sync),
-    cancel: &AtomicBool,
-) -> Result<Verdict> {
-    use std::sync::Arc;
-    if let Some((foreign_log, seq)) = store.foreign_record(&input.log_id).await? {
-        return Ok(Verdict::broken(Finding::Grafted { seq, foreign_log }, 0));
-    }
-    let total = store.count().await?;
-    let head_seq = store.head(&input.log_id).await?.map(|h| h.0).unwrap_or(0);
-    let checkpoints = store.checkpoints(&input.log_id).await?;
-    let wanted: Arc<std::collections::HashSet<i64>> = Arc::new(
-        checkpoints
-            .iter()
-            .map(|c| c.seq)
-            .chain(input.anchors.iter().map(|a| a.seq))
-            .collect(),
-    );
-    // One range per core. (For PostgreSQL, one range was tried too: with the server
-    // producing rows on one core and the checker on the other it was half as fast.)
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8) as i64;
-    let per = (head_seq / workers).max(1);
-    let mut bounds = Vec::new();
-    let mut from = 1;
-    while from <= head_seq {
-        let to = if bounds.len() as i64 == workers - 1 {
-            head_seq
-        } else {
-            (from + per - 1).min(head_seq)
-        };
-        bounds.push((from, to));
-        from = to + 1;
-    }
-    let count = Arc::new(std::sync::atomic::AtomicI64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut checkers = Vec::new();
-    let mut scanners = Vec::new();
-    for (from, to) in bounds.iter().copied() {
-        // The range starts from the stored chain value of the record before it.
-        let prev = if from == 1 {
-            GENESIS
-        } else {
-            match store
-                .trail_page(&input.log_id, from - 2, 1)
-                .await?
-                .into_iter()
-                .next()
-            {
-                Some(r) if r.seq == from - 1 => encode::hex32(&r.hmac_chain).unwrap_or(GENESIS),
-                _ => GENESIS, // the range before reports the problem first
-            }
-        };
-        let range = crate::scan::Range {
-            log_id: input.log_id.clone(),
-            from,
-            to,
-        };
-        let mut checker = RangeChecker {
-            keys: input.keys.clone(),
-            wanted: wanted.clone(),
-            prev,
-            last_seq: from - 1,
-            checked: 0,
-            heads: Vec::new(),
-            buf: Vec::with_capacity(1024),
-            progress: count.clone(),
-            stop: stop.clone(),
-            outcome: None,
-        };
-        checkers.push(match store {
-            Store::Sqlite(_, path) => {
-                let path = path.clone();
-                tokio::task::spawn_blocking(move || {
-                    crate::scan::sqlite(&path, &range, &mut checker).map(|_| checker.finish())
-                })
-            }
-            Store::Postgres(pool) => {
-                let (tx, rx) = tokio::sync::mpsc::channel(16);
-                scanners.push(tokio::spawn(crate::scan::postgres_chunks(
-                    pool.clone(),
-                    range,
-                    tx,
-                )));
-                tokio::task::spawn_blocking(move || {
-                    crate::scan::postgres_rows(rx, &mut checker).map(|_| checker.finish())
-                })
-            }
-        });
-    }
-    let mut results = Vec::new();
-    let all = futures_util::future::join_all(checkers);
-    tokio::pin!(all);
-    let outcomes = loop {
-        tokio::select! {
-            r = &mut all => break r,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                progress(count.load(Ordering::Relaxed), total);
-                if cancel.load(Ordering::Relaxed) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-    };
-    for s in scanners {
-        let _ = s.await;
-    }
-    for o in outcomes {
-        results
-            .push(o.map_err(|e| AuditError::Invalid(format!("verification task failed: {e}")))??);
-    }
-    // Ranges in order: the first one with a finding names the first bad record.
-    let mut checked = 0i64;
-    let mut heads: HashMap<i64, [u8; 32]> = HashMap::new();
-    let mut last_seq = 0;
-    for outcome in results {
-        match outcome {
-            ScanOutcome::Done {
-                last_seq: l,
-                checked: c,
-                heads: h,
-            } => {
-                checked += c;
-                last_seq = l;
-                heads.extend(h);
-            }
-            ScanOutcome::Found(f, c) => return Ok(Verdict::broken(f, checked + c)),
-            ScanOutcome::Cancelled => return Err(AuditError::Cancelled),
-            ScanOutcome::Mismatch {
-                seq,
-                prev,
-                checked: c,
-            } => {
-                let r = store
-                    .trail_page(&input.log_id, seq - 1, 1)
-                    .await?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| {
-                        AuditError::Store(format!("record {seq} vanished during verification"))
-                    })?;
-                let finding = classify(store, &input, &r, prev).await?;
-                return Ok(Verdict::broken(finding, checked + c));
-            }
-        }
-    }
-    progress(checked, total);
-    if let Some(f) = check_checkpoints(&input, &checkpoints, &heads, None, last_seq) {
-        return Ok(Verdict::broken(f, checked));
-    }
-    Ok(Verdict::Intact {
-        records: checked,
-        last_seq,
-        checkpoints: checkpoints.len() as i64,
-        last_checkpoint: checkpoints.last().map(|c| CheckpointSummary {
-            checkpoint_no: c.checkpoint_no,
-            seq: c.seq,
-            time: c.time.clone(),
-            algorithm: c.algorithm.clone(),
-        }),
-        key_pinned: input.trusted_public_key.is_some(),
-        macs_checked: true,
-    })
-}
-
 /// Verify records (already loaded, e.g. from an export) with or without MAC keys. Without
 /// keys, the public digest chain is checked against the signed checkpoints.
 pub fn verify_records(
@@ -696,7 +529,11 @@ pub fn verify_records(
     let mut digests = HashMap::new();
     let mut prev = prev_hmac;
     let mut digest = prev_digest;
-    let mut last_seq = records.first().map(|r| r.seq - 1).unwrap_or(0);
+    // Records chained onto the genesis value start the trail: the first is record 1.
+    let mut last_seq = match records.first() {
+        Some(r) if prev_hmac != GENESIS => r.seq - 1,
+        _ => 0,
+    };
     for (i, r) in records.iter().enumerate() {
         if r.log_id != input.log_id {
             return Verdict::broken(
@@ -713,11 +550,7 @@ pub fn verify_records(
         let enc = encode::encode(r);
         if use_macs {
             if !chains(&input.keys, r, &prev) {
-                let finding = if i + 1 == records.len() && malformed(r) {
-                    Finding::TornLastWrite { seq: r.seq }
-                } else {
-                    Finding::Modified { seq: r.seq }
-                };
+                let finding = classify_loaded(&input.keys, records, i, &prev, checkpoints);
                 return Verdict::broken(finding, i as i64);
             }
             prev = encode::hex32(&r.hmac_chain).unwrap_or(GENESIS);
@@ -742,17 +575,5 @@ pub fn verify_records(
     if let Some(f) = check_checkpoints(input, checkpoints, &heads, Some(&digests), last_seq) {
         return Verdict::broken(f, records.len() as i64);
     }
-    Verdict::Intact {
-        records: records.len() as i64,
-        last_seq,
-        checkpoints: checkpoints.len() as i64,
-        last_checkpoint: checkpoints.last().map(|c| CheckpointSummary {
-            checkpoint_no: c.checkpoint_no,
-            seq: c.seq,
-            time: c.time.clone(),
-            algorithm: c.algorithm.clone(),
-        }),
-        key_pinned: input.trusted_public_key.is_some(),
-        macs_checked: use_macs,
-    }
+    intact(input, checkpoints, records.len() as i64, last_seq, use_macs)
 }

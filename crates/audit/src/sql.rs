@@ -1,0 +1,230 @@
+//! Every query the store sends, each written once, and the one place that adapts a query's
+//! text to the backend.
+//!
+//! Queries are written with SQLite's placeholders (`?`, or `?N` where a value is used
+//! twice); [`rewrite_placeholders`] turns them into PostgreSQL's `$N` ([`Dialect::text`]
+//! for the queries here, [`Dialect::translate`] for one built at run time) or, for `COPY`,
+//! which takes no parameters, into literals. The few things that do differ between the
+//! backends stay explicit where they are used, each with its reason: the schema
+//! (`migrations/sqlite` vs `migrations/postgres`: integer types, `WITHOUT ROWID`), how a
+//! writing transaction starts (`BEGIN IMMEDIATE` vs an advisory lock, see `store::Begin`),
+//! PostgreSQL's row lock on the spool ([`PENDING`] + [`Dialect::locking`]), and the
+//! verifier's bulk read (the SQLite C API vs `COPY … TO STDOUT`, see `scan`).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
+
+/// The record table's columns in table order. The SELECT lists, the INSERT, the record's
+/// binding order (`store::bind_record!`) and the scanners' column positions (`scan`) all
+/// follow this order; `Record` declares its fields (with the flattened event) in it too.
+macro_rules! record_columns {
+    () => {
+        "log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at"
+    };
+}
+
+/// The record table's columns, for queries built at run time.
+pub const COLUMNS: &str = record_columns!();
+/// How many there are.
+pub const COLUMN_COUNT: usize = 16;
+
+/// The trail of this store (the oldest, should there ever be two).
+pub const FIRST_TRAIL: &str = "SELECT log_id FROM audit_trail ORDER BY created_at LIMIT 1";
+pub const INSERT_TRAIL: &str = "INSERT INTO audit_trail (log_id, created_at) VALUES (?, ?)";
+
+pub const KEYS: &str = "SELECT log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at FROM audit_key WHERE log_id = ? ORDER BY epoch";
+/// An epoch that exists already is left as it is (another console created it first).
+pub const INSERT_KEY: &str = "INSERT INTO audit_key (log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+
+/// The last record's position and chain value.
+pub const HEAD: &str =
+    "SELECT seq, hmac_chain FROM audit_log WHERE log_id = ? ORDER BY seq DESC LIMIT 1";
+pub const INSERT_RECORD: &str = concat!(
+    "INSERT INTO audit_log (",
+    record_columns!(),
+    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+);
+pub const COUNT_RECORDS: &str = "SELECT COUNT(*) FROM audit_log";
+/// The first record of another trail (`<`/`>` rather than `<>` so the primary key's order
+/// serves it).
+pub const FOREIGN_RECORD: &str = "SELECT log_id, seq FROM audit_log WHERE log_id < ?1 OR log_id > ?1 ORDER BY log_id, seq LIMIT 1";
+/// All trails in chain order, after a (trail, seq) position.
+pub const PAGE: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM audit_log WHERE (log_id, seq) > (?, ?) ORDER BY log_id, seq LIMIT ?"
+);
+/// One trail in seq order, after a seq.
+pub const TRAIL_PAGE: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM audit_log WHERE log_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+);
+/// One trail's records `from..=to` (the verifier's bulk read).
+pub const RANGE: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
+);
+
+/// The start of the browsing query; `store::browse` adds a condition per filter, the
+/// order and the limit.
+pub const BROWSE: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM audit_log WHERE log_id = ?"
+);
+
+/// The spooled events, oldest first. Read in the append's transaction with
+/// [`Dialect::locking`].
+pub const PENDING: &str = "SELECT id, event FROM audit_pending WHERE log_id = ? ORDER BY id";
+pub const INSERT_PENDING: &str = "INSERT INTO audit_pending (log_id, event) VALUES (?, ?)";
+pub const DELETE_PENDING: &str = "DELETE FROM audit_pending WHERE id = ?";
+pub const COUNT_PENDING: &str = "SELECT COUNT(*) FROM audit_pending WHERE log_id = ?";
+
+/// The last position a checkpoint of the trail vouches for.
+pub const VOUCHED_SEQ: &str = "SELECT MAX(seq) FROM audit_checkpoint WHERE log_id = ?";
+pub const CHECKPOINTS: &str = "SELECT log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature FROM audit_checkpoint WHERE log_id = ? ORDER BY checkpoint_no";
+pub const INSERT_CHECKPOINT: &str = "INSERT INTO audit_checkpoint (log_id, checkpoint_no, seq, head_hmac, head_digest, time, epoch, algorithm, public_key, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/// The SQL dialect a query's text is sent in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// One of the queries above as this backend takes it: unchanged for SQLite, with `$N`
+    /// placeholders for PostgreSQL (translated once per query and kept, as appends send
+    /// the same text a thousand times a second).
+    pub fn text(self, sql: &'static str) -> &'static str {
+        match self {
+            Dialect::Sqlite => sql,
+            Dialect::Postgres => postgres_text(sql),
+        }
+    }
+
+    /// A query built at run time as this backend takes it (translated on every call).
+    pub fn translate(self, sql: &str) -> Cow<'_, str> {
+        match self {
+            Dialect::Sqlite => Cow::Borrowed(sql),
+            Dialect::Postgres => Cow::Owned(rewrite_placeholders(sql, |n| format!("${n}"))),
+        }
+    }
+
+    /// `sql` (a SELECT in a writing transaction) with the rows it reads locked until the
+    /// transaction ends. PostgreSQL needs `FOR UPDATE` so that two writers cannot both
+    /// chain the same spooled events; SQLite has no row locks and needs none, as its
+    /// writing transaction holds the whole database's write lock (`BEGIN IMMEDIATE`).
+    pub fn locking(self, sql: &'static str) -> Cow<'static, str> {
+        match self {
+            Dialect::Sqlite => Cow::Borrowed(sql),
+            Dialect::Postgres => Cow::Owned(format!("{} FOR UPDATE", self.text(sql))),
+        }
+    }
+}
+
+/// The PostgreSQL text of a static query, translated on first use. The cache is keyed by
+/// the text's address (the queries are constants) and holds one entry per query.
+fn postgres_text(sql: &'static str) -> &'static str {
+    type Cache = RwLock<HashMap<(usize, usize), &'static str>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (sql.as_ptr() as usize, sql.len());
+    if let Some(text) = cache.read().get(&key) {
+        return text;
+    }
+    let text = Dialect::Postgres.translate(sql).into_owned();
+    cache
+        .write()
+        .entry(key)
+        .or_insert_with(|| Box::leak(text.into_boxed_str()))
+}
+
+/// `sql` with each placeholder replaced by `value(n)`, `n` its 1-based parameter number:
+/// `?N` is parameter N, a bare `?` the one after the highest so far (SQLite's own rule).
+/// Question marks inside quoted literals or identifiers are left alone.
+pub fn rewrite_placeholders(sql: &str, mut value: impl FnMut(usize) -> String) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut highest = 0;
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                let n = digits.parse().unwrap_or(highest + 1);
+                highest = highest.max(n);
+                out.push_str(&value(n));
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_numbered_for_postgres() {
+        assert_eq!(
+            Dialect::Postgres.translate("SELECT a FROM t WHERE x = ? AND y > ? LIMIT ?"),
+            "SELECT a FROM t WHERE x = $1 AND y > $2 LIMIT $3"
+        );
+        assert_eq!(
+            Dialect::Postgres.text(FOREIGN_RECORD),
+            "SELECT log_id, seq FROM audit_log WHERE log_id < $1 OR log_id > $1 ORDER BY log_id, seq LIMIT 1"
+        );
+        // SQLite's rule: a bare `?` follows the highest number so far.
+        assert_eq!(
+            Dialect::Postgres.translate("?2, ?, ?1, ?"),
+            "$2, $3, $1, $4"
+        );
+        assert_eq!(
+            Dialect::Postgres.translate("WHERE a LIKE '%?%' AND \"q?\" = ?"),
+            "WHERE a LIKE '%?%' AND \"q?\" = $1"
+        );
+        assert_eq!(Dialect::Sqlite.text(INSERT_RECORD), INSERT_RECORD);
+        // Translated once, then the same text.
+        let first = Dialect::Postgres.text(INSERT_RECORD);
+        assert!(std::ptr::eq(first, Dialect::Postgres.text(INSERT_RECORD)));
+        assert_eq!(first, Dialect::Postgres.translate(INSERT_RECORD));
+    }
+
+    #[test]
+    fn the_record_insert_binds_every_column() {
+        let pg = Dialect::Postgres.text(INSERT_RECORD);
+        assert_eq!(COLUMNS.split(", ").count(), COLUMN_COUNT);
+        assert!(pg.ends_with(
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+        ));
+    }
+
+    #[test]
+    fn only_postgres_locks_the_spooled_rows() {
+        assert_eq!(Dialect::Sqlite.locking(PENDING), PENDING);
+        assert_eq!(
+            Dialect::Postgres.locking(PENDING),
+            "SELECT id, event FROM audit_pending WHERE log_id = $1 ORDER BY id FOR UPDATE"
+        );
+    }
+}

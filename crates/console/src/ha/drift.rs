@@ -1,0 +1,485 @@
+//! The drift check of an HA group, as a console service: every alive member whose slot is
+//! visible is read object by object ([`hsm::drift::snapshot`]) and compared with the
+//! others, with the partition policies; the verdict is "in sync" or "drift on member N",
+//! or says which members are down. Run on demand, and by the app on the statistics
+//! interval ([`Console::start_ha_watch`]). A drift or a down member raises the header's
+//! warning and is written to the audit trail once per change of state (the state last
+//! written is looked up in the trail, so a second console or `hsmc` does not repeat it).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use ts_rs::TS;
+
+use audit::store::Query;
+use audit::Event;
+use hsm::drift::{self as hd, Difference, MemberObjects, ObjectFacts};
+
+use super::{blocking, Member};
+use crate::error::ApiResult;
+use crate::partitions::Partition;
+use crate::views::ConsoleEvent;
+use crate::Console;
+
+/// The drift check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftVerdict {
+    /// Every member compared holds the same objects and policies, and none is down.
+    InSync,
+    /// The members differ (see the differences).
+    Drift,
+    /// The alive members agree, but at least one member is down.
+    MemberDown,
+    /// Fewer than two members could be compared (their slots are not visible).
+    NotComparable,
+}
+
+hsm::wire_display!(DriftVerdict);
+
+/// How far the check got with one member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberCheck {
+    Compared,
+    Down,
+    /// The module does not show the member's own slot (Luna's `HAOnly`).
+    NotVisible,
+    /// Reading it failed (see `error`).
+    Failed,
+}
+
+hsm::wire_display!(MemberCheck);
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DriftMember {
+    pub position: u32,
+    pub serial: String,
+    pub partition_id: Option<String>,
+    pub check: MemberCheck,
+    /// Without a login only public objects are compared.
+    pub logged_in: bool,
+    #[ts(type = "number | null")]
+    pub objects: Option<u64>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DriftReport {
+    pub partition_id: String,
+    pub group_label: String,
+    pub group_serial: String,
+    pub checked_at: String,
+    pub verdict: DriftVerdict,
+    /// "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
+    pub summary: String,
+    pub members: Vec<DriftMember>,
+    pub differences: Vec<Difference>,
+    pub policy_differences: Vec<Difference>,
+    pub drifting_members: Vec<u32>,
+    pub down_members: Vec<u32>,
+    /// How the KCVs were computed (shown with them).
+    pub kcv_method: String,
+    /// What limited the check (members not logged in, …).
+    pub notes: Vec<String>,
+}
+
+impl DriftReport {
+    /// Whether a member needs sync, as far as this check can tell.
+    pub fn needs_sync(&self, position: u32) -> Option<bool> {
+        let m = self.members.iter().find(|m| m.position == position)?;
+        (m.check == MemberCheck::Compared).then(|| self.drifting_members.contains(&position))
+    }
+
+    /// What the header warns about, if anything.
+    pub fn warning(&self) -> Option<String> {
+        match self.verdict {
+            DriftVerdict::InSync | DriftVerdict::NotComparable => None,
+            _ => Some(self.summary.clone()),
+        }
+    }
+
+    /// The state written to the audit trail: it changes when the verdict, the members
+    /// concerned or the set of differences change.
+    fn state_key(&self) -> String {
+        if self.verdict == DriftVerdict::InSync {
+            return "in_sync".into();
+        }
+        let mut h = Sha256::new();
+        for d in self.differences.iter().chain(&self.policy_differences) {
+            h.update(format!(
+                "{}|{:?}|{:?}|{:?}\n",
+                d.object, d.field, d.kind, d.members
+            ));
+        }
+        format!(
+            "{}|drift:{:?}|down:{:?}|{}",
+            self.verdict,
+            self.drifting_members,
+            self.down_members,
+            &hex::encode(h.finalize())[..12]
+        )
+    }
+}
+
+/// A header warning: one per group with a drift or a member down.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct HaWarning {
+    pub partition_id: String,
+    pub label: String,
+    pub serial: String,
+    pub verdict: DriftVerdict,
+    pub text: String,
+}
+
+/// "member 2 down", "members 2, 3 down".
+pub(crate) fn members_phrase(what: &str, members: &[String]) -> String {
+    match members {
+        [one] => format!("member {one} {what}"),
+        many => format!("members {} {what}", many.join(", ")),
+    }
+}
+
+fn numbers(v: &[u32]) -> Vec<String> {
+    v.iter().map(|n| n.to_string()).collect()
+}
+
+fn summary(verdict: DriftVerdict, drifting: &[u32], down: &[u32], compared: &[u32]) -> String {
+    let down_part = (!down.is_empty()).then(|| members_phrase("down", &numbers(down)));
+    match verdict {
+        DriftVerdict::InSync => "in sync".into(),
+        DriftVerdict::Drift => {
+            let who = match drifting {
+                [one] => format!("drift on member {one}"),
+                many => format!("drift on members {}", numbers(many).join(", ")),
+            };
+            match down_part {
+                Some(d) => format!("{who}; {d}"),
+                None => who,
+            }
+        }
+        DriftVerdict::MemberDown => format!(
+            "{}; {} in sync",
+            down_part.unwrap_or_default(),
+            match compared {
+                [one] => format!("member {one}"),
+                many => format!("members {}", numbers(many).join(", ")),
+            }
+        ),
+        DriftVerdict::NotComparable => {
+            "not comparable: fewer than two members' own slots are visible".into()
+        }
+    }
+}
+
+/// What one member holds, read through its own partition.
+struct Reading {
+    objects: Vec<ObjectFacts>,
+    policies: Option<Vec<(u64, u64)>>,
+    names: BTreeMap<u64, String>,
+}
+
+async fn read_member(mp: &Arc<Partition>) -> Result<Reading, String> {
+    let objects = mp
+        .pool
+        .run_service_idempotent_async("ha.drift", hd::snapshot)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (m, slot) = (mp.module.module.clone(), mp.slot());
+    let (policies, names) = blocking(move || {
+        let p = m.ca_token_policies(slot).ok();
+        let names = p
+            .iter()
+            .flatten()
+            .filter_map(|(id, _)| {
+                m.ca_element_description(slot, true, false, *id)
+                    .ok()
+                    .map(|d| (*id, d.description))
+            })
+            .collect();
+        (p, names)
+    })
+    .await
+    .map_err(|e| e.message)?;
+    Ok(Reading {
+        objects,
+        policies,
+        names,
+    })
+}
+
+impl Console {
+    /// Run the drift check of the group behind `partition`.
+    pub async fn ha_drift(&self, partition: &str) -> ApiResult<DriftReport> {
+        let p = self.partition_ref(partition).await?;
+        let st = self.ha_state_of(&p).await.ok_or_else(|| Self::not_ha(&p))?;
+        let members = self.ha_members(&p, &st).await;
+        let report = self.check_members(&p, &st.group_serial, &members).await;
+        self.note_drift(&p, report.clone()).await;
+        Ok(report)
+    }
+
+    async fn check_members(&self, p: &Partition, serial: &str, members: &[Member]) -> DriftReport {
+        let mut checked = Vec::new();
+        let mut compared = Vec::new();
+        let mut policies = Vec::new();
+        let mut names = BTreeMap::new();
+        let mut notes = Vec::new();
+        for m in members {
+            let mut dm = DriftMember {
+                position: m.position,
+                serial: m.serial.clone(),
+                partition_id: m.partition.as_ref().map(|x| x.id.clone()),
+                check: MemberCheck::NotVisible,
+                logged_in: m
+                    .partition
+                    .as_ref()
+                    .is_some_and(|x| x.logged_in().is_some()),
+                objects: None,
+                error: None,
+            };
+            match (&m.partition, m.alive) {
+                (_, false) => dm.check = MemberCheck::Down,
+                (None, true) => {}
+                (Some(mp), true) => match read_member(mp).await {
+                    Ok(r) => {
+                        dm.check = MemberCheck::Compared;
+                        dm.objects = Some(r.objects.len() as u64);
+                        if !dm.logged_in {
+                            notes.push(format!(
+                                "member {} is not logged in: only its public objects were compared",
+                                m.position
+                            ));
+                        }
+                        if let Some(pol) = r.policies {
+                            policies.push((m.position, pol));
+                        }
+                        if names.is_empty() {
+                            names = r.names;
+                        }
+                        compared.push(MemberObjects {
+                            member: m.position,
+                            objects: r.objects,
+                        });
+                    }
+                    Err(e) => {
+                        dm.check = MemberCheck::Failed;
+                        dm.error = Some(e);
+                    }
+                },
+            }
+            checked.push(dm);
+        }
+        let (differences, policy_differences) = if compared.len() >= 2 {
+            (
+                hd::compare_objects(&compared),
+                hd::compare_policies(&policies, &names),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let drifting: Vec<u32> = differences
+            .iter()
+            .chain(&policy_differences)
+            .flat_map(|d| d.members.iter().copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let down: Vec<u32> = checked
+            .iter()
+            .filter(|m| m.check == MemberCheck::Down)
+            .map(|m| m.position)
+            .collect();
+        let compared_positions: Vec<u32> = compared.iter().map(|m| m.member).collect();
+        let verdict = if !drifting.is_empty() {
+            DriftVerdict::Drift
+        } else if !down.is_empty() {
+            DriftVerdict::MemberDown
+        } else if compared.len() < 2 {
+            DriftVerdict::NotComparable
+        } else {
+            DriftVerdict::InSync
+        };
+        DriftReport {
+            partition_id: p.id.clone(),
+            group_label: p.label.clone(),
+            group_serial: serial.to_string(),
+            checked_at: audit::now_rfc3339(),
+            verdict,
+            summary: summary(verdict, &drifting, &down, &compared_positions),
+            members: checked,
+            differences,
+            policy_differences,
+            drifting_members: drifting,
+            down_members: down,
+            kcv_method: hd::KCV_METHOD.into(),
+            notes,
+        }
+    }
+
+    /// Keep the report for the views and the header; on a change of state, write it to
+    /// the audit trail and tell the window.
+    async fn note_drift(&self, p: &Partition, report: DriftReport) {
+        let key = report.state_key();
+        let before = self.ha.lock().recorded.get(&report.group_serial).cloned();
+        let before = match before {
+            Some(b) => b,
+            None => self.last_recorded_state(&report.group_serial).await,
+        };
+        self.ha
+            .lock()
+            .last_drift
+            .insert(p.id.clone(), report.clone());
+        if before == key {
+            return;
+        }
+        let diffs: Vec<String> = report
+            .differences
+            .iter()
+            .chain(&report.policy_differences)
+            .take(50)
+            .map(|d| match &d.field {
+                Some(f) => format!("{} {f} differs on {:?}", d.object, d.members),
+                None => format!("{} missing on {:?}", d.object, d.members),
+            })
+            .collect();
+        self.record(
+            Event::new("ha.state", "ha_group")
+                .resource(&report.group_serial)
+                .meta("group", &report.group_label)
+                .meta("partition", &p.id)
+                .meta("state", &key)
+                .meta("verdict", report.verdict)
+                .meta("summary", &report.summary)
+                .meta("drifting_members", &report.drifting_members)
+                .meta("down_members", &report.down_members)
+                .meta("differences", diffs),
+        )
+        .await;
+        self.ha
+            .lock()
+            .recorded
+            .insert(report.group_serial.clone(), key);
+        self.emit(ConsoleEvent::HaChanged {
+            partition_id: p.id.clone(),
+        });
+    }
+
+    /// The state of the group's last `ha.state` record ("in_sync" when there is none).
+    async fn last_recorded_state(&self, serial: &str) -> String {
+        let q = Query {
+            action: Some("ha.state".into()),
+            resource: Some(serial.into()),
+            limit: 1,
+            ..Query::default()
+        };
+        self.audit()
+            .store()
+            .query(self.audit().log_id(), &q)
+            .await
+            .ok()
+            .and_then(|r| r.into_iter().next())
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.event.metadata).ok())
+            .and_then(|v| v.get("state").and_then(|s| s.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "in_sync".into())
+    }
+
+    /// The header's warnings, from the last check of each group (the group's HA state
+    /// when it has not been checked yet).
+    pub async fn ha_warnings(&self) -> Vec<HaWarning> {
+        let mut out = Vec::new();
+        for p in self.partitions() {
+            if self.ha.lock().known.get(&p.id) != Some(&true) {
+                continue;
+            }
+            let last = self.ha.lock().last_drift.get(&p.id).cloned();
+            let (verdict, text, serial) = match last {
+                Some(d) => match d.warning() {
+                    Some(w) => (d.verdict, w, d.group_serial),
+                    None => continue,
+                },
+                None => {
+                    let Some(st) = self.ha_state_of(&p).await else {
+                        continue;
+                    };
+                    let down: Vec<String> = st
+                        .members
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, m)| m.status != p11::sys::CKR_OK)
+                        .map(|(i, _)| (i + 1).to_string())
+                        .collect();
+                    if down.is_empty() {
+                        continue;
+                    }
+                    (
+                        DriftVerdict::MemberDown,
+                        members_phrase("down", &down),
+                        st.group_serial,
+                    )
+                }
+            };
+            out.push(HaWarning {
+                partition_id: p.id.clone(),
+                label: p.label.clone(),
+                serial,
+                verdict,
+                text,
+            });
+        }
+        out
+    }
+
+    /// One round of the watcher: check every known HA group.
+    pub async fn ha_watch_tick(&self) {
+        for p in self.partitions() {
+            if self.ha_state_of(&p).await.is_some() {
+                if let Err(e) = self.ha_drift(&p.id).await {
+                    tracing::debug!("drift check of {} failed: {}", p.id, e.message);
+                }
+            }
+        }
+    }
+
+    /// Check the HA groups on the statistics interval (the desktop app starts this; `hsmc`
+    /// checks when asked).
+    pub fn start_ha_watch(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let every = match weak.upgrade() {
+                    Some(c) => c.settings().stats_poll_seconds.max(1),
+                    None => break,
+                };
+                tokio::time::sleep(Duration::from_secs(every)).await;
+                let Some(c) = weak.upgrade() else { break };
+                c.ha_watch_tick().await;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_name_the_members() {
+        assert_eq!(
+            summary(DriftVerdict::Drift, &[2], &[], &[1, 2]),
+            "drift on member 2"
+        );
+        assert_eq!(
+            summary(DriftVerdict::Drift, &[2, 3], &[4], &[1, 2, 3]),
+            "drift on members 2, 3; member 4 down"
+        );
+        assert_eq!(
+            summary(DriftVerdict::MemberDown, &[], &[2], &[1, 3]),
+            "member 2 down; members 1, 3 in sync"
+        );
+        assert_eq!(summary(DriftVerdict::InSync, &[], &[], &[1, 2]), "in sync");
+    }
+}

@@ -1,0 +1,219 @@
+//! Keys running out and certificates expiring, on the partitions that are logged in.
+
+use p11::sys::*;
+use p11::Template;
+
+use super::{
+    AttentionItem, AttentionKind as K, Link, LinkView, PartitionCard, Section, Severity as S,
+};
+use crate::health::{HssKeyView, HssStatus};
+use crate::{text, Console};
+
+/// A key or certificate with at most this many days left is a warning…
+pub const WARNING_DAYS: f64 = 30.0;
+/// …and with at most this many, critical.
+pub const CRITICAL_DAYS: f64 = 7.0;
+
+fn by_days(days: Option<f64>) -> Option<S> {
+    match days {
+        Some(d) if d <= CRITICAL_DAYS => Some(S::Critical),
+        Some(d) if d <= WARNING_DAYS => Some(S::Warning),
+        _ => None,
+    }
+}
+
+fn not_checked(cards: &[PartitionCard]) -> Vec<String> {
+    cards
+        .iter()
+        .filter(|c| c.login.is_none())
+        .map(|c| c.label.clone())
+        .collect()
+}
+
+/// Days until an HSS key runs out at its burn rate (30-day, else 7- or 90-day).
+pub fn hss_days_left(k: &HssKeyView) -> Option<f64> {
+    let rate = [k.per_day_30, k.per_day_7, k.per_day_90]
+        .into_iter()
+        .find(|r| *r > 0.0)?;
+    Some(k.remaining? as f64 / rate)
+}
+
+/// HSS keys (and, once keys carry usage limits, those) that run out soon, are below the
+/// settings' thresholds, or whose counter disagrees with the trail.
+pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Section {
+    let mut section = Section {
+        not_checked: not_checked(cards),
+        ..Section::default()
+    };
+    let Ok(keys) = c.hss_keys().await else {
+        return section;
+    };
+    section.checked = keys.len() as u32;
+    for k in &keys {
+        let days = hss_days_left(k);
+        let by_status = match k.status {
+            HssStatus::Exhausted | HssStatus::Critical => Some(S::Critical),
+            HssStatus::Warning => Some(S::Warning),
+            HssStatus::Ok => None,
+        };
+        let link = Link::to(LinkView::Hss)
+            .partition(&k.partition_id)
+            .search(&k.id_hex);
+        if let Some(severity) = by_status.max(by_days(days)) {
+            let message = match (k.status, days) {
+                (HssStatus::Exhausted, _) => text!(
+                    "overview.items.hss_exhausted",
+                    "{{label}} has no signatures left.",
+                    label = k.label
+                ),
+                (_, Some(d)) => text!(
+                    "overview.items.hss_days_left",
+                    "{{label}}: {{remaining}} signatures left, about {{days}} days at the current rate.",
+                    label = k.label,
+                    remaining = k.remaining.unwrap_or(0),
+                    days = format!("{d:.0}")
+                ),
+                _ => text!(
+                    "overview.items.hss_low",
+                    "{{label}}: {{remaining}} of {{total}} signatures left.",
+                    label = k.label,
+                    remaining = k.remaining.unwrap_or(0),
+                    total = k.capacity
+                ),
+            };
+            let mut i = AttentionItem::new(K::HssKey, severity, message, link.clone())
+                .on(&k.partition_id, &k.partition_label)
+                .subject(&k.label);
+            i.days_left = days;
+            i.remaining = k.remaining;
+            i.total = Some(k.capacity.clone());
+            i.at = k.projected_exhaustion.clone();
+            section.items.push(i);
+        }
+        if let Some(m) = &k.mismatch_text {
+            section.items.push(
+                AttentionItem::new(
+                    K::HssKey,
+                    S::Critical,
+                    text!(
+                        "overview.items.hss_mismatch",
+                        "{{label}}: the token's counter and the audit trail disagree. {{detail}}",
+                        label = k.label,
+                        detail = m.text
+                    )
+                    .nest("detail", m),
+                    link,
+                )
+                .on(&k.partition_id, &k.partition_label)
+                .subject(&k.label),
+            );
+        }
+    }
+    super::sort_items(&mut section.items);
+    section
+}
+
+/// A certificate on a token.
+struct TokenCertificate {
+    label: String,
+    id_hex: String,
+    subject: String,
+    /// Seconds since the epoch.
+    not_after: i64,
+}
+
+fn read_certificates(s: &p11::Session) -> p11::Result<Vec<TokenCertificate>> {
+    let handles = s.find_objects(
+        &mut Template::new()
+            .ulong(CKA_CLASS, CKO_CERTIFICATE)
+            .ulong(CKA_CERTIFICATE_TYPE, CKC_X_509),
+    )?;
+    let mut out = Vec::new();
+    for h in handles {
+        let Some(der) = s.get_attribute(h, CKA_VALUE)?.bytes().map(<[u8]>::to_vec) else {
+            continue;
+        };
+        let Ok((cert, _)) = signing::cert::public_key(&der) else {
+            continue;
+        };
+        let tbs = cert.tbs_certificate();
+        out.push(TokenCertificate {
+            label: s.get_attribute(h, CKA_LABEL)?.as_text().unwrap_or_default(),
+            id_hex: s
+                .get_attribute(h, CKA_ID)?
+                .bytes()
+                .map(hex::encode)
+                .unwrap_or_default(),
+            subject: tbs.subject().to_string(),
+            not_after: tbs.validity().not_after.to_unix_duration().as_secs() as i64,
+        });
+    }
+    Ok(out)
+}
+
+/// Certificates that expire within [`WARNING_DAYS`] or have expired.
+pub(super) async fn certificates(c: &Console, cards: &[PartitionCard]) -> Section {
+    let mut section = Section {
+        not_checked: not_checked(cards),
+        ..Section::default()
+    };
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    for card in cards.iter().filter(|c| c.login.is_some()) {
+        let Ok(p) = c.partition_ref(&card.partition_id).await else {
+            continue;
+        };
+        let Ok(certs) = p
+            .pool
+            .run_idempotent_async("overview.certificates", read_certificates)
+            .await
+        else {
+            continue;
+        };
+        section.checked += certs.len() as u32;
+        for cert in certs {
+            let days = (cert.not_after - now) as f64 / 86_400.0;
+            let Some(severity) = by_days(Some(days)) else {
+                continue;
+            };
+            let date = time::OffsetDateTime::from_unix_timestamp(cert.not_after)
+                .map(|d| format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day()))
+                .unwrap_or_default();
+            let name = if cert.label.is_empty() {
+                &cert.subject
+            } else {
+                &cert.label
+            };
+            let message = if days < 0.0 {
+                text!(
+                    "overview.items.certificate_expired",
+                    "The certificate {{name}} expired on {{date}}.",
+                    name = name,
+                    date = date
+                )
+            } else {
+                text!(
+                    "overview.items.certificate_expires",
+                    "The certificate {{name}} expires on {{date}}, in {{days}} days.",
+                    name = name,
+                    date = date,
+                    days = format!("{:.0}", days.floor())
+                )
+            };
+            let mut i = AttentionItem::new(
+                K::Certificate,
+                severity,
+                message,
+                Link::to(LinkView::Keys)
+                    .partition(&p.id)
+                    .search(&cert.id_hex),
+            )
+            .on(&p.id, &p.label)
+            .subject(name);
+            i.days_left = Some(days);
+            i.at = Some(date);
+            section.items.push(i);
+        }
+    }
+    super::sort_items(&mut section.items);
+    section
+}

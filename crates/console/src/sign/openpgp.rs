@@ -1,0 +1,400 @@
+//! OpenPGP for HSM keys: the key's creation time, fixed once and kept on the token (so its
+//! fingerprint never changes), its certificate with a user ID the officer types, and the
+//! detached signatures of the signing pipeline (`FILE.asc` armored, `FILE.gpg` binary).
+//!
+//! The binary form is `FILE.gpg`, not gpg's habitual `FILE.sig`: `.sig` is the raw
+//! format's, and a name like `FILE.pgp.sig` would be the raw signature of a file called
+//! `FILE.pgp` in the same folder. `.gpg` ends no other suffix and no other ends it, so two
+//! outputs of one batch can never share a name.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use audit::Event;
+use hsm::keys as hk;
+use hsm::pubkey::PublicKey;
+use p11::sys::*;
+use p11::{Session, Template};
+use signing::openpgp::{self, armor, token, verify, PgpAlgorithm, PgpKey};
+use signing::SignError;
+
+use super::formats::{FileSigning, Format};
+use super::key::{key_material, SigningKey};
+use super::{hsm_side, sign_error, SignFormat};
+use crate::error::{ApiError, ApiResult};
+use crate::Console;
+
+/// `CKA_APPLICATION` of the data object that holds a key's OpenPGP creation time.
+const APPLICATION: &str = "hsm-console/openpgp-key-creation-time";
+
+/// What the data object holds (JSON): the key it belongs to and its creation time.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct CreationRecord {
+    /// The key's `CKA_ID`, hex.
+    key_id: String,
+    /// Seconds since 1970.
+    created: u32,
+    fingerprint: String,
+}
+
+pub(crate) fn unix_now() -> u32 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+pub(crate) fn rfc3339(secs: u32) -> String {
+    time::OffsetDateTime::from_unix_timestamp(secs.into())
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// The creation time stored for the key with `CKA_ID` `id_hex` whose public half is `pk`.
+/// A record whose fingerprint is not this key's (another key reusing the ID) is ignored.
+pub(super) fn stored_creation_time(
+    s: &Session,
+    id_hex: &str,
+    pk: &PublicKey,
+) -> p11::Result<Option<u32>> {
+    if id_hex.is_empty() {
+        return Ok(None);
+    }
+    let found = s.find_objects(
+        &mut Template::new()
+            .ulong(CKA_CLASS, CKO_DATA)
+            .text(CKA_APPLICATION, APPLICATION),
+    )?;
+    for h in found {
+        let Some(v) = s.get_attribute(h, CKA_VALUE)?.bytes().map(<[u8]>::to_vec) else {
+            continue;
+        };
+        let Ok(r) = serde_json::from_slice::<CreationRecord>(&v) else {
+            continue;
+        };
+        if r.key_id != id_hex {
+            continue;
+        }
+        match PgpKey::new(pk, r.created) {
+            Ok(k) if k.fingerprint_hex() == r.fingerprint => return Ok(Some(r.created)),
+            _ => tracing::warn!("OpenPGP creation record for id {id_hex} is for another key"),
+        }
+    }
+    Ok(None)
+}
+
+/// The key's creation time: the stored one, or now, stored as a token data object. The
+/// second value says whether it was made now (a change to the token).
+fn fix_creation_time(
+    s: &Session,
+    summary: &hk::ObjectSummary,
+    pk: &PublicKey,
+    create: bool,
+) -> hsm::Result<Option<(u32, bool)>> {
+    if let Some(t) = stored_creation_time(s, &summary.id_hex, pk)? {
+        return Ok(Some((t, false)));
+    }
+    if !create {
+        return Ok(None);
+    }
+    if summary.id_hex.is_empty() {
+        return Err(hsm::HsmError::InvalidInput(format!(
+            "'{}' has no CKA_ID to tie its OpenPGP creation time to",
+            summary.label
+        )));
+    }
+    let created = unix_now();
+    let key = PgpKey::new(pk, created).map_err(hsm_side)?;
+    let record = CreationRecord {
+        key_id: summary.id_hex.clone(),
+        created,
+        fingerprint: key.fingerprint_hex(),
+    };
+    let value = serde_json::to_vec(&record).expect("serializes");
+    s.create_object(
+        &mut Template::new()
+            .ulong(CKA_CLASS, CKO_DATA)
+            .bool(CKA_TOKEN, true)
+            .bool(CKA_PRIVATE, false)
+            .text(
+                CKA_LABEL,
+                &format!("OpenPGP creation time of {}", summary.label),
+            )
+            .text(CKA_APPLICATION, APPLICATION)
+            .bytes(CKA_VALUE, &value),
+    )?;
+    Ok(Some((created, true)))
+}
+
+/// A key's OpenPGP identity, for the detail pane.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OpenPgpKeyView {
+    pub algorithm: PgpAlgorithm,
+    /// Set once the creation time is fixed (by the first certificate or signature).
+    pub fingerprint: Option<String>,
+    pub created: Option<String>,
+}
+
+/// An exported certificate.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OpenPgpCertificate {
+    /// ASCII-armored transferable public key.
+    pub armored: String,
+    pub fingerprint: String,
+    pub user_id: String,
+    pub created: String,
+    /// The creation time was fixed by this export (stored on the token now).
+    pub creation_time_stored: bool,
+}
+
+/// An OpenPGP user ID the officer typed: refused (with what to do) unless it is one line.
+pub fn check_openpgp_user_id(uid: &str) -> ApiResult<()> {
+    openpgp::check_user_id(uid).map_err(|e| {
+        ApiError::invalid(format!("{e}.")).suggest("Type it as Name <address>, on one line.")
+    })
+}
+
+impl Console {
+    /// The key's OpenPGP algorithm and, once fixed, its fingerprint. Changes nothing.
+    pub async fn openpgp_key(&self, partition: &str, handle: u64) -> ApiResult<OpenPgpKeyView> {
+        let p = self.partition_ref(partition).await?;
+        let (pk, created) = p
+            .pool
+            .run_service_idempotent_async("openpgp.key", move |s| {
+                let (summary, pk) = key_material(s, handle)?;
+                let created = stored_creation_time(s, &summary.id_hex, &pk)?;
+                Ok((pk, created))
+            })
+            .await?;
+        let algorithm = PgpAlgorithm::for_key(&pk).map_err(sign_error)?;
+        let fingerprint = match created {
+            Some(t) => Some(PgpKey::new(&pk, t).map_err(sign_error)?.fingerprint_hex()),
+            None => None,
+        };
+        Ok(OpenPgpKeyView {
+            algorithm,
+            fingerprint,
+            created: created.map(rfc3339),
+        })
+    }
+
+    /// An OpenPGP certificate for a key: the public key with its fixed creation time (fixed
+    /// and stored on the token the first time), the user ID and a positive certification
+    /// made by the HSM; checked with rpgp before it is returned. Audited before it acts.
+    pub async fn openpgp_certificate(
+        &self,
+        partition: &str,
+        handle: u64,
+        user_id: &str,
+    ) -> ApiResult<OpenPgpCertificate> {
+        check_openpgp_user_id(user_id)?;
+        let p = self.partition_ref(partition).await?;
+        self.audit_first(
+            Event::new("openpgp.cert.request", "key")
+                .resource(user_id)
+                .meta("partition", &p.id)
+                .meta("handle", handle),
+        )
+        .await?;
+        let uid = user_id.to_string();
+        let r = p
+            .pool
+            .run_service_async("openpgp.cert", move |s| {
+                let (summary, pk) = key_material(s, handle)?;
+                PgpAlgorithm::for_key(&pk).map_err(hsm_side)?;
+                let (created, stored) =
+                    fix_creation_time(s, &summary, &pk, true)?.expect("created when missing");
+                let key = PgpKey::new(&pk, created).map_err(hsm_side)?;
+                // The self-signature is dated at the key's creation: signatures made since
+                // then, before this export, find the binding in force (Sequoia checks that).
+                let cert = openpgp::certificate(&key, &uid, key.created, &mut |d| {
+                    Ok(token::sign_digest(s, handle, key.alg, key.alg.hash(), d)?)
+                })
+                .map_err(hsm_side)?;
+                Ok((summary, key, cert, stored))
+            })
+            .await
+            .map_err(ApiError::from)
+            .and_then(|(summary, key, cert, stored)| {
+                let armored = armor::armor(armor::Block::PublicKey, &cert);
+                check_certificate(&armored, &key, user_id).map_err(sign_error)?;
+                Ok((
+                    summary,
+                    OpenPgpCertificate {
+                        armored,
+                        fingerprint: key.fingerprint_hex(),
+                        user_id: user_id.to_string(),
+                        created: rfc3339(key.created),
+                        creation_time_stored: stored,
+                    },
+                ))
+            });
+        let ev = Event::new("openpgp.cert", "key").meta("partition", &p.id);
+        let ev = match &r {
+            Ok((s, c)) => ev
+                .resource(&s.label)
+                .algorithm(&s.algorithm)
+                .meta("key_id", &s.id_hex)
+                .meta("signatures", 1)
+                .meta("user_id", &c.user_id)
+                .meta("openpgp_fingerprint", &c.fingerprint)
+                .meta("creation_time_stored", c.creation_time_stored),
+            Err(_) => ev.resource(handle.to_string()),
+        };
+        self.record_outcome(ev, &r).await;
+        r.map(|(_, c)| c)
+    }
+
+    /// Write the certificate to `path` (replacing a file there, never half-written).
+    pub async fn save_openpgp_certificate(
+        &self,
+        partition: &str,
+        handle: u64,
+        user_id: &str,
+        path: &std::path::Path,
+    ) -> ApiResult<OpenPgpCertificate> {
+        check_openpgp_user_id(user_id)?;
+        let c = self.openpgp_certificate(partition, handle, user_id).await?;
+        outfile::write_replace(path, c.armored.as_bytes())?;
+        Ok(c)
+    }
+
+    /// Batch step: the signing key's OpenPGP creation time, fixed on the token (audited
+    /// before) if it is not yet.
+    pub(super) async fn ensure_openpgp_creation_time(
+        &self,
+        partition: &crate::Partition,
+        key: &SigningKey,
+    ) -> ApiResult<u32> {
+        if let Some(t) = key.openpgp_created {
+            return Ok(t);
+        }
+        self.audit_first(
+            Event::new("openpgp.key.created", "key")
+                .resource(&key.summary.label)
+                .meta("partition", &partition.id)
+                .meta("key_id", &key.summary.id_hex),
+        )
+        .await?;
+        let (summary, pk) = (key.summary.clone(), key.pk.clone());
+        let r = partition
+            .pool
+            .run_service_async("openpgp.created", move |s| {
+                Ok(fix_creation_time(s, &summary, &pk, true)?.expect("created when missing"))
+            })
+            .await
+            .map_err(ApiError::from);
+        let ev = Event::new("openpgp.key.created.done", "key")
+            .resource(&key.summary.label)
+            .meta("partition", &partition.id)
+            .meta("key_id", &key.summary.id_hex);
+        self.record_outcome(ev, &r).await;
+        Ok(r?.0)
+    }
+}
+
+/// The certificate as rpgp reads it: its self-signature, fingerprint and user ID.
+fn check_certificate(armored: &str, key: &PgpKey, uid: &str) -> Result<(), SignError> {
+    let c = verify::Certificate::read(armored.as_bytes())
+        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    if c.fingerprint() != key.fingerprint_hex() || c.user_ids() != [uid.to_string()] {
+        return Err(SignError::SelfCheck(
+            "rpgp reads another fingerprint or user ID than was written".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the batch's formats ask for OpenPGP (and so for `SHA256SUMS.asc`).
+pub(super) fn wanted(formats: &[SignFormat]) -> bool {
+    formats
+        .iter()
+        .any(|f| matches!(f, SignFormat::Openpgp | SignFormat::OpenpgpBinary))
+}
+
+/// The key as an OpenPGP key, with the creation time the batch fixed.
+pub(super) fn pgp_key(key: &SigningKey) -> Result<PgpKey, SignError> {
+    let created = key
+        .openpgp_created
+        .ok_or_else(|| SignError::Format("the OpenPGP creation time is not fixed".into()))?;
+    PgpKey::new(&key.pk, created)
+}
+
+/// The public-key packet as rpgp reads it, with the fingerprint checked.
+fn rpgp_key(key: &PgpKey) -> Result<verify::RpgpKey, SignError> {
+    verify::read_key(key).map_err(|e| SignError::SelfCheck(e.to_string()))
+}
+
+/// A detached OpenPGP signature per file.
+pub(super) struct OpenPgp {
+    pub armored: bool,
+}
+
+impl Format for OpenPgp {
+    fn suffix(&self) -> &'static str {
+        if self.armored {
+            ".asc"
+        } else {
+            ".gpg"
+        }
+    }
+    fn own_signatures(&self) -> u64 {
+        1
+    }
+    fn uses_message_signature(&self) -> bool {
+        false
+    }
+    fn accepts(&self, key: &SigningKey) -> Result<(), SignError> {
+        PgpAlgorithm::for_key(&key.pk).map(|_| ())
+    }
+    fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
+        let key = pgp_key(file.key)?;
+        let (s, h) = (file.session, file.handle);
+        let sig = openpgp::detached(
+            &key,
+            file.input,
+            &file.digests.sha256,
+            unix_now(),
+            &mut |d| Ok(token::sign_digest(s, h, key.alg, key.alg.hash(), d)?),
+        )?;
+        let out = if self.armored {
+            armor::armor(armor::Block::Signature, &sig).into_bytes()
+        } else {
+            sig
+        };
+        let data = std::fs::File::open(&file.input.path).map_err(|e| SignError::Input {
+            path: file.input.path.display().to_string(),
+            reason: format!("cannot be read: {e}"),
+        })?;
+        verify::check_detached(&rpgp_key(&key)?, &out, std::io::BufReader::new(data))
+            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+        Ok(out)
+    }
+}
+
+/// `SHA256SUMS.asc`: the manifest text cleartext-signed on the token, checked with rpgp.
+pub(super) fn cleartext_manifest(
+    s: &Session,
+    handle: u64,
+    key: &SigningKey,
+    text: &str,
+) -> Result<String, SignError> {
+    let pk = pgp_key(key)?;
+    let msg = openpgp::cleartext_signed(&pk, text, unix_now(), &mut |d| {
+        Ok(token::sign_digest(s, handle, pk.alg, pk.alg.hash(), d)?)
+    })?;
+    let (signed, _) = verify::check_cleartext(&rpgp_key(&pk)?, &msg)
+        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    if signed != text.strip_suffix('\n').unwrap_or(text) {
+        return Err(SignError::SelfCheck(
+            "the cleartext-signed text is not the manifest".into(),
+        ));
+    }
+    Ok(msg)
+}

@@ -1,0 +1,409 @@
+//! RFC 3161 time-stamps through the console against a real TSA on 127.0.0.1: OpenSSL's
+//! `openssl ts -reply` behind a small HTTP handler this test starts, with a CA and a TSA
+//! certificate (critical `timeStamping` EKU) the test makes with OpenSSL. `openssl ts
+//! -verify` (another lineage than the console's TSP code) checks every token the console
+//! kept, `openssl cms -verify` still accepts the CMS carrying it; a TSA that answers with a
+//! wrong imprint, a bad signature, a `rejection`, from an unknown CA, or not at all fails
+//! that file, naming the TSA, and writes nothing.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use base64::Engine;
+use console::settings::TimestampAuthority;
+use console::sign::{OnError, OutputKind, SignFormat, SignReport, SignRequest};
+use console::ErrorCode;
+use hsm::algo::{Curve, KeySpec};
+use testkit::tsa::{openssl_ts_verify, TestTsa};
+use testkit::Backend;
+
+mod common;
+use common::{token, Env};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn run(cmd: &mut Command) -> (bool, String) {
+    let o = cmd.output().unwrap();
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+/// The test TSA's `mode` as the console is told of it.
+fn authority(
+    tsa: &TestTsa,
+    mode: &str,
+    ca: Option<&str>,
+    timeout_seconds: u64,
+) -> TimestampAuthority {
+    TimestampAuthority {
+        url: tsa.url(mode),
+        ca_file: ca.map(|c| s(&tsa.dir.path().join(c)).to_string()),
+        timeout_seconds,
+    }
+}
+
+impl Env {
+    async fn p256(&self, label: &str) -> String {
+        let g = self
+            .generate(KeySpec::Ec { curve: Curve::P256 }, label)
+            .await;
+        format!("id:{}", g.id_hex)
+    }
+
+    fn files(&self, sub: &str, n: usize) -> Vec<PathBuf> {
+        let d = self.dir.path().join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        (0..n)
+            .map(|i| {
+                let p = d.join(format!("release-{i}.tar"));
+                std::fs::write(&p, format!("artifact {i} of {sub}").repeat(100)).unwrap();
+                p
+            })
+            .collect()
+    }
+
+    async fn sign(
+        &self,
+        key: &str,
+        files: &[PathBuf],
+        formats: &[SignFormat],
+        on_error: OnError,
+        timestamp: Option<TimestampAuthority>,
+    ) -> console::ApiResult<SignReport> {
+        let req = SignRequest {
+            key: key.into(),
+            files: files.iter().map(|p| s(p).to_string()).collect(),
+            formats: formats.to_vec(),
+            manifest: false,
+            out_dir: None,
+            context: None,
+            on_error,
+            confirm_hss: false,
+            timestamp,
+        };
+        self.c
+            .sign_files(
+                &self.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+    }
+}
+
+fn out(r: &SignReport, i: usize, kind: OutputKind) -> PathBuf {
+    PathBuf::from(
+        &r.files[i]
+            .outputs
+            .iter()
+            .find(|o| o.format == kind)
+            .unwrap_or_else(|| panic!("no {kind} output for file {i}: {:?}", r.files[i]))
+            .path,
+    )
+}
+
+/// CMS and bundle signatures carry tokens the console checked; `openssl ts -verify`
+/// accepts each over its signature value (and refuses it against another CA, and over
+/// other bytes); `openssl cms -verify` still accepts the CMS; the console's verifier
+/// shows the time and the TSA, and refuses a bundle whose token stamps another signature.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
+    let tsa = TestTsa::start("ec");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("stamped_p256").await;
+    let files = e.files("stamped", 2);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms, SignFormat::Bundle, SignFormat::Raw],
+            OnError::Stop,
+            Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
+        )
+        .await
+        .unwrap();
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    for (i, f) in files.iter().enumerate() {
+        let p7s = out(&r, i, OutputKind::Cms);
+        let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+        let token = parsed
+            .timestamp_token
+            .clone()
+            .expect("the CMS carries a token");
+        let (ok, msg) = openssl_ts_verify(&token, &parsed.signature, &tsa.ca());
+        assert!(ok, "openssl ts -verify (CMS token): {msg}");
+        let (ok, _) = openssl_ts_verify(&token, b"other bytes", &tsa.ca());
+        assert!(!ok, "openssl accepted the token over other bytes");
+        let other = tsa.dir.path().join("other-ca.pem");
+        let (ok, _) = openssl_ts_verify(&token, &parsed.signature, &other);
+        assert!(!ok, "openssl accepted the token against another CA");
+        let (ok, msg) = run(Command::new("openssl").args([
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            s(&p7s),
+            "-content",
+            s(f),
+            "-noverify",
+            "-out",
+            "/dev/null",
+        ]));
+        assert!(ok, "openssl cms -verify with the token attribute: {msg}");
+
+        let bundle_path = out(&r, i, OutputKind::Bundle);
+        let bundle: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&bundle_path).unwrap()).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let btoken = b64
+            .decode(bundle["timestamp_token"].as_str().unwrap())
+            .unwrap();
+        let bsig = b64.decode(bundle["signature"].as_str().unwrap()).unwrap();
+        let (ok, msg) = openssl_ts_verify(&btoken, &bsig, &tsa.ca());
+        assert!(ok, "openssl ts -verify (bundle token): {msg}");
+
+        for sig in [&p7s, &bundle_path] {
+            let v =
+                e.c.verify_signature(s(f), s(sig), None, None)
+                    .await
+                    .unwrap();
+            assert!(v.valid, "{}", v.detail);
+            let t = v.timestamp.expect("the report shows the time-stamp");
+            // RFC 4514 order, as the signer subject is shown.
+            assert_eq!(t.tsa_subject, "O=Timestamps,CN=Test TSA");
+            assert!(
+                t.time.ends_with('Z') && t.time.starts_with("20"),
+                "{}",
+                t.time
+            );
+            assert!(v.detail.contains("time-stamped"), "{}", v.detail);
+        }
+        // A bundle whose token stamps another signature (the CMS one) is refused.
+        let mut swapped = bundle.clone();
+        swapped["timestamp_token"] = b64.encode(&token).into();
+        let bad = e.dir.path().join(format!("swapped-{i}.sig.json"));
+        std::fs::write(&bad, serde_json::to_vec(&swapped).unwrap()).unwrap();
+        let v =
+            e.c.verify_signature(s(f), s(&bad), None, None)
+                .await
+                .unwrap();
+        assert!(!v.valid && v.detail.contains("imprint"), "{}", v.detail);
+    }
+    // The raw signature carries no token and is unchanged.
+    assert!(out(&r, 0, OutputKind::Raw).exists());
+
+    // The same from the settings: off by default, on once the officer sets it.
+    assert!(!e.c.settings().timestamp.enabled);
+    let mut st = e.c.settings();
+    st.timestamp.enabled = true;
+    st.timestamp.url = tsa.url("ok");
+    st.timestamp.ca_file = Some(s(&tsa.ca()).to_string());
+    e.c.update_settings(st).await.unwrap();
+    let more = e.files("from_settings", 1);
+    let r = e
+        .sign(&key, &more, &[SignFormat::Bundle], OnError::Stop, None)
+        .await
+        .unwrap();
+    let v =
+        e.c.verify_signature(s(&more[0]), s(&out(&r, 0, OutputKind::Bundle)), None, None)
+            .await
+            .unwrap();
+    assert!(v.valid && v.timestamp.is_some(), "{v:?}");
+}
+
+/// An RSA TSA (PKCS #1 v1.5, as most public TSAs sign) is checked as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rsa_tsa_is_checked_and_accepted() {
+    let tsa = TestTsa::start("rsa:2048");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("rsa_tsa").await;
+    let files = e.files("rsa_tsa", 1);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms],
+            OnError::Stop,
+            Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
+        )
+        .await
+        .unwrap();
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
+    let parsed = signing::cms::parse(&std::fs::read(out(&r, 0, OutputKind::Cms)).unwrap()).unwrap();
+    let (ok, msg) = openssl_ts_verify(
+        &parsed.timestamp_token.unwrap(),
+        &parsed.signature,
+        &tsa.ca(),
+    );
+    assert!(ok, "openssl ts -verify: {msg}");
+}
+
+/// Each wrong answer fails the file with the TSA's URL and the reason, writes nothing, and
+/// the batch goes on or stops as asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
+    let tsa = TestTsa::start("ec");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("refusals").await;
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        TimestampAuthority {
+            url: format!("http://127.0.0.1:{port}/"),
+            ca_file: None,
+            timeout_seconds: 5,
+        }
+    };
+    let cases = [
+        (
+            "wrong-imprint",
+            authority(&tsa, "wrong-imprint", None, 10),
+            "message imprint",
+        ),
+        (
+            "bad-signature",
+            authority(&tsa, "bad-signature", None, 10),
+            "signature does not verify",
+        ),
+        (
+            "reject",
+            authority(&tsa, "reject", None, 10),
+            "status rejection",
+        ),
+        (
+            "other-ca",
+            authority(&tsa, "ok", Some("other-ca.pem"), 10),
+            "does not chain",
+        ),
+        (
+            "silent",
+            authority(&tsa, "silent", None, 1),
+            "did not answer in time",
+        ),
+        ("closed", closed, "cannot be reached"),
+    ];
+    for (name, authority, reason) in cases {
+        for format in [SignFormat::Cms, SignFormat::Bundle] {
+            let files = e.files(&format!("{name}-{format}"), 2);
+            let url = authority.url.clone();
+            let r = e
+                .sign(
+                    &key,
+                    &files,
+                    &[format],
+                    OnError::Continue,
+                    Some(authority.clone()),
+                )
+                .await
+                .unwrap();
+            for (i, f) in r.files.iter().enumerate() {
+                let err = f
+                    .error
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{name} {format}: file {i} was signed"));
+                assert_eq!(
+                    err.code,
+                    ErrorCode::TimestampFailed,
+                    "{name}: {}",
+                    err.message
+                );
+                assert!(
+                    err.message.contains(&url) && err.message.contains(reason),
+                    "{name} {format}: {}",
+                    err.message
+                );
+                assert!(f.outputs.is_empty());
+            }
+            // Nothing half-written: only the artifacts are in their folder.
+            let left = testkit::files_under(files[0].parent().unwrap());
+            assert_eq!(left.len(), 2, "{name} {format}: {left:?}");
+            assert!(!r.stopped);
+        }
+    }
+    // With "stop at the first failure", the second file is never signed.
+    let files = e.files("stop", 2);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms],
+            OnError::Stop,
+            Some(authority(&tsa, "reject", None, 10)),
+        )
+        .await
+        .unwrap();
+    assert!(r.stopped);
+    assert!(r.files[0].error.is_some() && r.files[1].error.is_none());
+    assert!(r.files[1].outputs.is_empty());
+}
+
+/// A TSA URL that is not HTTP(S) is refused before anything is signed; so is a setting with
+/// one, and a TSA asked for with no format that carries a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("bad_url").await;
+    let files = e.files("bad_url", 1);
+    for url in [
+        "ftp://tsa.example/",
+        "tsa.example:318",
+        "file:///etc/passwd",
+    ] {
+        let a = TimestampAuthority {
+            url: url.into(),
+            ca_file: None,
+            timeout_seconds: 10,
+        };
+        let err = e
+            .sign(&key, &files, &[SignFormat::Cms], OnError::Stop, Some(a))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        assert!(
+            err.message.contains(url) && err.message.contains("http:// or https://"),
+            "{}",
+            err.message
+        );
+    }
+    assert_eq!(testkit::files_under(files[0].parent().unwrap()).len(), 1);
+    let mut st = e.c.settings();
+    st.timestamp.enabled = true;
+    st.timestamp.url = "ldap://tsa.example/".into();
+    let err = e.c.update_settings(st).await.unwrap_err();
+    assert!(
+        err.message.contains("ldap://tsa.example/"),
+        "{}",
+        err.message
+    );
+    let raw_only = TimestampAuthority {
+        url: "http://127.0.0.1:9/".into(),
+        ca_file: None,
+        timeout_seconds: 10,
+    };
+    let err = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw],
+            OnError::Stop,
+            Some(raw_only),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("CMS and bundle"), "{}", err.message);
+}

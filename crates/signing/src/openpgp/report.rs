@@ -1,0 +1,82 @@
+//! `hsmc verify` and the Verify view for OpenPGP: a detached signature over a file, or a
+//! cleartext-signed `SHA256SUMS.asc` and the files it lists, with the signer's certificate.
+
+use std::path::Path;
+
+use super::verify::{self, Certificate, Kind};
+use crate::verify::{check_listed, report, SignatureFormat, VerifyReport};
+use crate::{Result, SignError};
+
+fn time(secs: Option<u32>) -> Option<String> {
+    let t = time::OffsetDateTime::from_unix_timestamp(secs?.into()).ok()?;
+    t.format(&time::format_description::well_known::Rfc3339)
+        .ok()
+}
+
+/// Verify `file` with the OpenPGP signature `sig` (of `kind`) and the certificate in
+/// `cert` (armored or binary; required: a signature names its key only by fingerprint).
+/// For a cleartext-signed manifest `file` is the manifest (whose text must be the signed
+/// text) or the `.asc` itself; the files it lists are checked beside it.
+pub fn verify_file(
+    file: &Path,
+    sig: &[u8],
+    kind: Kind,
+    cert: Option<&[u8]>,
+) -> Result<VerifyReport> {
+    let cert = cert.ok_or_else(|| {
+        SignError::Format(
+            "an OpenPGP signature needs the signer's certificate (--pub KEY.asc, from `hsmc keys openpgp`)"
+                .into(),
+        )
+    })?;
+    let c = Certificate::read(cert)?;
+    let mut r = report(file, SignatureFormat::Openpgp);
+    r.signer = c.user_ids().into_iter().next();
+    r.key_fingerprint = Some(c.fingerprint());
+    r.algorithm = Some(format!("OpenPGP {:?}", c.primary_public_algorithm()));
+    match kind {
+        Kind::Armored | Kind::Binary => {
+            let data = std::fs::File::open(file).map_err(|e| SignError::Input {
+                path: file.display().to_string(),
+                reason: format!("cannot be read: {e}"),
+            })?;
+            match verify::check_detached(c.primary(), sig, std::io::BufReader::new(data)) {
+                Ok(v) => {
+                    r.valid = true;
+                    r.signing_time = time(v.created);
+                    r.detail = format!(
+                        "OpenPGP signature ({}) over the file verifies with {}",
+                        v.hash, v.fingerprint
+                    );
+                }
+                Err(e) => r.detail = e.to_string(),
+            }
+        }
+        Kind::Cleartext => {
+            let text = std::str::from_utf8(sig)
+                .map_err(|_| SignError::Format("a cleartext-signed message is text".into()))?;
+            let (signed, v) = match verify::check_cleartext(c.primary(), text) {
+                Ok(x) => x,
+                Err(e) => {
+                    r.detail = e.to_string();
+                    return Ok(r);
+                }
+            };
+            r.signing_time = time(v.created);
+            let given = std::fs::read(file).map_err(|e| SignError::Input {
+                path: file.display().to_string(),
+                reason: format!("cannot be read: {e}"),
+            })?;
+            if given != sig {
+                let given = String::from_utf8_lossy(&given);
+                if given.strip_suffix('\n').unwrap_or(&given) != signed {
+                    r.detail =
+                        "the signature verifies, but over other text than this file's".into();
+                    return Ok(r);
+                }
+            }
+            check_listed(&mut r, file.parent().unwrap_or(Path::new(".")), &signed)?;
+        }
+    }
+    Ok(r)
+}

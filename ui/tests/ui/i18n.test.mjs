@@ -1,0 +1,103 @@
+// The catalogs (src/locales/*.json), without a browser: every language has every key (a
+// plural has the forms its language needs), placeholders match, every key the code names
+// exists, and no word a person reads is written in the code instead of a catalog (the
+// ESLint rule i18next/no-literal-string, as the lint step runs it).
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { ESLint } from "eslint";
+
+const ui = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const LANGS = ["en", "zh-Hant", "zh-Hans"];
+const catalog = (l) => JSON.parse(readFileSync(join(ui, "src/locales", `${l}.json`), "utf8"));
+
+function flat(o, pre = "", out = {}) {
+  for (const [k, v] of Object.entries(o)) {
+    if (v && typeof v === "object") flat(v, `${pre}${k}.`, out);
+    else out[`${pre}${k}`] = v;
+  }
+  return out;
+}
+
+const PLURAL = /_(zero|one|two|few|many|other)$/;
+/// Keys with their plural forms folded into one ("records_one", "records_other" → "records").
+function bases(c) {
+  const out = new Map();
+  for (const [k, v] of Object.entries(flat(c))) {
+    const base = k.replace(PLURAL, "");
+    const forms = out.get(base) ?? {};
+    forms[PLURAL.test(k) ? k.match(PLURAL)[1] : ""] = v;
+    out.set(base, forms);
+  }
+  return out;
+}
+
+const placeholders = (s) => new Set([...String(s).matchAll(/\{\{\s*([\w.]+)\s*\}\}/g)].map((m) => m[1]));
+
+test("every language has every key, with the plural forms it needs and the same placeholders", () => {
+  const [en, ...others] = LANGS.map((l) => bases(catalog(l)));
+  const problems = [];
+  for (const [i, other] of others.entries()) {
+    const lang = LANGS[i + 1];
+    for (const [key, forms] of en) {
+      const theirs = other.get(key);
+      if (!theirs) {
+        problems.push(`${lang}: missing ${key}`);
+        continue;
+      }
+      const plural = !("" in forms);
+      // Chinese has one plural form, "other"; English needs "one" and "other".
+      if (plural && !("other" in theirs)) problems.push(`${lang}: ${key} lacks its _other form`);
+      if (!plural && !("" in theirs)) problems.push(`${lang}: ${key} should not be a plural`);
+      const want = placeholders(Object.values(forms).join(" "));
+      want.delete("count");
+      const got = placeholders(Object.values(theirs).join(" "));
+      got.delete("count");
+      if ([...want].sort().join() !== [...got].sort().join())
+        problems.push(`${lang}: ${key} has {{${[...got]}}}, English {{${[...want]}}}`);
+    }
+    for (const key of other.keys()) if (!en.has(key)) problems.push(`${lang}: ${key} is not in en.json`);
+  }
+  for (const [key, forms] of en)
+    if (!("" in forms) && !("one" in forms && "other" in forms)) problems.push(`en: ${key} needs _one and _other`);
+  assert.deepEqual(problems, []);
+});
+
+function sources(dir, out = []) {
+  for (const f of readdirSync(dir)) {
+    const p = join(dir, f);
+    if (statSync(p).isDirectory()) sources(p, out);
+    else if (/\.tsx?$/.test(f) && !/bindings|commands/.test(f)) out.push(p);
+  }
+  return out;
+}
+
+test("every key the code names is in the English catalog", () => {
+  const keys = bases(catalog("en"));
+  const missing = [];
+  for (const f of sources(join(ui, "src"))) {
+    const src = readFileSync(f, "utf8");
+    for (const m of src.matchAll(/\bt\(\s*"([a-z_]+\.[\w.]+)"/g)) if (!keys.has(m[1].replace(PLURAL, ""))) missing.push(`${f}: ${m[1]}`);
+    for (const m of src.matchAll(/i18nKey="([\w.]+)"/g)) if (!keys.has(m[1])) missing.push(`${f}: ${m[1]}`);
+  }
+  assert.deepEqual(missing, []);
+});
+
+test("no word a person reads is written in the code: notifications and JSX come from the catalogs", async () => {
+  const eslint = new ESLint({ cwd: ui });
+  const { TRANSLATED, NOT_YET_TRANSLATED } = await import(join(ui, "eslint.config.js"));
+  const results = (await eslint.lintFiles(TRANSLATED)).filter((r) => !NOT_YET_TRANSLATED.some((f) => r.filePath.endsWith(f)));
+  const literal = results.flatMap((r) =>
+    r.messages.filter((m) => m.ruleId === "i18next/no-literal-string").map((m) => `${r.filePath}:${m.line} ${m.message}`),
+  );
+  assert.deepEqual(literal, []);
+  // Notifications are strings passed to a function, which the JSX rule does not see.
+  const toasts = [];
+  for (const f of sources(join(ui, "src")).filter((f) => !NOT_YET_TRANSLATED.some((n) => f.endsWith(n)))) {
+    const src = readFileSync(f, "utf8");
+    for (const m of src.matchAll(/\btoast\(\s*"(ok|error|info)",\s*[`"']|errorToast:\s*[`"']/g)) toasts.push(`${f}: ${m[0]}`);
+  }
+  assert.deepEqual(toasts, []);
+});
