@@ -119,7 +119,7 @@ test("CSR → CA → certificate: the issued certificate is imported next to its
   await page.getByText("user logged in").waitFor();
   await page.keyboard.press("Alt+3");
   await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
-  await page.getByRole("button", { name: "Certificate…" }).click();
+  await page.getByRole("button", { name: "Certificate…", exact: true }).click();
   await page.getByTestId("import-issued").click();
   // Not a certificate: refused by the file's name, nothing added.
   await page.getByTestId("import-path").fill("/home/officer/not-a-cert.txt");
