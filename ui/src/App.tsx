@@ -6,6 +6,7 @@ import { useTranslation } from "react-i18next";
 import { Badge, ErrorBox, Toasts } from "./components";
 import { useFormat } from "./i18n";
 import { NAV, VIEWS } from "./nav";
+import { roleNameText } from "./views/Credentials";
 import { HaWarningBadge } from "./views/Ha";
 import { KeygenIndicator } from "./views/KeygenIndicator";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
@@ -90,7 +91,18 @@ function CurrentPartition() {
           <strong>{partition.token.label}</strong>
           <span className="muted">{t("common.serial", { serial: partition.token.serial })}</span>
           {partition.logged_in ? (
-            <Badge tone="ok">{partition.logged_in === "so" ? t("common.so_logged_in") : t("common.user_logged_in")}</Badge>
+            <Badge tone="ok" title={partition.role_name ? roleNameText(partition.role_name) : undefined}>
+              <span data-testid="current-role" data-role={partition.logged_in}>
+                {partition.logged_in === "so"
+                  ? t("common.so_logged_in")
+                  : partition.logged_in === "user"
+                    ? t("common.user_logged_in")
+                    : t("app.role_logged_in", { role: roleNameText(partition.role_name) })}
+                {partition.role_name && (partition.logged_in === "so" || partition.logged_in === "user")
+                  ? ` (${roleNameText(partition.role_name)})`
+                  : ""}
+              </span>
+            </Badge>
           ) : (
             <Badge>{t("common.not_logged_in")}</Badge>
           )}

@@ -1,6 +1,8 @@
 // Generated from the Rust side by `src-tauri/src/ipc.rs`. Do not edit:
 // run `make bindings` after changing a command or a type that crosses IPC.
 
+export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token";
+
 export type ApiError = { code: ErrorCode, 
 /**
  * English (what `hsmc` and the logs show).
@@ -44,7 +46,31 @@ export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
 export type AttrStatus = "value" | "sensitive" | "unavailable";
 
+export type AttributeChanges = { label: string | null, 
+/**
+ * The new `CKA_ID`, hex.
+ */
+id_hex: string | null, 
+/**
+ * `YYYY-MM-DD`, or empty to clear.
+ */
+start_date: string | null, end_date: string | null, 
+/**
+ * Booleans by name (`sign`, `sensitive`, …).
+ */
+flags: Array<FlagChange>, };
+
 export type AttributeView = { attribute: string, code: number, status: AttrStatus, display: AttrDisplay, value: string | null, };
+
+export type AttributesChanged = { summary: ObjectSummary, 
+/**
+ * What was changed, in words (`label`, `id`, `sign=false`, …).
+ */
+changed: Array<string>, 
+/**
+ * Objects whose ID moved with it (`public key 'x'`, `certificate 'x'`).
+ */
+moved: Array<string>, };
 
 export type AuditKeyView = { "state": "no_key_yet" } | { "state": "locked", holder: string, } | { "state": "unlocked", epoch: number, holder: string, };
 
@@ -90,6 +116,58 @@ export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, d
 
 export type CapacityPlan = { target_per_s: number, ceiling_per_s: number, hsms: number, per_hsm_per_s: number, pool_size_per_hsm: number, explanation: string, };
 
+export type CertificateDetails = { handle: number, label: string, id_hex: string, info: CertificateInfo, 
+/**
+ * Subjects of the issuers found on the token, nearest first.
+ */
+chain: Array<string>, 
+/**
+ * The chain ends at a self-signed certificate on the token.
+ */
+chain_complete: boolean, 
+/**
+ * The label of the key pair whose certificate this is.
+ */
+key_label: string | null, 
+/**
+ * Why it should not sign code (expired, key usage, EKU).
+ */
+signing_warnings: Array<string>, };
+
+export type CertificateInfo = { subject: string, issuer: string, 
+/**
+ * Hex, as `openssl x509 -serial` prints it.
+ */
+serial: string, 
+/**
+ * RFC 3339.
+ */
+not_before: string, not_after: string, 
+/**
+ * Expired (now past `not_after`).
+ */
+expired: boolean, 
+/**
+ * Days until `not_after` (negative once expired).
+ */
+days_left: number, 
+/**
+ * A CA certificate (basic constraints cA).
+ */
+is_ca: boolean, self_signed: boolean, 
+/**
+ * Key usage bits by name (`digitalSignature`, `keyCertSign`, …); empty when absent.
+ */
+key_usage: Array<string>, 
+/**
+ * Extended key usages by name (`codeSigning`, …) or OID.
+ */
+extended_key_usage: Array<string>, sha256_fingerprint: string, 
+/**
+ * The fingerprint of its public key, as the console shows keys' (SHA-256 of the SPKI).
+ */
+public_key_fingerprint: string | null, };
+
 export type CertificateView = { pem: string, subject: string, serial: string, not_after: string, fingerprint: string, stored_on_token: boolean, };
 
 export type Checkpoint = { log_id: string, checkpoint_no: number, 
@@ -117,6 +195,8 @@ key_fingerprint: string,
  * The key is the one held by the HSM (when the holder is logged in).
  */
 key_is_hsm_key: boolean | null, signature_valid: boolean, problem: string | null, };
+
+export type ClassCount = { class: string, count: number, };
 
 export type ConnectionView = { module: ModuleView, slots: Array<SlotView>, 
 /**
@@ -177,9 +257,19 @@ notes: Array<string>, };
 
 export type DriftVerdict = "in_sync" | "drift" | "member_down" | "not_comparable";
 
+export type EditableAttributes = { handle: number, class: string, label: string, id_hex: string, start_date: string | null, end_date: string | null, 
+/**
+ * `CKA_MODIFIABLE` (nothing changes when false).
+ */
+modifiable: boolean, flags: Array<FlagOffer>, 
+/**
+ * Objects that share the ID and move with a new one (the other half, certificates).
+ */
+related: Array<string>, };
+
 export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin" | "KeyNotFound" | "Busy" | "Operation";
 
-export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "NOT_LOGGED_IN" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "TIMESTAMP_FAILED" | "INTERNAL";
+export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "TIMESTAMP_FAILED" | "INTERNAL";
 
 export type ErrorText = { message: string | null, suggestion: string | null, 
 /**
@@ -214,6 +304,18 @@ problem_text: Text | null, };
 export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
 
 export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "torn_last_write", seq: number, };
+
+export type FlagChange = { name: string, value: boolean, };
+
+export type FlagOffer = { name: string, value: boolean, 
+/**
+ * May be switched to the other value.
+ */
+changeable: boolean, 
+/**
+ * Why not, when not.
+ */
+reason: string | null, };
 
 export type GenerateRequest = { spec: KeySpec, label: string, 
 /**
@@ -336,6 +438,46 @@ export type HssPoint = { at: string, remaining: number, };
 
 export type HssStatus = "ok" | "warning" | "critical" | "exhausted";
 
+export type ImportRequest = { path: string, 
+/**
+ * The label; for a certificate of a key on the token, the key's label by default.
+ */
+label: string | null, 
+/**
+ * `CKA_ID` in hex; for a certificate of a key on the token, the key's by default.
+ */
+id_hex: string | null, 
+/**
+ * Import the file as it is, as a data object (`CKO_DATA`).
+ */
+data: boolean, 
+/**
+ * The data object's `CKA_APPLICATION`.
+ */
+application: string | null, };
+
+export type ImportResult = { file: string, objects: Array<ImportedObject>, };
+
+export type ImportedObject = { handle: number, 
+/**
+ * `certificate`, `public_key` or `data`.
+ */
+kind: string, label: string, id_hex: string, 
+/**
+ * The certificate's details.
+ */
+certificate: CertificateInfo | null, 
+/**
+ * The label of the key pair whose certificate this is (`None`: it matches no key).
+ */
+key_label: string | null, 
+/**
+ * Stored as a CA certificate (`CKA_CERTIFICATE_CATEGORY` = authority).
+ */
+authority: boolean, };
+
+export type InitTokenRequest = { label: string, confirmation: string, destroy_audit_key: boolean, };
+
 export type JobEvent = { "kind": "progress", done: number, total: number, } | { "kind": "elapsed", ms: number, };
 
 export type KeyDetails = { summary: ObjectSummary, attributes: Array<AttributeView>, public_key: PublicKeyView | null, };
@@ -427,7 +569,20 @@ export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M
 
 export type LoadView = { busy_percent: number | null, commands_per_second: number | null, firmware: string | null, };
 
-export type LoginResult = { partition_id: string, user: UserKind, audit: AuditKeyView, };
+export type LoginResult = { partition_id: string, user: UserKind, 
+/**
+ * The role as the module's documentation names it ("Crypto Officer").
+ */
+role_name: string, audit: AuditKeyView, 
+/**
+ * The token wants this PIN changed before anything else (`CKF_USER_PIN_TO_BE_CHANGED`
+ * / `CKF_SO_PIN_TO_BE_CHANGED`, Luna's policy 21): offer the change at once.
+ */
+pin_to_be_changed: boolean, 
+/**
+ * Why, in words, when it does.
+ */
+pin_change_reason: string | null, };
 
 export type LunaStats = { firmware: string | null, boot_time: number | null, cpu_up_time: number | null, cpu_idle_time: number | null, 
 /**
@@ -491,6 +646,8 @@ export type NamedSetting = { id: number, value: number,
  */
 name: string | null, destructive: boolean | null, };
 
+export type ObjectFormat = "pem" | "der";
+
 export type ObjectSummary = { handle: number, class: string, key_type: string | null, label: string, id_hex: string, 
 /**
  * "ML-DSA-65", "ECDSA P-256", "RSA-3072", "AES-256", "HSS/LMS H5/H5", …
@@ -513,6 +670,24 @@ usage_limit: number | null,
  * Uses so far (`CKA_USAGE_COUNT`), with the limit.
  */
 usage_count: number | null, };
+
+export type ObjectUri = { 
+/**
+ * The object (`pkcs11:token=…;object=…;id=…;type=…`).
+ */
+uri: string, 
+/**
+ * The token alone.
+ */
+token_uri: string, 
+/**
+ * The module (`library-manufacturer`, `library-description`).
+ */
+module_uri: string, module_path: string, 
+/**
+ * Command lines of other tools using the key (private keys; empty for other objects).
+ */
+commands: Array<ToolCommand>, };
 
 export type OnError = "stop" | "continue";
 
@@ -582,7 +757,19 @@ load: LoadView | null, ha: HaSummary | null, holds_audit_key: boolean,
  */
 items: Array<AttentionItem>, };
 
-export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, pool: PoolStatus, luna: LunaView | null, 
+export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, 
+/**
+ * The role logged in, as the module's documentation names it ("Crypto Officer").
+ */
+role_name: string | null, 
+/**
+ * The roles this module offers at login (Luna's extra roles only on Luna).
+ */
+roles: Array<UserKind>, 
+/**
+ * What the role logged in may do, with the reason where it may not.
+ */
+permissions: Array<Permission>, pool: PoolStatus, luna: LunaView | null, 
 /**
  * Luna functions the module exports (empty for other modules).
  */
@@ -592,7 +779,19 @@ vendor_functions: Array<string>,
  */
 holds_audit_key: boolean, mechanism_count: number, };
 
+export type Permission = { action: Action, allowed: boolean, 
+/**
+ * Why not, in words (`None` when allowed).
+ */
+reason: string | null, };
+
 export type PgpAlgorithm = "eddsa_legacy" | "ecdsa_p256" | "ecdsa_p384" | "rsa";
+
+export type PinChanged = { partition_id: string, user: UserKind, 
+/**
+ * The trail's key, which a change of a PIN that was to be changed may just have opened.
+ */
+audit: AuditKeyView, };
 
 export type PinState = { count_low: boolean, final_try: boolean, locked: boolean, to_be_changed: boolean, };
 
@@ -782,7 +981,16 @@ kit?: KitRequest, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 
-export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, };
+export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, 
+/**
+ * The subject of the certificate CMS signatures carry.
+ */
+certificate_subject: string | null, 
+/**
+ * Why that certificate should not sign code (expired, no digitalSignature key usage,
+ * no codeSigning EKU), shown before signing.
+ */
+certificate_warnings: Array<string>, };
 
 export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
 
@@ -873,6 +1081,35 @@ ca_checked: boolean, };
 
 export type TimestampSettings = { enabled: boolean, url: string, ca_file: string | null, timeout_seconds: number, };
 
+export type TokenContents = { partition_id: string, label: string, serial: string, 
+/**
+ * Objects the console can see (public ones only when nobody is logged in).
+ */
+objects: number, by_class: Array<ClassCount>, 
+/**
+ * Luna's own count of the objects on the partition (`CA_GetTokenStorageInformation`),
+ * private ones included, where the module reports it.
+ */
+reported_object_count: number | null, 
+/**
+ * Nobody is logged in: private objects are not counted.
+ */
+public_only: boolean, 
+/**
+ * This partition holds the audit trail's key (it goes with the token).
+ */
+holds_audit_key: boolean, 
+/**
+ * What the officer types to confirm: the token's label.
+ */
+confirmation: string, };
+
+export type TokenInitialized = { 
+/**
+ * The token's partition after initialization (its serial may have changed).
+ */
+partition_id: string | null, label: string, objects_destroyed: number, };
+
 export type TokenView = { label: string, manufacturer: string, model: string, serial: string, initialized: boolean, login_required: boolean, user_pin_initialized: boolean, write_protected: boolean, 
 /**
  * A wrong user PIN was entered since the last successful login.
@@ -881,7 +1118,19 @@ user_pin_count_low: boolean,
 /**
  * One more wrong user PIN locks it.
  */
-user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: boolean, 
+/**
+ * The SO PIN must be changed before the SO may do anything else.
+ */
+so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
+
+export type ToolCommand = { tool: string, 
+/**
+ * What it does, in words.
+ */
+purpose: string, command: string, };
+
+export type Unwrapped = { summary: ObjectSummary, kcv: string | null, };
 
 export type UsageKeyView = { partition_id: string, partition_label: string, handle: number, class: string, label: string, id_hex: string, algorithm: string, limit: number, used: number, left: number, used_percent: number, 
 /**
@@ -893,7 +1142,7 @@ status: HssStatus,
  */
 per_day_7: number, per_day_30: number, per_day_90: number, projected_exhaustion: string | null, };
 
-export type UserKind = "user" | "so";
+export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 
 export type Verdict = { "verdict": "intact", records: number, last_seq: number, checkpoints: number, last_checkpoint: CheckpointSummary | null, 
 /**
@@ -934,3 +1183,22 @@ entries: Array<ManifestEntry>,
 timestamp: TimestampInfo | null, };
 
 export type VerifyTrigger = "manual" | "scheduled";
+
+export type WrapFile = { format: string, 
+/**
+ * `CKM_AES_KEY_WRAP_KWP`, `CKM_AES_KEY_WRAP_PAD` or `CKM_RSA_PKCS_OAEP(SHA-256)` /
+ * `(SHA-1)`.
+ */
+mechanism: string, 
+/**
+ * The wrapping key: `SHA256:…` of an RSA public key, `KCV:…` of an AES key.
+ */
+wrapping_key_fingerprint: string, wrapping_key_label: string, class: string, key_type: number, algorithm: string, label: string, id_hex: string, flags: Array<[string, boolean]>, 
+/**
+ * The key's check value when it is an AES key.
+ */
+kcv: string | null, 
+/**
+ * The wrapped key, base64.
+ */
+wrapped: string, };

@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AuditStatusView, CapacityPlan, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectSummary, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, UsageKeyView, UserKind, Verdict, VerifyReport } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -39,6 +39,19 @@ export interface Commands {
   /** The PIN crosses IPC once, goes straight into zeroizing memory, and is never stored. */
   login: { args: { partitionId: string; user: UserKind; pin: string }; result: LoginResult };
   logout: { args: { partitionId: string }; result: null };
+  /** Change the PIN of the role logged in (`C_SetPIN`); a wrong current PIN is tried once. */
+  change_pin: { args: { partitionId: string; oldPin: string; newPin: string }; result: PinChanged };
+  /** The SO sets or resets the user PIN (`C_InitPIN`). */
+  set_user_pin: { args: { partitionId: string; newPin: string }; result: null };
+  /** The Crypto Officer sets a Luna role's PIN (`CA_InitRolePIN`). */
+  set_role_pin: { args: { partitionId: string; role: UserKind; newPin: string }; result: null };
+  /** What the token holds, for the Initialize dialog. */
+  token_contents: { args: { partitionId: string }; result: TokenContents };
+  /**
+   * Initialize the token (`C_InitToken`): the label typed as confirmation, and for the
+   * partition holding the audit trail's key, the second confirmation.
+   */
+  init_token: { args: { partitionId: string; soPin: string; request: InitTokenRequest }; result: TokenInitialized };
   list_keys: { args: { partitionId: string }; result: Array<ObjectSummary> };
   /** Every attribute of one object, decoded. */
   key_details: { args: { partitionId: string; handle: number }; result: KeyDetails };
@@ -69,6 +82,42 @@ export interface Commands {
   save_openpgp_certificate: { args: { partitionId: string; handle: number; userId: string; fileName: string }; result: OpenPgpCertificate | null };
   /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
   save_minisign_public_key: { args: { partitionId: string; handle: number }; result: string | null };
+  /**
+   * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
+   * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
+   */
+  import_objects: { args: { partitionId: string; request: ImportRequest }; result: ImportResult };
+  /** A certificate on the token: subject, issuer, validity, key usages, fingerprints, chain. */
+  certificate_details: { args: { partitionId: string; handle: number }; result: CertificateDetails };
+  /**
+   * Export a certificate, public key or data object where the officer chooses (never over an
+   * existing file); `null` when the dialog is cancelled.
+   */
+  save_object: { args: { partitionId: string; handle: number; format: ObjectFormat; fileName: string }; result: string | null };
+  /**
+   * What the attribute editor may offer for an object (by `CKA_MODIFIABLE` and PKCS#11's
+   * rules), and the objects that move with a new ID.
+   */
+  editable_attributes: { args: { partitionId: string; handle: number }; result: EditableAttributes };
+  /**
+   * Change label, ID, dates or flags (`C_SetAttributeValue`); a new ID moves the pair's other
+   * half and its certificates along.
+   */
+  set_attributes: { args: { partitionId: string; handle: number; changes: AttributeChanges }; result: AttributesChanged };
+  /**
+   * The object's PKCS#11 URI (RFC 7512), its token's and module's, and for a private key the
+   * command lines of other tools that use it.
+   */
+  object_uri: { args: { partitionId: string; handle: number }; result: ObjectUri };
+  /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+  key_check_value: { args: { partitionId: string; handle: number }; result: string };
+  /**
+   * Wrap an extractable key under another key on the token into a file the officer chooses
+   * (never over an existing one); `null` when the dialog is cancelled.
+   */
+  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string }; result: WrapFile | null };
+  /** Unwrap a wrap file with the matching key, restoring its attributes. */
+  unwrap_key: { args: { partitionId: string; path: string; unwrappingHandle: number; label: string | null }; result: Unwrapped };
   /** Private keys on the partition that can sign in the formats the console writes. */
   signing_keys: { args: { partitionId: string }; result: Array<SigningKeyView> };
   /** What the drop list shows at once: name, size, or why a path cannot be signed. */
@@ -141,7 +190,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -198,6 +247,19 @@ export function commandFunctions(invoke: Invoker) {
     /** The PIN crosses IPC once, goes straight into zeroizing memory, and is never stored. */
     login: (partitionId: string, user: UserKind, pin: string) => invoke("login", { partitionId, user, pin }),
     logout: (partitionId: string) => invoke("logout", { partitionId }),
+    /** Change the PIN of the role logged in (`C_SetPIN`); a wrong current PIN is tried once. */
+    changePin: (partitionId: string, oldPin: string, newPin: string) => invoke("change_pin", { partitionId, oldPin, newPin }),
+    /** The SO sets or resets the user PIN (`C_InitPIN`). */
+    setUserPin: (partitionId: string, newPin: string) => invoke("set_user_pin", { partitionId, newPin }),
+    /** The Crypto Officer sets a Luna role's PIN (`CA_InitRolePIN`). */
+    setRolePin: (partitionId: string, role: UserKind, newPin: string) => invoke("set_role_pin", { partitionId, role, newPin }),
+    /** What the token holds, for the Initialize dialog. */
+    tokenContents: (partitionId: string) => invoke("token_contents", { partitionId }),
+    /**
+     * Initialize the token (`C_InitToken`): the label typed as confirmation, and for the
+     * partition holding the audit trail's key, the second confirmation.
+     */
+    initToken: (partitionId: string, soPin: string, request: InitTokenRequest) => invoke("init_token", { partitionId, soPin, request }),
     listKeys: (partitionId: string) => invoke("list_keys", { partitionId }),
     /** Every attribute of one object, decoded. */
     keyDetails: (partitionId: string, handle: number) => invoke("key_details", { partitionId, handle }),
@@ -228,6 +290,42 @@ export function commandFunctions(invoke: Invoker) {
     saveOpenpgpCertificate: (partitionId: string, handle: number, userId: string, fileName: string) => invoke("save_openpgp_certificate", { partitionId, handle, userId, fileName }),
     /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
     saveMinisignPublicKey: (partitionId: string, handle: number) => invoke("save_minisign_public_key", { partitionId, handle }),
+    /**
+     * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
+     * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
+     */
+    importObjects: (partitionId: string, request: ImportRequest) => invoke("import_objects", { partitionId, request }),
+    /** A certificate on the token: subject, issuer, validity, key usages, fingerprints, chain. */
+    certificateDetails: (partitionId: string, handle: number) => invoke("certificate_details", { partitionId, handle }),
+    /**
+     * Export a certificate, public key or data object where the officer chooses (never over an
+     * existing file); `null` when the dialog is cancelled.
+     */
+    saveObject: (partitionId: string, handle: number, format: ObjectFormat, fileName: string) => invoke("save_object", { partitionId, handle, format, fileName }),
+    /**
+     * What the attribute editor may offer for an object (by `CKA_MODIFIABLE` and PKCS#11's
+     * rules), and the objects that move with a new ID.
+     */
+    editableAttributes: (partitionId: string, handle: number) => invoke("editable_attributes", { partitionId, handle }),
+    /**
+     * Change label, ID, dates or flags (`C_SetAttributeValue`); a new ID moves the pair's other
+     * half and its certificates along.
+     */
+    setAttributes: (partitionId: string, handle: number, changes: AttributeChanges) => invoke("set_attributes", { partitionId, handle, changes }),
+    /**
+     * The object's PKCS#11 URI (RFC 7512), its token's and module's, and for a private key the
+     * command lines of other tools that use it.
+     */
+    objectUri: (partitionId: string, handle: number) => invoke("object_uri", { partitionId, handle }),
+    /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+    keyCheckValue: (partitionId: string, handle: number) => invoke("key_check_value", { partitionId, handle }),
+    /**
+     * Wrap an extractable key under another key on the token into a file the officer chooses
+     * (never over an existing one); `null` when the dialog is cancelled.
+     */
+    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName }),
+    /** Unwrap a wrap file with the matching key, restoring its attributes. */
+    unwrapKey: (partitionId: string, path: string, unwrappingHandle: number, label: string | null) => invoke("unwrap_key", { partitionId, path, unwrappingHandle, label }),
     /** Private keys on the partition that can sign in the formats the console writes. */
     signingKeys: (partitionId: string) => invoke("signing_keys", { partitionId }),
     /** What the drop list shows at once: name, size, or why a path cannot be signed. */

@@ -4,11 +4,14 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use console::views::UserKind;
 
+pub use crate::domains::admin::args::{PinCommand, TokenCommand};
 pub use crate::domains::audit::args::AuditCommand;
 pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
+pub use crate::domains::objects::args::ObjectsCommand;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
 pub use crate::domains::status::StatusArgs;
@@ -28,6 +31,30 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    /// The user: Luna's Crypto Officer.
+    Co,
+    /// Luna's Crypto User.
+    Cu,
+    /// Luna's Limited Crypto Officer.
+    Lco,
+    /// The security officer.
+    So,
+}
+
+impl RoleArg {
+    pub fn user_kind(self) -> UserKind {
+        match self {
+            RoleArg::Co => UserKind::User,
+            RoleArg::Cu => UserKind::CryptoUser,
+            RoleArg::Lco => UserKind::LimitedCryptoOfficer,
+            RoleArg::So => UserKind::So,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct Global {
     /// PKCS#11 library path, a remembered module's name (e.g. softhsm), or `builtin`.
@@ -36,8 +63,9 @@ pub struct Global {
     /// Slot number.
     #[arg(long, global = true, env = "HSMC_SLOT")]
     pub slot: Option<u64>,
-    /// Token label (before the subcommand).
-    #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL")]
+    /// Token label, or a PKCS#11 URI (`pkcs11:token=…;serial=…`, with `slot-id=` and
+    /// `?module-path=`) — before the subcommand; `keys gen --token` means something else.
+    #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL|URI")]
     pub token_label: Option<String>,
     /// Read the PIN from the first line of this file.
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "pin_fd")]
@@ -45,9 +73,19 @@ pub struct Global {
     /// Read the PIN from this open file descriptor.
     #[arg(long, global = true, value_name = "N")]
     pub pin_fd: Option<u32>,
-    /// Log in as the security officer instead of the user.
-    #[arg(long, global = true)]
+    /// Log in as the security officer instead of the user (the same as `--role so`).
+    #[arg(long, global = true, conflicts_with = "role")]
     pub so: bool,
+    /// Who logs in: co (the user; Luna's Crypto Officer), cu (Luna's Crypto User), lco
+    /// (Luna's Limited Crypto Officer) or so.
+    #[arg(
+        long,
+        global = true,
+        env = "HSMC_ROLE",
+        value_enum,
+        value_name = "ROLE"
+    )]
+    pub role: Option<RoleArg>,
     /// Audit store: a SQLite file or a postgres:// URL (default: the app's).
     #[arg(long, global = true, env = "HSMC_AUDIT_DB", value_name = "PATH|URL")]
     pub audit_db: Option<String>,
@@ -124,6 +162,24 @@ pub enum HsmCommand {
     },
     /// Latency probe: percentiles, throughput, a concurrency sweep with a verdict.
     Probe(ProbeArgs),
+    /// PINs: change the one you log in with, or set another role's.
+    #[command(subcommand)]
+    Pin(PinCommand),
+    /// The token itself: initialize it.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Certificates, public keys and data objects: import, list, export.
+    #[command(subcommand)]
+    Objects(ObjectsCommand),
+    /// The PKCS#11 URI (RFC 7512) of a key or object, for other tools.
+    Uri {
+        /// label:NAME, id:HEX, handle:N or a pkcs11: URI
+        key: String,
+        /// Also print command lines of other tools using the key (OpenSSL, osslsigncode,
+        /// sbsign, cosign, p11tool).
+        #[arg(long)]
+        commands: bool,
+    },
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),

@@ -94,9 +94,60 @@ impl<'a> Ctx<'a> {
     /// when neither slot nor token is given).
     pub async fn partition(&self) -> ApiResult<Arc<Partition>> {
         let g = self.global;
-        self.console
-            .select_partition(&self.module_arg()?, g.slot, g.token_label.as_deref())
-            .await
+        let Some(uri) = g
+            .token_label
+            .as_deref()
+            .filter(|t| t.starts_with("pkcs11:"))
+        else {
+            return self
+                .console
+                .select_partition(&self.module_arg()?, g.slot, g.token_label.as_deref())
+                .await;
+        };
+        // `--token pkcs11:…`: its token label, slot-id and module-path select; serial,
+        // manufacturer and model must then agree.
+        let u = hsm::uri::Pkcs11Uri::parse(uri)
+            .map_err(|e| ApiError::invalid(format!("--token: {e}")))?;
+        let module = match u
+            .query("module-path")
+            .map(str::to_string)
+            .or_else(|| u.text("module-path"))
+        {
+            Some(m) => m,
+            None => self.module_arg()?,
+        };
+        let slot =
+            match u.text("slot-id") {
+                Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                    ApiError::invalid(format!("--token: slot-id={s} is not a number"))
+                })?),
+                None => g.slot,
+            };
+        let p = self
+            .console
+            .select_partition(&module, slot, u.text("token").as_deref())
+            .await?;
+        let view = self.console.partition(&p.id).await?;
+        for (attr, have) in [
+            ("serial", &view.token.serial),
+            ("manufacturer", &view.token.manufacturer),
+            ("model", &view.token.model),
+        ] {
+            if let Some(want) = u.text(attr) {
+                if want.trim() != have.trim() {
+                    return Err(ApiError::new(
+                        ErrorCode::PartitionNotFound,
+                        format!(
+                            "--token: the URI asks for {attr}={want}; the token '{}' in slot {} has {attr}={}",
+                            p.label,
+                            view.slot_id,
+                            have.trim()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(p)
     }
 
     /// Whether `--slot` or `--token` names a partition.
@@ -111,20 +162,43 @@ impl<'a> Ctx<'a> {
         Ok(p)
     }
 
-    /// Log in to `p` as the user (or the security officer with `--so`), once: a wrong PIN
-    /// is never tried again.
+    /// Who `--role` / `--so` says logs in (the user when neither is given).
+    pub fn user_kind(&self) -> UserKind {
+        match (self.global.so, self.global.role) {
+            (true, _) => UserKind::So,
+            (false, Some(r)) => r.user_kind(),
+            (false, None) => UserKind::User,
+        }
+    }
+
+    /// Log in to `p` as `--role` says (the user by default), once: a wrong PIN is never
+    /// tried again.
     pub async fn login(&self, p: &Partition, login: Login) -> ApiResult<()> {
-        let (user, role) = if self.global.so {
-            (UserKind::So, "security officer")
-        } else {
-            (UserKind::User, "user")
-        };
+        self.login_as(p, self.user_kind(), login).await.map(|_| ())
+    }
+
+    /// Log in to `p` as `user`; the PIN used, for a command that needs it again (`pin
+    /// change`), and `None` when no PIN was at hand and none was required.
+    pub async fn login_as(
+        &self,
+        p: &Partition,
+        user: UserKind,
+        login: Login,
+    ) -> ApiResult<Option<p11::Pin>> {
+        let role = user.role().name(p.module.module.family());
         let required = login == Login::Required;
         let prompt = format!("PIN for {} ({role}): ", p.label);
         match pin::get(self.global, required, &prompt)? {
             Some(pin) => {
-                self.console.login(&p.id, user, pin).await?;
-                Ok(())
+                let again = pin::duplicate(&pin);
+                let r = self.console.login(&p.id, user, pin).await?;
+                if r.pin_to_be_changed {
+                    self.out.note(format!(
+                        "note: {} Change it with `hsmc pin change`.",
+                        r.pin_change_reason.unwrap_or_default()
+                    ));
+                }
+                Ok(Some(again))
             }
             None if required => Err(ApiError::invalid(text!(
                 "errors.command_needs_pin",
@@ -134,8 +208,23 @@ impl<'a> Ctx<'a> {
                 "errors.set_hsmc_pin_use_pin",
                 "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
             ))),
-            None => Ok(()),
+            None => Ok(None),
         }
+    }
+
+    /// A PIN from the sources `--pin-file`, `--pin-fd`, `HSMC_PIN` or a prompt, without
+    /// logging in (`token init` hands the SO PIN to `C_InitToken`).
+    pub fn secret(&self, prompt: &str) -> ApiResult<p11::Pin> {
+        pin::get(self.global, true, prompt)?.ok_or_else(|| {
+            ApiError::invalid(text!(
+                "errors.command_needs_pin",
+                "This command needs a PIN."
+            ))
+            .suggest(text!(
+                "errors.set_hsmc_pin_use_pin",
+                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
+            ))
+        })
     }
 
     /// `--module`: `builtin`, a path, a module ID, or part of a remembered module's file

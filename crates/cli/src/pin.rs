@@ -32,6 +32,64 @@ fn first_line(r: impl std::io::Read, what: &str) -> Result<p11::Pin, ApiError> {
     Ok(p11::pin(pin))
 }
 
+/// A second zeroizing copy of a PIN (one for the login, one for the call that needs the
+/// same PIN again).
+pub fn duplicate(pin: &p11::Pin) -> p11::Pin {
+    p11::pin(secrecy::ExposeSecret::expose_secret(pin).to_string())
+}
+
+/// Where a new PIN comes from: `HSMC_NEW_PIN`, `--new-pin-file`, `--new-pin-fd`, or a
+/// prompt on the terminal asked twice (the two must match).
+pub struct NewPinSource<'a> {
+    pub file: Option<&'a Path>,
+    pub fd: Option<u32>,
+}
+
+pub fn get_new(src: &NewPinSource<'_>, what: &str) -> Result<p11::Pin, ApiError> {
+    if let Some(path) = src.file {
+        let f = std::fs::File::open(path).map_err(|e| {
+            ApiError::invalid(format!(
+                "cannot open the new-PIN file {}: {e}",
+                path.display()
+            ))
+        })?;
+        return first_line(f, &path.display().to_string());
+    }
+    if let Some(fd) = src.fd {
+        let p = format!("/proc/self/fd/{fd}");
+        let f = std::fs::File::open(Path::new(&p))
+            .map_err(|e| ApiError::invalid(format!("file descriptor {fd} cannot be read: {e}")))?;
+        return first_line(f, &format!("file descriptor {fd}"));
+    }
+    if let Ok(mut v) = std::env::var("HSMC_NEW_PIN") {
+        let pin = p11::pin(v.clone());
+        v.zeroize();
+        if secrecy::ExposeSecret::expose_secret(&pin).is_empty() {
+            return Err(ApiError::invalid("HSMC_NEW_PIN is empty"));
+        }
+        return Ok(pin);
+    }
+    if std::io::stdin().is_terminal() {
+        let mut a = rpassword::prompt_password(format!("New {what}: "))
+            .map_err(|e| ApiError::invalid(format!("cannot read the PIN: {e}")))?;
+        let mut b = rpassword::prompt_password(format!("New {what} again: "))
+            .map_err(|e| ApiError::invalid(format!("cannot read the PIN: {e}")))?;
+        let same = a == b;
+        let pin = p11::pin(a.clone());
+        a.zeroize();
+        b.zeroize();
+        if !same {
+            return Err(ApiError::invalid(
+                "The two new PINs differ; nothing was changed.",
+            ));
+        }
+        return Ok(pin);
+    }
+    Err(ApiError::invalid(format!("This command needs the new {what}.")).suggest(
+        "Set HSMC_NEW_PIN, or use --new-pin-file / --new-pin-fd, or run it on a terminal to be asked twice.",
+    ))
+}
+
 /// The PIN, if one is available without asking (`interactive = false`) or at all.
 pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pin>, ApiError> {
     if let Some(path) = &g.pin_file {

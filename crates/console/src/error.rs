@@ -21,7 +21,11 @@ pub enum ErrorCode {
     PinIncorrect,
     PinLocked,
     PinInvalid,
+    /// The token wants the PIN changed before anything else (`CKR_PIN_EXPIRED`).
+    PinExpired,
     NotLoggedIn,
+    /// The role logged in may not do this (the console's rules or the token's answer).
+    NotAuthorized,
     InvalidAlgorithm,
     InvalidInput,
     SignatureInvalid,
@@ -232,6 +236,7 @@ fn pkcs11(e: &p11::CkError) -> Pkcs11Error {
 
 impl From<p11::Error> for ApiError {
     fn from(e: p11::Error) -> Self {
+        use p11::names::luna;
         use p11::sys::*;
         match &e {
             p11::Error::Load { path, reason } => ApiError::new(ErrorCode::ModuleLoadFailed, text!("errors.module_load_failed", "The module {{path}} could not be loaded.", path = path))
@@ -253,6 +258,19 @@ impl From<p11::Error> for ApiError {
                     (_, CKR_PIN_LOCKED) => base(ErrorCode::PinLocked, text!("errors.pin_locked", "The PIN is locked after too many wrong attempts."))
                         .suggest(text!("errors.pin_locked_hint", "The security officer must unlock or reset the PIN.")),
                     (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, text!("errors.pin_invalid", "The PIN does not have an acceptable form or length.")),
+                    (_, CKR_PIN_EXPIRED) => base(ErrorCode::PinExpired, text!("errors.pin_expired", "The token wants the PIN changed before it does anything else (CKR_PIN_EXPIRED)."))
+                        .details("A Luna partition with policy 21 (\u{201c}Force user PIN change after set/reset\u{201d}) asks this after the security officer set or reset the PIN.")
+                        .suggest(text!("errors.pin_expired_hint", "Change the PIN now: Partition → Change my PIN…, or `hsmc pin change`.")),
+                    (_, luna::CKR_USER_NOT_AUTHORIZED) if ck.name == "CKR_USER_NOT_AUTHORIZED" => base(ErrorCode::NotAuthorized, text!("errors.user_not_authorized", "The role logged in is not allowed to do this (Luna's CKR_USER_NOT_AUTHORIZED)."))
+                        .suggest(text!("errors.user_not_authorized_hint", "Log in as the Crypto Officer, or ask the partition's security officer about its roles and policies.")),
+                    (_, CKR_USER_ANOTHER_ALREADY_LOGGED_IN) => base(ErrorCode::NotAuthorized, text!("errors.another_role_logged_in", "Another role is logged in to this token; one application logs in as one role at a time."))
+                        .suggest(text!("errors.another_role_logged_in_hint", "Log out first, then log in as the other role.")),
+                    (_, CKR_ATTRIBUTE_READ_ONLY) => base(ErrorCode::NotAuthorized, text!("errors.attribute_read_only", "The token does not allow changing this attribute (CKR_ATTRIBUTE_READ_ONLY)."))
+                        .details("The object is not modifiable (CKA_MODIFIABLE false), or PKCS#11 fixes the attribute once set.")
+                        .suggest(text!("errors.attribute_read_only_hint", "Make a new object with the value you want instead.")),
+                    (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, text!("errors.action_prohibited", "The token prohibits this ({{name}}).", name = ck.name))
+                        .details("The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, \u{201c}Allow changing key attributes\u{201d}, among others).")
+                        .suggest(text!("errors.action_prohibited_hint", "Check the object's CKA_MODIFIABLE and the partition's policies.")),
                     (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, text!("errors.login_refused", "Login refused: {{name}}.", name = ck.name))
                         .suggest(text!("errors.login_refused_hint", "Contact the partition's security officer.")),
                     (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, text!("errors.handle_gone", "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew."))

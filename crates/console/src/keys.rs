@@ -12,7 +12,7 @@ use hsm::pubkey::PublicKeyFormat;
 use hsm::templates::KeyAttrs;
 use p11::sys::*;
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiError, ApiResult};
 use crate::text;
 use crate::views::*;
 use crate::Console;
@@ -154,15 +154,7 @@ impl Console {
             hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
         }
         let p = self.partition_ref(partition).await?;
-        if p.logged_in() != Some(UserKind::User) {
-            return Err(ApiError::new(
-                ErrorCode::NotLoggedIn,
-                text!(
-                    "errors.log_as_partition_s_user_2",
-                    "Log in as the partition's user to generate keys."
-                ),
-            ));
-        }
+        self.require(&p, hsm::roles::Action::GenerateKeys)?;
         let alg = req.spec.display();
         self.audit_first(
             Event::new("key.generate.request", "key")
@@ -264,6 +256,7 @@ impl Console {
             )));
         }
         let p = self.partition_ref(partition).await?;
+        self.require(&p, hsm::roles::Action::DeleteObjects)?;
         let hs = handles.to_vec();
         let summaries = p
             .pool

@@ -3,21 +3,26 @@
 //! to the audit trail first (and refused when it cannot be); the desktop app's commands and
 //! `hsmc`'s subcommands are thin adapters over [`Console`].
 
+pub mod attributes;
 pub mod audit_hsm;
 pub mod audit_ops;
+pub mod backup;
 pub mod builtin;
+pub mod credentials;
 pub mod error;
 pub mod findings;
 pub mod ha;
 pub mod health;
 pub mod i18n;
 pub mod keys;
+pub mod objects;
 pub mod overview;
 pub mod partitions;
 pub mod probe_verdict;
 pub mod probes;
 pub mod settings;
 pub mod sign;
+pub mod uris;
 pub mod usage;
 pub mod views;
 

@@ -47,6 +47,10 @@ impl Partition {
         *self.logged_in.lock()
     }
 
+    pub(crate) fn set_logged_in(&self, who: Option<UserKind>) {
+        *self.logged_in.lock() = who;
+    }
+
     pub fn slot(&self) -> SlotId {
         self.pool.slot()
     }
@@ -70,7 +74,9 @@ pub struct ConnectionView {
     pub error: Option<ApiError>,
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> ApiResult<T> {
     tokio::task::spawn_blocking(f).await.map_err(|e| {
         ApiError::new(
             ErrorCode::Internal,
@@ -490,6 +496,14 @@ impl Console {
             builtin: p.module.builtin,
             token: TokenView::from(&token),
             logged_in: p.logged_in(),
+            role_name: p
+                .logged_in()
+                .map(|u| u.role().name(p.module.module.family()).to_string()),
+            roles: hsm::roles::Role::offered(p.module.module.family())
+                .into_iter()
+                .map(UserKind::of)
+                .collect(),
+            permissions: crate::views::permissions(p.logged_in(), p.module.module.family()),
             pool: p.pool.status(),
             luna,
             vendor_functions: p
@@ -545,6 +559,15 @@ impl Console {
     /// partition holds it (or creates it, on a new trail).
     pub async fn login(&self, id: &str, user: UserKind, pin: p11::Pin) -> ApiResult<LoginResult> {
         let p = self.partition_ref(id).await?;
+        let family = p.module.module.family();
+        if !user.role().offered_by(family) {
+            return Err(ApiError::invalid(format!(
+                "The {} is a role of Luna partitions; this module ({}) knows only the user and the security officer.",
+                user.role().name(family),
+                crate::views::ModuleFamily::from(family)
+            ))
+            .suggest("Log in as the user (crypto officer) or the security officer."));
+        }
         // A PIN no token accepts is refused here, before it could count as a failed attempt.
         let pin_len = secrecy::ExposeSecret::expose_secret(&pin).len();
         if pin_len > MAX_PIN_BYTES {
@@ -585,7 +608,13 @@ impl Console {
                 return Err(err);
             }
         }
-        let audit = if user == UserKind::User {
+        let token = self.token_view(&p).await;
+        let pin_to_be_changed = token.as_ref().is_some_and(|t| user.pin_to_be_changed(t));
+        // The trail's key is opened by the roles that use keys — not while the token wants
+        // the PIN changed first (it would refuse with CKR_PIN_EXPIRED); the change opens it.
+        let uses_keys =
+            hsm::roles::check(Some(user.role()), hsm::roles::Action::UseKeys, family).is_ok();
+        let audit = if uses_keys && !pin_to_be_changed {
             self.attach_audit(&p).await
         } else {
             self.audit
@@ -616,17 +645,34 @@ impl Console {
         Ok(LoginResult {
             partition_id: p.id.clone(),
             user,
+            role_name: user.role().name(family).to_string(),
             audit,
+            pin_to_be_changed,
+            pin_change_reason: pin_to_be_changed.then(|| pin_change_reason(&p, user)),
         })
     }
 
+    /// The token's information as the UI shows it (`None` when it cannot be read).
+    pub(crate) async fn token_view(&self, p: &Partition) -> Option<TokenView> {
+        let m = p.module.module.clone();
+        let slot = p.slot();
+        blocking(move || m.token_info(slot))
+            .await
+            .ok()?
+            .ok()
+            .map(|t| TokenView::from(&t))
+    }
+
     /// What the token's flags say about the PIN's remaining attempts.
-    async fn pin_attempts_note(&self, p: &Partition, user: UserKind) -> Option<String> {
+    pub(crate) async fn pin_attempts_note(&self, p: &Partition, user: UserKind) -> Option<String> {
         let m = p.module.module.clone();
         let slot = p.slot();
         let t = blocking(move || m.token_info(slot)).await.ok()?.ok()?;
         let v = TokenView::from(&t);
         let (low, last, locked) = match user {
+            UserKind::CryptoUser | UserKind::LimitedCryptoOfficer => {
+                return Some("The token does not report the attempts left for this role.".into())
+            }
             UserKind::User => (
                 v.user_pin_count_low,
                 v.user_pin_final_try,
@@ -646,7 +692,7 @@ impl Console {
     }
 
     /// Open (or create) the audit trail's key on this partition.
-    async fn attach_audit(&self, p: &Arc<Partition>) -> ApiResult<AuditKeyView> {
+    pub(crate) async fn attach_audit(&self, p: &Arc<Partition>) -> ApiResult<AuditKeyView> {
         let status = self.audit.key_status().await?;
         let log_id = self.audit.log_id().to_string();
         let kek = audit_hsm::kek_id(&log_id);
@@ -730,6 +776,16 @@ impl Console {
     /// The checkpoint key pinned from the HSM at unlock.
     pub fn audit_signer_spki(&self) -> Option<Vec<u8>> {
         self.audit_signer_spki.read().clone()
+    }
+}
+
+/// Why the token wants the PIN changed, in words.
+fn pin_change_reason(p: &Partition, user: UserKind) -> String {
+    let who = user.role().name(p.module.module.family());
+    if p.module.module.family() == p11::Family::Luna {
+        format!("The security officer set this {who} PIN, and the partition's policy 21 (\u{201c}Force user PIN change after set/reset\u{201d}) wants it changed before anything else: keys, objects and the audit trail's key stay out of reach until it is.")
+    } else {
+        format!("The token reports that the {who} PIN must be changed before anything else.")
     }
 }
 

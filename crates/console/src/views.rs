@@ -67,6 +67,8 @@ pub struct TokenView {
     pub user_pin_final_try: bool,
     pub user_pin_locked: bool,
     pub user_pin_to_be_changed: bool,
+    /// The SO PIN must be changed before the SO may do anything else.
+    pub so_pin_to_be_changed: bool,
     pub so_pin_count_low: bool,
     pub so_pin_final_try: bool,
     pub so_pin_locked: bool,
@@ -112,6 +114,7 @@ impl From<&p11::TokenInfo> for TokenView {
             user_pin_final_try: t.has(CKF_USER_PIN_FINAL_TRY),
             user_pin_locked: t.has(CKF_USER_PIN_LOCKED),
             user_pin_to_be_changed: t.has(CKF_USER_PIN_TO_BE_CHANGED),
+            so_pin_to_be_changed: t.has(CKF_SO_PIN_TO_BE_CHANGED),
             so_pin_count_low: t.has(CKF_SO_PIN_COUNT_LOW),
             so_pin_final_try: t.has(CKF_SO_PIN_FINAL_TRY),
             so_pin_locked: t.has(CKF_SO_PIN_LOCKED),
@@ -147,20 +150,79 @@ pub struct SlotView {
     pub partition_id: Option<String>,
 }
 
+/// Who logs in: the PKCS#11 user (Luna's Crypto Officer) or security officer, or one of
+/// Luna's extra partition roles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum UserKind {
     User,
     So,
+    /// Luna's Crypto User (`CKU_CRYPTO_USER` = 0x80000001): uses keys, changes nothing.
+    CryptoUser,
+    /// Luna's Limited Crypto Officer (0x80000003).
+    LimitedCryptoOfficer,
 }
+
+hsm::wire_display!(UserKind);
 
 impl UserKind {
     pub fn p11(self) -> p11::UserType {
+        self.role().user_type()
+    }
+
+    pub fn role(self) -> hsm::roles::Role {
+        use hsm::roles::Role;
         match self {
-            UserKind::User => p11::UserType::User,
-            UserKind::So => p11::UserType::SecurityOfficer,
+            UserKind::User => Role::CryptoOfficer,
+            UserKind::So => Role::SecurityOfficer,
+            UserKind::CryptoUser => Role::CryptoUser,
+            UserKind::LimitedCryptoOfficer => Role::LimitedCryptoOfficer,
         }
     }
+
+    pub fn of(role: hsm::roles::Role) -> UserKind {
+        use hsm::roles::Role;
+        match role {
+            Role::CryptoOfficer => UserKind::User,
+            Role::SecurityOfficer => UserKind::So,
+            Role::CryptoUser => UserKind::CryptoUser,
+            Role::LimitedCryptoOfficer => UserKind::LimitedCryptoOfficer,
+        }
+    }
+
+    /// The PIN flags of `CK_TOKEN_INFO` that speak about this role's PIN: the user flags
+    /// for the user (Crypto Officer), the SO flags for the SO; Luna's extra roles have none.
+    pub fn pin_to_be_changed(self, token: &TokenView) -> bool {
+        match self {
+            UserKind::User => token.user_pin_to_be_changed,
+            UserKind::So => token.so_pin_to_be_changed,
+            _ => false,
+        }
+    }
+}
+
+/// Whether the role logged in may do an action, and why not.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct Permission {
+    pub action: hsm::roles::Action,
+    pub allowed: bool,
+    /// Why not, in words (`None` when allowed).
+    pub reason: Option<String>,
+}
+
+/// Every action, checked for `role` on a module of `family`.
+pub fn permissions(role: Option<UserKind>, family: p11::Family) -> Vec<Permission> {
+    hsm::roles::Action::ALL
+        .into_iter()
+        .map(|action| {
+            let r = hsm::roles::check(role.map(UserKind::role), action, family);
+            Permission {
+                action,
+                allowed: r.is_ok(),
+                reason: r.err(),
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -220,6 +282,12 @@ pub struct PartitionView {
     pub builtin: bool,
     pub token: TokenView,
     pub logged_in: Option<UserKind>,
+    /// The role logged in, as the module's documentation names it ("Crypto Officer").
+    pub role_name: Option<String>,
+    /// The roles this module offers at login (Luna's extra roles only on Luna).
+    pub roles: Vec<UserKind>,
+    /// What the role logged in may do, with the reason where it may not.
+    pub permissions: Vec<Permission>,
     pub pool: hsm::PoolStatus,
     pub luna: Option<LunaView>,
     /// Luna functions the module exports (empty for other modules).
@@ -305,7 +373,14 @@ impl From<audit::KeyStatus> for AuditKeyView {
 pub struct LoginResult {
     pub partition_id: String,
     pub user: UserKind,
+    /// The role as the module's documentation names it ("Crypto Officer").
+    pub role_name: String,
     pub audit: AuditKeyView,
+    /// The token wants this PIN changed before anything else (`CKF_USER_PIN_TO_BE_CHANGED`
+    /// / `CKF_SO_PIN_TO_BE_CHANGED`, Luna's policy 21): offer the change at once.
+    pub pin_to_be_changed: bool,
+    /// Why, in words, when it does.
+    pub pin_change_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

@@ -22,6 +22,13 @@ pub enum KeySelector {
     Label(String),
     Id(Vec<u8>),
     Handle(ObjectHandle),
+    /// A PKCS#11 URI (RFC 7512): its `object`, `id` and `type` select within the partition.
+    Uri {
+        text: String,
+        label: Option<String>,
+        id: Option<Vec<u8>>,
+        class: Option<u64>,
+    },
 }
 
 impl KeySelector {
@@ -37,13 +44,31 @@ impl KeySelector {
             hex::decode(h.trim())
                 .map(KeySelector::Id)
                 .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not a hexadecimal key ID")))
+        } else if s.starts_with("pkcs11:") {
+            let u = crate::uri::Pkcs11Uri::parse(s).map_err(HsmError::InvalidInput)?;
+            let (label, id, class) = (
+                u.text("object"),
+                u.get("id").map(<[u8]>::to_vec),
+                u.class().map_err(HsmError::InvalidInput)?,
+            );
+            if label.is_none() && id.is_none() {
+                return Err(HsmError::InvalidInput(format!(
+                    "'{s}' names no object; add object=LABEL or id=%XX"
+                )));
+            }
+            Ok(KeySelector::Uri {
+                text: s.to_string(),
+                label,
+                id,
+                class,
+            })
         } else if let Some(h) = s.strip_prefix("handle:") {
             h.parse()
                 .map(KeySelector::Handle)
                 .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not an object handle")))
         } else {
             Err(HsmError::InvalidInput(format!(
-                "'{s}' is not a key selector; use label:NAME or id:HEX"
+                "'{s}' is not a key selector; use label:NAME, id:HEX or a pkcs11: URI"
             )))
         }
     }
@@ -54,6 +79,27 @@ impl KeySelector {
             KeySelector::Label(l) => t.text(CKA_LABEL, l),
             KeySelector::Id(id) => t.bytes(CKA_ID, id),
             KeySelector::Handle(_) => t,
+            KeySelector::Uri {
+                label,
+                id,
+                class: c,
+                ..
+            } => {
+                let t = match (c, class) {
+                    (Some(c), None) => t.ulong(CKA_CLASS, *c),
+                    _ => t,
+                };
+                let t = t.maybe(label.as_ref(), |t, l| t.text(CKA_LABEL, l));
+                t.maybe(id.as_ref(), |t, i| t.bytes(CKA_ID, i))
+            }
+        }
+    }
+
+    /// The class a URI's `type=` asks for (`None` for other selectors).
+    pub fn uri_class(&self) -> Option<u64> {
+        match self {
+            KeySelector::Uri { class, .. } => *class,
+            _ => None,
         }
     }
 }
@@ -64,6 +110,7 @@ impl std::fmt::Display for KeySelector {
             KeySelector::Label(l) => write!(f, "label:{l}"),
             KeySelector::Id(id) => write!(f, "id:{}", hex::encode(id)),
             KeySelector::Handle(h) => write!(f, "handle:{h}"),
+            KeySelector::Uri { text, .. } => f.write_str(text),
         }
     }
 }
@@ -584,7 +631,31 @@ pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Resu
     if let KeySelector::Handle(h) = selector {
         return Ok(*h);
     }
+    if let (Some(want), Some(asked)) = (selector.uri_class(), class) {
+        if want != asked {
+            return Err(HsmError::KeyNotFound(format!(
+                "no {} matches {selector} (its type= asks for another class)",
+                class_word(class)
+            )));
+        }
+    }
     let found = s.find_objects(&mut selector.template(class))?;
+    if matches!(selector, KeySelector::Uri { .. }) && found.len() != 1 {
+        let listed: Vec<String> = found
+            .iter()
+            .filter_map(|h| summary(s, *h).ok())
+            .map(|o| format!("{} '{}' id:{}", o.class.to_lowercase(), o.label, o.id_hex))
+            .collect();
+        return Err(if found.is_empty() {
+            HsmError::KeyNotFound(format!("no {} matches {selector}", class_word(class)))
+        } else {
+            HsmError::InvalidInput(format!(
+                "{selector} matches {} objects: {}; add id= or type= to the URI",
+                found.len(),
+                listed.join(", ")
+            ))
+        });
+    }
     match found.len() {
         1 => Ok(found[0]),
         0 => Err(HsmError::KeyNotFound(format!(

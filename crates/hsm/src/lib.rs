@@ -2,14 +2,18 @@
 //! keys and templates, signing/verification/KEM, statistics and HSS accounting.
 
 pub mod algo;
+pub mod attr_edit;
 pub mod breaker;
 pub mod drift;
 pub mod error;
 pub mod keys;
 pub mod metrics;
+pub mod objects;
 pub mod pool;
 pub mod pubkey;
+pub mod roles;
 pub mod templates;
+pub mod uri;
 pub mod vault;
 pub mod wire;
 

@@ -345,6 +345,59 @@ impl Pool {
         }
     }
 
+    /// `C_SetPIN` on a session of this pool: the PIN of whoever is logged in (the user's
+    /// in a public session). Tried once; on success the pool logs in with the new PIN
+    /// after a recovery.
+    pub fn set_pin(&self, old: &Pin, new: Pin) -> Result<()> {
+        let mut h = self.checkout(coarse_ms())?;
+        let r = pooled(&mut h).session.set_pin(old, &new);
+        match &r {
+            Ok(()) => {
+                if let Some(c) = self.inner.credentials.lock().as_mut() {
+                    c.pin = new;
+                }
+                self.checkin(h);
+            }
+            Err(e)
+                if matches!(
+                    e.class(),
+                    ErrorClass::Disconnected | ErrorClass::SessionInvalid
+                ) =>
+            {
+                self.discard(h)
+            }
+            Err(_) => self.checkin(h),
+        }
+        r.map_err(Into::into)
+    }
+
+    /// Log out, forget the credentials and close every session of the pool (before
+    /// `C_InitToken`, which needs the slot without sessions). Sessions in use are closed
+    /// when they come back. The pool opens new ones on its next call.
+    pub fn shut(&self) {
+        let _ = self.logout();
+        for place in self.inner.places.iter() {
+            if let Some(mut g) = place.try_lock() {
+                if g.is_some() {
+                    self.discard_place(&mut g);
+                }
+            }
+        }
+        *self.inner.token.lock() = None;
+    }
+
+    fn discard_place(&self, g: &mut Held<'_>) {
+        if let Some(p) = g.take() {
+            self.inner.metrics.retire(&p.rec);
+            if p.session.is_stale() {
+                p.session.abandon();
+            } else {
+                drop(p.session);
+            }
+            self.inner.open.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
     pub fn logout(&self) -> Result<()> {
         if self.inner.credentials.lock().take().is_none() {
             return Ok(());

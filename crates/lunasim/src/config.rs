@@ -53,6 +53,12 @@ pub struct Config {
     pub latency: Latency,
     #[serde(default)]
     pub pqc_queue: PqcQueue,
+    /// Luna partition policy 21, "Force user PIN change after set/reset": after the SO
+    /// sets the Crypto Officer's PIN, it must be changed before anything else. On by
+    /// default on a Luna; off here unless set, so tokens made by tests and the built-in
+    /// partition keep working with the PIN they were given.
+    #[serde(default)]
+    pub force_user_pin_change: bool,
     /// A file of JSON control commands, re-read when it changes (for tests in other
     /// processes, e.g. the desktop app under WebDriver).
     pub control_file: Option<PathBuf>,

@@ -26,17 +26,10 @@ macro_rules! forward {
 forward! {
     C_GetSlotList(a0: CK_BBOOL, a1: *mut CK_SLOT_ID, a2: *mut CK_ULONG);
     C_GetSlotInfo(a0: CK_SLOT_ID, a1: *mut CK_SLOT_INFO);
-    C_InitPIN(a0: CK_SESSION_HANDLE, a1: *mut CK_UTF8CHAR, a2: CK_ULONG);
-    C_SetPIN(a0: CK_SESSION_HANDLE, a1: *mut CK_UTF8CHAR, a2: CK_ULONG, a3: *mut CK_UTF8CHAR, a4: CK_ULONG);
     C_GetSessionInfo(a0: CK_SESSION_HANDLE, a1: *mut CK_SESSION_INFO);
     C_GetOperationState(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: *mut CK_ULONG);
     C_SetOperationState(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: CK_OBJECT_HANDLE, a4: CK_OBJECT_HANDLE);
-    C_Login(a0: CK_SESSION_HANDLE, a1: CK_USER_TYPE, a2: *mut CK_UTF8CHAR, a3: CK_ULONG);
-    C_Logout(a0: CK_SESSION_HANDLE);
-    C_CreateObject(a0: CK_SESSION_HANDLE, a1: *mut CK_ATTRIBUTE, a2: CK_ULONG, a3: *mut CK_OBJECT_HANDLE);
-    C_EncryptInit(a0: CK_SESSION_HANDLE, a1: *mut CK_MECHANISM, a2: CK_OBJECT_HANDLE);
     C_EncryptUpdate(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
-    C_DecryptInit(a0: CK_SESSION_HANDLE, a1: *mut CK_MECHANISM, a2: CK_OBJECT_HANDLE);
     C_DecryptUpdate(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
     C_DigestInit(a0: CK_SESSION_HANDLE, a1: *mut CK_MECHANISM);
     C_Digest(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
@@ -51,7 +44,6 @@ forward! {
     C_DecryptDigestUpdate(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
     C_SignEncryptUpdate(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
     C_DecryptVerifyUpdate(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG, a3: *mut CK_BYTE, a4: *mut CK_ULONG);
-    C_UnwrapKey(a0: CK_SESSION_HANDLE, a1: *mut CK_MECHANISM, a2: CK_OBJECT_HANDLE, a3: *mut CK_BYTE, a4: CK_ULONG, a5: *mut CK_ATTRIBUTE, a6: CK_ULONG, a7: *mut CK_OBJECT_HANDLE);
     C_SeedRandom(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG);
     C_GenerateRandom(a0: CK_SESSION_HANDLE, a1: *mut CK_BYTE, a2: CK_ULONG);
     C_GetFunctionStatus(a0: CK_SESSION_HANDLE);

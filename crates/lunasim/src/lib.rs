@@ -26,6 +26,7 @@ pub mod luna;
 pub mod objects;
 pub mod outer;
 pub mod raw;
+pub mod roles;
 pub mod sim;
 pub mod stats;
 pub mod tables;

@@ -323,7 +323,9 @@ pub const PARTITION_POLICIES: &[(u64, u64, &str, u64, bool)] = &[
     (15, 0, "Ignore failed challenge responses", 1, false),
     (17, 1, "Allow signing with non-local keys", 1, false),
     (20, 10, "Maximum failed user logins allowed", 8, false),
-    (21, 1, "Allow high availability recovery", 1, false),
+    // The value reported is the configured one (`force_user_pin_change`); see
+    // [`partition_policies`].
+    (21, 1, "Force user PIN change after set/reset", 1, false),
     (22, 0, "Allow activation", 1, false),
     (
         25,
@@ -406,7 +408,17 @@ macro_rules! id_value_fn {
     };
 }
 
-id_value_fn!(CA_GetTokenPolicies, PARTITION_POLICIES);
+/// The partition policies as this partition has them: policy 21 ("Force user PIN change
+/// after set/reset", fact sheet: ecosystem-formats, Luna specifics) as configured.
+pub fn partition_policies() -> Vec<(u64, u64, &'static str, u64, bool)> {
+    let force = crate::sim::current().is_some_and(|s| s.config.force_user_pin_change);
+    PARTITION_POLICIES
+        .iter()
+        .map(|&(id, v, d, b, x)| (id, if id == 21 { u64::from(force) } else { v }, d, b, x))
+        .collect()
+}
+
+id_value_fn!(CA_GetTokenPolicies, &partition_policies());
 id_value_fn!(CA_GetTokenCapabilities, PARTITION_POLICIES);
 id_value_fn!(CA_GetHSMCapabilitySet, HSM_CAPABILITIES);
 id_value_fn!(CA_GetHSMPolicySet, HSM_CAPABILITIES);

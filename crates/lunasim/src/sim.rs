@@ -36,6 +36,8 @@ pub struct Sim {
     pub sessions: Mutex<HashMap<CK_SESSION_HANDLE, SessionState>>,
     /// The single PQC service queue.
     pub pqc_queue: Mutex<()>,
+    /// Luna's extra roles and policy 21, per slot.
+    pub roles: Mutex<crate::roles::Roles>,
 }
 
 impl Sim {

@@ -15,6 +15,7 @@ enum Param {
         _aad: Box<[u8]>,
     },
     Pss(Box<CK_RSA_PKCS_PSS_PARAMS>),
+    Oaep(Box<CK_RSA_PKCS_OAEP_PARAMS>),
     SignContext {
         params: Box<CK_SIGN_ADDITIONAL_CONTEXT>,
         _context: Box<[u8]>,
@@ -108,6 +109,22 @@ impl Mechanism {
         }
     }
 
+    /// `CKM_RSA_PKCS_OAEP` with `hash` and `mgf` (e.g. `CKM_SHA256`, `CKG_MGF1_SHA256`) and
+    /// no label (`CKZ_DATA_SPECIFIED`, empty).
+    pub fn rsa_oaep(hash: MechanismType, mgf: CK_RSA_PKCS_MGF_TYPE) -> Self {
+        let params = Box::new(CK_RSA_PKCS_OAEP_PARAMS {
+            hashAlg: hash,
+            mgf,
+            source: CKZ_DATA_SPECIFIED,
+            pSourceData: std::ptr::null_mut(),
+            ulSourceDataLen: 0,
+        });
+        Mechanism {
+            ty: CKM_RSA_PKCS_OAEP,
+            param: Param::Oaep(params),
+        }
+    }
+
     /// Pure ML-DSA / SLH-DSA with a context string and hedging choice
     /// (`CK_SIGN_ADDITIONAL_CONTEXT`). Without a context and with the default hedging,
     /// prefer [`Mechanism::new`]: not every module accepts the parameter.
@@ -147,6 +164,10 @@ impl Mechanism {
             Param::Pss(p) => (
                 p.as_ref() as *const CK_RSA_PKCS_PSS_PARAMS as *const u8,
                 std::mem::size_of::<CK_RSA_PKCS_PSS_PARAMS>(),
+            ),
+            Param::Oaep(p) => (
+                p.as_ref() as *const CK_RSA_PKCS_OAEP_PARAMS as *const u8,
+                std::mem::size_of::<CK_RSA_PKCS_OAEP_PARAMS>(),
             ),
             Param::SignContext { params, .. } => (
                 params.as_ref() as *const CK_SIGN_ADDITIONAL_CONTEXT as *const u8,

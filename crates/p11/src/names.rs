@@ -245,6 +245,14 @@ pub mod luna {
     pub const CKK_LMS: u64 = 0x8000_0046;
     pub const CKA_USAGE_COUNT: u64 = 0x8000_0101;
     pub const CKA_USAGE_LIMIT: u64 = 0x8000_0200;
+    /// Luna user types (`cryptoki_v2.h`; pycryptoki `defines.py`): the Crypto Officer is
+    /// the standard `CKU_USER`; the Crypto User (`CKU_LIMITED_USER`) and the Limited
+    /// Crypto Officer are vendor user types. `CKU_CRYPTO_USER_LEGACY` is the old SDKs'
+    /// spelling of the Crypto User (one zero fewer).
+    pub const CKU_CRYPTO_USER: u64 = 0x8000_0001;
+    pub const CKU_CRYPTO_USER_LEGACY: u64 = 0x0800_0001;
+    pub const CKU_AUDIT: u64 = 0x8000_0002;
+    pub const CKU_LIMITED_CRYPTO_OFFICER: u64 = 0x8000_0003;
 
     pub(crate) const CKR_NAMES: &[(u64, &str)] = &[
         (0x8000_0004, "CKR_RC_ERROR"),

@@ -211,6 +211,11 @@ pub type CA_DecapsulateKey = unsafe extern "C" fn(
     CK_ULONG,
     *mut CK_OBJECT_HANDLE,
 ) -> CK_RV;
+/// `CA_InitRolePIN(hSession, userType, pPin, ulPinLen)` (Luna SDK `sfnt_extensions.h`): the
+/// Crypto Officer sets the PIN of another partition role (Crypto User, Limited Crypto
+/// Officer).
+pub type CA_InitRolePIN =
+    unsafe extern "C" fn(CK_SESSION_HANDLE, CK_USER_TYPE, *mut CK_CHAR, CK_ULONG) -> CK_RV;
 /// `CA_GetHAState` / `CA_GetCurrentHAState`: the library writes the `CK_HA_STATUS` of its
 /// SDK generation (see [`decode_ha_state`]).
 pub type CA_GetHAState = unsafe extern "C" fn(CK_SLOT_ID, *mut CK_HA_STATUS) -> CK_RV;
@@ -297,6 +302,7 @@ vendor_table! {
         get_token_status: CA_GetTokenStatus = "CA_GetTokenStatus",
         encapsulate_key: CA_EncapsulateKey = "CA_EncapsulateKey",
         decapsulate_key: CA_DecapsulateKey = "CA_DecapsulateKey",
+        init_role_pin: CA_InitRolePIN = "CA_InitRolePIN",
         get_ha_state: CA_GetHAState = "CA_GetHAState",
         get_current_ha_state: CA_GetHAState = "CA_GetCurrentHAState",
     }

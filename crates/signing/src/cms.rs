@@ -97,6 +97,29 @@ pub fn build_with(
     sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
     stamp: Option<Stamp<'_>>,
 ) -> Result<Vec<u8>> {
+    build_with_chain(
+        alg,
+        cert_der,
+        &[],
+        content_digest,
+        signing_time,
+        sign,
+        stamp,
+    )
+}
+
+/// As [`build_with`], also carrying `chain` (the issuers of the signer's certificate, DER),
+/// so a verifier with only the root (`openssl cms -verify -CAfile root.pem`) can build the
+/// path.
+pub fn build_with_chain(
+    alg: SigAlg,
+    cert_der: &[u8],
+    chain: &[Vec<u8>],
+    content_digest: &[u8],
+    signing_time: std::time::SystemTime,
+    sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
+    stamp: Option<Stamp<'_>>,
+) -> Result<Vec<u8>> {
     let (cert, pk) = crate::cert::public_key(cert_der)?;
     let attrs = signed_attributes(content_digest, signing_time)?;
     let to_sign = attrs.to_der().map_err(fmt)?;
@@ -135,6 +158,13 @@ pub fn build_with(
     certs
         .insert(CertificateChoices::Certificate(cert))
         .map_err(fmt)?;
+    for c in chain {
+        let c = Certificate::from_der(c)
+            .map_err(|e| SignError::Format(format!("a chain certificate is damaged: {e}")))?;
+        certs
+            .insert(CertificateChoices::Certificate(c))
+            .map_err(fmt)?;
+    }
     let mut signers = SetOfVec::new();
     signers.insert(signer).map_err(fmt)?;
     let sd = SignedData {

@@ -28,6 +28,7 @@ pub mod formats;
 pub mod hashing;
 pub mod input;
 pub mod minisign;
+pub mod objects;
 pub mod openpgp;
 pub mod output;
 pub mod reread;

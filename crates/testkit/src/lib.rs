@@ -15,6 +15,7 @@ use std::sync::Arc;
 use p11::{Module, Session, SlotId, UserType};
 
 pub mod pg;
+pub mod tools;
 pub mod tsa;
 
 pub const SO_PIN: &str = "so-pin-8642";

@@ -5,10 +5,12 @@
 pub mod app;
 pub mod audit;
 pub mod connections;
+pub mod credentials;
 mod dialogs;
 pub mod ha;
 pub mod health;
 pub mod keys;
+pub mod objects;
 pub mod overview;
 pub mod probes;
 pub mod sign;

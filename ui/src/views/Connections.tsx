@@ -7,6 +7,7 @@ import i18n from "../i18n";
 import { api } from "../ipc";
 import { useAuditActions, useConnections, useConnectionsActions, useNavigate, usePartition, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { ChangePinDialog, roleNameText, roleNames } from "./Credentials";
 import { HaGroupsOfModule } from "./Ha";
 
 /// Where Luna's client library usually is (an example path, the same in every language).
@@ -24,27 +25,52 @@ function pinFlags(t: TokenView) {
   else if (t.so_pin_final_try) out.push({ tone: "bad", text: tr("overview.pin_final_try", { who: so }) });
   else if (t.so_pin_count_low) out.push({ tone: "warn", text: tr("overview.pin_count_low", { who: so }) });
   if (t.user_pin_to_be_changed) out.push({ tone: "warn", text: tr("overview.pin_to_be_changed", { who: user }) });
+  if (t.so_pin_to_be_changed) out.push({ tone: "warn", text: tr("overview.pin_to_be_changed", { who: so }) });
   if (!t.initialized) out.push({ tone: "warn", text: tr("connections.not_initialized") });
   return out;
 }
 
-export function LoginDialog({ partitionId, label, onClose }: { partitionId: string; label: string; onClose: () => void }) {
+/// The roles a login offers: Luna's four on a Luna-family module, else user and SO.
+const LUNA_ROLES: UserKind[] = ["user", "crypto_user", "limited_crypto_officer", "so"];
+const PLAIN_ROLES: UserKind[] = ["user", "so"];
+
+export function LoginDialog({
+  partitionId,
+  label,
+  token,
+  luna = false,
+  onClose,
+}: {
+  partitionId: string;
+  label: string;
+  token?: TokenView | null;
+  luna?: boolean;
+  onClose: () => void;
+}) {
   const { t } = useTranslation();
   const toast = useToast();
   const refresh = useRefreshAll();
+  const names = roleNames();
   const [user, setUser] = useState<UserKind>("user");
   const [pin, setPin] = useState("");
+  // After a login the token wants the PIN changed first: the change is offered at once.
+  const [mustChange, setMustChange] = useState<{ user: UserKind; reason: string } | null>(null);
   const {
     run: logIn,
     loading: busy,
     error,
   } = useCommand(async (entered: string) => {
     const r = await api.login(partitionId, user, entered);
-    toast("ok", t(user === "so" ? "connections.logged_in_so" : "connections.logged_in_user", { label }));
+    const role = user === "so" ? "connections.logged_in_so" : user === "user" ? "connections.logged_in_user" : null;
+    toast("ok", role ? t(role, { label }) : t("connections.logged_in_role", { label, role: roleNameText(r.role_name) }));
     if (r.audit.state === "locked") toast("info", t("connections.audit_stays_locked", { holder: r.audit.holder }));
     await refresh();
-    onClose();
+    // Where the dialog knows the token (Connections), the change is offered at once.
+    if (r.pin_to_be_changed && token) setMustChange({ user: r.user, reason: r.pin_change_reason ?? t("credentials.token_wants_change") });
+    else onClose();
   });
+  if (mustChange && token)
+    return <ChangePinDialog partitionId={partitionId} token={token} user={mustChange.user} reason={mustChange.reason} onClose={onClose} />;
   const submit = async () => {
     if (!pin) return;
     const entered = pin;
@@ -73,12 +99,11 @@ export function LoginDialog({ partitionId, label, onClose }: { partitionId: stri
       >
         <fieldset className="radio-row">
           <legend>{t("connections.role")}</legend>
-          <label>
-            <input type="radio" name="role" checked={user === "user"} onChange={() => setUser("user")} /> {t("connections.role_user")}
-          </label>
-          <label>
-            <input type="radio" name="role" checked={user === "so"} onChange={() => setUser("so")} /> {t("connections.role_so")}
-          </label>
+          {(luna ? LUNA_ROLES : PLAIN_ROLES).map((r) => (
+            <label key={r}>
+              <input type="radio" name="role" checked={user === r} onChange={() => setUser(r)} data-testid={`role-${r}`} /> {names[r]}
+            </label>
+          ))}
         </fieldset>
         <Field label={t("connections.pin")} hint={t("connections.pin_hint")}>
           <input
@@ -106,7 +131,7 @@ function useRefreshAll() {
   };
 }
 
-function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boolean }) {
+function SlotRow({ slot, moduleBuiltin, luna }: { slot: SlotView; moduleBuiltin: boolean; luna: boolean }) {
   const { t: tr } = useTranslation();
   const { partitionId, partition } = usePartition();
   const { selectPartition } = usePartitionActions();
@@ -178,7 +203,7 @@ function SlotRow({ slot, moduleBuiltin }: { slot: SlotView; moduleBuiltin: boole
             )}
           </>
         )}
-        {login && pid && <LoginDialog partitionId={pid} label={t?.label ?? pid} onClose={() => setLogin(false)} />}
+        {login && pid && <LoginDialog partitionId={pid} label={t?.label ?? pid} token={t} luna={luna} onClose={() => setLogin(false)} />}
       </td>
     </tr>
   );
@@ -236,7 +261,7 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
           </thead>
           <tbody>
             {conn.slots.map((s) => (
-              <SlotRow key={s.slot_id} slot={s} moduleBuiltin={m.builtin} />
+              <SlotRow key={s.slot_id} slot={s} moduleBuiltin={m.builtin} luna={m.family === "luna"} />
             ))}
           </tbody>
         </table>

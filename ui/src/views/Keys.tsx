@@ -7,10 +7,14 @@ import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
 import i18n, { formatter } from "../i18n";
 import { api } from "../ipc";
-import { useAudit, useJumps, useNavigate, usePartition, useToast } from "../state";
+import { useAudit, useJumps, useKeygen, useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
+import { AttributesDialog } from "./Attributes";
+import { Kcv, WrapDialog } from "./Backup";
+import { CertificatePane, ImportDialog, UriPane } from "./Objects";
 import { KeyFormats } from "./KeyFormats";
 import { UsageLine } from "./Usage";
 
@@ -60,6 +64,8 @@ function AttrValue({ a }: { a: AttributeView }) {
 
 function CertificateDialog({ partitionId, details, onClose }: { partitionId: string; details: KeyDetails; onClose: () => void }) {
   const { t } = useTranslation();
+  const toast = useToast();
+  const [importing, setImporting] = useState(false);
   const [subject, setSubject] = useState(`CN=${details.summary.label.replace(/[,+=\\"<>;]/g, "_")}`);
   const [days, setDays] = useState(1095);
   const {
@@ -88,7 +94,21 @@ function CertificateDialog({ partitionId, details, onClose }: { partitionId: str
         <button onClick={() => void run(true)} disabled={busy}>
           {t("keys.create_csr")}
         </button>
+        <button onClick={() => setImporting(true)} data-testid="import-issued">
+          {t("keys.import_issued")}
+        </button>
       </div>
+      {importing && (
+        <ImportDialog
+          partitionId={partitionId}
+          title={t("keys.import_issued_title", { label: details.summary.label })}
+          onClose={() => setImporting(false)}
+          onImported={(r) => {
+            const mine = r.objects.find((o) => o.id_hex === details.summary.id_hex);
+            toast(mine ? "ok" : "info", mine ? t("keys.imported_own_cert") : t("keys.imported_other_cert"));
+          }}
+        />
+      )}
       {error && <ErrorBox error={error} />}
       {pem && <textarea className="pem" readOnly value={pem} rows={10} aria-label="PEM" data-testid="cert-pem" />}
     </Dialog>
@@ -146,9 +166,14 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
   );
 }
 
-function DetailsPane({ partitionId, handle }: { partitionId: string; handle: number }) {
+function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; handle: number; onChanged: () => void }) {
   const { t } = useTranslation();
   const { showAudit } = useJumps();
+  const toast = useToast();
+  const { partition } = usePartition();
+  const canEdit = permission(partition, "edit_attributes");
+  const [editing, setEditing] = useState(false);
+  const [wrapping, setWrapping] = useState(false);
   const { run: loadDetails, data: d, error } = useCommand(api.keyDetails);
   const isLuna = usePartition().partition?.luna != null;
   // Remounted (key) for every key shown, so no state to reset here.
@@ -183,7 +208,41 @@ function DetailsPane({ partitionId, handle }: { partitionId: string; handle: num
           {t("keys.audit_records")}
         </button>
       )}
+      <button
+        onClick={() => setEditing(true)}
+        disabled={!canEdit?.allowed}
+        title={canEdit?.allowed ? undefined : (canEdit?.reason ?? undefined)}
+        data-testid="edit-attributes"
+      >
+        {t("keys.edit_attributes")}
+      </button>
+      {editing && (
+        <AttributesDialog
+          partitionId={partitionId}
+          handle={handle}
+          onClose={() => setEditing(false)}
+          onChanged={(r) => {
+            toast(
+              "ok",
+              r.moved.length
+                ? t("keys.attributes_changed_moved", { changed: r.changed.join(", "), moved: r.moved.join(", ") })
+                : t("keys.attributes_changed", { changed: r.changed.join(", ") }),
+            );
+            void loadDetails(partitionId, handle);
+            onChanged();
+          }}
+        />
+      )}
+      {(d.summary.class === "SECRET_KEY" || d.summary.class === "PRIVATE_KEY") && (
+        <button onClick={() => setWrapping(true)} data-testid="wrap-key">
+          {t("keys.wrap")}
+        </button>
+      )}
+      {wrapping && <WrapDialog partitionId={partitionId} details={d} onClose={() => setWrapping(false)} />}
+      {d.summary.class === "SECRET_KEY" && d.summary.key_type === "AES" && <Kcv partitionId={partitionId} handle={d.summary.handle} />}
+      <UriPane partitionId={partitionId} handle={d.summary.handle} />
       <PublicKeyExport partitionId={partitionId} details={d} />
+      {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
       {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
       {isLuna && <UsageLine partitionId={partitionId} summary={d.summary} onChanged={() => void loadDetails(partitionId, handle)} />}
       <table className="table compact attrs">
@@ -220,15 +279,18 @@ export function KeysView() {
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [gen, setGen] = useState(false);
   const [del, setDel] = useState<ObjectSummary[] | null>(null);
+  const [importing, setImporting] = useState(false);
   const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
     if (partitionId) await listKeys(partitionId);
   }, [listKeys, partitionId]);
 
+  // A key generated in the background while this view was closed shows up on return too.
+  const { lastDone } = useKeygen();
   useEffect(() => {
     void load();
-  }, [load, partition?.logged_in]);
+  }, [load, partition?.logged_in, lastDone]);
 
   const classes = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.class))).sort(), [keys]);
   const algorithms = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.algorithm).filter(Boolean))).sort(), [keys]);
@@ -277,7 +339,16 @@ export function KeysView() {
       else n.add(h);
       return n;
     });
+  // Every role that uses keys sees private objects; what it may change, the permissions say.
+  const loggedIn = partition?.logged_in != null && partition.logged_in !== "so";
+  const canGenerate = permission(partition, "generate_keys");
+  const canDelete = permission(partition, "delete_objects");
+  const canImport = permission(partition, "import_objects");
   const askDelete = () => {
+    if (canDelete?.allowed === false) {
+      toast("info", canDelete.reason ?? t("keys.role_may_not_delete"));
+      return;
+    }
     const handles = checked.size > 0 ? Array.from(checked) : active !== null ? [active] : [];
     const objs = (keys ?? []).filter((k) => handles.includes(k.handle));
     if (objs.length) setDel(objs);
@@ -296,7 +367,6 @@ export function KeysView() {
       </div>
     );
   }
-  const loggedIn = partition?.logged_in === "user";
   return (
     <div className="view keys-view">
       <header className="view-header">
@@ -310,20 +380,38 @@ export function KeysView() {
         </h1>
         <div className="button-row">
           <button onClick={() => void load()}>{t("overview.refresh")}</button>
-          <button onClick={askDelete} disabled={checked.size === 0 && active === null} data-testid="delete-keys">
+          <button
+            onClick={askDelete}
+            disabled={(checked.size === 0 && active === null) || canDelete?.allowed === false}
+            title={canDelete?.allowed === false ? (canDelete.reason ?? undefined) : undefined}
+            data-testid="delete-keys"
+          >
             {checked.size > 0 ? t("keys.delete_n", { n: checked.size }) : t("keys.delete")}
+          </button>
+          <button
+            onClick={() => setImporting(true)}
+            disabled={!canImport?.allowed}
+            title={canImport?.allowed ? t("keys.import_title") : (canImport?.reason ?? t("keys.log_in_first"))}
+            data-testid="import-objects"
+          >
+            {t("keys.import")}
           </button>
           <button
             className="primary"
             onClick={() => setGen(true)}
-            disabled={!loggedIn}
-            title={loggedIn ? t("generate.title") : t("keys.log_in_first")}
+            disabled={!canGenerate?.allowed}
+            title={canGenerate?.allowed ? t("generate.title") : (canGenerate?.reason ?? t("keys.log_in_first"))}
             data-testid="generate-key"
           >
             {t("keys.generate")}
           </button>
         </div>
       </header>
+      {loggedIn && canGenerate?.allowed === false && canGenerate.reason && (
+        <div className="notice" data-testid="role-notice">
+          {canGenerate.reason}
+        </div>
+      )}
       {!loggedIn && <div className="notice">{t("keys.public_only")}</div>}
       <div className="filters">
         <input
@@ -436,12 +524,28 @@ export function KeysView() {
         </div>
         <aside className="detail-pane">
           {active !== null ? (
-            <DetailsPane partitionId={partitionId} handle={active} key={`${active}-${auditTick > 0 ? 1 : 0}`} />
+            <DetailsPane
+              partitionId={partitionId}
+              handle={active}
+              key={`${active}-${auditTick > 0 ? 1 : 0}`}
+              onChanged={() => void load()}
+            />
           ) : (
             <p className="muted pad">{t("keys.select_one")}</p>
           )}
         </aside>
       </div>
+      {importing && (
+        <ImportDialog
+          partitionId={partitionId}
+          title={t("keys.import_title")}
+          onClose={() => setImporting(false)}
+          onImported={(r) => {
+            toast("ok", t("keys.imported", { count: r.objects.length }));
+            void load();
+          }}
+        />
+      )}
       {gen && (
         <GenerateDialog
           partitionId={partitionId}

@@ -13,6 +13,7 @@ import { useAudit, useJumps, useNavigate, usePartitionActions, useSettings } fro
 import { useConsoleEvent } from "../state/events";
 import { useCommand } from "../useCommand";
 import { LoginDialog } from "./Connections";
+import { roleNames } from "./Credentials";
 
 const TONE: Record<Severity, "info" | "warn" | "bad"> = { info: "info", warning: "warn", critical: "bad" };
 
@@ -92,7 +93,13 @@ function Card({ card }: { card: PartitionCard }) {
           </div>
         </div>
         {card.login ? (
-          <Badge tone="ok">{card.login === "so" ? t("common.so_logged_in") : t("common.user_logged_in")}</Badge>
+          <Badge tone="ok">
+            {card.login === "so"
+              ? t("common.so_logged_in")
+              : card.login === "user"
+                ? t("common.user_logged_in")
+                : t("app.role_logged_in", { role: roleNames()[card.login] })}
+          </Badge>
         ) : (
           <button className="primary" onClick={() => setLogin(true)} data-testid="card-login">
             {t("overview.log_in")}

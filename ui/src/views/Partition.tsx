@@ -7,6 +7,7 @@ import { useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { CredentialsCard, roleNameText } from "./Credentials";
 import { HaGroupPanel } from "./Ha";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {
@@ -206,10 +207,7 @@ export function PartitionViewPage() {
                 </Badge>,
               ],
               [tr("partition.breaker_opened"), tr("partition.times", { count: p.pool.breaker_opened })],
-              [
-                tr("partition.logged_in"),
-                p.logged_in ? (p.logged_in === "so" ? tr("connections.role_so") : tr("overview.user")) : tr("common.no"),
-              ],
+              [tr("partition.logged_in"), p.logged_in ? roleNameText(p.role_name) || p.logged_in : tr("common.no")],
             ]}
           />
         </section>
@@ -227,6 +225,9 @@ export function PartitionViewPage() {
             <p className="muted small">{tr("partition.luna_functions", { list: p.vendor_functions.join(", ") })}</p>
           </section>
         )}
+      </div>
+      <div className="cards">
+        <CredentialsCard p={p} />
       </div>
       <div className="cards">
         {p.luna?.partition_policies && <Settings title={tr("partition.policies")} items={p.luna.partition_policies} />}

@@ -399,6 +399,14 @@ export function SignView() {
           {t("sign.continue_on_error")}
         </label>
       </section>
+      {key && formats.includes("cms") && key.certificate_warnings.length > 0 && (
+        <div className="notice warn" data-testid="certificate-warnings">
+          {t("sign.cms_certificate_warnings", { subject: key.certificate_subject ?? t("sign.the_keys_certificate") })}{" "}
+          {key.certificate_warnings.map((w) => (
+            <span key={w}>{w}. </span>
+          ))}
+        </div>
+      )}
       {key && isHss && (
         <div className={`notice ${tooFew ? "warn" : ""}`} data-testid="hss-notice">
           <Badge tone={hssTone(key, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>

@@ -21,6 +21,8 @@ import type {
   MechanismView,
   ObjectSummary,
   PartitionView,
+  Permission,
+  Action,
   RecordView,
   Settings,
   TokenView,
@@ -31,6 +33,9 @@ import type {
   SignProgress,
   SignReport,
   SignRequest,
+  ImportRequest,
+  CertificateInfo,
+  AttributeChanges,
   SigningKeyView,
   VerifyReport,
   HssKeyView,
@@ -144,9 +149,50 @@ function err(code: ApiError["code"], message: string, extra: Partial<ApiError> =
   return { code, message, details: null, suggestion: null, pkcs11: null, ...extra };
 }
 
-function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; toBeChanged?: boolean }): TokenView {
+/// The console's role rules (hsm::roles::check), as far as the UI tests need them.
+const ACTIONS: Action[] = [
+  "use_keys",
+  "generate_keys",
+  "import_objects",
+  "edit_attributes",
+  "delete_objects",
+  "wrap_keys",
+  "unwrap_keys",
+  "change_own_pin",
+  "set_user_pin",
+  "set_role_pin",
+  "init_token",
+];
+function permissions(who: UserKind | null): Permission[] {
+  const allowed = (a: Action): string | null => {
+    if (a === "init_token") return null;
+    if (!who) return "Log in first.";
+    if (a === "change_own_pin") return null;
+    if (who === "so") return a === "set_user_pin" ? null : "The Partition Security Officer cannot do this: keys are the user's.";
+    if (a === "set_user_pin") return "Only the security officer sets or resets it (log in as the SO).";
+    if (who === "user") return null;
+    if (who === "crypto_user")
+      return a === "use_keys" ? null : "The Crypto User may use keys and read objects; changes are for the Crypto Officer.";
+    return ["use_keys", "generate_keys", "import_objects", "edit_attributes", "unwrap_keys"].includes(a)
+      ? null
+      : "The Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs.";
+  };
+  return ACTIONS.map((action) => {
+    const reason = allowed(action);
+    return { action, allowed: reason === null, reason };
+  });
+}
+
+const ROLE_NAME: Record<UserKind, string> = {
+  user: "Crypto Officer",
+  so: "Partition Security Officer",
+  crypto_user: "Crypto User",
+  limited_crypto_officer: "Limited Crypto Officer",
+};
+
+function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; toBeChanged?: boolean; label?: string }): TokenView {
   return {
-    label: "Built-in lunasim",
+    label: state.label ?? "Built-in lunasim",
     manufacturer: "lunasim",
     model: "LunaSim K7",
     serial: "0f0aea212282d895",
@@ -158,6 +204,7 @@ function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; 
     user_pin_final_try: state.userFinal,
     user_pin_locked: state.locked ?? false,
     user_pin_to_be_changed: state.toBeChanged ?? false,
+    so_pin_to_be_changed: false,
     so_pin_count_low: false,
     so_pin_final_try: false,
     so_pin_locked: false,
@@ -181,11 +228,11 @@ function token(state: { userLow: boolean; userFinal: boolean; locked?: boolean; 
 function summary(
   handle: number,
   label: string,
-  cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY",
+  cls: "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY" | "CERTIFICATE",
   algorithm: string,
   id: string,
 ): ObjectSummary {
-  const priv = cls !== "PUBLIC_KEY";
+  const priv = cls !== "PUBLIC_KEY" && cls !== "CERTIFICATE";
   return {
     handle,
     class: cls,
@@ -222,13 +269,39 @@ function hex(n: number): string {
   return n.toString(16).padStart(32, "0");
 }
 
+function certInfo(subject: string): CertificateInfo {
+  return {
+    subject,
+    issuer: "CN=Example Intermediate CA",
+    serial: "4D",
+    not_before: "2026-11-01T00:00:00Z",
+    not_after: "2027-11-01T00:00:00Z",
+    expired: false,
+    days_left: 335,
+    is_ca: false,
+    self_signed: false,
+    key_usage: ["digitalSignature"],
+    extended_key_usage: ["codeSigning"],
+    sha256_fingerprint: "ab".repeat(32),
+    public_key_fingerprint: null,
+  };
+}
+
 export function install(cfg: MockConfig = {}) {
   const calls: Call[] = [];
   let handle = 100;
   let releaseKeygen: () => void = () => undefined;
   let loggedIn: UserKind | null = null;
   let pinTries = cfg.pinTriesBeforeFinal ?? 2;
-  const pinState = { userLow: false, userFinal: false, locked: cfg.pinLocked ?? false, toBeChanged: cfg.pinToBeChanged ?? false };
+  const pinState = {
+    userLow: false,
+    userFinal: false,
+    locked: cfg.pinLocked ?? false,
+    toBeChanged: cfg.pinToBeChanged ?? false,
+    label: "Built-in lunasim",
+  };
+  let userPin = USER_PIN;
+  let cryptoUserPin: string | null = null;
   let auditKey: AuditKeyView = { state: "no_key_yet" };
   const records: RecordView[] = [];
   const keys: ObjectSummary[] = [];
@@ -319,6 +392,9 @@ export function install(cfg: MockConfig = {}) {
       builtin: true,
       token: token(pinState),
       logged_in: loggedIn,
+      role_name: loggedIn ? ROLE_NAME[loggedIn] : null,
+      roles: ["user", "crypto_user", "limited_crypto_officer", "so"],
+      permissions: permissions(loggedIn),
       pool: {
         slot: 1,
         size: 4,
@@ -951,7 +1027,8 @@ export function install(cfg: MockConfig = {}) {
       return mechanisms;
     },
     login: async (args) => {
-      if (args.pin !== USER_PIN) {
+      const expected = args.user === "crypto_user" ? cryptoUserPin : args.user === "so" ? "87654321" : userPin;
+      if (args.pin !== expected) {
         pinTries -= 1;
         pinState.userLow = true;
         pinState.userFinal = pinTries <= 0;
@@ -969,9 +1046,82 @@ export function install(cfg: MockConfig = {}) {
       pinState.userLow = false;
       pinState.userFinal = false;
       auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      const mustChange = loggedIn === "user" && pinState.toBeChanged;
+      if (mustChange) auditKey = { state: "no_key_yet" };
       record("login", "partition", PARTITION, "success");
       void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
+      return {
+        partition_id: PARTITION,
+        user: loggedIn,
+        role_name: ROLE_NAME[loggedIn],
+        audit: auditKey,
+        pin_to_be_changed: mustChange,
+        pin_change_reason: mustChange
+          ? "The security officer set this Crypto Officer PIN, and the partition's policy 21 wants it changed before anything else."
+          : null,
+      };
+    },
+    change_pin: async (args) => {
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in as the role whose PIN you change.");
+      const current = loggedIn === "crypto_user" ? cryptoUserPin : userPin;
+      if (args.oldPin !== current) {
+        pinState.userLow = true;
+        record("pin.change", "partition", PARTITION, "failure");
+        throw err("PIN_INCORRECT", "The current PIN is incorrect; the PIN was not changed.", {
+          details: "The token says wrong PINs were entered; fewer attempts remain.",
+          pkcs11: { function: "C_SetPIN", code: 0xa0, name: "CKR_PIN_INCORRECT", class: "Pin" },
+        });
+      }
+      if (args.newPin.length < 4 || args.newPin.length > 64)
+        throw err("PIN_INVALID", `The new PIN is ${args.newPin.length} characters long; this token accepts 4 to 64.`);
+      record("pin.change.request", "partition", PARTITION, "success");
+      if (loggedIn === "crypto_user") cryptoUserPin = args.newPin;
+      else userPin = args.newPin;
+      pinState.toBeChanged = false;
+      auditKey = { state: "unlocked", epoch: 0, holder: "Built-in lunasim (serial 0f0aea212282d895)" };
+      record("pin.change", "partition", PARTITION, "success");
+      void emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
       return { partition_id: PARTITION, user: loggedIn, audit: auditKey };
+    },
+    set_user_pin: async (args) => {
+      if (loggedIn !== "so") throw err("NOT_AUTHORIZED", "Only the security officer sets or resets it (log in as the SO).");
+      userPin = args.newPin;
+      pinState.toBeChanged = true;
+      record("pin.init", "partition", PARTITION, "success");
+      return null;
+    },
+    set_role_pin: async (args) => {
+      if (loggedIn !== "user") throw err("NOT_AUTHORIZED", "Only the Crypto Officer sets other roles' PINs.");
+      if (args.role === "crypto_user") cryptoUserPin = args.newPin;
+      record("pin.init", "partition", PARTITION, "success");
+      return null;
+    },
+    token_contents: async () => {
+      const visible = loggedIn ? keys : keys.filter((k) => k.class === "PUBLIC_KEY");
+      const classes = new Map<string, number>();
+      for (const k of visible) classes.set(k.class, (classes.get(k.class) ?? 0) + 1);
+      return {
+        partition_id: PARTITION,
+        label: pinState.label,
+        serial: "0f0aea212282d895",
+        objects: visible.length,
+        by_class: Array.from(classes, ([cls, count]) => ({ class: cls, count })),
+        reported_object_count: keys.length,
+        public_only: !loggedIn,
+        holds_audit_key: auditKey.state !== "no_key_yet",
+        confirmation: pinState.label,
+      };
+    },
+    init_token: async (args) => {
+      if (args.soPin !== "87654321") throw err("PIN_INCORRECT", "The SO PIN is incorrect; the token was not initialized.");
+      if (args.request.confirmation !== pinState.label)
+        throw err("INVALID_INPUT", `Type the token's label, “${pinState.label}”, to confirm.`);
+      const n = keys.length;
+      keys.length = 0;
+      pinState.label = args.request.label;
+      loggedIn = null;
+      record("token.init", "partition", PARTITION, "success");
+      return { partition_id: PARTITION, label: args.request.label, objects_destroyed: n };
     },
     logout: async () => {
       loggedIn = null;
@@ -1245,7 +1395,9 @@ export function install(cfg: MockConfig = {}) {
           fingerprint: `SHA256:${k.id_hex}`,
           hss_remaining: k.hss_keys_remaining,
           hss_capacity: k.hss_capacity,
-          has_certificate: false,
+          has_certificate: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex),
+          certificate_subject: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex) ? `CN=${k.label}` : null,
+          certificate_warnings: [],
         }));
       return ks;
     },
@@ -1292,6 +1444,8 @@ export function install(cfg: MockConfig = {}) {
           hss_remaining: key.hss_keys_remaining,
           hss_capacity: key.hss_capacity,
           has_certificate: true,
+          certificate_subject: `CN=${key.label}`,
+          certificate_warnings: [],
         },
         files: [],
         manifest: [],
@@ -1421,6 +1575,136 @@ export function install(cfg: MockConfig = {}) {
         fingerprint: "SHA256:x",
         stored_on_token: true,
       };
+    },
+    // A file whose name says "issued-for-LABEL" holds the certificate a CA issued for that
+    // key; "not-a-cert" is refused by name, as the backend does.
+    import_objects: async (args) => {
+      const req = args.request as ImportRequest;
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in to import objects.");
+      requireAudit();
+      const name = req.path.split("/").pop() ?? req.path;
+      if (name.includes("not-a-cert"))
+        throw err("INVALID_INPUT", `${req.path}: is not a certificate (PEM, DER or PKCS#7) or a public key (SPKI PEM or DER)`);
+      const forKey = /issued-for-([A-Za-z0-9_]+)/.exec(name)?.[1];
+      const key = keys.find((k) => k.class === "PRIVATE_KEY" && k.label === forKey);
+      const label = req.label ?? key?.label ?? name;
+      const id = req.id_hex ?? key?.id_hex ?? hex(handle);
+      const c = summary(handle++, label, "CERTIFICATE", "X.509 certificate", id);
+      keys.push(c);
+      record("object.import.request", "object", req.path, "success");
+      record("object.import", "object", req.path, "success");
+      return {
+        file: req.path,
+        objects: [
+          {
+            handle: c.handle,
+            kind: "certificate",
+            label,
+            id_hex: id,
+            certificate: certInfo(`CN=${label}`),
+            key_label: key?.label ?? null,
+            authority: false,
+          },
+        ],
+      };
+    },
+    certificate_details: async (args) => {
+      const c = find(Number(args.handle));
+      const key = keys.find((k) => k.class === "PRIVATE_KEY" && k.id_hex === c.id_hex);
+      return {
+        handle: c.handle,
+        label: c.label,
+        id_hex: c.id_hex,
+        info: certInfo(`CN=${c.label}`),
+        chain: ["CN=Example Intermediate CA"],
+        chain_complete: false,
+        key_label: key?.label ?? null,
+        signing_warnings: [],
+      };
+    },
+    save_object: async () => null,
+    key_check_value: async (args) => {
+      const k = find(Number(args.handle));
+      if (k.class !== "SECRET_KEY") throw err("INVALID_INPUT", "key check values are computed for AES keys");
+      return "1A2B3C";
+    },
+    wrap_key: async () => null,
+    unwrap_key: async () => {
+      throw err("INVALID_INPUT", "not in the mock");
+    },
+    object_uri: async (args) => {
+      const k = find(Number(args.handle));
+      const token = "pkcs11:token=Built-in%20lunasim;manufacturer=Thales%20(lunasim);serial=1234;model=LunaSim%20K7";
+      const type = { PRIVATE_KEY: "private", PUBLIC_KEY: "public", SECRET_KEY: "secret-key", CERTIFICATE: "cert" }[k.class] ?? "data";
+      const uri = `${token};object=${encodeURIComponent(k.label)};id=%${k.id_hex.match(/../g)?.join("%") ?? ""};type=${type}`;
+      return {
+        uri,
+        token_uri: token,
+        module_uri: "pkcs11:library-manufacturer=Thales%20(lunasim)",
+        module_path: "/usr/lib/liblunasim.so",
+        commands:
+          k.class === "PRIVATE_KEY"
+            ? [
+                {
+                  tool: "OpenSSL 3 (pkcs11 engine)",
+                  purpose: "sign a file",
+                  command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -sign '${uri}'`,
+                },
+              ]
+            : [],
+      };
+    },
+    editable_attributes: async (args) => {
+      const k = find(Number(args.handle));
+      const isKey = k.class !== "CERTIFICATE";
+      return {
+        handle: k.handle,
+        class: k.class,
+        label: k.label,
+        id_hex: k.id_hex,
+        start_date: null,
+        end_date: null,
+        modifiable: true,
+        flags: isKey
+          ? [
+              {
+                name: "sensitive",
+                value: k.private,
+                changeable: !k.private,
+                reason: k.private ? "a sensitive key can never be made non-sensitive" : null,
+              },
+              { name: "sign", value: k.capabilities.sign, changeable: true, reason: null },
+            ]
+          : [],
+        related: keys.filter((o) => o.handle !== k.handle && o.id_hex === k.id_hex).map((o) => `${o.class.toLowerCase()} '${o.label}'`),
+      };
+    },
+    set_attributes: async (args) => {
+      if (!loggedIn) throw err("NOT_LOGGED_IN", "Log in to change attributes.");
+      requireAudit();
+      const k = find(Number(args.handle));
+      const ch = args.changes as AttributeChanges;
+      const changed: string[] = [];
+      const moved: string[] = [];
+      if (ch.label) {
+        k.label = ch.label;
+        changed.push(`label=${ch.label}`);
+      }
+      if (ch.id_hex) {
+        for (const o of keys.filter((o) => o.handle !== k.handle && o.id_hex === k.id_hex)) {
+          o.id_hex = ch.id_hex;
+          moved.push(`${o.class.toLowerCase()} '${o.label}'`);
+        }
+        k.id_hex = ch.id_hex;
+        changed.push(`id=${ch.id_hex}`);
+      }
+      for (const f of ch.flags) {
+        if (f.name === "sign") k.capabilities.sign = f.value;
+        changed.push(`${f.name}=${f.value}`);
+      }
+      record("object.set_attributes.request", "object", k.label, "success");
+      record("object.set_attributes", "object", k.label, "success");
+      return { summary: k, changed, moved };
     },
     certificate_request: async () => {
       return "-----BEGIN CERTIFICATE REQUEST-----\nMOCK\n-----END CERTIFICATE REQUEST-----\n";

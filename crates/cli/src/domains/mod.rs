@@ -8,11 +8,13 @@
 //! arguments, if any), `views.rs` (what it shows, each a [`crate::render::Render`]), and
 //! one line in [`route`].
 
+pub mod admin;
 pub mod audit;
 pub mod ha;
 pub mod health;
 pub mod inventory;
 pub mod keys;
+pub mod objects;
 pub mod probe;
 pub mod shell;
 pub mod sign;
@@ -55,6 +57,10 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
         HsmCommand::Probe(a) => probe::run(ctx, a).await,
         HsmCommand::Audit(a) => audit::run(ctx, a).await,
+        HsmCommand::Pin(a) => admin::pin(ctx, a).await,
+        HsmCommand::Token(a) => admin::token(ctx, a).await,
+        HsmCommand::Objects(a) => objects::run(ctx, a).await,
+        HsmCommand::Uri { key, commands } => objects::uri(ctx, key, *commands).await,
         HsmCommand::Ha(a) => ha::run(ctx, a).await,
         HsmCommand::Usage(a) => usage::run(ctx, a).await,
     }

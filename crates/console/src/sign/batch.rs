@@ -34,7 +34,7 @@ use signing::whole::SignPath;
 use signing::SignError;
 
 use super::formats::{signatures_needed, FileSigning};
-use super::key::{find_certificate, key_material, resolve, SigningKey};
+use super::key::{find_certificate, find_chain, key_material, resolve, SigningKey};
 use super::manifest::{batch_dir, write_public_key};
 use super::timestamp::Tsa;
 use super::{
@@ -43,7 +43,6 @@ use super::{
 };
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::text;
-use crate::views::UserKind;
 use crate::{Console, Partition};
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
@@ -209,15 +208,7 @@ impl<'c> SignBatch<'c> {
         let checked = check_request(&req)?;
         let tsa = batch_tsa(console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
-        if partition.logged_in() != Some(UserKind::User) {
-            return Err(ApiError::new(
-                ErrorCode::NotLoggedIn,
-                text!(
-                    "errors.log_as_partition_s_user",
-                    "Log in as the partition's user to sign."
-                ),
-            ));
-        }
+        console.require(&partition, hsm::roles::Action::UseKeys)?;
         let key = read_key(&partition, &req.key, checked.context).await?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
             return Err(ApiError::invalid(text!(
@@ -444,6 +435,7 @@ impl<'c> SignBatch<'c> {
             .expect("the key is read when the batch opens")
             .cert = Some(der_bytes);
         self.key_view.has_certificate = true;
+        self.key_view.certificate_subject = Some(c.subject.clone());
         Ok(())
     }
 
@@ -701,14 +693,18 @@ impl<'c> SignBatch<'c> {
 /// The key, its public half and its certificate, read in one idempotent pool job.
 async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
-    let (summary, pk, cert, openpgp_created) = p
+    let (summary, pk, cert, chain, openpgp_created) = p
         .pool
         .run_service_idempotent_async("sign.key", move |s| {
             let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
             let (summary, pk) = key_material(s, handle)?;
             let cert = find_certificate(s, &hex::decode(&summary.id_hex).unwrap_or_default())?;
+            let chain = match &cert {
+                Some(c) => find_chain(s, c)?,
+                None => Vec::new(),
+            };
             let created = super::openpgp::stored_creation_time(s, &summary.id_hex, &pk)?;
-            Ok((summary, pk, cert, created))
+            Ok((summary, pk, cert, chain, created))
         })
         .await?;
     let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
@@ -717,6 +713,7 @@ async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<
         pk,
         summary,
         cert,
+        chain,
         context,
         token_serial: p.serial.clone(),
         openpgp_created,

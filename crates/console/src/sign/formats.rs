@@ -194,9 +194,10 @@ impl Format for Cms {
             file.timestamp(sig)?
                 .ok_or_else(|| SignError::Format("no time-stamp authority".into()))
         };
-        signing::cms::build_with(
+        signing::cms::build_with_chain(
             file.key.alg,
             cert,
+            &file.key.chain,
             &digest,
             SystemTime::now(),
             &mut |m| file.sign_bytes(m),

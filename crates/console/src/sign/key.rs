@@ -18,6 +18,9 @@ pub struct SigningKey {
     pub summary: hk::ObjectSummary,
     /// DER; CMS needs it (the console issues a self-signed one on first use).
     pub cert: Option<Vec<u8>>,
+    /// The certificate's issuers found on the token (DER, nearest first), which CMS
+    /// signatures carry with it.
+    pub chain: Vec<Vec<u8>>,
     /// ML-DSA context (raw and bundle formats).
     pub context: Vec<u8>,
     pub token_serial: String,
@@ -27,7 +30,7 @@ pub struct SigningKey {
 
 impl SigningKey {
     pub fn view(&self) -> SigningKeyView {
-        view(&self.summary, &self.pk, self.alg, self.cert.is_some())
+        view(&self.summary, &self.pk, self.alg, self.cert.as_deref())
     }
 
     /// The key and fingerprint as the audit trail records them.
@@ -56,7 +59,9 @@ pub(super) fn key_material(
     Ok((summary, hk::read_public_key(s, ph)?))
 }
 
-/// The certificate stored with the key's `CKA_ID`, DER.
+/// The certificate stored with the key's `CKA_ID`, DER. When there are several (the
+/// console's self-signed one, then the one a CA issued and the officer imported), the
+/// CA-issued one wins, and among those the one valid longest.
 pub(super) fn find_certificate(s: &Session, id: &[u8]) -> p11::Result<Option<Vec<u8>>> {
     if id.is_empty() {
         return Ok(None);
@@ -66,12 +71,28 @@ pub(super) fn find_certificate(s: &Session, id: &[u8]) -> p11::Result<Option<Vec
             .ulong(CKA_CLASS, CKO_CERTIFICATE)
             .bytes(CKA_ID, id),
     )?;
+    let mut best: Option<((bool, String), Vec<u8>)> = None;
     for h in found {
         if let Some(v) = s.get_attribute(h, CKA_VALUE)?.bytes() {
-            return Ok(Some(v.to_vec()));
+            let rank = match signing::objects::describe(v) {
+                Ok(i) => (!i.self_signed, i.not_after),
+                Err(_) => (false, String::new()),
+            };
+            if best.as_ref().is_none_or(|(r, _)| rank > *r) {
+                best = Some((rank, v.to_vec()));
+            }
         }
     }
-    Ok(None)
+    Ok(best.map(|(_, v)| v))
+}
+
+/// The issuers of `cert` among the token's certificates, nearest first.
+pub(super) fn find_chain(s: &Session, cert: &[u8]) -> hsm::Result<Vec<Vec<u8>>> {
+    let pool: Vec<Vec<u8>> = hsm::objects::certificates(s)?
+        .into_iter()
+        .map(|(_, _, d)| d)
+        .collect();
+    Ok(signing::objects::build_chain(cert, &pool))
 }
 
 /// Keep a certificate on the token beside its key.
@@ -101,8 +122,9 @@ pub(super) fn view(
     summary: &hk::ObjectSummary,
     pk: &PublicKey,
     scheme: SigAlg,
-    has_cert: bool,
+    cert: Option<&[u8]>,
 ) -> SigningKeyView {
+    let info = cert.and_then(|c| signing::objects::describe(c).ok());
     SigningKeyView {
         handle: summary.handle,
         label: summary.label.clone(),
@@ -112,7 +134,12 @@ pub(super) fn view(
         fingerprint: pk.fingerprint(),
         hss_remaining: summary.hss_keys_remaining,
         hss_capacity: summary.hss_capacity.clone(),
-        has_certificate: has_cert,
+        has_certificate: cert.is_some(),
+        certificate_subject: info.as_ref().map(|i| i.subject.clone()),
+        certificate_warnings: info
+            .as_ref()
+            .map(signing::objects::signing_warnings)
+            .unwrap_or_default(),
     }
 }
 
@@ -152,8 +179,8 @@ impl Console {
                         continue;
                     };
                     let id = hex::decode(&summary.id_hex).unwrap_or_default();
-                    let has_cert = find_certificate(s, &id)?.is_some();
-                    out.push(view(&summary, &pk, alg, has_cert));
+                    let cert = find_certificate(s, &id)?;
+                    out.push(view(&summary, &pk, alg, cert.as_deref()));
                 }
                 Ok(out)
             })

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use signing::alg::SigAlg;
 use ts_rs::TS;
 
-use super::key::{find_certificate, key_material};
+use super::key::{find_certificate, find_chain, key_material};
 use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::{text, Console};
@@ -459,7 +459,9 @@ fn readme(
     for f in files {
         let what = match f.as_str() {
             "keys/public.pem" => "the public key (SubjectPublicKeyInfo, PEM)",
-            "keys/certificate.pem" => "the signer's certificate, as CMS signatures carry it",
+            "keys/certificate.pem" => {
+                "the signer's certificate and its issuers, as CMS signatures carry them"
+            }
             "keys/openpgp.asc" => "the OpenPGP certificate",
             "keys/minisign.pub" => "the minisign public key",
             "keys/tsa-ca.pem" => {
@@ -565,20 +567,30 @@ impl Console {
 
         let p = self.partition_ref(partition).await?;
         let handle = report.key.handle;
-        let (pk, cert) = p
+        let (pk, cert, chain) = p
             .pool
             .run_service_idempotent_async("kit.key", move |s| {
                 let (summary, pk) = key_material(s, handle)?;
                 let id = hex::decode(&summary.id_hex).unwrap_or_default();
                 let cert = find_certificate(s, &id)?;
-                Ok((pk, cert))
+                let chain = match &cert {
+                    Some(c) => find_chain(s, c)?,
+                    None => Vec::new(),
+                };
+                Ok((pk, cert, chain))
             })
             .await?;
         let alg = SigAlg::for_key(&pk).map_err(super::sign_error)?;
         let key = KitKey {
             alg,
             public_pem: pk.spki_pem(),
-            certificate_pem: cert.map(|der| pem_block("CERTIFICATE", &der)),
+            // The signer's certificate, then its issuers as CMS signatures carry them.
+            certificate_pem: cert.map(|der| {
+                std::iter::once(&der)
+                    .chain(&chain)
+                    .map(|c| pem_block("CERTIFICATE", c))
+                    .collect()
+            }),
         };
         let minisign = if matches!(alg, SigAlg::Ed25519) {
             Some(self.minisign_public_key(partition, handle).await?.text)

@@ -114,6 +114,11 @@ pub struct SigningKeyView {
     pub hss_remaining: Option<u64>,
     pub hss_capacity: Option<String>,
     pub has_certificate: bool,
+    /// The subject of the certificate CMS signatures carry.
+    pub certificate_subject: Option<String>,
+    /// Why that certificate should not sign code (expired, no digitalSignature key usage,
+    /// no codeSigning EKU), shown before signing.
+    pub certificate_warnings: Vec<String>,
 }
 
 /// What an output file is.

@@ -58,7 +58,12 @@ pub async fn token(backend: Backend) -> Env {
 
 /// As [`token`], before anyone logs in (for tests of the login itself).
 pub async fn token_logged_out(backend: Backend) -> Env {
-    let t = TestToken::new(backend);
+    token_logged_out_with(backend, "").await
+}
+
+/// As [`token_logged_out`], with `lunasim_extra` added to lunasim's configuration.
+pub async fn token_logged_out_with(backend: Backend, lunasim_extra: &str) -> Env {
+    let t = TestToken::with_lunasim_extra(backend, lunasim_extra);
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = ConsoleConfig::new(dir.path().join("data"));
     cfg.builtin = false;
@@ -83,6 +88,13 @@ pub async fn token_logged_out(backend: Backend) -> Env {
 }
 
 impl Env {
+    /// The test token behind the console (not for the built-in partition).
+    pub fn token(&self) -> &TestToken {
+        self._token
+            .as_ref()
+            .expect("a test token, not the built-in partition")
+    }
+
     /// A token key pair made through the console.
     pub async fn generate(&self, spec: KeySpec, label: &str) -> GeneratedKey {
         self.c

@@ -82,6 +82,7 @@ fn init() -> CK_RV {
         objects: Mutex::new(ObjectStore::default()),
         sessions: Mutex::new(Default::default()),
         pqc_queue: Mutex::new(()),
+        roles: Mutex::new(Default::default()),
     })));
     CKR_OK
 }
@@ -166,6 +167,9 @@ pub extern "C" fn C_GetTokenInfo(slot: CK_SLOT_ID, info: *mut CK_TOKEN_INFO) -> 
                 minor: minor as u8,
             };
             i.hardwareVersion = CK_VERSION { major: 7, minor: 0 };
+            if s.roles.lock().co_pin_to_be_changed(&s.store, slot) {
+                i.flags |= CKF_USER_PIN_TO_BE_CHANGED;
+            }
         }
         rv
     })
@@ -260,6 +264,7 @@ pub extern "C" fn C_InitToken(
         let rv = unsafe { f(slot, pin, len, label) };
         if rv == CKR_OK {
             s.objects.lock().wipe_slot(&s.store, slot);
+            s.roles.lock().wipe(&s.store, slot);
         }
         rv
     })

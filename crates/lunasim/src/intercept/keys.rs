@@ -11,6 +11,7 @@ use crate::entry;
 use crate::hss;
 use crate::objects::{self, HssKey, PrivateHalf};
 use crate::raw;
+use crate::roles::Action;
 use crate::sim::Sim;
 use crate::stats::count_if;
 use crate::templates;
@@ -56,6 +57,13 @@ pub extern "C" fn C_GenerateKeyPair(
     entry::call("C_GenerateKeyPair", |s| {
         if m.is_null() || ph.is_null() || sh.is_null() {
             return CKR_ARGUMENTS_BAD;
+        }
+        let making = match (super::auth::making(pt, pn), super::auth::making(st, sn)) {
+            (Action::Use, Action::Use) => Action::Use,
+            _ => Action::Create,
+        };
+        if let Some(rv) = super::auth::refusal(s, h, making) {
+            return rv;
         }
         // SAFETY: m is non-null and points to a CK_MECHANISM.
         let mech = unsafe { (*m).mechanism };
@@ -177,6 +185,9 @@ pub extern "C" fn C_WrapKey(
     len: *mut CK_ULONG,
 ) -> CK_RV {
     entry::call("C_WrapKey", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, Action::Wrap) {
+            return rv;
+        }
         if objects::is_ours(key) {
             return CKR_KEY_UNEXTRACTABLE;
         }
@@ -191,7 +202,7 @@ pub extern "C" fn C_WrapKey(
     })
 }
 
-counted!(C_GenerateKey, bin::KEY_GENERATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);
-counted!(C_DeriveKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, base: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);
-counted!(C_EncapsulateKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: *mut CK_ULONG, out: *mut CK_OBJECT_HANDLE), ct);
-counted!(C_DecapsulateKey, bin::KEY_DERIVATION, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, sk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: CK_ULONG, out: *mut CK_OBJECT_HANDLE), out);
+guarded!(C_GenerateKey, super::auth::making(t, n), h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), bin::KEY_GENERATION, out);
+guarded!(C_DeriveKey, Use, h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, base: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE), bin::KEY_DERIVATION, out);
+guarded!(C_EncapsulateKey, Use, h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: *mut CK_ULONG, out: *mut CK_OBJECT_HANDLE), bin::KEY_DERIVATION, ct);
+guarded!(C_DecapsulateKey, Use, h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, sk: CK_OBJECT_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, ct: *mut CK_BYTE, ctl: CK_ULONG, out: *mut CK_OBJECT_HANDLE), bin::KEY_DERIVATION, out);

@@ -6,6 +6,9 @@
 //! rules: HSS attributes only in the private template, the ML-DSA default parameter-set
 //! trap). Also `control`: lunasim's own `LUNASIM_Control` for tests.
 //!
+//! `auth` (logins and PINs with Luna's extra roles and policy 21) and `guarded` (the
+//! standard functions that only check the session's role before passing through).
+//!
 //! Every function here is reachable as `intercept::C_*` (the function tables take them
 //! from here); the standard functions lunasim passes straight through are in
 //! [`crate::forward`], the table getters in [`crate::tables`].
@@ -26,17 +29,47 @@ macro_rules! counted {
     };
 }
 
+/// A function the session's role must be allowed to call ([`crate::roles`]): refused with
+/// Luna's answer when it is not, else passed through to the inner module (and counted in
+/// `$bin` when it really ran: `$out` non-null).
+macro_rules! guarded {
+    ($name:ident, $action:expr, $session:ident, ($($arg:ident: $ty:ty),*) $(, $bin:expr, $out:ident)?) => {
+        pub extern "C" fn $name($($arg: $ty),*) -> CK_RV {
+            entry::call(stringify!($name), |s| {
+                #[allow(unused_imports)]
+                use crate::roles::Action::*;
+                if let Some(rv) = crate::intercept::auth::refusal(s, $session, $action) {
+                    return rv;
+                }
+                match s.f().$name {
+                    Some(f) => {
+                        // SAFETY: pass-through of the caller's arguments.
+                        let rv = unsafe { f($($arg),*) };
+                        $(let rv = crate::stats::count_if(rv, !$out.is_null(), $bin);)?
+                        rv
+                    }
+                    None => CKR_FUNCTION_NOT_SUPPORTED,
+                }
+            })
+        }
+    };
+}
+
+mod auth;
 mod control;
 mod crypt;
 mod general;
+mod guarded;
 mod keys;
 mod objects;
 mod session;
 mod sign;
 
+pub use auth::*;
 pub use control::*;
 pub use crypt::*;
 pub use general::*;
+pub use guarded::*;
 pub use keys::*;
 pub use objects::*;
 pub use session::*;

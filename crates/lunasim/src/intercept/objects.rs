@@ -8,6 +8,7 @@ use super::session::session_info;
 use crate::entry;
 use crate::objects::{self, ObjectStore, Part};
 use crate::raw;
+use crate::roles::Action;
 use crate::sim::Sim;
 use crate::templates;
 
@@ -37,6 +38,9 @@ pub extern "C" fn C_FindObjectsInit(
     n: CK_ULONG,
 ) -> CK_RV {
     entry::call("C_FindObjectsInit", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, Action::Use) {
+            return rv;
+        }
         let Some(f) = s.f().C_FindObjectsInit else {
             return CKR_FUNCTION_NOT_SUPPORTED;
         };
@@ -155,6 +159,9 @@ pub extern "C" fn C_SetAttributeValue(
     n: CK_ULONG,
 ) -> CK_RV {
     entry::call("C_SetAttributeValue", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, Action::Modify) {
+            return rv;
+        }
         if !objects::is_ours(obj) {
             return match s.f().C_SetAttributeValue {
                 // SAFETY: pass-through.
@@ -196,6 +203,9 @@ pub extern "C" fn C_SetAttributeValue(
 
 pub extern "C" fn C_DestroyObject(h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -> CK_RV {
     entry::call("C_DestroyObject", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, super::auth::destroying(s, h, obj)) {
+            return rv;
+        }
         if !objects::is_ours(obj) {
             return match s.f().C_DestroyObject {
                 // SAFETY: pass-through.
@@ -234,6 +244,9 @@ pub extern "C" fn C_CopyObject(
     out: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     entry::call("C_CopyObject", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, Action::Create) {
+            return rv;
+        }
         if objects::is_ours(obj) {
             // HSS keys cannot be cloned: a copy would reuse one-time keys.
             return CKR_ACTION_PROHIBITED;

@@ -30,6 +30,9 @@ pub extern "C" fn C_SignInit(
         let Some(mech) = mechanism_of(m) else {
             return CKR_ARGUMENTS_BAD;
         };
+        if let Some(rv) = super::auth::refusal(s, h, crate::roles::Action::Use) {
+            return rv;
+        }
         if objects::is_ours(key) {
             let mut objects = s.objects.lock();
             let (_, part, _) = match visible(s, &mut objects, h, key) {
@@ -306,6 +309,9 @@ pub extern "C" fn C_VerifyInit(
         let Some(mech) = mechanism_of(m) else {
             return CKR_ARGUMENTS_BAD;
         };
+        if let Some(rv) = super::auth::refusal(s, h, crate::roles::Action::Use) {
+            return rv;
+        }
         if objects::is_ours(key) {
             let mut objects = s.objects.lock();
             let (i, part, _) = match visible(s, &mut objects, h, key) {

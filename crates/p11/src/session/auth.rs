@@ -5,7 +5,7 @@ use secrecy::ExposeSecret;
 
 use super::Session;
 use crate::error::Result;
-use crate::module::func::p11_fn;
+use crate::module::func::{p11_fn, vendor_fn};
 use crate::types::UserType;
 use crate::Pin;
 
@@ -65,5 +65,22 @@ impl Session {
             )
         };
         set_pin.check(rv)
+    }
+
+    /// Luna's `CA_InitRolePIN` (a Crypto Officer session): set the PIN of another role,
+    /// e.g. the Crypto User (`0x80000001`).
+    pub fn ca_init_role_pin(&self, user: UserType, pin: &Pin) -> Result<()> {
+        let init_role_pin = vendor_fn!(self.module, init_role_pin)?;
+        let p = pin.expose_secret().as_bytes();
+        // SAFETY: the PIN bytes live for the call; the module copies what it needs.
+        let rv = unsafe {
+            (init_role_pin.f)(
+                self.handle,
+                user.raw(),
+                p.as_ptr() as *mut _,
+                p.len() as CK_ULONG,
+            )
+        };
+        init_role_pin.check(rv)
     }
 }

@@ -28,6 +28,31 @@ pub enum KeysCommand {
     },
     /// Issue a self-signed certificate for a key, or a certificate signing request.
     Cert(CertArgs),
+    /// Change a key's (or any object's) attributes: label, ID (the pair's other half and its
+    /// certificates move along), dates, and the booleans PKCS#11 lets change.
+    Set(SetArgs),
+    /// Wrap an extractable key under another key on the token (C_WrapKey: AES key wrap with
+    /// padding, or RSA-OAEP for secret keys) into a file that records its attributes.
+    Wrap {
+        key: String,
+        /// The wrapping key: an AES key, an RSA key pair or an imported RSA public key.
+        #[arg(long = "with")]
+        with: String,
+        #[arg(long, short)]
+        out: PathBuf,
+    },
+    /// Unwrap a wrap file (C_UnwrapKey) with the matching key, restoring its attributes.
+    Unwrap {
+        file: PathBuf,
+        /// The unwrapping key: the AES key, or the RSA private key.
+        #[arg(long = "with")]
+        with: String,
+        /// A new label (default: the wrapped key's).
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// The key check value of an AES key (first 3 bytes of its encryption of a zero block).
+    Kcv { key: String },
     /// An OpenPGP certificate (ASCII-armored) for an Ed25519, ECDSA or RSA key: the user ID
     /// you give, self-signed by the HSM. The first one fixes the key's creation time on the
     /// token, so its fingerprint never changes.
@@ -79,6 +104,30 @@ pub struct GenArgs {
     /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
     #[arg(long, value_delimiter = ',')]
     pub hss_lmots: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
+pub struct SetArgs {
+    /// label:NAME, id:HEX or handle:N
+    pub key: String,
+    /// The new label.
+    #[arg(long, group = "change")]
+    pub label: Option<String>,
+    /// The new CKA_ID (hex).
+    #[arg(long, group = "change")]
+    pub id: Option<String>,
+    /// CKA_START_DATE, YYYY-MM-DD ("" clears it).
+    #[arg(long, group = "change", value_name = "YYYY-MM-DD")]
+    pub start_date: Option<String>,
+    /// CKA_END_DATE, YYYY-MM-DD ("" clears it).
+    #[arg(long, group = "change", value_name = "YYYY-MM-DD")]
+    pub end_date: Option<String>,
+    /// A boolean: sign|verify|encrypt|decrypt|wrap|unwrap|derive|sensitive|extractable
+    /// =true|false (repeatable). Sensitive can be set, never unset; extractable unset, never
+    /// set.
+    #[arg(long = "set", group = "change", value_name = "ATTR=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, Args)]

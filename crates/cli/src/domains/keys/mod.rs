@@ -9,10 +9,10 @@ use std::path::Path;
 use console::views::GenerateRequest;
 use console::{ApiError, ApiResult, Partition};
 
-use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat};
+use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat, SetArgs};
 use self::views::{
-    CertificateOutput, Deleted, KeyAttributes, KeyList, MinisignOutput, NewKey, OpenPgpOutput,
-    PublicKeyOutput,
+    AttributesSet, CertificateOutput, Deleted, Kcv, KeyAttributes, KeyList, MinisignOutput, NewKey,
+    OpenPgpOutput, PublicKeyOutput, UnwrappedView, Wrapped,
 };
 use crate::context::{Ctx, Login};
 use console::text;
@@ -26,6 +26,39 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         KeysCommand::Gen(a) => out.show(&generate(ctx, &p, a).await?),
         KeysCommand::Rm { key, yes } => out.show(&remove(ctx, &p, key, *yes).await?),
         KeysCommand::Cert(a) => out.show(&certificate(ctx, &p, a).await?),
+        KeysCommand::Set(a) => out.show(&set(ctx, &p, a).await?),
+        KeysCommand::Wrap {
+            key,
+            with,
+            out: path,
+        } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let k = c.find_key(&p.id, key).await?;
+            let w = c.find_key(&p.id, with).await?;
+            let f = c.wrap_key(&p.id, k.handle, w.handle, path).await?;
+            out.show(&Wrapped {
+                file: f,
+                path: path.display().to_string(),
+            })
+        }
+        KeysCommand::Unwrap { file, with, label } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let w = c.find_key(&p.id, with).await?;
+            out.show(&UnwrappedView(
+                c.unwrap_key(&p.id, file, w.handle, label.clone()).await?,
+            ))
+        }
+        KeysCommand::Kcv { key } => {
+            ctx.login(&p, Login::Required).await?;
+            let c = ctx.console();
+            let k = c.find_key(&p.id, key).await?;
+            out.show(&Kcv {
+                label: k.label.clone(),
+                kcv: c.key_check_value(&p.id, k.handle).await?,
+            })
+        }
         KeysCommand::Openpgp {
             key,
             uid,
@@ -52,6 +85,34 @@ async fn show(ctx: &Ctx<'_>, p: &Partition, key: &str) -> ApiResult<KeyAttribute
     let c = ctx.console();
     let s = c.find_key(&p.id, key).await?;
     Ok(KeyAttributes(c.key_details(&p.id, s.handle).await?))
+}
+
+async fn set(ctx: &Ctx<'_>, p: &Partition, a: &SetArgs) -> ApiResult<AttributesSet> {
+    let mut flags = Vec::new();
+    for s in &a.set {
+        let (f, value) = hsm::attr_edit::parse_set(s).map_err(ApiError::invalid)?;
+        flags.push(console::attributes::FlagChange {
+            name: f.name.into(),
+            value,
+        });
+    }
+    ctx.login(p, Login::Required).await?;
+    let c = ctx.console();
+    let o = c.find_key(&p.id, &a.key).await?;
+    let r = c
+        .set_attributes(
+            &p.id,
+            o.handle,
+            console::attributes::AttributeChanges {
+                label: a.label.clone(),
+                id_hex: a.id.clone(),
+                start_date: a.start_date.clone(),
+                end_date: a.end_date.clone(),
+                flags,
+            },
+        )
+        .await?;
+    Ok(AttributesSet(r))
 }
 
 async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey> {

@@ -79,6 +79,85 @@ impl Render for KeyAttributes {
     }
 }
 
+/// `keys set`: what changed, and what moved with a new ID.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct AttributesSet(pub console::attributes::AttributesChanged);
+
+impl Render for AttributesSet {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        writeln!(
+            page,
+            "changed {} on '{}' id:{}",
+            r.changed.join(", "),
+            r.summary.label,
+            r.summary.id_hex
+        );
+        for m in &r.moved {
+            writeln!(page, "  moved with it: {m}");
+        }
+        Ok(())
+    }
+}
+
+/// `keys wrap`.
+#[derive(Debug, Serialize)]
+pub struct Wrapped {
+    #[serde(flatten)]
+    pub file: console::backup::WrapFile,
+    pub path: String,
+}
+
+impl Render for Wrapped {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let f = &self.file;
+        writeln!(
+            page,
+            "wrapped '{}' with {} under '{}' ({}) to {}",
+            f.label, f.mechanism, f.wrapping_key_label, f.wrapping_key_fingerprint, self.path
+        );
+        if let Some(k) = &f.kcv {
+            writeln!(page, "KCV {k}");
+        }
+        Ok(())
+    }
+}
+
+/// `keys unwrap`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct UnwrappedView(pub console::backup::Unwrapped);
+
+impl Render for UnwrappedView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let s = &self.0.summary;
+        writeln!(
+            page,
+            "unwrapped '{}' id:{} ({})",
+            s.label, s.id_hex, s.algorithm
+        );
+        if let Some(k) = &self.0.kcv {
+            writeln!(page, "KCV {k}");
+        }
+        Ok(())
+    }
+}
+
+/// `keys kcv`.
+#[derive(Debug, Serialize)]
+pub struct Kcv {
+    pub label: String,
+    pub kcv: String,
+}
+
+impl Render for Kcv {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(page, "{}  {}", self.kcv, self.label);
+        Ok(())
+    }
+}
+
 /// `keys gen`: the key made, and whether it outlives `hsmc`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]

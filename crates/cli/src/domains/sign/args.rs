@@ -10,7 +10,7 @@ pub struct SignArgs {
     /// The artifacts.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The signing key: label:NAME or id:HEX.
+    /// The signing key: label:NAME, id:HEX or a pkcs11: URI.
     #[arg(long)]
     pub key: String,
     /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),

@@ -45,6 +45,9 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             context: a.context.clone(),
         }),
     };
+    if req.formats.contains(&console::sign::SignFormat::Cms) {
+        warn_about_certificate(ctx, &p.id, &a.key).await;
+    }
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
         .console()
@@ -57,6 +60,25 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
         .await?;
     bars.clear();
     Ok(Signed(report))
+}
+
+/// Before signing: why the certificate CMS signatures will carry should not sign code
+/// (expired, no digitalSignature key usage, no codeSigning EKU).
+async fn warn_about_certificate(ctx: &Ctx<'_>, partition: &str, key: &str) {
+    let c = ctx.console();
+    let Ok(k) = c.find_key(partition, key).await else {
+        return;
+    };
+    let Ok(keys) = c.signing_keys(partition).await else {
+        return;
+    };
+    for w in keys
+        .iter()
+        .filter(|s| s.handle == k.handle)
+        .flat_map(|s| &s.certificate_warnings)
+    {
+        ctx.out.note(format!("warning: {w}"));
+    }
 }
 
 pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> {

@@ -159,6 +159,8 @@ mod tests {
                 hss_remaining: None,
                 hss_capacity: None,
                 has_certificate: false,
+                certificate_subject: None,
+                certificate_warnings: Vec::new(),
             },
             files: vec![FileOutcome {
                 path: "/r/a.bin".into(),

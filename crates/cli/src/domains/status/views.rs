@@ -46,6 +46,17 @@ fn card(page: &mut Page, c: &PartitionCard) {
     let login = match c.login {
         Some(UserKind::User) => t(lang, text!("cli.status.user_logged_in", "user logged in")),
         Some(UserKind::So) => t(lang, text!("cli.status.so_logged_in", "SO logged in")),
+        Some(UserKind::CryptoUser) => t(
+            lang,
+            text!("cli.status.crypto_user_logged_in", "Crypto User logged in"),
+        ),
+        Some(UserKind::LimitedCryptoOfficer) => t(
+            lang,
+            text!(
+                "cli.status.lco_logged_in",
+                "Limited Crypto Officer logged in"
+            ),
+        ),
         None => t(lang, text!("cli.status.not_logged_in", "not logged in")),
     };
     let mut parts = vec![login];

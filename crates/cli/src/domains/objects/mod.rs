@@ -1,0 +1,94 @@
+//! `hsmc objects import|ls|export`: certificates, public keys and data objects.
+
+pub mod args;
+mod views;
+
+use std::path::Path;
+
+use console::objects::{ImportRequest, ObjectFormat};
+use console::ApiResult;
+
+use self::args::{FormatArg, ObjectsCommand};
+use self::views::{Exported, Imported, ObjectList, Row, UriView};
+use crate::context::{Ctx, Login};
+
+pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
+    let p = ctx.partition().await?;
+    let c = ctx.console();
+    match cmd {
+        ObjectsCommand::Import {
+            file,
+            label,
+            id,
+            data,
+            application,
+        } => {
+            ctx.login(&p, Login::Required).await?;
+            let r = c
+                .import_objects(
+                    &p.id,
+                    ImportRequest {
+                        path: file.clone(),
+                        label: label.clone(),
+                        id_hex: id.clone(),
+                        data: *data,
+                        application: application.clone(),
+                    },
+                )
+                .await?;
+            ctx.out.show(&Imported(r))
+        }
+        ObjectsCommand::Ls { class } => {
+            ctx.login(&p, Login::IfPinGiven).await?;
+            let mut rows = Vec::new();
+            for o in c.list_objects(&p.id, class.map(|c| c.class())).await? {
+                let certificate = if o.class == "CERTIFICATE" {
+                    c.certificate_details(&p.id, o.handle).await.ok()
+                } else {
+                    None
+                };
+                rows.push(Row {
+                    object: o,
+                    certificate,
+                });
+            }
+            ctx.out.show(&ObjectList(rows))
+        }
+        ObjectsCommand::Export {
+            object,
+            out,
+            format,
+        } => {
+            ctx.login(&p, Login::IfPinGiven).await?;
+            let o = c.find_exportable(&p.id, object).await?;
+            let format = format_for(*format, out);
+            let summary = c.save_object(&p.id, o.handle, format, out).await?;
+            ctx.out.show(&Exported {
+                label: summary.label,
+                class: summary.class,
+                format,
+                path: out.display().to_string(),
+            })
+        }
+    }
+}
+
+/// `hsmc uri KEY [--commands]`.
+pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool) -> ApiResult<u8> {
+    let p = ctx.partition_logged_in(Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let o = c.find_key(&p.id, key).await?;
+    let u = c.object_uri(&p.id, o.handle).await?;
+    ctx.out.show(&UriView { uri: u, commands })
+}
+
+fn format_for(f: Option<FormatArg>, out: &Path) -> ObjectFormat {
+    match f {
+        Some(FormatArg::Pem) => ObjectFormat::Pem,
+        Some(FormatArg::Der) => ObjectFormat::Der,
+        None => match out.extension().and_then(|e| e.to_str()) {
+            Some("der" | "cer" | "crt" | "bin") => ObjectFormat::Der,
+            _ => ObjectFormat::Pem,
+        },
+    }
+}

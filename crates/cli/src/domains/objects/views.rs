@@ -1,0 +1,153 @@
+//! What `hsmc objects …` shows.
+
+use console::objects::{CertificateDetails, ImportResult, ObjectFormat};
+use console::ApiResult;
+use hsm::keys::ObjectSummary;
+use serde::Serialize;
+
+use crate::render::{Page, Render};
+
+/// `objects import`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Imported(pub ImportResult);
+
+impl Render for Imported {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        for o in &self.0.objects {
+            let what = match (&o.certificate, o.authority) {
+                (Some(c), true) => format!("CA certificate {}", c.subject),
+                (Some(c), false) => format!("certificate {}", c.subject),
+                (None, _) => o.kind.replace('_', " "),
+            };
+            let whose = match &o.key_label {
+                Some(k) => format!(" — the certificate of key '{k}'"),
+                None if o.certificate.is_some() && !o.authority => {
+                    " — matches no key on the token".to_string()
+                }
+                None => String::new(),
+            };
+            writeln!(
+                page,
+                "imported {what} as '{}' id:{} (handle {}){whose}",
+                o.label, o.id_hex, o.handle
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One row of `objects ls`.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    #[serde(flatten)]
+    pub object: ObjectSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<CertificateDetails>,
+}
+
+/// `objects ls`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct ObjectList(pub Vec<Row>);
+
+impl Render for ObjectList {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        if self.0.is_empty() {
+            writeln!(
+                page,
+                "No objects of that kind visible (log in with HSMC_PIN to see private ones)."
+            );
+            return Ok(());
+        }
+        let rows: Vec<Vec<String>> = self
+            .0
+            .iter()
+            .map(|r| {
+                let o = &r.object;
+                let detail = match &r.certificate {
+                    Some(c) => {
+                        let validity = if c.info.expired {
+                            format!("EXPIRED {}", c.info.not_after)
+                        } else {
+                            format!("expires in {} days", c.info.days_left)
+                        };
+                        let key = c
+                            .key_label
+                            .as_ref()
+                            .map(|k| format!("key '{k}'"))
+                            .unwrap_or_else(|| {
+                                if c.info.is_ca {
+                                    "CA".into()
+                                } else {
+                                    "no key".into()
+                                }
+                            });
+                        format!("{} ({validity}; {key})", c.info.subject)
+                    }
+                    None => o.algorithm.clone(),
+                };
+                vec![
+                    o.handle.to_string(),
+                    o.class.to_lowercase().replace('_', " "),
+                    o.label.clone(),
+                    o.id_hex.clone(),
+                    detail,
+                ]
+            })
+            .collect();
+        page.table(&["HANDLE", "CLASS", "LABEL", "ID", "DETAIL"], &rows);
+        Ok(())
+    }
+}
+
+/// `objects export`.
+#[derive(Debug, Serialize)]
+pub struct Exported {
+    pub label: String,
+    pub class: String,
+    pub format: ObjectFormat,
+    pub path: String,
+}
+
+impl Render for Exported {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(
+            page,
+            "wrote {} '{}' ({}) to {}",
+            self.class.to_lowercase().replace('_', " "),
+            self.label,
+            self.format,
+            self.path
+        );
+        Ok(())
+    }
+}
+
+/// `uri`: the object's URI (and with `--commands`, other tools' command lines).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct UriView {
+    pub uri: console::uris::ObjectUri,
+    #[serde(skip)]
+    pub commands: bool,
+}
+
+impl Render for UriView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(page, "{}", self.uri.uri);
+        if self.commands {
+            writeln!(page, "# token:  {}", self.uri.token_uri);
+            writeln!(
+                page,
+                "# module: {} ({})",
+                self.uri.module_uri, self.uri.module_path
+            );
+            for c in &self.uri.commands {
+                writeln!(page, "\n# {} — {}", c.tool, c.purpose);
+                writeln!(page, "{}", c.command);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,607 @@
+//! `hsmc pin …`, `hsmc token init`, `--role` and `hsmc objects …` as processes on real tokens, read back by
+//! `pkcs11-tool` and GnuTLS's `p11tool`. One test per process (nextest).
+
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use testkit::tools::{p11tool, p11tool_logs_in, pkcs11_tool, pkcs11_tool_logs_in, text};
+use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
+
+struct Hsmc {
+    data: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    module: String,
+}
+
+impl Hsmc {
+    fn token(t: &TestToken) -> Hsmc {
+        Hsmc {
+            data: tempfile::tempdir().unwrap(),
+            env: t.env().to_vec(),
+            module: t.module_path.display().to_string(),
+        }
+    }
+
+    /// Run with `HSMC_PIN` (and `HSMC_NEW_PIN`) as given, stdin closed.
+    fn run(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> Output {
+        let mut c = Command::new(testkit::hsmc_binary());
+        c.args(args)
+            .env_remove("LUNASIM_CONF")
+            .env_remove("HSMC_PIN")
+            .env_remove("HSMC_NEW_PIN")
+            .env("HSMC_DATA_DIR", self.data.path())
+            .env("HSMC_MODULE", &self.module)
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        if let Some(p) = pin {
+            c.env("HSMC_PIN", p);
+        }
+        if let Some(p) = new_pin {
+            c.env("HSMC_NEW_PIN", p);
+        }
+        c.output().unwrap()
+    }
+
+    fn json(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.run(pin, new_pin, &a);
+        assert!(o.status.success(), "hsmc {args:?}: {}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// Run `--json`, expect failure; the error document.
+    fn error(&self, pin: Option<&str>, new_pin: Option<&str>, args: &[&str]) -> (i32, Value) {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.run(pin, new_pin, &a);
+        assert!(
+            !o.status.success(),
+            "hsmc {args:?} should fail: {}",
+            text(&o)
+        );
+        // The error document is the last line (log warnings may precede it).
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_default();
+        let e: Value = serde_json::from_str(last)
+            .unwrap_or_else(|_| panic!("an error document: {}", text(&o)));
+        (o.status.code().unwrap_or(-1), e["error"].clone())
+    }
+}
+
+#[test]
+fn softhsm_pin_change_init_and_token_init_are_seen_by_other_tools() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let (m, env) = (&t.module_path, t.env());
+    // A wrong current PIN: one try, said so; nothing changed.
+    let (code, e) = h.error(
+        Some("wrong-pin-1"),
+        Some("officer-new-1"),
+        &["pin", "change"],
+    );
+    assert_eq!(
+        (code, e["code"].as_str()),
+        (1, Some("PIN_INCORRECT")),
+        "{e}"
+    );
+    // A new PIN the token cannot take: refused before anything is sent.
+    let (_, e) = h.error(Some(USER_PIN), Some("abc"), &["pin", "change"]);
+    assert_eq!(e["code"], "PIN_INVALID", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("at least"), "{e}");
+    // No new PIN at all (no terminal to ask on): a usage error.
+    let (code, _) = h.error(Some(USER_PIN), None, &["pin", "change"]);
+    assert_eq!(code, 2);
+    // The change, from a file this time.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new-pin");
+    std::fs::write(&f, "officer-new-1\n").unwrap();
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &["pin", "change", "--new-pin-file", f.to_str().unwrap()],
+    );
+    assert_eq!(v["user"], "user");
+    assert!(pkcs11_tool_logs_in(m, env, TOKEN_LABEL, "officer-new-1"));
+    assert!(!p11tool_logs_in(m, env, TOKEN_LABEL, USER_PIN));
+    // The SO sets it again.
+    h.json(Some(SO_PIN), Some("set-by-so-22"), &["pin", "init"]);
+    assert!(p11tool_logs_in(m, env, TOKEN_LABEL, "set-by-so-22"));
+    assert!(!pkcs11_tool_logs_in(m, env, TOKEN_LABEL, "officer-new-1"));
+    // Initializing needs --yes, then the SO PIN.
+    let (code, _) = h.error(Some(SO_PIN), None, &["token", "init", "--label", "fresh"]);
+    assert_eq!(code, 2);
+    // The user's logins put the trail's key on this token: a second confirmation.
+    let (_, e) = h.error(
+        Some(SO_PIN),
+        None,
+        &["token", "init", "--label", "fresh", "--yes"],
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("audit trail's key"),
+        "{e}"
+    );
+    let v = h.json(
+        Some(SO_PIN),
+        None,
+        &[
+            "token",
+            "init",
+            "--label",
+            "fresh",
+            "--yes",
+            "--destroy-audit-key",
+        ],
+    );
+    assert_eq!(v["label"], "fresh");
+    let listed = text(&p11tool(m, env, &["--list-tokens"]));
+    assert!(listed.contains("Label: fresh"), "{listed}");
+}
+
+#[test]
+fn lunasim_roles_on_the_command_line() {
+    let t = TestToken::new(Backend::LunaSim);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "co_key", "--token"],
+    );
+    h.json(
+        Some(USER_PIN),
+        Some("crypto-user-2468"),
+        &["pin", "init", "--for", "cu"],
+    );
+    let keys = h.json(
+        Some("crypto-user-2468"),
+        None,
+        &["--role", "cu", "keys", "ls"],
+    );
+    assert!(
+        keys.as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["label"] == "co_key" && k["class"] == "PRIVATE_KEY"),
+        "the Crypto User sees private keys: {keys}"
+    );
+    let (code, e) = h.error(
+        Some("crypto-user-2468"),
+        None,
+        &[
+            "--role", "cu", "keys", "gen", "-a", "ec-p256", "-l", "cu_key", "--token",
+        ],
+    );
+    assert_eq!(
+        (code, e["code"].as_str()),
+        (1, Some("NOT_AUTHORIZED")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("Crypto User"),
+        "{e}"
+    );
+    // Its own PIN it may change.
+    h.json(
+        Some("crypto-user-2468"),
+        Some("crypto-user-new-1"),
+        &["--role", "cu", "pin", "change"],
+    );
+    h.json(
+        Some("crypto-user-new-1"),
+        None,
+        &["--role", "cu", "keys", "ls"],
+    );
+}
+
+#[test]
+fn luna_roles_are_refused_on_softhsm() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let (code, e) = h.error(Some(USER_PIN), None, &["--role", "cu", "keys", "ls"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("Luna"), "{e}");
+}
+
+/// `hsmc objects import|ls|export` around a CA that OpenSSL runs: the CSR from
+/// `hsmc keys cert --csr`, the issued certificate imported beside its key (pkcs11-tool sees
+/// it under the key's ID), listed with its validity, exported byte for byte.
+#[test]
+fn softhsm_objects_import_ls_export() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ossl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
+    };
+    ossl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=CLI Test CA",
+        "-days",
+        "10",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+    ]);
+    let key = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "cli_release",
+            "--token",
+        ],
+    );
+    let id = key["id_hex"].as_str().unwrap().to_string();
+    let csr = d.join("leaf.csr");
+    let o = h.run(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "cert",
+            "label:cli_release",
+            "--csr",
+            "--subject",
+            "CN=CLI release",
+            "--out",
+            csr.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    ossl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        "5",
+        "-days",
+        "10",
+        "-out",
+        "leaf.pem",
+    ]);
+    let leaf = d.join("leaf.pem");
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", leaf.to_str().unwrap()],
+    );
+    assert_eq!(v["objects"][0]["id_hex"], id.as_str(), "{v}");
+    assert_eq!(v["objects"][0]["key_label"], "cli_release", "{v}");
+    // Text output says whose certificate it is; a private key file is refused by name.
+    let o = h.run(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.pem").to_str().unwrap()],
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("CA certificate"),
+        "{}",
+        text(&o)
+    );
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.key").to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("ca.key"), "{e}");
+    let listed = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--list-objects",
+            "--type",
+            "cert",
+        ],
+    );
+    assert!(text(&listed).contains(&id), "{}", text(&listed));
+    let v = h.json(Some(USER_PIN), None, &["objects", "ls", "--class", "cert"]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert!(rows.iter().all(|r| r["class"] == "CERTIFICATE"), "{v}");
+    let mine = rows.iter().find(|r| r["label"] == "cli_release").unwrap();
+    assert_eq!(mine["certificate"]["key_label"], "cli_release", "{v}");
+    assert!(
+        mine["certificate"]["info"]["days_left"].as_i64().unwrap() >= 9,
+        "{v}"
+    );
+    let out = d.join("back.der");
+    h.json(
+        None,
+        None,
+        &[
+            "objects",
+            "export",
+            "label:cli_release",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    ossl(&[
+        "x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der",
+    ]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(d.join("leaf.der")).unwrap()
+    );
+    // Never over an existing file.
+    let (code, _) = h.error(
+        None,
+        None,
+        &[
+            "objects",
+            "export",
+            "label:cli_release",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(code, 0);
+}
+
+/// `hsmc keys set`: a new label and ID (the public half moves along), a flag; the one-way
+/// flags refused with the reason; pkcs11-tool sees the result.
+#[test]
+fn softhsm_keys_set_label_id_and_flags() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "cli_attr", "--token"],
+    );
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "set",
+            "label:cli_attr",
+            "--label",
+            "cli_attr_new",
+            "--id",
+            "beef01",
+            "--set",
+            "sign=false",
+        ],
+    );
+    assert_eq!(v["summary"]["label"], "cli_attr_new", "{v}");
+    assert_eq!(v["summary"]["capabilities"]["sign"], false, "{v}");
+    assert_eq!(v["moved"].as_array().unwrap().len(), 1, "{v}");
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", "id:beef01", "--set", "sensitive=false"],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("never"), "{e}");
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", "id:beef01", "--set", "colour=blue"],
+    );
+    assert_eq!(code, 2, "{e}");
+    let listed = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--login",
+            "--pin",
+            USER_PIN,
+            "--list-objects",
+        ],
+    );
+    let listed = text(&listed);
+    assert!(listed.contains("cli_attr_new"), "{listed}");
+    assert_eq!(listed.matches("beef01").count(), 2, "{listed}");
+}
+
+/// `hsmc uri KEY`, and the URI it prints accepted where hsmc takes a key (`sign --key`) or a
+/// token (`--token 'pkcs11:…'` with `slot-id=` and `?module-path=`); bad URIs explained.
+#[test]
+fn softhsm_uris_on_the_command_line() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "ec-p256", "-l", "cli uri", "--token"],
+    );
+    let o = h.run(Some(USER_PIN), None, &["uri", "label:cli uri"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let uri = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(
+        uri.starts_with("pkcs11:token=console-test") && uri.contains("object=cli%20uri"),
+        "{uri}"
+    );
+    let v = h.json(Some(USER_PIN), None, &["uri", &uri, "--commands"]);
+    assert_eq!(v["uri"], uri.as_str());
+    assert!(
+        v["commands"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("-engine pkcs11"),
+        "{v}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.bin");
+    std::fs::write(&f, b"artifact").unwrap();
+    let token_uri = v["token_uri"].as_str().unwrap().to_string();
+    let slots = h.json(None, None, &["slots"]);
+    let slot = slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["token"]["label"] == TOKEN_LABEL)
+        .unwrap()["slot_id"]
+        .as_u64()
+        .unwrap();
+    let with_module = format!(
+        "{token_uri};slot-id={slot}?module-path={}",
+        t.module_path.display()
+    );
+    let r = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "--module",
+            "/nonexistent.so",
+            "--token",
+            &with_module,
+            "sign",
+            f.to_str().unwrap(),
+            "--key",
+            &uri,
+            "--format",
+            "raw",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    // A token URI whose serial does not match, a bad percent-encoding, a URI matching nothing.
+    let wrong = token_uri.replace("serial=", "serial=00");
+    let (_, e) = h.error(Some(USER_PIN), None, &["--token", &wrong, "uri", &uri]);
+    assert!(e["message"].as_str().unwrap().contains("serial="), "{e}");
+    let (code, e) = h.error(Some(USER_PIN), None, &["uri", "pkcs11:object=cli%2"]);
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad percent-encoding"),
+        "{e}"
+    );
+    let (_, e) = h.error(Some(USER_PIN), None, &["uri", "pkcs11:object=nobody"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("pkcs11:object=nobody"),
+        "{e}"
+    );
+}
+
+/// `hsmc keys kcv|wrap|unwrap` on one token: an AES data key wrapped under an AES key
+/// (SoftHSM's CKM_AES_KEY_WRAP_PAD), unwrapped under a new label with the same KCV; a
+/// non-extractable key is refused with the reason.
+#[test]
+fn softhsm_keys_wrap_unwrap_and_kcv() {
+    use p11::sys::*;
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let s = t.user_session();
+    for label in ["cli_kek", "cli_data"] {
+        s.generate_key(
+            &p11::Mechanism::new(CKM_AES_KEY_GEN),
+            &mut p11::Template::new()
+                .ulong(CKA_CLASS, CKO_SECRET_KEY)
+                .ulong(CKA_KEY_TYPE, CKK_AES)
+                .ulong(CKA_VALUE_LEN, 32)
+                .bool(CKA_TOKEN, true)
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_EXTRACTABLE, true)
+                .bool(CKA_ENCRYPT, true)
+                .bool(CKA_DECRYPT, true)
+                .bool(CKA_WRAP, true)
+                .bool(CKA_UNWRAP, true)
+                .text(CKA_LABEL, label)
+                .bytes(CKA_ID, label.as_bytes()),
+        )
+        .unwrap();
+    }
+    drop(s);
+    let kcv = h.json(Some(USER_PIN), None, &["keys", "kcv", "label:cli_data"]);
+    let kcv = kcv["kcv"].as_str().unwrap().to_string();
+    assert_eq!(kcv.len(), 6);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cli_data.wrapped.json");
+    let w = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "wrap",
+            "label:cli_data",
+            "--with",
+            "label:cli_kek",
+            "--out",
+            f.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(w["mechanism"], "CKM_AES_KEY_WRAP_PAD", "{w}");
+    assert_eq!(w["kcv"], kcv.as_str());
+    let u = h.json(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "unwrap",
+            f.to_str().unwrap(),
+            "--with",
+            "label:cli_kek",
+            "--label",
+            "cli_data_copy",
+        ],
+    );
+    assert_eq!(u["summary"]["label"], "cli_data_copy", "{u}");
+    assert_eq!(u["kcv"], kcv.as_str(), "{u}");
+    h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "gen", "-a", "aes-256", "-l", "cli_fixed", "--token"],
+    );
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &[
+            "keys",
+            "wrap",
+            "label:cli_fixed",
+            "--with",
+            "label:cli_kek",
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("not extractable"),
+        "{e}"
+    );
+}

@@ -1,0 +1,285 @@
+//! Editing an object's attributes (`C_SetAttributeValue`): label, ID, start and end dates,
+//! and the booleans PKCS#11 lets change (see `hsm::attr_edit`). Changing a key's `CKA_ID`
+//! moves its other half and its certificates along, so the pair and its certificate stay
+//! together. Checked first, recorded in the audit trail before the token is changed.
+
+use audit::Event;
+use hsm::attr_edit::{self as ae, FlagOffer};
+use hsm::keys as hk;
+use hsm::roles::Action;
+use p11::sys::*;
+use p11::{Session, Template};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{ApiError, ApiResult};
+use crate::views::ConsoleEvent;
+use crate::Console;
+
+/// What to change (fields left out stay as they are).
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+pub struct AttributeChanges {
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The new `CKA_ID`, hex.
+    #[serde(default)]
+    pub id_hex: Option<String>,
+    /// `YYYY-MM-DD`, or empty to clear.
+    #[serde(default)]
+    pub start_date: Option<String>,
+    #[serde(default)]
+    pub end_date: Option<String>,
+    /// Booleans by name (`sign`, `sensitive`, …).
+    #[serde(default)]
+    pub flags: Vec<FlagChange>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, TS)]
+pub struct FlagChange {
+    pub name: String,
+    pub value: bool,
+}
+
+/// What the edit dialog may offer for an object.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct EditableAttributes {
+    #[ts(type = "number")]
+    pub handle: u64,
+    pub class: String,
+    pub label: String,
+    pub id_hex: String,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+    /// `CKA_MODIFIABLE` (nothing changes when false).
+    pub modifiable: bool,
+    pub flags: Vec<FlagOffer>,
+    /// Objects that share the ID and move with a new one (the other half, certificates).
+    pub related: Vec<String>,
+}
+
+/// After an edit.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AttributesChanged {
+    pub summary: hk::ObjectSummary,
+    /// What was changed, in words (`label`, `id`, `sign=false`, …).
+    pub changed: Vec<String>,
+    /// Objects whose ID moved with it (`public key 'x'`, `certificate 'x'`).
+    pub moved: Vec<String>,
+}
+
+fn flag_values(s: &Session, h: u64) -> p11::Result<Vec<(ae::EditableFlag, Option<bool>)>> {
+    let attrs: Vec<u64> = ae::FLAGS.iter().map(|f| f.attr).collect();
+    let v = s.get_attributes_with(h, &attrs, false)?;
+    Ok(ae::FLAGS
+        .iter()
+        .copied()
+        .zip(v.iter().map(|x| x.as_bool()))
+        .collect())
+}
+
+fn class_of(s: &Session, h: u64) -> p11::Result<(u64, bool)> {
+    let v = s.get_attributes_with(h, &[CKA_CLASS, CKA_MODIFIABLE], false)?;
+    Ok((
+        v[0].as_ulong().unwrap_or(u64::MAX),
+        v[1].as_bool().unwrap_or(true),
+    ))
+}
+
+/// Objects other than `h` with the same non-empty `CKA_ID`: the other half, certificates.
+fn related(s: &Session, h: u64, id: &[u8]) -> hsm::Result<Vec<(u64, hk::ObjectSummary)>> {
+    if id.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found = s.find_objects(&mut Template::new().bytes(CKA_ID, id))?;
+    let mut out = Vec::new();
+    for o in found.into_iter().filter(|o| *o != h) {
+        let sm = hk::summary(s, o)?;
+        if matches!(
+            sm.class.as_str(),
+            "PUBLIC_KEY" | "PRIVATE_KEY" | "CERTIFICATE"
+        ) {
+            out.push((o, sm));
+        }
+    }
+    Ok(out)
+}
+
+fn describe(o: &hk::ObjectSummary) -> String {
+    format!("{} '{}'", o.class.to_lowercase().replace('_', " "), o.label)
+}
+
+/// The template of changes, checked against the standard's rules; and the words for them.
+fn plan(
+    s: &Session,
+    h: u64,
+    c: &AttributeChanges,
+) -> hsm::Result<(Template, Vec<String>, Option<Vec<u8>>)> {
+    let bad = |m: String| hsm::HsmError::InvalidInput(m);
+    let (class, modifiable) = class_of(s, h)?;
+    if !modifiable {
+        return Err(bad(
+            "the object is not modifiable (CKA_MODIFIABLE is false); nothing was changed".into(),
+        ));
+    }
+    let mut t = Template::new();
+    let mut words = Vec::new();
+    if let Some(l) = &c.label {
+        crate::keys::validate_label(l).map_err(|e| bad(e.message))?;
+        t = t.text(CKA_LABEL, l);
+        words.push(format!("label={l}"));
+    }
+    let mut new_id = None;
+    if let Some(i) = &c.id_hex {
+        let id = hex::decode(i.trim().trim_start_matches("0x"))
+            .map_err(|_| bad(format!("--id / ID: '{i}' is not hexadecimal (e.g. 0a1b2c)")))?;
+        if id.is_empty() {
+            return Err(bad("--id / ID: a key's ID cannot be made empty".into()));
+        }
+        t = t.bytes(CKA_ID, &id);
+        words.push(format!("id={}", hex::encode(&id)));
+        new_id = Some(id);
+    }
+    for (attr, v, name) in [
+        (CKA_START_DATE, &c.start_date, "start_date"),
+        (CKA_END_DATE, &c.end_date, "end_date"),
+    ] {
+        if let Some(d) = v {
+            if s.module().family() == p11::Family::SoftHsm {
+                // Seen with SoftHSM2 2.6: after C_SetAttributeValue of a date the object can
+                // no longer be read (every C_GetAttributeValue: CKR_OBJECT_HANDLE_INVALID).
+                return Err(bad(format!(
+                    "{name}: SoftHSM2 loses an object whose dates are changed (it cannot be read afterwards), so the console does not change dates there; nothing was changed"
+                )));
+            }
+            let bytes = ae::parse_date(d).map_err(|e| bad(format!("{name}: {e}")))?;
+            t = t.bytes(attr, &bytes);
+            words.push(format!("{name}={}", d.trim()));
+        }
+    }
+    if !c.flags.is_empty() {
+        let current = flag_values(s, h)?;
+        for fc in &c.flags {
+            let f = ae::flag(&fc.name).ok_or_else(|| {
+                bad(format!(
+                    "{} is not an attribute the console changes",
+                    fc.name
+                ))
+            })?;
+            let cur = current.iter().find(|(g, _)| *g == f).and_then(|(_, v)| *v);
+            ae::check_flag(f, class, cur, fc.value).map_err(bad)?;
+            t = t.bool(f.attr, fc.value);
+            words.push(format!("{}={}", f.name, fc.value));
+        }
+    }
+    if words.is_empty() {
+        return Err(bad(
+            "nothing to change: give a label, an ID, a date or ATTR=VALUE".into(),
+        ));
+    }
+    Ok((t, words, new_id))
+}
+
+impl Console {
+    /// What the edit dialog may offer for an object.
+    pub async fn editable_attributes(
+        &self,
+        partition: &str,
+        handle: u64,
+    ) -> ApiResult<EditableAttributes> {
+        let p = self.partition_ref(partition).await?;
+        Ok(p.pool
+            .run_service_idempotent_async("attributes.editable", move |s| {
+                let sm = hk::summary(s, handle)?;
+                let (class, modifiable) = class_of(s, handle)?;
+                let dates =
+                    s.get_attributes_with(handle, &[CKA_START_DATE, CKA_END_DATE], false)?;
+                let id = hex::decode(&sm.id_hex).unwrap_or_default();
+                Ok(EditableAttributes {
+                    handle,
+                    class: sm.class.clone(),
+                    label: sm.label.clone(),
+                    id_hex: sm.id_hex.clone(),
+                    start_date: dates[0].as_date().filter(|d| !d.is_empty()),
+                    end_date: dates[1].as_date().filter(|d| !d.is_empty()),
+                    modifiable,
+                    flags: ae::offers(class, modifiable, &flag_values(s, handle)?),
+                    related: related(s, handle, &id)?
+                        .iter()
+                        .map(|(_, o)| describe(o))
+                        .collect(),
+                })
+            })
+            .await?)
+    }
+
+    /// Change attributes of an object (`C_SetAttributeValue`). A new `CKA_ID` moves the other
+    /// half of a key pair and its certificates too. Audited before the token is changed.
+    pub async fn set_attributes(
+        &self,
+        partition: &str,
+        handle: u64,
+        changes: AttributeChanges,
+    ) -> ApiResult<AttributesChanged> {
+        let p = self.partition_ref(partition).await?;
+        self.require(&p, Action::EditAttributes)?;
+        let c2 = changes.clone();
+        let (before, words, moving) = p
+            .pool
+            .run_service_idempotent_async("attributes.plan", move |s| {
+                let sm = hk::summary(s, handle)?;
+                let (_, words, new_id) = plan(s, handle, &c2)?;
+                let moving = match new_id {
+                    Some(_) => related(s, handle, &hex::decode(&sm.id_hex).unwrap_or_default())?
+                        .into_iter()
+                        .map(|(_, o)| o)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                Ok((sm, words, moving))
+            })
+            .await?;
+        let ev = Event::new("object.set_attributes", "object")
+            .resource(&before.label)
+            .algorithm(&before.algorithm)
+            .meta("partition", &p.id)
+            .meta("id", &before.id_hex)
+            .meta("class", &before.class)
+            .meta("changes", &words)
+            .meta("moves", moving.iter().map(describe).collect::<Vec<_>>());
+        let mut request = ev.clone();
+        request.action.push_str(".request");
+        self.audit_first(request).await?;
+        let c3 = changes.clone();
+        let r = p
+            .pool
+            .run_service_async("attributes.set", move |s| {
+                let (mut t, _, new_id) = plan(s, handle, &c3)?;
+                let old_id = hex::decode(&hk::summary(s, handle)?.id_hex).unwrap_or_default();
+                let others = match &new_id {
+                    Some(_) => related(s, handle, &old_id)?,
+                    None => Vec::new(),
+                };
+                s.set_attributes(handle, &mut t)?;
+                let mut moved = Vec::new();
+                if let Some(id) = new_id {
+                    for (o, sm) in others {
+                        s.set_attributes(o, &mut Template::new().bytes(CKA_ID, &id))?;
+                        moved.push(describe(&sm));
+                    }
+                }
+                Ok((hk::summary(s, handle)?, moved))
+            })
+            .await
+            .map_err(ApiError::from)
+            .map(|(summary, moved)| AttributesChanged {
+                summary,
+                changed: words.clone(),
+                moved,
+            });
+        self.record_outcome(ev, &r).await;
+        self.emit(ConsoleEvent::PartitionChanged {
+            partition_id: p.id.clone(),
+        });
+        r
+    }
+}

@@ -1,0 +1,489 @@
+//! Credentials and roles: changing one's PIN (`C_SetPIN`), the SO setting or resetting the
+//! user PIN (`C_InitPIN`), the Crypto Officer setting a Luna role's PIN
+//! (`CA_InitRolePIN`), initializing a token (`C_InitToken`), and the role checks every
+//! service makes before it acts.
+//!
+//! PINs arrive as zeroizing secrets, are checked against the token's length range before
+//! they are sent, are sent once (a wrong one is never retried; the answer says what the
+//! token reports about the attempts left), and are never logged or stored.
+//!
+//! **The audit trail and policy 21.** Every action here is recorded before it runs, and
+//! refused when the trail's store cannot take the record. Two situations would make that
+//! impossible with the trail's key alone, so the record is *spooled* in the store instead
+//! (durably, before the action; chained in order when the key next opens, as failed logins
+//! are): the Crypto Officer of a Luna partition with policy 21 must change the PIN the SO
+//! set before the token does anything else — including finding or creating the trail's
+//! key on it — and the SO of the partition that holds the trail's key can never be logged
+//! in together with its Crypto Officer. Spooling is allowed only for the partition that
+//! holds (or, on a new trail, will hold) the key; an action on any other partition while
+//! the key is locked is refused, as key generation is.
+
+use audit::{Event, KeyStatus};
+use hsm::keys as hk;
+use hsm::roles::{self, Action};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::partitions::{blocking, Partition, MAX_PIN_BYTES};
+use crate::views::{AuditKeyView, ConsoleEvent, UserKind};
+use crate::Console;
+
+/// After a PIN change.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct PinChanged {
+    pub partition_id: String,
+    pub user: UserKind,
+    /// The trail's key, which a change of a PIN that was to be changed may just have opened.
+    pub audit: AuditKeyView,
+}
+
+/// What a token holds, for the Initialize dialog (and the audit record).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TokenContents {
+    pub partition_id: String,
+    pub label: String,
+    pub serial: String,
+    /// Objects the console can see (public ones only when nobody is logged in).
+    #[ts(type = "number")]
+    pub objects: u64,
+    pub by_class: Vec<ClassCount>,
+    /// Luna's own count of the objects on the partition (`CA_GetTokenStorageInformation`),
+    /// private ones included, where the module reports it.
+    #[ts(type = "number | null")]
+    pub reported_object_count: Option<u64>,
+    /// Nobody is logged in: private objects are not counted.
+    pub public_only: bool,
+    /// This partition holds the audit trail's key (it goes with the token).
+    pub holds_audit_key: bool,
+    /// What the officer types to confirm: the token's label.
+    pub confirmation: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ClassCount {
+    pub class: String,
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+/// Initialize a token: its SO PIN, the new label, the current label typed as confirmation,
+/// and — for the partition holding the audit trail's key — the second confirmation.
+#[derive(Debug, Clone, Deserialize, TS)]
+pub struct InitTokenRequest {
+    pub label: String,
+    pub confirmation: String,
+    #[serde(default)]
+    pub destroy_audit_key: bool,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TokenInitialized {
+    /// The token's partition after initialization (its serial may have changed).
+    pub partition_id: Option<String>,
+    pub label: String,
+    #[ts(type = "number")]
+    pub objects_destroyed: u64,
+}
+
+/// A label for `C_InitToken`: 1 to 32 bytes, no control characters.
+pub fn validate_token_label(label: &str) -> ApiResult<()> {
+    if label.trim().is_empty() {
+        return Err(ApiError::invalid("The token needs a label."));
+    }
+    if label.len() > 32 {
+        return Err(ApiError::invalid(format!(
+            "Token labels are at most 32 bytes; \u{201c}{label}\u{201d} has {}.",
+            label.len()
+        )));
+    }
+    if label.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "Token labels cannot contain control characters.",
+        ));
+    }
+    Ok(())
+}
+
+/// The "before" record of an action: its event, named `<action>.request`.
+fn request(e: &Event) -> Event {
+    let mut r = e.clone();
+    r.action.push_str(".request");
+    r
+}
+
+fn secret_len(pin: &p11::Pin) -> usize {
+    secrecy::ExposeSecret::expose_secret(pin).len()
+}
+
+/// A PIN no token accepts is refused before it is sent (it would count as an attempt).
+fn check_sendable(pin: &p11::Pin, what: &str) -> ApiResult<()> {
+    let n = secret_len(pin);
+    if n > MAX_PIN_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::PinInvalid,
+            format!("The {what} is {n} bytes long; tokens accept at most {MAX_PIN_BYTES}. It was not sent to the HSM."),
+        ));
+    }
+    Ok(())
+}
+
+impl Console {
+    /// Refuse what the role logged in on `p` may not do, with the reason.
+    pub(crate) fn require(&self, p: &Partition, action: Action) -> ApiResult<()> {
+        let role = p.logged_in();
+        roles::check(role.map(UserKind::role), action, p.module.module.family()).map_err(|why| {
+            ApiError::new(
+                if role.is_none() {
+                    ErrorCode::NotLoggedIn
+                } else {
+                    ErrorCode::NotAuthorized
+                },
+                why,
+            )
+        })
+    }
+
+    /// Record an administrative action before it runs: chained when the trail's key is
+    /// open; spooled in the store when the key is locked and this partition holds (or will
+    /// hold) it — see the module documentation; refused otherwise, and whenever the store
+    /// cannot take the record.
+    pub(crate) async fn admin_audit_first(&self, p: &Partition, e: Event) -> ApiResult<()> {
+        let spool = match self.audit.key_status().await? {
+            KeyStatus::Unlocked { .. } => false,
+            KeyStatus::NoKeyYet => true,
+            KeyStatus::Locked { holder } => holder == p.holder_name(),
+        };
+        if !spool {
+            return self.audit_first(e).await;
+        }
+        self.audit
+            .record(e.meta("spooled_before_unlock", true))
+            .await?;
+        self.emit(ConsoleEvent::AuditChanged {});
+        Ok(())
+    }
+
+    /// The new PIN against the token's limits (and the console's own), before anything is
+    /// sent.
+    async fn check_new_pin(&self, p: &Partition, pin: &p11::Pin) -> ApiResult<()> {
+        check_sendable(pin, "new PIN")?;
+        let (min, max) = self
+            .token_view(p)
+            .await
+            .map(|t| (t.min_pin_len, t.max_pin_len))
+            .unwrap_or((0, 0));
+        roles::check_pin_length(secret_len(pin), min, max).map_err(|why| {
+            ApiError::new(ErrorCode::PinInvalid, why)
+                .details("Nothing was sent to the token; no attempt was used.")
+        })
+    }
+
+    /// Change the PIN of the role logged in (`C_SetPIN`): the old PIN is tried once; a wrong
+    /// one says what the token reports about the attempts left. When the token wanted the
+    /// PIN changed (Luna's policy 21), the change also opens the audit trail's key.
+    pub async fn change_pin(
+        &self,
+        partition: &str,
+        old: p11::Pin,
+        new: p11::Pin,
+    ) -> ApiResult<PinChanged> {
+        let p = self.partition_ref(partition).await?;
+        let who = p.logged_in().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotLoggedIn,
+                "Log in as the role whose PIN you change.",
+            )
+        })?;
+        check_sendable(&old, "current PIN")?;
+        self.check_new_pin(&p, &new).await?;
+        let was_to_be_changed = self
+            .token_view(&p)
+            .await
+            .is_some_and(|t| who.pin_to_be_changed(&t));
+        let ev = Event::new("pin.change", "partition")
+            .resource(&p.id)
+            .meta("user", who)
+            .meta("token", &p.label)
+            .meta("was_to_be_changed", was_to_be_changed);
+        self.admin_audit_first(&p, request(&ev)).await?;
+        let pool = p.pool.clone();
+        let r = blocking(move || pool.set_pin(&old, new))
+            .await?
+            .map_err(ApiError::from);
+        let r = match r {
+            Err(mut e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
+                e.message = "The current PIN is incorrect; the PIN was not changed.".into();
+                e.details = self.pin_attempts_note(&p, who).await;
+                Err(e)
+            }
+            other => other,
+        };
+        self.record_outcome(ev, &r).await;
+        r?;
+        let uses_keys =
+            roles::check(Some(who.role()), Action::UseKeys, p.module.module.family()).is_ok();
+        let audit = if was_to_be_changed && uses_keys {
+            match self.attach_audit(&p).await {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(
+                        "audit key not opened on {} after the PIN change: {}",
+                        p.id,
+                        e.message
+                    );
+                    self.audit_key_view().await
+                }
+            }
+        } else {
+            self.audit_key_view().await
+        };
+        self.emit(ConsoleEvent::PartitionChanged {
+            partition_id: p.id.clone(),
+        });
+        self.emit(ConsoleEvent::AuditKey {
+            state: audit.clone(),
+        });
+        Ok(PinChanged {
+            partition_id: p.id.clone(),
+            user: who,
+            audit,
+        })
+    }
+
+    async fn audit_key_view(&self) -> AuditKeyView {
+        self.audit
+            .key_status()
+            .await
+            .map(Into::into)
+            .unwrap_or(AuditKeyView::NoKeyYet)
+    }
+
+    /// The SO sets or resets the user's PIN (`C_InitPIN`): for a new token, or to unblock
+    /// a locked PIN. On a Luna partition with policy 21 the user must change it at the
+    /// next login.
+    pub async fn set_user_pin(&self, partition: &str, new: p11::Pin) -> ApiResult<()> {
+        let p = self.partition_ref(partition).await?;
+        self.require(&p, Action::SetUserPin)?;
+        self.check_new_pin(&p, &new).await?;
+        let ev = Event::new("pin.init", "partition")
+            .resource(&p.id)
+            .meta("for", UserKind::User)
+            .meta("token", &p.label);
+        self.admin_audit_first(&p, request(&ev)).await?;
+        let r = p
+            .pool
+            .run_async("pin.init", move |s| s.init_pin(&new))
+            .await
+            .map_err(ApiError::from);
+        self.record_outcome(ev, &r).await;
+        self.emit(ConsoleEvent::PartitionChanged {
+            partition_id: p.id.clone(),
+        });
+        r
+    }
+
+    /// The Crypto Officer sets the PIN of a Luna role (`CA_InitRolePIN`): the Crypto User
+    /// or the Limited Crypto Officer.
+    pub async fn set_role_pin(
+        &self,
+        partition: &str,
+        role: UserKind,
+        new: p11::Pin,
+    ) -> ApiResult<()> {
+        let p = self.partition_ref(partition).await?;
+        self.require(&p, Action::SetRolePin)?;
+        if !matches!(role, UserKind::CryptoUser | UserKind::LimitedCryptoOfficer) {
+            return Err(ApiError::invalid(
+                "The Crypto Officer sets the Crypto User's and the Limited Crypto Officer's PINs; the user PIN is the SO's to set.",
+            ));
+        }
+        self.check_new_pin(&p, &new).await?;
+        let ev = Event::new("pin.init", "partition")
+            .resource(&p.id)
+            .meta("for", role)
+            .meta("token", &p.label);
+        self.admin_audit_first(&p, request(&ev)).await?;
+        let user = role.p11();
+        let r = p
+            .pool
+            .run_async("pin.init_role", move |s| s.ca_init_role_pin(user, &new))
+            .await
+            .map_err(ApiError::from);
+        self.record_outcome(ev, &r).await;
+        r
+    }
+
+    /// What the token holds (what initializing it would destroy).
+    pub async fn token_contents(&self, partition: &str) -> ApiResult<TokenContents> {
+        let p = self.partition_ref(partition).await?;
+        let listed = p
+            .pool
+            .run_idempotent_async("token.contents", |s| {
+                hk::list_objects(s, &mut p11::Template::new())
+            })
+            .await;
+        let list = match listed {
+            Ok(l) => l,
+            // A token that wants its PIN changed refuses to list; count nothing rather
+            // than block the officer from initializing it.
+            Err(e) if e.p11().and_then(|e| e.rv()) == Some(p11::sys::CKR_PIN_EXPIRED) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let mut by_class: Vec<ClassCount> = Vec::new();
+        for o in list
+            .iter()
+            .filter(|o| o.class != "MECHANISM" && o.class != "PROFILE")
+        {
+            match by_class.iter_mut().find(|c| c.class == o.class) {
+                Some(c) => c.count += 1,
+                None => by_class.push(ClassCount {
+                    class: o.class.clone(),
+                    count: 1,
+                }),
+            }
+        }
+        let m = p.module.module.clone();
+        let slot = p.slot();
+        let reported =
+            blocking(move || m.ca_token_storage(slot).ok().and_then(|s| s.object_count)).await?;
+        Ok(TokenContents {
+            partition_id: p.id.clone(),
+            label: p.label.clone(),
+            serial: p.serial.clone(),
+            objects: by_class.iter().map(|c| c.count).sum(),
+            by_class,
+            reported_object_count: reported,
+            public_only: p.logged_in().is_none(),
+            holds_audit_key: self.holds_trail_key(&p).await,
+            confirmation: p.label.clone(),
+        })
+    }
+
+    /// Is this the partition the trail's key lives on (open here, or locked and named so)?
+    async fn holds_trail_key(&self, p: &Partition) -> bool {
+        p.holds_audit_key()
+            || matches!(self.audit.key_status().await, Ok(KeyStatus::Locked { holder }) if holder == p.holder_name())
+    }
+
+    /// Initialize the token (`C_InitToken`): every object on it is destroyed. The officer
+    /// types the token's label; for the partition holding the audit trail's key, confirms
+    /// that the key goes with it. The partition's sessions are closed first (the token
+    /// refuses while any is open) and the pool opens new ones afterwards.
+    pub async fn init_token(
+        &self,
+        partition: &str,
+        so_pin: p11::Pin,
+        req: InitTokenRequest,
+    ) -> ApiResult<TokenInitialized> {
+        validate_token_label(&req.label)?;
+        check_sendable(&so_pin, "SO PIN")?;
+        let contents = self.token_contents(partition).await?;
+        if req.confirmation.trim() != contents.confirmation.trim() {
+            return Err(ApiError::invalid(format!(
+                "Type the token's label, \u{201c}{}\u{201d}, to confirm that everything on it is destroyed.",
+                contents.confirmation
+            ))
+            .details("Nothing was changed."));
+        }
+        if contents.holds_audit_key && !req.destroy_audit_key {
+            return Err(ApiError::invalid(
+                "This partition holds the audit trail's key: initializing it destroys the key, and the trail cannot be extended or checked with it afterwards.",
+            )
+            .details("Nothing was changed.")
+            .suggest("Confirm that the trail's key goes with the token (the second confirmation), or keep the token."));
+        }
+        let p = self.partition_ref(partition).await?;
+        let objects = contents.reported_object_count.unwrap_or(contents.objects);
+        let ev = Event::new("token.init", "partition")
+            .resource(&p.id)
+            .meta("token", &p.label)
+            .meta("new_label", &req.label)
+            .meta("objects", objects)
+            .meta(
+                "objects_by_class",
+                contents
+                    .by_class
+                    .iter()
+                    .map(|c| (c.class.clone(), c.count))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .meta("destroys_audit_key", contents.holds_audit_key);
+        self.admin_audit_first(&p, request(&ev)).await?;
+        if p.logged_in().is_some() {
+            // Seals and checkpoints the trail while its key is still here.
+            let _ = self.logout(&p.id).await;
+        }
+        let (pool, m, slot, label) = (
+            p.pool.clone(),
+            p.module.module.clone(),
+            p.slot(),
+            req.label.clone(),
+        );
+        let r = blocking(move || -> ApiResult<()> {
+            pool.shut();
+            let _ = m.close_all_sessions(slot);
+            m.init_token(slot, &so_pin, &label)?;
+            Ok(())
+        })
+        .await?;
+        p.set_logged_in(None);
+        let r = match r {
+            Err(mut e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
+                e.message = "The SO PIN is incorrect; the token was not initialized.".into();
+                e.details = self.pin_attempts_note(&p, UserKind::So).await;
+                Err(e)
+            }
+            other => other,
+        };
+        let r = match r {
+            Ok(()) => {
+                self.partitions.write().remove(&p.id);
+                let slots = self.slots(&p.module.id).await.unwrap_or_default();
+                let new_id = slots
+                    .iter()
+                    .find(|s| {
+                        s.token
+                            .as_ref()
+                            .is_some_and(|t| t.label.trim() == req.label.trim())
+                    })
+                    .and_then(|s| s.partition_id.clone());
+                Ok(TokenInitialized {
+                    partition_id: new_id,
+                    label: req.label.clone(),
+                    objects_destroyed: objects,
+                })
+            }
+            Err(e) => Err(e),
+        };
+        let ev = match &r {
+            Ok(t) => ev.meta("new_partition", &t.partition_id),
+            Err(_) => ev,
+        };
+        self.record_outcome(ev, &r).await;
+        self.emit(ConsoleEvent::PartitionChanged {
+            partition_id: p.id.clone(),
+        });
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_labels() {
+        assert!(validate_token_label("officer").is_ok());
+        assert!(validate_token_label("").is_err());
+        assert!(validate_token_label(&"x".repeat(33)).is_err());
+        assert!(validate_token_label("a\tb").is_err());
+    }
+
+    #[test]
+    fn oversized_pins_are_not_sent() {
+        let e = check_sendable(&p11::pin("x".repeat(MAX_PIN_BYTES + 1)), "new PIN").unwrap_err();
+        assert_eq!(e.code, ErrorCode::PinInvalid);
+        assert!(check_sendable(&p11::pin("12345678"), "new PIN").is_ok());
+    }
+}

@@ -1,0 +1,194 @@
+//! Editing attributes on real tokens: a new label and ID (the pair's other half and its
+//! certificate move along), an end date, usage flags; the standard's one-way flags refused
+//! before anything is sent. Read back by `pkcs11-tool`. One test per process (nextest).
+
+use console::attributes::{AttributeChanges, FlagChange};
+use console::views::GenerateRequest;
+use console::ErrorCode;
+use hsm::algo::{Curve, KeySpec};
+use testkit::tools::{pkcs11_tool, text};
+use testkit::{Backend, TOKEN_LABEL, USER_PIN};
+
+mod common;
+
+fn flag(name: &str, value: bool) -> FlagChange {
+    FlagChange {
+        name: name.into(),
+        value,
+    }
+}
+
+async fn edit_label_id_dates_and_flags(backend: Backend) {
+    let e = common::token(backend).await;
+    let key = e
+        .generate(KeySpec::Ec { curve: Curve::P256 }, "attr_key")
+        .await;
+    e.c.issue_certificate(&e.pid, key.private_handle, "CN=attr_key", 30, true)
+        .await
+        .unwrap();
+    let offer =
+        e.c.editable_attributes(&e.pid, key.private_handle)
+            .await
+            .unwrap();
+    assert!(offer.modifiable);
+    assert_eq!(offer.related.len(), 2, "{:?}", offer.related);
+    let sensitive = offer.flags.iter().find(|f| f.name == "sensitive").unwrap();
+    assert!(sensitive.value && !sensitive.changeable, "{sensitive:?}");
+    assert!(sensitive.reason.as_deref().unwrap().contains("never"));
+
+    let r =
+        e.c.set_attributes(
+            &e.pid,
+            key.private_handle,
+            AttributeChanges {
+                label: Some("attr_key_renamed".into()),
+                id_hex: Some("c0ffee01".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.summary.label, "attr_key_renamed");
+    assert_eq!(r.summary.id_hex, "c0ffee01");
+    assert_eq!(
+        r.moved.len(),
+        2,
+        "public half and certificate: {:?}",
+        r.moved
+    );
+    let key_handle = key.private_handle;
+    let dates = AttributeChanges {
+        end_date: Some("2027-12-31".into()),
+        ..Default::default()
+    };
+    let r = e.c.set_attributes(&e.pid, key_handle, dates).await;
+    if backend == Backend::SoftHsm {
+        // SoftHSM2 loses an object whose dates change; the console refuses to.
+        let err = r.unwrap_err();
+        assert!(err.message.contains("SoftHSM2"), "{}", err.message);
+    } else {
+        r.unwrap();
+        let offer = e.c.editable_attributes(&e.pid, key_handle).await.unwrap();
+        assert_eq!(offer.end_date.as_deref(), Some("2027-12-31"));
+    }
+
+    // Another lineage sees the label and the three objects under the new ID.
+    let t = e.token();
+    let o = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--login",
+            "--pin",
+            USER_PIN,
+            "--list-objects",
+        ],
+    );
+    let listed = text(&o);
+    assert!(listed.contains("attr_key_renamed"), "{listed}");
+    assert_eq!(listed.matches("c0ffee01").count(), 3, "{listed}");
+    assert!(
+        !listed.contains(&key.id_hex),
+        "nothing left under the old ID: {listed}"
+    );
+
+    // A usage flag, both ways.
+    let r =
+        e.c.set_attributes(
+            &e.pid,
+            key.private_handle,
+            AttributeChanges {
+                flags: vec![flag("sign", false)],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!r.summary.capabilities.sign);
+
+    // The standard's one-way flags: refused before the call, nothing changed.
+    let aes =
+        e.c.generate_key(
+            &e.pid,
+            GenerateRequest {
+                spec: KeySpec::Aes { bits: 256 },
+                label: "attr_aes".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap();
+    for (name, value) in [("sensitive", false), ("extractable", true)] {
+        let current =
+            e.c.editable_attributes(&e.pid, aes.private_handle)
+                .await
+                .unwrap();
+        let f = current.flags.iter().find(|f| f.name == name).unwrap();
+        if f.value == value {
+            continue; // already so: nothing to refuse
+        }
+        let err =
+            e.c.set_attributes(
+                &e.pid,
+                aes.private_handle,
+                AttributeChanges {
+                    flags: vec![flag(name, value)],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{}", err.message);
+        assert!(err.message.contains("never"), "{}", err.message);
+    }
+    let err =
+        e.c.set_attributes(
+            &e.pid,
+            aes.private_handle,
+            AttributeChanges {
+                end_date: Some("31.12.2027".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("end_date"), "{}", err.message);
+
+    let actions: Vec<String> =
+        e.c.audit_records(audit::store::Query {
+            limit: 200,
+            ascending: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.event.action)
+        .collect();
+    let req = actions
+        .iter()
+        .position(|a| a == "object.set_attributes.request")
+        .unwrap();
+    let done = actions
+        .iter()
+        .position(|a| a == "object.set_attributes")
+        .unwrap();
+    assert!(req < done, "{actions:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_edit_label_id_dates_and_flags() {
+    edit_label_id_dates_and_flags(Backend::SoftHsm).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_edit_label_id_dates_and_flags() {
+    edit_label_id_dates_and_flags(Backend::Kryoptic).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_edit_label_id_dates_and_flags() {
+    edit_label_id_dates_and_flags(Backend::LunaSim).await;
+}

@@ -1,0 +1,217 @@
+//! What may be changed on an object with `C_SetAttributeValue`, by PKCS#11's rules: an object
+//! with `CKA_MODIFIABLE` false changes nothing; `CKA_SENSITIVE` may be set, never unset;
+//! `CKA_EXTRACTABLE` may be unset, never set; the usage flags of a key may be switched either
+//! way. Label, ID and the start/end dates are free text/bytes. The token may still refuse
+//! (`CKR_ATTRIBUTE_READ_ONLY`, `CKR_ACTION_PROHIBITED`, a Luna policy); the console checks
+//! these rules first so it never sends what the standard forbids.
+
+use p11::sys::*;
+use serde::Serialize;
+
+/// A boolean attribute the console offers to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditableFlag {
+    pub attr: u64,
+    /// As `--set` spells it (`sign`, `sensitive`, …).
+    pub name: &'static str,
+}
+
+pub const FLAGS: [EditableFlag; 9] = [
+    EditableFlag {
+        attr: CKA_SENSITIVE,
+        name: "sensitive",
+    },
+    EditableFlag {
+        attr: CKA_EXTRACTABLE,
+        name: "extractable",
+    },
+    EditableFlag {
+        attr: CKA_SIGN,
+        name: "sign",
+    },
+    EditableFlag {
+        attr: CKA_VERIFY,
+        name: "verify",
+    },
+    EditableFlag {
+        attr: CKA_ENCRYPT,
+        name: "encrypt",
+    },
+    EditableFlag {
+        attr: CKA_DECRYPT,
+        name: "decrypt",
+    },
+    EditableFlag {
+        attr: CKA_WRAP,
+        name: "wrap",
+    },
+    EditableFlag {
+        attr: CKA_UNWRAP,
+        name: "unwrap",
+    },
+    EditableFlag {
+        attr: CKA_DERIVE,
+        name: "derive",
+    },
+];
+
+/// The flag named `name` (`sign`, `CKA_SIGN`, case-insensitive).
+pub fn flag(name: &str) -> Option<EditableFlag> {
+    let n = name.trim().to_ascii_lowercase();
+    let n = n.strip_prefix("cka_").unwrap_or(&n);
+    FLAGS.into_iter().find(|f| f.name == n)
+}
+
+/// `ATTR=VALUE` with a boolean value (`true|false|yes|no|1|0|on|off`).
+pub fn parse_set(s: &str) -> Result<(EditableFlag, bool), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--set '{s}': write ATTR=VALUE, e.g. sign=false"))?;
+    let f = flag(k).ok_or_else(|| {
+        format!(
+            "--set '{s}': {k} is not an attribute the console changes ({}; label, ID and dates have their own options)",
+            FLAGS.map(|f| f.name).join(", ")
+        )
+    })?;
+    let b = match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "on" => true,
+        "false" | "no" | "0" | "off" => false,
+        other => return Err(format!("--set '{s}': '{other}' is not true or false")),
+    };
+    Ok((f, b))
+}
+
+/// May `f` go from `current` to `new` on a key of `class`? The reason when not.
+pub fn check_flag(
+    f: EditableFlag,
+    class: u64,
+    current: Option<bool>,
+    new: bool,
+) -> Result<(), String> {
+    if !matches!(class, CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_PUBLIC_KEY) {
+        return Err(format!(
+            "{} is a key attribute; this object is not a key",
+            f.name
+        ));
+    }
+    let Some(cur) = current else {
+        return Err(format!("the object has no {} attribute", f.name));
+    };
+    if cur == new {
+        return Ok(());
+    }
+    match (f.attr, new) {
+        (CKA_SENSITIVE, false) => Err("a sensitive key can never be made non-sensitive (PKCS#11: CKA_SENSITIVE may only be set to true)".into()),
+        (CKA_EXTRACTABLE, true) => Err("a non-extractable key can never be made extractable (PKCS#11: CKA_EXTRACTABLE may only be set to false)".into()),
+        (CKA_SENSITIVE | CKA_EXTRACTABLE, _) if class == CKO_PUBLIC_KEY => {
+            Err(format!("{} applies to private and secret keys, not public ones", f.name))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `YYYY-MM-DD` as `CK_DATE` (8 ASCII digits); empty clears the date.
+pub fn parse_date(s: &str) -> Result<Vec<u8>, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ok = s.len() == 10
+        && s.as_bytes()[4] == b'-'
+        && s.as_bytes()[7] == b'-'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    let month: u32 = s.get(5..7).and_then(|m| m.parse().ok()).unwrap_or(0);
+    let day: u32 = s.get(8..10).and_then(|d| d.parse().ok()).unwrap_or(0);
+    if !ok || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(format!("'{s}' is not a date such as 2027-12-31"));
+    }
+    Ok(s.replace('-', "").into_bytes())
+}
+
+/// One boolean as the edit dialog offers it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct FlagOffer {
+    pub name: String,
+    pub value: bool,
+    /// May be switched to the other value.
+    pub changeable: bool,
+    /// Why not, when not.
+    pub reason: Option<String>,
+}
+
+/// What the dialog offers for an object of `class` with these flag values.
+pub fn offers(
+    class: u64,
+    modifiable: bool,
+    values: &[(EditableFlag, Option<bool>)],
+) -> Vec<FlagOffer> {
+    values
+        .iter()
+        .filter_map(|(f, v)| v.map(|v| (f, v)))
+        .map(|(f, v)| {
+            let r = if modifiable {
+                check_flag(*f, class, Some(v), !v)
+            } else {
+                Err("the object is not modifiable (CKA_MODIFIABLE false)".into())
+            };
+            FlagOffer {
+                name: f.name.into(),
+                value: v,
+                changeable: r.is_ok(),
+                reason: r.err(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_standards_one_way_flags() {
+        let s = flag("sensitive").unwrap();
+        let x = flag("CKA_EXTRACTABLE").unwrap();
+        assert!(check_flag(s, CKO_SECRET_KEY, Some(false), true).is_ok());
+        assert!(check_flag(s, CKO_SECRET_KEY, Some(true), false)
+            .unwrap_err()
+            .contains("never"));
+        assert!(check_flag(x, CKO_PRIVATE_KEY, Some(true), false).is_ok());
+        assert!(check_flag(x, CKO_PRIVATE_KEY, Some(false), true)
+            .unwrap_err()
+            .contains("never"));
+        assert!(check_flag(flag("sign").unwrap(), CKO_CERTIFICATE, Some(true), false).is_err());
+        assert!(check_flag(flag("sign").unwrap(), CKO_PRIVATE_KEY, Some(true), false).is_ok());
+    }
+
+    #[test]
+    fn set_and_dates_parse() {
+        assert!(!parse_set("sign=false").unwrap().1);
+        assert_eq!(parse_set("CKA_DERIVE=yes").unwrap().0.attr, CKA_DERIVE);
+        assert!(parse_set("sign").unwrap_err().contains("ATTR=VALUE"));
+        assert!(parse_set("modulus=1")
+            .unwrap_err()
+            .contains("not an attribute"));
+        assert!(parse_set("sign=maybe")
+            .unwrap_err()
+            .contains("not true or false"));
+        assert_eq!(parse_date("2027-12-31").unwrap(), b"20271231");
+        assert!(parse_date("2027-13-01").is_err());
+        assert!(parse_date("31.12.2027").is_err());
+        assert!(parse_date("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn offers_follow_modifiable() {
+        let vals = [
+            (flag("sensitive").unwrap(), Some(true)),
+            (flag("sign").unwrap(), Some(true)),
+        ];
+        let o = offers(CKO_PRIVATE_KEY, true, &vals);
+        assert!(!o[0].changeable && o[1].changeable);
+        let o = offers(CKO_PRIVATE_KEY, false, &vals);
+        assert!(o.iter().all(|f| !f.changeable));
+    }
+}

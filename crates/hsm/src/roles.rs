@@ -1,0 +1,249 @@
+//! Who may do what on a partition: the PKCS#11 users (security officer, user) and Luna's
+//! partition roles (Crypto Officer = `CKU_USER`, Crypto User = `0x80000001`, Limited Crypto
+//! Officer = `0x80000003`), and the checks made before a PIN reaches the token.
+//!
+//! The console asks [`check`] before it offers or runs an action, so a role that cannot do
+//! something sees the button disabled with the reason, and a script gets the same reason
+//! as an error. The token stays the authority: when it refuses anyway (a real Luna
+//! configured otherwise), its answer (`CKR_USER_NOT_AUTHORIZED`) is explained instead.
+//! The Luna roles follow what `lunasim` implements (its `roles` module): the Crypto User
+//! uses keys and reads objects; the Limited Crypto Officer also generates, imports and
+//! changes objects, but neither deletes nor exports keys nor sets other roles' PINs.
+
+use p11::names::luna;
+use p11::{Family, UserType};
+use serde::{Deserialize, Serialize};
+
+/// Who is logged in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    SecurityOfficer,
+    /// `CKU_USER`: the user of any module, Luna's Crypto Officer.
+    CryptoOfficer,
+    /// Luna's Crypto User (`CKU_CRYPTO_USER` = `0x80000001`).
+    CryptoUser,
+    /// Luna's Limited Crypto Officer (`0x80000003`).
+    LimitedCryptoOfficer,
+}
+
+impl Role {
+    pub fn user_type(self) -> UserType {
+        match self {
+            Role::SecurityOfficer => UserType::SecurityOfficer,
+            Role::CryptoOfficer => UserType::User,
+            Role::CryptoUser => UserType::Vendor(luna::CKU_CRYPTO_USER),
+            Role::LimitedCryptoOfficer => UserType::Vendor(luna::CKU_LIMITED_CRYPTO_OFFICER),
+        }
+    }
+
+    /// The role's name as the module's own documentation calls it.
+    pub fn name(self, family: Family) -> &'static str {
+        match (self, family) {
+            (Role::SecurityOfficer, Family::Luna) => "Partition Security Officer",
+            (Role::SecurityOfficer, _) => "security officer",
+            (Role::CryptoOfficer, Family::Luna) => "Crypto Officer",
+            (Role::CryptoOfficer, _) => "user",
+            (Role::CryptoUser, _) => "Crypto User",
+            (Role::LimitedCryptoOfficer, _) => "Limited Crypto Officer",
+        }
+    }
+
+    /// Whether the module knows this role at all (the two extra roles are Luna's).
+    pub fn offered_by(self, family: Family) -> bool {
+        match self {
+            Role::CryptoUser | Role::LimitedCryptoOfficer => family == Family::Luna,
+            _ => true,
+        }
+    }
+
+    /// The roles a module of this family offers, in the order a login dialog lists them.
+    pub fn offered(family: Family) -> Vec<Role> {
+        [
+            Role::CryptoOfficer,
+            Role::CryptoUser,
+            Role::LimitedCryptoOfficer,
+            Role::SecurityOfficer,
+        ]
+        .into_iter()
+        .filter(|r| r.offered_by(family))
+        .collect()
+    }
+}
+
+/// The administrative and key actions the console offers, checked against the role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// See private objects, sign, verify, encrypt, decrypt.
+    UseKeys,
+    GenerateKeys,
+    /// Import certificates, public keys and data objects.
+    ImportObjects,
+    EditAttributes,
+    DeleteObjects,
+    /// Export a key wrapped under another.
+    WrapKeys,
+    /// Import a wrapped key.
+    UnwrapKeys,
+    /// Change the PIN of the role logged in.
+    ChangeOwnPin,
+    /// The SO sets or resets the user's (Crypto Officer's) PIN.
+    SetUserPin,
+    /// The Crypto Officer sets the Crypto User's or Limited Crypto Officer's PIN (Luna).
+    SetRolePin,
+    /// Initialize the token (needs the SO PIN; every session is closed first).
+    InitToken,
+}
+
+crate::wire_display!(Action);
+
+impl Action {
+    pub const ALL: [Action; 11] = [
+        Action::UseKeys,
+        Action::GenerateKeys,
+        Action::ImportObjects,
+        Action::EditAttributes,
+        Action::DeleteObjects,
+        Action::WrapKeys,
+        Action::UnwrapKeys,
+        Action::ChangeOwnPin,
+        Action::SetUserPin,
+        Action::SetRolePin,
+        Action::InitToken,
+    ];
+
+    fn words(self) -> &'static str {
+        match self {
+            Action::UseKeys => "use keys",
+            Action::GenerateKeys => "generate keys",
+            Action::ImportObjects => "import objects",
+            Action::EditAttributes => "change attributes",
+            Action::DeleteObjects => "delete objects",
+            Action::WrapKeys => "export keys wrapped",
+            Action::UnwrapKeys => "import wrapped keys",
+            Action::ChangeOwnPin => "change its PIN",
+            Action::SetUserPin => "set the user PIN",
+            Action::SetRolePin => "set other roles' PINs",
+            Action::InitToken => "initialize the token",
+        }
+    }
+}
+
+/// May `role` (`None`: nobody logged in) do `action` on a module of `family`? `Err` says
+/// why not, in words an officer can act on.
+pub fn check(role: Option<Role>, action: Action, family: Family) -> Result<(), String> {
+    use Action as A;
+    let Some(role) = role else {
+        return match action {
+            // Initializing asks for the SO PIN itself and needs every session closed.
+            A::InitToken => Ok(()),
+            _ => Err(format!("Log in first to {}.", action.words())),
+        };
+    };
+    let name = role.name(family);
+    let refuse = |why: &str| Err(format!("The {name} cannot {}: {why}", action.words()));
+    match (role, action) {
+        (_, A::ChangeOwnPin) => Ok(()),
+        (_, A::InitToken) => Ok(()),
+        (Role::SecurityOfficer, A::SetUserPin) => Ok(()),
+        (Role::SecurityOfficer, _) => refuse(
+            "the security officer manages the token and its PINs; keys are the user's (log in as the user or Crypto Officer).",
+        ),
+        (_, A::SetUserPin) => {
+            refuse("only the security officer sets or resets it (log in as the SO).")
+        }
+        (Role::CryptoOfficer, A::SetRolePin) if family != Family::Luna => {
+            refuse("only Luna partitions have other roles.")
+        }
+        (Role::CryptoOfficer, _) => Ok(()),
+        (Role::CryptoUser, A::UseKeys) => Ok(()),
+        (Role::CryptoUser, _) => refuse(
+            "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
+        ),
+        (
+            Role::LimitedCryptoOfficer,
+            A::UseKeys | A::GenerateKeys | A::ImportObjects | A::EditAttributes | A::UnwrapKeys,
+        ) => Ok(()),
+        (Role::LimitedCryptoOfficer, _) => refuse(
+            "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
+        ),
+    }
+}
+
+/// Check a new PIN against the token's limits before it is sent (`CK_TOKEN_INFO`'s
+/// `ulMinPinLen`/`ulMaxPinLen`, in bytes; a token reporting 0 for the maximum sets none).
+pub fn check_pin_length(len: usize, min: u64, max: u64) -> Result<(), String> {
+    let len = len as u64;
+    if len == 0 {
+        return Err("The new PIN is empty.".into());
+    }
+    if len < min {
+        return Err(format!(
+            "The new PIN is {len} characters long; this token needs at least {min}."
+        ));
+    }
+    if max > 0 && len > max {
+        return Err(format!(
+            "The new PIN is {len} characters long; this token accepts at most {max}."
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn luna_roles_only_on_luna() {
+        assert_eq!(
+            Role::offered(Family::SoftHsm),
+            vec![Role::CryptoOfficer, Role::SecurityOfficer]
+        );
+        assert_eq!(Role::offered(Family::Luna).len(), 4);
+        assert_eq!(Role::CryptoUser.user_type().raw(), 0x8000_0001);
+        assert_eq!(Role::LimitedCryptoOfficer.user_type().raw(), 0x8000_0003);
+        assert_eq!(Role::CryptoOfficer.user_type().raw(), p11::sys::CKU_USER);
+    }
+
+    #[test]
+    fn what_each_role_may_do() {
+        let l = Family::Luna;
+        assert!(check(Some(Role::CryptoUser), Action::UseKeys, l).is_ok());
+        let why = check(Some(Role::CryptoUser), Action::GenerateKeys, l).unwrap_err();
+        assert!(why.contains("Crypto User cannot generate keys"), "{why}");
+        assert!(check(Some(Role::LimitedCryptoOfficer), Action::ImportObjects, l).is_ok());
+        assert!(check(Some(Role::LimitedCryptoOfficer), Action::DeleteObjects, l).is_err());
+        assert!(check(Some(Role::CryptoOfficer), Action::SetRolePin, l).is_ok());
+        assert!(check(
+            Some(Role::CryptoOfficer),
+            Action::SetRolePin,
+            Family::SoftHsm
+        )
+        .is_err());
+        assert!(check(Some(Role::CryptoOfficer), Action::SetUserPin, l).is_err());
+        assert!(check(Some(Role::SecurityOfficer), Action::SetUserPin, l).is_ok());
+        assert!(check(Some(Role::SecurityOfficer), Action::GenerateKeys, l).is_err());
+        assert!(check(None, Action::InitToken, l).is_ok());
+        assert!(check(None, Action::UseKeys, l)
+            .unwrap_err()
+            .starts_with("Log in first"));
+        for r in Role::offered(l) {
+            assert!(check(Some(r), Action::ChangeOwnPin, l).is_ok(), "{r:?}");
+            assert!(check(Some(r), Action::InitToken, l).is_ok(), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn pin_lengths() {
+        assert!(check_pin_length(8, 4, 255).is_ok());
+        assert!(check_pin_length(3, 4, 255)
+            .unwrap_err()
+            .contains("at least 4"));
+        assert!(check_pin_length(300, 4, 255)
+            .unwrap_err()
+            .contains("at most 255"));
+        assert!(check_pin_length(300, 4, 0).is_ok());
+        assert!(check_pin_length(0, 0, 0).is_err());
+    }
+}
