@@ -13,7 +13,7 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 mkdir -p target/bench
 out="target/bench/results.jsonl"
 which=("$@")
-((${#which[@]})) || which=(pool list hashing probe audit startup)
+((${#which[@]})) || which=(pool list hashing probe signing audit startup)
 for b in "${which[@]}"; do
   case "$b" in
     pool) cargo bench -q -p hsm --bench pool_overhead | tee -a "$out" ;;
@@ -23,11 +23,12 @@ for b in "${which[@]}"; do
     hss) cargo build -q --release -p lunasim && cargo bench -q -p lunasim --bench hss | tee -a "$out" ;;
     probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
     tsa) cargo bench -q -p console@0.1.0 --bench timestamp | tee -a "$out" ;;
+    signing) cargo bench -q -p console@0.1.0 --bench signing | tee -a "$out" ;;
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, tsa, audit, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, signing, tsa, audit, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"

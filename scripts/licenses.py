@@ -20,6 +20,9 @@ ALLOWED = {
     "Unlicense", "CC0-1.0", "0BSD", "BSL-1.0",
     # File-level copyleft: fine to link from an Apache-2.0 application unmodified.
     "MPL-2.0",
+    # A permissive licence for data: webpki-roots ships Mozilla's root CA list under it
+    # (HTTPS to a time-stamp authority). No copyleft; the licence text travels with it.
+    "CDLA-Permissive-2.0",
 }
 
 
