@@ -16,6 +16,7 @@ import json
 import os
 import sys
 
+from asn1crypto import algos
 from asn1crypto import cms as acms
 from asn1crypto import core
 from asn1crypto import pem as apem
@@ -96,6 +97,24 @@ def verify_sig(oid, raw, spki_der, message, sig, ctx=b"", pss=False, digest_name
     raise SystemExit(2)
 
 
+class EssCertIdV2(core.Sequence):
+    """RFC 5035 §4 (asn1crypto has no type for this attribute)."""
+
+    _fields = [
+        ("hash_algorithm", algos.DigestAlgorithm, {"default": {"algorithm": "sha256"}}),
+        ("cert_hash", core.OctetString),
+        ("issuer_serial", core.Any, {"optional": True}),
+    ]
+
+
+class EssCertIdsV2(core.SequenceOf):
+    _child_spec = EssCertIdV2
+
+
+class SigningCertificateV2(core.Sequence):
+    _fields = [("certs", EssCertIdsV2), ("policies", core.Any, {"optional": True})]
+
+
 def cms(path, p7s):
     ci = acms.ContentInfo.load(open(p7s, "rb").read())
     if ci["content_type"].native != "signed_data":
@@ -111,6 +130,14 @@ def cms(path, p7s):
     attrs = {a["type"].dotted: a["values"][0] for a in si["signed_attrs"]}
     if attrs["1.2.840.113549.1.9.3"].dotted != "1.2.840.113549.1.7.1":
         raise Invalid("content type is not id-data")
+    # RFC 5035: the signed signingCertificateV2 names the included certificate by its hash
+    # (CMS leaves the certificate itself unsigned).
+    ess = attrs.get("1.2.840.113549.1.9.16.2.47")
+    if ess is None:
+        raise Invalid("no signingCertificateV2 attribute")
+    first = SigningCertificateV2.load(ess.dump())["certs"][0]
+    if first["cert_hash"].native != hashlib.new(first["hash_algorithm"]["algorithm"].native, cert.dump()).digest():
+        raise Invalid("signingCertificateV2 does not name the included certificate")
     dname = si["digest_algorithm"]["algorithm"].native  # sha256 / sha384 / sha512
     if attrs["1.2.840.113549.1.9.4"].native != file_digest(path, dname):
         raise Invalid("message digest does not match the file")

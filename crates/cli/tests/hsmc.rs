@@ -1887,3 +1887,90 @@ fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
     assert!(!rel.join("a.bin.p7s").exists() && !rel.join("a.bin.asc").exists());
     assert!(!rel.join("kit2").exists());
 }
+
+/// CMS signatures carry `signingCertificateV2` (RFC 5035), which binds the certificate CMS
+/// leaves unsigned: Debian's OpenSSL reads the attribute and accepts the signature, and
+/// the asn1crypto/pyca verifier checks the hash against the certificate. With one byte of
+/// the embedded certificate changed (in its signature value, so it still parses and its key
+/// is the same) that verifier and `hsmc verify` refuse it. (OpenSSL 3.0 checks the attribute
+/// only while it validates the certificate path, which this self-signed certificate fails
+/// anyway; `-noverify` skips both.)
+#[test]
+fn cms_binds_its_certificate_with_signing_certificate_v2() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "ess_p256", "--token"],
+    );
+    let art = h.data.path().join("app.bin");
+    std::fs::write(&art, vec![5u8; 10_000]).unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:ess_p256",
+            "--format",
+            "cms",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    let p7s = h.data.path().join("app.bin.p7s");
+    let o = Command::new("openssl")
+        .args(["cms", "-cmsout", "-print", "-inform", "DER", "-in"])
+        .arg(&p7s)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("id-smime-aa-signingCertificateV2"),
+        "{printed}"
+    );
+    let o = Command::new("openssl")
+        .args([
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-noverify",
+            "-out",
+            "/dev/null",
+            "-in",
+        ])
+        .arg(&p7s)
+        .arg("-content")
+        .arg(&art)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(verify_release(&[Path::new("cms"), &art, &p7s]));
+    assert_eq!(
+        h.json(None, &["verify", &p(&art), "--sig", &p(&p7s)])["valid"],
+        true
+    );
+
+    let bytes = std::fs::read(&p7s).unwrap();
+    let cert = signing::cms::certificate(&signing::cms::parse(&bytes).unwrap())
+        .map(|c| der::Encode::to_der(&c).unwrap())
+        .unwrap();
+    let at = bytes
+        .windows(cert.len())
+        .position(|w| w == cert.as_slice())
+        .unwrap();
+    let mut tampered = bytes.clone();
+    tampered[at + cert.len() - 1] ^= 0x01;
+    let bad = h.data.path().join("tampered.p7s");
+    std::fs::write(&bad, &tampered).unwrap();
+    assert!(!verify_release(&[Path::new("cms"), &art, &bad]));
+    let o = h.run(None, &["--json", "verify", &p(&art), "--sig", &p(&bad)]);
+    assert_ne!(
+        code(&o),
+        0,
+        "hsmc verify accepted it: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

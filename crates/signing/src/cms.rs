@@ -1,11 +1,13 @@
 //! Detached CMS `SignedData` (RFC 5652) with signed attributes: content type, message
-//! digest, signing time; the signer named by issuer and serial number of its certificate,
-//! which is included. The HSM signs the DER of the signed attributes — a small blob that
+//! digest, signing time, and `signingCertificateV2` (RFC 5035) binding the signer's
+//! certificate; the signer named by issuer and serial number of its certificate, which is
+//! included. The HSM signs the DER of the signed attributes — a small blob that
 //! carries the file's digest — so any file size works with every scheme, including those
 //! that sign whole messages (RFC 9882 ML-DSA, RFC 9708 HSS/LMS, RFC 8419 Ed25519).
 
 use der::asn1::{ObjectIdentifier, OctetString, SetOfVec, UtcTime};
-use der::{Any, Decode, Encode};
+use der::{Any, Decode, Encode, Sequence};
+use sha2::{Digest, Sha256};
 use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attribute;
 use x509_cert::Certificate;
@@ -28,6 +30,29 @@ pub const OID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2
 pub const OID_MESSAGE_DIGEST: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
 pub const OID_SIGNING_TIME: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.5");
+/// id-aa-signingCertificateV2 (RFC 5035 §3).
+pub const OID_SIGNING_CERTIFICATE_V2: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.47");
+const OID_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
+
+/// ESSCertIDv2 (RFC 5035 §4): the certificate's hash. `hashAlgorithm` defaults to SHA-256
+/// and is then left out (DER); `issuerSerial` is optional and not written.
+#[derive(Clone, Debug, Sequence)]
+struct EssCertIdV2 {
+    #[asn1(optional = "true")]
+    hash_algorithm: Option<AlgorithmIdentifierOwned>,
+    cert_hash: OctetString,
+    #[asn1(optional = "true")]
+    issuer_serial: Option<Any>,
+}
+
+/// SigningCertificateV2 (RFC 5035 §3); the first ESSCertIDv2 names the signer's certificate.
+#[derive(Clone, Debug, Sequence)]
+struct SigningCertificateV2 {
+    certs: Vec<EssCertIdV2>,
+    #[asn1(optional = "true")]
+    policies: Option<Any>,
+}
 
 fn fmt(e: der::Error) -> SignError {
     SignError::Format(e.to_string())
@@ -39,10 +64,11 @@ fn attr(oid: ObjectIdentifier, value: Any) -> Result<Attribute> {
     Ok(Attribute { oid, values })
 }
 
-/// The signed attributes for a content digest.
+/// The signed attributes for a content digest, signed with the key of `cert_der`.
 pub fn signed_attributes(
     content_digest: &[u8],
     signing_time: std::time::SystemTime,
+    cert_der: &[u8],
 ) -> Result<SignedAttributes> {
     let since = signing_time
         .duration_since(std::time::UNIX_EPOCH)
@@ -65,6 +91,21 @@ pub fn signed_attributes(
         .insert(attr(
             OID_SIGNING_TIME,
             Any::encode_from(&UtcTime::from_unix_duration(since).map_err(fmt)?).map_err(fmt)?,
+        )?)
+        .map_err(fmt)?;
+    // Binds the certificate (which CMS itself leaves unsigned) to the signature.
+    let ess = SigningCertificateV2 {
+        certs: vec![EssCertIdV2 {
+            hash_algorithm: None,
+            cert_hash: OctetString::new(Sha256::digest(cert_der).to_vec()).map_err(fmt)?,
+            issuer_serial: None,
+        }],
+        policies: None,
+    };
+    attrs
+        .insert(attr(
+            OID_SIGNING_CERTIFICATE_V2,
+            Any::encode_from(&ess).map_err(fmt)?,
         )?)
         .map_err(fmt)?;
     Ok(attrs)
@@ -121,7 +162,7 @@ pub fn build_with_chain(
     stamp: Option<Stamp<'_>>,
 ) -> Result<Vec<u8>> {
     let (cert, pk) = crate::cert::public_key(cert_der)?;
-    let attrs = signed_attributes(content_digest, signing_time)?;
+    let attrs = signed_attributes(content_digest, signing_time, cert_der)?;
     let to_sign = attrs.to_der().map_err(fmt)?;
     let signature = sign(&to_sign)?;
     alg.verify(&pk, &to_sign, &[], &signature)
@@ -253,6 +294,7 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
     let mut message_digest = None;
     let mut content_type_ok = false;
     let mut signing_time = None;
+    let mut signing_cert_hash = None;
     for a in attrs.iter() {
         let v = a.values.iter().next();
         if a.oid == OID_MESSAGE_DIGEST {
@@ -262,6 +304,22 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         } else if a.oid == OID_CONTENT_TYPE {
             content_type_ok =
                 v.and_then(|v| v.decode_as::<ObjectIdentifier>().ok()) == Some(OID_DATA);
+        } else if a.oid == OID_SIGNING_CERTIFICATE_V2 {
+            let ess = v
+                .and_then(|v| v.decode_as::<SigningCertificateV2>().ok())
+                .ok_or_else(|| bad("the signingCertificateV2 attribute cannot be read"))?;
+            let first = ess
+                .certs
+                .first()
+                .ok_or_else(|| bad("the signingCertificateV2 attribute names no certificate"))?;
+            if first
+                .hash_algorithm
+                .as_ref()
+                .is_some_and(|h| h.oid != OID_SHA256)
+            {
+                return Err(bad("signingCertificateV2 with a hash other than SHA-256"));
+            }
+            signing_cert_hash = Some(first.cert_hash.as_bytes().to_vec());
         } else if a.oid == OID_SIGNING_TIME {
             signing_time = v
                 .and_then(|v| v.decode_as::<UtcTime>().ok())
@@ -286,6 +344,13 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
             _ => None,
         })
     });
+    if let (Some(hash), Some(cert)) = (&signing_cert_hash, &certificate) {
+        if hash.as_slice() != Sha256::digest(cert).as_slice() {
+            return Err(bad(
+                "the certificate it carries is not the one its signingCertificateV2 attribute names",
+            ));
+        }
+    }
     let timestamp_token = timestamp_token(signer).map_err(|e| bad(&e))?;
     if sd.certificates.is_some() && certificate.is_none() {
         return Err(bad(
