@@ -252,20 +252,7 @@ fn raw_check(
                 sig.clone(),
             ],
         ),
-        SigAlg::MlDsa { .. } | SigAlg::Hss => {
-            let mut a = vec![
-                Arg::Lit("verify"),
-                content.clone(),
-                Arg::Lit("--sig"),
-                sig.clone(),
-                Arg::Lit("--pub"),
-                key(),
-            ];
-            if let Some(c) = context {
-                a.extend([Arg::Lit("--context"), Arg::Text(c.to_string())]);
-            }
-            ("hsmc", a)
-        }
+        SigAlg::MlDsa { .. } | SigAlg::Hss => ("hsmc", hsmc_verify(content, sig, key(), context)),
     };
     Check {
         subject: subject.to_string(),
@@ -274,6 +261,22 @@ fn raw_check(
         args,
         in_artifacts: false,
     }
+}
+
+/// `hsmc verify CONTENT --sig SIG --pub KEY [--context C]`: for what no standard tool reads.
+fn hsmc_verify(content: Arg, sig: Arg, key: Arg, context: Option<&str>) -> Vec<Arg> {
+    let mut a = vec![
+        Arg::Lit("verify"),
+        content,
+        Arg::Lit("--sig"),
+        sig,
+        Arg::Lit("--pub"),
+        key,
+    ];
+    if let Some(c) = context {
+        a.extend([Arg::Lit("--context"), Arg::Text(c.to_string())]);
+    }
+    a
 }
 
 /// The checks of one signature file `sig` (its name in the kit) over `subject`.
@@ -320,14 +323,12 @@ fn checks_for(
             )],
             _ => vec![check(
                 "hsmc",
-                vec![
-                    Arg::Lit("verify"),
+                hsmc_verify(
                     art(),
-                    Arg::Lit("--sig"),
                     sig_arg(),
-                    Arg::Lit("--pub"),
                     Arg::Kit("keys/certificate.pem".into()),
-                ],
+                    None,
+                ),
             )],
         },
         OutputKind::Raw => vec![raw_check(
@@ -346,20 +347,15 @@ fn checks_for(
             Arg::Kit("signatures/SHA256SUMS".into()),
             None,
         )],
-        OutputKind::Bundle => {
-            let mut a = vec![
-                Arg::Lit("verify"),
+        OutputKind::Bundle => vec![check(
+            "hsmc",
+            hsmc_verify(
                 art(),
-                Arg::Lit("--sig"),
                 sig_arg(),
-                Arg::Lit("--pub"),
                 Arg::Kit("keys/public.pem".into()),
-            ];
-            if let Some(c) = context {
-                a.extend([Arg::Lit("--context"), Arg::Text(c.to_string())]);
-            }
-            vec![check("hsmc", a)]
-        }
+                context,
+            ),
+        )],
         OutputKind::Openpgp | OutputKind::OpenpgpBinary => vec![check(
             "gpg",
             vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg(), art()],
