@@ -31,6 +31,13 @@ sed "s|^\[advisories\]|[advisories]\ndb-path = \"$work\"\ndb-urls = [\"https://g
 echo "advisories: database $(head -c 120 "$db/SNAPSHOT" 2>/dev/null | head -1 || echo "$db")"
 status=0
 for manifest in Cargo.toml tools/kryoptic/Cargo.toml fuzz/Cargo.toml; do
+  # cargo-deny runs offline: the lock file's crates must be in the local registry cache
+  # (on a fresh machine the fuzz targets' are not until the fuzz stage builds them).
+  if ! cargo fetch --locked -q --manifest-path "$root/$manifest"; then
+    echo "advisories: cannot fetch the crates of $manifest"
+    status=1
+    continue
+  fi
   if "$deny" --offline --log-level error --manifest-path "$root/$manifest" --config "$work/deny.toml" check advisories; then
     echo "advisories: $manifest ok"
   else

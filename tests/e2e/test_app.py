@@ -29,12 +29,14 @@ from pathlib import Path
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.remote.file_detector import UselessFileDetector
 from selenium.webdriver.support.ui import Select
 
 ML_DSA_65_OID = "2.16.840.1.101.3.4.3.18"
 USER_PIN = "12345678"
+SO_PIN = "87654321"
 
 
 class App:
@@ -673,6 +675,121 @@ def ha_group_with_a_member_down(app_path: str, artifacts: Path, data: Path):
     print("e2e: an HA group shown, member 2 taken down under the running app and back")
 
 
+def administer(app_path: str, artifacts: Path, data: Path):
+    """Partition administration in the real app on the built-in partition (lunasim, Luna's
+    policy 21): the SO sets the Crypto Officer's PIN, which the partition then flags "to be
+    changed"; the next login is offered the change at once and makes it (the old PIN is
+    refused after); an issued certificate is imported through the file dialog's path field
+    and lands next to its key; a label is edited; a URI is shown and copied."""
+    settings_file = data / "settings.json"
+    settings = json.loads(settings_file.read_text()) if settings_file.exists() else {}
+    settings["builtin_enabled"] = True
+    settings["modules"] = []
+    settings_file.write_text(json.dumps(settings))
+    # Luna's policy 21 ("force user PIN change after set/reset"), on by default on a real
+    # partition, is set here as an officer would in the built-in partition's lunasim.toml.
+    conf = data / "builtin" / "lunasim.toml"
+    marker = "# Your settings (kept when the console rewrites this file):"
+    text = conf.read_text()
+    check(marker in text, text)
+    conf.write_text(text.replace(marker, marker + "\nforce_user_pin_change = true"))
+    first, second = "officer-e2e-1", "officer-e2e-2"
+    app = App(app_path, artifacts, first_step=90)
+    try:
+        app.nav("Connections")
+        app.tid("login-button", timeout=60).click()
+        app.tid("role-so").click()
+        app.fill(app.tid("pin-input"), SO_PIN)
+        app.tid("login-submit").click()
+        app.gone("[role=dialog]", "the login dialog")
+        app.nav("Partition")
+        app.tid("set-user-pin").click()
+        app.fill(app.tid("new-pin"), first)
+        app.fill(app.tid("new-pin-again"), first)
+        app.tid("set-pin-submit").click()
+        app.gone("[role=dialog]", "the set-PIN dialog")
+        app.nav("Connections")
+        app.button("Log out").click()
+
+        # The Crypto Officer's next login: the change is asked for at once.
+        app.tid("login-button").click()
+        app.fill(app.tid("pin-input"), first)
+        app.tid("login-submit").click()
+        must = app.tid("pin-must-change")
+        check("policy 21" in must.text, must.text)
+        app.shot("admin-pin-must-change")
+        app.fill(app.tid("old-pin"), first)
+        app.fill(app.tid("new-pin"), second)
+        app.fill(app.tid("new-pin-again"), second)
+        app.tid("change-pin-submit").click()
+        app.gone("[role=dialog]", "the change-PIN dialog")
+        app.wait(lambda: app.tid("audit-badge").get_attribute("data-state") == "unlocked", "the audit trail to unlock")
+        app.nav("Connections")
+        app.button("Log out").click()
+        app.tid("login-button").click()
+        app.fill(app.tid("pin-input"), first)
+        app.gone(".toast:not(.toast-error)", "the notices")
+        app.tid("login-submit").click()
+        app.alert_with("The PIN is incorrect")
+        app.fill(app.tid("pin-input"), second)
+        # The notices of the last steps sit over the dialog's buttons until they fade.
+        app.gone(".toast:not(.toast-error)", "the notices")
+        app.tid("login-submit").click()
+        app.gone("[role=dialog]", "the login dialog")
+        check(not app.css("[data-testid=pin-must-change]"), "the new PIN is not flagged")
+
+        # A key, its public key out, a certificate issued for it by a CA made here.
+        app.nav("Keys")
+        app.tid("generate-key").click()
+        Select(app.tid("preset")).select_by_value("ec-p256")
+        app.fill(app.tid("key-label"), "e2e_codesign")
+        app.tid("generate-submit").click()
+        app.gone("[role=dialog]", "the generate dialog")
+        rows = app.wait(lambda: len(app.css("[data-testid=key-row][data-label='e2e_codesign']")) == 2 and app.css("[data-testid=key-row][data-label='e2e_codesign']"), "the key pair")
+        next(r for r in rows if "private key" in r.text).click()
+        app.tid("export-pem").click()
+        pem = app.wait(lambda: app.tid("pem-text").get_attribute("value"), "the PEM")
+        ca = Path(tempfile.mkdtemp(prefix="e2e-ca-"))
+        (ca / "pub.pem").write_text(pem)
+        for cmd in (
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=e2e root", "-days", "30"],
+            ["x509", "-new", "-force_pubkey", "pub.pem", "-subj", "/CN=e2e codesign", "-CA", "ca.pem", "-CAkey", "ca.key", "-days", "30", "-out", "leaf.pem"],
+        ):
+            r = subprocess.run(["openssl", *cmd], cwd=ca, capture_output=True, text=True)
+            check(r.returncode == 0, r.stderr)
+        app.button("Certificate…").click()
+        app.tid("import-issued").click()
+        app.fill(app.tid("import-path"), str(ca / "leaf.pem"))
+        app.tid("import-run").click()
+        result = app.wait(lambda: (lambda e: e if e and "e2e_codesign" in e.text else None)(next(iter(app.css("[data-testid=import-result]")), None)), "the import result")
+        check("e2e codesign" in result.text, result.text)
+        app.shot("admin-certificate-imported")
+        app.button("Close").click()
+        app.wait(lambda: len([d for d in app.css("[role=dialog]") if d.is_displayed()]) == 1, "the import dialog to close")
+        # The certificate dialog under it closes with Escape, as every dialog does.
+        app.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        app.gone("[role=dialog]", "the certificate dialog")
+
+        # A new label, then the URI with it, copied.
+        rows = app.wait(lambda: app.css("[data-testid=key-row][data-label='e2e_codesign']"), "the key rows")
+        next(r for r in rows if "private key" in r.text).click()
+        app.tid("edit-attributes").click()
+        app.fill(app.tid("attr-label"), "e2e_codesign_2026")
+        app.tid("attr-save").click()
+        app.wait(lambda: app.css("[data-testid=key-row][data-label='e2e_codesign_2026']"), "the new label in the table")
+        uri = app.wait(lambda: (lambda t: t if t.startswith("pkcs11:") else None)(app.tid("object-uri").text), "the key's URI")
+        check("object=e2e_codesign_2026" in uri and "type=private" in uri, uri)
+        app.tid("copy-uri").click()
+        app.wait(lambda: any("Copied" in e.text for e in app.css("[role=status], .toast")), "the copy to be confirmed")
+        app.shot("admin-uri")
+        print("e2e: administration ok (PIN to be changed, certificate import, label, URI)")
+    except Exception:
+        app.shot("admin-failure")
+        raise
+    finally:
+        app.quit()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
@@ -699,6 +816,11 @@ def main():
         ha_group_with_a_member_down(a.app, artifacts, Path(a.data))
     except AssertionError as e:
         print(f"e2e FAILED (HA group): {e}", file=sys.stderr)
+        return 1
+    try:
+        administer(a.app, artifacts, Path(a.data))
+    except AssertionError as e:
+        print(f"e2e FAILED (administration): {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -123,10 +123,12 @@ def cms(path, p7s):
     if sd["encap_content_info"]["content"].native is not None:
         raise Invalid("not detached")
     [si] = list(sd["signer_infos"])
-    cert = next(c.chosen for c in sd["certificates"] if isinstance(c.chosen, ax509.Certificate))
     sid = si["sid"].chosen
-    if sid["serial_number"].native != cert.serial_number or sid["issuer"] != cert.issuer:
-        raise Invalid("the signer identifier does not name the included certificate")
+    # The signer's certificate among those included (a chain's issuers may sort first).
+    cert = next((c.chosen for c in sd["certificates"] if isinstance(c.chosen, ax509.Certificate)
+                 and c.chosen.serial_number == sid["serial_number"].native and c.chosen.issuer == sid["issuer"]), None)
+    if cert is None:
+        raise Invalid("the signer identifier does not name an included certificate")
     attrs = {a["type"].dotted: a["values"][0] for a in si["signed_attrs"]}
     if attrs["1.2.840.113549.1.9.3"].dotted != "1.2.840.113549.1.7.1":
         raise Invalid("content type is not id-data")

@@ -245,15 +245,23 @@ export type DriftReport = { partition_id: string, group_label: string, group_ser
 /**
  * "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
  */
-summary: string, members: Array<DriftMember>, differences: Array<Difference>, policy_differences: Array<Difference>, drifting_members: Array<number>, down_members: Array<number>, 
+summary: string, 
+/**
+ * The same in a form each language translates.
+ */
+summary_text: Text, members: Array<DriftMember>, differences: Array<Difference>, policy_differences: Array<Difference>, drifting_members: Array<number>, down_members: Array<number>, 
 /**
  * How the KCVs were computed (shown with them).
  */
-kcv_method: string, 
+kcv_method: string, kcv_method_text: Text, 
 /**
  * What limited the check (members not logged in, …).
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * The same notes in a form each language translates.
+ */
+notes_text: Array<Text>, };
 
 export type DriftVerdict = "in_sync" | "drift" | "member_down" | "not_comparable";
 
@@ -271,9 +279,9 @@ export type ErrorClass = "Disconnected" | "SessionInvalid" | "RetryOnly" | "Pin"
 
 export type ErrorCode = "KEY_NOT_FOUND" | "HSM_DISCONNECTED" | "HSM_UNAVAILABLE" | "HSM_ERROR" | "PIN_INCORRECT" | "PIN_LOCKED" | "PIN_INVALID" | "PIN_EXPIRED" | "NOT_LOGGED_IN" | "NOT_AUTHORIZED" | "INVALID_ALGORITHM" | "INVALID_INPUT" | "SIGNATURE_INVALID" | "BUSY" | "AUDIT_UNAVAILABLE" | "AUDIT_BROKEN" | "MODULE_LOAD_FAILED" | "NOT_PKCS11" | "MODULE_MISBEHAVED" | "TOKEN_MISBEHAVED" | "UNSUPPORTED" | "PARTITION_NOT_FOUND" | "IO" | "CANCELLED" | "KEY_USAGE_EXHAUSTED" | "TIMESTAMP_FAILED" | "INTERNAL";
 
-export type ErrorText = { message: string | null, suggestion: string | null, 
+export type ErrorText = { message: string | null, suggestion: string | null, details?: string, 
 /**
- * The placeholders of both.
+ * The placeholders of all three.
  */
 args: { [key in string]: string }, };
 
@@ -301,7 +309,11 @@ problem: string | null,
  */
 problem_text: Text | null, };
 
-export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, };
+export type FileOutcome = { path: string, name: string, size: number | null, sha256: string | null, outputs: Array<OutputView>, error: ApiError | null, 
+/**
+ * Signed, but without the time-stamp asked for: why (the TSA was optional and failed).
+ */
+unstamped: Text | null, };
 
 export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "torn_last_write", seq: number, };
 
@@ -315,7 +327,7 @@ changeable: boolean,
 /**
  * Why not, when not.
  */
-reason: string | null, };
+reason: Text | null, };
 
 export type GenerateRequest = { spec: KeySpec, label: string, 
 /**
@@ -341,7 +353,11 @@ drift: DriftReport | null,
 /**
  * "member 2 down", "drift on member 2" — what the header warns about.
  */
-warning: string | null, };
+warning: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+warning_text: Text | null, };
 
 export type HaLayoutView = "current" | "legacy";
 
@@ -383,15 +399,46 @@ total_per_s: number, members: Array<MemberThroughput>,
 /**
  * Where the shares come from.
  */
-basis: string, };
-
-export type HaSummary = { group: string, members_online: number, members_total: number, 
+basis: string, 
 /**
- * Everything replicated and online.
+ * The same in a form each language translates (absent in results stored before).
+ */
+basis_text: Text | null, };
+
+export type HaRole = "group" | "member";
+
+export type HaSummary = { 
+/**
+ * The group's virtual slot (its Partition view shows the group and its drift check).
+ */
+partition_id: string, group: string, serial: string, role: HaRole, 
+/**
+ * The member's position in the group (role `member`).
+ */
+position: number | null, members_online: number, members_total: number, 
+/**
+ * Positions of the members down.
+ */
+down_members: Array<number>, 
+/**
+ * The last drift check's verdict: this console's, else the trail's last record of the
+ * group; `None` when the group was never checked. (The overview does not run one.)
+ */
+drift: DriftVerdict | null, drift_summary: Text | null, 
+/**
+ * When that check ran (or, from the trail, when it recorded the state).
+ */
+drift_checked_at: string | null, 
+/**
+ * Every member online and no drift known.
  */
 healthy: boolean, };
 
-export type HaWarning = { partition_id: string, label: string, serial: string, verdict: DriftVerdict, text: string, };
+export type HaWarning = { partition_id: string, label: string, serial: string, verdict: DriftVerdict, text: string, 
+/**
+ * The same in a form each language translates.
+ */
+message: Text, };
 
 export type HssKeyView = { partition_id: string, partition_label: string, handle: number, label: string, id_hex: string, 
 /**
@@ -622,7 +669,11 @@ per_s: number, };
 
 export type MemberValue = { member: number, value: string | null, };
 
-export type MetricsSnapshot = { ops: Array<OpSnapshot>, errors_by_class: Array<[string, number]>, module_recoveries: number, session_reopens: number, health_checks: number, busy_rejections: number, breaker_rejections: number, };
+export type MetricsSnapshot = { ops: Array<OpSnapshot>, errors_by_class: Array<[string, number]>, module_recoveries: number, session_reopens: number, 
+/**
+ * Calls that succeeded after a recovery (the fault never reached their caller).
+ */
+recovered_calls: number, health_checks: number, busy_rejections: number, breaker_rejections: number, };
 
 export type MlDsaSet = "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87";
 
@@ -645,6 +696,8 @@ export type NamedSetting = { id: number, value: number,
  * From `CA_GetConfigurationElementDescription` when the module offers it.
  */
 name: string | null, destructive: boolean | null, };
+
+export type OaepHash = "sha1" | "sha256";
 
 export type ObjectFormat = "pem" | "der";
 
@@ -751,7 +804,11 @@ login: UserKind | null, user_pin: PinState, so_pin: PinState, pool: PoolStatus,
 /**
  * Luna only.
  */
-load: LoadView | null, ha: HaSummary | null, holds_audit_key: boolean, 
+load: LoadView | null, 
+/**
+ * The HA groups it belongs to (as the virtual slot or as a member).
+ */
+ha: Array<HaSummary>, holds_audit_key: boolean, 
 /**
  * What needs attention on this partition (PINs, breaker, load, login, HA).
  */
@@ -783,7 +840,7 @@ export type Permission = { action: Action, allowed: boolean,
 /**
  * Why not, in words (`None` when allowed).
  */
-reason: string | null, };
+reason: Text | null, };
 
 export type PgpAlgorithm = "eddsa_legacy" | "ecdsa_p256" | "ecdsa_p384" | "rsa";
 
@@ -977,7 +1034,13 @@ timestamp?: TimestampAuthority,
  * Also write a verifier kit of the batch into a new folder (`hsmc sign --kit`, the
  * Sign view's option); written only when every file was signed.
  */
-kit?: KitRequest, };
+kit?: KitRequest, 
+/**
+ * Certificate chain files for CMS signatures (`hsmc sign --chain FILE`): PEM (one or
+ * more certificates), DER or PKCS#7, in any order; the issuers of the signer's
+ * certificate, and optionally that certificate itself. Checked before signing.
+ */
+chain: Array<string>, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign";
 
@@ -1051,7 +1114,12 @@ ca_file: string | null,
 /**
  * How long to wait for an answer, seconds.
  */
-timeout_seconds: number, };
+timeout_seconds: number, 
+/**
+ * When the TSA fails, write the signature without a time-stamp (the file's outcome and
+ * its record say so) instead of failing the file and discarding the signature.
+ */
+optional?: boolean, };
 
 export type TimestampInfo = { 
 /**
@@ -1079,7 +1147,11 @@ hash: DigestAlg,
  */
 ca_checked: boolean, };
 
-export type TimestampSettings = { enabled: boolean, url: string, ca_file: string | null, timeout_seconds: number, };
+export type TimestampSettings = { enabled: boolean, url: string, ca_file: string | null, timeout_seconds: number, 
+/**
+ * Sign without a time-stamp when the TSA fails (see [`TimestampAuthority::optional`]).
+ */
+optional: boolean, };
 
 export type TokenContents = { partition_id: string, label: string, serial: string, 
 /**
@@ -1130,7 +1202,11 @@ export type ToolCommand = { tool: string,
  */
 purpose: string, command: string, };
 
-export type Unwrapped = { summary: ObjectSummary, kcv: string | null, };
+export type Unwrapped = { summary: ObjectSummary, kcv: string | null, 
+/**
+ * The public half restored beside an unwrapped private key.
+ */
+public_handle: number | null, };
 
 export type UsageKeyView = { partition_id: string, partition_label: string, handle: number, class: string, label: string, id_hex: string, algorithm: string, limit: number, used: number, left: number, used_percent: number, 
 /**
@@ -1140,7 +1216,12 @@ status: HssStatus,
 /**
  * Signatures per day over the last 7, 30 and 90 days, from the audit trail.
  */
-per_day_7: number, per_day_30: number, per_day_90: number, projected_exhaustion: string | null, };
+per_day_7: number, per_day_30: number, per_day_90: number, projected_exhaustion: string | null, 
+/**
+ * Uses left over time, from the trail's records (after each signing record and each
+ * change of the limit) and the token's count now; for the chart, as HSS keys have.
+ */
+history: Array<HssPoint>, };
 
 export type UserKind = "user" | "so" | "crypto_user" | "limited_crypto_officer";
 
@@ -1186,8 +1267,9 @@ export type VerifyTrigger = "manual" | "scheduled";
 
 export type WrapFile = { format: string, 
 /**
- * `CKM_AES_KEY_WRAP_KWP`, `CKM_AES_KEY_WRAP_PAD` or `CKM_RSA_PKCS_OAEP(SHA-256)` /
- * `(SHA-1)`.
+ * The scheme: the token's name of its RFC 5649 key wrap (`CKM_AES_KEY_WRAP_KWP`,
+ * `CKM_AES_KWP`, `CKM_AES_KEY_WRAP_PAD`), `CKM_RSA_PKCS_OAEP(SHA-256)` / `(SHA-1)`, or
+ * `CKM_RSA_AES_KEY_WRAP(SHA-256)` / `(SHA-1)`.
  */
 mechanism: string, 
 /**
@@ -1195,9 +1277,14 @@ mechanism: string,
  */
 wrapping_key_fingerprint: string, wrapping_key_label: string, class: string, key_type: number, algorithm: string, label: string, id_hex: string, flags: Array<[string, boolean]>, 
 /**
- * The key's check value when it is an AES key.
+ * The key's check value when it is an AES or generic secret key.
  */
 kcv: string | null, 
+/**
+ * A private key's public half (SPKI DER, base64), restored beside it on unwrap so the
+ * key pair signs and verifies on the other token.
+ */
+public_key?: string, 
 /**
  * The wrapped key, base64.
  */

@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -109,13 +109,13 @@ export interface Commands {
    * command lines of other tools that use it.
    */
   object_uri: { args: { partitionId: string; handle: number }; result: ObjectUri };
-  /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+  /** An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE). */
   key_check_value: { args: { partitionId: string; handle: number }; result: string };
   /**
    * Wrap an extractable key under another key on the token into a file the officer chooses
    * (never over an existing one); `null` when the dialog is cancelled.
    */
-  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string }; result: WrapFile | null };
+  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string; oaepHash: OaepHash | null }; result: WrapFile | null };
   /** Unwrap a wrap file with the matching key, restoring its attributes. */
   unwrap_key: { args: { partitionId: string; path: string; unwrappingHandle: number; label: string | null }; result: Unwrapped };
   /** Private keys on the partition that can sign in the formats the console writes. */
@@ -317,13 +317,13 @@ export function commandFunctions(invoke: Invoker) {
      * command lines of other tools that use it.
      */
     objectUri: (partitionId: string, handle: number) => invoke("object_uri", { partitionId, handle }),
-    /** An AES key's check value (first 3 bytes of its encryption of a zero block). */
+    /** An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE). */
     keyCheckValue: (partitionId: string, handle: number) => invoke("key_check_value", { partitionId, handle }),
     /**
      * Wrap an extractable key under another key on the token into a file the officer chooses
      * (never over an existing one); `null` when the dialog is cancelled.
      */
-    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName }),
+    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string, oaepHash: OaepHash | null) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName, oaepHash }),
     /** Unwrap a wrap file with the matching key, restoring its attributes. */
     unwrapKey: (partitionId: string, path: string, unwrappingHandle: number, label: string | null) => invoke("unwrap_key", { partitionId, path, unwrappingHandle, label }),
     /** Private keys on the partition that can sign in the formats the console writes. */

@@ -9,14 +9,14 @@ import { useToasts } from "./state";
 /// call. The message and suggestion in the window's language when the backend gave keys.
 export function ErrorBox({ error, title }: { error: ApiError; title?: string }) {
   const { t } = useTranslation();
-  const { message, suggestion } = errorTexts(error);
+  const { message, suggestion, details } = errorTexts(error);
   return (
     <div className="error-box" role="alert" data-code={error.code}>
       <strong>
         {title ? `${title}: ` : ""}
         {message}
       </strong>
-      {error.details && <p>{error.details}</p>}
+      {details && <p>{details}</p>}
       {suggestion && <p className="suggestion">{t("common.what_to_do", { suggestion })}</p>}
       {error.pkcs11 && (
         <p className="pkcs11">

@@ -88,7 +88,8 @@ function withNested(args: Record<string, string>): Record<string, string> {
         .filter(([a]) => a !== k && a.startsWith(`${name}.`))
         .map(([a, v]) => [a.slice(name.length + 1), v]),
     );
-    out[name] = translateKey(key, inner, args[name] ?? "");
+    // The inner text's own nested texts too (a deeper level has shorter keys, so this ends).
+    out[name] = translateKey(key, withNested(inner), args[name] ?? "");
   }
   return out;
 }
@@ -105,14 +106,15 @@ export function findingText(f: Finding, english: string): string {
   return translateKey(`audit.findings.${kind}`, fields, english);
 }
 
-/// A backend error's message and suggestion in the window's language (English when the
+/// A backend error's message, suggestion and details in the window's language (English when the
 /// error carries no key, or the catalog lacks it).
-export function errorTexts(e: ApiError): { message: string; suggestion: string | null } {
+export function errorTexts(e: ApiError): { message: string; suggestion: string | null; details: string | null } {
   const i = e.i18n;
   const args = i ? withNested(i.args) : {};
   return {
     message: i?.message ? translateKey(i.message, args, e.message) : e.message,
     suggestion: e.suggestion && i?.suggestion ? translateKey(i.suggestion, args, e.suggestion) : e.suggestion,
+    details: e.details && i?.details ? translateKey(i.details, args, e.details) : e.details,
   };
 }
 

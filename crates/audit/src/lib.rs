@@ -70,6 +70,9 @@ pub enum Status {
     Success,
     Failure,
     Warning,
+    /// The action may or may not have happened: its answer was lost (the HSM disconnected
+    /// during the call) and the console could not settle it by reading the token.
+    Unknown,
 }
 
 impl Status {
@@ -78,6 +81,7 @@ impl Status {
             Status::Success => "success",
             Status::Failure => "failure",
             Status::Warning => "warning",
+            Status::Unknown => "unknown",
         }
     }
 }

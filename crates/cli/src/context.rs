@@ -106,8 +106,17 @@ impl<'a> Ctx<'a> {
         };
         // `--token pkcs11:…`: its token label, slot-id and module-path select; serial,
         // manufacturer and model must then agree.
-        let u = hsm::uri::Pkcs11Uri::parse(uri)
-            .map_err(|e| ApiError::invalid(format!("--token: {e}")))?;
+        let u = hsm::uri::Pkcs11Uri::parse(uri).map_err(|e| {
+            let reason = console::i18n::Text::from(e);
+            ApiError::invalid(
+                text!(
+                    "errors.token_option_bad",
+                    "--token: {{reason}}",
+                    reason = reason
+                )
+                .nest("reason", &reason),
+            )
+        })?;
         let module = match u
             .query("module-path")
             .map(str::to_string)
@@ -116,13 +125,16 @@ impl<'a> Ctx<'a> {
             Some(m) => m,
             None => self.module_arg()?,
         };
-        let slot =
-            match u.text("slot-id") {
-                Some(s) => Some(s.parse::<u64>().map_err(|_| {
-                    ApiError::invalid(format!("--token: slot-id={s} is not a number"))
-                })?),
-                None => g.slot,
-            };
+        let slot = match u.text("slot-id") {
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                ApiError::invalid(text!(
+                    "errors.token_option_slot_not_number",
+                    "--token: slot-id={{slot}} is not a number",
+                    slot = s
+                ))
+            })?),
+            None => g.slot,
+        };
         let p = self
             .console
             .select_partition(&module, slot, u.text("token").as_deref())
@@ -137,11 +149,14 @@ impl<'a> Ctx<'a> {
                 if want.trim() != have.trim() {
                     return Err(ApiError::new(
                         ErrorCode::PartitionNotFound,
-                        format!(
-                            "--token: the URI asks for {attr}={want}; the token '{}' in slot {} has {attr}={}",
-                            p.label,
-                            view.slot_id,
-                            have.trim()
+                        text!(
+                            "hsm.console.token_uri_mismatch",
+                            "--token: the URI asks for {{attr}}={{want}}; the token '{{label}}' in slot {{slot}} has {{attr}}={{have}}",
+                            attr = attr,
+                            want = want,
+                            label = p.label,
+                            slot = view.slot_id,
+                            have = have.trim()
                         ),
                     ));
                 }

@@ -48,46 +48,70 @@ pub struct NewPinSource<'a> {
 pub fn get_new(src: &NewPinSource<'_>, what: &str) -> Result<p11::Pin, ApiError> {
     if let Some(path) = src.file {
         let f = std::fs::File::open(path).map_err(|e| {
-            ApiError::invalid(format!(
-                "cannot open the new-PIN file {}: {e}",
-                path.display()
+            ApiError::invalid(text!(
+                "errors.cannot_open_new_pin_file",
+                "cannot open the new-PIN file {{path}}: {{error}}",
+                path = path.display(),
+                error = e
             ))
         })?;
         return first_line(f, &path.display().to_string());
     }
     if let Some(fd) = src.fd {
         let p = format!("/proc/self/fd/{fd}");
-        let f = std::fs::File::open(Path::new(&p))
-            .map_err(|e| ApiError::invalid(format!("file descriptor {fd} cannot be read: {e}")))?;
+        let f = std::fs::File::open(Path::new(&p)).map_err(|e| {
+            ApiError::invalid(text!(
+                "errors.file_descriptor_cannot_read",
+                "file descriptor {{fd}} cannot be read: {{error}}",
+                fd = fd,
+                error = e
+            ))
+        })?;
         return first_line(f, &format!("file descriptor {fd}"));
     }
     if let Ok(mut v) = std::env::var("HSMC_NEW_PIN") {
         let pin = p11::pin(v.clone());
         v.zeroize();
         if secrecy::ExposeSecret::expose_secret(&pin).is_empty() {
-            return Err(ApiError::invalid("HSMC_NEW_PIN is empty"));
+            return Err(ApiError::invalid(text!(
+                "errors.new_pin_env_empty",
+                "HSMC_NEW_PIN is empty"
+            )));
         }
         return Ok(pin);
     }
     if std::io::stdin().is_terminal() {
-        let mut a = rpassword::prompt_password(format!("New {what}: "))
-            .map_err(|e| ApiError::invalid(format!("cannot read the PIN: {e}")))?;
-        let mut b = rpassword::prompt_password(format!("New {what} again: "))
-            .map_err(|e| ApiError::invalid(format!("cannot read the PIN: {e}")))?;
+        let unreadable = |e: std::io::Error| {
+            ApiError::invalid(text!(
+                "errors.cannot_read_pin",
+                "cannot read the PIN: {{error}}",
+                error = e
+            ))
+        };
+        let mut a = rpassword::prompt_password(format!("New {what}: ")).map_err(unreadable)?;
+        let mut b =
+            rpassword::prompt_password(format!("New {what} again: ")).map_err(unreadable)?;
         let same = a == b;
         let pin = p11::pin(a.clone());
         a.zeroize();
         b.zeroize();
         if !same {
-            return Err(ApiError::invalid(
-                "The two new PINs differ; nothing was changed.",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.new_pins_differ",
+                "The two new PINs differ; nothing was changed."
+            )));
         }
         return Ok(pin);
     }
-    Err(ApiError::invalid(format!("This command needs the new {what}.")).suggest(
-        "Set HSMC_NEW_PIN, or use --new-pin-file / --new-pin-fd, or run it on a terminal to be asked twice.",
+    Err(ApiError::invalid(text!(
+        "errors.new_pin_needed",
+        "This command needs the new {{what}}.",
+        what = what
     ))
+    .suggest(text!(
+        "errors.new_pin_needed_hint",
+        "Set HSMC_NEW_PIN, or use --new-pin-file / --new-pin-fd, or run it on a terminal to be asked twice."
+    )))
 }
 
 /// The PIN, if one is available without asking (`interactive = false`) or at all.

@@ -96,7 +96,7 @@ impl Renderer {
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
             writeln!(err, "error [{code}]: {}", e.message_in(lang));
-            if let Some(d) = &e.details {
+            if let Some(d) = e.details_in(lang) {
                 writeln!(err, "  {d}");
             }
             if let Some(p) = &e.pkcs11 {

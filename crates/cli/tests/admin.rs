@@ -605,3 +605,102 @@ fn softhsm_keys_wrap_unwrap_and_kcv() {
         "{e}"
     );
 }
+
+/// `kill -9` of `hsmc pin change` at the worst moment — the change is in the trail, the
+/// token has not answered (lunasim holds `C_SetPIN` back) — leaves a trail that verifies,
+/// and `hsmc status` names the change that has no outcome (exit 1) so the officer checks
+/// the token; the token, read with `pkcs11-tool`, still takes the old PIN.
+#[test]
+fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let control = dir.path().join("control.jsonl");
+    std::fs::write(&control, "").unwrap();
+    let t = TestToken::with_lunasim_extra(
+        Backend::LunaSim,
+        &format!("control_file = \"{}\"\n", control.display()),
+    );
+    let h = Hsmc::token(&t);
+    // A first login puts the trail's key on this token.
+    h.json(Some(USER_PIN), None, &["keys", "ls"]);
+    let command = |line: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&control)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
+    command(r#"{"op":"slow","function":"C_SetPIN","ms":20000}"#);
+    let mut c = Command::new(testkit::hsmc_binary());
+    c.args(["pin", "change"])
+        .env_remove("LUNASIM_CONF")
+        .env("HSMC_DATA_DIR", h.data.path())
+        .env("HSMC_MODULE", &h.module)
+        .env("HSMC_PIN", USER_PIN)
+        .env("HSMC_NEW_PIN", "officer-new-77")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &h.env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    // The request is recorded before C_SetPIN is called: wait for it in the trail.
+    let db = h.data.path().join("audit.db");
+    let requested = || {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='pin.change.request'\").fetchone()[0])",
+            ])
+            .arg(&db)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim() == "1"
+    };
+    let t0 = std::time::Instant::now();
+    while !requested() {
+        assert!(child.try_wait().unwrap().is_none(), "hsmc ended early");
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "no pin.change request after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL, inside the held-back C_SetPIN
+    assert!(!child.wait().unwrap().success());
+    command(r#"{"op":"clear"}"#);
+
+    let v = h.json(Some(USER_PIN), None, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact", "{v}");
+    let o = h.run(None, None, &["--json", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let items = v["failures"]["items"].as_array().unwrap();
+    let named = items
+        .iter()
+        .find(|i| i["message"]["key"] == "overview.items.unanswered_request")
+        .unwrap_or_else(|| panic!("the interrupted change is named: {v}"));
+    assert_eq!(named["message"]["args"]["action"], "pin.change", "{named}");
+    assert!(pkcs11_tool_logs_in(
+        &t.module_path,
+        t.env(),
+        TOKEN_LABEL,
+        USER_PIN
+    ));
+    // Once the change is made and answered, nothing is left open.
+    h.json(Some(USER_PIN), Some("officer-new-77"), &["pin", "change"]);
+    let o = h.run(None, None, &["--json", "status"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let still = v["failures"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["message"]["key"] == "overview.items.unanswered_request")
+        .count();
+    assert_eq!(
+        still, 1,
+        "the killed one stays named; the answered one is not: {v}"
+    );
+}

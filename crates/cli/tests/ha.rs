@@ -180,3 +180,87 @@ fn usage_lists_limited_keys_and_set_raises_a_limit() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("1 to 4294967295"));
 }
+
+#[test]
+fn status_names_the_group_on_each_card_and_a_used_up_key_exits_1() {
+    let rig = HaRig::group(2, "", "");
+    let data = tempfile::tempdir().unwrap();
+    let m1 = rig.user_session(rig.members[0]);
+    keys::generate(
+        &m1,
+        &KeySpec::Ec { curve: Curve::P256 },
+        &KeyAttrs {
+            label: "limited".into(),
+            id: b"limited".to_vec(),
+            token: true,
+        },
+    )
+    .unwrap();
+    let slot = rig.members[0].to_string();
+    let o = hsmc(&rig, data.path(), &["--slot", &slot, "status"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        text.contains("HA group ha-test, 2/2 members online"),
+        "{text}"
+    );
+    assert!(
+        text.contains("member 1 of HA group ha-test, 2/2 members online"),
+        "{text}"
+    );
+
+    let o = hsmc(
+        &rig,
+        data.path(),
+        &[
+            "--slot",
+            &slot,
+            "usage",
+            "set",
+            "label:limited",
+            "--limit",
+            "1",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The one use, outside any console.
+    let h = m1
+        .find_objects(
+            &mut Template::new()
+                .ulong(CKA_CLASS, CKO_PRIVATE_KEY)
+                .bytes(CKA_ID, b"limited"),
+        )
+        .unwrap()[0];
+    m1.sign(&p11::Mechanism::new(CKM_ECDSA), h, &[7u8; 32])
+        .unwrap();
+
+    let o = hsmc(&rig, data.path(), &["--slot", &slot, "status"]);
+    assert_eq!(o.status.code(), Some(1), "something needs attention");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        text.contains("CRITICAL  limited has used all 1 uses its limit allows."),
+        "{text}"
+    );
+    let o = hsmc(&rig, data.path(), &["--json", "--slot", &slot, "status"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let item = v["keys"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "usage_limit")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(item["severity"], "critical");
+    assert_eq!(item["link"]["view"], "keys");
+    let roles: Vec<&str> = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["ha"].as_array().unwrap())
+        .map(|h| h["role"].as_str().unwrap())
+        .collect();
+    assert!(
+        roles.contains(&"group") && roles.contains(&"member"),
+        "{roles:?}"
+    );
+}

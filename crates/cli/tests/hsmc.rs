@@ -1740,6 +1740,30 @@ fn sign_with_a_timestamp_authority_and_verify_shows_it() {
         "{out}"
     );
     assert!(!dir.join("app-3.1.tar.gz.p7s").exists());
+    // --tsa-optional: the signature is kept, without a time-stamp, and the output says so.
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:tsa_p256",
+            "--tsa",
+            &tsa.url("reject"),
+            "--tsa-optional",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("note: Signed without a time-stamp: the TSA") && out.contains("rejection"),
+        "{out}"
+    );
+    let kept = dir.join("app-3.1.tar.gz.p7s");
+    let parsed = signing::cms::parse(&std::fs::read(&kept).unwrap()).unwrap();
+    assert!(parsed.timestamp_token.is_none());
+    let v = h.json(None, &["verify", &p(&other), "--sig", &p(&kept)]);
+    assert_eq!(v["valid"], true, "{v}");
     let o = h.run(
         pin,
         &[
@@ -1973,4 +1997,202 @@ fn cms_binds_its_certificate_with_signing_certificate_v2() {
         "hsmc verify accepted it: {}",
         String::from_utf8_lossy(&o.stdout)
     );
+}
+
+#[test]
+fn sign_with_a_chain_file_that_openssl_verifies_to_the_root() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let dir = h.data.path().to_path_buf();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let openssl = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "root.key",
+        "-out",
+        "root.pem",
+        "-subj",
+        "/CN=Chain Root",
+        "-days",
+        "30",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    openssl(&a);
+    let mut a = vec!["req"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "int.key",
+        "-out",
+        "int.csr",
+        "-subj",
+        "/CN=Chain Intermediate",
+    ]);
+    openssl(&a);
+    std::fs::write(
+        dir.join("ca.ext"),
+        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("leaf.ext"), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "int.csr",
+        "-CA",
+        "root.pem",
+        "-CAkey",
+        "root.key",
+        "-set_serial",
+        "2",
+        "-days",
+        "30",
+        "-extfile",
+        "ca.ext",
+        "-out",
+        "int.pem",
+    ]);
+    h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "chain_p256",
+            "--token",
+        ],
+    );
+    let csr = dir.join("leaf.csr");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "cert",
+            "label:chain_p256",
+            "--csr",
+            "--subject",
+            "CN=Chain release",
+            "--out",
+            &p(&csr),
+        ],
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "int.pem",
+        "-CAkey",
+        "int.key",
+        "-set_serial",
+        "9",
+        "-days",
+        "30",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "leaf.pem",
+    ]);
+    // One PEM with the issued certificate and the intermediate, nothing imported.
+    let bundle = dir.join("chain.pem");
+    let mut all = std::fs::read(dir.join("int.pem")).unwrap();
+    all.extend(std::fs::read(dir.join("leaf.pem")).unwrap());
+    std::fs::write(&bundle, all).unwrap();
+
+    let art = dir.join("app.bin");
+    std::fs::write(&art, vec![6u8; 5_000]).unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:chain_p256",
+            "--chain",
+            &p(&bundle),
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    assert_eq!(r["key"]["certificate_subject"], "CN=Chain release", "{r}");
+    let cms_verify = |art: &Path| {
+        let p7s = format!("{}.p7s", art.display());
+        Command::new("openssl")
+            .current_dir(&dir)
+            .args(["cms", "-verify", "-binary", "-inform", "DER", "-in", &p7s])
+            .args([
+                "-content",
+                &p(art),
+                "-CAfile",
+                "root.pem",
+                "-purpose",
+                "any",
+            ])
+            .args(["-out", "/dev/null"])
+            .output()
+            .unwrap()
+    };
+    let o = cms_verify(&art);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Without the chain file the console issues its self-signed certificate: OpenSSL
+    // finds no path to the root.
+    let alone = dir.join("alone.bin");
+    std::fs::write(&alone, vec![7u8; 5_000]).unwrap();
+    let r = h.json(pin, &["sign", &p(&alone), "--key", "label:chain_p256"]);
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    assert_ne!(r["key"]["certificate_subject"], "CN=Chain release", "{r}");
+    assert!(
+        !cms_verify(&alone).status.success(),
+        "verified without the chain"
+    );
+
+    // A file that is not a certificate: refused by name, nothing written; invalid input
+    // exits 2 (usage), as every request refused before signing does.
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "not a certificate").unwrap();
+    let other = dir.join("other.bin");
+    std::fs::write(&other, b"other").unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:chain_p256",
+            "--chain",
+            &p(&notes),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("notes.txt"), "{said}");
+    assert!(!dir.join("other.bin.p7s").exists());
 }

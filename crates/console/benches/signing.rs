@@ -50,6 +50,7 @@ async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> 
         confirm_hss: false,
         timestamp: None,
         kit: None,
+        chain: vec![],
     };
     let t = Instant::now();
     let r = c

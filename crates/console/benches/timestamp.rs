@@ -53,6 +53,7 @@ async fn batch(
         confirm_hss: false,
         timestamp: tsa,
         kit: None,
+        chain: vec![],
     };
     let t = Instant::now();
     let r = c
@@ -147,6 +148,7 @@ fn main() {
             url: tsa.url("ok"),
             ca_file: Some(tsa.ca().display().to_string()),
             timeout_seconds: 30,
+            optional: None,
         };
         let plain = batch(&c, &pid, &key, files(&dir.path().join("plain"), n), None).await;
         let stamped = batch(

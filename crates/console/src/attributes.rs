@@ -4,7 +4,7 @@
 //! together. Checked first, recorded in the audit trail before the token is changed.
 
 use audit::Event;
-use hsm::attr_edit::{self as ae, FlagOffer};
+use hsm::attr_edit as ae;
 use hsm::keys as hk;
 use hsm::roles::Action;
 use p11::sys::*;
@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
+use crate::text;
 use crate::views::ConsoleEvent;
 use crate::Console;
 
@@ -55,6 +57,28 @@ pub struct EditableAttributes {
     pub flags: Vec<FlagOffer>,
     /// Objects that share the ID and move with a new one (the other half, certificates).
     pub related: Vec<String>,
+}
+
+/// One boolean as the edit dialog offers it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct FlagOffer {
+    pub name: String,
+    pub value: bool,
+    /// May be switched to the other value.
+    pub changeable: bool,
+    /// Why not, when not.
+    pub reason: Option<Text>,
+}
+
+impl From<ae::FlagOffer> for FlagOffer {
+    fn from(o: ae::FlagOffer) -> Self {
+        FlagOffer {
+            name: o.flag.name.into(),
+            value: o.value,
+            changeable: o.refusal.is_none(),
+            reason: o.refusal.as_ref().map(flag_refusal_text),
+        }
+    }
 }
 
 /// After an edit.
@@ -108,32 +132,67 @@ fn describe(o: &hk::ObjectSummary) -> String {
     format!("{} '{}'", o.class.to_lowercase().replace('_', " "), o.label)
 }
 
+/// A flag refusal in words, in the officer's language.
+pub fn flag_refusal_text(r: &ae::FlagRefusal) -> Text {
+    use ae::FlagRefusal as R;
+    match r {
+        R::NotAKey { flag } => text!("errors.flag_not_a_key", "{{flag}} is a key attribute; this object is not a key", flag = flag.name),
+        R::Missing { flag } => text!("errors.flag_missing", "the object has no {{flag}} attribute", flag = flag.name),
+        R::SensitiveForever => text!("errors.flag_sensitive_forever", "a sensitive key can never be made non-sensitive (PKCS#11: CKA_SENSITIVE may only be set to true)"),
+        R::ExtractableNever => text!("errors.flag_extractable_never", "a non-extractable key can never be made extractable (PKCS#11: CKA_EXTRACTABLE may only be set to false)"),
+        R::NotOnPublicKeys { flag } => text!("errors.flag_not_on_public_keys", "{{flag}} applies to private and secret keys, not public ones", flag = flag.name),
+        R::NotModifiable => text!("errors.flag_not_modifiable", "the object is not modifiable (CKA_MODIFIABLE false)"),
+    }
+}
+
+/// An edit refused before anything reaches the token.
+fn refused(t: Text) -> ApiError {
+    ApiError::invalid(
+        text!(
+            "errors.edit_refused",
+            "Nothing was changed: {{why}}.",
+            why = &t.text
+        )
+        .nest("why", &t),
+    )
+}
+
+/// What `plan` makes: the template, the changes in words, the new ID.
+type Plan = (Template, Vec<String>, Option<Vec<u8>>);
+
 /// The template of changes, checked against the standard's rules; and the words for them.
-fn plan(
-    s: &Session,
-    h: u64,
-    c: &AttributeChanges,
-) -> hsm::Result<(Template, Vec<String>, Option<Vec<u8>>)> {
-    let bad = |m: String| hsm::HsmError::InvalidInput(m);
+/// The outer error is the token's; the inner one a refusal before anything is sent.
+fn plan(s: &Session, h: u64, c: &AttributeChanges) -> hsm::Result<ApiResult<Plan>> {
     let (class, modifiable) = class_of(s, h)?;
     if !modifiable {
-        return Err(bad(
-            "the object is not modifiable (CKA_MODIFIABLE is false); nothing was changed".into(),
-        ));
+        return Ok(Err(refused(text!(
+            "errors.edit_not_modifiable",
+            "the object is not modifiable (CKA_MODIFIABLE is false)"
+        ))));
     }
     let mut t = Template::new();
     let mut words = Vec::new();
     if let Some(l) = &c.label {
-        crate::keys::validate_label(l).map_err(|e| bad(e.message))?;
+        if let Err(e) = crate::keys::validate_label(l) {
+            return Ok(Err(e));
+        }
         t = t.text(CKA_LABEL, l);
         words.push(format!("label={l}"));
     }
     let mut new_id = None;
     if let Some(i) = &c.id_hex {
-        let id = hex::decode(i.trim().trim_start_matches("0x"))
-            .map_err(|_| bad(format!("--id / ID: '{i}' is not hexadecimal (e.g. 0a1b2c)")))?;
+        let Ok(id) = hex::decode(i.trim().trim_start_matches("0x")) else {
+            return Ok(Err(refused(text!(
+                "errors.edit_id_not_hex",
+                "--id / ID: '{{id}}' is not hexadecimal (e.g. 0a1b2c)",
+                id = i
+            ))));
+        };
         if id.is_empty() {
-            return Err(bad("--id / ID: a key's ID cannot be made empty".into()));
+            return Ok(Err(refused(text!(
+                "errors.edit_id_empty",
+                "--id / ID: a key's ID cannot be made empty"
+            ))));
         }
         t = t.bytes(CKA_ID, &id);
         words.push(format!("id={}", hex::encode(&id)));
@@ -147,11 +206,19 @@ fn plan(
             if s.module().family() == p11::Family::SoftHsm {
                 // Seen with SoftHSM2 2.6: after C_SetAttributeValue of a date the object can
                 // no longer be read (every C_GetAttributeValue: CKR_OBJECT_HANDLE_INVALID).
-                return Err(bad(format!(
-                    "{name}: SoftHSM2 loses an object whose dates are changed (it cannot be read afterwards), so the console does not change dates there; nothing was changed"
-                )));
+                return Ok(Err(refused(text!("errors.edit_dates_softhsm", "{{name}}: SoftHSM2 loses an object whose dates are changed (it cannot be read afterwards), so the console does not change dates there", name = name))));
             }
-            let bytes = ae::parse_date(d).map_err(|e| bad(format!("{name}: {e}")))?;
+            let bytes = match ae::parse_date(d) {
+                Ok(b) => b,
+                Err(e) => {
+                    return Ok(Err(refused(text!(
+                        "errors.edit_not_a_date",
+                        "{{name}}: '{{date}}' is not a date such as 2027-12-31",
+                        name = name,
+                        date = e.input
+                    ))))
+                }
+            };
             t = t.bytes(attr, &bytes);
             words.push(format!("{name}={}", d.trim()));
         }
@@ -159,24 +226,28 @@ fn plan(
     if !c.flags.is_empty() {
         let current = flag_values(s, h)?;
         for fc in &c.flags {
-            let f = ae::flag(&fc.name).ok_or_else(|| {
-                bad(format!(
-                    "{} is not an attribute the console changes",
-                    fc.name
-                ))
-            })?;
+            let Some(f) = ae::flag(&fc.name) else {
+                return Ok(Err(refused(text!(
+                    "errors.edit_unknown_flag",
+                    "{{name}} is not an attribute the console changes",
+                    name = fc.name
+                ))));
+            };
             let cur = current.iter().find(|(g, _)| *g == f).and_then(|(_, v)| *v);
-            ae::check_flag(f, class, cur, fc.value).map_err(bad)?;
+            if let Err(r) = ae::check_flag(f, class, cur, fc.value) {
+                return Ok(Err(refused(flag_refusal_text(&r))));
+            }
             t = t.bool(f.attr, fc.value);
             words.push(format!("{}={}", f.name, fc.value));
         }
     }
     if words.is_empty() {
-        return Err(bad(
-            "nothing to change: give a label, an ID, a date or ATTR=VALUE".into(),
-        ));
+        return Ok(Err(refused(text!(
+            "errors.edit_nothing",
+            "nothing to change: give a label, an ID, a date or ATTR=VALUE"
+        ))));
     }
-    Ok((t, words, new_id))
+    Ok(Ok((t, words, new_id)))
 }
 
 impl Console {
@@ -187,8 +258,10 @@ impl Console {
         handle: u64,
     ) -> ApiResult<EditableAttributes> {
         let p = self.partition_ref(partition).await?;
+        let refs = p.clone();
         Ok(p.pool
             .run_service_idempotent_async("attributes.editable", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let sm = hk::summary(s, handle)?;
                 let (class, modifiable) = class_of(s, handle)?;
                 let dates =
@@ -202,7 +275,10 @@ impl Console {
                     start_date: dates[0].as_date().filter(|d| !d.is_empty()),
                     end_date: dates[1].as_date().filter(|d| !d.is_empty()),
                     modifiable,
-                    flags: ae::offers(class, modifiable, &flag_values(s, handle)?),
+                    flags: ae::offers(class, modifiable, &flag_values(s, handle)?)
+                        .into_iter()
+                        .map(FlagOffer::from)
+                        .collect(),
                     related: related(s, handle, &id)?
                         .iter()
                         .map(|(_, o)| describe(o))
@@ -223,11 +299,16 @@ impl Console {
         let p = self.partition_ref(partition).await?;
         self.require(&p, Action::EditAttributes)?;
         let c2 = changes.clone();
+        let refs = p.clone();
         let (before, words, moving) = p
             .pool
             .run_service_idempotent_async("attributes.plan", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let sm = hk::summary(s, handle)?;
-                let (_, words, new_id) = plan(s, handle, &c2)?;
+                let (_, words, new_id) = match plan(s, handle, &c2)? {
+                    Ok(planned) => planned,
+                    Err(refusal) => return Ok(Err(refusal)),
+                };
                 let moving = match new_id {
                     Some(_) => related(s, handle, &hex::decode(&sm.id_hex).unwrap_or_default())?
                         .into_iter()
@@ -235,9 +316,9 @@ impl Console {
                         .collect(),
                     None => Vec::new(),
                 };
-                Ok((sm, words, moving))
+                Ok(Ok((sm, words, moving)))
             })
-            .await?;
+            .await??;
         let ev = Event::new("object.set_attributes", "object")
             .resource(&before.label)
             .algorithm(&before.algorithm)
@@ -250,27 +331,43 @@ impl Console {
         request.action.push_str(".request");
         self.audit_first(request).await?;
         let c3 = changes.clone();
-        let r = p
-            .pool
-            .run_service_async("attributes.set", move |s| {
-                let (mut t, _, new_id) = plan(s, handle, &c3)?;
-                let old_id = hex::decode(&hk::summary(s, handle)?.id_hex).unwrap_or_default();
-                let others = match &new_id {
-                    Some(_) => related(s, handle, &old_id)?,
-                    None => Vec::new(),
-                };
-                s.set_attributes(handle, &mut t)?;
-                let mut moved = Vec::new();
-                if let Some(id) = new_id {
-                    for (o, sm) in others {
-                        s.set_attributes(o, &mut Template::new().bytes(CKA_ID, &id))?;
-                        moved.push(describe(&sm));
-                    }
+        let refs = p.clone();
+        // Setting attributes to values ends the same however often it is done, so after a
+        // reconnection (an answer lost) the pool sets them again, the object found again by
+        // its class and ID. Not when the ID itself changes: the object and those that move
+        // with it are then under another ID, and a lost answer is recorded unknown.
+        let repeatable = changes.id_hex.is_none();
+        let set = move |s: &p11::Session| {
+            let handle = refs.key_refs.resolve(s, handle)?;
+            let (mut t, _, new_id) = match plan(s, handle, &c3)? {
+                Ok(planned) => planned,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+            let old_id = hex::decode(&hk::summary(s, handle)?.id_hex).unwrap_or_default();
+            let others = match &new_id {
+                Some(_) => related(s, handle, &old_id)?,
+                None => Vec::new(),
+            };
+            s.set_attributes(handle, &mut t)?;
+            let mut moved = Vec::new();
+            if let Some(id) = new_id {
+                for (o, sm) in others {
+                    s.set_attributes(o, &mut Template::new().bytes(CKA_ID, &id))?;
+                    moved.push(describe(&sm));
                 }
-                Ok((hk::summary(s, handle)?, moved))
-            })
-            .await
+            }
+            Ok(Ok((hk::summary(s, handle)?, moved)))
+        };
+        let r = if repeatable {
+            p.pool
+                .run_service_idempotent_async("attributes.set", set)
+                .await
+        } else {
+            p.pool.run_service_async("attributes.set", set).await
+        };
+        let r = r
             .map_err(ApiError::from)
+            .and_then(|r| r)
             .map(|(summary, moved)| AttributesChanged {
                 summary,
                 changed: words.clone(),

@@ -1,13 +1,27 @@
 //! Key backup by wrapping (`C_WrapKey` / `C_UnwrapKey`) and key check values. A wrap file
-//! records the key's attributes, the mechanism and the wrapping key's fingerprint, so the
+//! records the key's attributes, the scheme and the wrapping key's fingerprint, so the
 //! unwrap restores the attributes and refuses a file made for another key. Extractable keys
 //! only; HSS keys never (a copy would reuse one-time keys); Luna partitions back up with the
 //! Backup HSM (cloning is not done here).
+//!
+//! Three schemes, named in the file by what they are, so a file made on one token unwraps on
+//! another whatever each calls its mechanisms:
+//! - under an AES key: AES key wrap with padding (RFC 5649) — PKCS#11 3.0's
+//!   `CKM_AES_KEY_WRAP_KWP`, Luna's `CKM_AES_KWP` or SoftHSM2's `CKM_AES_KEY_WRAP_PAD`, the
+//!   same algorithm; secret and private keys (a private key travels as PKCS#8);
+//! - a secret key under an RSA key: `CKM_RSA_PKCS_OAEP`;
+//! - a private key under an RSA key: the layout of `CKM_RSA_AES_KEY_WRAP` (PKCS#11 §2.1.21:
+//!   an ephemeral AES-256 key wrapped with RSA-OAEP, then the key wrapped with it by
+//!   RFC 5649). None of the tokens the console is tested on offers that mechanism (SoftHSM2
+//!   2.6, Kryoptic 1.5, Luna 7.9's table), so the console composes it from the two token
+//!   operations: the ephemeral key is a session object that never leaves the token
+//!   unwrapped and is destroyed at once.
 
 use std::path::Path;
 
 use audit::Event;
 use hsm::keys as hk;
+use hsm::pubkey::PublicKey;
 use hsm::roles::Action;
 use p11::sys::*;
 use p11::{Mechanism, Session, Template};
@@ -15,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{ApiError, ApiResult};
+use crate::text;
 use crate::views::ConsoleEvent;
 use crate::Console;
 
@@ -36,8 +51,9 @@ const FLAGS: [(u64, &str); 8] = [
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct WrapFile {
     pub format: String,
-    /// `CKM_AES_KEY_WRAP_KWP`, `CKM_AES_KEY_WRAP_PAD` or `CKM_RSA_PKCS_OAEP(SHA-256)` /
-    /// `(SHA-1)`.
+    /// The scheme: the token's name of its RFC 5649 key wrap (`CKM_AES_KEY_WRAP_KWP`,
+    /// `CKM_AES_KWP`, `CKM_AES_KEY_WRAP_PAD`), `CKM_RSA_PKCS_OAEP(SHA-256)` / `(SHA-1)`, or
+    /// `CKM_RSA_AES_KEY_WRAP(SHA-256)` / `(SHA-1)`.
     pub mechanism: String,
     /// The wrapping key: `SHA256:…` of an RSA public key, `KCV:…` of an AES key.
     pub wrapping_key_fingerprint: String,
@@ -49,8 +65,13 @@ pub struct WrapFile {
     pub label: String,
     pub id_hex: String,
     pub flags: Vec<(String, bool)>,
-    /// The key's check value when it is an AES key.
+    /// The key's check value when it is an AES or generic secret key.
     pub kcv: Option<String>,
+    /// A private key's public half (SPKI DER, base64), restored beside it on unwrap so the
+    /// key pair signs and verifies on the other token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub public_key: Option<String>,
     /// The wrapped key, base64.
     pub wrapped: String,
 }
@@ -59,128 +80,420 @@ pub struct WrapFile {
 pub struct Unwrapped {
     pub summary: hk::ObjectSummary,
     pub kcv: Option<String>,
+    /// The public half restored beside an unwrapped private key.
+    pub public_handle: Option<u64>,
 }
 
-fn bad(m: impl Into<String>) -> hsm::HsmError {
-    hsm::HsmError::InvalidInput(m.into())
+/// The hash RSA-OAEP uses. SoftHSM2 wraps and unwraps with SHA-1 only (still sound for key
+/// transport: OAEP does not rely on collision resistance), so a file for a SoftHSM2 token
+/// needs SHA-1; elsewhere SHA-256 is the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OaepHash {
+    Sha1,
+    Sha256,
 }
+hsm::wire_display!(OaepHash);
 
-/// KCV: the first 3 bytes of the key's AES-ECB encryption of a zero block, hex.
-fn kcv_of(s: &Session, h: u64) -> hsm::Result<String> {
-    let kt = s.get_attribute(h, CKA_KEY_TYPE)?.as_ulong();
-    if kt != Some(CKK_AES) {
-        return Err(bad(
-            "key check values are computed for AES keys (the first 3 bytes of the encryption of a zero block)",
-        ));
+impl OaepHash {
+    fn label(self) -> &'static str {
+        match self {
+            OaepHash::Sha1 => "SHA-1",
+            OaepHash::Sha256 => "SHA-256",
+        }
     }
-    let c = s.encrypt(&Mechanism::new(CKM_AES_ECB), h, &[0u8; 16])?;
-    Ok(hex::encode_upper(&c[..3]))
+    fn mechanism(self) -> Mechanism {
+        match self {
+            OaepHash::Sha1 => Mechanism::rsa_oaep(CKM_SHA_1, CKG_MGF1_SHA1),
+            OaepHash::Sha256 => Mechanism::rsa_oaep(CKM_SHA256, CKG_MGF1_SHA256),
+        }
+    }
 }
 
-/// The wrapping key's mechanism, the handle that wraps, and its fingerprint. RSA-OAEP uses
-/// SHA-256, or SHA-1 where the file says so or the token is SoftHSM2 (whose C_WrapKey takes
-/// OAEP with SHA-1 only; still sound for key transport).
-fn wrapping(
-    s: &Session,
-    with: u64,
-    key_class: &str,
-    oaep_sha1: bool,
-) -> hsm::Result<(Mechanism, &'static str, u64, String)> {
-    let sm = hk::summary(s, with)?;
+/// How a key is wrapped, whatever the token calls the mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    /// AES key wrap with padding (RFC 5649).
+    Kwp,
+    /// RSA-OAEP of a secret key's value.
+    Oaep(OaepHash),
+    /// RSA-OAEP of an ephemeral AES key, then RFC 5649 under it.
+    RsaAes(OaepHash),
+}
+
+/// The names under which tokens offer RFC 5649, best first.
+const KWP_MECHANISMS: [(u64, &str); 3] = [
+    (CKM_AES_KEY_WRAP_KWP, "CKM_AES_KEY_WRAP_KWP"),
+    (p11::names::luna::CKM_AES_KWP, "CKM_AES_KWP"),
+    (CKM_AES_KEY_WRAP_PAD, "CKM_AES_KEY_WRAP_PAD"),
+];
+
+impl Scheme {
+    fn parse(name: &str) -> Option<Scheme> {
+        if KWP_MECHANISMS.iter().any(|(_, n)| *n == name) {
+            return Some(Scheme::Kwp);
+        }
+        let (base, hash) = name.strip_suffix(')')?.split_once('(')?;
+        let hash = match hash {
+            "SHA-1" => OaepHash::Sha1,
+            "SHA-256" => OaepHash::Sha256,
+            _ => return None,
+        };
+        match base {
+            "CKM_RSA_PKCS_OAEP" => Some(Scheme::Oaep(hash)),
+            "CKM_RSA_AES_KEY_WRAP" => Some(Scheme::RsaAes(hash)),
+            _ => None,
+        }
+    }
+
+    /// The name written to the file (`kwp`: the token's name of RFC 5649).
+    fn name(self, kwp: &str) -> String {
+        match self {
+            Scheme::Kwp => kwp.to_string(),
+            Scheme::Oaep(h) => format!("CKM_RSA_PKCS_OAEP({})", h.label()),
+            Scheme::RsaAes(h) => format!("CKM_RSA_AES_KEY_WRAP({})", h.label()),
+        }
+    }
+}
+
+/// What a wrapping key is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wrapper {
+    Aes,
+    Rsa,
+}
+
+fn wrapper_kind(sm: &hk::ObjectSummary) -> ApiResult<Wrapper> {
     match (sm.class.as_str(), sm.key_type.as_deref()) {
-        ("SECRET_KEY", Some("AES")) => {
-            let mechs = s.module().mechanisms(s.slot()).unwrap_or_default();
-            let (m, name) = if mechs.contains(&CKM_AES_KEY_WRAP_KWP) {
-                (CKM_AES_KEY_WRAP_KWP, "CKM_AES_KEY_WRAP_KWP")
-            } else {
-                (CKM_AES_KEY_WRAP_PAD, "CKM_AES_KEY_WRAP_PAD")
-            };
-            Ok((
-                Mechanism::new(m),
-                name,
-                with,
-                format!("KCV:{}", kcv_of(s, with)?),
-            ))
-        }
-        ("PUBLIC_KEY" | "PRIVATE_KEY", Some("RSA")) => {
-            if key_class != "SECRET_KEY" {
-                return Err(bad(
-                    "RSA-OAEP wraps secret keys only; wrap a private key under an AES key",
-                ));
-            }
-            let public = if sm.class == "PUBLIC_KEY" {
-                with
-            } else {
-                hk::public_for_private(s, with)?
-            };
-            let pk = hk::read_public_key(s, public)?;
-            let private = if sm.class == "PRIVATE_KEY" {
-                with
-            } else {
-                public
-            };
-            let (m, name) = if oaep_sha1 {
-                (
-                    Mechanism::rsa_oaep(CKM_SHA_1, CKG_MGF1_SHA1),
-                    "CKM_RSA_PKCS_OAEP(SHA-1)",
-                )
-            } else {
-                (
-                    Mechanism::rsa_oaep(CKM_SHA256, CKG_MGF1_SHA256),
-                    "CKM_RSA_PKCS_OAEP(SHA-256)",
-                )
-            };
-            Ok((m, name, private, pk.fingerprint()))
-        }
-        _ => Err(bad(format!(
-            "'{}' cannot wrap: use an AES key or an RSA key pair (or an imported RSA public key)",
-            sm.label
+        ("SECRET_KEY", Some("AES")) => Ok(Wrapper::Aes),
+        ("PUBLIC_KEY" | "PRIVATE_KEY", Some("RSA")) => Ok(Wrapper::Rsa),
+        _ => Err(ApiError::invalid(text!(
+            "errors.wrap_cannot_wrap",
+            "'{{label}}' cannot wrap: use an AES key or an RSA key pair (or an imported RSA public key).",
+            label = &sm.label
         ))),
     }
 }
 
+/// The token's RFC 5649 mechanism (value, name).
+fn kwp_of(s: &Session) -> hsm::Result<(u64, &'static str)> {
+    let mechs = s.module().mechanisms(s.slot())?;
+    KWP_MECHANISMS
+        .into_iter()
+        .find(|(m, _)| mechs.contains(m))
+        .ok_or_else(|| {
+            hsm::HsmError::NotSupported(
+                crate::text!(
+                    "errors.wrap_no_kwp",
+                    "the token offers no AES key wrap with padding (RFC 5649)"
+                )
+                .into(),
+            )
+        })
+}
+
+/// A key's check value, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kcv {
+    Value(String),
+    /// Not an AES or generic secret key.
+    NotSecret,
+    /// The token keeps no check value and the key may not do what computes one.
+    NotPermitted,
+}
+
+impl Kcv {
+    fn value(self) -> Option<String> {
+        match self {
+            Kcv::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// KCV: the first 3 bytes of the key's check value as PKCS#11 defines `CKA_CHECK_VALUE` — for
+/// AES the encryption of a zero block (AES-ECB), for a generic secret the SHA-1 of its value.
+/// The token's own `CKA_CHECK_VALUE` when it keeps one; else computed inside the token
+/// (`C_Encrypt`, `C_DigestKey`).
+fn kcv_of(s: &Session, h: u64) -> hsm::Result<Kcv> {
+    let v = s.get_attributes_with(h, &[CKA_KEY_TYPE, CKA_CHECK_VALUE], false)?;
+    let kt = v[0].as_ulong();
+    if !matches!(kt, Some(CKK_AES) | Some(CKK_GENERIC_SECRET)) {
+        return Ok(Kcv::NotSecret);
+    }
+    if let Some(cv) = v[1].bytes().filter(|b| b.len() >= 3) {
+        return Ok(Kcv::Value(hex::encode_upper(&cv[..3])));
+    }
+    let computed = if kt == Some(CKK_AES) {
+        s.encrypt(&Mechanism::new(CKM_AES_ECB), h, &[0u8; 16])
+    } else {
+        s.digest_key(&Mechanism::new(CKM_SHA_1), h).or_else(|e| {
+            // A token without C_DigestKey for this key: a readable value is digested by the
+            // token too (nothing is computed on the console's side).
+            match s.get_attribute(h, CKA_VALUE)?.bytes() {
+                Some(value) => s.digest(&Mechanism::new(CKM_SHA_1), value),
+                None => Err(e),
+            }
+        })
+    };
+    match computed {
+        Ok(c) => Ok(Kcv::Value(hex::encode_upper(&c[..3]))),
+        Err(e)
+            if matches!(
+                e.rv(),
+                Some(CKR_KEY_FUNCTION_NOT_PERMITTED) | Some(CKR_KEY_INDIGESTIBLE)
+            ) =>
+        {
+            Ok(Kcv::NotPermitted)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The wrapping key's fingerprint: the SHA-256 of an RSA public key, the KCV of an AES key.
+fn fingerprint(s: &Session, kind: Wrapper, with: u64) -> hsm::Result<String> {
+    match kind {
+        Wrapper::Aes => Ok(format!(
+            "KCV:{}",
+            kcv_of(s, with)?.value().unwrap_or_default()
+        )),
+        Wrapper::Rsa => Ok(hk::read_public_key(s, public_of(s, with)?)?.fingerprint()),
+    }
+}
+
+/// An ephemeral AES-256 session key for the RSA-AES scheme.
+fn ephemeral_template() -> Template {
+    Template::new()
+        .ulong(CKA_CLASS, CKO_SECRET_KEY)
+        .ulong(CKA_KEY_TYPE, CKK_AES)
+        .bool(CKA_TOKEN, false)
+        .bool(CKA_PRIVATE, true)
+        .bool(CKA_SENSITIVE, true)
+        .bool(CKA_EXTRACTABLE, true)
+        .bool(CKA_WRAP, true)
+        .bool(CKA_UNWRAP, true)
+}
+
+fn wrap_with(s: &Session, scheme: Scheme, kwp: u64, with: u64, key: u64) -> hsm::Result<Vec<u8>> {
+    match scheme {
+        Scheme::Kwp => Ok(s.wrap_key(&Mechanism::new(kwp), with, key)?),
+        Scheme::Oaep(h) => Ok(s.wrap_key(&h.mechanism(), public_of(s, with)?, key)?),
+        Scheme::RsaAes(h) => {
+            let public = public_of(s, with)?;
+            let eph = s.generate_key(
+                &Mechanism::new(CKM_AES_KEY_GEN),
+                &mut ephemeral_template().ulong(CKA_VALUE_LEN, 32),
+            )?;
+            let r = (|| -> p11::Result<Vec<u8>> {
+                let inner = s.wrap_key(&Mechanism::new(kwp), eph, key)?;
+                let mut out = s.wrap_key(&h.mechanism(), public, eph)?;
+                out.extend(inner);
+                Ok(out)
+            })();
+            let _ = s.destroy_object(eph);
+            Ok(r?)
+        }
+    }
+}
+
+fn unwrap_with(
+    s: &Session,
+    scheme: Scheme,
+    kwp: u64,
+    with: u64,
+    wrapped: &[u8],
+    t: &mut Template,
+) -> hsm::Result<u64> {
+    match scheme {
+        Scheme::Kwp => Ok(s.unwrap_key(&Mechanism::new(kwp), with, wrapped, t)?),
+        Scheme::Oaep(h) => Ok(s.unwrap_key(&h.mechanism(), with, wrapped, t)?),
+        Scheme::RsaAes(h) => {
+            let k = s
+                .get_attribute(with, CKA_MODULUS)?
+                .bytes()
+                .map(<[u8]>::len)
+                .unwrap_or(0);
+            if k == 0 || wrapped.len() <= k {
+                return Err(hsm::HsmError::Refused(
+                    crate::text!(
+                        "errors.wrapped_shorter_than_modulus",
+                        "the wrapped key is shorter than the RSA key's modulus"
+                    )
+                    .into(),
+                ));
+            }
+            let (outer, inner) = wrapped.split_at(k);
+            let eph = s.unwrap_key(&h.mechanism(), with, outer, &mut ephemeral_template())?;
+            let r = s.unwrap_key(&Mechanism::new(kwp), eph, inner, t);
+            let _ = s.destroy_object(eph);
+            Ok(r?)
+        }
+    }
+}
+
+/// The public key object to wrap under: `with` itself, or the public half of a private key.
+fn public_of(s: &Session, with: u64) -> hsm::Result<u64> {
+    if hk::summary(s, with)?.class == "PUBLIC_KEY" {
+        Ok(with)
+    } else {
+        hk::public_for_private(s, with)
+    }
+}
+
+fn read_wrap_file(file: &Path) -> ApiResult<ParsedWrap> {
+    let name = file.display().to_string();
+    let bytes = std::fs::read(file).map_err(|e| {
+        ApiError::invalid(text!(
+            "errors.wrap_file_unreadable",
+            "{{file}}: cannot be read: {{error}}",
+            file = &name,
+            error = e
+        ))
+    })?;
+    parse_wrap(&bytes).map_err(|why| {
+        ApiError::invalid(text!(
+            "errors.wrap_file_invalid",
+            "{{file}}: is not a wrap file: {{error}}",
+            file = &name,
+            error = why
+        ))
+    })
+}
+
+/// A wrap file's content as the unwrap reads it before any token is asked: JSON of
+/// [`WRAP_FORMAT`], a scheme the console knows, the key's ID in hexadecimal and the wrapped
+/// key in base64. Returns the file and the wrapped key's bytes, or why it is not a wrap
+/// file. Pure (the fuzz target `wrap_file` calls it).
+pub fn parse_wrap_file(bytes: &[u8]) -> Result<(WrapFile, Vec<u8>), String> {
+    parse_wrap(bytes).map(|p| (p.file, p.wrapped))
+}
+
+/// A wrap file read: the file, its scheme, the key's `CKA_ID` and the wrapped key.
+struct ParsedWrap {
+    file: WrapFile,
+    scheme: Scheme,
+    id: Vec<u8>,
+    wrapped: Vec<u8>,
+}
+
+fn parse_wrap(bytes: &[u8]) -> Result<ParsedWrap, String> {
+    let f: WrapFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    if f.format != WRAP_FORMAT {
+        return Err(format!("format '{}' is not {WRAP_FORMAT}", f.format));
+    }
+    let scheme =
+        Scheme::parse(&f.mechanism).ok_or_else(|| format!("unknown scheme '{}'", f.mechanism))?;
+    // The key is found again by its CKA_ID (signing, the recovery after a reconnect): a
+    // damaged ID must not restore it with another one, or none.
+    let id = hex::decode(&f.id_hex)
+        .map_err(|e| format!("the key's ID '{}' is not hexadecimal: {e}", f.id_hex))?;
+    let wrapped = crate::keys::base64_decode(&f.wrapped).map_err(|e| e.message)?;
+    Ok(ParsedWrap {
+        file: f,
+        scheme,
+        id,
+        wrapped,
+    })
+}
+
 impl Console {
-    /// The key check value of an AES key.
+    /// The key check value of an AES or generic secret key.
     pub async fn key_check_value(&self, partition: &str, handle: u64) -> ApiResult<String> {
         let p = self.partition_ref(partition).await?;
-        Ok(p.pool
-            .run_service_idempotent_async("keys.kcv", move |s| kcv_of(s, handle))
-            .await?)
+        let refs = p.clone();
+        let (kcv, label) = p
+            .pool
+            .run_service_idempotent_async("keys.kcv", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
+                let kcv = kcv_of(s, handle)?;
+                // The label only for the message that names the key.
+                let label = match kcv {
+                    Kcv::NotPermitted => hk::summary(s, handle)?.label,
+                    _ => String::new(),
+                };
+                Ok((kcv, label))
+            })
+            .await?;
+        match kcv {
+            Kcv::Value(v) => Ok(v),
+            Kcv::NotSecret => Err(ApiError::invalid(text!(
+                "errors.kcv_secret_keys_only",
+                "Key check values are computed for AES and generic secret keys."
+            ))),
+            Kcv::NotPermitted => Err(ApiError::invalid(text!(
+                "errors.kcv_not_permitted",
+                "'{{label}}' has no check value on the token, and it may not encrypt (or be digested), which is how its KCV is computed.",
+                label = label
+            ))),
+        }
     }
 
     /// Wrap `key` under `with` (`C_WrapKey`) and write the wrap file to `out` (never over a
-    /// file). Audited before the key leaves the token.
+    /// file). Audited before the key leaves the token. `oaep` chooses RSA-OAEP's hash
+    /// (default: SHA-1 on SoftHSM2, which has no other, SHA-256 elsewhere).
     pub async fn wrap_key(
         &self,
         partition: &str,
         key: u64,
         with: u64,
         out: &Path,
+        oaep: Option<OaepHash>,
     ) -> ApiResult<WrapFile> {
         let p = self.partition_ref(partition).await?;
         self.require(&p, Action::WrapKeys)?;
-        let luna = p.module.module.family() == p11::Family::Luna;
-        let ks = p
+        let family = p.module.module.family();
+        let refs = p.clone();
+        let (ks, ws) = p
             .pool
-            .run_service_idempotent_async("keys.wrap.check", move |s| Ok(hk::summary(s, key)?))
+            .run_service_idempotent_async("keys.wrap.check", move |s| {
+                let (key, with) = (
+                    refs.key_refs.resolve(s, key)?,
+                    refs.key_refs.resolve(s, with)?,
+                );
+                Ok((hk::summary(s, key)?, hk::summary(s, with)?))
+            })
             .await?;
         if ks.algorithm.starts_with("HSS") || ks.algorithm.starts_with("LMS") {
-            return Err(ApiError::invalid(format!(
-                "'{}' is an HSS key: it is never wrapped, because a copy would sign with the same one-time keys again and break its security.",
-                ks.label
+            return Err(ApiError::invalid(text!(
+                "errors.wrap_hss_never",
+                "'{{label}}' is an HSS key: it is never wrapped, because a copy would sign with the same one-time keys again and break its security.",
+                label = &ks.label
+            )));
+        }
+        if !matches!(ks.class.as_str(), "SECRET_KEY" | "PRIVATE_KEY") {
+            return Err(ApiError::invalid(text!(
+                "errors.wrap_keys_only",
+                "'{{label}}' is a {{class}}: only secret and private keys are wrapped (public keys and certificates are exported as they are).",
+                label = &ks.label,
+                class = &ks.class
             )));
         }
         if ks.extractable != Some(true) {
-            let e = ApiError::invalid(format!(
-                "'{}' is not extractable (CKA_EXTRACTABLE is false): the token does not let it leave, wrapped or not.",
-                ks.label
+            let e = ApiError::invalid(text!(
+                "errors.wrap_not_extractable",
+                "'{{label}}' is not extractable (CKA_EXTRACTABLE is false): the token does not let it leave, wrapped or not.",
+                label = &ks.label
             ));
-            return Err(if luna {
-                e.details("Luna partitions back up with the Backup HSM (partition backup), which this console does not do.")
+            return Err(if family == p11::Family::Luna {
+                e.suggest(text!(
+                    "errors.wrap_luna_backup",
+                    "Luna partitions back up with the Backup HSM (partition backup), which this console does not do."
+                ))
             } else {
                 e
             });
         }
+        let hash = oaep.unwrap_or(if family == p11::Family::SoftHsm {
+            OaepHash::Sha1
+        } else {
+            OaepHash::Sha256
+        });
+        let kind = wrapper_kind(&ws)?;
+        let scheme = match (kind, ks.class.as_str()) {
+            (Wrapper::Aes, _) => Scheme::Kwp,
+            (Wrapper::Rsa, "SECRET_KEY") => Scheme::Oaep(hash),
+            (Wrapper::Rsa, _) => Scheme::RsaAes(hash),
+        };
         self.audit_first(
             Event::new("key.wrap.request", "key")
                 .resource(&ks.label)
@@ -191,14 +504,19 @@ impl Console {
                 .meta("out", out.display().to_string()),
         )
         .await?;
-        let class = ks.class.clone();
-        let ks2 = ks.clone();
+        let (ks2, wlabel) = (ks.clone(), ws.label.clone());
+        let refs = p.clone();
         let r = p
             .pool
-            .run_service_async("keys.wrap", move |s| {
-                let sha1 = s.module().family() == p11::Family::SoftHsm;
-                let (mech, name, h, fp) = wrapping(s, with, &class, sha1)?;
-                let wrapped = s.wrap_key(&mech, h, key)?;
+            // C_WrapKey changes nothing on the token: repeated after a reconnection.
+            .run_service_idempotent_async("keys.wrap", move |s| {
+                let (key, with) = (
+                    refs.key_refs.resolve(s, key)?,
+                    refs.key_refs.resolve(s, with)?,
+                );
+                let (kwp, kwp_name) = kwp_of(s)?;
+                let fp = fingerprint(s, kind, with)?;
+                let wrapped = wrap_with(s, scheme, kwp, with, key)?;
                 let v = s.get_attributes_with(key, &FLAGS.map(|f| f.0), false)?;
                 let flags = FLAGS
                     .iter()
@@ -206,18 +524,27 @@ impl Console {
                     .filter_map(|((_, n), x)| x.as_bool().map(|b| (n.to_string(), b)))
                     .collect();
                 let kt = s.get_attribute(key, CKA_KEY_TYPE)?.as_ulong().unwrap_or(0);
+                let public_key = if ks2.class == "PRIVATE_KEY" {
+                    hk::public_for_private(s, key)
+                        .and_then(|h| hk::read_public_key(s, h))
+                        .ok()
+                        .map(|pk| crate::keys::base64_encode(&pk.spki_der()))
+                } else {
+                    None
+                };
                 Ok(WrapFile {
                     format: WRAP_FORMAT.into(),
-                    mechanism: name.into(),
+                    mechanism: scheme.name(kwp_name),
                     wrapping_key_fingerprint: fp,
-                    wrapping_key_label: hk::summary(s, with)?.label,
-                    class: class.clone(),
+                    wrapping_key_label: wlabel.clone(),
+                    class: ks2.class.clone(),
                     key_type: kt,
                     algorithm: ks2.algorithm.clone(),
                     label: ks2.label.clone(),
                     id_hex: ks2.id_hex.clone(),
                     flags,
-                    kcv: kcv_of(s, key).ok(),
+                    kcv: kcv_of(s, key).ok().and_then(Kcv::value),
+                    public_key,
                     wrapped: crate::keys::base64_encode(&wrapped),
                 })
             })
@@ -242,8 +569,10 @@ impl Console {
         r
     }
 
-    /// Unwrap a wrap file with `with` (`C_UnwrapKey`), restoring its attributes; a file made
-    /// for another key is refused before the token is asked. Audited.
+    /// Unwrap a wrap file with `with` (`C_UnwrapKey`), restoring its attributes (and a
+    /// private key's public half); a file made for another key is refused before the token
+    /// is asked, and a key whose check value differs from the file's is destroyed again.
+    /// Audited.
     pub async fn unwrap_key(
         &self,
         partition: &str,
@@ -254,41 +583,83 @@ impl Console {
         let p = self.partition_ref(partition).await?;
         self.require(&p, Action::UnwrapKeys)?;
         let name = file.display().to_string();
-        let text = std::fs::read(file)
-            .map_err(|e| ApiError::invalid(format!("{name}: cannot be read: {e}")))?;
-        let f: WrapFile = serde_json::from_slice(&text)
-            .map_err(|e| ApiError::invalid(format!("{name}: is not a wrap file: {e}")))?;
-        if f.format != WRAP_FORMAT {
-            return Err(ApiError::invalid(format!(
-                "{name}: format '{}' is not {WRAP_FORMAT}",
-                f.format
-            )));
-        }
-        let wrapped = crate::keys::base64_decode(&f.wrapped)
-            .map_err(|e| ApiError::invalid(format!("{name}: {}", e.message)))?;
+        let ParsedWrap {
+            file: f,
+            scheme,
+            id,
+            wrapped,
+        } = read_wrap_file(file)?;
         let label = label.unwrap_or_else(|| f.label.clone());
         crate::keys::validate_label(&label)?;
-        let (f2, n2) = (f.clone(), name.clone());
-        let check = p
+        let class = match f.class.as_str() {
+            "SECRET_KEY" => CKO_SECRET_KEY,
+            "PRIVATE_KEY" => CKO_PRIVATE_KEY,
+            other => {
+                return Err(ApiError::invalid(text!(
+                    "errors.wrap_file_class",
+                    "{{file}}: holds a {{class}}; only secret and private keys are unwrapped.",
+                    file = &name,
+                    class = other
+                )))
+            }
+        };
+        let public_key = match &f.public_key {
+            Some(b64) => Some(
+                crate::keys::base64_decode(b64)
+                    .ok()
+                    .and_then(|der| PublicKey::from_spki_der(&der).ok())
+                    .ok_or_else(|| {
+                        ApiError::invalid(text!(
+                            "errors.wrap_file_invalid",
+                            "{{file}}: is not a wrap file: {{error}}",
+                            file = &name,
+                            error = "its public key is not an SPKI"
+                        ))
+                    })?,
+            ),
+            None => None,
+        };
+        let ws = p
             .pool
-            .run_service_idempotent_async("keys.unwrap.check", move |s| {
-                let sha1 = f2.mechanism.ends_with("(SHA-1)");
-                let (_, mech, h, fp) = wrapping(s, with, &f2.class, sha1)?;
-                if fp != f2.wrapping_key_fingerprint {
-                    return Err(bad(format!(
-                        "{n2}: was wrapped under another key ({}, '{}'); this one is {fp}",
-                        f2.wrapping_key_fingerprint, f2.wrapping_key_label
-                    )));
-                }
-                if mech != f2.mechanism {
-                    return Err(bad(format!(
-                        "{n2}: was wrapped with {}; this key unwraps with {mech}",
-                        f2.mechanism
-                    )));
-                }
-                Ok(h)
+            .run_service_idempotent_async("keys.unwrap.check", move |s| Ok(hk::summary(s, with)?))
+            .await?;
+        let kind = wrapper_kind(&ws)?;
+        if kind == Wrapper::Rsa && ws.class != "PRIVATE_KEY" {
+            return Err(ApiError::invalid(text!(
+                "errors.unwrap_needs_private",
+                "'{{label}}' is an RSA public key: unwrapping takes the private half of the key pair.",
+                label = &ws.label
+            )));
+        }
+        let fits = matches!(
+            (kind, scheme),
+            (Wrapper::Aes, Scheme::Kwp) | (Wrapper::Rsa, Scheme::Oaep(_) | Scheme::RsaAes(_))
+        );
+        if !fits {
+            return Err(ApiError::invalid(text!(
+                "errors.unwrap_scheme_mismatch",
+                "{{file}}: was wrapped with {{mechanism}}, which '{{label}}' does not unwrap.",
+                file = &name,
+                mechanism = &f.mechanism,
+                label = &ws.label
+            )));
+        }
+        let fp = p
+            .pool
+            .run_service_idempotent_async("keys.unwrap.fingerprint", move |s| {
+                fingerprint(s, kind, with)
             })
             .await?;
+        if fp != f.wrapping_key_fingerprint {
+            return Err(ApiError::invalid(text!(
+                "errors.unwrap_other_key",
+                "{{file}}: was wrapped under another key ({{expected}}, '{{expected_label}}'); this one is {{actual}}.",
+                file = &name,
+                expected = &f.wrapping_key_fingerprint,
+                expected_label = &f.wrapping_key_label,
+                actual = &fp
+            )));
+        }
         self.audit_first(
             Event::new("key.unwrap.request", "key")
                 .resource(&label)
@@ -299,57 +670,278 @@ impl Console {
                 .meta("wrapping_key_fingerprint", &f.wrapping_key_fingerprint),
         )
         .await?;
-        let (f3, l3) = (f.clone(), label.clone());
-        let r = p
-            .pool
-            .run_service_async("keys.unwrap", move |s| {
-                let sha1 = f3.mechanism.ends_with("(SHA-1)");
-                let (mech, _, _, _) = wrapping(s, with, &f3.class, sha1)?;
-                let class = match f3.class.as_str() {
-                    "SECRET_KEY" => CKO_SECRET_KEY,
-                    "PRIVATE_KEY" => CKO_PRIVATE_KEY,
-                    other => return Err(bad(format!("a {other} is not unwrapped"))),
-                };
-                let mut t = Template::new()
-                    .ulong(CKA_CLASS, class)
-                    .ulong(CKA_KEY_TYPE, f3.key_type)
-                    .bool(CKA_TOKEN, true)
-                    .bool(CKA_PRIVATE, true)
-                    .bool(CKA_SENSITIVE, true)
-                    .text(CKA_LABEL, &l3)
-                    .bytes(CKA_ID, &hex::decode(&f3.id_hex).unwrap_or_default());
-                for (n, v) in &f3.flags {
-                    if let Some((a, _)) = FLAGS.iter().find(|(_, m)| m == n) {
-                        t = t.bool(*a, *v);
-                    }
-                }
-                let h = s.unwrap_key(&mech, check, &wrapped, &mut t)?;
-                Ok(Unwrapped {
-                    summary: hk::summary(s, h)?,
-                    kcv: kcv_of(s, h).ok(),
-                })
-            })
-            .await
-            .map_err(ApiError::from);
-        let r = match r {
-            Ok(u) if f.kcv.is_some() && u.kcv != f.kcv => Err(ApiError::invalid(format!(
-                "{name}: the unwrapped key's check value {} differs from the file's {}",
-                u.kcv.unwrap_or_default(),
-                f.kcv.clone().unwrap_or_default()
-            ))),
-            other => other,
+        let mut unwrap_settled = false;
+        let family = p.module.module.family();
+        let (f3, l3, id3, refs) = (f.clone(), label.clone(), id.clone(), p.clone());
+        let made = Made {
+            class,
+            id: id.clone(),
+            label: label.clone(),
         };
-        self.record_outcome(
-            Event::new("key.unwrap", "key")
-                .resource(&label)
-                .meta("partition", &p.id)
-                .meta("file", &name),
-            &r,
-        )
-        .await;
+        let before = {
+            let made = made.clone();
+            p.pool
+                .run_service_idempotent_async("keys.unwrap.find", move |s| made.find(s))
+                .await?
+                .len()
+        };
+        let unwrap = move |s: &Session| {
+            let with = refs.key_refs.resolve(s, with)?;
+            let (kwp, _) = kwp_of(s)?;
+            let mut t = Template::new()
+                .ulong(CKA_CLASS, class)
+                .ulong(CKA_KEY_TYPE, f3.key_type)
+                .bool(CKA_TOKEN, true)
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .text(CKA_LABEL, &l3)
+                .bytes(CKA_ID, &id3);
+            for (n, v) in &f3.flags {
+                if let Some((a, _)) = FLAGS.iter().find(|(_, m)| m == n) {
+                    t = t.bool(*a, *v);
+                }
+            }
+            let h = unwrap_with(s, scheme, kwp, with, &wrapped, &mut t)?;
+            complete(s, h, &f3.kcv, public_key.as_ref(), family, &l3, &id3, false)
+        };
+        let r = match p
+            .pool
+            .run_service_async("keys.unwrap", unwrap.clone())
+            .await
+        {
+            // The answer is lost: the token is read before anything is made again — a key
+            // of the class, ID and label that was not there before is the one unwrapped,
+            // and its check and public half are finished on it.
+            Err(e) if e.class() == p11::ErrorClass::Disconnected => {
+                let (kcv, public_key) = (f.kcv.clone(), public_key_of(&f));
+                let (l4, id4) = (label.clone(), id.clone());
+                let settled = p
+                    .pool
+                    .run_service_idempotent_async("keys.unwrap.settle", move |s| {
+                        let found = made.find(s)?;
+                        match found.last() {
+                            Some(h) if found.len() > before => {
+                                complete(s, *h, &kcv, public_key.as_ref(), family, &l4, &id4, true)
+                                    .map(Some)
+                            }
+                            _ => Ok(None),
+                        }
+                    })
+                    .await;
+                match settled {
+                    Ok(Some(done)) => {
+                        unwrap_settled = true;
+                        Ok(done)
+                    }
+                    Ok(None) => p.pool.run_service_async("keys.unwrap", unwrap).await,
+                    Err(e) => Err(e),
+                }
+            }
+            r => r,
+        };
+        let r = r
+            .map_err(ApiError::from)
+            .and_then(|r| {
+                r.map_err(|got| {
+                    ApiError::invalid(text!(
+                        "errors.unwrap_kcv_differs",
+                        "{{file}}: the unwrapped key's check value {{actual}} differs from the file's {{expected}}; the key was removed again.",
+                        file = &name,
+                        actual = got.unwrap_or_default(),
+                        expected = f.kcv.clone().unwrap_or_default()
+                    ))
+                })
+            });
+        let mut ev = Event::new("key.unwrap", "key")
+            .resource(&label)
+            .meta("partition", &p.id)
+            .meta("file", &name);
+        if unwrap_settled {
+            ev = ev.meta("settled_after_reconnect", true);
+        }
+        self.record_outcome(ev, &r).await;
         self.emit(ConsoleEvent::PartitionChanged {
             partition_id: p.id.clone(),
         });
         r
+    }
+}
+
+/// The object an unwrap makes, as it is found on the token.
+#[derive(Clone)]
+struct Made {
+    class: u64,
+    id: Vec<u8>,
+    label: String,
+}
+
+impl Made {
+    fn find(&self, s: &Session) -> hsm::Result<Vec<u64>> {
+        Ok(s.find_objects(
+            &mut Template::new()
+                .ulong(CKA_CLASS, self.class)
+                .bytes(CKA_ID, &self.id)
+                .text(CKA_LABEL, &self.label),
+        )?)
+    }
+}
+
+/// The wrap file's public half, as the unwrap restores it.
+fn public_key_of(f: &WrapFile) -> Option<PublicKey> {
+    let der = crate::keys::base64_decode(f.public_key.as_ref()?).ok()?;
+    PublicKey::from_spki_der(&der).ok()
+}
+
+/// After the unwrap made `h`: the check value against the file's (a different one removes
+/// the key again: `Err(the value)`), and the public half restored beside a private key. When
+/// settling a lost answer (`settling`), a public half already there is the one restored.
+#[allow(clippy::too_many_arguments)]
+fn complete(
+    s: &Session,
+    h: u64,
+    expected_kcv: &Option<String>,
+    public_key: Option<&PublicKey>,
+    family: p11::Family,
+    label: &str,
+    id: &[u8],
+    settling: bool,
+) -> hsm::Result<Result<Unwrapped, Option<String>>> {
+    let kcv = kcv_of(s, h).ok().and_then(Kcv::value);
+    if expected_kcv.is_some() && kcv != *expected_kcv {
+        let _ = s.destroy_object(h);
+        return Ok(Err(kcv));
+    }
+    let public_handle = match public_key {
+        Some(pk) => {
+            let there = if settling {
+                Made {
+                    class: CKO_PUBLIC_KEY,
+                    id: id.to_vec(),
+                    label: label.to_string(),
+                }
+                .find(s)?
+                .last()
+                .copied()
+            } else {
+                None
+            };
+            match there {
+                Some(ph) => Some(ph),
+                None => {
+                    let mut pt = hsm::objects::public_key_template(pk, family, label, id)?;
+                    match s.create_object(&mut pt) {
+                        Ok(ph) => Some(ph),
+                        Err(e) => {
+                            let _ = s.destroy_object(h);
+                            return Err(e.into());
+                        }
+                    }
+                }
+            }
+        }
+        None => None,
+    };
+    Ok(Ok(Unwrapped {
+        summary: hk::summary(s, h)?,
+        kcv,
+        public_handle,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_token_name_of_rfc_5649_is_one_scheme() {
+        for (_, n) in KWP_MECHANISMS {
+            assert_eq!(Scheme::parse(n), Some(Scheme::Kwp), "{n}");
+        }
+        for s in [
+            Scheme::Oaep(OaepHash::Sha1),
+            Scheme::Oaep(OaepHash::Sha256),
+            Scheme::RsaAes(OaepHash::Sha1),
+            Scheme::RsaAes(OaepHash::Sha256),
+        ] {
+            assert_eq!(Scheme::parse(&s.name("x")), Some(s));
+        }
+        assert_eq!(Scheme::parse("CKM_RSA_PKCS_OAEP(MD5)"), None);
+        assert_eq!(Scheme::parse("CKM_AES_GCM"), None);
+    }
+
+    #[test]
+    fn a_wrap_file_reads_back_as_written_and_says_what_is_wrong() {
+        let f = WrapFile {
+            format: WRAP_FORMAT.into(),
+            mechanism: "CKM_RSA_AES_KEY_WRAP(SHA-1)".into(),
+            wrapping_key_fingerprint: "SHA256:00".into(),
+            wrapping_key_label: "transport".into(),
+            class: "PRIVATE_KEY".into(),
+            key_type: CKK_EC,
+            algorithm: "ECDSA P-256".into(),
+            label: "release".into(),
+            id_hex: "0a".into(),
+            flags: vec![("sign".into(), true)],
+            kcv: None,
+            public_key: None,
+            wrapped: crate::keys::base64_encode(b"wrapped key"),
+        };
+        let json = serde_json::to_vec_pretty(&f).unwrap();
+        let (got, wrapped) = parse_wrap_file(&json).unwrap();
+        assert_eq!(wrapped, b"wrapped key");
+        assert_eq!(serde_json::to_vec_pretty(&got).unwrap(), json);
+        let with = |k: &str, v: &str| {
+            let mut j: serde_json::Value = serde_json::from_slice(&json).unwrap();
+            j[k] = v.into();
+            parse_wrap_file(&serde_json::to_vec(&j).unwrap()).unwrap_err()
+        };
+        assert_eq!(
+            with("format", "x/1"),
+            "format 'x/1' is not hsm-console-wrapped-key/1"
+        );
+        assert_eq!(
+            with("mechanism", "CKM_AES_GCM"),
+            "unknown scheme 'CKM_AES_GCM'"
+        );
+        assert!(with("wrapped", "not base64!").contains("not base64"));
+        assert!(parse_wrap_file(b"{").is_err());
+    }
+
+    #[test]
+    fn a_wrap_file_whose_id_is_not_hex_is_refused_before_the_token() {
+        // A damaged `id_hex` was decoded with `unwrap_or_default()`: the key came back with
+        // an empty CKA_ID, and no longer found by it.
+        let f = WrapFile {
+            format: WRAP_FORMAT.into(),
+            mechanism: "CKM_AES_KEY_WRAP_KWP".into(),
+            wrapping_key_fingerprint: "KCV:000000".into(),
+            wrapping_key_label: "transport".into(),
+            class: "SECRET_KEY".into(),
+            key_type: CKK_AES,
+            algorithm: "AES-256".into(),
+            label: "data".into(),
+            id_hex: "0a1B".into(),
+            flags: vec![],
+            kcv: None,
+            public_key: None,
+            wrapped: crate::keys::base64_encode(&[7; 40]),
+        };
+        let json = |id: &str| {
+            let mut f = f.clone();
+            f.id_hex = id.into();
+            serde_json::to_vec(&f).unwrap()
+        };
+        let p = parse_wrap(&json("0a1B")).unwrap();
+        assert_eq!(p.id, [0x0a, 0x1b]);
+        assert_eq!(p.scheme, Scheme::Kwp);
+        // A key without an ID has none in the file either.
+        assert!(parse_wrap(&json("")).unwrap().id.is_empty());
+        for bad in ["0g", "abc", "0a 1b", "0x0a", "é0"] {
+            let e = parse_wrap_file(&json(bad)).unwrap_err();
+            assert!(
+                e.starts_with(&format!("the key's ID '{bad}' is not hexadecimal")),
+                "{bad}: {e}"
+            );
+        }
     }
 }

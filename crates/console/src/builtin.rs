@@ -61,14 +61,25 @@ pub fn locate(
     })
 }
 
+/// The line of the built-in partition's `lunasim.toml` below which an officer's own settings
+/// (lunasim's top-level keys) survive the console rewriting the file.
+pub const KEPT_MARKER: &str = "# Your settings (kept when the console rewrites this file):";
+
 /// Write the built-in partition's configuration under `dir` (once) and point lunasim at it
 /// — unless `LUNASIM_CONF` is already set, which then wins (tests and demos use their own).
 pub fn configure(dir: &Path, paths: &BuiltinPaths) -> ApiResult<PathBuf> {
     if let Some(existing) = std::env::var_os("LUNASIM_CONF") {
         return Ok(PathBuf::from(existing));
     }
-    std::fs::create_dir_all(dir.join("store"))
-        .map_err(|e| ApiError::io("cannot create the built-in partition's folder", &e))?;
+    std::fs::create_dir_all(dir.join("store")).map_err(|e| {
+        ApiError::io(
+            text!(
+                "hsm.console.cannot_create_builtin_folder",
+                "cannot create the built-in partition's folder"
+            ),
+            &e,
+        )
+    })?;
     let kconf = dir.join("kryoptic.conf");
     if !kconf.exists() {
         std::fs::write(
@@ -78,7 +89,15 @@ pub fn configure(dir: &Path, paths: &BuiltinPaths) -> ApiResult<PathBuf> {
                 dir.join("token.sql").display()
             ),
         )
-        .map_err(|e| ApiError::io("cannot write the built-in partition's configuration", &e))?;
+        .map_err(|e| {
+            ApiError::io(
+                text!(
+                    "hsm.console.cannot_write_builtin_configuration",
+                    "cannot write the built-in partition's configuration"
+                ),
+                &e,
+            )
+        })?;
     }
     let conf = dir.join("lunasim.toml");
     let inner = paths
@@ -86,14 +105,31 @@ pub fn configure(dir: &Path, paths: &BuiltinPaths) -> ApiResult<PathBuf> {
         .as_ref()
         .map(|k| format!("inner_module = \"{}\"\n", k.display()))
         .unwrap_or_default();
+    // The paths are rewritten on every start; settings an officer added below the marker
+    // (a firmware version, Luna's policy 21 `force_user_pin_change = true` for training…)
+    // are kept.
+    let kept = std::fs::read_to_string(&conf)
+        .ok()
+        .and_then(|old| {
+            let (_, after) = old.split_once(KEPT_MARKER)?;
+            Some(after.split("[inner_env]").next()?.trim().to_string())
+        })
+        .unwrap_or_default();
     let text = format!(
-        "# The console's built-in partition (a software emulator, not for production keys).\n{inner}store_dir = \"{}\"\ncontrol_file = \"{}\"\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n",
+        "# The console's built-in partition (a software emulator, not for production keys).\n{inner}store_dir = \"{}\"\ncontrol_file = \"{}\"\n{KEPT_MARKER}\n{kept}\n\n[inner_env]\nKRYOPTIC_CONF = \"{}\"\n",
         dir.join("store").display(),
         dir.join("control.jsonl").display(),
         kconf.display()
     );
-    std::fs::write(&conf, text)
-        .map_err(|e| ApiError::io("cannot write the built-in partition's configuration", &e))?;
+    std::fs::write(&conf, text).map_err(|e| {
+        ApiError::io(
+            text!(
+                "hsm.console.cannot_write_builtin_configuration",
+                "cannot write the built-in partition's configuration"
+            ),
+            &e,
+        )
+    })?;
     // Read by lunasim at C_Initialize; set before the module is loaded.
     std::env::set_var("LUNASIM_CONF", &conf);
     Ok(conf)
@@ -131,4 +167,45 @@ pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
     so.init_pin(&p11::pin(USER_PIN))?;
     so.logout()?;
     Ok(slot)
+}
+
+#[cfg(test)]
+mod kept_settings {
+    use super::*;
+
+    /// The officer's lines below the marker survive every rewrite, once each, outside
+    /// `[inner_env]` (where lunasim would read them as the inner module's environment).
+    #[test]
+    fn settings_below_the_marker_survive_a_restart() {
+        std::env::remove_var("LUNASIM_CONF");
+        let d = tempfile::tempdir().unwrap();
+        let paths = BuiltinPaths {
+            lunasim: d.path().join("liblunasim.so"),
+            kryoptic: None,
+        };
+        let conf = configure(d.path(), &paths).unwrap();
+        let first = std::fs::read_to_string(&conf).unwrap();
+        assert!(first.contains(KEPT_MARKER));
+        std::fs::write(
+            &conf,
+            first.replace(
+                KEPT_MARKER,
+                &format!("{KEPT_MARKER}\nforce_user_pin_change = true"),
+            ),
+        )
+        .unwrap();
+        std::env::remove_var("LUNASIM_CONF");
+        configure(d.path(), &paths).unwrap();
+        std::env::remove_var("LUNASIM_CONF");
+        configure(d.path(), &paths).unwrap();
+        let text = std::fs::read_to_string(&conf).unwrap();
+        assert_eq!(
+            text.matches("force_user_pin_change = true").count(),
+            1,
+            "{text}"
+        );
+        let (top, env) = text.split_once("[inner_env]").unwrap();
+        assert!(top.contains("force_user_pin_change") && !env.contains("force_user_pin_change"));
+        std::env::remove_var("LUNASIM_CONF");
+    }
 }

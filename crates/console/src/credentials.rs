@@ -25,9 +25,11 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
 use crate::partitions::{blocking, Partition, MAX_PIN_BYTES};
+use crate::role_texts;
 use crate::views::{AuditKeyView, ConsoleEvent, UserKind};
-use crate::Console;
+use crate::{text, Console};
 
 /// After a PIN change.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -36,6 +38,86 @@ pub struct PinChanged {
     pub user: UserKind,
     /// The trail's key, which a change of a PIN that was to be changed may just have opened.
     pub audit: AuditKeyView,
+}
+
+/// Which PIN a token takes after a change whose answer was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PinNow {
+    New,
+    Current,
+    Unknown,
+}
+
+/// A lost PIN change, settled: which PIN is valid and how the console found out.
+struct PinSettled {
+    now: PinNow,
+    by: &'static str,
+}
+
+impl PinSettled {
+    fn unknown(why: &'static str) -> PinSettled {
+        PinSettled {
+            now: PinNow::Unknown,
+            by: why,
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        match self.now {
+            PinNow::New => "new",
+            PinNow::Current => "current",
+            PinNow::Unknown => "unknown",
+        }
+    }
+
+    /// What the officer is told: the change happened, did not, or cannot be known.
+    fn into_result(self, lost: ApiError) -> ApiResult<()> {
+        let code = ErrorCode::HsmDisconnected;
+        let keep = |mut e: ApiError| {
+            e.pkcs11 = lost.pkcs11.clone();
+            e
+        };
+        match self.now {
+            PinNow::New => Ok(()),
+            PinNow::Current => Err(keep(
+                ApiError::new(
+                    code,
+                    text!(
+                        "errors.pin_change_lost_not_changed",
+                        "The HSM disconnected during the PIN change, and the change did not take effect: the current PIN is still valid."
+                    ),
+                )
+                .suggest(text!("errors.try_again", "Try again.")),
+            )),
+            PinNow::Unknown => Err(keep(
+                ApiError::new(
+                    code,
+                    text!(
+                        "errors.pin_change_lost_unknown",
+                        "The HSM disconnected during the PIN change; whether the new PIN took effect is not known."
+                    ),
+                )
+                .details(match self.by {
+                    "attempts_already_used" => text!(
+                        "errors.pin_change_lost_not_tried",
+                        "The token reports wrong attempts already, so the console tried neither PIN (a wrong one would use up another); it is logged out."
+                    ),
+                    "both_refused" => text!(
+                        "errors.pin_change_lost_both_refused",
+                        "The token refused the new PIN and then the current one; it is logged out."
+                    ),
+                    _ => text!(
+                        "errors.pin_change_lost_hsm_silent",
+                        "The HSM did not answer when the console checked; it is logged out."
+                    ),
+                })
+                .suggest(text!(
+                    "errors.pin_change_lost_unknown_hint",
+                    "Log in with the new PIN first; if the token refuses it, with the current one."
+                )),
+            )),
+        }
+    }
 }
 
 /// What a token holds, for the Initialize dialog (and the audit record).
@@ -89,18 +171,24 @@ pub struct TokenInitialized {
 /// A label for `C_InitToken`: 1 to 32 bytes, no control characters.
 pub fn validate_token_label(label: &str) -> ApiResult<()> {
     if label.trim().is_empty() {
-        return Err(ApiError::invalid("The token needs a label."));
+        return Err(ApiError::invalid(text!(
+            "errors.token_needs_label",
+            "The token needs a label."
+        )));
     }
     if label.len() > 32 {
-        return Err(ApiError::invalid(format!(
-            "Token labels are at most 32 bytes; \u{201c}{label}\u{201d} has {}.",
-            label.len()
+        return Err(ApiError::invalid(text!(
+            "errors.token_label_too_long",
+            "Token labels are at most 32 bytes; “{{label}}” has {{bytes}}.",
+            label = label,
+            bytes = label.len()
         )));
     }
     if label.chars().any(char::is_control) {
-        return Err(ApiError::invalid(
-            "Token labels cannot contain control characters.",
-        ));
+        return Err(ApiError::invalid(text!(
+            "errors.token_label_control_characters",
+            "Token labels cannot contain control characters."
+        )));
     }
     Ok(())
 }
@@ -112,17 +200,22 @@ fn request(e: &Event) -> Event {
     r
 }
 
+fn new_pin() -> Text {
+    text!("credentials.what_new_pin", "new PIN")
+}
+
 fn secret_len(pin: &p11::Pin) -> usize {
     secrecy::ExposeSecret::expose_secret(pin).len()
 }
 
 /// A PIN no token accepts is refused before it is sent (it would count as an attempt).
-fn check_sendable(pin: &p11::Pin, what: &str) -> ApiResult<()> {
+/// `what` names the PIN: the new, the current or the SO PIN.
+fn check_sendable(pin: &p11::Pin, what: Text) -> ApiResult<()> {
     let n = secret_len(pin);
     if n > MAX_PIN_BYTES {
         return Err(ApiError::new(
             ErrorCode::PinInvalid,
-            format!("The {what} is {n} bytes long; tokens accept at most {MAX_PIN_BYTES}. It was not sent to the HSM."),
+            text!("errors.pin_too_long_to_send", "The {{what}} is {{len}} bytes long; tokens accept at most {{max}}. It was not sent to the HSM.", what = &what.text, len = n, max = MAX_PIN_BYTES).nest("what", &what),
         ));
     }
     Ok(())
@@ -139,7 +232,7 @@ impl Console {
                 } else {
                     ErrorCode::NotAuthorized
                 },
-                why,
+                role_texts::refusal(&why),
             )
         })
     }
@@ -167,15 +260,17 @@ impl Console {
     /// The new PIN against the token's limits (and the console's own), before anything is
     /// sent.
     async fn check_new_pin(&self, p: &Partition, pin: &p11::Pin) -> ApiResult<()> {
-        check_sendable(pin, "new PIN")?;
+        check_sendable(pin, new_pin())?;
         let (min, max) = self
             .token_view(p)
             .await
             .map(|t| (t.min_pin_len, t.max_pin_len))
             .unwrap_or((0, 0));
         roles::check_pin_length(secret_len(pin), min, max).map_err(|why| {
-            ApiError::new(ErrorCode::PinInvalid, why)
-                .details("Nothing was sent to the token; no attempt was used.")
+            ApiError::new(ErrorCode::PinInvalid, role_texts::pin_length(&why)).details(text!(
+                "errors.nothing_sent_no_attempt",
+                "Nothing was sent to the token; no attempt was used."
+            ))
         })
     }
 
@@ -192,10 +287,13 @@ impl Console {
         let who = p.logged_in().ok_or_else(|| {
             ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in as the role whose PIN you change.",
+                text!(
+                    "errors.log_in_to_change_pin",
+                    "Log in as the role whose PIN you change."
+                ),
             )
         })?;
-        check_sendable(&old, "current PIN")?;
+        check_sendable(&old, text!("credentials.what_current_pin", "current PIN"))?;
         self.check_new_pin(&p, &new).await?;
         let was_to_be_changed = self
             .token_view(&p)
@@ -208,14 +306,37 @@ impl Console {
             .meta("was_to_be_changed", was_to_be_changed);
         self.admin_audit_first(&p, request(&ev)).await?;
         let pool = p.pool.clone();
+        let (old_kept, new_kept) = (old.clone(), new.clone());
         let r = blocking(move || pool.set_pin(&old, new))
             .await?
             .map_err(ApiError::from);
+        let mut ev = ev;
         let r = match r {
-            Err(mut e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
-                e.message = "The current PIN is incorrect; the PIN was not changed.".into();
-                e.details = self.pin_attempts_note(&p, who).await;
-                Err(e)
+            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
+                let mut n = ApiError::new(
+                    e.code,
+                    text!(
+                        "errors.current_pin_incorrect",
+                        "The current PIN is incorrect; the PIN was not changed."
+                    ),
+                );
+                n.pkcs11 = e.pkcs11;
+                if let Some(note) = self.pin_attempts_note(&p, who).await {
+                    n = n.details(note);
+                }
+                Err(n)
+            }
+            Err(e) if e.code == ErrorCode::HsmDisconnected => {
+                // The reply is lost: C_SetPIN may have changed the PIN or not. Find out,
+                // and say which PIN is valid now.
+                let settled = self
+                    .settle_pin_change(&p, who, old_kept, new_kept, was_to_be_changed)
+                    .await;
+                ev = ev
+                    .meta("settled_after_reconnect", settled.now != PinNow::Unknown)
+                    .meta("pin_now", settled.word())
+                    .meta("settled_by", settled.by);
+                settled.into_result(e)
             }
             other => other,
         };
@@ -251,6 +372,64 @@ impl Console {
         })
     }
 
+    /// After a PIN change whose answer was lost: which PIN the token takes now. The token's
+    /// flags say it when the PIN was to be changed (a change clears the flag); otherwise
+    /// one login with the new PIN, then (if refused) one with the current one — not tried
+    /// when the token reports wrong attempts already, so that settling never locks a PIN.
+    /// Either login that works leaves the partition logged in as before.
+    async fn settle_pin_change(
+        &self,
+        p: &Partition,
+        who: UserKind,
+        old: p11::Pin,
+        new: p11::Pin,
+        was_to_be_changed: bool,
+    ) -> PinSettled {
+        let Some(t) = self.token_view(p).await else {
+            return PinSettled::unknown("token_unreadable");
+        };
+        let pool = p.pool.clone();
+        let user = who.p11();
+        let login = move |pin: p11::Pin| {
+            let pool = pool.clone();
+            async move { blocking(move || pool.login(user, pin)).await }
+        };
+        if was_to_be_changed {
+            let now = if who.pin_to_be_changed(&t) {
+                (PinNow::Current, old)
+            } else {
+                (PinNow::New, new)
+            };
+            // Logged in again with the PIN the flag names (a failure leaves it logged out).
+            let _ = login(now.1).await;
+            return PinSettled {
+                now: now.0,
+                by: "to_be_changed_flag",
+            };
+        }
+        let risky = match who {
+            UserKind::So => t.so_pin_count_low || t.so_pin_final_try || t.so_pin_locked,
+            _ => t.user_pin_count_low || t.user_pin_final_try || t.user_pin_locked,
+        };
+        if risky {
+            return PinSettled::unknown("attempts_already_used");
+        }
+        match login(new).await {
+            Ok(Ok(())) => PinSettled {
+                now: PinNow::New,
+                by: "login_with_new_pin",
+            },
+            Ok(Err(e)) if e.class() == p11::ErrorClass::Pin => match login(old).await {
+                Ok(Ok(())) => PinSettled {
+                    now: PinNow::Current,
+                    by: "login_with_current_pin",
+                },
+                _ => PinSettled::unknown("both_refused"),
+            },
+            _ => PinSettled::unknown("hsm_unavailable"),
+        }
+    }
+
     async fn audit_key_view(&self) -> AuditKeyView {
         self.audit
             .key_status()
@@ -273,7 +452,9 @@ impl Console {
         self.admin_audit_first(&p, request(&ev)).await?;
         let r = p
             .pool
-            .run_async("pin.init", move |s| s.init_pin(&new))
+            // Setting a PIN to a value ends the same however often it is done: after a
+            // reconnection (an answer lost) the pool sets it again.
+            .run_idempotent_async("pin.init", move |s| s.init_pin(&new))
             .await
             .map_err(ApiError::from);
         self.record_outcome(ev, &r).await;
@@ -294,9 +475,10 @@ impl Console {
         let p = self.partition_ref(partition).await?;
         self.require(&p, Action::SetRolePin)?;
         if !matches!(role, UserKind::CryptoUser | UserKind::LimitedCryptoOfficer) {
-            return Err(ApiError::invalid(
-                "The Crypto Officer sets the Crypto User's and the Limited Crypto Officer's PINs; the user PIN is the SO's to set.",
-            ));
+            return Err(ApiError::invalid(text!(
+                "errors.role_pin_roles",
+                "The Crypto Officer sets the Crypto User's and the Limited Crypto Officer's PINs; the user PIN is the SO's to set."
+            )));
         }
         self.check_new_pin(&p, &new).await?;
         let ev = Event::new("pin.init", "partition")
@@ -307,7 +489,7 @@ impl Console {
         let user = role.p11();
         let r = p
             .pool
-            .run_async("pin.init_role", move |s| s.ca_init_role_pin(user, &new))
+            .run_idempotent_async("pin.init_role", move |s| s.ca_init_role_pin(user, &new))
             .await
             .map_err(ApiError::from);
         self.record_outcome(ev, &r).await;
@@ -377,21 +559,26 @@ impl Console {
         req: InitTokenRequest,
     ) -> ApiResult<TokenInitialized> {
         validate_token_label(&req.label)?;
-        check_sendable(&so_pin, "SO PIN")?;
+        check_sendable(&so_pin, text!("credentials.what_so_pin", "SO PIN"))?;
         let contents = self.token_contents(partition).await?;
         if req.confirmation.trim() != contents.confirmation.trim() {
-            return Err(ApiError::invalid(format!(
-                "Type the token's label, \u{201c}{}\u{201d}, to confirm that everything on it is destroyed.",
-                contents.confirmation
+            return Err(ApiError::invalid(text!(
+                "errors.init_confirm_label",
+                "Type the token's label, “{{label}}”, to confirm that everything on it is destroyed.",
+                label = contents.confirmation
             ))
-            .details("Nothing was changed."));
+            .details(text!("errors.nothing_changed", "Nothing was changed.")));
         }
         if contents.holds_audit_key && !req.destroy_audit_key {
-            return Err(ApiError::invalid(
-                "This partition holds the audit trail's key: initializing it destroys the key, and the trail cannot be extended or checked with it afterwards.",
-            )
-            .details("Nothing was changed.")
-            .suggest("Confirm that the trail's key goes with the token (the second confirmation), or keep the token."));
+            return Err(ApiError::invalid(text!(
+                "errors.init_destroys_audit_key",
+                "This partition holds the audit trail's key: initializing it destroys the key, and the trail cannot be extended or checked with it afterwards."
+            ))
+            .details(text!("errors.nothing_changed", "Nothing was changed."))
+            .suggest(text!(
+                "errors.init_destroys_audit_key_hint",
+                "Confirm that the trail's key goes with the token (the second confirmation), or keep the token."
+            )));
         }
         let p = self.partition_ref(partition).await?;
         let objects = contents.reported_object_count.unwrap_or(contents.objects);
@@ -420,19 +607,42 @@ impl Console {
             p.slot(),
             req.label.clone(),
         );
-        let r = blocking(move || -> ApiResult<()> {
+        let r = blocking(move || -> ApiResult<bool> {
             pool.shut();
             let _ = m.close_all_sessions(slot);
-            m.init_token(slot, &so_pin, &label)?;
-            Ok(())
+            match m.init_token(slot, &so_pin, &label) {
+                Ok(()) => Ok(false),
+                // The answer is lost. Initializing again with the same SO PIN and label ends
+                // in the same state whether or not the first call took effect.
+                Err(e) if e.class() == p11::ErrorClass::Disconnected => {
+                    m.reinitialize()?;
+                    m.init_token(slot, &so_pin, &label)?;
+                    Ok(true)
+                }
+                Err(e) => Err(e.into()),
+            }
         })
         .await?;
+        let mut ev = ev;
+        if let Ok(true) = r {
+            ev = ev.meta("retried_after_reconnect", true);
+        }
+        let r = r.map(|_| ());
         p.set_logged_in(None);
         let r = match r {
-            Err(mut e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
-                e.message = "The SO PIN is incorrect; the token was not initialized.".into();
-                e.details = self.pin_attempts_note(&p, UserKind::So).await;
-                Err(e)
+            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
+                let mut n = ApiError::new(
+                    e.code,
+                    text!(
+                        "errors.so_pin_incorrect_not_initialized",
+                        "The SO PIN is incorrect; the token was not initialized."
+                    ),
+                );
+                n.pkcs11 = e.pkcs11;
+                if let Some(note) = self.pin_attempts_note(&p, UserKind::So).await {
+                    n = n.details(note);
+                }
+                Err(n)
             }
             other => other,
         };
@@ -482,8 +692,8 @@ mod tests {
 
     #[test]
     fn oversized_pins_are_not_sent() {
-        let e = check_sendable(&p11::pin("x".repeat(MAX_PIN_BYTES + 1)), "new PIN").unwrap_err();
+        let e = check_sendable(&p11::pin("x".repeat(MAX_PIN_BYTES + 1)), new_pin()).unwrap_err();
         assert_eq!(e.code, ErrorCode::PinInvalid);
-        assert!(check_sendable(&p11::pin("12345678"), "new PIN").is_ok());
+        assert!(check_sendable(&p11::pin("12345678"), new_pin()).is_ok());
     }
 }

@@ -107,7 +107,10 @@ pub struct ApiError {
 pub struct ErrorText {
     pub message: Option<String>,
     pub suggestion: Option<String>,
-    /// The placeholders of both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub details: Option<String>,
+    /// The placeholders of all three.
     pub args: BTreeMap<String, String>,
 }
 
@@ -156,30 +159,56 @@ impl ApiError {
                 e.i18n = Some(Box::new(ErrorText {
                     message: Some(t.key),
                     suggestion: None,
+                    details: None,
                     args: t.args,
                 }));
             }
         }
         e
     }
-    pub fn details(mut self, d: impl Into<String>) -> Self {
-        self.details = Some(d.into());
-        self
-    }
-    pub fn suggest(mut self, s: impl Into<Message>) -> Self {
-        match s.into() {
-            Message::Plain(s) => self.suggestion = Some(s),
-            Message::Keyed(t) => {
-                self.suggestion = Some(t.text);
-                let i = self.i18n.get_or_insert_with(Box::default);
-                i.suggestion = Some(t.key);
-                i.args.extend(t.args);
-            }
+    /// More on what happened (plain, or keyed for the officer's language).
+    pub fn details(mut self, d: impl Into<Message>) -> Self {
+        let (english, key) = self.keyed(d.into());
+        self.details = Some(english);
+        if let Some(k) = key {
+            self.i18n.get_or_insert_with(Box::default).details = Some(k);
         }
         self
     }
+    /// What the officer can do about it.
+    pub fn suggest(mut self, s: impl Into<Message>) -> Self {
+        let (english, key) = self.keyed(s.into());
+        self.suggestion = Some(english);
+        if let Some(k) = key {
+            self.i18n.get_or_insert_with(Box::default).suggestion = Some(k);
+        }
+        self
+    }
+    /// A message's English and key; its arguments join the error's.
+    fn keyed(&mut self, m: Message) -> (String, Option<String>) {
+        match m {
+            Message::Plain(s) => (s, None),
+            Message::Keyed(t) => {
+                let i = self.i18n.get_or_insert_with(Box::default);
+                i.args.extend(t.args);
+                (t.text, Some(t.key))
+            }
+        }
+    }
     pub fn invalid(message: impl Into<Message>) -> Self {
         ApiError::new(ErrorCode::InvalidInput, message)
+    }
+    /// This refusal as `hsm`'s, for a check made inside a pool job: the message's key and
+    /// arguments travel along (a plain message stays plain).
+    pub fn into_refused(self) -> hsm::HsmError {
+        match self.i18n.and_then(|i| Some((i.message?, i.args))) {
+            Some((key, args)) => hsm::HsmError::Refused(hsm::Msg {
+                key,
+                args: args.into_iter().collect(),
+                text: self.message,
+            }),
+            None => hsm::HsmError::InvalidInput(self.message),
+        }
     }
     /// The arguments of the message and suggestion, nested texts translated into `lang`.
     fn i18n_args(&self, lang: Lang) -> Option<std::collections::BTreeMap<String, String>> {
@@ -187,25 +216,44 @@ impl ApiError {
     }
     /// The message in `lang` (English when it has no key or the catalog lacks it).
     pub fn message_in(&self, lang: Lang) -> String {
-        self.i18n
-            .as_ref()
-            .and_then(|i| i.message.as_deref())
-            .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+        self.part_in(lang, &self.message, |i| i.message.as_deref())
             .unwrap_or_else(|| self.message.clone())
     }
     /// The suggestion in `lang`, likewise.
     pub fn suggestion_in(&self, lang: Lang) -> Option<String> {
-        let english = self.suggestion.clone()?;
+        self.part_in(lang, self.suggestion.as_ref()?, |i| i.suggestion.as_deref())
+    }
+    /// The details in `lang`, likewise.
+    pub fn details_in(&self, lang: Lang) -> Option<String> {
+        self.part_in(lang, self.details.as_ref()?, |i| i.details.as_deref())
+    }
+    fn part_in(
+        &self,
+        lang: Lang,
+        english: &str,
+        key: impl Fn(&ErrorText) -> Option<&str>,
+    ) -> Option<String> {
         Some(
             self.i18n
-                .as_ref()
-                .and_then(|i| i.suggestion.as_deref())
+                .as_deref()
+                .and_then(key)
                 .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
-                .unwrap_or(english),
+                .unwrap_or_else(|| english.to_string()),
         )
     }
-    pub fn io(what: &str, e: &std::io::Error) -> Self {
-        ApiError::new(ErrorCode::Io, format!("{what}: {e}"))
+    /// An I/O error: what the console was doing (a keyed text, "cannot read {{path}}") and
+    /// the system's reason.
+    pub fn io(what: Text, e: &std::io::Error) -> Self {
+        ApiError::new(
+            ErrorCode::Io,
+            text!(
+                "hsm.console.io_error",
+                "{{what}}: {{error}}",
+                what = &what,
+                error = e
+            )
+            .nest("what", &what),
+        )
     }
 
     /// `hsmc` exit codes: 1 failure, 2 usage, 3 verification failed, 4 HSM unavailable,
@@ -243,7 +291,7 @@ impl From<p11::Error> for ApiError {
                 .details(reason.clone())
                 .suggest(text!("errors.module_load_failed_hint", "Choose the vendor's PKCS#11 library file (a .so), e.g. /usr/safenet/lunaclient/lib/libCryptoki2_64.so for Luna.")),
             p11::Error::NotPkcs11 { path } => ApiError::new(ErrorCode::NotPkcs11, text!("errors.not_pkcs11", "{{path}} is not a PKCS#11 module.", path = path))
-                .details("It exports neither C_GetInterface nor C_GetFunctionList.")
+                .details(text!("errors.not_pkcs11_details", "It exports neither C_GetInterface nor C_GetFunctionList."))
                 .suggest(text!("errors.not_pkcs11_hint", "Choose the vendor's PKCS#11 library rather than another shared library.")),
             p11::Error::Malformed { function, detail } => ApiError::new(ErrorCode::ModuleMisbehaved, text!("errors.module_malformed", "The module answered {{function}} with data that cannot be right.", function = function))
                 .details(detail.clone())
@@ -259,17 +307,17 @@ impl From<p11::Error> for ApiError {
                         .suggest(text!("errors.pin_locked_hint", "The security officer must unlock or reset the PIN.")),
                     (_, CKR_PIN_INVALID) | (_, CKR_PIN_LEN_RANGE) => base(ErrorCode::PinInvalid, text!("errors.pin_invalid", "The PIN does not have an acceptable form or length.")),
                     (_, CKR_PIN_EXPIRED) => base(ErrorCode::PinExpired, text!("errors.pin_expired", "The token wants the PIN changed before it does anything else (CKR_PIN_EXPIRED)."))
-                        .details("A Luna partition with policy 21 (\u{201c}Force user PIN change after set/reset\u{201d}) asks this after the security officer set or reset the PIN.")
+                        .details(text!("errors.pin_expired_details", "A Luna partition with policy 21 (“Force user PIN change after set/reset”) asks this after the security officer set or reset the PIN."))
                         .suggest(text!("errors.pin_expired_hint", "Change the PIN now: Partition → Change my PIN…, or `hsmc pin change`.")),
                     (_, luna::CKR_USER_NOT_AUTHORIZED) if ck.name == "CKR_USER_NOT_AUTHORIZED" => base(ErrorCode::NotAuthorized, text!("errors.user_not_authorized", "The role logged in is not allowed to do this (Luna's CKR_USER_NOT_AUTHORIZED)."))
                         .suggest(text!("errors.user_not_authorized_hint", "Log in as the Crypto Officer, or ask the partition's security officer about its roles and policies.")),
                     (_, CKR_USER_ANOTHER_ALREADY_LOGGED_IN) => base(ErrorCode::NotAuthorized, text!("errors.another_role_logged_in", "Another role is logged in to this token; one application logs in as one role at a time."))
                         .suggest(text!("errors.another_role_logged_in_hint", "Log out first, then log in as the other role.")),
                     (_, CKR_ATTRIBUTE_READ_ONLY) => base(ErrorCode::NotAuthorized, text!("errors.attribute_read_only", "The token does not allow changing this attribute (CKR_ATTRIBUTE_READ_ONLY)."))
-                        .details("The object is not modifiable (CKA_MODIFIABLE false), or PKCS#11 fixes the attribute once set.")
+                        .details(text!("errors.attribute_read_only_details", "The object is not modifiable (CKA_MODIFIABLE false), or PKCS#11 fixes the attribute once set."))
                         .suggest(text!("errors.attribute_read_only_hint", "Make a new object with the value you want instead.")),
                     (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, text!("errors.action_prohibited", "The token prohibits this ({{name}}).", name = ck.name))
-                        .details("The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, \u{201c}Allow changing key attributes\u{201d}, among others).")
+                        .details(text!("errors.action_prohibited_details", "The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, “Allow changing key attributes”, among others)."))
                         .suggest(text!("errors.action_prohibited_hint", "Check the object's CKA_MODIFIABLE and the partition's policies.")),
                     (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, text!("errors.login_refused", "Login refused: {{name}}.", name = ck.name))
                         .suggest(text!("errors.login_refused_hint", "Contact the partition's security officer.")),
@@ -303,11 +351,12 @@ impl From<hsm::HsmError> for ApiError {
                 let mut a: ApiError = error.into();
                 a.code = ErrorCode::HsmDisconnected;
                 if recovered {
-                    a.details = Some(
-                        "The console reconnected to the HSM; nothing was done on this attempt."
-                            .into(),
-                    );
-                    a = a.suggest(text!("errors.try_again", "Try again."));
+                    a = a
+                        .details(text!(
+                            "errors.reconnected_reply_lost",
+                            "The console reconnected to the HSM; this attempt's answer was lost."
+                        ))
+                        .suggest(text!("errors.try_again", "Try again."));
                 }
                 a
             }
@@ -318,9 +367,10 @@ impl From<hsm::HsmError> for ApiError {
                     "The HSM is failing repeatedly; calls are paused."
                 ),
             )
-            .details(format!(
-                "The console will try again in {} s.",
-                retry_after.as_secs().max(1)
+            .details(text!(
+                "errors.circuit_open_retry_in",
+                "The console will try again in {{seconds}} s.",
+                seconds = retry_after.as_secs().max(1)
             ))
             .suggest(text!(
                 "errors.circuit_open_hint",
@@ -344,13 +394,32 @@ impl From<hsm::HsmError> for ApiError {
                     seconds = d.as_secs()
                 ),
             ),
+            H::LoginLost(e) => ApiError::new(
+                ErrorCode::NotLoggedIn,
+                text!(
+                    "errors.login_lost",
+                    "After the HSM reconnected, the token refused the PIN the console had logged in with ({{rv}}); the console forgot it and will not try it again.",
+                    rv = match &e {
+                        p11::Error::Ck(ck) => ck.name.clone(),
+                        other => other.to_string(),
+                    }
+                ),
+            )
+            .suggest(text!(
+                "errors.login_lost_hint",
+                "Log in again. If the PIN was just changed (here or with another tool), it is the new PIN."
+            )),
             H::NotLoggedIn => ApiError::new(
                 ErrorCode::NotLoggedIn,
                 text!("errors.not_logged_in", "Log in to the partition first."),
             ),
             H::KeyNotFound(m) => ApiError::new(
                 ErrorCode::KeyNotFound,
-                text!("errors.key_not_found", "Key not found: {{what}}.", what = m),
+                {
+                    let what = Text::from(m);
+                    text!("errors.key_not_found", "Key not found: {{what}}.", what = what)
+                        .nest("what", &what)
+                },
             )
             .suggest(text!(
                 "errors.key_not_found_hint",
@@ -358,7 +427,9 @@ impl From<hsm::HsmError> for ApiError {
             )),
             H::InvalidInput(m) => ApiError::invalid(m),
             H::Unsupported(m) => ApiError::new(ErrorCode::Unsupported, m),
-            H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, m),
+            H::Refused(m) => ApiError::invalid(Text::from(m)),
+            H::NotSupported(m) => ApiError::new(ErrorCode::Unsupported, Text::from(m)),
+            H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, Text::from(m)),
         }
     }
 }
@@ -369,8 +440,8 @@ impl From<audit::AuditError> for ApiError {
         match e {
             A::Cancelled => ApiError::new(ErrorCode::Cancelled, text!("errors.cancelled", "Cancelled.")),
             A::Invalid(m) => ApiError::invalid(m),
-            e @ A::Truncated { .. } => ApiError::new(ErrorCode::AuditBroken, format!("The audit trail cannot record this: {e}."))
-                .suggest("The action was refused because it could not be audited. Verify the trail (Audit → Verify, or hsmc audit verify) to see which records are missing, then restore the audit store from a backup or choose a new store in Settings."),
+            e @ A::Truncated { .. } => ApiError::new(ErrorCode::AuditBroken, text!("hsm.console.audit_truncated", "The audit trail cannot record this: {{error}}.", error = e))
+                .suggest(text!("errors.audit_truncated_hint", "The action was refused because it could not be audited. Verify the trail (Audit → Verify, or hsmc audit verify) to see which records are missing, then restore the audit store from a backup or choose a new store in Settings.")),
             other => ApiError::new(ErrorCode::AuditUnavailable, text!("errors.audit_cannot_record", "The audit trail cannot record this: {{error}}", error = other))
                 .suggest(text!("errors.audit_cannot_record_hint", "The action was refused because it could not be audited. Log in to the partition that holds the audit key, and check the audit store.")),
         }
@@ -380,12 +451,29 @@ impl From<audit::AuditError> for ApiError {
 impl From<outfile::WriteError> for ApiError {
     fn from(e: outfile::WriteError) -> Self {
         match &e {
-            outfile::WriteError::Exists(_) | outfile::WriteError::NotAFile(_) => {
-                ApiError::invalid(format!("{e}."))
-            }
-            outfile::WriteError::Io { .. } => {
-                ApiError::new(ErrorCode::Io, format!("{e}.")).details("Nothing was half-written.")
-            }
+            outfile::WriteError::Exists(p) => ApiError::invalid(text!(
+                "errors.already_exists_nothing_overwritten",
+                "{{path}} already exists; nothing was overwritten.",
+                path = p.display()
+            )),
+            outfile::WriteError::NotAFile(p) => ApiError::invalid(text!(
+                "errors.output_not_a_file",
+                "{{path}} exists and is not a regular file; nothing was written.",
+                path = p.display()
+            )),
+            outfile::WriteError::Io { path, source } => ApiError::new(
+                ErrorCode::Io,
+                text!(
+                    "errors.cannot_write",
+                    "Cannot write {{path}}: {{reason}}.",
+                    path = path.display(),
+                    reason = outfile::reason(source)
+                ),
+            )
+            .details(text!(
+                "errors.nothing_half_written",
+                "Nothing was half-written."
+            )),
         }
     }
 }
@@ -432,5 +520,66 @@ mod tests {
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["code"], "KEY_NOT_FOUND");
         assert_eq!(v["suggestion"], "refresh");
+    }
+
+    #[test]
+    fn hsm_refusals_keep_their_code_and_read_in_every_language() {
+        let e: ApiError = hsm::keys::KeySelector::parse("id:zz").unwrap_err().into();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert_eq!(e.message, "'zz' is not a hexadecimal key ID");
+        assert_eq!(e.message_in(Lang::En), e.message);
+        let zh = e.message_in(Lang::ZhHant);
+        assert!(zh.contains("zz") && zh.contains("十六進位"), "{zh}");
+        // A class word nested in the sentence is translated with it.
+        let e: ApiError = hsm::HsmError::Refused(
+            hsm::text!(
+                "errors.object_has_no_public_key",
+                "a {{class}} object has no public key",
+                class = "certificate"
+            )
+            .nest(
+                "class",
+                &hsm::text!("errors.class_word.certificate", "certificate"),
+            ),
+        )
+        .into();
+        assert_eq!(e.message, "a certificate object has no public key");
+        let zh = e.message_in(Lang::ZhHant);
+        assert!(zh.starts_with("憑證物件"), "{zh}");
+        let e: ApiError = hsm::HsmError::NotSupported(hsm::text!(
+            "errors.key_curve_unsupported",
+            "the key's curve is not one the console supports"
+        ))
+        .into();
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        assert_ne!(e.message_in(Lang::ZhHans), e.message);
+    }
+
+    #[test]
+    fn an_io_error_says_what_in_the_officers_language() {
+        let e = ApiError::io(
+            text!(
+                "hsm.console.cannot_read",
+                "cannot read {{path}}",
+                path = "/a/b"
+            ),
+            &std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        assert_eq!(e.code, ErrorCode::Io);
+        assert!(e.message.starts_with("cannot read /a/b: "), "{}", e.message);
+        assert!(
+            e.message_in(Lang::ZhHant).starts_with("無法讀取 /a/b："),
+            "{}",
+            e.message_in(Lang::ZhHant)
+        );
+        let t: ApiError = hsm::HsmError::TokenMisbehaved(hsm::text!(
+            "hsm.parameter_set_unknown",
+            "{{algorithm}} key without a known parameter set",
+            algorithm = "ML-DSA"
+        ))
+        .into();
+        assert_eq!(t.code, ErrorCode::TokenMisbehaved);
+        assert_eq!(t.message, "ML-DSA key without a known parameter set");
+        assert_eq!(t.message_in(Lang::ZhHans), "ML-DSA 密钥没有已知的参数集");
     }
 }

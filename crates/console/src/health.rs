@@ -380,7 +380,7 @@ fn days_ago(days: i64) -> String {
     )
 }
 
-fn meta_u64(metadata: &str, key: &str) -> Option<u64> {
+pub(crate) fn meta_u64(metadata: &str, key: &str) -> Option<u64> {
     serde_json::from_str::<serde_json::Value>(metadata)
         .ok()?
         .get(key)?

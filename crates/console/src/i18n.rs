@@ -45,8 +45,12 @@ impl Text {
 
     /// `inner` as the argument `name` (whose English it already holds): its key and
     /// arguments travel as `name.key` and `name.ARG`, so a language translates the whole
-    /// sentence, the part inside too (`in_lang` here, `textOf` in the UI).
+    /// sentence, the part inside too (`in_lang` here, `textOf` in the UI). An inner text
+    /// without a key is plain English and stays only that.
     pub fn nest(mut self, name: &str, inner: &Text) -> Text {
+        if inner.key.is_empty() {
+            return self;
+        }
         self.args.insert(format!("{name}.key"), inner.key.clone());
         for (k, v) in &inner.args {
             self.args.insert(format!("{name}.{k}"), v.clone());
@@ -58,6 +62,29 @@ impl Text {
     pub fn in_lang(&self, lang: Lang) -> String {
         translate(lang, &self.key, &with_nested(lang, &self.args))
             .unwrap_or_else(|| self.text.clone())
+    }
+}
+
+/// A message written in `hsm` (`hsm::text!`), with its key and arguments.
+impl From<hsm::Msg> for Text {
+    fn from(m: hsm::Msg) -> Text {
+        Text {
+            key: m.key,
+            args: m.args.into_iter().collect(),
+            text: m.text,
+        }
+    }
+}
+
+/// The other way, for a refusal the console makes inside a pool job (whose errors are
+/// `hsm`'s): `hsm::HsmError::Refused(text!(…).into())`.
+impl From<Text> for hsm::Msg {
+    fn from(t: Text) -> hsm::Msg {
+        hsm::Msg {
+            key: t.key,
+            args: t.args.into_iter().collect(),
+            text: t.text,
+        }
     }
 }
 
@@ -77,28 +104,7 @@ macro_rules! text {
 
 /// Fill `{{name}}` placeholders (unknown ones stay as they are).
 pub fn fill(template: &str, args: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find("}}") {
-            Some(end) => {
-                let name = after[..end].trim();
-                match args.get(name) {
-                    Some(v) => out.push_str(v),
-                    None => out.push_str(&rest[start..start + 2 + end + 2]),
-                }
-                rest = &after[end + 2..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    hsm::msg::fill(template, |name| args.get(name).map(String::as_str))
 }
 
 /// The console's languages.
@@ -196,7 +202,9 @@ pub fn with_nested(lang: Lang, args: &BTreeMap<String, String>) -> BTreeMap<Stri
             .filter(|(a, _)| a.as_str() != k.as_str())
             .filter_map(|(a, v)| Some((a.strip_prefix(&prefix)?.to_string(), v.clone())))
             .collect();
-        if let Some(s) = translate(lang, key, &inner) {
+        // The inner text's own nested texts too (a TSA's certificate's reason inside the
+        // time-stamp failure): a deeper level has shorter keys, so this ends.
+        if let Some(s) = translate(lang, key, &with_nested(lang, &inner)) {
             out.insert(name.to_string(), s);
         }
     }

@@ -13,6 +13,7 @@ use hsm::templates::KeyAttrs;
 use p11::sys::*;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
 use crate::text;
 use crate::views::*;
 use crate::Console;
@@ -86,13 +87,17 @@ impl Console {
     /// mechanism) describe the module, not its keys, and are left out.
     pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
         let p = self.partition_ref(partition).await?;
-        let mut v = p
+        let (generation, mut v) = p
             .pool
             .run_idempotent_async("keys.list", |s| {
-                hk::list_objects(s, &mut p11::Template::new())
+                Ok((
+                    s.generation(),
+                    hk::list_objects(s, &mut p11::Template::new())?,
+                ))
             })
             .await?;
         v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
+        p.key_refs.learn(generation, &v);
         Ok(v)
     }
 
@@ -101,8 +106,10 @@ impl Console {
     pub async fn find_key(&self, partition: &str, selector: &str) -> ApiResult<ObjectSummary> {
         let sel = KeySelector::parse(selector)?;
         let p = self.partition_ref(partition).await?;
-        Ok(p.pool
+        let (generation, found) = p
+            .pool
             .run_service_idempotent_async("keys.find", move |s| {
+                let found = |h| Ok((s.generation(), hk::summary(s, h)?));
                 let mut last = None;
                 for class in [
                     Some(CKO_PRIVATE_KEY),
@@ -111,21 +118,26 @@ impl Console {
                     None,
                 ] {
                     match hk::find_one(s, &sel, class) {
-                        Ok(h) => return Ok(hk::summary(s, h)?),
+                        Ok(h) => return found(h),
                         Err(e @ hsm::HsmError::KeyNotFound(_)) => last = Some(e),
                         Err(e) => return Err(e),
                     }
                 }
-                Err(last.unwrap_or_else(|| hsm::HsmError::KeyNotFound(sel.to_string())))
+                Err(last
+                    .unwrap_or_else(|| hsm::HsmError::KeyNotFound(hsm::keys::selector_msg(&sel))))
             })
-            .await?)
+            .await?;
+        p.key_refs.learn(generation, std::slice::from_ref(&found));
+        Ok(found)
     }
 
     /// Every attribute of one object, decoded, and its public key where there is one.
     pub async fn key_details(&self, partition: &str, handle: u64) -> ApiResult<KeyDetails> {
         let p = self.partition_ref(partition).await?;
+        let refs = p.clone();
         Ok(p.pool
             .run_service_idempotent_async("keys.details", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let summary = hk::summary(s, handle)?;
                 let attributes = hk::object_details(s, handle)?;
                 let public_key = public_handle(s, handle, &summary)
@@ -167,10 +179,22 @@ impl Console {
         let started = Instant::now();
         let spec = req.spec.clone();
         let (label, token) = (req.label.clone(), req.token);
+        let mut tried: Option<Vec<u8>> = None;
+        // Not idempotent: after a reconnect interrupted an attempt, the token is read first
+        // (by the new key's CKA_ID), so a key that came to be is not made twice.
         let r = p
             .pool
-            .run_service_async("keys.generate", move |s| {
-                let id = hk::new_key_id(s)?;
+            .run_service_idempotent_async("keys.generate", move |s| {
+                if let Some(id) = &tried {
+                    if let Some(g) = generated_before(s, id, &label)? {
+                        return Ok((g, id.clone(), true, s.generation()));
+                    }
+                }
+                let id = match &tried {
+                    Some(id) => id.clone(),
+                    None => hk::new_key_id(s)?,
+                };
+                tried = Some(id.clone());
                 let g = hk::generate(
                     s,
                     &spec,
@@ -180,10 +204,22 @@ impl Console {
                         token,
                     },
                 )?;
-                Ok((g, id))
+                Ok((g, id, false, s.generation()))
             })
             .await
             .map_err(ApiError::from);
+        let settled_by_reading = matches!(r, Ok((_, _, true, _)));
+        if let Ok((g, id, _, generation)) = &r {
+            let learn = |h, class| p.key_refs.learn_one(*generation, h, class, id, &req.label);
+            match g.public {
+                Some(public) => {
+                    learn(g.private, "PRIVATE_KEY");
+                    learn(public, "PUBLIC_KEY");
+                }
+                None => learn(g.private, "SECRET_KEY"),
+            }
+        }
+        let r = r.map(|(g, id, _, _)| (g, id));
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let out = r.map(|(g, id)| GeneratedKey {
             private_handle: g.private,
@@ -200,6 +236,9 @@ impl Console {
             .algorithm(&alg)
             .meta("partition", &p.id)
             .meta("elapsed_ms", elapsed_ms);
+        if settled_by_reading {
+            ev = ev.meta("settled_after_reconnect", true);
+        }
         if let Ok(k) = &out {
             ev = ev.meta("id", &k.id_hex).meta(
                 "fingerprint",
@@ -230,11 +269,12 @@ impl Console {
     pub async fn deletion_phrase(&self, partition: &str, handles: &[u64]) -> ApiResult<String> {
         let p = self.partition_ref(partition).await?;
         let hs = handles.to_vec();
+        let refs = p.clone();
         let labels = p
             .pool
             .run_service_idempotent_async("keys.destroy.read", move |s| {
                 hs.iter()
-                    .map(|h| Ok(hk::summary(s, *h)?.label))
+                    .map(|h| Ok(hk::summary(s, refs.key_refs.resolve(s, *h)?)?.label))
                     .collect::<hsm::Result<Vec<_>>>()
             })
             .await?;
@@ -258,21 +298,27 @@ impl Console {
         let p = self.partition_ref(partition).await?;
         self.require(&p, hsm::roles::Action::DeleteObjects)?;
         let hs = handles.to_vec();
-        let summaries = p
+        let refs = p.clone();
+        let (generation, summaries) = p
             .pool
             .run_service_idempotent_async("keys.destroy.read", move |s| {
-                hs.iter()
-                    .map(|h| Ok(hk::summary(s, *h)?))
-                    .collect::<hsm::Result<Vec<_>>>()
+                let read = hs
+                    .iter()
+                    .map(|h| Ok(hk::summary(s, refs.key_refs.resolve(s, *h)?)?))
+                    .collect::<hsm::Result<Vec<_>>>()?;
+                Ok((s.generation(), read))
             })
             .await?;
+        p.key_refs.learn(generation, &summaries);
         let labels: Vec<String> = summaries.iter().map(|s| s.label.clone()).collect();
         let expected = expected_confirmation(&labels);
         if confirmation.trim() != expected {
-            return Err(ApiError::invalid(format!(
-                "Type \u{201c}{expected}\u{201d} to confirm the deletion."
+            return Err(ApiError::invalid(text!(
+                "errors.delete_confirm",
+                "Type “{{phrase}}” to confirm the deletion.",
+                phrase = &expected
             ))
-            .details("Nothing was deleted."));
+            .details(text!("errors.nothing_deleted", "Nothing was deleted.")));
         }
         self.audit_first(
             Event::new("key.destroy.request", "key")
@@ -287,17 +333,34 @@ impl Console {
         };
         for s in summaries {
             let h = s.handle;
+            let refs = p.clone();
+            let mut tried = false;
+            // Not idempotent: after a reconnect the token is read first. The object gone
+            // means the first attempt took effect; there, it is destroyed (once).
             let r = p
                 .pool
-                .run_async("keys.destroy", move |sess| sess.destroy_object(h))
+                .run_service_idempotent_async("keys.destroy", move |sess| {
+                    let now = match refs.key_refs.resolve(sess, h) {
+                        Err(hsm::HsmError::KeyNotFound(_)) if tried => return Ok(false),
+                        r => r?,
+                    };
+                    tried = true;
+                    sess.destroy_object(now)?;
+                    Ok(true)
+                })
                 .await
                 .map_err(ApiError::from);
-            let ev = Event::new("key.destroy", "key")
+            let settled_by_reading = matches!(r, Ok(false));
+            let r = r.map(|_| ());
+            let mut ev = Event::new("key.destroy", "key")
                 .resource(&s.label)
                 .algorithm(&s.algorithm)
                 .meta("partition", &p.id)
                 .meta("id", &s.id_hex)
                 .meta("class", &s.class);
+            if settled_by_reading {
+                ev = ev.meta("settled_after_reconnect", true);
+            }
             self.record_outcome(ev, &r).await;
             match r {
                 Ok(()) => result.destroyed.push(h),
@@ -319,9 +382,11 @@ impl Console {
         format: PublicKeyFormat,
     ) -> ApiResult<ExportedPublicKey> {
         let p = self.partition_ref(partition).await?;
+        let refs = p.clone();
         let (pk, summary) = p
             .pool
             .run_service_idempotent_async("keys.export_public", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let summary = hk::summary(s, handle)?;
                 let h = public_handle(s, handle, &summary)?;
                 Ok((hk::read_public_key(s, h)?, summary))
@@ -382,14 +447,64 @@ impl Console {
 
 /// The public key object for `handle`: itself when it is one, the pair's public half for a
 /// private key.
+/// The key an interrupted generation made, if it made one: found by the `CKA_ID` it was
+/// given (random, 16 bytes) and its label.
+fn generated_before(
+    s: &p11::Session,
+    id: &[u8],
+    label: &str,
+) -> hsm::Result<Option<hk::Generated>> {
+    let objects = hk::list_objects(s, &mut p11::Template::new().bytes(CKA_ID, id))?;
+    let of = |class: &str| {
+        objects
+            .iter()
+            .find(|o| o.class == class && o.label == label)
+            .map(|o| o.handle)
+    };
+    let Some(private) = of("PRIVATE_KEY").or_else(|| of("SECRET_KEY")) else {
+        return Ok(None);
+    };
+    let public = of("PUBLIC_KEY");
+    Ok(Some(hk::Generated {
+        public,
+        private,
+        public_key: public.and_then(|h| hk::read_public_key(s, h).ok()),
+    }))
+}
+
 fn public_handle(s: &p11::Session, handle: u64, summary: &ObjectSummary) -> hsm::Result<u64> {
     match summary.class.as_str() {
         "PUBLIC_KEY" => Ok(handle),
         "PRIVATE_KEY" => hk::public_for_private(s, handle),
-        other => Err(hsm::HsmError::InvalidInput(format!(
-            "a {} object has no public key",
-            other.to_ascii_lowercase().replace('_', " ")
-        ))),
+        other => {
+            let class = class_word(other);
+            Err(hsm::HsmError::Refused(
+                text!(
+                    "errors.object_has_no_public_key",
+                    "a {{class}} object has no public key",
+                    class = class
+                )
+                .nest("class", &class)
+                .into(),
+            ))
+        }
+    }
+}
+
+/// An object class (`ObjectSummary::class`: `SECRET_KEY`, `CERTIFICATE`…) as a word of the
+/// officer's language; a class the catalogs do not name stays in lower case English.
+pub(crate) fn class_word(class: &str) -> Text {
+    match class {
+        "PRIVATE_KEY" => text!("errors.class_word.private_key", "private key"),
+        "PUBLIC_KEY" => text!("errors.class_word.public_key", "public key"),
+        "SECRET_KEY" => text!("errors.class_word.secret_key", "secret key"),
+        "CERTIFICATE" => text!("errors.class_word.certificate", "certificate"),
+        "DATA" => text!("errors.class_word.data", "data"),
+        other => Text {
+            key: String::new(),
+            args: Default::default(),
+            text: other.to_ascii_lowercase().replace('_', " "),
+        },
     }
 }
 
@@ -412,7 +527,7 @@ fn sanitize_file_stem(s: &str) -> String {
     }
 }
 
-pub(crate) fn base64_encode(b: &[u8]) -> String {
+pub fn base64_encode(b: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(b)
 }

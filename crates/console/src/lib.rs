@@ -14,12 +14,14 @@ pub mod findings;
 pub mod ha;
 pub mod health;
 pub mod i18n;
+pub mod key_refs;
 pub mod keys;
 pub mod objects;
 pub mod overview;
 pub mod partitions;
 pub mod probe_verdict;
 pub mod probes;
+pub mod role_texts;
 pub mod settings;
 pub mod sign;
 pub mod uris;
@@ -126,9 +128,10 @@ impl Console {
     pub async fn open(config: ConsoleConfig) -> ApiResult<Arc<Console>> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             ApiError::io(
-                &format!(
-                    "cannot create the data folder {}",
-                    config.data_dir.display()
+                crate::text!(
+                    "hsm.console.cannot_create_data_folder",
+                    "cannot create the data folder {{path}}",
+                    path = config.data_dir.display()
                 ),
                 &e,
             )
@@ -202,15 +205,25 @@ impl Console {
         Ok(console)
     }
 
-    /// Checkpoints on time even when nothing happens (the audit log decides when one is due).
+    /// Checkpoints on time even when nothing happens (the audit log decides when one is due),
+    /// every 30 s; and every second, a partition whose module reconnected (the pool
+    /// reinitialized it) is announced as changed, so the window reads its objects again —
+    /// their handles may be new numbers.
     fn start_ticker(self: &Arc<Self>) {
         let weak = Arc::downgrade(self);
         let h = tokio::spawn(async move {
-            let mut iv = tokio::time::interval(Duration::from_secs(30));
+            let mut iv = tokio::time::interval(Duration::from_secs(1));
+            let mut generations: HashMap<String, u64> = HashMap::new();
+            let mut ticks = 0u64;
             iv.tick().await;
             loop {
                 iv.tick().await;
+                ticks += 1;
                 let Some(c) = weak.upgrade() else { break };
+                c.announce_reconnects(&mut generations);
+                if ticks % 30 != 0 {
+                    continue;
+                }
                 match c.audit.tick().await {
                     Ok(true) => c.emit(ConsoleEvent::AuditChanged {}),
                     Ok(false) => {}
@@ -220,6 +233,25 @@ impl Console {
             }
         });
         *self.ticker.lock() = Some(h);
+    }
+
+    /// `PartitionChanged` for each partition whose module generation moved since `seen`.
+    fn announce_reconnects(&self, seen: &mut HashMap<String, u64>) {
+        let now: Vec<(String, u64)> = self
+            .partitions
+            .read()
+            .values()
+            .map(|p| (p.id.clone(), p.pool.module().generation()))
+            .collect();
+        for (id, generation) in &now {
+            if seen.get(id).is_some_and(|g| g != generation) {
+                tracing::info!("{id}: the HSM reconnected; the window reads the partition again");
+                self.emit(ConsoleEvent::PartitionChanged {
+                    partition_id: id.clone(),
+                });
+            }
+        }
+        *seen = now.into_iter().collect();
     }
 
     /// Verify the trail on the schedule in the settings (hourly, daily) when a verification
@@ -387,7 +419,21 @@ impl Console {
     pub(crate) async fn record_outcome<T>(&self, e: Event, r: &ApiResult<T>) {
         let e = match r {
             Ok(_) => e,
-            Err(err) => e.failed(err.code.to_string()).meta("error", &err.message),
+            Err(err) => {
+                let settled = e
+                    .metadata
+                    .get("settled_after_reconnect")
+                    .and_then(|v| v.as_bool())
+                    == Some(true);
+                let e = e.failed(err.code.to_string()).meta("error", &err.message);
+                if err.code == ErrorCode::HsmDisconnected && !settled {
+                    // The HSM may have done it before the answer was lost.
+                    e.status(audit::Status::Unknown)
+                        .meta("outcome", "unknown — check the token")
+                } else {
+                    e
+                }
+            }
         };
         self.record(e).await;
     }

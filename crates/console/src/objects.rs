@@ -17,6 +17,8 @@ use signing::objects::{CertificateInfo, ImportItem};
 use ts_rs::TS;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
+use crate::text;
 use crate::views::ConsoleEvent;
 use crate::Console;
 
@@ -133,20 +135,36 @@ struct Planned {
     authority: bool,
 }
 
+/// "FILE: cannot be read: ERROR", for an import file.
+fn unreadable(name: &str, e: &std::io::Error) -> Text {
+    text!(
+        "errors.import_unreadable",
+        "{{file}}: cannot be read: {{error}}",
+        file = name,
+        error = e
+    )
+}
+
 fn read_import_file(path: &Path) -> ApiResult<Vec<u8>> {
     let name = path.display().to_string();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| ApiError::invalid(format!("{name}: cannot be read: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| ApiError::invalid(unreadable(&name, &e)))?;
     if !meta.is_file() {
-        return Err(ApiError::invalid(format!("{name}: is not a regular file")));
-    }
-    if meta.len() > MAX_IMPORT_BYTES {
-        return Err(ApiError::invalid(format!(
-            "{name}: {} bytes is more than the {MAX_IMPORT_BYTES} an import takes",
-            meta.len()
+        return Err(ApiError::invalid(text!(
+            "errors.import_not_regular_file",
+            "{{file}}: is not a regular file",
+            file = name
         )));
     }
-    std::fs::read(path).map_err(|e| ApiError::invalid(format!("{name}: cannot be read: {e}")))
+    if meta.len() > MAX_IMPORT_BYTES {
+        return Err(ApiError::invalid(text!(
+            "errors.import_too_large",
+            "{{file}}: {{bytes}} bytes is more than the {{max}} an import takes",
+            file = name,
+            bytes = meta.len(),
+            max = MAX_IMPORT_BYTES
+        )));
+    }
+    std::fs::read(path).map_err(|e| ApiError::invalid(unreadable(&name, &e)))
 }
 
 fn parse_id(id_hex: &Option<String>) -> ApiResult<Option<Vec<u8>>> {
@@ -155,7 +173,11 @@ fn parse_id(id_hex: &Option<String>) -> ApiResult<Option<Vec<u8>>> {
         Some(h) => hex::decode(h.trim_start_matches("0x"))
             .map(Some)
             .map_err(|_| {
-                ApiError::invalid(format!("--id / ID: '{h}' is not hexadecimal (e.g. 0a1b2c)"))
+                ApiError::invalid(text!(
+                    "errors.id_not_hex",
+                    "--id / ID: '{{id}}' is not hexadecimal (e.g. 0a1b2c)",
+                    id = h
+                ))
             }),
     }
 }
@@ -173,10 +195,10 @@ fn plan(
     bytes: &[u8],
     file: &str,
 ) -> hsm::Result<Vec<Planned>> {
-    let invalid = |e: signing::SignError| hsm::HsmError::InvalidInput(e.to_string());
-    let id = parse_id(&req.id_hex).map_err(|e| hsm::HsmError::InvalidInput(e.message))?;
+    let invalid = crate::sign::hsm_side;
+    let id = parse_id(&req.id_hex).map_err(ApiError::into_refused)?;
     if let Some(l) = &req.label {
-        crate::keys::validate_label(l).map_err(|e| hsm::HsmError::InvalidInput(e.message))?;
+        crate::keys::validate_label(l).map_err(ApiError::into_refused)?;
     }
     if req.data {
         let label = req.label.clone().unwrap_or_else(|| file_label(&req.path));
@@ -191,9 +213,16 @@ fn plan(
                 .text(CKA_APPLICATION, &app),
         )?;
         if !exists.is_empty() {
-            return Err(hsm::HsmError::InvalidInput(format!(
-                "{file}: a data object labelled '{label}' of application '{app}' is already on the token"
-            )));
+            return Err(hsm::HsmError::Refused(
+                text!(
+                    "errors.import_data_exists",
+                    "{{file}}: a data object labelled '{{label}}' of application '{{app}}' is already on the token",
+                    file = file,
+                    label = label,
+                    app = app
+                )
+                .into(),
+            ));
         }
         return Ok(vec![Planned {
             kind: "data",
@@ -223,10 +252,16 @@ fn plan(
             ImportItem::Certificate(der_bytes) => {
                 let info = signing::objects::describe(&der_bytes).map_err(invalid)?;
                 if let Some((_, l, _)) = on_token.iter().find(|(_, _, d)| *d == der_bytes) {
-                    return Err(hsm::HsmError::InvalidInput(format!(
-                        "{file}: the certificate {} is already on the token as '{l}'",
-                        info.subject
-                    )));
+                    return Err(hsm::HsmError::Refused(
+                        text!(
+                            "errors.import_certificate_exists",
+                            "{{file}}: the certificate {{subject}} is already on the token as '{{label}}'",
+                            file = file,
+                            subject = info.subject,
+                            label = l
+                        )
+                        .into(),
+                    ));
                 }
                 let pk = signing::objects::certificate_public_key(&der_bytes).map_err(invalid)?;
                 let pair = ho::key_pair_for(s, &pk)?;
@@ -276,9 +311,14 @@ fn plan(
             }
             ImportItem::PublicKey(pk) => {
                 if several {
-                    return Err(hsm::HsmError::InvalidInput(format!(
-                        "{file}: import a public key on its own, not with certificates"
-                    )));
+                    return Err(hsm::HsmError::Refused(
+                        text!(
+                            "errors.import_public_key_alone",
+                            "{{file}}: import a public key on its own, not with certificates",
+                            file = file
+                        )
+                        .into(),
+                    ));
                 }
                 let label = req.label.clone().unwrap_or_else(|| file_label(&req.path));
                 let key_id = match &id {
@@ -353,32 +393,38 @@ impl Console {
         self.audit_first(request).await?;
         let mut objects = Vec::new();
         let mut failure = None;
+        let mut settled = 0u32;
         for o in planned {
-            let mut t = o.template;
-            let r = p
-                .pool
-                .run_async("objects.create", move |s| s.create_object(&mut t))
-                .await;
+            let r = create_settled(&p.pool, o.template).await;
             match r {
-                Ok(handle) => objects.push(ImportedObject {
-                    handle,
-                    kind: o.kind.into(),
-                    label: o.label,
-                    id_hex: hex::encode(&o.id),
-                    certificate: o.certificate,
-                    key_label: o.key_label,
-                    authority: o.authority,
-                }),
+                Ok((handle, after_reconnect)) => {
+                    settled += u32::from(after_reconnect);
+                    objects.push(ImportedObject {
+                        handle,
+                        kind: o.kind.into(),
+                        label: o.label,
+                        id_hex: hex::encode(&o.id),
+                        certificate: o.certificate,
+                        key_label: o.key_label,
+                        authority: o.authority,
+                    })
+                }
                 Err(e) => {
                     failure = Some(ApiError::from(e));
                     break;
                 }
             }
         }
+        let ev = if settled > 0 {
+            ev.meta("settled_after_reconnect", settled)
+        } else {
+            ev
+        };
         let r = match failure {
-            Some(e) => Err(e.details(format!(
-                "{} of the file's objects were created before the token refused.",
-                objects.len()
+            Some(e) => Err(e.details(text!(
+                "errors.import_partly_created",
+                "{{n}} of the file's objects were created before the token refused.",
+                n = objects.len()
             ))),
             None => Ok(ImportResult {
                 file: file.clone(),
@@ -399,17 +445,23 @@ impl Console {
         handle: u64,
     ) -> ApiResult<CertificateDetails> {
         let p = self.partition_ref(partition).await?;
+        let refs = p.clone();
         p.pool
             .run_service_idempotent_async("objects.cert", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let summary = hk::summary(s, handle)?;
                 if summary.class != "CERTIFICATE" {
-                    return Err(hsm::HsmError::InvalidInput(format!(
-                        "'{}' is not a certificate",
-                        summary.label
-                    )));
+                    return Err(hsm::HsmError::Refused(
+                        text!(
+                            "errors.not_a_certificate",
+                            "'{{label}}' is not a certificate",
+                            label = summary.label
+                        )
+                        .into(),
+                    ));
                 }
                 let der_bytes = ho::value(s, handle)?;
-                let invalid = |e: signing::SignError| hsm::HsmError::InvalidInput(e.to_string());
+                let invalid = crate::sign::hsm_side;
                 let info = signing::objects::describe(&der_bytes).map_err(invalid)?;
                 let pool: Vec<Vec<u8>> = ho::certificates(s)?
                     .into_iter()
@@ -455,9 +507,11 @@ impl Console {
         format: ObjectFormat,
     ) -> ApiResult<(hk::ObjectSummary, Vec<u8>)> {
         let p = self.partition_ref(partition).await?;
+        let refs = p.clone();
         let (summary, bytes) = p
             .pool
             .run_service_idempotent_async("objects.export", move |s| {
+                let handle = refs.key_refs.resolve(s, handle)?;
                 let summary = hk::summary(s, handle)?;
                 let bytes = match summary.class.as_str() {
                     "CERTIFICATE" => {
@@ -478,10 +532,16 @@ impl Console {
                         }
                     }
                     other => {
-                        return Err(hsm::HsmError::InvalidInput(format!(
-                            "a {} object is not exported here (public keys, certificates and data objects are; keys leave a token only wrapped)",
-                            other.to_ascii_lowercase().replace('_', " ")
-                        )))
+                        let class = crate::keys::class_word(other);
+                        return Err(hsm::HsmError::Refused(
+                            text!(
+                                "errors.object_not_exported",
+                                "a {{class}} object is not exported here (public keys, certificates and data objects are; keys leave a token only wrapped)",
+                                class = class
+                            )
+                            .nest("class", &class)
+                            .into(),
+                        ));
                     }
                 };
                 Ok((summary, bytes))
@@ -532,7 +592,8 @@ impl Console {
                         Err(e) => return Err(e),
                     }
                 }
-                Err(last.unwrap_or_else(|| hsm::HsmError::KeyNotFound(sel.to_string())))
+                Err(last
+                    .unwrap_or_else(|| hsm::HsmError::KeyNotFound(hsm::keys::selector_msg(&sel))))
             })
             .await?)
     }
@@ -548,6 +609,44 @@ impl Console {
         let (summary, bytes) = self.export_object(partition, handle, format).await?;
         outfile::write_new(path, &bytes)?;
         Ok(summary)
+    }
+}
+
+/// Create an object once. When the answer is lost (the HSM disconnected during
+/// `C_CreateObject`), the token is read after the pool's recovery: an object with every
+/// attribute of the template that was not there before is the one made (`true`: settled by
+/// reading); none means the call never took effect, and it is made now.
+async fn create_settled(pool: &hsm::Pool, template: p11::Template) -> hsm::Result<(u64, bool)> {
+    let find = |t: &p11::Template| {
+        let mut t = t.clone();
+        move |s: &p11::Session| s.find_objects(&mut t)
+    };
+    let before = pool
+        .run_idempotent_async("objects.find", find(&template))
+        .await?;
+    let mut t = template.clone();
+    match pool
+        .run_async("objects.create", move |s| s.create_object(&mut t))
+        .await
+    {
+        Ok(h) => Ok((h, false)),
+        Err(e) if e.class() == p11::ErrorClass::Disconnected => {
+            let after = pool
+                .run_idempotent_async("objects.find", find(&template))
+                .await?;
+            // Handles may be new numbers after a reconnection: compare by count. Objects
+            // that match the whole template are alike in everything the import set, so
+            // any of them names what was made.
+            if let (true, Some(made)) = (after.len() > before.len(), after.last()) {
+                return Ok((*made, true));
+            }
+            let mut t = template;
+            let h = pool
+                .run_async("objects.create", move |s| s.create_object(&mut t))
+                .await?;
+            Ok((h, false))
+        }
+        Err(e) => Err(e),
     }
 }
 

@@ -15,6 +15,7 @@ use p11::{Module, SlotId};
 
 use crate::audit_hsm::{self, HsmAnchor, HsmCheckpointSigner, HsmKeyWrapper};
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
 use crate::text;
 use crate::views::*;
 use crate::{builtin, module_id, Console};
@@ -38,13 +39,18 @@ pub struct Partition {
     pub serial: String,
     pub label: String,
     pub pool: Pool,
+    /// The handles handed out, to find their objects again after a reconnect.
+    pub key_refs: crate::key_refs::KeyRefs,
     logged_in: Mutex<Option<UserKind>>,
     holds_audit: AtomicBool,
 }
 
 impl Partition {
+    /// Who is logged in: nobody once the pool has forgotten the credentials (the token
+    /// refused them after a reconnection, or a PIN change's outcome is unknown).
     pub fn logged_in(&self) -> Option<UserKind> {
-        *self.logged_in.lock()
+        let who = *self.logged_in.lock();
+        who.filter(|_| self.pool.is_logged_in())
     }
 
     pub(crate) fn set_logged_in(&self, who: Option<UserKind>) {
@@ -380,6 +386,7 @@ impl Console {
             serial,
             label: t.label.trim().to_string(),
             pool,
+            key_refs: Default::default(),
             logged_in: Mutex::new(None),
             holds_audit: AtomicBool::new(false),
         });
@@ -459,12 +466,23 @@ impl Console {
             None => Err(ApiError::new(
                 ErrorCode::PartitionNotFound,
                 match (slot, token) {
-                    (Some(n), _) => format!(
-                        "Slot {n} of {} has no initialized token.",
-                        lm.path.display()
+                    (Some(n), _) => text!(
+                        "hsm.console.slot_has_no_token",
+                        "Slot {{slot}} of {{module}} has no initialized token.",
+                        slot = n,
+                        module = lm.path.display()
                     ),
-                    (_, Some(l)) => format!("No token labelled '{l}' in {}.", lm.path.display()),
-                    _ => format!("{} has no initialized token.", lm.path.display()),
+                    (_, Some(l)) => text!(
+                        "hsm.console.no_token_labelled",
+                        "No token labelled '{{label}}' in {{module}}.",
+                        label = l,
+                        module = lm.path.display()
+                    ),
+                    _ => text!(
+                        "hsm.console.module_has_no_token",
+                        "{{module}} has no initialized token.",
+                        module = lm.path.display()
+                    ),
                 },
             )
             .suggest(text!(
@@ -561,12 +579,20 @@ impl Console {
         let p = self.partition_ref(id).await?;
         let family = p.module.module.family();
         if !user.role().offered_by(family) {
-            return Err(ApiError::invalid(format!(
-                "The {} is a role of Luna partitions; this module ({}) knows only the user and the security officer.",
-                user.role().name(family),
-                crate::views::ModuleFamily::from(family)
-            ))
-            .suggest("Log in as the user (crypto officer) or the security officer."));
+            let role = crate::role_texts::role_name(user.role(), family);
+            return Err(ApiError::invalid(
+                text!(
+                    "errors.role_only_on_luna",
+                    "The {{role}} is a role of Luna partitions; this module ({{family}}) knows only the user and the security officer.",
+                    role = &role.text,
+                    family = crate::views::ModuleFamily::from(family)
+                )
+                .nest("role", &role),
+            )
+            .suggest(text!(
+                "errors.role_only_on_luna_hint",
+                "Log in as the user (crypto officer) or the security officer."
+            )));
         }
         // A PIN no token accepts is refused here, before it could count as a failed attempt.
         let pin_len = secrecy::ExposeSecret::expose_secret(&pin).len();
@@ -601,7 +627,9 @@ impl Console {
             Err(e) => {
                 let mut err: ApiError = e.into();
                 if matches!(err.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) {
-                    err.details = self.pin_attempts_note(&p, user).await;
+                    if let Some(note) = self.pin_attempts_note(&p, user).await {
+                        err = err.details(note);
+                    }
                 }
                 self.record(ev.failed(err.code.to_string()).meta("error", &err.message))
                     .await;
@@ -664,14 +692,17 @@ impl Console {
     }
 
     /// What the token's flags say about the PIN's remaining attempts.
-    pub(crate) async fn pin_attempts_note(&self, p: &Partition, user: UserKind) -> Option<String> {
+    pub(crate) async fn pin_attempts_note(&self, p: &Partition, user: UserKind) -> Option<Text> {
         let m = p.module.module.clone();
         let slot = p.slot();
         let t = blocking(move || m.token_info(slot)).await.ok()?.ok()?;
         let v = TokenView::from(&t);
         let (low, last, locked) = match user {
             UserKind::CryptoUser | UserKind::LimitedCryptoOfficer => {
-                return Some("The token does not report the attempts left for this role.".into())
+                return Some(text!(
+                    "errors.attempts_not_reported_for_role",
+                    "The token does not report the attempts left for this role."
+                ))
             }
             UserKind::User => (
                 v.user_pin_count_low,
@@ -681,13 +712,22 @@ impl Console {
             UserKind::So => (v.so_pin_count_low, v.so_pin_final_try, v.so_pin_locked),
         };
         Some(if locked {
-            "The PIN is now locked.".into()
+            text!("errors.attempts_now_locked", "The PIN is now locked.")
         } else if last {
-            "The token says one attempt is left before the PIN locks.".into()
+            text!(
+                "errors.attempts_final_try",
+                "The token says one attempt is left before the PIN locks."
+            )
         } else if low {
-            "The token says wrong PINs were entered; fewer attempts remain.".into()
+            text!(
+                "errors.attempts_count_low",
+                "The token says wrong PINs were entered; fewer attempts remain."
+            )
         } else {
-            "The token does not say how many attempts remain.".into()
+            text!(
+                "errors.attempts_not_said",
+                "The token does not say how many attempts remain."
+            )
         })
     }
 

@@ -64,6 +64,9 @@ pub struct HaProbeShare {
     pub members: Vec<MemberThroughput>,
     /// Where the shares come from.
     pub basis: String,
+    /// The same in a form each language translates (absent in results stored before).
+    #[serde(default)]
+    pub basis_text: Option<Text>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -84,6 +87,10 @@ pub fn ha_share(
     after: &[(u32, String, u64)],
     runs: &[bench::probe::RunResult],
 ) -> HaProbeShare {
+    let basis = text!(
+        "ha.probe_basis_counters",
+        "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe"
+    );
     let seconds: f64 = runs.iter().map(|r| r.seconds).sum();
     let calls: u64 = runs.iter().map(|r| r.calls).sum();
     let total_per_s = if seconds > 0.0 {
@@ -118,7 +125,8 @@ pub fn ha_share(
                 }
             })
             .collect(),
-        basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe".into(),
+        basis: basis.text.clone(),
+        basis_text: Some(basis),
     }
 }
 

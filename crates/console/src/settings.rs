@@ -74,6 +74,11 @@ pub struct TimestampAuthority {
     /// How long to wait for an answer, seconds.
     #[ts(type = "number")]
     pub timeout_seconds: u64,
+    /// When the TSA fails, write the signature without a time-stamp (the file's outcome and
+    /// its record say so) instead of failing the file and discarding the signature.
+    #[serde(default)]
+    #[ts(optional)]
+    pub optional: Option<bool>,
 }
 
 /// Settings → Timestamp authority; off by default.
@@ -85,6 +90,8 @@ pub struct TimestampSettings {
     pub ca_file: Option<String>,
     #[ts(type = "number")]
     pub timeout_seconds: u64,
+    /// Sign without a time-stamp when the TSA fails (see [`TimestampAuthority::optional`]).
+    pub optional: bool,
 }
 
 impl Default for TimestampSettings {
@@ -94,6 +101,7 @@ impl Default for TimestampSettings {
             url: String::new(),
             ca_file: None,
             timeout_seconds: 10,
+            optional: false,
         }
     }
 }
@@ -105,6 +113,7 @@ impl TimestampSettings {
             url: self.url.clone(),
             ca_file: self.ca_file.clone().filter(|f| !f.trim().is_empty()),
             timeout_seconds: self.timeout_seconds,
+            optional: Some(self.optional),
         })
     }
 }
@@ -169,7 +178,14 @@ impl Settings {
                 ))
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(e) => Err(ApiError::io(&format!("cannot read {}", path.display()), &e)),
+            Err(e) => Err(ApiError::io(
+                text!(
+                    "hsm.console.cannot_read",
+                    "cannot read {{path}}",
+                    path = path.display()
+                ),
+                &e,
+            )),
         }
     }
 
@@ -184,16 +200,41 @@ impl Settings {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ApiError::io("cannot create the settings folder", &e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            ApiError::io(
+                text!(
+                    "hsm.console.cannot_create_settings_folder",
+                    "cannot create the settings folder"
+                ),
+                &e,
+            )
+        })?;
         let tmp = path.with_extension("json.tmp");
-        let mut f =
-            std::fs::File::create(&tmp).map_err(|e| ApiError::io("cannot write settings", &e))?;
+        let mut f = std::fs::File::create(&tmp).map_err(|e| {
+            ApiError::io(
+                text!("hsm.console.cannot_write_settings", "cannot write settings"),
+                &e,
+            )
+        })?;
         f.write_all(&serde_json::to_vec_pretty(self).expect("settings serialize"))
-            .map_err(|e| ApiError::io("cannot write settings", &e))?;
-        f.sync_all()
-            .map_err(|e| ApiError::io("cannot write settings", &e))?;
-        std::fs::rename(&tmp, path).map_err(|e| ApiError::io("cannot write settings", &e))
+            .map_err(|e| {
+                ApiError::io(
+                    text!("hsm.console.cannot_write_settings", "cannot write settings"),
+                    &e,
+                )
+            })?;
+        f.sync_all().map_err(|e| {
+            ApiError::io(
+                text!("hsm.console.cannot_write_settings", "cannot write settings"),
+                &e,
+            )
+        })?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            ApiError::io(
+                text!("hsm.console.cannot_write_settings", "cannot write settings"),
+                &e,
+            )
+        })
     }
 
     /// Reject values that make no sense before they are stored.

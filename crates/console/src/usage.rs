@@ -14,8 +14,8 @@ use p11::names::luna::CKA_USAGE_LIMIT;
 use p11::Template;
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::health::{hss_history, projected_exhaustion, status_of, HssStatus};
-use crate::Console;
+use crate::health::{hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus};
+use crate::{text, Console};
 
 /// Luna's range for a limit.
 pub const MAX_USAGE_LIMIT: u64 = 0xFFFF_FFFF;
@@ -44,6 +44,9 @@ pub struct UsageKeyView {
     pub per_day_30: f64,
     pub per_day_90: f64,
     pub projected_exhaustion: Option<String>,
+    /// Uses left over time, from the trail's records (after each signing record and each
+    /// change of the limit) and the token's count now; for the chart, as HSS keys have.
+    pub history: Vec<HssPoint>,
 }
 
 impl UsageKeyView {
@@ -51,6 +54,80 @@ impl UsageKeyView {
     pub fn uses_left(&self) -> String {
         format!("{} of {} uses left", self.left, self.limit)
     }
+}
+
+/// Uses consumed by a record: the signatures a successful signing record counts.
+fn uses(r: &audit::Record) -> u64 {
+    if r.event.status == "success"
+        && matches!(
+            r.event.action.as_str(),
+            "sign" | "sign.manifest" | "cert.issue"
+        )
+    {
+        meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// Uses left over time, told backwards from the token's count now: before a signing
+/// record there were its uses more; before a change of the limit, the old limit less the
+/// uses then (the record's `from` and `used`). It starts at the key's generation, at a
+/// limit set where there was none, or at the oldest record of the key. (`records` oldest
+/// first; those of other keys are skipped.)
+pub(crate) fn usage_points(
+    records: &[audit::Record],
+    id_hex: &str,
+    left_now: u64,
+) -> Vec<HssPoint> {
+    let mut out = vec![HssPoint {
+        at: audit::now_rfc3339(),
+        remaining: left_now,
+    }];
+    let mut left = left_now;
+    for r in records
+        .iter()
+        .rev()
+        .filter(|r| r.event.metadata.contains(id_hex))
+    {
+        let n = uses(r);
+        if n > 0 {
+            out.push(HssPoint {
+                at: r.event.timestamp.clone(),
+                remaining: left,
+            });
+            left = left.saturating_add(n);
+            continue;
+        }
+        if r.event.status != "success" {
+            continue;
+        }
+        match r.event.action.as_str() {
+            "key.usage_limit" => {
+                out.push(HssPoint {
+                    at: r.event.timestamp.clone(),
+                    remaining: left,
+                });
+                match (
+                    meta_u64(&r.event.metadata, "from"),
+                    meta_u64(&r.event.metadata, "used"),
+                ) {
+                    (Some(from), Some(used)) => left = from.saturating_sub(used),
+                    _ => break,
+                }
+            }
+            "key.generate" => {
+                out.push(HssPoint {
+                    at: r.event.timestamp.clone(),
+                    remaining: left,
+                });
+                break;
+            }
+            _ => {}
+        }
+    }
+    out.reverse();
+    out
 }
 
 impl Console {
@@ -106,6 +183,7 @@ impl Console {
                     per_day_30: d30,
                     per_day_90: d90,
                     projected_exhaustion: projected_exhaustion(d7, d30, d90, left),
+                    history: usage_points(&records, &k.id_hex, left),
                 });
             }
         }
@@ -121,21 +199,29 @@ impl Console {
         limit: u64,
     ) -> ApiResult<ObjectSummary> {
         if !(1..=MAX_USAGE_LIMIT).contains(&limit) {
-            return Err(ApiError::invalid(format!(
-                "A usage limit is 1 to {MAX_USAGE_LIMIT} uses (Luna's range)."
+            return Err(ApiError::invalid(text!(
+                "errors.usage_limit_range",
+                "A usage limit is 1 to {{max}} uses (Luna's range).",
+                max = MAX_USAGE_LIMIT
             )));
         }
         let p = self.partition_ref(partition).await?;
         if p.module.module.family() != p11::Family::Luna {
             return Err(ApiError::new(
                 ErrorCode::Unsupported,
-                "Per-key usage limits are a Luna feature; this module is not a Luna.",
+                text!(
+                    "hsm.console.usage_limit_luna_only",
+                    "Per-key usage limits are a Luna feature; this module is not a Luna."
+                ),
             ));
         }
         if p.logged_in().is_none() {
             return Err(ApiError::new(
                 ErrorCode::NotLoggedIn,
-                "Log in as the crypto officer or the security officer to set a usage limit.",
+                text!(
+                    "hsm.console.usage_limit_log_in",
+                    "Log in as the crypto officer or the security officer to set a usage limit."
+                ),
             ));
         }
         let before = p
@@ -143,10 +229,16 @@ impl Console {
             .run_service_idempotent_async("keys.usage.read", move |s| Ok(hk::summary(s, handle)?))
             .await?;
         if let Some(used) = before.usage_count.filter(|u| *u > limit) {
-            return Err(ApiError::invalid(format!(
-                "The key has already been used {used} times; a limit of {limit} would be below that."
+            return Err(ApiError::invalid(text!(
+                "errors.usage_limit_below_uses",
+                "The key has already been used {{used}} times; a limit of {{limit}} would be below that.",
+                used = used,
+                limit = limit
             ))
-            .suggest("Give a limit of at least the uses so far."));
+            .suggest(text!(
+                "errors.usage_limit_below_uses_hint",
+                "Give a limit of at least the uses so far."
+            )));
         }
         let ev = Event::new("key.usage_limit", "key")
             .resource(&before.label)
@@ -173,5 +265,82 @@ impl Console {
             .map_err(ApiError::from);
         self.record_outcome(ev, &r).await;
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(seq: i64, action: &str, at: &str, meta: serde_json::Value) -> audit::Record {
+        audit::Record {
+            log_id: "test".into(),
+            seq,
+            epoch: 0,
+            event: audit::Prepared {
+                timestamp: at.into(),
+                session_id: String::new(),
+                actor_id: None,
+                actor_ip: String::new(),
+                action: action.into(),
+                resource_type: "key".into(),
+                resource_id: None,
+                algorithm: None,
+                status: "success".into(),
+                error_code: None,
+                metadata: meta.to_string(),
+            },
+            hmac_chain: String::new(),
+            created_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn uses_left_are_told_back_from_the_count_now() {
+        let id = "0a0b";
+        let records = vec![
+            rec(
+                1,
+                "key.generate",
+                "2026-01-01T00:00:00Z",
+                serde_json::json!({ "id": id }),
+            ),
+            rec(
+                2,
+                "key.usage_limit",
+                "2026-01-02T00:00:00Z",
+                serde_json::json!({ "id": id, "from": null, "to": 10, "used": 0 }),
+            ),
+            rec(
+                3,
+                "sign",
+                "2026-01-03T00:00:00Z",
+                serde_json::json!({ "key_id": id, "signatures": 3 }),
+            ),
+            rec(
+                4,
+                "sign",
+                "2026-01-03T01:00:00Z",
+                serde_json::json!({ "key_id": "ffff", "signatures": 5 }),
+            ),
+            rec(
+                5,
+                "key.usage_limit",
+                "2026-01-04T00:00:00Z",
+                serde_json::json!({ "id": id, "from": 10, "to": 20, "used": 3 }),
+            ),
+            rec(
+                6,
+                "sign",
+                "2026-01-05T00:00:00Z",
+                serde_json::json!({ "key_id": id, "signatures": 2 }),
+            ),
+        ];
+        let left: Vec<u64> = usage_points(&records, id, 15)
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        // Limit 10 set (10 left), 3 used (7), raised to 20 (17), 2 used (15), now 15.
+        assert_eq!(left, vec![10, 7, 17, 15, 15]);
     }
 }

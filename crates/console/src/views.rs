@@ -207,7 +207,7 @@ pub struct Permission {
     pub action: hsm::roles::Action,
     pub allowed: bool,
     /// Why not, in words (`None` when allowed).
-    pub reason: Option<String>,
+    pub reason: Option<crate::i18n::Text>,
 }
 
 /// Every action, checked for `role` on a module of `family`.
@@ -219,7 +219,7 @@ pub fn permissions(role: Option<UserKind>, family: p11::Family) -> Vec<Permissio
             Permission {
                 action,
                 allowed: r.is_ok(),
-                reason: r.err(),
+                reason: r.err().as_ref().map(crate::role_texts::refusal),
             }
         })
         .collect()

@@ -3,6 +3,7 @@
 //! before anything is sent. Read back by `pkcs11-tool`. One test per process (nextest).
 
 use console::attributes::{AttributeChanges, FlagChange};
+use console::i18n::Lang;
 use console::views::GenerateRequest;
 use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec};
@@ -34,7 +35,7 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
     assert_eq!(offer.related.len(), 2, "{:?}", offer.related);
     let sensitive = offer.flags.iter().find(|f| f.name == "sensitive").unwrap();
     assert!(sensitive.value && !sensitive.changeable, "{sensitive:?}");
-    assert!(sensitive.reason.as_deref().unwrap().contains("never"));
+    assert!(sensitive.reason.as_ref().unwrap().text.contains("never"));
 
     let r =
         e.c.set_attributes(
@@ -142,6 +143,15 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput, "{}", err.message);
         assert!(err.message.contains("never"), "{}", err.message);
+        // The officer reads the refusal in their language, the rule inside it too.
+        let zh = err.message_in(Lang::ZhHans);
+        assert!(
+            !zh.contains("never") && !zh.contains("Nothing was changed"),
+            "{zh}"
+        );
+        assert!(zh.contains(&format!("CKA_{}", name.to_uppercase())), "{zh}");
+        let reason = f.reason.as_ref().expect("the dialog says why not");
+        assert!(!f.changeable && reason.text.contains("never"), "{reason:?}");
     }
     let err =
         e.c.set_attributes(

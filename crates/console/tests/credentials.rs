@@ -373,11 +373,11 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
         .find(|p| p.action == Action::GenerateKeys)
         .unwrap();
     assert!(!gen.allowed);
-    assert!(gen
-        .reason
-        .as_deref()
-        .unwrap()
-        .contains("Crypto User cannot generate keys"));
+    let reason = gen.reason.as_ref().unwrap();
+    assert!(reason.text.contains("Crypto User cannot generate keys"));
+    // In the officer's language, the role's name and the rule inside the sentence too.
+    let zh = reason.in_lang(console::i18n::Lang::ZhHant);
+    assert!(zh.starts_with("加密使用者不能產生金鑰："), "{zh}");
     let err =
         e.c.generate_key(
             &e.pid,
@@ -420,6 +420,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
                 confirm_hss: false,
                 timestamp: None,
                 kit: None,
+                chain: vec![],
             },
             std::sync::Arc::new(|_| {}),
             std::sync::Arc::new(AtomicBool::new(false)),

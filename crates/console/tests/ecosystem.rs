@@ -60,6 +60,7 @@ impl Env {
             confirm_hss: false,
             timestamp: None,
             kit: None,
+            chain: vec![],
         }
     }
 

@@ -423,3 +423,126 @@ async fn usage_limits_show_uses_left_and_refuse_past_the_limit() {
         "each change of a limit is audited before and after"
     );
 }
+
+/// The overview's cards name the group on its virtual slot and on each member's own slot;
+/// a drift found by the last check and a member down are items on the group's card that
+/// lead to its Partition view. A console that has not checked the group itself (as `hsmc
+/// status`) knows the drift from the trail's record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_each_group_its_members_down_and_the_last_drift() {
+    use console::overview::{AttentionKind, HaRole, LinkView, Severity};
+    let e = env(2, "").await;
+    let k = e
+        .generate(KeySpec::Ec { curve: Curve::P256 }, "fw_sign")
+        .await;
+    let o = e.c.overview().await.unwrap();
+    let card = |o: &console::overview::Overview, pid: &str| {
+        o.partitions
+            .iter()
+            .find(|c| c.partition_id == pid)
+            .cloned()
+            .unwrap_or_else(|| panic!("a card for {pid}"))
+    };
+    let g = card(&o, &e.pid);
+    assert_eq!(g.ha.len(), 1);
+    let s = &g.ha[0];
+    assert_eq!((s.role, s.group.as_str()), (HaRole::Group, HA_LABEL));
+    assert_eq!((s.members_online, s.members_total), (2, 2));
+    assert!(s.healthy && s.drift.is_none(), "{s:?}");
+    assert!(!g.items.iter().any(|i| i.kind == AttentionKind::Ha));
+    for n in 1..=2 {
+        let m = card(&o, &e.member_pid(n));
+        assert_eq!(m.ha.len(), 1, "member {n} names its group");
+        assert_eq!((m.ha[0].role, m.ha[0].position), (HaRole::Member, Some(n)));
+        assert_eq!(m.ha[0].partition_id, e.pid);
+    }
+
+    // Drift on member 2, found by a check: on the card, with the check's words.
+    let id = hex::decode(&k.id_hex).unwrap();
+    e.on_member(2, move |s| {
+        let h = s.find_objects(&mut by_id(CKO_PRIVATE_KEY, &id))?[0];
+        s.destroy_object(h)
+    })
+    .await;
+    e.c.ha_drift(&e.pid).await.unwrap();
+    let o = e.c.overview().await.unwrap();
+    let g = card(&o, &e.pid);
+    assert_eq!(g.ha[0].drift, Some(DriftVerdict::Drift));
+    assert!(!g.ha[0].healthy);
+    let drift = g
+        .items
+        .iter()
+        .find(|i| i.message.key == "overview.items.ha_drift")
+        .expect("the drift is an item");
+    assert_eq!(drift.severity, Severity::Warning);
+    assert!(
+        drift.message.text.contains("(drift on member 2)"),
+        "{}",
+        drift.message.text
+    );
+    assert_eq!(
+        drift.message.args["summary.key"],
+        "ha.summary.drift_on_member"
+    );
+    assert_eq!(
+        (drift.link.view, drift.link.partition_id.as_deref()),
+        (LinkView::Partition, Some(e.pid.as_str()))
+    );
+    assert!(o.needs_attention());
+
+    // A member down: from the group's HA state, no check needed.
+    e.rig.control(r#"{"op":"member_down","member":2}"#);
+    let o = e.c.overview().await.unwrap();
+    let g = card(&o, &e.pid);
+    assert_eq!(
+        (g.ha[0].members_online, g.ha[0].down_members.clone()),
+        (1, vec![2])
+    );
+    let down = g
+        .items
+        .iter()
+        .find(|i| i.message.key == "overview.items.ha_member_down")
+        .expect("the member down is an item");
+    assert_eq!(down.severity, Severity::Warning);
+    assert!(
+        down.message.text.starts_with(&format!(
+            "HA group {HA_LABEL}: 1 of 2 members down (2 ({}, ",
+            ha_member_serial(2)
+        )),
+        "{}",
+        down.message.text
+    );
+    e.rig.control(r#"{"op":"member_up","member":2}"#);
+
+    // Another console on the same trail, which has not checked the group: the drift is
+    // known from the trail's record of the last check.
+    let data = e._dir.path().join("data");
+    e.c.close().await;
+    let c2 = Console::open({
+        let mut cfg = ConsoleConfig::new(data);
+        cfg.builtin = false;
+        cfg
+    })
+    .await
+    .unwrap();
+    let m = c2
+        .add_module(&e.rig.module_path.display().to_string())
+        .await
+        .unwrap();
+    c2.slots(&m.id).await.unwrap();
+    c2.login(&e.pid, UserKind::User, p11::pin(testkit::USER_PIN))
+        .await
+        .unwrap();
+    let o = c2.overview().await.unwrap();
+    let g = card(&o, &e.pid);
+    assert_eq!(g.ha[0].drift, Some(DriftVerdict::Drift), "{:?}", g.ha[0]);
+    assert_eq!(
+        g.ha[0].drift_summary.as_ref().map(|t| t.text.as_str()),
+        Some("drift on member 2")
+    );
+    assert!(g
+        .items
+        .iter()
+        .any(|i| i.message.key == "overview.items.ha_drift"));
+    c2.close().await;
+}

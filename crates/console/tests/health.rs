@@ -167,6 +167,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         confirm_hss: true,
         timestamp: None,
         kit: None,
+        chain: vec![],
     };
     let r = c
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::objects::{ImportRequest, ObjectClass, ObjectFormat};
-use console::sign::{OnError, SignFormat, SignRequest};
+use console::sign::SignFormat;
 use hsm::algo::{Curve, KeySpec};
 use testkit::tools::{pkcs11_tool, text};
 use testkit::{Backend, TOKEN_LABEL};
@@ -139,18 +139,7 @@ async fn sign_cms(e: &Env, key_id: &str, file: &Path) -> PathBuf {
     let r =
         e.c.sign_files(
             &e.pid,
-            SignRequest {
-                key: format!("id:{key_id}"),
-                files: vec![file.display().to_string()],
-                formats: vec![SignFormat::Cms],
-                manifest: false,
-                out_dir: None,
-                context: None,
-                on_error: OnError::Stop,
-                confirm_hss: false,
-                timestamp: None,
-                kit: None,
-            },
+            common::sign_request(key_id, file, SignFormat::Cms),
             Arc::new(|_| {}),
             Arc::new(AtomicBool::new(false)),
         )

@@ -47,6 +47,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
         confirm_hss: true,
         timestamp: None,
         kit: None,
+        chain: vec![],
     };
     c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
@@ -160,5 +161,97 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
     let today = days.last().unwrap();
     assert!(today.records > 10 && today.failures >= 1, "{today:?}");
     assert!(days[..6].iter().all(|d| d.records == 0));
+    c.close().await;
+}
+
+/// A Luna key with a usage limit: listed with its uses left and days at the trail's rate
+/// when below the thresholds, critical once used up; its history told from the trail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_limited_keys_run_out_beside_the_hss_keys() {
+    let common::Env { c, pid, dir, .. } = &common::builtin().await;
+    let ec = c
+        .generate_key(
+            pid,
+            GenerateRequest {
+                spec: KeySpec::Ec { curve: Curve::P256 },
+                label: "limited_overview".into(),
+                token: true,
+            },
+        )
+        .await
+        .unwrap();
+    c.set_usage_limit(pid, ec.private_handle, 8).await.unwrap();
+    let file = dir.path().join("release.bin");
+    std::fs::write(&file, b"release").unwrap();
+    let req = common::sign_request(&ec.id_hex, &file, SignFormat::Cms);
+    c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+        .await
+        .unwrap();
+    let usage = |keys: Vec<console::usage::UsageKeyView>| {
+        keys.into_iter()
+            .find(|k| k.id_hex == ec.id_hex && k.class.contains("PRIVATE"))
+            .expect("the limited key is listed")
+    };
+    let u = usage(c.usage_keys().await.unwrap());
+    // Two uses: the self-signed certificate CMS needs (the key has none), and the signature.
+    assert_eq!((u.used, u.left), (2, 6), "{u:?}");
+    // The trail's story: 8 left when the limit was set, then what the signing left.
+    let left: Vec<u64> = u.history.iter().map(|p| p.remaining).collect();
+    assert_eq!(left.first(), Some(&8), "{left:?}");
+    assert_eq!(left.last(), Some(&u.left), "{left:?}");
+
+    // Above the thresholds (75 % left against 10 %) and months away (6 left at 2 in 30
+    // days): not listed.
+    let o = c.overview().await.unwrap();
+    assert!(!o
+        .keys
+        .items
+        .iter()
+        .any(|i| i.kind == AttentionKind::UsageLimit));
+    assert!(o.keys.checked >= 1);
+
+    let mut s = c.settings();
+    s.hss_warning_percent = 80.0;
+    c.update_settings(s).await.unwrap();
+    let o = c.overview().await.unwrap();
+    let item = o
+        .keys
+        .items
+        .iter()
+        .find(|i| {
+            i.kind == AttentionKind::UsageLimit && i.subject.as_deref() == Some("limited_overview")
+        })
+        .expect("below the warning threshold: listed");
+    assert_eq!(item.severity, Severity::Warning);
+    assert_eq!(item.remaining, Some(u.left));
+    assert_eq!(item.total.as_deref(), Some("8"));
+    assert_eq!(item.message.key, "overview.items.usage_days_left");
+    let days = item.days_left.expect("the trail gives a rate");
+    assert!(days > 30.0, "{days}");
+    assert_eq!(item.link.view, LinkView::Keys);
+    assert_eq!(item.link.search.as_deref(), Some(ec.id_hex.as_str()));
+    assert!(o.needs_attention());
+
+    // Used up: critical.
+    c.set_usage_limit(pid, ec.private_handle, u.used)
+        .await
+        .unwrap();
+    let o = c.overview().await.unwrap();
+    let item = o
+        .keys
+        .items
+        .iter()
+        .find(|i| {
+            i.kind == AttentionKind::UsageLimit && i.subject.as_deref() == Some("limited_overview")
+        })
+        .unwrap();
+    assert_eq!(item.severity, Severity::Critical);
+    assert_eq!(item.message.key, "overview.items.usage_exhausted");
+    assert_eq!(item.remaining, Some(0));
+    assert_eq!(
+        o.keys.items[0].severity,
+        Severity::Critical,
+        "most urgent first"
+    );
     c.close().await;
 }

@@ -98,8 +98,10 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
     .await;
     p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
     let (one, four) = (r2.sweep[0].throughput_per_s, r2.sweep[2].throughput_per_s);
+    // Four workers overlap their round trips (four times in theory); on two loaded cores
+    // the signing itself competes, so the check asks for twice.
     assert!(
-        four > 2.5 * one,
+        four > 2.0 * one,
         "throughput grows with workers: {:?}",
         r2.sweep
     );

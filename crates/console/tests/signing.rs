@@ -65,6 +65,7 @@ impl Env {
             confirm_hss: true,
             timestamp: None,
             kit: None,
+            chain: vec![],
         };
         self.c
             .sign_files(
@@ -414,6 +415,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         confirm_hss: false,
         timestamp: None,
         kit: None,
+        chain: vec![],
     };
     let err =
         e.c.sign_files(
@@ -456,6 +458,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         confirm_hss: false,
         timestamp: None,
         kit: None,
+        chain: vec![],
     };
     let err =
         e.c.sign_files(
@@ -800,10 +803,13 @@ async fn an_hsm_failing_mid_batch_fails_one_file_and_the_batch_goes_on_or_stops(
     let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "mid_batch").await;
     let p = e.c.partition_ref(&e.pid).await.unwrap();
     let files = e.files("mid", &[10, 20, 30]);
-    p.module
-        .module
-        .sim_control(r#"{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_REMOVED","count":1}"#)
-        .unwrap();
+    // A fault the pool cannot outlast: one more than its recoveries per call (one fault it
+    // recovers from by itself; tests/recovery.rs).
+    let lasting = format!(
+        r#"{{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_REMOVED","count":{}}}"#,
+        hsm::PoolConfig::default().recovery_budget + 1
+    );
+    p.module.module.sim_control(&lasting).unwrap();
     let r = e
         .sign(
             &key,
@@ -825,10 +831,7 @@ async fn an_hsm_failing_mid_batch_fails_one_file_and_the_batch_goes_on_or_stops(
         r.files
     );
     let files = e.files("mid2", &[10, 20, 30]);
-    p.module
-        .module
-        .sim_control(r#"{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_REMOVED","count":1}"#)
-        .unwrap();
+    p.module.module.sim_control(&lasting).unwrap();
     let r = e
         .sign(&key, &files, &[SignFormat::Raw], false, OnError::Stop, None)
         .await;

@@ -50,6 +50,7 @@ fn authority(
         url: tsa.url(mode),
         ca_file: ca.map(|c| s(&tsa.dir.path().join(c)).to_string()),
         timeout_seconds,
+        optional: None,
     }
 }
 
@@ -92,6 +93,7 @@ impl Env {
             confirm_hss: false,
             timestamp,
             kit: None,
+            chain: vec![],
         };
         self.c
             .sign_files(
@@ -102,6 +104,24 @@ impl Env {
             )
             .await
     }
+}
+
+/// `openssl cms -verify` of a detached CMS over `content` (the signature, not the path).
+fn openssl_cms_verify(p7s: &Path, content: &Path) -> (bool, String) {
+    run(Command::new("openssl").args([
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(p7s),
+        "-content",
+        s(content),
+        "-noverify",
+        "-out",
+        "/dev/null",
+    ]))
 }
 
 fn out(r: &SignReport, i: usize, kind: OutputKind) -> PathBuf {
@@ -150,20 +170,7 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
         let other = tsa.dir.path().join("other-ca.pem");
         let (ok, _) = openssl_ts_verify(&token, &parsed.signature, &other);
         assert!(!ok, "openssl accepted the token against another CA");
-        let (ok, msg) = run(Command::new("openssl").args([
-            "cms",
-            "-verify",
-            "-binary",
-            "-inform",
-            "DER",
-            "-in",
-            s(&p7s),
-            "-content",
-            s(f),
-            "-noverify",
-            "-out",
-            "/dev/null",
-        ]));
+        let (ok, msg) = openssl_cms_verify(&p7s, f);
         assert!(ok, "openssl cms -verify with the token attribute: {msg}");
 
         let bundle_path = out(&r, i, OutputKind::Bundle);
@@ -268,6 +275,7 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
             url: format!("http://127.0.0.1:{port}/"),
             ca_file: None,
             timeout_seconds: 5,
+            optional: None,
         }
     };
     let cases = [
@@ -353,6 +361,140 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
     assert!(r.files[1].outputs.is_empty());
 }
 
+/// A TSA that drops the connection halfway through some answers during a 100-file batch:
+/// exactly those files fail, each naming the TSA and what it did, with nothing written for
+/// them; the batch goes on; every other file carries a token OpenSSL accepts; the trail has
+/// a record per signed file. A slow TSA fails the files when it outlasts the timeout and is
+/// waited for when it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
+    let tsa = TestTsa::start("ec");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("tsa_batch").await;
+    let files = e.files("batch", 100);
+    let url = tsa.url("drop-every-3rd");
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms],
+            OnError::Continue,
+            Some(authority(&tsa, "drop-every-3rd", Some("ca.pem"), 10)),
+        )
+        .await
+        .unwrap();
+    assert!(!r.stopped);
+    let (failed, signed): (Vec<usize>, Vec<usize>) =
+        (0..files.len()).partition(|i| r.files[*i].error.is_some());
+    assert!(
+        (25..=40).contains(&failed.len()),
+        "about a third of the exchanges were cut: {failed:?}"
+    );
+    for i in &failed {
+        let err = r.files[*i].error.as_ref().unwrap();
+        assert_eq!(err.code, ErrorCode::TimestampFailed, "{}", err.message);
+        assert!(
+            err.message.contains(&url) && err.message.contains("answer"),
+            "file {i}: {}",
+            err.message
+        );
+        assert!(r.files[*i].outputs.is_empty());
+        assert!(!PathBuf::from(format!("{}.p7s", s(&files[*i]))).exists());
+    }
+    for i in &signed {
+        let parsed =
+            signing::cms::parse(&std::fs::read(out(&r, *i, OutputKind::Cms)).unwrap()).unwrap();
+        let token = parsed.timestamp_token.expect("a token");
+        let (ok, msg) = openssl_ts_verify(&token, &parsed.signature, &tsa.ca());
+        assert!(ok, "file {i}: {msg}");
+    }
+    // Nothing half-written: the artifacts and one signature per signed file.
+    let left = testkit::files_under(files[0].parent().unwrap());
+    assert_eq!(left.len(), files.len() + signed.len(), "{left:?}");
+    let records =
+        e.c.audit_records(audit::store::Query {
+            limit: 1000,
+            action: Some("sign".into()),
+            status: Some("success".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let signs = records.iter().filter(|r| r.event.action == "sign").count();
+    assert_eq!(signs, signed.len());
+
+    // A slow TSA: past the timeout each file fails saying so; within it, all are stamped.
+    let few = e.files("slow", 2);
+    let r = e
+        .sign(
+            &key,
+            &few,
+            &[SignFormat::Cms],
+            OnError::Continue,
+            Some(authority(&tsa, "slow", None, 1)),
+        )
+        .await
+        .unwrap();
+    for f in &r.files {
+        let err = f.error.as_ref().expect("the TSA outlasted the timeout");
+        assert!(err.message.contains("in time"), "{}", err.message);
+    }
+    let few = e.files("slow-ok", 2);
+    let r = e
+        .sign(
+            &key,
+            &few,
+            &[SignFormat::Cms],
+            OnError::Continue,
+            Some(authority(&tsa, "slow", None, 10)),
+        )
+        .await
+        .unwrap();
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    assert!(r.files.iter().all(|f| f.unstamped.is_none()));
+
+    // The officer chose to sign without a time-stamp when the TSA fails: the signatures are
+    // kept (an HSS key's one-time keys are not wasted), written without a token, and the
+    // outcome and the record say why.
+    let kept = e.files("optional", 3);
+    let mut optional = authority(&tsa, "drop", None, 10);
+    optional.optional = Some(true);
+    let drop_url = optional.url.clone();
+    let r = e
+        .sign(
+            &key,
+            &kept,
+            &[SignFormat::Cms],
+            OnError::Stop,
+            Some(optional),
+        )
+        .await
+        .unwrap();
+    for (i, f) in kept.iter().enumerate() {
+        assert!(r.files[i].error.is_none(), "{:?}", r.files[i]);
+        let why = r.files[i].unstamped.as_ref().expect("says it is unstamped");
+        assert!(why.text.contains(&drop_url), "{}", why.text);
+        let p7s = out(&r, i, OutputKind::Cms);
+        let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+        assert!(parsed.timestamp_token.is_none());
+        let (ok, msg) = openssl_cms_verify(&p7s, f);
+        assert!(ok, "{msg}");
+    }
+    let unstamped: Vec<_> =
+        e.c.audit_records(audit::store::Query {
+            limit: 1000,
+            action: Some("sign".into()),
+            text: Some("timestamp_failed".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.event.action == "sign")
+        .collect();
+    assert_eq!(unstamped.len(), kept.len());
+}
+
 /// A TSA URL that is not HTTP(S) is refused before anything is signed; so is a setting with
 /// one, and a TSA asked for with no format that carries a token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -369,6 +511,7 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
             url: url.into(),
             ca_file: None,
             timeout_seconds: 10,
+            optional: None,
         };
         let err = e
             .sign(&key, &files, &[SignFormat::Cms], OnError::Stop, Some(a))
@@ -395,6 +538,7 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
         url: "http://127.0.0.1:9/".into(),
         ca_file: None,
         timeout_seconds: 10,
+        optional: None,
     };
     let err = e
         .sign(

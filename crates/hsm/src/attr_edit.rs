@@ -6,7 +6,6 @@
 //! these rules first so it never sends what the standard forbids.
 
 use p11::sys::*;
-use serde::Serialize;
 
 /// A boolean attribute the console offers to change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,37 +80,58 @@ pub fn parse_set(s: &str) -> Result<(EditableFlag, bool), String> {
     Ok((f, b))
 }
 
+/// Why a flag may not be changed (the English is the `Display`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FlagRefusal {
+    #[error("{} is a key attribute; this object is not a key", .flag.name)]
+    NotAKey { flag: EditableFlag },
+    #[error("the object has no {} attribute", .flag.name)]
+    Missing { flag: EditableFlag },
+    #[error("a sensitive key can never be made non-sensitive (PKCS#11: CKA_SENSITIVE may only be set to true)")]
+    SensitiveForever,
+    #[error("a non-extractable key can never be made extractable (PKCS#11: CKA_EXTRACTABLE may only be set to false)")]
+    ExtractableNever,
+    #[error("{} applies to private and secret keys, not public ones", .flag.name)]
+    NotOnPublicKeys { flag: EditableFlag },
+    #[error("the object is not modifiable (CKA_MODIFIABLE false)")]
+    NotModifiable,
+}
+
 /// May `f` go from `current` to `new` on a key of `class`? The reason when not.
 pub fn check_flag(
     f: EditableFlag,
     class: u64,
     current: Option<bool>,
     new: bool,
-) -> Result<(), String> {
+) -> Result<(), FlagRefusal> {
     if !matches!(class, CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_PUBLIC_KEY) {
-        return Err(format!(
-            "{} is a key attribute; this object is not a key",
-            f.name
-        ));
+        return Err(FlagRefusal::NotAKey { flag: f });
     }
     let Some(cur) = current else {
-        return Err(format!("the object has no {} attribute", f.name));
+        return Err(FlagRefusal::Missing { flag: f });
     };
     if cur == new {
         return Ok(());
     }
     match (f.attr, new) {
-        (CKA_SENSITIVE, false) => Err("a sensitive key can never be made non-sensitive (PKCS#11: CKA_SENSITIVE may only be set to true)".into()),
-        (CKA_EXTRACTABLE, true) => Err("a non-extractable key can never be made extractable (PKCS#11: CKA_EXTRACTABLE may only be set to false)".into()),
+        (CKA_SENSITIVE, false) => Err(FlagRefusal::SensitiveForever),
+        (CKA_EXTRACTABLE, true) => Err(FlagRefusal::ExtractableNever),
         (CKA_SENSITIVE | CKA_EXTRACTABLE, _) if class == CKO_PUBLIC_KEY => {
-            Err(format!("{} applies to private and secret keys, not public ones", f.name))
+            Err(FlagRefusal::NotOnPublicKeys { flag: f })
         }
         _ => Ok(()),
     }
 }
 
+/// A date that is not `YYYY-MM-DD`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}' is not a date such as 2027-12-31")]
+pub struct NotADate {
+    pub input: String,
+}
+
 /// `YYYY-MM-DD` as `CK_DATE` (8 ASCII digits); empty clears the date.
-pub fn parse_date(s: &str) -> Result<Vec<u8>, String> {
+pub fn parse_date(s: &str) -> Result<Vec<u8>, NotADate> {
     let s = s.trim();
     if s.is_empty() {
         return Ok(Vec::new());
@@ -125,20 +145,18 @@ pub fn parse_date(s: &str) -> Result<Vec<u8>, String> {
     let month: u32 = s.get(5..7).and_then(|m| m.parse().ok()).unwrap_or(0);
     let day: u32 = s.get(8..10).and_then(|d| d.parse().ok()).unwrap_or(0);
     if !ok || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return Err(format!("'{s}' is not a date such as 2027-12-31"));
+        return Err(NotADate { input: s.into() });
     }
     Ok(s.replace('-', "").into_bytes())
 }
 
-/// One boolean as the edit dialog offers it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+/// One boolean as the edit dialog offers it: its value, and why it cannot be switched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlagOffer {
-    pub name: String,
+    pub flag: EditableFlag,
     pub value: bool,
-    /// May be switched to the other value.
-    pub changeable: bool,
-    /// Why not, when not.
-    pub reason: Option<String>,
+    /// `None`: may be switched to the other value.
+    pub refusal: Option<FlagRefusal>,
 }
 
 /// What the dialog offers for an object of `class` with these flag values.
@@ -149,19 +167,15 @@ pub fn offers(
 ) -> Vec<FlagOffer> {
     values
         .iter()
-        .filter_map(|(f, v)| v.map(|v| (f, v)))
-        .map(|(f, v)| {
-            let r = if modifiable {
-                check_flag(*f, class, Some(v), !v)
+        .filter_map(|(f, v)| v.map(|v| (*f, v)))
+        .map(|(flag, value)| FlagOffer {
+            flag,
+            value,
+            refusal: if modifiable {
+                check_flag(flag, class, Some(value), !value).err()
             } else {
-                Err("the object is not modifiable (CKA_MODIFIABLE false)".into())
-            };
-            FlagOffer {
-                name: f.name.into(),
-                value: v,
-                changeable: r.is_ok(),
-                reason: r.err(),
-            }
+                Some(FlagRefusal::NotModifiable)
+            },
         })
         .collect()
 }
@@ -175,12 +189,14 @@ mod tests {
         let s = flag("sensitive").unwrap();
         let x = flag("CKA_EXTRACTABLE").unwrap();
         assert!(check_flag(s, CKO_SECRET_KEY, Some(false), true).is_ok());
-        assert!(check_flag(s, CKO_SECRET_KEY, Some(true), false)
-            .unwrap_err()
-            .contains("never"));
+        assert_eq!(
+            check_flag(s, CKO_SECRET_KEY, Some(true), false),
+            Err(FlagRefusal::SensitiveForever)
+        );
         assert!(check_flag(x, CKO_PRIVATE_KEY, Some(true), false).is_ok());
         assert!(check_flag(x, CKO_PRIVATE_KEY, Some(false), true)
             .unwrap_err()
+            .to_string()
             .contains("never"));
         assert!(check_flag(flag("sign").unwrap(), CKO_CERTIFICATE, Some(true), false).is_err());
         assert!(check_flag(flag("sign").unwrap(), CKO_PRIVATE_KEY, Some(true), false).is_ok());
@@ -210,8 +226,10 @@ mod tests {
             (flag("sign").unwrap(), Some(true)),
         ];
         let o = offers(CKO_PRIVATE_KEY, true, &vals);
-        assert!(!o[0].changeable && o[1].changeable);
+        assert!(o[0].refusal.is_some() && o[1].refusal.is_none());
         let o = offers(CKO_PRIVATE_KEY, false, &vals);
-        assert!(o.iter().all(|f| !f.changeable));
+        assert!(o
+            .iter()
+            .all(|f| f.refusal == Some(FlagRefusal::NotModifiable)));
     }
 }

@@ -23,18 +23,34 @@ pub enum HsmError {
     /// No session became free in time.
     #[error("no session became free within {} ms", .0.as_millis())]
     Timeout(Duration),
+    /// After a reconnection the token refused the PIN the pool had logged in with; the
+    /// pool forgot it (it is never tried again) and the partition is logged out.
+    #[error("after the HSM reconnected, the token refused the PIN the console had logged in with ({0}); log in again")]
+    LoginLost(p11::Error),
     /// The operation needs a logged-in partition.
     #[error("the partition is not logged in")]
     NotLoggedIn,
     #[error("key not found: {0}")]
-    KeyNotFound(String),
+    KeyNotFound(crate::Msg),
+    /// Invalid input with a plain English message (no catalog key): the bench's probes and
+    /// a console refusal that has none. Officer-facing refusals are [`HsmError::Refused`].
     #[error("{0}")]
     InvalidInput(String),
+    /// Unsupported, in plain English (the bench's probes); see [`HsmError::NotSupported`].
     #[error("{0}")]
     Unsupported(String),
-    /// The token did something a correct token would not (e.g. ignored a parameter set).
+    /// Input an officer gave that the console refuses (a selector that selects nothing
+    /// usable, an object that does not reveal what was asked): the message has a catalog key.
     #[error("{0}")]
-    TokenMisbehaved(String),
+    Refused(crate::Msg),
+    /// Something the console or the token does not support, with a catalog key (like
+    /// `Unsupported`, which stays for messages without one).
+    #[error("{0}")]
+    NotSupported(crate::Msg),
+    /// The token did something a correct token would not (e.g. ignored a parameter set),
+    /// with a catalog key.
+    #[error("{0}")]
+    TokenMisbehaved(crate::Msg),
 }
 
 impl HsmError {
@@ -45,7 +61,7 @@ impl HsmError {
                 ErrorClass::Disconnected
             }
             HsmError::Busy { .. } | HsmError::Timeout(_) => ErrorClass::Busy,
-            HsmError::NotLoggedIn => ErrorClass::Pin,
+            HsmError::NotLoggedIn | HsmError::LoginLost(_) => ErrorClass::Pin,
             HsmError::KeyNotFound(_) => ErrorClass::KeyNotFound,
             _ => ErrorClass::Operation,
         }
@@ -54,7 +70,9 @@ impl HsmError {
     /// The PKCS#11 error behind this one, if any.
     pub fn p11(&self) -> Option<&p11::Error> {
         match self {
-            HsmError::P11(e) | HsmError::Disconnected { error: e, .. } => Some(e),
+            HsmError::P11(e) | HsmError::Disconnected { error: e, .. } | HsmError::LoginLost(e) => {
+                Some(e)
+            }
             _ => None,
         }
     }

@@ -35,25 +35,32 @@ impl KeySelector {
     pub fn parse(s: &str) -> Result<KeySelector> {
         if let Some(l) = s.strip_prefix("label:") {
             if l.is_empty() {
-                return Err(HsmError::InvalidInput(
-                    "an empty label selects nothing".into(),
-                ));
+                return Err(HsmError::Refused(crate::text!(
+                    "errors.selector_empty_label",
+                    "an empty label selects nothing"
+                )));
             }
             Ok(KeySelector::Label(l.to_string()))
         } else if let Some(h) = s.strip_prefix("id:") {
-            hex::decode(h.trim())
-                .map(KeySelector::Id)
-                .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not a hexadecimal key ID")))
+            hex::decode(h.trim()).map(KeySelector::Id).map_err(|_| {
+                HsmError::Refused(crate::text!(
+                    "errors.selector_id_not_hex",
+                    "'{{id}}' is not a hexadecimal key ID",
+                    id = h
+                ))
+            })
         } else if s.starts_with("pkcs11:") {
-            let u = crate::uri::Pkcs11Uri::parse(s).map_err(HsmError::InvalidInput)?;
+            let u = crate::uri::Pkcs11Uri::parse(s).map_err(HsmError::Refused)?;
             let (label, id, class) = (
                 u.text("object"),
                 u.get("id").map(<[u8]>::to_vec),
-                u.class().map_err(HsmError::InvalidInput)?,
+                u.class().map_err(HsmError::Refused)?,
             );
             if label.is_none() && id.is_none() {
-                return Err(HsmError::InvalidInput(format!(
-                    "'{s}' names no object; add object=LABEL or id=%XX"
+                return Err(HsmError::Refused(crate::text!(
+                    "errors.selector_uri_names_nothing",
+                    "'{{uri}}' names no object; add object=LABEL or id=%XX",
+                    uri = s
                 )));
             }
             Ok(KeySelector::Uri {
@@ -63,12 +70,18 @@ impl KeySelector {
                 class,
             })
         } else if let Some(h) = s.strip_prefix("handle:") {
-            h.parse()
-                .map(KeySelector::Handle)
-                .map_err(|_| HsmError::InvalidInput(format!("'{h}' is not an object handle")))
+            h.parse().map(KeySelector::Handle).map_err(|_| {
+                HsmError::Refused(crate::text!(
+                    "errors.selector_not_handle",
+                    "'{{handle}}' is not an object handle",
+                    handle = h
+                ))
+            })
         } else {
-            Err(HsmError::InvalidInput(format!(
-                "'{s}' is not a key selector; use label:NAME, id:HEX or a pkcs11: URI"
+            Err(HsmError::Refused(crate::text!(
+                "errors.selector_unknown",
+                "'{{selector}}' is not a key selector; use label:NAME, id:HEX or a pkcs11: URI",
+                selector = s
             )))
         }
     }
@@ -633,10 +646,16 @@ pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Resu
     }
     if let (Some(want), Some(asked)) = (selector.uri_class(), class) {
         if want != asked {
-            return Err(HsmError::KeyNotFound(format!(
-                "no {} matches {selector} (its type= asks for another class)",
-                class_word(class)
-            )));
+            let what = class_msg(class);
+            return Err(HsmError::KeyNotFound(
+                crate::text!(
+                    "errors.no_match_other_class",
+                    "no {{what}} matches {{selector}} (its type= asks for another class)",
+                    what = what,
+                    selector = selector
+                )
+                .nest("what", &what),
+            ));
         }
     }
     let found = s.find_objects(&mut selector.template(class))?;
@@ -647,35 +666,80 @@ pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Resu
             .map(|o| format!("{} '{}' id:{}", o.class.to_lowercase(), o.label, o.id_hex))
             .collect();
         return Err(if found.is_empty() {
-            HsmError::KeyNotFound(format!("no {} matches {selector}", class_word(class)))
+            HsmError::KeyNotFound(no_match(class, selector))
         } else {
-            HsmError::InvalidInput(format!(
-                "{selector} matches {} objects: {}; add id= or type= to the URI",
-                found.len(),
-                listed.join(", ")
+            HsmError::Refused(crate::text!(
+                "errors.selector_uri_ambiguous",
+                "{{selector}} matches {{n}} objects: {{objects}}; add id= or type= to the URI",
+                selector = selector,
+                n = found.len(),
+                objects = listed.join(", ")
             ))
         });
     }
     match found.len() {
         1 => Ok(found[0]),
-        0 => Err(HsmError::KeyNotFound(format!(
-            "no {} matches {selector}",
-            class_word(class)
-        ))),
-        n => Err(HsmError::InvalidInput(format!(
-            "{n} {}s match {selector}; labels are not unique in PKCS#11 — select by id:HEX instead",
-            class_word(class)
-        ))),
+        0 => Err(HsmError::KeyNotFound(no_match(class, selector))),
+        n => {
+            let what = class_msg(class);
+            Err(HsmError::Refused(
+                crate::text!(
+                    "errors.selector_ambiguous",
+                    "{{n}} {{what}}s match {{selector}}; labels are not unique in PKCS#11 — select by id:HEX instead",
+                    n = n,
+                    what = what,
+                    selector = selector
+                )
+                .nest("what", &what),
+            ))
+        }
     }
 }
 
-fn class_word(class: Option<u64>) -> &'static str {
+/// "no private key matches label:x".
+fn no_match(class: Option<u64>, selector: &KeySelector) -> crate::Msg {
+    let what = class_msg(class);
+    crate::text!(
+        "errors.no_match",
+        "no {{what}} matches {{selector}}",
+        what = what,
+        selector = selector
+    )
+    .nest("what", &what)
+}
+
+/// A selector as the officer wrote it, as a message (what was not found, when nothing
+/// more is known).
+pub fn selector_msg(selector: &KeySelector) -> crate::Msg {
+    crate::text!(
+        "errors.selector_as_written",
+        "{{selector}}",
+        selector = selector
+    )
+}
+
+/// The class, named as in [`ObjectSummary::class`] (`PRIVATE_KEY`), as a word of the
+/// officer's language.
+pub fn class_msg_named(name: &str) -> crate::Msg {
+    class_msg(match name.trim_start_matches("CKO_") {
+        "PRIVATE_KEY" => Some(CKO_PRIVATE_KEY),
+        "PUBLIC_KEY" => Some(CKO_PUBLIC_KEY),
+        "SECRET_KEY" => Some(CKO_SECRET_KEY),
+        "CERTIFICATE" => Some(CKO_CERTIFICATE),
+        "DATA" => Some(CKO_DATA),
+        _ => None,
+    })
+}
+
+/// The class as a word of the officer's language.
+fn class_msg(class: Option<u64>) -> crate::Msg {
     match class {
-        Some(CKO_PRIVATE_KEY) => "private key",
-        Some(CKO_PUBLIC_KEY) => "public key",
-        Some(CKO_SECRET_KEY) => "secret key",
-        Some(CKO_CERTIFICATE) => "certificate",
-        _ => "object",
+        Some(CKO_PRIVATE_KEY) => crate::text!("errors.class_word.private_key", "private key"),
+        Some(CKO_PUBLIC_KEY) => crate::text!("errors.class_word.public_key", "public key"),
+        Some(CKO_SECRET_KEY) => crate::text!("errors.class_word.secret_key", "secret key"),
+        Some(CKO_CERTIFICATE) => crate::text!("errors.class_word.certificate", "certificate"),
+        Some(CKO_DATA) => crate::text!("errors.class_word.data", "data"),
+        _ => crate::text!("errors.class_word.object", "object"),
     }
 }
 
@@ -694,14 +758,16 @@ pub fn public_for_private(s: &Session, private: ObjectHandle) -> Result<ObjectHa
     let found = s.find_objects(&mut t)?;
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(HsmError::KeyNotFound(format!(
-            "no public key shares the private key's ID ({})",
-            hex::encode(&id)
+        [] => Err(HsmError::KeyNotFound(crate::text!(
+            "errors.no_public_for_private",
+            "no public key shares the private key's ID ({{id}})",
+            id = hex::encode(&id)
         ))),
-        _ => Err(HsmError::InvalidInput(format!(
-            "{} public keys share the ID {}",
-            found.len(),
-            hex::encode(&id)
+        _ => Err(HsmError::Refused(crate::text!(
+            "errors.public_keys_share_id",
+            "{{n}} public keys share the ID {{id}}",
+            n = found.len(),
+            id = hex::encode(&id)
         ))),
     }
 }
@@ -709,18 +775,22 @@ pub fn public_for_private(s: &Session, private: ObjectHandle) -> Result<ObjectHa
 /// Read a public key object (or, for HSS/ML-DSA/…, the public half) as [`PublicKey`].
 pub fn read_public_key(s: &Session, handle: ObjectHandle) -> Result<PublicKey> {
     let v = s.get_attributes(handle, &[CKA_KEY_TYPE, CKA_PARAMETER_SET, CKA_EC_PARAMS])?;
-    let kt = v[0]
-        .as_ulong()
-        .ok_or_else(|| HsmError::InvalidInput("the object has no key type".into()))?;
+    let kt = v[0].as_ulong().ok_or_else(|| {
+        HsmError::Refused(crate::text!(
+            "errors.object_no_key_type",
+            "the object has no key type"
+        ))
+    })?;
     let pset = v[1].as_ulong();
     let value = |attr: u64| -> Result<Vec<u8>> {
         s.get_attribute(handle, attr)?
             .bytes()
             .map(<[u8]>::to_vec)
             .ok_or_else(|| {
-                HsmError::InvalidInput(format!(
-                    "the key does not reveal {}",
-                    p11::names::attribute_name(attr, Family::Generic)
+                HsmError::Refused(crate::text!(
+                    "errors.key_does_not_reveal",
+                    "the key does not reveal {{attribute}}",
+                    attribute = p11::names::attribute_name(attr, Family::Generic)
                 ))
             })
     };
@@ -734,27 +804,39 @@ pub fn read_public_key(s: &Session, handle: ObjectHandle) -> Result<PublicKey> {
                 .bytes()
                 .and_then(Curve::from_ec_params)
                 .ok_or_else(|| {
-                    HsmError::Unsupported("the key's curve is not one the console supports".into())
+                    HsmError::NotSupported(crate::text!(
+                        "errors.key_curve_unsupported",
+                        "the key's curve is not one the console supports"
+                    ))
                 })?;
             let raw = value(CKA_EC_POINT)?;
             let point = crate::algo::ec_point_raw(&raw, curve).ok_or_else(|| {
-                HsmError::TokenMisbehaved(format!(
-                    "CKA_EC_POINT of {} bytes does not fit {}",
-                    raw.len(),
-                    curve.name()
+                HsmError::TokenMisbehaved(crate::text!(
+                    "hsm.ec_point_does_not_fit",
+                    "CKA_EC_POINT of {{bytes}} bytes does not fit {{curve}}",
+                    bytes = raw.len(),
+                    curve = curve.name()
                 ))
             })?;
             PublicKey::Ec { curve, point }
         }
         CKK_ML_DSA => PublicKey::MlDsa {
             set: pset.and_then(MlDsaSet::from_parameter_set).ok_or_else(|| {
-                HsmError::TokenMisbehaved("ML-DSA key without a known parameter set".into())
+                HsmError::TokenMisbehaved(crate::text!(
+                    "hsm.parameter_set_unknown",
+                    "{{algorithm}} key without a known parameter set",
+                    algorithm = "ML-DSA"
+                ))
             })?,
             key: value(CKA_VALUE)?,
         },
         CKK_ML_KEM => PublicKey::MlKem {
             set: pset.and_then(MlKemSet::from_parameter_set).ok_or_else(|| {
-                HsmError::TokenMisbehaved("ML-KEM key without a known parameter set".into())
+                HsmError::TokenMisbehaved(crate::text!(
+                    "hsm.parameter_set_unknown",
+                    "{{algorithm}} key without a known parameter set",
+                    algorithm = "ML-KEM"
+                ))
             })?,
             key: value(CKA_VALUE)?,
         },
@@ -762,7 +844,11 @@ pub fn read_public_key(s: &Session, handle: ObjectHandle) -> Result<PublicKey> {
             set: pset
                 .and_then(SlhDsaSet::from_parameter_set)
                 .ok_or_else(|| {
-                    HsmError::TokenMisbehaved("SLH-DSA key without a known parameter set".into())
+                    HsmError::TokenMisbehaved(crate::text!(
+                        "hsm.parameter_set_unknown",
+                        "{{algorithm}} key without a known parameter set",
+                        algorithm = "SLH-DSA"
+                    ))
                 })?,
             key: value(CKA_VALUE)?,
         },
@@ -770,9 +856,10 @@ pub fn read_public_key(s: &Session, handle: ObjectHandle) -> Result<PublicKey> {
             key: value(CKA_VALUE)?,
         },
         other => {
-            return Err(HsmError::Unsupported(format!(
-                "public keys of type {} cannot be exported",
-                p11::names::key_type_name(other, Family::Generic)
+            return Err(HsmError::NotSupported(crate::text!(
+                "errors.public_key_type_not_exported",
+                "public keys of type {{key_type}} cannot be exported",
+                key_type = p11::names::key_type_name(other, Family::Generic)
             )))
         }
     })
@@ -823,10 +910,11 @@ pub fn generate(s: &Session, spec: &KeySpec, attrs: &KeyAttrs) -> Result<Generat
                 let _ = s.destroy_object(hs);
                 let _ = s.destroy_object(hp);
                 return Err(HsmError::TokenMisbehaved(size.err().unwrap_or_else(|| {
-                    format!(
-                        "asked for {}, the token made {}; the keys were destroyed",
-                        spec.display(),
-                        pk.algorithm()
+                    crate::text!(
+                        "hsm.keygen_other_algorithm",
+                        "asked for {{asked}}, the token made {{made}}; the keys were destroyed",
+                        asked = spec.display(),
+                        made = pk.algorithm()
                     )
                 })));
             }

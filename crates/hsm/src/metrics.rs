@@ -160,6 +160,8 @@ pub struct Metrics {
     errors_by_class: [AtomicU64; 7],
     pub(crate) module_recoveries: AtomicU64,
     pub(crate) session_reopens: AtomicU64,
+    /// Calls that succeeded after a recovery, so their caller never saw the fault.
+    pub(crate) recovered_calls: AtomicU64,
     pub(crate) health_checks: AtomicU64,
     pub(crate) busy_rejections: AtomicU64,
     pub(crate) breaker_rejections: AtomicU64,
@@ -220,6 +222,7 @@ impl Metrics {
                 .collect(),
             module_recoveries: self.module_recoveries.load(Ordering::Relaxed),
             session_reopens: self.session_reopens.load(Ordering::Relaxed),
+            recovered_calls: self.recovered_calls.load(Ordering::Relaxed),
             health_checks: self.health_checks.load(Ordering::Relaxed),
             busy_rejections: self.busy_rejections.load(Ordering::Relaxed),
             breaker_rejections: self.breaker_rejections.load(Ordering::Relaxed),
@@ -246,6 +249,8 @@ pub struct MetricsSnapshot {
     pub errors_by_class: Vec<(String, u64)>,
     pub module_recoveries: u64,
     pub session_reopens: u64,
+    /// Calls that succeeded after a recovery (the fault never reached their caller).
+    pub recovered_calls: u64,
     pub health_checks: u64,
     pub busy_rejections: u64,
     pub breaker_rejections: u64,

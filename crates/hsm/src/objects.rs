@@ -54,9 +54,10 @@ pub fn public_key_template(
                 .bytes(CKA_EC_POINT, &octets)
         }
         other => {
-            return Err(HsmError::Unsupported(format!(
-                "importing {} public keys is not supported (RSA, EC P-256/P-384 and Ed25519 are)",
-                other.algorithm()
+            return Err(HsmError::NotSupported(crate::text!(
+                "errors.import_public_key_unsupported",
+                "importing {{algorithm}} public keys is not supported (RSA, EC P-256/P-384 and Ed25519 are)",
+                algorithm = other.algorithm()
             )))
         }
     })
@@ -121,5 +122,10 @@ pub fn value(s: &Session, h: ObjectHandle) -> Result<Vec<u8>> {
     s.get_attribute(h, CKA_VALUE)?
         .bytes()
         .map(<[u8]>::to_vec)
-        .ok_or_else(|| HsmError::InvalidInput("the object does not reveal its value".into()))
+        .ok_or_else(|| {
+            HsmError::Refused(crate::text!(
+                "errors.object_does_not_reveal_value",
+                "the object does not reveal its value"
+            ))
+        })
 }

@@ -3,10 +3,12 @@
 //! - Warm-up opens and logs in `size` sessions; each is owned by one thread at a time.
 //! - A health check (`C_GenerateRandom(1)`) runs only when a session has not been seen
 //!   working for `health_ttl`.
-//! - Recovery by class: `SessionInvalid` → reopen + re-login, then the call is retried once
-//!   (the call never reached the token); `Disconnected` → `C_Finalize` + `C_Initialize` on the
+//! - Recovery by class: `SessionInvalid` → reopen + re-login, then the call is retried (the
+//!   call never reached the token); `Disconnected` → `C_Finalize` + `C_Initialize` on the
 //!   same library handle with backoff 100·2ⁿ ms (capped), sessions rebuilt; the caller sees the
-//!   error once, marked recovered, unless the call is idempotent (then it is retried);
+//!   error once, marked recovered, unless the call is idempotent (then it is retried). One
+//!   call lives through at most `recovery_budget` recoveries; a call that succeeds after one
+//!   counts in `recovered_calls`;
 //!   `RetryOnly`/`Busy` → retried with backoff, no recovery; `Pin` → never retried, never a
 //!   disconnect.
 //! - A circuit breaker per pool, and a bounded backlog that answers `Busy` at once.
@@ -53,6 +55,9 @@ pub struct PoolConfig {
     pub backoff_cap: Duration,
     /// Reinitialize attempts per recovery.
     pub recovery_attempts: u32,
+    /// Recoveries (a module reinitialized, a session reopened) one call may live through
+    /// before its error reaches the caller: a fault that outlasts them is reported.
+    pub recovery_budget: u32,
     /// Consecutive connection failures that open the breaker.
     pub breaker_threshold: u32,
     /// How long the breaker stays open before one probe is admitted.
@@ -71,6 +76,7 @@ impl Default for PoolConfig {
             backoff_base: Duration::from_millis(100),
             backoff_cap: Duration::from_secs(5),
             recovery_attempts: 3,
+            recovery_budget: 3,
             breaker_threshold: 5,
             breaker_open_for: Duration::from_secs(30),
         }
@@ -347,7 +353,8 @@ impl Pool {
 
     /// `C_SetPIN` on a session of this pool: the PIN of whoever is logged in (the user's
     /// in a public session). Tried once; on success the pool logs in with the new PIN
-    /// after a recovery.
+    /// after a recovery. When the HSM disconnects during the call its outcome is unknown:
+    /// the pool forgets the credentials (it logs in with neither PIN by itself).
     pub fn set_pin(&self, old: &Pin, new: Pin) -> Result<()> {
         let mut h = self.checkout(coarse_ms())?;
         let r = pooled(&mut h).session.set_pin(old, &new);
@@ -358,14 +365,14 @@ impl Pool {
                 }
                 self.checkin(h);
             }
-            Err(e)
-                if matches!(
-                    e.class(),
-                    ErrorClass::Disconnected | ErrorClass::SessionInvalid
-                ) =>
-            {
+            Err(e) if e.class() == ErrorClass::Disconnected => {
+                // The reply is lost: the PIN may be the old or the new one now. Neither is
+                // tried behind the caller's back (a wrong one uses an attempt); the caller
+                // settles it and logs in again.
+                *self.inner.credentials.lock() = None;
                 self.discard(h)
             }
+            Err(e) if e.class() == ErrorClass::SessionInvalid => self.discard(h),
             Err(_) => self.checkin(h),
         }
         r.map_err(Into::into)
@@ -464,8 +471,20 @@ impl Pool {
                 *self.inner.token.lock() = Some((ti.serial_number, ti.label));
             }
         }
-        if let Some(c) = self.inner.credentials.lock().as_ref() {
-            session.login(c.user, &c.pin)?;
+        {
+            let mut credentials = self.inner.credentials.lock();
+            if let Some(c) = credentials.as_ref() {
+                if let Err(e) = session.login(c.user, &c.pin) {
+                    if e.class() == ErrorClass::Pin {
+                        // The token no longer takes the PIN the pool logged in with (changed
+                        // elsewhere, or a change whose reply was lost): forgotten, so that no
+                        // later session tries it again and uses up the token's attempts.
+                        *credentials = None;
+                        return Err(HsmError::LoginLost(e));
+                    }
+                    return Err(e.into());
+                }
+            }
         }
         Ok(Pooled {
             session,
@@ -729,9 +748,9 @@ impl Pool {
                 }
             }
             if !done {
-                return Err(last
-                    .map(HsmError::from)
-                    .unwrap_or(HsmError::Unsupported("recovery failed".into())));
+                return Err(last.map(HsmError::from).unwrap_or_else(|| {
+                    HsmError::NotSupported(crate::text!("hsm.recovery_failed", "recovery failed"))
+                }));
             }
             inner
                 .metrics
@@ -881,11 +900,19 @@ impl Pool {
     {
         let inner = &self.inner;
         let mut attempt = 0u32;
-        let mut reopened = false;
-        let mut recovered = false;
+        let mut recoveries = 0u32;
+        let budget = inner.config.recovery_budget;
         loop {
             let (mut h, e, ns) = match outcome {
-                Attempt::Done(v) => return Ok(v),
+                Attempt::Done(v) => {
+                    if recoveries > 0 {
+                        inner
+                            .metrics
+                            .recovered_calls
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok(v);
+                }
                 Attempt::NoSession(e) => {
                     match e.class() {
                         ErrorClass::Disconnected => inner.breaker.on_failure(),
@@ -907,23 +934,23 @@ impl Pool {
                         .metrics
                         .session_reopens
                         .fetch_add(1, Ordering::Relaxed);
-                    if reopened {
+                    if recoveries >= budget {
                         inner.breaker.on_success();
                         return Err(self.not_logged_in_error(e));
                     }
-                    reopened = true;
+                    recoveries += 1;
                 }
                 ErrorClass::Disconnected => {
                     self.discard(h);
                     inner.breaker.on_failure();
                     let ok = self.recover_module(generation).is_ok();
-                    if !(ok && idempotent && !recovered) {
+                    if !(ok && idempotent && recoveries < budget) {
                         return Err(HsmError::Disconnected {
                             error: e,
                             recovered: ok,
                         });
                     }
-                    recovered = true;
+                    recoveries += 1;
                 }
                 ErrorClass::RetryOnly | ErrorClass::Busy if attempt < inner.config.max_retries => {
                     self.checkin(h);
@@ -987,7 +1014,13 @@ impl Pool {
         let pool = self.clone();
         tokio::task::spawn_blocking(move || pool.call(op, idempotent, f))
             .await
-            .map_err(|e| HsmError::Unsupported(format!("HSM worker failed: {e}")))?
+            .map_err(|e| {
+                HsmError::NotSupported(crate::text!(
+                    "hsm.worker_failed",
+                    "HSM worker failed: {{error}}",
+                    error = e
+                ))
+            })?
     }
 }
 

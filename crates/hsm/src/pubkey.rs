@@ -247,7 +247,7 @@ impl PublicKey {
         } else {
             return Err(format!("unsupported public key algorithm {oid}"));
         };
-        pk.check_size()?;
+        pk.check_size().map_err(|m| m.text)?;
         Ok(pk)
     }
 
@@ -258,7 +258,7 @@ impl PublicKey {
 
     /// Compare the key's length with the standard's. A parameter set the token silently
     /// ignored shows only here (the seed's Luna lesson).
-    pub fn check_size(&self) -> Result<(), String> {
+    pub fn check_size(&self) -> Result<(), crate::Msg> {
         let (got, want, what) = match self {
             PublicKey::MlDsa { set, key } => (key.len(), set.public_key_len(), set.name()),
             PublicKey::MlKem { set, key } => (key.len(), set.public_key_len(), set.name()),
@@ -270,7 +270,13 @@ impl PublicKey {
         if got == want {
             Ok(())
         } else {
-            Err(format!("the token returned a {got}-byte public key; {what} keys are {want} bytes — the requested parameter set was not applied"))
+            Err(crate::text!(
+                "hsm.public_key_wrong_size",
+                "the token returned a {{got}}-byte public key; {{what}} keys are {{want}} bytes — the requested parameter set was not applied",
+                got = got,
+                what = what,
+                want = want
+            ))
         }
     }
 }
@@ -361,7 +367,8 @@ mod tests {
             key: vec![0; 1312],
         };
         let e = pk.check_size().unwrap_err();
-        assert!(e.contains("1312") && e.contains("2592"), "{e}");
+        assert!(e.text.contains("1312") && e.text.contains("2592"), "{e}");
+        assert_eq!(e.key, "hsm.public_key_wrong_size");
         assert!(PublicKey::MlDsa {
             set: MlDsaSet::P44,
             key: vec![0; 1312]

@@ -112,7 +112,8 @@ impl Action {
         Action::InitToken,
     ];
 
-    fn words(self) -> &'static str {
+    /// The action in words, as it ends "The Crypto User cannot …".
+    pub fn words(self) -> &'static str {
         match self {
             Action::UseKeys => "use keys",
             Action::GenerateKeys => "generate keys",
@@ -129,63 +130,112 @@ impl Action {
     }
 }
 
-/// May `role` (`None`: nobody logged in) do `action` on a module of `family`? `Err` says
-/// why not, in words an officer can act on.
-pub fn check(role: Option<Role>, action: Action, family: Family) -> Result<(), String> {
+/// Why a role may not do an action: the rule that refuses it, so the console can say it in
+/// the officer's language (the English is [`Refusal`]'s `Display`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The security officer manages the token and its PINs; keys are the user's.
+    SoManagesToken,
+    /// Only the security officer sets or resets the user PIN.
+    OnlySoSetsUserPin,
+    /// Only Luna partitions have the other roles.
+    NoOtherRoles,
+    /// The Crypto User uses keys and reads objects, nothing more.
+    CryptoUserUsesOnly,
+    /// The Limited Crypto Officer neither deletes nor exports keys nor sets PINs.
+    LimitedOfficerLimits,
+}
+
+impl Rule {
+    pub fn words(self) -> &'static str {
+        match self {
+            Rule::SoManagesToken => "the security officer manages the token and its PINs; keys are the user's (log in as the user or Crypto Officer).",
+            Rule::OnlySoSetsUserPin => "only the security officer sets or resets it (log in as the SO).",
+            Rule::NoOtherRoles => "only Luna partitions have other roles.",
+            Rule::CryptoUserUsesOnly => "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
+            Rule::LimitedOfficerLimits => "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
+        }
+    }
+}
+
+/// What [`check`] refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Nobody is logged in.
+    #[error("Log in first to {}.", .action.words())]
+    NotLoggedIn { action: Action },
+    /// The role logged in may not.
+    #[error("The {} cannot {}: {}", .role.name(*.family), .action.words(), .rule.words())]
+    Role {
+        role: Role,
+        family: Family,
+        action: Action,
+        rule: Rule,
+    },
+}
+
+/// May `role` (`None`: nobody logged in) do `action` on a module of `family`? The refusal
+/// says why not, in words an officer can act on.
+pub fn check(role: Option<Role>, action: Action, family: Family) -> Result<(), Refusal> {
     use Action as A;
     let Some(role) = role else {
         return match action {
             // Initializing asks for the SO PIN itself and needs every session closed.
             A::InitToken => Ok(()),
-            _ => Err(format!("Log in first to {}.", action.words())),
+            _ => Err(Refusal::NotLoggedIn { action }),
         };
     };
-    let name = role.name(family);
-    let refuse = |why: &str| Err(format!("The {name} cannot {}: {why}", action.words()));
+    let refuse = |rule| {
+        Err(Refusal::Role {
+            role,
+            family,
+            action,
+            rule,
+        })
+    };
     match (role, action) {
         (_, A::ChangeOwnPin) => Ok(()),
         (_, A::InitToken) => Ok(()),
         (Role::SecurityOfficer, A::SetUserPin) => Ok(()),
-        (Role::SecurityOfficer, _) => refuse(
-            "the security officer manages the token and its PINs; keys are the user's (log in as the user or Crypto Officer).",
-        ),
-        (_, A::SetUserPin) => {
-            refuse("only the security officer sets or resets it (log in as the SO).")
-        }
+        (Role::SecurityOfficer, _) => refuse(Rule::SoManagesToken),
+        (_, A::SetUserPin) => refuse(Rule::OnlySoSetsUserPin),
         (Role::CryptoOfficer, A::SetRolePin) if family != Family::Luna => {
-            refuse("only Luna partitions have other roles.")
+            refuse(Rule::NoOtherRoles)
         }
         (Role::CryptoOfficer, _) => Ok(()),
         (Role::CryptoUser, A::UseKeys) => Ok(()),
-        (Role::CryptoUser, _) => refuse(
-            "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
-        ),
+        (Role::CryptoUser, _) => refuse(Rule::CryptoUserUsesOnly),
         (
             Role::LimitedCryptoOfficer,
             A::UseKeys | A::GenerateKeys | A::ImportObjects | A::EditAttributes | A::UnwrapKeys,
         ) => Ok(()),
-        (Role::LimitedCryptoOfficer, _) => refuse(
-            "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
-        ),
+        (Role::LimitedCryptoOfficer, _) => refuse(Rule::LimitedOfficerLimits),
     }
+}
+
+/// A new PIN the token would refuse for its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PinLengthRefusal {
+    #[error("The new PIN is empty.")]
+    Empty,
+    #[error("The new PIN is {len} characters long; this token needs at least {min}.")]
+    TooShort { len: u64, min: u64 },
+    #[error("The new PIN is {len} characters long; this token accepts at most {max}.")]
+    TooLong { len: u64, max: u64 },
 }
 
 /// Check a new PIN against the token's limits before it is sent (`CK_TOKEN_INFO`'s
 /// `ulMinPinLen`/`ulMaxPinLen`, in bytes; a token reporting 0 for the maximum sets none).
-pub fn check_pin_length(len: usize, min: u64, max: u64) -> Result<(), String> {
+pub fn check_pin_length(len: usize, min: u64, max: u64) -> Result<(), PinLengthRefusal> {
     let len = len as u64;
     if len == 0 {
-        return Err("The new PIN is empty.".into());
+        return Err(PinLengthRefusal::Empty);
     }
     if len < min {
-        return Err(format!(
-            "The new PIN is {len} characters long; this token needs at least {min}."
-        ));
+        return Err(PinLengthRefusal::TooShort { len, min });
     }
     if max > 0 && len > max {
-        return Err(format!(
-            "The new PIN is {len} characters long; this token accepts at most {max}."
-        ));
+        return Err(PinLengthRefusal::TooLong { len, max });
     }
     Ok(())
 }
@@ -211,7 +261,17 @@ mod tests {
         let l = Family::Luna;
         assert!(check(Some(Role::CryptoUser), Action::UseKeys, l).is_ok());
         let why = check(Some(Role::CryptoUser), Action::GenerateKeys, l).unwrap_err();
-        assert!(why.contains("Crypto User cannot generate keys"), "{why}");
+        assert!(
+            why.to_string().contains("Crypto User cannot generate keys"),
+            "{why}"
+        );
+        assert!(matches!(
+            why,
+            Refusal::Role {
+                rule: Rule::CryptoUserUsesOnly,
+                ..
+            }
+        ));
         assert!(check(Some(Role::LimitedCryptoOfficer), Action::ImportObjects, l).is_ok());
         assert!(check(Some(Role::LimitedCryptoOfficer), Action::DeleteObjects, l).is_err());
         assert!(check(Some(Role::CryptoOfficer), Action::SetRolePin, l).is_ok());
@@ -227,6 +287,7 @@ mod tests {
         assert!(check(None, Action::InitToken, l).is_ok());
         assert!(check(None, Action::UseKeys, l)
             .unwrap_err()
+            .to_string()
             .starts_with("Log in first"));
         for r in Role::offered(l) {
             assert!(check(Some(r), Action::ChangeOwnPin, l).is_ok(), "{r:?}");
@@ -239,9 +300,11 @@ mod tests {
         assert!(check_pin_length(8, 4, 255).is_ok());
         assert!(check_pin_length(3, 4, 255)
             .unwrap_err()
+            .to_string()
             .contains("at least 4"));
         assert!(check_pin_length(300, 4, 255)
             .unwrap_err()
+            .to_string()
             .contains("at most 255"));
         assert!(check_pin_length(300, 4, 0).is_ok());
         assert!(check_pin_length(0, 0, 0).is_err());

@@ -5,6 +5,8 @@
 
 use p11::sys::*;
 
+use crate::msg::Msg;
+
 /// Characters a path attribute value keeps as they are (RFC 7512 `pk11-pchar` without
 /// percent-encoding: unreserved, and `: [ ] @ ! $ ' ( ) * + , = &`).
 fn keeps(b: u8) -> bool {
@@ -29,20 +31,26 @@ pub fn encode_all(v: &[u8]) -> String {
     v.iter().map(|b| format!("%{b:02X}")).collect()
 }
 
-fn decode(v: &str, attr: &str) -> Result<Vec<u8>, String> {
+fn decode(v: &str, attr: &str) -> Result<Vec<u8>, Msg> {
     let b = v.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
+    // Two hexadecimal digits and nothing else (a sign, as `from_str_radix` takes, is not one).
+    let digit = |j: usize| b.get(j).and_then(|c| (*c as char).to_digit(16));
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = v.get(i + 1..i + 3).filter(|h| h.len() == 2);
-            let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| {
-                format!(
-                    "'{attr}={v}': bad percent-encoding at '{}' (write %XX with two hexadecimal digits)",
-                    &v[i..(i + 3).min(v.len())]
-                )
-            })?;
-            out.push(byte);
+            let (Some(hi), Some(lo)) = (digit(i + 1), digit(i + 2)) else {
+                // What follows the '%' as characters: a byte count could end inside one.
+                let at: String = v[i..].chars().take(3).collect();
+                return Err(crate::text!(
+                    "errors.uri_bad_percent",
+                    "'{{attr}}={{value}}': bad percent-encoding at '{{at}}' (write %XX with two hexadecimal digits)",
+                    attr = attr,
+                    value = v,
+                    at = at
+                ));
+            };
+            out.push((hi * 16 + lo) as u8);
             i += 3;
         } else {
             out.push(b[i]);
@@ -60,24 +68,43 @@ pub struct Pkcs11Uri {
 }
 
 impl Pkcs11Uri {
-    pub fn parse(s: &str) -> Result<Pkcs11Uri, String> {
-        let rest = s
-            .strip_prefix("pkcs11:")
-            .ok_or_else(|| format!("'{s}' is not a PKCS#11 URI (it starts with pkcs11:)"))?;
+    /// Parse a URI; what is wrong with one is said with a catalog key, for the officer's
+    /// language.
+    pub fn parse(s: &str) -> Result<Pkcs11Uri, Msg> {
+        let rest = s.strip_prefix("pkcs11:").ok_or_else(|| {
+            crate::text!(
+                "errors.uri_not_pkcs11",
+                "'{{uri}}' is not a PKCS#11 URI (it starts with pkcs11:)",
+                uri = s
+            )
+        })?;
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let mut u = Pkcs11Uri::default();
         for part in path.split(';').filter(|p| !p.is_empty()) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("'{part}' in the URI is not attribute=value"))?;
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                crate::text!(
+                    "errors.uri_part_not_pair",
+                    "'{{part}}' in the URI is not attribute=value",
+                    part = part
+                )
+            })?;
             u.path.push((k.to_string(), decode(v, k)?));
         }
         for part in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("'{part}' in the URI's query is not attribute=value"))?;
-            let v = String::from_utf8(decode(v, k)?)
-                .map_err(|_| format!("'{k}' in the URI's query is not UTF-8"))?;
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                crate::text!(
+                    "errors.uri_query_not_pair",
+                    "'{{part}}' in the URI's query is not attribute=value",
+                    part = part
+                )
+            })?;
+            let v = String::from_utf8(decode(v, k)?).map_err(|_| {
+                crate::text!(
+                    "errors.uri_query_not_utf8",
+                    "'{{attr}}' in the URI's query is not UTF-8",
+                    attr = k
+                )
+            })?;
             u.query.push((k.to_string(), v));
         }
         Ok(u)
@@ -106,11 +133,15 @@ impl Pkcs11Uri {
     }
 
     /// `type=` as a `CKO_*` class.
-    pub fn class(&self) -> Result<Option<u64>, String> {
+    pub fn class(&self) -> Result<Option<u64>, Msg> {
         match self.text("type").as_deref() {
             None => Ok(None),
             Some(t) => class_of_type(t).map(Some).ok_or_else(|| {
-                format!("type={t} is not one of private, public, secret-key, cert, data")
+                crate::text!(
+                    "errors.uri_type_unknown",
+                    "type={{value}} is not one of private, public, secret-key, cert, data",
+                    value = t
+                )
             }),
         }
     }
@@ -224,16 +255,50 @@ mod tests {
         assert_eq!(p.query("module-path"), Some("/usr/lib/x.so"));
         assert_eq!(p.query("pin-value"), Some("1234"));
         let e = Pkcs11Uri::parse("pkcs11:object=a%2").unwrap_err();
+        assert_eq!(e.key, "errors.uri_bad_percent");
         assert!(
-            e.contains("bad percent-encoding") && e.contains("object"),
+            e.text.contains("bad percent-encoding") && e.text.contains("object"),
             "{e}"
         );
         let e = Pkcs11Uri::parse("pkcs11:id=%zz").unwrap_err();
-        assert!(e.contains("%zz"), "{e}");
-        assert!(Pkcs11Uri::parse("label:x").is_err());
-        assert!(Pkcs11Uri::parse("pkcs11:type=banana")
+        assert!(e.text.contains("%zz"), "{e}");
+        // The pkcs11_uri fuzz target found "%+A" read as %0A (a sign is not a hexadecimal
+        // digit); the same error path cut a character after the '%' in the middle (a panic).
+        let e = Pkcs11Uri::parse("pkcs11:id=%+A").unwrap_err();
+        assert!(e.text.contains("'%+A'"), "{e}");
+        let e = Pkcs11Uri::parse("pkcs11:object=%a\u{e9}t\u{e9}").unwrap_err();
+        assert!(e.text.contains("'%a\u{e9}'"), "{e}");
+        assert!(Pkcs11Uri::parse("pkcs11:object=%\u{e9}").is_err());
+        assert!(Pkcs11Uri::parse("pkcs11:object=100%").is_err());
+        assert_eq!(
+            Pkcs11Uri::parse("pkcs11:id=%0a%FF").unwrap().get("id"),
+            Some(&[0x0a, 0xff][..])
+        );
+        assert_eq!(
+            Pkcs11Uri::parse("label:x").unwrap_err().key,
+            "errors.uri_not_pkcs11"
+        );
+        assert_eq!(
+            Pkcs11Uri::parse("pkcs11:token").unwrap_err().key,
+            "errors.uri_part_not_pair"
+        );
+        assert_eq!(
+            Pkcs11Uri::parse("pkcs11:token=a?pin-value")
+                .unwrap_err()
+                .key,
+            "errors.uri_query_not_pair"
+        );
+        assert_eq!(
+            Pkcs11Uri::parse("pkcs11:token=a?pin-value=%FF")
+                .unwrap_err()
+                .key,
+            "errors.uri_query_not_utf8"
+        );
+        let e = Pkcs11Uri::parse("pkcs11:type=banana")
             .unwrap()
             .class()
-            .is_err());
+            .unwrap_err();
+        assert_eq!(e.key, "errors.uri_type_unknown");
+        assert!(e.text.starts_with("type=banana is not one of"), "{e}");
     }
 }

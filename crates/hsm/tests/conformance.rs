@@ -341,11 +341,15 @@ mod cases {
     pub fn wrap_unwrap(t: &TestToken) {
         let s = t.user_session();
         let mechs = t.module.mechanisms(t.slot).unwrap();
-        let kwp = if mechs.contains(&CKM_AES_KEY_WRAP_KWP) {
-            CKM_AES_KEY_WRAP_KWP
-        } else {
-            CKM_AES_KEY_WRAP_PAD
-        };
+        // RFC 5649 by any of its names: PKCS#11 3.0, Luna's vendor one (lunasim), SoftHSM2's.
+        let kwp = [
+            CKM_AES_KEY_WRAP_KWP,
+            p11::names::luna::CKM_AES_KWP,
+            CKM_AES_KEY_WRAP_PAD,
+        ]
+        .into_iter()
+        .find(|m| mechs.contains(m))
+        .unwrap_or(CKM_AES_KEY_WRAP_PAD);
         assert!(mechs.contains(&kwp), "no AES key wrap with padding");
         let kek = gen(&s, KeySpec::Aes { bits: 256 }, "kek").private;
         let mut tmpl = Template::new()

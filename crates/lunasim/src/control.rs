@@ -6,7 +6,8 @@
 //! Commands (`op`):
 //! - `fail`: `{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_ERROR","count":2}` — the next
 //!   `count` calls (default 1; `"count":null` = until cleared) of `function` (`"*"` = any)
-//!   return `rv` (a name, Luna's vendor names included, or a number).
+//!   return `rv` (a name, Luna's vendor names included, or a number). With `"after":true`
+//!   the call runs first and only its answer is replaced: the work was done, the reply lost.
 //! - `disconnect`: `{"op":"disconnect","count":5}` — drop every session now and answer the
 //!   next `count` calls with Luna's `CKR_UNABLE_TO_CONNECT`, as a lost network HSM does.
 //! - `drop_sessions`: close every session, as a token removal does.
@@ -79,7 +80,7 @@ pub fn configure(config: &Config, _conf_path: Option<PathBuf>) {
 
 /// Fault check for `C_Initialize` (which runs outside the common wrapper).
 pub fn take_fault(name: &'static str) -> Option<CK_RV> {
-    knobs().lock().take_fault(name)
+    knobs().lock().take_fault(name).map(|a| a.rv)
 }
 
 /// Apply new lines of the control file (checked at most every 20 ms).
@@ -155,10 +156,12 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 .unwrap_or("*")
                 .to_string();
             let rv = parse_rv(v.get("rv").ok_or("missing rv")?)?;
+            let after = v.get("after").and_then(Value::as_bool).unwrap_or(false);
             knobs().lock().faults.push(Fault {
                 function,
                 rv,
                 remaining: count(1),
+                after,
             });
         }
         "disconnect" => {
@@ -167,6 +170,7 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 function: "*".into(),
                 rv: names::luna::CKR_UNABLE_TO_CONNECT,
                 remaining: count(1),
+                after: false,
             });
         }
         "drop_sessions" => drop_sessions(),

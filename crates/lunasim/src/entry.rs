@@ -38,11 +38,11 @@ pub fn call_cleanup(
         if !delay.is_zero() {
             std::thread::sleep(delay);
         }
-        if let Some(rv) = fault {
+        if let Some(a) = fault.filter(|a| !a.after) {
             if let Some(sim) = sim::current() {
                 cleanup(&sim);
             }
-            return rv;
+            return a.rv;
         }
         let Some(sim) = sim::current() else {
             return CKR_CRYPTOKI_NOT_INITIALIZED;
@@ -50,7 +50,10 @@ pub fn call_cleanup(
         st.enter();
         let rv = f(&sim);
         st.leave();
-        rv
+        match fault {
+            Some(lost) => lost.rv, // the work is done; the reply is lost
+            None => rv,
+        }
     }))
     .unwrap_or(CKR_GENERAL_ERROR)
 }

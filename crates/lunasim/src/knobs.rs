@@ -16,6 +16,16 @@ pub struct Fault {
     pub rv: CK_RV,
     /// `None` = until cleared.
     pub remaining: Option<u64>,
+    /// The call runs and only its answer is replaced: the work was done, the reply lost
+    /// (what a network HSM does when the link drops mid-reply).
+    pub after: bool,
+}
+
+/// A fault to answer with now, or after the call ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub rv: CK_RV,
+    pub after: bool,
 }
 
 #[derive(Debug, Default)]
@@ -31,19 +41,22 @@ pub struct Knobs {
 }
 
 impl Knobs {
-    pub fn take_fault(&mut self, name: &str) -> Option<CK_RV> {
+    pub fn take_fault(&mut self, name: &str) -> Option<Answer> {
         let i = self
             .faults
             .iter()
             .position(|f| f.function == "*" || f.function == name)?;
-        let rv = self.faults[i].rv;
+        let answer = Answer {
+            rv: self.faults[i].rv,
+            after: self.faults[i].after,
+        };
         if let Some(n) = self.faults[i].remaining.as_mut() {
             *n -= 1;
             if *n == 0 {
                 self.faults.remove(i);
             }
         }
-        Some(rv)
+        Some(answer)
     }
 
     /// This call's delay: the latency, its jitter, and any slow-call extra for `name`.

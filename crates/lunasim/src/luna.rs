@@ -17,7 +17,7 @@ use p11::vendor::{stats_id, CK_UTILIZATION_COUNTER, HSM_STATS_PARAMS};
 use crate::entry;
 use crate::raw;
 use crate::sim::Sim;
-use crate::stats::{stats, Stats};
+use crate::stats::{Reading, Stats};
 
 /// `LUNA_CF_*` status flags (Luna SDK `sfnt_extensions.h`).
 pub const LUNA_CF_CONTAINER_ENABLED: u64 = 0x0100_0000;
@@ -61,15 +61,13 @@ pub extern "C" fn CA_GetFirmwareVersion(
     })
 }
 
-/// Current statistics: (id, value) for IDs 1–4.
-pub fn hsm_stat(id: u64) -> Option<u64> {
-    let st = stats();
-    let up = st.up().as_millis() as u64;
-    let busy = (st.busy().as_millis() as u64).min(up);
+/// One statistic, IDs 1–4, from a reading taken once per `CA_GetHSMStats` call (a real
+/// HSM answers one call from one moment: up and idle time of the same instant).
+pub fn hsm_stat(st: &Stats, at: &Reading, id: u64) -> Option<u64> {
     match id {
         stats_id::BOOT_TIME => Some(st.boot_time_unix.load(Ordering::Relaxed)),
-        stats_id::CPU_UP_TIME => Some(up),
-        stats_id::CPU_IDLE_TIME => Some(up - busy),
+        stats_id::CPU_UP_TIME => Some(at.up_ms),
+        stats_id::CPU_IDLE_TIME => Some(at.idle_ms()),
         stats_id::ICD_COMMANDS_COUNT => Some(st.icd_commands.load(Ordering::Relaxed)),
         _ => None,
     }
@@ -92,10 +90,11 @@ pub extern "C" fn CA_GetHSMStats(
                 return Err(CKR_ARGUMENTS_BAD);
             }
             let hsm = crate::ha::stats_of_slot(slot);
+            let at = hsm.reading();
             for i in 0..count as usize {
                 // SAFETY: both arrays have `count` elements per the prototype.
                 let id = unsafe { *ids.add(i) };
-                let p = match crate::stats::scoped(hsm, || hsm_stat(id)) {
+                let p = match hsm_stat(hsm, &at, id) {
                     Some(v) => HSM_STATS_PARAMS::new(id, v),
                     None => HSM_STATS_PARAMS::new(0xFFFF_FFFF, 0), // LUNA_STATS_UNKNOWN
                 };
@@ -549,14 +548,33 @@ mod tests {
 
     #[test]
     fn unknown_stat_ids_are_none() {
-        assert!(hsm_stat(1).is_some());
-        assert!(hsm_stat(99).is_none());
+        let st = crate::stats::stats();
+        let at = st.reading();
+        assert!(hsm_stat(st, &at, 1).is_some());
+        assert!(hsm_stat(st, &at, 99).is_none());
     }
 
     #[test]
-    fn idle_never_exceeds_up() {
-        let up = hsm_stat(stats_id::CPU_UP_TIME).unwrap();
-        let idle = hsm_stat(stats_id::CPU_IDLE_TIME).unwrap();
-        assert!(idle <= up + 1);
+    fn idle_grows_no_faster_than_up_between_readings() {
+        // Busy and idle stretches, readings also while a request is in progress (as the
+        // CA_GetHSMStats call itself is).
+        let st = crate::stats::new_hsm();
+        let mut last = st.reading();
+        // Across many millisecond boundaries of both clocks.
+        let mut i = 0u64;
+        while last.up_ms < 40 {
+            i += 1;
+            match i % 2000 {
+                0 => st.enter(),
+                1000 => st.leave(),
+                _ => {}
+            }
+            let now = st.reading();
+            assert!(now.up_ms >= last.up_ms, "up time only grows");
+            assert!(now.busy_ms >= last.busy_ms, "busy time only grows");
+            assert!(now.idle_ms() >= last.idle_ms(), "idle time only grows");
+            assert!(now.idle_ms() - last.idle_ms() <= now.up_ms - last.up_ms);
+            last = now;
+        }
     }
 }

@@ -37,13 +37,45 @@ struct BusyClock {
     busy: Duration,
 }
 
+/// Up and busy time read at one instant. Up time is the sum of whole idle and whole busy
+/// milliseconds (within 1 ms of the clock), so that between any two readings up, busy and
+/// idle time each only grow, and idle time never grows by more than up time did.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading {
+    pub up_ms: u64,
+    pub busy_ms: u64,
+}
+
+impl Reading {
+    pub fn idle_ms(&self) -> u64 {
+        self.up_ms - self.busy_ms
+    }
+}
+
 impl Stats {
     pub fn busy(&self) -> Duration {
+        self.busy_at(Instant::now())
+    }
+
+    fn busy_at(&self, now: Instant) -> Duration {
         let b = self.busy.lock();
         if b.active > 0 {
-            b.busy + b.since.elapsed()
+            b.busy + now.saturating_duration_since(b.since)
         } else {
             b.busy
+        }
+    }
+
+    /// Up and busy time at one instant.
+    pub fn reading(&self) -> Reading {
+        let now = Instant::now();
+        let up = now.saturating_duration_since(self.started);
+        let busy = self.busy_at(now).min(up);
+        let busy_ms = busy.as_millis() as u64;
+        let idle_ms = (up - busy).as_millis() as u64;
+        Reading {
+            up_ms: idle_ms + busy_ms,
+            busy_ms,
         }
     }
 

@@ -956,6 +956,37 @@ fn fault_injection_and_recovery() {
     pool.run("random", random)
         .expect("recovered after the disconnect");
 
+    // A call safe to repeat lives through as many recoveries as the budget allows, and
+    // counts as recovered; a fault that outlasts the budget reaches the caller.
+    let find = |s: &Session| s.find_objects(&mut Template::new().ulong(CKA_CLASS, CKO_SECRET_KEY));
+    let before = pool.metrics();
+    t.module
+        .sim_control(
+            r#"{"op":"fail","function":"C_FindObjectsInit","rv":"CKR_DEVICE_ERROR","count":2}"#,
+        )
+        .unwrap();
+    pool.run_idempotent("find", find)
+        .expect("two faults are within the budget of three recoveries");
+    let after = pool.metrics();
+    assert_eq!(after.recovered_calls, before.recovered_calls + 1);
+    assert_eq!(after.module_recoveries, before.module_recoveries + 2);
+    let budget = PoolConfig::default().recovery_budget as u64;
+    t.module
+        .sim_control(&format!(
+            r#"{{"op":"fail","function":"C_FindObjectsInit","rv":"CKR_DEVICE_ERROR","count":{}}}"#,
+            budget + 1
+        ))
+        .unwrap();
+    match pool.run_idempotent("find", find) {
+        Err(HsmError::Disconnected { error, .. }) => {
+            assert_eq!(error.rv(), Some(CKR_DEVICE_ERROR));
+        }
+        other => panic!("a fault longer than the budget is reported: {other:?}"),
+    }
+    assert_eq!(pool.metrics().recovered_calls, after.recovered_calls);
+    t.module.sim_control(r#"{"op":"clear"}"#).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+
     // A lasting outage opens the breaker: calls are refused without touching the HSM.
     t.module
         .sim_control(r#"{"op":"disconnect","count":null}"#)
@@ -1082,4 +1113,86 @@ fn hss_multipart_streams_the_message() {
     drop(s);
     let s = t.user_session();
     assert_eq!(remaining(&s, g.private), 1022);
+}
+
+/// Luna's table names the padded AES key wrap (RFC 5649) `CKM_AES_KWP` (vendor 0x80000171):
+/// lunasim lists that in place of PKCS#11 3.0's `CKM_AES_KEY_WRAP_KWP`, refuses the standard
+/// one, and its vendor one wraps exactly what RFC 5649 gives — checked against OpenSSL's
+/// `id-aes256-wrap-pad` of the same key under the same KEK.
+#[test]
+fn aes_key_wrap_with_padding_is_lunas_ckm_aes_kwp() {
+    let t = token();
+    let kwp = p11::names::luna::CKM_AES_KWP;
+    let mechs = t.module.mechanisms(t.slot).unwrap();
+    assert!(mechs.contains(&kwp), "CKM_AES_KWP listed");
+    assert!(!mechs.contains(&CKM_AES_KEY_WRAP_KWP) && !mechs.contains(&CKM_AES_KEY_WRAP_PKCS7));
+    let info = t.module.mechanism_info(t.slot, kwp).unwrap();
+    assert!(
+        info.flags & CKF_WRAP != 0 && info.flags & CKF_UNWRAP != 0,
+        "{info:?}"
+    );
+    let s = t.user_session();
+    let kek_value = [0x2au8; 32];
+    let secret_value = [0x11u8; 20];
+    let secret = |ty: u64, v: &[u8], extra: bool| {
+        Template::new()
+            .ulong(CKA_CLASS, CKO_SECRET_KEY)
+            .ulong(CKA_KEY_TYPE, ty)
+            .bool(CKA_TOKEN, false)
+            .bool(CKA_EXTRACTABLE, true)
+            .bool(CKA_SENSITIVE, false)
+            .bool(CKA_WRAP, extra)
+            .bool(CKA_UNWRAP, extra)
+            .bytes(CKA_VALUE, v)
+    };
+    let kek = s
+        .create_object(&mut secret(CKK_AES, &kek_value, true))
+        .unwrap();
+    let key = s
+        .create_object(&mut secret(CKK_GENERIC_SECRET, &secret_value, false))
+        .unwrap();
+    let e = s
+        .wrap_key(&Mechanism::new(CKM_AES_KEY_WRAP_KWP), kek, key)
+        .unwrap_err();
+    assert_eq!(e.rv(), Some(CKR_MECHANISM_INVALID));
+    let wrapped = s.wrap_key(&Mechanism::new(kwp), kek, key).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("secret");
+    std::fs::write(&input, secret_value).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args([
+            "enc",
+            "-id-aes256-wrap-pad",
+            "-K",
+            &hex::encode(kek_value),
+            "-iv",
+            "A65959A6",
+            "-in",
+        ])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(wrapped, out.stdout, "RFC 5649 as OpenSSL computes it");
+    let back = s
+        .unwrap_key(
+            &Mechanism::new(kwp),
+            kek,
+            &wrapped,
+            &mut Template::new()
+                .ulong(CKA_CLASS, CKO_SECRET_KEY)
+                .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET)
+                .bool(CKA_TOKEN, false)
+                .bool(CKA_EXTRACTABLE, true)
+                .bool(CKA_SENSITIVE, false),
+        )
+        .unwrap();
+    assert_eq!(
+        s.get_attribute(back, CKA_VALUE).unwrap(),
+        AttrValue::Value(secret_value.to_vec())
+    );
 }

@@ -39,7 +39,8 @@ impl WriteError {
     }
 }
 
-fn reason(e: &std::io::Error) -> String {
+/// What went wrong writing, in words (a full disk said so).
+pub fn reason(e: &std::io::Error) -> String {
     if e.raw_os_error() == Some(28) {
         "the disk is full".to_string()
     } else {

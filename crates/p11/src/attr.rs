@@ -89,6 +89,18 @@ pub struct Template {
 // else aliases them, so moving the template to another thread moves the whole graph.
 unsafe impl Send for Template {}
 
+/// The same attributes in buffers of its own (what the copy's raw array points into).
+impl Clone for Template {
+    fn clone(&self) -> Self {
+        self.raw
+            .iter()
+            .zip(&self.store)
+            .fold(Template::new(), |t, (a, b)| {
+                t.push_bytes(a.type_, b.clone())
+            })
+    }
+}
+
 impl Template {
     pub fn new() -> Self {
         Template::default()
@@ -253,6 +265,22 @@ impl AttrValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clone_points_into_buffers_of_its_own() {
+        let t = Template::new()
+            .text(CKA_LABEL, "release")
+            .bool(CKA_TOKEN, true);
+        let mut c = t.clone();
+        drop(t);
+        assert_eq!(c.get(CKA_LABEL), Some(&b"release"[..]));
+        assert_eq!(c.get(CKA_TOKEN), Some(&[CK_TRUE][..]));
+        let raw = c.as_mut_ptr();
+        // SAFETY: `c` has two attributes; the pointers are read, not followed.
+        let (label, token) = unsafe { ((*raw).pValue, (*raw.add(1)).pValue) };
+        assert_eq!(label as *const u8, c.store[0].as_ptr());
+        assert_eq!(token as *const u8, c.store[1].as_ptr());
+    }
 
     #[test]
     fn template_points_into_its_own_buffers() {

@@ -116,14 +116,16 @@ impl SigAlg {
             PublicKey::Ec { curve, .. } => SigAlg::Ecdsa { curve: *curve },
             PublicKey::Rsa { .. } => SigAlg::RsaPss,
             PublicKey::MlKem { .. } => {
-                return Err(SignError::Unsupported(
-                    "ML-KEM keys encapsulate; they cannot sign".into(),
-                ))
+                return Err(SignError::Unsupported(hsm::text!(
+                    "signing.ml_kem_cannot_sign",
+                    "ML-KEM keys encapsulate; they cannot sign"
+                )))
             }
             PublicKey::SlhDsa { .. } => {
-                return Err(SignError::Unsupported(
-                    "SLH-DSA release signing is not offered yet; use ML-DSA or HSS/LMS".into(),
-                ))
+                return Err(SignError::Unsupported(hsm::text!(
+                    "signing.slh_dsa_not_offered",
+                    "SLH-DSA release signing is not offered yet; use ML-DSA or HSS/LMS"
+                )))
             }
         })
     }
@@ -222,10 +224,11 @@ impl SigAlg {
         if ok {
             Ok(alg)
         } else {
-            Err(SignError::Unsupported(format!(
-                "signature algorithm {} with a {} key is not one the console verifies",
-                id.oid,
-                pk.algorithm()
+            Err(SignError::Unsupported(hsm::text!(
+                "signing.algorithm_not_verified",
+                "signature algorithm {{oid}} with a {{key}} key is not one the console verifies",
+                oid = id.oid,
+                key = pk.algorithm()
             )))
         }
     }
@@ -284,8 +287,10 @@ impl SigAlg {
                 let raw = s.sign(&Mechanism::new(CKM_ECDSA), key, digest)?;
                 let n = if *curve == Curve::P384 { 48 } else { 32 };
                 swverify::ecdsa_raw_to_der(n, &raw).map_err(|e| {
-                    hsm::HsmError::TokenMisbehaved(format!(
-                        "the token's ECDSA signature is malformed: {e}"
+                    hsm::HsmError::TokenMisbehaved(hsm::text!(
+                        "signing.ecdsa_signature_malformed",
+                        "the token's ECDSA signature is malformed: {{error}}",
+                        error = e
                     ))
                 })
             }
@@ -299,9 +304,10 @@ impl SigAlg {
                 key,
                 digest,
             )?),
-            other => Err(hsm::HsmError::InvalidInput(format!(
-                "{} signs the message itself, not a digest",
-                other.name()
+            other => Err(hsm::HsmError::Refused(hsm::text!(
+                "signing.signs_message_not_digest",
+                "{{algorithm}} signs the message itself, not a digest",
+                algorithm = other.name()
             ))),
         }
     }
@@ -326,14 +332,22 @@ impl SigAlg {
                 return self.verify_digest(pk, &self.digest().digest(message), signature)
             }
             _ => {
-                return Err(SignError::Invalid(format!(
-                    "a {} key cannot verify {}",
-                    pk.algorithm(),
-                    self.name()
+                return Err(SignError::Invalid(hsm::text!(
+                    "signing.key_cannot_verify",
+                    "a {{key}} key cannot verify {{alg}}",
+                    key = pk.algorithm(),
+                    alg = self.name()
                 )))
             }
         };
-        r.map_err(|e| SignError::Invalid(format!("{} signature does not verify: {e}", self.name())))
+        r.map_err(|e| {
+            SignError::Invalid(hsm::text!(
+                "signing.signature_does_not_verify",
+                "{{alg}} signature does not verify: {{error}}",
+                alg = self.name(),
+                error = e
+            ))
+        })
     }
 
     /// Verify in software over a digest (ECDSA and RSA-PSS).
@@ -354,13 +368,21 @@ impl SigAlg {
                 signature,
             ),
             _ => {
-                return Err(SignError::Invalid(format!(
-                    "{} is not verified over a digest",
-                    self.name()
+                return Err(SignError::Invalid(hsm::text!(
+                    "signing.not_verified_over_digest",
+                    "{{alg}} is not verified over a digest",
+                    alg = self.name()
                 )))
             }
         };
-        r.map_err(|e| SignError::Invalid(format!("{} signature does not verify: {e}", self.name())))
+        r.map_err(|e| {
+            SignError::Invalid(hsm::text!(
+                "signing.signature_does_not_verify",
+                "{{alg}} signature does not verify: {{error}}",
+                alg = self.name(),
+                error = e
+            ))
+        })
     }
 }
 

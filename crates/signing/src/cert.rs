@@ -58,14 +58,17 @@ fn ext(oid: der::asn1::ObjectIdentifier, critical: bool, value: &impl Encode) ->
 }
 
 fn fmt(e: der::Error) -> SignError {
-    SignError::Format(e.to_string())
+    SignError::Format(hsm::text!("signing.der_error", "{{error}}", error = e))
 }
 
 /// Parse `CN=…,O=…` (RFC 4514).
 pub fn parse_subject(subject: &str) -> Result<Name> {
     Name::from_str(subject).map_err(|e| {
-        SignError::Format(format!(
-            "'{subject}' is not a distinguished name such as CN=Release signing,O=Example: {e}"
+        SignError::Format(hsm::text!(
+            "signing.not_a_distinguished_name",
+            "'{{subject}}' is not a distinguished name such as CN=Release signing,O=Example: {{error}}",
+            subject = subject,
+            error = e
         ))
     })
 }
@@ -81,7 +84,9 @@ pub fn self_signed(
 ) -> Result<Vec<u8>> {
     let name = parse_subject(subject)?;
     let mut serial = [0u8; 16];
-    getrandom::fill(&mut serial).map_err(|e| SignError::Format(e.to_string()))?;
+    getrandom::fill(&mut serial).map_err(|e| {
+        SignError::Format(hsm::text!("signing.no_randomness", "{{error}}", error = e))
+    })?;
     serial[0] &= 0x7F; // positive
     serial[0] |= 0x40; // and exactly 16 bytes
     let spki = public_key.spki();
@@ -115,15 +120,20 @@ pub fn self_signed(
     let tbs_der = tbs.to_der().map_err(fmt)?;
     let signature = sign(&tbs_der)?;
     alg.verify(public_key, &tbs_der, &[], &signature)
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+        .map_err(SignError::into_self_check)?;
     let cert = Cert {
         tbs,
         signature_algorithm: alg.signature_algorithm(),
         signature: BitString::from_bytes(&signature).map_err(fmt)?,
     };
     let der = cert.to_der().map_err(fmt)?;
-    Certificate::from_der(&der)
-        .map_err(|e| SignError::Format(format!("the certificate does not parse back: {e}")))?;
+    Certificate::from_der(&der).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.certificate_does_not_parse_back",
+            "the certificate does not parse back: {{error}}",
+            error = e
+        ))
+    })?;
     Ok(der)
 }
 
@@ -143,7 +153,7 @@ pub fn csr(
     let info_der = info.to_der().map_err(fmt)?;
     let signature = sign(&info_der)?;
     alg.verify(public_key, &info_der, &[], &signature)
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+        .map_err(SignError::into_self_check)?;
     let req = CertReq {
         info,
         algorithm: alg.signature_algorithm(),
@@ -155,10 +165,15 @@ pub fn csr(
 /// The public key of a certificate, and whether its own signature verifies with it (for
 /// self-signed certificates).
 pub fn public_key(cert_der: &[u8]) -> Result<(Certificate, PublicKey)> {
-    let c = Certificate::from_der(cert_der)
-        .map_err(|e| SignError::Format(format!("not an X.509 certificate: {e}")))?;
+    let c = Certificate::from_der(cert_der).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.not_x509_certificate",
+            "not an X.509 certificate: {{error}}",
+            error = e
+        ))
+    })?;
     let spki = c.tbs_certificate().subject_public_key_info();
-    let pk = PublicKey::from_spki_der(&spki.to_der().map_err(fmt)?).map_err(SignError::Format)?;
+    let pk = PublicKey::from_spki_der(&spki.to_der().map_err(fmt)?).map_err(crate::unusable_key)?;
     Ok((c, pk))
 }
 

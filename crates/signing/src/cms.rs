@@ -55,7 +55,11 @@ struct SigningCertificateV2 {
 }
 
 fn fmt(e: der::Error) -> SignError {
-    SignError::Format(e.to_string())
+    SignError::Format(der_error(e))
+}
+
+fn der_error(e: der::Error) -> hsm::Msg {
+    hsm::text!("signing.der_error", "{{error}}", error = e)
 }
 
 fn attr(oid: ObjectIdentifier, value: Any) -> Result<Attribute> {
@@ -72,7 +76,13 @@ pub fn signed_attributes(
 ) -> Result<SignedAttributes> {
     let since = signing_time
         .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| SignError::Format(e.to_string()))?;
+        .map_err(|e| {
+            SignError::Format(hsm::text!(
+                "signing.clock_before_1970",
+                "{{error}}",
+                error = e
+            ))
+        })?;
     let mut attrs = SetOfVec::new();
     attrs
         .insert(attr(
@@ -125,8 +135,9 @@ pub fn build(
 }
 
 /// Gets a signature value and returns an RFC 3161 token over it (DER `ContentInfo`),
-/// checked by the caller.
-pub type Stamp<'a> = &'a mut dyn FnMut(&[u8]) -> Result<Vec<u8>>;
+/// checked by the caller; `None` when the caller chose to sign without one after its TSA
+/// failed.
+pub type Stamp<'a> = &'a mut dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>>;
 
 /// As [`build`]; with `stamp`, the signer carries the token over its signature value as
 /// the `signatureTimeStampToken` unsigned attribute (RFC 3161 appendix A).
@@ -166,10 +177,13 @@ pub fn build_with_chain(
     let to_sign = attrs.to_der().map_err(fmt)?;
     let signature = sign(&to_sign)?;
     alg.verify(&pk, &to_sign, &[], &signature)
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
-    let unsigned_attrs = match stamp {
-        Some(stamp) => {
-            let token = stamp(&signature)?;
+        .map_err(SignError::into_self_check)?;
+    let token = match stamp {
+        Some(stamp) => stamp(&signature)?,
+        None => None,
+    };
+    let unsigned_attrs = match token {
+        Some(token) => {
             let mut set = SetOfVec::new();
             set.insert(attr(
                 crate::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN,
@@ -200,8 +214,13 @@ pub fn build_with_chain(
         .insert(CertificateChoices::Certificate(cert))
         .map_err(fmt)?;
     for c in chain {
-        let c = Certificate::from_der(c)
-            .map_err(|e| SignError::Format(format!("a chain certificate is damaged: {e}")))?;
+        let c = Certificate::from_der(c).map_err(|e| {
+            SignError::Format(hsm::text!(
+                "signing.chain_certificate_damaged",
+                "a chain certificate is damaged: {{error}}",
+                error = e
+            ))
+        })?;
         certs
             .insert(CertificateChoices::Certificate(c))
             .map_err(fmt)?;
@@ -243,27 +262,41 @@ pub struct Parsed {
 
 /// Parse a detached `.p7s` with exactly one signer and signed attributes.
 pub fn parse(p7s: &[u8]) -> Result<Parsed> {
-    let bad = |m: &str| {
-        SignError::Format(format!(
-            "not a detached CMS signature this console can check: {m}"
-        ))
+    let bad = |why: hsm::Msg| {
+        SignError::Format(
+            hsm::text!(
+                "signing.cms.not_checkable",
+                "not a detached CMS signature this console can check: {{why}}",
+                why = why.text
+            )
+            .nest("why", &why),
+        )
     };
-    let ci = ContentInfo::from_der(p7s).map_err(|e| bad(&e.to_string()))?;
+    let ci = ContentInfo::from_der(p7s).map_err(|e| bad(der_error(e)))?;
     if ci.content_type != OID_SIGNED_DATA {
-        return Err(bad("the content is not SignedData"));
+        return Err(bad(hsm::text!(
+            "signing.cms.not_signed_data",
+            "the content is not SignedData"
+        )));
     }
     let sd: SignedData = ci
         .content
         .decode_as()
-        .map_err(|e: der::Error| bad(&e.to_string()))?;
+        .map_err(|e: der::Error| bad(der_error(e)))?;
     if sd.encap_content_info.econtent.is_some() {
-        return Err(bad(
-            "it carries the content (attached); a detached signature was expected",
-        ));
+        return Err(bad(hsm::text!(
+            "signing.cms.attached",
+            "it carries the content (attached); a detached signature was expected"
+        )));
     }
     let signer = match sd.signer_infos.0.as_slice() {
         [one] => one,
-        _ => return Err(bad("exactly one signer is supported")),
+        _ => {
+            return Err(bad(hsm::text!(
+                "signing.cms.one_signer",
+                "exactly one signer is supported"
+            )))
+        }
     };
     // The parts of SignedData outside the signed attributes are held to RFC 5652 too, so
     // that no byte of a signature file can change while it still verifies (the embedded
@@ -273,24 +306,36 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
     };
     if signer.version != sid_version || !matches!(sd.version, CmsVersion::V1 | CmsVersion::V3) {
-        return Err(bad(
-            "unexpected SignedData or SignerInfo version (RFC 5652 5.1, 5.3)",
-        ));
+        return Err(bad(hsm::text!(
+            "signing.cms.version",
+            "unexpected SignedData or SignerInfo version (RFC 5652 5.1, 5.3)"
+        )));
     }
     if sd.encap_content_info.econtent_type != OID_DATA {
-        return Err(bad("the encapsulated content type is not id-data"));
+        return Err(bad(hsm::text!(
+            "signing.cms.content_type",
+            "the encapsulated content type is not id-data"
+        )));
     }
     if !sd.digest_algorithms.iter().any(|d| d == &signer.digest_alg) {
-        return Err(bad(
-            "the signer's digest algorithm is not among SignedData's digestAlgorithms",
-        ));
+        return Err(bad(hsm::text!(
+            "signing.cms.digest_not_listed",
+            "the signer's digest algorithm is not among SignedData's digestAlgorithms"
+        )));
     }
-    let attrs = signer
-        .signed_attrs
-        .as_ref()
-        .ok_or_else(|| bad("no signed attributes"))?;
-    let digest_alg = DigestAlg::from_oid(signer.digest_alg.oid)
-        .ok_or_else(|| bad(&format!("digest algorithm {}", signer.digest_alg.oid)))?;
+    let attrs = signer.signed_attrs.as_ref().ok_or_else(|| {
+        bad(hsm::text!(
+            "signing.cms.no_signed_attributes",
+            "no signed attributes"
+        ))
+    })?;
+    let digest_alg = DigestAlg::from_oid(signer.digest_alg.oid).ok_or_else(|| {
+        bad(hsm::text!(
+            "signing.cms.digest_algorithm",
+            "digest algorithm {{oid}}",
+            oid = signer.digest_alg.oid
+        ))
+    })?;
     let mut message_digest = None;
     let mut content_type_ok = false;
     let mut signing_time = None;
@@ -307,17 +352,27 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         } else if a.oid == OID_SIGNING_CERTIFICATE_V2 {
             let ess = v
                 .and_then(|v| v.decode_as::<SigningCertificateV2>().ok())
-                .ok_or_else(|| bad("the signingCertificateV2 attribute cannot be read"))?;
-            let first = ess
-                .certs
-                .first()
-                .ok_or_else(|| bad("the signingCertificateV2 attribute names no certificate"))?;
+                .ok_or_else(|| {
+                    bad(hsm::text!(
+                        "signing.cms.signing_certificate_unreadable",
+                        "the signingCertificateV2 attribute cannot be read"
+                    ))
+                })?;
+            let first = ess.certs.first().ok_or_else(|| {
+                bad(hsm::text!(
+                    "signing.cms.signing_certificate_empty",
+                    "the signingCertificateV2 attribute names no certificate"
+                ))
+            })?;
             if first
                 .hash_algorithm
                 .as_ref()
                 .is_some_and(|h| h.oid != OID_SHA256)
             {
-                return Err(bad("signingCertificateV2 with a hash other than SHA-256"));
+                return Err(bad(hsm::text!(
+                    "signing.cms.signing_certificate_hash",
+                    "signingCertificateV2 with a hash other than SHA-256"
+                )));
             }
             signing_cert_hash = Some(first.cert_hash.as_bytes().to_vec());
         } else if a.oid == OID_SIGNING_TIME {
@@ -327,7 +382,10 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         }
     }
     if !content_type_ok {
-        return Err(bad("the content-type attribute is missing or not id-data"));
+        return Err(bad(hsm::text!(
+            "signing.cms.content_type_attribute",
+            "the content-type attribute is missing or not id-data"
+        )));
     }
     // The signer's certificate: the one the signer identifier names.
     let certificate = sd.certificates.as_ref().and_then(|c| {
@@ -346,20 +404,24 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
     });
     if let (Some(hash), Some(cert)) = (&signing_cert_hash, &certificate) {
         if hash.as_slice() != Sha256::digest(cert).as_slice() {
-            return Err(bad(
-                "the certificate it carries is not the one its signingCertificateV2 attribute names",
-            ));
+            return Err(bad(hsm::text!("signing.cms.signing_certificate_mismatch", "the certificate it carries is not the one its signingCertificateV2 attribute names")));
         }
     }
-    let timestamp_token = timestamp_token(signer).map_err(|e| bad(&e))?;
+    let timestamp_token = timestamp_token(signer).map_err(bad)?;
     if sd.certificates.is_some() && certificate.is_none() {
-        return Err(bad(
-            "the signer identifier does not name the certificate it carries",
-        ));
+        return Err(bad(hsm::text!(
+            "signing.cms.sid_mismatch",
+            "the signer identifier does not name the certificate it carries"
+        )));
     }
     Ok(Parsed {
         digest_alg,
-        message_digest: message_digest.ok_or_else(|| bad("no message-digest attribute"))?,
+        message_digest: message_digest.ok_or_else(|| {
+            bad(hsm::text!(
+                "signing.cms.no_message_digest",
+                "no message-digest attribute"
+            ))
+        })?,
         signed_attrs_der: attrs.to_der().map_err(fmt)?,
         signature_algorithm: signer.signature_algorithm.clone(),
         signature: signer.signature.as_bytes().to_vec(),
@@ -371,7 +433,7 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
 
 /// The `signatureTimeStampToken` among a signer's unsigned attributes, if any (other
 /// unsigned attributes are left alone, as before); two tokens are refused.
-fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, String> {
+fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, hsm::Msg> {
     let Some(attrs) = &signer.unsigned_attrs else {
         return Ok(None);
     };
@@ -381,8 +443,11 @@ fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, 
         .flat_map(|a| a.values.iter());
     match (tokens.next(), tokens.next()) {
         (None, _) => Ok(None),
-        (Some(t), None) => t.to_der().map(Some).map_err(|e| e.to_string()),
-        (Some(_), Some(_)) => Err("more than one signatureTimeStampToken".into()),
+        (Some(t), None) => t.to_der().map(Some).map_err(der_error),
+        (Some(_), Some(_)) => Err(hsm::text!(
+            "signing.cms.two_timestamp_tokens",
+            "more than one signatureTimeStampToken"
+        )),
     }
 }
 
@@ -398,31 +463,37 @@ pub fn verify(
         (Some(p), Some(c)) => {
             let (_, cpk) = crate::cert::public_key(c)?;
             if &cpk != p {
-                return Err(SignError::Invalid(
-                    "the certificate in the signature is not for the expected public key".into(),
-                ));
+                return Err(SignError::Invalid(hsm::text!(
+                    "signing.cms.certificate_not_for_key",
+                    "the certificate in the signature is not for the expected public key"
+                )));
             }
             p.clone()
         }
         (Some(p), None) => p.clone(),
         (None, Some(c)) => crate::cert::public_key(c)?.1,
         (None, None) => {
-            return Err(SignError::Format(
-                "the signature includes no certificate; give the signer's public key".into(),
-            ))
+            return Err(SignError::Format(hsm::text!(
+                "signing.cms.no_certificate",
+                "the signature includes no certificate; give the signer's public key"
+            )))
         }
     };
     let alg = SigAlg::from_identifier(&parsed.signature_algorithm, &pk)?;
     if parsed.digest_alg != alg.digest() && !matches!(alg, SigAlg::MlDsa { .. }) {
-        return Err(SignError::Invalid(format!(
-            "{} signatures use {}, not {}",
-            alg.name(),
-            alg.digest(),
-            parsed.digest_alg
+        return Err(SignError::Invalid(hsm::text!(
+            "signing.cms.wrong_digest",
+            "{{alg}} signatures use {{expected}}, not {{digest}}",
+            alg = alg.name(),
+            expected = alg.digest(),
+            digest = parsed.digest_alg
         )));
     }
     if parsed.message_digest != content_digest {
-        return Err(SignError::Invalid("the file's digest does not match the signed message digest: the file is not the one that was signed".into()));
+        return Err(SignError::Invalid(hsm::text!(
+            "signing.cms.digest_mismatch",
+            "the file's digest does not match the signed message digest: the file is not the one that was signed"
+        )));
     }
     alg.verify(&pk, &parsed.signed_attrs_der, &[], &parsed.signature)?;
     Ok((pk, alg))

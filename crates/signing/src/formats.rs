@@ -56,12 +56,18 @@ pub struct Bundle {
 
 impl Bundle {
     pub fn parse(text: &str) -> Result<Bundle> {
-        let b: Bundle = serde_json::from_str(text)
-            .map_err(|e| SignError::Format(format!("not a signature bundle: {e}")))?;
+        let b: Bundle = serde_json::from_str(text).map_err(|e| {
+            SignError::Format(hsm::text!(
+                "signing.not_a_bundle",
+                "not a signature bundle: {{error}}",
+                error = e
+            ))
+        })?;
         if b.format != BUNDLE_FORMAT {
-            return Err(SignError::Format(format!(
-                "unknown bundle format '{}'",
-                b.format
+            return Err(SignError::Format(hsm::text!(
+                "signing.unknown_bundle_format",
+                "unknown bundle format '{{format}}'",
+                format = b.format
             )));
         }
         Ok(b)
@@ -107,11 +113,19 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let (h, n) = l
-                .split_once("  ")
-                .ok_or_else(|| SignError::Format(format!("not a SHA256SUMS line: {l}")))?;
+            let (h, n) = l.split_once("  ").ok_or_else(|| {
+                SignError::Format(hsm::text!(
+                    "signing.not_a_manifest_line",
+                    "not a SHA256SUMS line: {{line}}",
+                    line = l
+                ))
+            })?;
             if h.len() != 64 || hex::decode(h).is_err() {
-                return Err(SignError::Format(format!("not a SHA-256 digest: {h}")));
+                return Err(SignError::Format(hsm::text!(
+                    "signing.not_a_sha256_digest",
+                    "not a SHA-256 digest: {{digest}}",
+                    digest = h
+                )));
             }
             Ok((h.to_string(), n.trim_start_matches('*').to_string()))
         })

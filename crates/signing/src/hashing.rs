@@ -61,7 +61,11 @@ pub fn hash_file(
     let path = input.path.as_path();
     let mut f = File::open(path).map_err(|e| SignError::Input {
         path: path.display().to_string(),
-        reason: format!("cannot be opened: {e}"),
+        reason: hsm::text!(
+            "signing.input_unopenable",
+            "cannot be opened: {{error}}",
+            error = e
+        ),
     })?;
     let opened = Identity::of(&f.metadata().map_err(|e| io_input(path, e))?);
     if opened != input.identity {
@@ -131,7 +135,11 @@ pub fn hash_file(
 fn io_input(path: &Path, e: std::io::Error) -> SignError {
     SignError::Input {
         path: path.display().to_string(),
-        reason: format!("cannot be read: {e}"),
+        reason: hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = e
+        ),
     }
 }
 

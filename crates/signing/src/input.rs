@@ -49,22 +49,38 @@ impl InputFile {
     }
 }
 
-fn refuse(path: &Path, reason: impl Into<String>) -> SignError {
+fn refuse(path: &Path, reason: hsm::Msg) -> SignError {
     SignError::Input {
         path: path.display().to_string(),
-        reason: reason.into(),
+        reason,
     }
 }
 
 /// Check one path.
 pub fn check(path: &Path) -> Result<InputFile> {
     let link = std::fs::symlink_metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => refuse(path, "does not exist"),
-        _ => refuse(path, format!("cannot be examined: {e}")),
+        std::io::ErrorKind::NotFound => {
+            refuse(path, hsm::text!("errors.inputs.missing", "does not exist"))
+        }
+        _ => refuse(
+            path,
+            hsm::text!(
+                "errors.inputs.unexaminable",
+                "cannot be examined: {{error}}",
+                error = e
+            ),
+        ),
     })?;
     let meta = if link.file_type().is_symlink() {
-        std::fs::metadata(path)
-            .map_err(|_| refuse(path, "is a symbolic link to a file that does not exist"))?
+        std::fs::metadata(path).map_err(|_| {
+            refuse(
+                path,
+                hsm::text!(
+                    "errors.inputs.dangling_link",
+                    "is a symbolic link to a file that does not exist"
+                ),
+            )
+        })?
     } else {
         link
     };
@@ -72,35 +88,69 @@ pub fn check(path: &Path) -> Result<InputFile> {
     if ft.is_dir() {
         return Err(refuse(
             path,
-            "is a folder; drop the files inside it (or an archive of it)",
+            hsm::text!(
+                "errors.inputs.folder",
+                "is a folder; drop the files inside it (or an archive of it)"
+            ),
         ));
     }
     if ft.is_fifo() {
         return Err(refuse(
             path,
-            "is a named pipe (FIFO); its content is not a file that can be signed",
+            hsm::text!(
+                "errors.inputs.fifo",
+                "is a named pipe (FIFO); its content is not a file that can be signed"
+            ),
         ));
     }
     if ft.is_socket() {
-        return Err(refuse(path, "is a socket, not a file"));
+        return Err(refuse(
+            path,
+            hsm::text!("errors.inputs.socket", "is a socket, not a file"),
+        ));
     }
     if ft.is_block_device() || ft.is_char_device() {
-        return Err(refuse(path, "is a device, not a file"));
+        return Err(refuse(
+            path,
+            hsm::text!("errors.inputs.device", "is a device, not a file"),
+        ));
     }
     if !ft.is_file() {
-        return Err(refuse(path, "is not a regular file"));
+        return Err(refuse(
+            path,
+            hsm::text!("errors.inputs.not_regular", "is not a regular file"),
+        ));
     }
     if meta.len() == 0 {
         return Err(refuse(
             path,
-            "is empty (0 bytes); an empty release artifact is almost certainly a mistake",
+            hsm::text!(
+                "errors.inputs.empty",
+                "is empty (0 bytes); an empty release artifact is almost certainly a mistake"
+            ),
         ));
     }
     // Readable? (Opening proves it; the hash reads it again.)
-    std::fs::File::open(path).map_err(|e| refuse(path, format!("cannot be read: {e}")))?;
-    let canonical = path
-        .canonicalize()
-        .map_err(|e| refuse(path, format!("cannot be resolved: {e}")))?;
+    std::fs::File::open(path).map_err(|e| {
+        refuse(
+            path,
+            hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
+        )
+    })?;
+    let canonical = path.canonicalize().map_err(|e| {
+        refuse(
+            path,
+            hsm::text!(
+                "errors.inputs.unresolvable",
+                "cannot be resolved: {{error}}",
+                error = e
+            ),
+        )
+    })?;
     Ok(InputFile {
         path: path.to_path_buf(),
         canonical,
@@ -118,7 +168,13 @@ pub fn check_all(paths: &[PathBuf]) -> Vec<Result<InputFile>> {
             let f = check(p)?;
             let key = (f.identity.dev, f.identity.ino);
             if seen.contains(&key) {
-                return Err(refuse(p, "is in the batch twice; it is signed once"));
+                return Err(refuse(
+                    p,
+                    hsm::text!(
+                        "errors.inputs.twice",
+                        "is in the batch twice; it is signed once"
+                    ),
+                ));
             }
             seen.push(key);
             Ok(f)
@@ -132,7 +188,7 @@ mod tests {
 
     fn reason(r: Result<InputFile>) -> String {
         match r {
-            Err(SignError::Input { reason, .. }) => reason,
+            Err(SignError::Input { reason, .. }) => reason.text,
             other => panic!("expected a refusal, got {other:?}"),
         }
     }
@@ -144,6 +200,10 @@ mod tests {
         std::fs::write(&ok, b"content").unwrap();
         assert!(check(&ok).is_ok());
         assert!(reason(check(d.path())).contains("folder"));
+        match check(d.path()) {
+            Err(SignError::Input { reason, .. }) => assert_eq!(reason.key, "errors.inputs.folder"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
         let empty = d.path().join("empty");
         std::fs::write(&empty, b"").unwrap();
         assert!(reason(check(&empty)).contains("empty"));

@@ -13,6 +13,7 @@
 //! - [`cms`]: detached CMS `SignedData` with signed attributes (RFC 5652; RFC 9882 ML-DSA,
 //!   RFC 9708 HSS/LMS, RFC 8419 Ed25519, RFC 4056 RSA-PSS, RFC 5753 ECDSA).
 //! - [`cert`]: self-signed certificates and CSRs signed by the HSM key.
+//! - [`chain`]: certificate chain files given at signing time, checked link by link.
 //! - [`formats`]: raw detached signatures, the signed `SHA256SUMS` manifest, JSON bundles.
 //! - [`openpgp`]: OpenPGP v4 certificates, detached and cleartext signatures (gpg 2.2, sq).
 //! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
@@ -23,6 +24,7 @@
 
 pub mod alg;
 pub mod cert;
+pub mod chain;
 pub mod cms;
 pub mod formats;
 pub mod hashing;
@@ -38,12 +40,16 @@ pub mod whole;
 
 pub use alg::SigAlg;
 
-/// What went wrong, specifically enough to tell the officer what to do.
+/// What went wrong, specifically enough to tell the officer what to do. The officer-facing
+/// texts (`Input`'s, `Write`'s and `Timestamp`'s reasons, `Unsupported`, `Format`, `Invalid`,
+/// `SelfCheck`) are [`hsm::Msg`]s with keys
+/// under `signing.` (and `errors.inputs.` for a path's refusal), so the console shows them
+/// in the officer's language; `Display` is their English.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SignError {
     /// The file cannot be signed as it is (a directory, a FIFO, empty, unreadable, …).
     #[error("{path}: {reason}")]
-    Input { path: String, reason: String },
+    Input { path: String, reason: hsm::Msg },
     /// The file changed while it was being read.
     #[error("{0} changed while it was being read; sign it again once it is complete")]
     Changed(String),
@@ -53,22 +59,41 @@ pub enum SignError {
     #[error("{0} already exists; nothing was overwritten")]
     Exists(String),
     #[error("cannot write {path}: {reason}")]
-    Write { path: String, reason: String },
+    Write { path: String, reason: hsm::Msg },
     #[error("{0}")]
-    Unsupported(String),
+    Unsupported(hsm::Msg),
     /// The HSM's signature did not verify in software: it is not written.
     #[error("the HSM's signature does not verify ({0}); it was not written")]
-    SelfCheck(String),
+    SelfCheck(hsm::Msg),
     #[error("{0}")]
     Hsm(hsm::HsmError),
     #[error("{0}")]
-    Format(String),
+    Format(hsm::Msg),
     /// Verification: the signature does not match.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(hsm::Msg),
     /// The time-stamp authority at `tsa` did not answer, or answered wrong.
     #[error("the time-stamp authority {tsa}: {reason}")]
-    Timestamp { tsa: String, reason: String },
+    Timestamp { tsa: String, reason: hsm::Msg },
+}
+
+impl SignError {
+    /// This error as the reason the HSM's signature failed its check in software: a message
+    /// with a key (the verifier's own refusal) keeps it, any other error is its English.
+    pub fn into_self_check(self) -> SignError {
+        SignError::SelfCheck(self.into_msg())
+    }
+
+    /// This error as a message to nest in another: a message with a key keeps it, any
+    /// other error is its English.
+    pub fn into_msg(self) -> hsm::Msg {
+        match self {
+            SignError::Invalid(m) | SignError::Format(m) | SignError::Unsupported(m) => m,
+            SignError::SelfCheck(m) => m,
+            SignError::Hsm(hsm::HsmError::Refused(m) | hsm::HsmError::NotSupported(m)) => m,
+            other => hsm::text!("signing.error", "{{error}}", error = other),
+        }
+    }
 }
 
 impl From<hsm::HsmError> for SignError {
@@ -84,6 +109,15 @@ impl From<p11::Error> for SignError {
 }
 
 pub type Result<T> = std::result::Result<T, SignError>;
+
+/// A public key `hsm` could not read (its reason is `hsm`'s English).
+pub(crate) fn unusable_key(reason: String) -> SignError {
+    SignError::Format(hsm::text!(
+        "signing.public_key_unusable",
+        "{{error}}",
+        error = reason
+    ))
+}
 
 /// Files up to this size are read whole (signed in one call where the scheme allows, and
 /// verified from memory). Larger ones are streamed ([`whole`]): HSS through multi-part

@@ -37,19 +37,22 @@ impl MinisignKey {
                 curve: Curve::Ed25519,
                 point,
             } => {
-                let public: [u8; 32] = point
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| SignError::Format("an Ed25519 key is 32 bytes".into()))?;
+                let public: [u8; 32] = point.as_slice().try_into().map_err(|_| {
+                    SignError::Format(hsm::text!(
+                        "signing.ed25519_key_length",
+                        "an Ed25519 key is 32 bytes"
+                    ))
+                })?;
                 let h = Sha256::digest(public);
                 Ok(MinisignKey {
                     public,
                     key_id: h[..8].try_into().expect("8 bytes"),
                 })
             }
-            other => Err(SignError::Unsupported(format!(
-                "minisign signs with Ed25519 keys only; this is a {} key",
-                other.algorithm()
+            other => Err(SignError::Unsupported(hsm::text!(
+                "signing.minisign.ed25519_only",
+                "minisign signs with Ed25519 keys only; this is a {{key}} key",
+                key = other.algorithm()
             ))),
         }
     }
@@ -76,8 +79,10 @@ impl MinisignKey {
 /// writes it. A name with a control character (a newline would end the comment) is refused.
 pub fn trusted_comment(file_name: &str, time: u64) -> Result<String> {
     if file_name.chars().any(char::is_control) {
-        return Err(SignError::Unsupported(format!(
-            "{file_name:?}: a minisign trusted comment is one line; the file name has a control character"
+        return Err(SignError::Unsupported(hsm::text!(
+            "signing.minisign.control_character",
+            "{{file}}: a minisign trusted comment is one line; the file name has a control character",
+            file = format!("{file_name:?}")
         )));
     }
     Ok(format!("timestamp:{time}\tfile:{file_name}\thashed"))
@@ -99,13 +104,17 @@ pub fn signature_file(
     sign: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
 ) -> Result<String> {
     if trusted.contains('\n') || trusted.contains('\r') {
-        return Err(SignError::Format("a trusted comment is one line".into()));
+        return Err(SignError::Format(hsm::text!(
+            "signing.minisign.comment_one_line",
+            "a trusted comment is one line"
+        )));
     }
     let sig = sign(hash)?;
     if sig.len() != 64 {
-        return Err(SignError::Format(format!(
-            "the token's Ed25519 signature has {} bytes",
-            sig.len()
+        return Err(SignError::Format(hsm::text!(
+            "signing.minisign.signature_length",
+            "the token's Ed25519 signature has {{bytes}} bytes",
+            bytes = sig.len()
         )));
     }
     let mut global_msg = sig.clone();
@@ -122,25 +131,25 @@ pub fn signature_file(
     ))
 }
 
-/// Whether a signature file looks like minisign's.
+/// Whether a signature file looks like minisign's. Read as [`report`] reads it: minisign
+/// takes any bytes in a comment (a Latin-1 untrusted comment verifies), so invalid UTF-8
+/// does not make a minisign file something else.
 pub fn is_signature(bytes: &[u8]) -> bool {
-    std::str::from_utf8(bytes).is_ok_and(|t| {
-        t.starts_with("untrusted comment:")
-            && t.lines()
-                .nth(2)
-                .is_some_and(|l| l.starts_with("trusted comment: "))
-    })
+    let t = String::from_utf8_lossy(bytes);
+    t.starts_with("untrusted comment:")
+        && t.lines()
+            .nth(2)
+            .is_some_and(|l| l.starts_with("trusted comment: "))
 }
 
-/// Whether a key file looks like a `minisign.pub`.
+/// Whether a key file looks like a `minisign.pub` (read as [`is_signature`] reads).
 pub fn is_public_key(bytes: &[u8]) -> bool {
-    std::str::from_utf8(bytes).is_ok_and(|t| {
-        t.starts_with("untrusted comment:")
-            && t.lines()
-                .nth(1)
-                .and_then(|l| B64.decode(l.trim()).ok())
-                .is_some_and(|b| b.len() == 42 && b.starts_with(b"Ed"))
-    })
+    let t = String::from_utf8_lossy(bytes);
+    t.starts_with("untrusted comment:")
+        && t.lines()
+            .nth(1)
+            .and_then(|l| B64.decode(l.trim()).ok())
+            .is_some_and(|b| b.len() == 42 && b.starts_with(b"Ed"))
 }
 
 /// What a minisign signature that verified says.
@@ -154,30 +163,57 @@ pub struct Verdict {
 /// the file through `minisign-verify`.
 pub fn verify_file(path: &std::path::Path, signature: &str, public_key: &str) -> Result<Verdict> {
     use std::io::Read;
-    let pk = minisign_verify::PublicKey::decode(public_key)
-        .map_err(|e| SignError::Format(format!("not a minisign public key: {e}")))?;
-    let sig = minisign_verify::Signature::decode(signature)
-        .map_err(|e| SignError::Format(format!("not a minisign signature: {e}")))?;
-    let mut v = pk
-        .verify_stream(&sig)
-        .map_err(|e| SignError::Invalid(format!("the minisign signature does not verify: {e}")))?;
+    let pk = minisign_verify::PublicKey::decode(public_key).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.minisign.not_public_key",
+            "not a minisign public key: {{error}}",
+            error = e
+        ))
+    })?;
+    let sig = minisign_verify::Signature::decode(signature).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.minisign.not_signature",
+            "not a minisign signature: {{error}}",
+            error = e
+        ))
+    })?;
+    let mut v = pk.verify_stream(&sig).map_err(|e| {
+        SignError::Invalid(hsm::text!(
+            "signing.minisign.does_not_verify",
+            "the minisign signature does not verify: {{error}}",
+            error = e
+        ))
+    })?;
     let mut f = std::fs::File::open(path).map_err(|e| SignError::Input {
         path: path.display().to_string(),
-        reason: format!("cannot be opened: {e}"),
+        reason: hsm::text!(
+            "signing.input_unopenable",
+            "cannot be opened: {{error}}",
+            error = e
+        ),
     })?;
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = f.read(&mut buf).map_err(|e| SignError::Input {
             path: path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
+            reason: hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
         })?;
         if n == 0 {
             break;
         }
         v.update(&buf[..n]);
     }
-    v.finalize()
-        .map_err(|e| SignError::Invalid(format!("the minisign signature does not verify: {e}")))?;
+    v.finalize().map_err(|e| {
+        SignError::Invalid(hsm::text!(
+            "signing.minisign.does_not_verify",
+            "the minisign signature does not verify: {{error}}",
+            error = e
+        ))
+    })?;
     let key_id = signature
         .lines()
         .nth(1)
@@ -203,9 +239,10 @@ pub fn report(
     public_key: Option<&[u8]>,
 ) -> Result<crate::verify::VerifyReport> {
     let pk = public_key.ok_or_else(|| {
-        SignError::Format(
-            "a minisign signature needs the signer's minisign.pub (--pub minisign.pub)".into(),
-        )
+        SignError::Format(hsm::text!(
+            "signing.minisign.needs_public_key",
+            "a minisign signature needs the signer's minisign.pub (--pub minisign.pub)"
+        ))
     })?;
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut r = crate::verify::report(file, crate::verify::SignatureFormat::Minisign);
@@ -281,6 +318,30 @@ mod tests {
         assert!(verify_file(&p, &forged, &pubf).is_err());
         std::fs::write(&p, b"release bytez").unwrap();
         assert!(verify_file(&p, &text, &pubf).is_err());
+    }
+
+    /// Found by the minisign fuzz target: a signature whose untrusted comment is not UTF-8
+    /// verified but was not recognised as minisign's, so `hsmc verify` sent it elsewhere.
+    #[test]
+    fn a_comment_that_is_not_utf8_is_still_minisign() {
+        let (sk, k) = key();
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("app.bin");
+        std::fs::write(&p, b"release bytes").unwrap();
+        let input = crate::input::check(&p).unwrap();
+        let hash = prehash(&input, &hex::encode(Sha256::digest(b"release bytes"))).unwrap();
+        let tc = trusted_comment("app.bin", 1_790_000_000).unwrap();
+        let text =
+            signature_file(&k, &hash, &tc, &mut |m| Ok(sk.sign(m).to_bytes().to_vec())).unwrap();
+        let (_, rest) = text.split_once('\n').unwrap();
+        let mut latin1 = b"untrusted comment: sign\xe9 par le HSM\n".to_vec();
+        latin1.extend_from_slice(rest.as_bytes());
+        assert!(is_signature(&latin1));
+        let r = report(&p, &latin1, Some(k.public_key_file().as_bytes())).unwrap();
+        assert!(r.valid, "{}", r.detail);
+        let mut key_file = b"untrusted comment: cl\xe9\n".to_vec();
+        key_file.extend_from_slice(k.public_key_file().split_once('\n').unwrap().1.as_bytes());
+        assert!(is_public_key(&key_file));
     }
 
     #[test]

@@ -24,8 +24,17 @@ pub enum ImportItem {
     PublicKey(PublicKey),
 }
 
-fn bad(file: &str, why: impl std::fmt::Display) -> SignError {
-    SignError::Format(format!("{file}: {why}"))
+/// `FILE: WHY`, with the reason nested so it is translated too.
+fn bad(file: &str, why: hsm::Msg) -> SignError {
+    SignError::Format(
+        hsm::text!(
+            "signing.import.problem",
+            "{{file}}: {{why}}",
+            file = file,
+            why = why.text
+        )
+        .nest("why", &why),
+    )
 }
 
 /// A PKCS#8 `PrivateKeyInfo` (only to recognise one and refuse it).
@@ -42,7 +51,10 @@ const OID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.
 /// errors). PEM may hold several blocks; certificates keep their order.
 pub fn parse_import(bytes: &[u8], file: &str) -> Result<Vec<ImportItem>> {
     if bytes.is_empty() {
-        return Err(bad(file, "the file is empty"));
+        return Err(bad(
+            file,
+            hsm::text!("signing.import.empty", "the file is empty"),
+        ));
     }
     let text = std::str::from_utf8(bytes).ok();
     let items = match text.filter(|t| t.contains("-----BEGIN ")) {
@@ -50,7 +62,13 @@ pub fn parse_import(bytes: &[u8], file: &str) -> Result<Vec<ImportItem>> {
         None => parse_der(bytes, file)?,
     };
     if items.is_empty() {
-        return Err(bad(file, "holds no certificate or public key"));
+        return Err(bad(
+            file,
+            hsm::text!(
+                "signing.import.nothing",
+                "holds no certificate or public key"
+            ),
+        ));
     }
     Ok(items)
 }
@@ -60,21 +78,43 @@ fn parse_pem(text: &str, file: &str) -> Result<Vec<ImportItem>> {
     let mut rest = text;
     while let Some(start) = rest.find("-----BEGIN ") {
         let after = &rest[start + 11..];
-        let label_end = after
-            .find("-----")
-            .ok_or_else(|| bad(file, "a PEM header is not closed"))?;
+        let label_end = after.find("-----").ok_or_else(|| {
+            bad(
+                file,
+                hsm::text!(
+                    "signing.import.pem_header_open",
+                    "a PEM header is not closed"
+                ),
+            )
+        })?;
         let label = &after[..label_end];
         let end_marker = format!("-----END {label}-----");
-        let body_end = after
-            .find(&end_marker)
-            .ok_or_else(|| bad(file, format!("the PEM block {label} has no END line")))?;
+        let body_end = after.find(&end_marker).ok_or_else(|| {
+            bad(
+                file,
+                hsm::text!(
+                    "signing.import.pem_no_end",
+                    "the PEM block {{label}} has no END line",
+                    label = label
+                ),
+            )
+        })?;
         let block = &rest[start..start + 11 + body_end + end_marker.len()];
         rest = &after[body_end + end_marker.len()..];
         if label.contains("PRIVATE KEY") {
             return Err(private_key_refused(file));
         }
-        let (_, der_bytes) = der::pem::decode_vec(block.as_bytes())
-            .map_err(|e| bad(file, format!("the PEM block {label} is damaged: {e}")))?;
+        let (_, der_bytes) = der::pem::decode_vec(block.as_bytes()).map_err(|e| {
+            bad(
+                file,
+                hsm::text!(
+                    "signing.import.pem_damaged",
+                    "the PEM block {{label}} is damaged: {{error}}",
+                    label = label,
+                    error = e
+                ),
+            )
+        })?;
         match label {
             "CERTIFICATE" | "X509 CERTIFICATE" | "TRUSTED CERTIFICATE" => {
                 check_certificate(&der_bytes, file)?;
@@ -85,7 +125,11 @@ fn parse_pem(text: &str, file: &str) -> Result<Vec<ImportItem>> {
             other => {
                 return Err(bad(
                     file,
-                    format!("a PEM block {other} is neither a certificate nor a public key"),
+                    hsm::text!(
+                        "signing.import.pem_unknown_block",
+                        "a PEM block {{label}} is neither a certificate nor a public key",
+                        label = other
+                    ),
                 ))
             }
         }
@@ -108,46 +152,118 @@ fn parse_der(bytes: &[u8], file: &str) -> Result<Vec<ImportItem>> {
     }
     Err(bad(
         file,
-        "is not a certificate (PEM, DER or PKCS#7) or a public key (SPKI PEM or DER)",
+        hsm::text!(
+            "signing.import.unrecognised",
+            "is not a certificate (PEM, DER or PKCS#7) or a public key (SPKI PEM or DER)"
+        ),
     ))
 }
 
 fn private_key_refused(file: &str) -> SignError {
     bad(
         file,
-        "holds a private key; the console never imports plaintext private keys (generate the key on the token, or unwrap a wrapped one)",
+        hsm::text!("signing.import.private_key", "holds a private key; the console never imports plaintext private keys (generate the key on the token, or unwrap a wrapped one)"),
     )
 }
 
 fn check_certificate(der_bytes: &[u8], file: &str) -> Result<Certificate> {
-    Certificate::from_der(der_bytes)
-        .map_err(|e| bad(file, format!("is not a valid X.509 certificate: {e}")))
+    Certificate::from_der(der_bytes).map_err(|e| {
+        bad(
+            file,
+            hsm::text!(
+                "signing.import.not_x509",
+                "is not a valid X.509 certificate: {{error}}",
+                error = e
+            ),
+        )
+    })
 }
 
 fn public_key(der_bytes: &[u8], file: &str) -> Result<PublicKey> {
-    PublicKey::from_spki_der(der_bytes).map_err(|e| bad(file, e))
+    PublicKey::from_spki_der(der_bytes).map_err(|e| {
+        bad(
+            file,
+            hsm::text!("signing.public_key_unusable", "{{error}}", error = e),
+        )
+    })
 }
 
 fn p7_certificates(der_bytes: &[u8], file: &str) -> Result<Vec<ImportItem>> {
-    let ci = cms::content_info::ContentInfo::from_der(der_bytes)
-        .map_err(|e| bad(file, format!("is not PKCS#7: {e}")))?;
+    let ci = cms::content_info::ContentInfo::from_der(der_bytes).map_err(|e| {
+        bad(
+            file,
+            hsm::text!(
+                "signing.import.not_pkcs7",
+                "is not PKCS#7: {{error}}",
+                error = e
+            ),
+        )
+    })?;
     if ci.content_type != OID_SIGNED_DATA {
-        return Err(bad(file, "is PKCS#7 but not SignedData"));
+        return Err(bad(
+            file,
+            hsm::text!(
+                "signing.import.pkcs7_not_signed_data",
+                "is PKCS#7 but not SignedData"
+            ),
+        ));
     }
-    let sd: cms::signed_data::SignedData = ci
-        .content
-        .decode_as()
-        .map_err(|e| bad(file, format!("its PKCS#7 SignedData is damaged: {e}")))?;
+    let damaged = |e: der::Error| {
+        bad(
+            file,
+            hsm::text!(
+                "signing.import.pkcs7_damaged",
+                "its PKCS#7 SignedData is damaged: {{error}}",
+                error = e
+            ),
+        )
+    };
+    let _: cms::signed_data::SignedData = ci.content.decode_as().map_err(damaged)?;
     let mut out = Vec::new();
-    for c in sd.certificates.iter().flat_map(|s| s.0.iter()) {
-        if let cms::cert::CertificateChoices::Certificate(c) = c {
-            out.push(ImportItem::Certificate(
-                c.to_der().map_err(|e| bad(file, e))?,
-            ));
-        }
+    for c in signed_data_certificates(&ci.content.to_der().map_err(damaged)?).map_err(damaged)? {
+        check_certificate(&c, file)?;
+        out.push(ImportItem::Certificate(c));
     }
     if out.is_empty() {
-        return Err(bad(file, "is PKCS#7 without certificates"));
+        return Err(bad(
+            file,
+            hsm::text!(
+                "signing.import.pkcs7_no_certificates",
+                "is PKCS#7 without certificates"
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// The certificates of a SignedData (`certificates [0] IMPLICIT CertificateSet`, its
+/// `Certificate` choices) byte for byte and in the file's order. Decoded as a SET OF they
+/// would come out sorted by their encoding (a leaf-first chain out of order), and encoded
+/// again a certificate not in strict DER (a default version written out, say) would
+/// change — and with it the bytes its signature covers.
+fn signed_data_certificates(signed_data: &[u8]) -> der::Result<Vec<Vec<u8>>> {
+    use der::asn1::AnyRef;
+    use der::{Reader, SliceReader, Tag, TagNumber, Tagged};
+    let sd = AnyRef::from_der(signed_data)?;
+    let mut r = SliceReader::new(sd.value())?;
+    // version, digestAlgorithms, encapContentInfo
+    for _ in 0..3 {
+        AnyRef::decode(&mut r)?;
+    }
+    let mut out = Vec::new();
+    let certificates = Tag::ContextSpecific {
+        constructed: true,
+        number: TagNumber(0),
+    };
+    if Tag::peek(&r)? == certificates {
+        let set = AnyRef::decode(&mut r)?;
+        let mut c = SliceReader::new(set.value())?;
+        while !c.is_finished() {
+            let item = AnyRef::decode(&mut c)?;
+            if item.tag() == Tag::Sequence {
+                out.push(item.to_der()?);
+            }
+        }
     }
     Ok(out)
 }
@@ -164,13 +280,14 @@ pub fn check_chain_order(certs: &[Vec<u8>], file: &str) -> Result<()> {
         if child.issuer() != parent.subject() {
             return Err(bad(
                 file,
-                format!(
-                    "the chain is not in order: certificate {} ({}) is not the issuer of certificate {} ({}, issued by {}); put the leaf first, then each issuer",
-                    i + 2,
-                    parent.subject(),
-                    i + 1,
-                    child.subject(),
-                    child.issuer()
+                hsm::text!(
+                    "signing.import.chain_out_of_order",
+                    "the chain is not in order: certificate {{parent}} ({{parent_subject}}) is not the issuer of certificate {{child}} ({{child_subject}}, issued by {{child_issuer}}); put the leaf first, then each issuer",
+                    parent = i + 2,
+                    parent_subject = parent.subject(),
+                    child = i + 1,
+                    child_subject = child.subject(),
+                    child_issuer = child.issuer()
                 ),
             ));
         }
@@ -243,8 +360,13 @@ fn eku_name(oid: &ObjectIdentifier) -> String {
 
 /// Describe a certificate (DER).
 pub fn describe(der_bytes: &[u8]) -> Result<CertificateInfo> {
-    let c = Certificate::from_der(der_bytes)
-        .map_err(|e| SignError::Format(format!("not an X.509 certificate: {e}")))?;
+    let c = Certificate::from_der(der_bytes).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.not_x509_certificate",
+            "not an X.509 certificate: {{error}}",
+            error = e
+        ))
+    })?;
     let tbs = c.tbs_certificate();
     let (not_before, _) = rfc3339(&tbs.validity().not_before);
     let (not_after, end) = rfc3339(&tbs.validity().not_after);
@@ -355,10 +477,17 @@ pub fn build_chain(leaf: &[u8], pool: &[Vec<u8>]) -> Vec<Vec<u8>> {
 /// The DER of a certificate's subject (for `CKA_SUBJECT`) and issuer and serial (for
 /// `CKA_ISSUER` / `CKA_SERIAL_NUMBER`).
 pub fn certificate_names(der_bytes: &[u8]) -> Result<(Vec<u8>, Vec<u8>, Vec<u8>)> {
-    let c = Certificate::from_der(der_bytes)
-        .map_err(|e| SignError::Format(format!("not an X.509 certificate: {e}")))?;
+    let c = Certificate::from_der(der_bytes).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.not_x509_certificate",
+            "not an X.509 certificate: {{error}}",
+            error = e
+        ))
+    })?;
     let tbs = c.tbs_certificate();
-    let enc = |r: der::Result<Vec<u8>>| r.map_err(|e| SignError::Format(e.to_string()));
+    let enc = |r: der::Result<Vec<u8>>| {
+        r.map_err(|e| SignError::Format(hsm::text!("signing.der_error", "{{error}}", error = e)))
+    };
     Ok((
         enc(tbs.subject().to_der())?,
         enc(tbs.issuer().to_der())?,

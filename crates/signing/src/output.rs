@@ -18,10 +18,12 @@ impl From<outfile::WriteError> for SignError {
                 path: other.path().display().to_string(),
                 reason: match &other {
                     outfile::WriteError::Io { source, .. } if source.raw_os_error() == Some(28) => {
-                        "the disk is full".to_string()
+                        hsm::text!("signing.disk_full", "the disk is full")
                     }
-                    outfile::WriteError::Io { source, .. } => source.to_string(),
-                    _ => other.to_string(),
+                    outfile::WriteError::Io { source, .. } => {
+                        hsm::text!("signing.write_failed", "{{error}}", error = source)
+                    }
+                    _ => hsm::text!("signing.write_failed", "{{error}}", error = other),
                 },
             },
         }

@@ -23,7 +23,11 @@ pub fn stream_same(
     let path = input.path.as_path();
     let unreadable = |e: std::io::Error| SignError::Input {
         path: path.display().to_string(),
-        reason: format!("cannot be read: {e}"),
+        reason: hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = e
+        ),
     };
     let changed = || SignError::Changed(path.display().to_string());
     let mut f = File::open(path).map_err(unreadable)?;

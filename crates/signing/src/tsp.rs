@@ -69,9 +69,53 @@ pub enum TspError {
     BadSignature(String),
     /// The TSA's certificate is not fit to sign time-stamps.
     #[error("the TSA's certificate {0}")]
-    Certificate(String),
+    Certificate(hsm::Msg),
     #[error("the TSA's certificate does not chain to the CA file: {0}")]
     Untrusted(String),
+}
+
+impl TspError {
+    /// The reason as the officer reads it, with a catalog key under `signing.` (the same
+    /// English as `Display`; another library's error text stays an English argument).
+    pub fn msg(&self) -> hsm::Msg {
+        match self {
+            TspError::Malformed(e) => hsm::text!(
+                "signing.tsp_malformed",
+                "the answer is not an RFC 3161 time-stamp response: {{error}}",
+                error = e
+            ),
+            TspError::Refused { status, text } => hsm::text!(
+                "signing.tsp_refused",
+                "the TSA refused the request: status {{status}}{{text}}",
+                status = status,
+                text = text
+            ),
+            TspError::WrongImprint => hsm::text!(
+                "signing.tsp_wrong_imprint",
+                "the token's message imprint is not the hash that was sent"
+            ),
+            TspError::WrongNonce => hsm::text!(
+                "signing.tsp_wrong_nonce",
+                "the token does not echo the nonce that was sent"
+            ),
+            TspError::BadSignature(e) => hsm::text!(
+                "signing.tsp_bad_signature",
+                "the TSA's signature does not verify: {{error}}",
+                error = e
+            ),
+            TspError::Certificate(m) => hsm::text!(
+                "signing.tsp_certificate",
+                "the TSA's certificate {{reason}}",
+                reason = m
+            )
+            .nest("reason", m),
+            TspError::Untrusted(e) => hsm::text!(
+                "signing.tsp_untrusted",
+                "the TSA's certificate does not chain to the CA file: {{error}}",
+                error = e
+            ),
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, TspError>;
@@ -306,7 +350,10 @@ pub fn verify_token(
         .iter()
         .find(|c| names_signer(c, &signer.sid))
         .ok_or_else(|| {
-            TspError::Certificate("is not in the token (the request asked for it)".into())
+            TspError::Certificate(hsm::text!(
+                "signing.tsp_certificate_missing",
+                "is not in the token (the request asked for it)"
+            ))
         })?;
     // The signed attributes: content type TSTInfo and the digest of the TSTInfo.
     let attrs = signer
@@ -436,25 +483,35 @@ fn check_tsa_certificate(c: &Certificate, at: std::time::SystemTime) -> Result<(
     let eku = c
         .tbs_certificate()
         .get_extension::<ExtendedKeyUsage>()
-        .map_err(|e| TspError::Certificate(format!("has a damaged extended key usage: {e}")))?;
+        .map_err(|e| {
+            TspError::Certificate(hsm::text!(
+                "signing.tsp_certificate_eku_damaged",
+                "has a damaged extended key usage: {{error}}",
+                error = e
+            ))
+        })?;
     match eku {
         Some((true, ExtendedKeyUsage(purposes))) if purposes == [OID_KP_TIME_STAMPING] => {}
         Some((false, _)) => {
-            return Err(TspError::Certificate(
-                "marks its extended key usage non-critical (RFC 3161 2.3 asks for critical)".into(),
-            ))
+            return Err(TspError::Certificate(hsm::text!(
+                "signing.tsp_certificate_eku_not_critical",
+                "marks its extended key usage non-critical (RFC 3161 2.3 asks for critical)"
+            )))
         }
         _ => {
-            return Err(TspError::Certificate(
-                "does not have the timeStamping extended key usage (alone)".into(),
-            ))
+            return Err(TspError::Certificate(hsm::text!(
+                "signing.tsp_certificate_eku_missing",
+                "does not have the timeStamping extended key usage (alone)"
+            )))
         }
     }
     let v = c.tbs_certificate().validity();
     if at < v.not_before.to_system_time() || at > v.not_after.to_system_time() {
-        return Err(TspError::Certificate(format!(
-            "was not valid at the time it stamped ({} to {})",
-            v.not_before, v.not_after
+        return Err(TspError::Certificate(hsm::text!(
+            "signing.tsp_certificate_not_valid_then",
+            "was not valid at the time it stamped ({{not_before}} to {{not_after}})",
+            not_before = v.not_before,
+            not_after = v.not_after
         )));
     }
     Ok(())
@@ -495,7 +552,9 @@ fn chain_to(leaf: &Certificate, token_certs: &[Certificate], ca: &[Certificate])
 }
 
 /// The digest a certificate's signature algorithm names.
-fn cert_signature_digest(alg: &AlgorithmIdentifierOwned) -> std::result::Result<DigestAlg, String> {
+pub(crate) fn cert_signature_digest(
+    alg: &AlgorithmIdentifierOwned,
+) -> std::result::Result<DigestAlg, String> {
     match alg.oid {
         o if o == OID_SHA256_WITH_RSA || o == OID_ECDSA_SHA256 => Ok(DigestAlg::Sha256),
         o if o == OID_SHA384_WITH_RSA || o == OID_ECDSA_SHA384 => Ok(DigestAlg::Sha384),
@@ -506,7 +565,7 @@ fn cert_signature_digest(alg: &AlgorithmIdentifierOwned) -> std::result::Result<
 
 /// A TSA's (or CA's) signature over `message` with the key of `cert`: ECDSA P-256/P-384 or
 /// RSA PKCS #1 v1.5, with `digest`, by the software verifiers.
-fn verify_signature(
+pub(crate) fn verify_signature(
     cert: &Certificate,
     alg: &AlgorithmIdentifierOwned,
     digest: DigestAlg,

@@ -100,8 +100,12 @@ fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
         &|_| {},
         &AtomicBool::new(false),
     )?;
-    d.get(alg)
-        .ok_or_else(|| SignError::Format("digest not computed".into()))
+    d.get(alg).ok_or_else(|| {
+        SignError::Format(hsm::text!(
+            "signing.digest_not_computed",
+            "digest not computed"
+        ))
+    })
 }
 
 /// Verify `file` against the raw signature `sig` with `pk`.
@@ -149,7 +153,11 @@ pub fn verify_file(
 ) -> Result<VerifyReport> {
     let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
         path: sig_path.display().to_string(),
-        reason: format!("cannot be read: {e}"),
+        reason: hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = e
+        ),
     })?;
     // A bundle is a JSON document. A raw signature may start with the byte '{' too (one in
     // 256 do), so only JSON is taken for a bundle.
@@ -175,7 +183,10 @@ pub fn verify_file(
         return Ok(r);
     }
     let pk = pubkey.ok_or_else(|| {
-        SignError::Format("a raw signature needs the signer's public key (--pub KEY.pem)".into())
+        SignError::Format(hsm::text!(
+            "signing.raw_needs_public_key",
+            "a raw signature needs the signer's public key (--pub KEY.pem)"
+        ))
     })?;
     let mut r = report(file, SignatureFormat::Raw);
     r.key_fingerprint = Some(pk.fingerprint());
@@ -237,7 +248,7 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
     r.signer = Some(b.key.label.clone());
     r.signing_time = Some(b.signed_at.clone());
     r.algorithm = Some(b.algorithm.clone());
-    let pk = PublicKey::from_spki_pem(&b.key.public_key).map_err(SignError::Format)?;
+    let pk = PublicKey::from_spki_pem(&b.key.public_key).map_err(crate::unusable_key)?;
     r.key_fingerprint = Some(pk.fingerprint());
     if let Some(p) = pinned {
         if p != &pk {
@@ -257,7 +268,13 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
     use base64::Engine;
     let sig = base64::engine::general_purpose::STANDARD
         .decode(&b.signature)
-        .map_err(|e| SignError::Format(format!("signature is not base64: {e}")))?;
+        .map_err(|e| {
+            SignError::Format(hsm::text!(
+                "signing.signature_not_base64",
+                "signature is not base64: {{error}}",
+                error = e
+            ))
+        })?;
     match verify_raw(file, &sig, &pk, &b.context()) {
         Ok(alg) if alg == b.scheme => {
             r.valid = true;
@@ -300,7 +317,11 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
     r.key_fingerprint = Some(pk.fingerprint());
     let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
         path: sig_path.display().to_string(),
-        reason: format!("cannot be read: {e}"),
+        reason: hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = e
+        ),
     })?;
     match verify_raw(manifest, &sig, pk, &[]) {
         Ok(alg) => r.algorithm = Some(alg.name()),
@@ -313,7 +334,13 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
             return Ok(r);
         }
     }
-    let text = std::fs::read_to_string(manifest).map_err(|e| SignError::Format(e.to_string()))?;
+    let text = std::fs::read_to_string(manifest).map_err(|e| {
+        SignError::Format(hsm::text!(
+            "signing.manifest_unreadable",
+            "{{error}}",
+            error = e
+        ))
+    })?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
     check_listed(&mut r, dir, &text)?;
     Ok(r)

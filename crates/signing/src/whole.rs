@@ -75,7 +75,11 @@ impl Parts {
         let path = input.path.display().to_string();
         let file = File::open(&input.path).map_err(|e| SignError::Input {
             path: path.clone(),
-            reason: format!("cannot be read: {e}"),
+            reason: hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
         })?;
         Ok(Parts {
             file,
@@ -96,7 +100,11 @@ impl Parts {
                 Err(e) => {
                     return Err(SignError::Input {
                         path: self.path.clone(),
-                        reason: format!("cannot be read: {e}"),
+                        reason: hsm::text!(
+                            "errors.inputs.unreadable",
+                            "cannot be read: {{error}}",
+                            error = e
+                        ),
                     })
                 }
             }
@@ -117,7 +125,11 @@ impl Parts {
 fn read_all(input: &InputFile, sha256: &str) -> Result<Vec<u8>> {
     let bytes = std::fs::read(&input.path).map_err(|e| SignError::Input {
         path: input.path.display().to_string(),
-        reason: format!("cannot be read: {e}"),
+        reason: hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = e
+        ),
     })?;
     if hex::encode(Sha256::digest(&bytes)) != sha256 {
         return Err(SignError::Changed(input.path.display().to_string()));
@@ -151,7 +163,7 @@ impl FileSigner<'_> {
             self.context,
             &signed.signature,
         )
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+        .map_err(SignError::into_self_check)?;
         Ok(signed)
     }
 
@@ -193,24 +205,28 @@ impl FileSigner<'_> {
             Err(other) => return Err(other),
         };
         let Some(mech) = external_mu_mechanism(self.session) else {
-            return Err(SignError::Unsupported(format!(
-                "{} is {} bytes; this token refused it as a multi-part ML-DSA message ({refused}) and offers no external-μ signing (Luna's CKM_EXTMU_ML_DSA) — choose the CMS format for it",
-                input.name(),
-                input.size()
+            return Err(SignError::Unsupported(hsm::text!(
+                "signing.ml_dsa_too_large_for_token",
+                "{{file}} is {{size}} bytes; this token refused it as a multi-part ML-DSA message ({{error}}) and offers no external-μ signing (Luna's CKM_EXTMU_ML_DSA) — choose the CMS format for it",
+                file = input.name(),
+                size = input.size(),
+                error = refused
             )));
         };
         let PublicKey::MlDsa { key: pk, .. } = self.pk else {
-            return Err(SignError::Format(
-                "an ML-DSA key without its public key".into(),
-            ));
+            return Err(SignError::Format(hsm::text!(
+                "signing.ml_dsa_without_public_key",
+                "an ML-DSA key without its public key"
+            )));
         };
         let mu = external_mu(pk, self.context, input, sha256)?;
         let signature = self.session.sign(&Mechanism::new(mech), self.key, &mu)?;
         if signature.len() != ml_dsa_set(set).signature_len() {
-            return Err(SignError::SelfCheck(format!(
-                "the token's external-μ signature has {} bytes, not {}",
-                signature.len(),
-                ml_dsa_set(set).signature_len()
+            return Err(SignError::SelfCheck(hsm::text!(
+                "signing.external_mu_signature_length",
+                "the token's external-μ signature has {{got}} bytes, not {{want}}",
+                got = signature.len(),
+                want = ml_dsa_set(set).signature_len()
             )));
         }
         Ok(Signed {
@@ -282,8 +298,12 @@ pub fn external_mu(
 }
 
 fn mu_prefix(public_key: &[u8], context: &[u8]) -> Result<sha3::Shake256> {
-    let ctx_len = u8::try_from(context.len())
-        .map_err(|_| SignError::Unsupported("ML-DSA contexts are at most 255 bytes".into()))?;
+    let ctx_len = u8::try_from(context.len()).map_err(|_| {
+        SignError::Unsupported(hsm::text!(
+            "signing.ml_dsa_context_too_long",
+            "ML-DSA contexts are at most 255 bytes"
+        ))
+    })?;
     let mut tr = [0u8; 64];
     let mut t = sha3::Shake256::default();
     t.update(public_key);
@@ -303,11 +323,12 @@ fn mu_finish(h: sha3::Shake256) -> [u8; 64] {
 
 fn refuse_beyond(alg: SigAlg, input: &InputFile, limit: u64) -> Result<()> {
     if input.size() > limit {
-        return Err(SignError::Unsupported(format!(
-            "{} signs whole messages and tokens take at most {} MiB at once; {} is larger — choose the CMS format for it",
-            alg.name(),
-            limit >> 20,
-            input.name()
+        return Err(SignError::Unsupported(hsm::text!(
+            "signing.whole_message_too_large",
+            "{{alg}} signs whole messages and tokens take at most {{mib}} MiB at once; {{file}} is larger — choose the CMS format for it",
+            alg = alg.name(),
+            mib = limit >> 20,
+            file = input.name()
         )));
     }
     Ok(())
@@ -326,16 +347,29 @@ pub fn verify_file(
     let open = || {
         File::open(path).map_err(|e| SignError::Input {
             path: path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
+            reason: hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
         })
     };
     let invalid = |e: swverify::VerifyError| {
-        SignError::Invalid(format!("{} signature does not verify: {e}", alg.name()))
+        SignError::Invalid(hsm::text!(
+            "signing.signature_does_not_verify",
+            "{{alg}} signature does not verify: {{error}}",
+            alg = alg.name(),
+            error = e
+        ))
     };
     if input.size() <= MAX_WHOLE_MESSAGE {
         let bytes = std::fs::read(path).map_err(|e| SignError::Input {
             path: path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
+            reason: hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
         })?;
         return alg.verify(pk, &bytes, context, signature);
     }
@@ -347,10 +381,11 @@ pub fn verify_file(
             swverify::ml_dsa_reader(ml_dsa_set(set), key, &mut open()?, context, signature)
                 .map_err(invalid)
         }
-        _ => Err(SignError::Unsupported(format!(
-            "{} signs whole messages; files over {} MiB are signed and verified in CMS (.p7s) form",
-            alg.name(),
-            MAX_WHOLE_MESSAGE >> 20
+        _ => Err(SignError::Unsupported(hsm::text!(
+            "signing.whole_message_verify_too_large",
+            "{{alg}} signs whole messages; files over {{mib}} MiB are signed and verified in CMS (.p7s) form",
+            alg = alg.name(),
+            mib = MAX_WHOLE_MESSAGE >> 20
         ))),
     }
 }

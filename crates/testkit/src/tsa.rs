@@ -31,7 +31,9 @@ fn openssl(dir: &Path, args: &[&str]) {
 /// A TSA on 127.0.0.1: each request piped into `openssl ts -reply`. The path picks what it
 /// does: `/ok`, `/wrong-imprint` (stamps another hash), `/bad-signature` (a byte of the
 /// signature flipped), `/reject` (a TSA section that accepts no SHA-2 imprint: OpenSSL
-/// answers `rejection`), `/silent` (reads the request, never answers).
+/// answers `rejection`), `/silent` (reads the request, never answers), `/slow` (answers
+/// after 2 s), `/drop` (sends half its answer and closes the connection), `/drop-every-3rd`
+/// (so does every third exchange, by arrival).
 pub struct TestTsa {
     pub dir: tempfile::TempDir,
     pub port: u16,
@@ -172,6 +174,11 @@ fn answer(root: &Path, n: usize, mut stream: TcpStream) {
         std::thread::sleep(std::time::Duration::from_secs(30));
         return;
     }
+    if mode == "slow" {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+    // Every third exchange (by arrival) loses its connection halfway through the answer.
+    let drop_now = mode == "drop" || (mode == "drop-every-3rd" && n % 3 == 0);
     if mode == "wrong-imprint" {
         // The hash is the first 32-, 48- or 64-byte OCTET STRING of the query.
         let at = query
@@ -213,6 +220,11 @@ fn answer(root: &Path, n: usize, mut stream: TcpStream) {
         reply.len()
     );
     stream.write_all(head.as_bytes()).unwrap();
+    if drop_now {
+        let _ = stream.write_all(&reply[..reply.len() / 2]);
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        return;
+    }
     stream.write_all(&reply).unwrap();
 }
 

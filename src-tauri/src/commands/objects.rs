@@ -4,7 +4,7 @@
 use tauri::State;
 
 use console::attributes::{AttributeChanges, AttributesChanged, EditableAttributes};
-use console::backup::{Unwrapped, WrapFile};
+use console::backup::{OaepHash, Unwrapped, WrapFile};
 use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
 use console::uris::ObjectUri;
 
@@ -100,7 +100,7 @@ pub async fn object_uri(
     state.console()?.object_uri(&partition_id, handle).await
 }
 
-/// An AES key's check value (first 3 bytes of its encryption of a zero block).
+/// An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE).
 #[ipc_macros::command]
 pub async fn key_check_value(
     state: State<'_, AppState>,
@@ -122,6 +122,7 @@ pub async fn wrap_key(
     handle: u64,
     wrapping_handle: u64,
     file_name: String,
+    oaep_hash: Option<OaepHash>,
 ) -> Cmd<Option<WrapFile>> {
     let c = state.console()?;
     let Some(path) = dialogs::save(
@@ -133,7 +134,7 @@ pub async fn wrap_key(
     else {
         return Ok(None);
     };
-    c.wrap_key(&partition_id, handle, wrapping_handle, &path)
+    c.wrap_key(&partition_id, handle, wrapping_handle, &path, oaep_hash)
         .await
         .map(Some)
 }

@@ -3,6 +3,7 @@
 // unset, never set). A new ID moves the pair's other half and its certificates along.
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { textOf } from "../i18n";
 import type { AttributesChanged, FlagChange } from "../bindings";
 import { Dialog, ErrorBox, Field } from "../components";
 import { api } from "../ipc";
@@ -104,7 +105,7 @@ export function AttributesDialog({
         <fieldset>
           <legend>{t("attributes.flags")}</legend>
           {a.flags.map((f) => (
-            <label className="checkbox" key={f.name} title={f.reason ?? undefined}>
+            <label className="checkbox" key={f.name} title={f.reason ? textOf(f.reason) : undefined}>
               <input
                 type="checkbox"
                 checked={flags[f.name] ?? f.value}
@@ -113,7 +114,7 @@ export function AttributesDialog({
                 data-testid={`attr-flag-${f.name}`}
               />{" "}
               {f.name}
-              {f.reason && <span className="muted small"> — {f.reason}</span>}
+              {f.reason && <span className="muted small"> — {textOf(f.reason)}</span>}
             </label>
           ))}
         </fieldset>

@@ -520,6 +520,7 @@ export function AuditView() {
           <option value="success">{t("audit.status_success")}</option>
           <option value="failure">{t("audit.status_failure")}</option>
           <option value="warning">{t("audit.status_warning")}</option>
+          <option value="unknown">{t("audit.status_unknown")}</option>
         </select>
       </div>
       {error && <ErrorBox error={error} />}
@@ -565,7 +566,7 @@ export function AuditView() {
                       </span>
                       <span role="gridcell">
                         <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>
-                          {r.status === "success" || r.status === "failure" || r.status === "warning"
+                          {r.status === "success" || r.status === "failure" || r.status === "warning" || r.status === "unknown"
                             ? t(`audit.status_${r.status}`)
                             : r.status}
                         </Badge>

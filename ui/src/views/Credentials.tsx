@@ -5,7 +5,7 @@ import { useEffect, useState, type ReactNode } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import type { Action, PartitionView, Permission, TokenView, UserKind } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
-import i18n from "../i18n";
+import i18n, { textOf } from "../i18n";
 import { api } from "../ipc";
 import { useAuditActions, useConnectionsActions, usePartitionActions, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -59,10 +59,16 @@ export function RoleButton({
   const allowed = perm?.allowed ?? false;
   return (
     <span className="role-action">
-      <button className={className} onClick={onClick} disabled={!allowed} title={perm?.reason ?? undefined} data-testid={testId}>
+      <button
+        className={className}
+        onClick={onClick}
+        disabled={!allowed}
+        title={perm?.reason ? textOf(perm.reason) : undefined}
+        data-testid={testId}
+      >
         {children}
       </button>
-      {!allowed && perm?.reason && <span className="muted small role-reason">{perm.reason}</span>}
+      {!allowed && perm?.reason && <span className="muted small role-reason">{textOf(perm.reason)}</span>}
     </span>
   );
 }

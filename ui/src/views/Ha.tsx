@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { Difference, DriftReport, HaGroupView, HaMemberView, HaProbeShare, HaWarning } from "../bindings";
 import { Badge, ErrorBox } from "../components";
-import { useFormat } from "../i18n";
+import { textOf, useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useConnections, useNavigate, usePartitionActions, useSettings } from "../state";
 import { useConsoleEvent } from "../state/events";
@@ -118,7 +118,7 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
             {t("ha.group", { label: g.label })}{" "}
             <span className="muted">{t("ha.serial_virtual_slot", { serial: g.serial, slot: g.slot_id })}</span>{" "}
             {g.warning ? (
-              <Badge tone="bad">{g.warning}</Badge>
+              <Badge tone="bad">{g.warning_text ? textOf(g.warning_text) : g.warning}</Badge>
             ) : (
               <Badge tone="ok">{t("ha.n_alive", { n: g.members.filter((m) => m.alive).length })}</Badge>
             )}
@@ -185,7 +185,8 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
       {r && (
         <>
           <p data-testid="drift-verdict" data-verdict={r.verdict}>
-            <Badge tone={VERDICT_TONE[r.verdict]}>{r.summary}</Badge> <span className="muted small">{fmt.time(r.checked_at)}</span>
+            <Badge tone={VERDICT_TONE[r.verdict]}>{textOf(r.summary_text)}</Badge>{" "}
+            <span className="muted small">{fmt.time(r.checked_at)}</span>
           </p>
           <table className="table compact">
             <thead>
@@ -212,12 +213,12 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
           </table>
           <Differences title={t("ha.objects")} list={r.differences} />
           <Differences title={t("ha.policies")} list={r.policy_differences} />
-          {r.notes.map((n) => (
-            <p className="muted small" key={n}>
-              {n}
+          {r.notes_text.map((n) => (
+            <p className="muted small" key={n.text}>
+              {textOf(n)}
             </p>
           ))}
-          <p className="muted small">{r.kcv_method}.</p>
+          <p className="muted small">{textOf(r.kcv_method_text)}.</p>
         </>
       )}
     </section>
@@ -243,7 +244,11 @@ export function HaGroupPanel({ partitionId }: { partitionId: string }) {
           <h3>
             {t("ha.group", { label: group.label })} <span className="muted">{t("common.serial", { serial: group.serial })}</span>
           </h3>
-          {group.warning ? <Badge tone="bad">{group.warning}</Badge> : <Badge tone="ok">{t("ha.members_alive")}</Badge>}
+          {group.warning ? (
+            <Badge tone="bad">{group.warning_text ? textOf(group.warning_text) : group.warning}</Badge>
+          ) : (
+            <Badge tone="ok">{t("ha.members_alive")}</Badge>
+          )}
         </header>
         <MembersTable group={group} stats={true} />
         {!group.members_visible && <p className="muted small">{t("ha.members_hidden")}</p>}
@@ -276,14 +281,14 @@ export function HaWarningBadge() {
     <button
       className="badge-button"
       data-testid="ha-warning"
-      title={warnings.map((x) => t("ha.warning_title", { label: x.label, serial: x.serial, text: x.text })).join("\n")}
+      title={warnings.map((x) => t("ha.warning_title", { label: x.label, serial: x.serial, text: textOf(x.message) })).join("\n")}
       onClick={() => {
         selectPartition(w.partition_id);
         navigate("partition");
       }}
     >
       <Badge tone="bad">
-        {t("ha.warning_badge", { label: w.label, text: w.text })}
+        {t("ha.warning_badge", { label: w.label, text: textOf(w.message) })}
         {warnings.length > 1 ? ` (+${warnings.length - 1})` : ""}
       </Badge>
     </button>
@@ -317,7 +322,7 @@ export function HaProbeShares({ share }: { share: HaProbeShare }) {
           ))}
         </tbody>
       </table>
-      <p className="muted small">{t("ha.probe_basis", { basis: share.basis })}</p>
+      <p className="muted small">{t("ha.probe_basis", { basis: share.basis_text ? textOf(share.basis_text) : share.basis })}</p>
     </div>
   );
 }

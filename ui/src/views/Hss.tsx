@@ -5,52 +5,30 @@
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import type { HssKeyView } from "../bindings";
-import { LineChart, type Series, type Threshold } from "../charts/Chart";
 import { Badge, EmptyState, ErrorBox } from "../components";
 import { textOf, useFormat } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useNavigate, useSettings } from "../state";
 import { useCommand } from "../useCommand";
+import { LeftChart } from "./LeftChart";
 import { UsageLimitedKeys } from "./Usage";
 
-const WARN = "warn" as const;
-const BAD = "bad" as const;
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
 /// Signatures left over time, the projection to zero, the thresholds.
 function KeyChart({ k, warning, critical }: { k: HssKeyView; warning: number; critical: number }) {
   const { t } = useTranslation();
-  const fmt = useFormat();
-  const total = Number(k.capacity || "0");
-  const points = k.history.map((p) => [Date.parse(p.at), p.remaining] as [number, number]);
-  const last = points.at(-1);
-  const series: Series[] = [{ name: t("hss.chart_left"), points }];
-  const thresholds: Threshold[] =
-    Number.isFinite(total) && total > 0
-      ? [
-          { label: t("hss.threshold_warning", { percent: warning }), y: (total * warning) / 100, tone: WARN },
-          { label: t("hss.threshold_critical", { percent: critical }), y: (total * critical) / 100, tone: BAD },
-        ]
-      : [];
-  if (last && k.projected_exhaustion)
-    series.push({
-      name: t("hss.chart_projected"),
-      points: [last, [Date.parse(`${k.projected_exhaustion}T00:00:00Z`), 0]],
-      dashed: true,
-      color: 1,
-    });
   return (
-    <LineChart
+    <LeftChart
       testId="hss-chart"
       exportName={`hss-${k.label}`}
-      lines={18}
-      spec={{
-        title: t("hss.chart_title", { label: k.label }),
-        x: { label: t("hss.chart_x"), time: true, format: (v) => fmt.date(v) },
-        y: { label: t("hss.chart_y"), format: (v) => fmt.number(v) },
-        series,
-        thresholds,
-      }}
+      title={t("hss.chart_title", { label: k.label })}
+      yLabel={t("hss.chart_y")}
+      total={Number(k.capacity || "0")}
+      history={k.history}
+      projected={k.projected_exhaustion}
+      warning={warning}
+      critical={critical}
     />
   );
 }

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../components";
-import i18n, { formatter } from "../i18n";
+import i18n, { formatter, textOf } from "../i18n";
 import { api } from "../ipc";
 import { useAudit, useJumps, useKeygen, useNavigate, usePartition, useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -13,7 +13,7 @@ import { permission } from "./Credentials";
 import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 import { AttributesDialog } from "./Attributes";
-import { Kcv, WrapDialog } from "./Backup";
+import { Kcv, UnwrapDialog, WrapDialog } from "./Backup";
 import { CertificatePane, ImportDialog, UriPane } from "./Objects";
 import { KeyFormats } from "./KeyFormats";
 import { UsageLine } from "./Usage";
@@ -211,7 +211,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
       <button
         onClick={() => setEditing(true)}
         disabled={!canEdit?.allowed}
-        title={canEdit?.allowed ? undefined : (canEdit?.reason ?? undefined)}
+        title={canEdit?.allowed || !canEdit?.reason ? undefined : textOf(canEdit.reason)}
         data-testid="edit-attributes"
       >
         {t("keys.edit_attributes")}
@@ -239,8 +239,11 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
         </button>
       )}
       {wrapping && <WrapDialog partitionId={partitionId} details={d} onClose={() => setWrapping(false)} />}
-      {d.summary.class === "SECRET_KEY" && d.summary.key_type === "AES" && <Kcv partitionId={partitionId} handle={d.summary.handle} />}
-      <UriPane partitionId={partitionId} handle={d.summary.handle} />
+      {d.summary.class === "SECRET_KEY" && (d.summary.key_type === "AES" || d.summary.key_type === "GENERIC_SECRET") && (
+        <Kcv partitionId={partitionId} handle={d.summary.handle} />
+      )}
+      {/* The URI names the label and ID: read again when an edit changes them. */}
+      <UriPane key={`${d.summary.label}/${d.summary.id_hex}`} partitionId={partitionId} handle={d.summary.handle} />
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
       {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
@@ -280,17 +283,20 @@ export function KeysView() {
   const [gen, setGen] = useState(false);
   const [del, setDel] = useState<ObjectSummary[] | null>(null);
   const [importing, setImporting] = useState(false);
+  const [unwrapping, setUnwrapping] = useState(false);
   const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
     if (partitionId) await listKeys(partitionId);
   }, [listKeys, partitionId]);
 
-  // A key generated in the background while this view was closed shows up on return too.
+  // A key generated in the background while this view was closed shows up on return too;
+  // after the HSM reconnected (a new module generation) the handles may be new numbers.
   const { lastDone } = useKeygen();
+  const generation = partition?.pool.module_generation;
   useEffect(() => {
     void load();
-  }, [load, partition?.logged_in, lastDone]);
+  }, [load, partition?.logged_in, lastDone, generation]);
 
   const classes = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.class))).sort(), [keys]);
   const algorithms = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.algorithm).filter(Boolean))).sort(), [keys]);
@@ -344,9 +350,10 @@ export function KeysView() {
   const canGenerate = permission(partition, "generate_keys");
   const canDelete = permission(partition, "delete_objects");
   const canImport = permission(partition, "import_objects");
+  const canUnwrap = permission(partition, "unwrap_keys");
   const askDelete = () => {
     if (canDelete?.allowed === false) {
-      toast("info", canDelete.reason ?? t("keys.role_may_not_delete"));
+      toast("info", canDelete.reason ? textOf(canDelete.reason) : t("keys.role_may_not_delete"));
       return;
     }
     const handles = checked.size > 0 ? Array.from(checked) : active !== null ? [active] : [];
@@ -383,7 +390,7 @@ export function KeysView() {
           <button
             onClick={askDelete}
             disabled={(checked.size === 0 && active === null) || canDelete?.allowed === false}
-            title={canDelete?.allowed === false ? (canDelete.reason ?? undefined) : undefined}
+            title={canDelete?.allowed === false && canDelete.reason ? textOf(canDelete.reason) : undefined}
             data-testid="delete-keys"
           >
             {checked.size > 0 ? t("keys.delete_n", { n: checked.size }) : t("keys.delete")}
@@ -391,16 +398,24 @@ export function KeysView() {
           <button
             onClick={() => setImporting(true)}
             disabled={!canImport?.allowed}
-            title={canImport?.allowed ? t("keys.import_title") : (canImport?.reason ?? t("keys.log_in_first"))}
+            title={canImport?.allowed ? t("keys.import_title") : canImport?.reason ? textOf(canImport.reason) : t("keys.log_in_first")}
             data-testid="import-objects"
           >
             {t("keys.import")}
           </button>
           <button
+            onClick={() => setUnwrapping(true)}
+            disabled={!canUnwrap?.allowed}
+            title={canUnwrap?.allowed ? t("backup.unwrap_title") : canUnwrap?.reason ? textOf(canUnwrap.reason) : t("keys.log_in_first")}
+            data-testid="unwrap-key"
+          >
+            {t("backup.unwrap_button")}
+          </button>
+          <button
             className="primary"
             onClick={() => setGen(true)}
             disabled={!canGenerate?.allowed}
-            title={canGenerate?.allowed ? t("generate.title") : (canGenerate?.reason ?? t("keys.log_in_first"))}
+            title={canGenerate?.allowed ? t("generate.title") : canGenerate?.reason ? textOf(canGenerate.reason) : t("keys.log_in_first")}
             data-testid="generate-key"
           >
             {t("keys.generate")}
@@ -409,7 +424,7 @@ export function KeysView() {
       </header>
       {loggedIn && canGenerate?.allowed === false && canGenerate.reason && (
         <div className="notice" data-testid="role-notice">
-          {canGenerate.reason}
+          {textOf(canGenerate.reason)}
         </div>
       )}
       {!loggedIn && <div className="notice">{t("keys.public_only")}</div>}
@@ -535,6 +550,7 @@ export function KeysView() {
           )}
         </aside>
       </div>
+      {unwrapping && <UnwrapDialog partitionId={partitionId} onClose={() => setUnwrapping(false)} onUnwrapped={() => void load()} />}
       {importing && (
         <ImportDialog
           partitionId={partitionId}

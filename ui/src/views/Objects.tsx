@@ -217,7 +217,7 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
     void load(partitionId, handle);
   }, [load, partitionId, handle]);
   const copy = (text: string) =>
-    void navigator.clipboard?.writeText(text).then(
+    void copyText(text).then(
       () => toast("ok", t("objects.copied")),
       () => toast("error", t("objects.clipboard_refused")),
     );
@@ -253,4 +253,20 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
       )}
     </section>
   );
+}
+
+/** Put `text` on the clipboard: the Clipboard API where the webview offers it, else the
+ * older copy command on a hidden text field (some WebKitGTK builds lack the API). */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  const ok = document.execCommand("copy");
+  area.remove();
+  if (!ok) throw new Error("the copy command was refused");
 }

@@ -141,16 +141,23 @@ function Card({ card }: { card: PartitionCard }) {
             <Badge tone={breakerTone}>{t(`overview.breaker_${card.pool.breaker}`)}</Badge>
           </dd>
         </div>
-        {card.ha && (
-          <div>
+        {card.ha.map((h) => (
+          <div key={`${h.partition_id}-${h.role}`} data-testid="card-ha" data-role={h.role} data-healthy={h.healthy}>
             <dt>{t("overview.ha")}</dt>
             <dd>
-              <Badge tone={card.ha.healthy ? "ok" : "bad"}>
-                {t("overview.ha_value", { group: card.ha.group, online: card.ha.members_online, total: card.ha.members_total })}
+              <Badge tone={h.healthy ? "ok" : "bad"}>
+                {h.role === "member" && h.position !== null
+                  ? t("overview.ha_member", { position: h.position, group: h.group, online: h.members_online, total: h.members_total })
+                  : t("overview.ha_value", { group: h.group, online: h.members_online, total: h.members_total })}
               </Badge>
+              <div className="muted small" data-testid="card-ha-drift">
+                {h.drift_summary
+                  ? t("overview.ha_last_check", { at: fmt.dateTime(h.drift_checked_at ?? ""), summary: textOf(h.drift_summary) })
+                  : t("overview.ha_never_checked")}
+              </div>
             </dd>
           </div>
-        )}
+        ))}
       </dl>
       {card.items.length > 0 && (
         <ul className="attention-list">

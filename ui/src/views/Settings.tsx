@@ -231,6 +231,15 @@ function SettingsForm({ settings }: { settings: Settings }) {
             aria-label={t("settings.tsa_timeout_label")}
           />
         </Field>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={draft.timestamp.optional}
+            onChange={(e) => set("timestamp", { ...draft.timestamp, optional: e.target.checked })}
+            data-testid="tsa-optional"
+          />{" "}
+          {t("settings.tsa_optional")}
+        </label>
       </section>
     </div>
   );

@@ -33,6 +33,7 @@ export function SignView() {
   const [manifest, setManifest] = useState(false);
   const [outDir, setOutDir] = useState<string | null>(null);
   const [kitDir, setKitDir] = useState<string | null>(null);
+  const [chainFiles, setChainFiles] = useState<string[]>([]);
   const [kitUid, setKitUid] = useState("");
   const [context, setContext] = useState("");
   const [continueOnError, setContinueOnError] = useState(false);
@@ -102,8 +103,10 @@ export function SignView() {
   const good = checks.filter((c) => !c.problem).length;
   const needed = useMemo(() => {
     const perFile = (formats.includes("cms") ? 1 : 0) + (formats.some((f) => f !== "cms") ? 1 : 0);
-    return good * perFile + (manifest ? 1 : 0) + (formats.includes("cms") && key && !key.has_certificate ? 1 : 0);
-  }, [good, formats, manifest, key]);
+    // A chain file may carry the key's certificate: then no self-signed one is issued.
+    const selfSigned = formats.includes("cms") && key && !key.has_certificate && chainFiles.length === 0;
+    return good * perFile + (manifest ? 1 : 0) + (selfSigned ? 1 : 0);
+  }, [good, formats, manifest, key, chainFiles]);
   const tooFew = isHss && key?.hss_remaining !== null && key?.hss_remaining !== undefined && key.hss_remaining < needed;
 
   const toggleFormat = (f: SignFormat) => setFormats((cur) => (cur.includes(f) ? cur.filter((x) => x !== f) : [...cur, f]));
@@ -111,6 +114,14 @@ export function SignView() {
     async () => {
       const picked = await api.pickFiles(t("sign.pick_title"), true);
       if (picked.length) setSignFiles((old) => [...old, ...picked]);
+    },
+    { errorToast: t("sign.no_file_dialog") },
+  );
+  // PEM/DER chain files for CMS; the backend reads and checks them before signing.
+  const { run: addChain } = useCommand(
+    async () => {
+      const picked = await api.pickFiles(t("sign.chain_title"), true);
+      if (picked.length) setChainFiles((old) => [...old, ...picked.filter((p) => !old.includes(p))]);
     },
     { errorToast: t("sign.no_file_dialog") },
   );
@@ -149,6 +160,7 @@ export function SignView() {
             context: isMlDsa && context ? context : undefined,
           }
         : undefined,
+      chain: chosen.includes("cms") ? chainFiles : [],
     });
   };
 
@@ -223,6 +235,11 @@ export function SignView() {
                               {o.verified && <span className="muted">{t("sign.verified")}</span>}
                             </div>
                           ))}
+                          {out.unstamped && (
+                            <div className="small warn-text" data-testid="sign-unstamped">
+                              {textOf(out.unstamped)}
+                            </div>
+                          )}
                         </div>
                       ) : pr ? (
                         pr.stage === "hashing" ? (
@@ -290,6 +307,23 @@ export function SignView() {
             />{" "}
             {t("sign.fmt_cms")}
           </label>
+          {formats.includes("cms") && (
+            <span className="inline-form" title={t("sign.chain_hint")}>
+              <button onClick={() => void addChain()} disabled={!!job} data-testid="chain-add">
+                {t("sign.chain")}
+              </button>
+              {chainFiles.length > 0 && (
+                <>
+                  <span className="small" data-testid="chain-files" title={chainFiles.join("\n")}>
+                    {t("sign.chain_files", { count: chainFiles.length })}
+                  </span>
+                  <button onClick={() => setChainFiles([])} disabled={!!job} aria-label={t("sign.chain_clear")}>
+                    ×
+                  </button>
+                </>
+              )}
+            </span>
+          )}
           <label>
             <input
               type="checkbox"

@@ -282,7 +282,11 @@ export function StatsView() {
               {t("stats.pool_line", { open: snap.pool.open, size: snap.pool.size, in_use: snap.pool.in_use })}{" "}
               <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{t(`overview.breaker_${snap.pool.breaker}`)}</Badge>
               {"; "}
-              {t("stats.recoveries", { recoveries: snap.metrics.module_recoveries, reopens: snap.metrics.session_reopens })}
+              {t("stats.recoveries", {
+                recoveries: snap.metrics.module_recoveries,
+                reopens: snap.metrics.session_reopens,
+                recovered: snap.metrics.recovered_calls,
+              })}
             </p>
             <table className="table compact" data-testid="console-ops">
               <thead>

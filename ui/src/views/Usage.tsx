@@ -7,8 +7,9 @@ import type { ObjectSummary } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
 import { useFormat } from "../i18n";
 import { api } from "../ipc";
-import { useAudit, useToast } from "../state";
+import { useAudit, useSettings, useToast } from "../state";
 import { useCommand } from "../useCommand";
+import { LeftChart } from "./LeftChart";
 
 const TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", warning: "warn", critical: "bad", exhausted: "bad" };
 
@@ -93,6 +94,7 @@ export function UsageLimitedKeys() {
   const { t } = useTranslation();
   const fmt = useFormat();
   const { auditTick } = useAudit();
+  const { settings } = useSettings();
   const { run: load, data: keys, error } = useCommand(api.usageKeys, { keepError: true });
   useEffect(() => {
     void load();
@@ -136,6 +138,23 @@ export function UsageLimitedKeys() {
           ))}
         </tbody>
       </table>
+      {keys
+        .filter((k) => k.history.length > 0)
+        .map((k) => (
+          <section className="card chart" key={`c-${k.partition_id}-${k.handle}`}>
+            <LeftChart
+              testId="usage-chart"
+              exportName={`usage-${k.label}`}
+              title={t("usage.chart_title", { label: k.label })}
+              yLabel={t("usage.chart_y")}
+              total={k.limit}
+              history={k.history}
+              projected={k.projected_exhaustion}
+              warning={settings?.hss_warning_percent ?? 10}
+              critical={settings?.hss_critical_percent ?? 1}
+            />
+          </section>
+        ))}
     </section>
   );
 }

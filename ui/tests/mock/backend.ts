@@ -105,6 +105,8 @@ export interface MockConfig {
   ed25519Key?: boolean;
   /** What the native folder dialog answers (default: cancelled). */
   pickedFolder?: string;
+  /** What the native file dialog answers (default: cancelled). */
+  pickedFiles?: string[];
   /** The partition is an HA group's virtual slot (two members) in this state. */
   ha?: "in_sync" | "drift" | "member_down";
   /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
@@ -138,6 +140,7 @@ declare global {
       event: (ev: ConsoleEvent) => Promise<void>;
       drop: (paths: string[]) => Promise<void>;
       releaseKeygen: () => void;
+      reconnect: () => Promise<void>;
     };
   }
 }
@@ -163,23 +166,62 @@ const ACTIONS: Action[] = [
   "set_role_pin",
   "init_token",
 ];
+/// As console::role_texts: the refusal's sentence with the role, action and rule nested.
+const ACTION_WORDS: Record<Action, string> = {
+  use_keys: "use keys",
+  generate_keys: "generate keys",
+  import_objects: "import objects",
+  edit_attributes: "change attributes",
+  delete_objects: "delete objects",
+  wrap_keys: "export keys wrapped",
+  unwrap_keys: "import wrapped keys",
+  change_own_pin: "change its PIN",
+  set_user_pin: "set the user PIN",
+  set_role_pin: "set other roles' PINs",
+  init_token: "initialize the token",
+};
+const RULE_WORDS = {
+  so_manages_token: "the security officer manages the token and its PINs; keys are the user's (log in as the user or Crypto Officer).",
+  only_so_sets_user_pin: "only the security officer sets or resets it (log in as the SO).",
+  crypto_user_uses_only:
+    "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
+  limited_officer_limits:
+    "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
+} as const;
+const ROLE_KEY: Record<UserKind, string> = {
+  user: "roles.crypto_officer",
+  so: "roles.partition_so",
+  crypto_user: "roles.crypto_user",
+  limited_crypto_officer: "roles.limited_crypto_officer",
+};
+function refusal(who: UserKind | null, action: Action, rule: keyof typeof RULE_WORDS | null): Text {
+  const a = ACTION_WORDS[action];
+  if (!who || !rule) {
+    return { key: "roles.log_in_first_to", args: { action: a, "action.key": `roles.actions.${action}` }, text: `Log in first to ${a}.` };
+  }
+  const role = ROLE_NAME[who];
+  const why = RULE_WORDS[rule];
+  return {
+    key: "roles.cannot",
+    args: { role, "role.key": ROLE_KEY[who], action: a, "action.key": `roles.actions.${action}`, why, "why.key": `roles.rules.${rule}` },
+    text: `The ${role} cannot ${a}: ${why}`,
+  };
+}
+
 function permissions(who: UserKind | null): Permission[] {
-  const allowed = (a: Action): string | null => {
+  const rule = (a: Action): keyof typeof RULE_WORDS | "none" | null => {
     if (a === "init_token") return null;
-    if (!who) return "Log in first.";
+    if (!who) return "none";
     if (a === "change_own_pin") return null;
-    if (who === "so") return a === "set_user_pin" ? null : "The Partition Security Officer cannot do this: keys are the user's.";
-    if (a === "set_user_pin") return "Only the security officer sets or resets it (log in as the SO).";
+    if (who === "so") return a === "set_user_pin" ? null : "so_manages_token";
+    if (a === "set_user_pin") return "only_so_sets_user_pin";
     if (who === "user") return null;
-    if (who === "crypto_user")
-      return a === "use_keys" ? null : "The Crypto User may use keys and read objects; changes are for the Crypto Officer.";
-    return ["use_keys", "generate_keys", "import_objects", "edit_attributes", "unwrap_keys"].includes(a)
-      ? null
-      : "The Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs.";
+    if (who === "crypto_user") return a === "use_keys" ? null : "crypto_user_uses_only";
+    return ["use_keys", "generate_keys", "import_objects", "edit_attributes", "unwrap_keys"].includes(a) ? null : "limited_officer_limits";
   };
   return ACTIONS.map((action) => {
-    const reason = allowed(action);
-    return { action, allowed: reason === null, reason };
+    const r = rule(action);
+    return { action, allowed: r === null, reason: r === null ? null : refusal(who, action, r === "none" ? null : r) };
   });
 }
 
@@ -346,7 +388,7 @@ export function install(cfg: MockConfig = {}) {
     theme: "system",
     language: null,
     last_output_dir: null,
-    timestamp: { enabled: false, url: "", ca_file: null, timeout_seconds: 10 },
+    timestamp: { enabled: false, url: "", ca_file: null, timeout_seconds: 10, optional: false },
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.
@@ -383,6 +425,9 @@ export function install(cfg: MockConfig = {}) {
     if (ipcReady) void emit("console-event", { kind: "audit_changed" } satisfies ConsoleEvent);
   }
 
+  // The module's generation: it moves when the HSM reconnects (window.__mock.reconnect).
+  let moduleGeneration = 1;
+
   function partitionView(): PartitionView {
     return {
       id: PARTITION,
@@ -405,7 +450,7 @@ export function install(cfg: MockConfig = {}) {
         breaker: "closed",
         breaker_opened: 0,
         logged_in: loggedIn !== null,
-        module_generation: 1,
+        module_generation: moduleGeneration,
       },
       luna: {
         firmware: "7.9.1",
@@ -576,6 +621,60 @@ export function install(cfg: MockConfig = {}) {
     };
   }
 
+  /// The partition's HA group on its card (cfg.ha), and its items, as console::overview::ha.
+  function haCards(items: AttentionItem[]): PartitionCard["ha"] {
+    if (!cfg.ha) return [];
+    const down = cfg.ha === "member_down";
+    const drift = cfg.ha === "drift";
+    const checkedAt = "2026-11-30T06:00:00.000Z";
+    const link = { view: "partition" as const, partition_id: PARTITION, search: null, day: null, seq: null };
+    if (down)
+      items.push(
+        item(
+          "ha",
+          "warning",
+          text(
+            "overview.items.ha_member_down",
+            "HA group {{group}}: {{down}} of {{total}} members down ({{members}}); the group runs without redundancy.",
+            { group: "prod-ha", down: 1, total: 2, members: "2 (1280000102, CKR_UNABLE_TO_CONNECT)" },
+          ),
+          "partition",
+          { subject: "prod-ha", remaining: 1, total: "2", link },
+        ),
+      );
+    if (drift) {
+      const summary = haSummary();
+      const t = text(
+        "overview.items.ha_drift",
+        "HA group {{group}}: the members differ ({{summary}}) at the check of {{at}}; compare and synchronize them in the group's Partition view.",
+        { group: "prod-ha", summary: summary.text, at: checkedAt },
+      );
+      items.push(
+        item("ha", "warning", { ...t, args: { ...t.args, "summary.key": summary.key, "summary.member": "2" } }, "partition", {
+          subject: "prod-ha",
+          at: checkedAt,
+          link,
+        }),
+      );
+    }
+    return [
+      {
+        partition_id: PARTITION,
+        group: "prod-ha",
+        serial: "1280000100",
+        role: "group",
+        position: null,
+        members_online: down ? 1 : 2,
+        members_total: 2,
+        down_members: down ? [2] : [],
+        drift: drift ? "drift" : down ? "member_down" : "in_sync",
+        drift_summary: haSummary(),
+        drift_checked_at: checkedAt,
+        healthy: !down && !drift,
+      },
+    ];
+  }
+
   /// The overview from the mock's state, as the Rust side composes it (console/src/overview).
   async function overview(): Promise<Overview> {
     const rank = { info: 0, warning: 1, critical: 2 } as const;
@@ -656,7 +755,7 @@ export function install(cfg: MockConfig = {}) {
         so_pin: { count_low: false, final_try: false, locked: false, to_be_changed: false },
         pool: stats.pool,
         load: { busy_percent: busy, commands_per_second: stats.luna?.commands_per_second ?? null, firmware: "7.9.1" },
-        ha: null,
+        ha: haCards(items),
         holds_audit_key: auditKey.state === "unlocked",
         items: sort(items),
       });
@@ -693,6 +792,44 @@ export function install(cfg: MockConfig = {}) {
             },
           ),
         );
+    }
+    // Usage-limited keys (Luna), as console::overview::keys: by the HSS thresholds and days left.
+    const limited = await handlers.usage_keys({});
+    for (const k of limited) {
+      const days = k.left / k.per_day_30;
+      const severity =
+        k.status === "critical" || k.status === "exhausted" || days <= 7
+          ? "critical"
+          : k.status === "warning" || days <= 30
+            ? "warning"
+            : null;
+      if (!severity) continue;
+      const message =
+        k.status === "exhausted"
+          ? text("overview.items.usage_exhausted", "{{label}} has used all {{limit}} uses its limit allows.", {
+              label: k.label,
+              limit: k.limit,
+            })
+          : text(
+              "overview.items.usage_days_left",
+              "{{label}}: {{remaining}} of {{total}} uses left, about {{days}} days at the current rate.",
+              {
+                label: k.label,
+                remaining: k.left,
+                total: k.limit,
+                days: days.toFixed(0),
+              },
+            );
+      keyItems.push(
+        item("usage_limit", severity, message, "keys", {
+          subject: k.label,
+          days_left: days,
+          remaining: k.left,
+          total: String(k.limit),
+          at: k.projected_exhaustion,
+          link: { view: "keys", partition_id: PARTITION, search: k.id_hex, day: null, seq: null },
+        }),
+      );
     }
     const certItems: AttentionItem[] = [];
     for (const c of loggedIn ? (cfg.certificates ?? []) : []) {
@@ -803,7 +940,7 @@ export function install(cfg: MockConfig = {}) {
             ),
           ]
         : [],
-      keys: { items: sort(keyItems), checked: hss.length, not_checked: notChecked },
+      keys: { items: sort(keyItems), checked: hss.length + limited.length, not_checked: notChecked },
       certificates: { items: sort(certItems), checked: loggedIn ? (cfg.certificates?.length ?? 0) : 0, not_checked: notChecked },
       audit: {
         key: auditKey,
@@ -864,7 +1001,22 @@ export function install(cfg: MockConfig = {}) {
       members_visible: true,
       drift: null,
       warning: cfg.ha === "drift" ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : null,
+      warning_text: cfg.ha === "drift" || down ? haSummary() : null,
     };
+  }
+  /// As console::ha::drift::summary: the verdict in words, its parts nested.
+  function haSummary(): Text {
+    if (cfg.ha === "drift") return text("ha.summary.drift_on_member", "drift on member {{member}}", { member: 2 });
+    if (cfg.ha === "member_down") {
+      const d = text("ha.summary.member_down", "member {{member}} down", { member: 2 });
+      const r = text("ha.summary.member_in_sync", "member {{member}} in sync", { member: 1 });
+      const t = text("ha.summary.down_rest_in_sync", "{{down}}; {{in_sync}}", { down: d.text, in_sync: r.text });
+      return {
+        ...t,
+        args: { ...t.args, "down.key": d.key, "down.member": "2", "in_sync.key": r.key, "in_sync.member": "1" },
+      };
+    }
+    return text("ha.summary.in_sync", "in sync");
   }
   function driftReport(): DriftReport {
     const drift = cfg.ha === "drift";
@@ -879,7 +1031,8 @@ export function install(cfg: MockConfig = {}) {
       group_serial: "1280000100",
       checked_at: new Date().toISOString(),
       verdict: drift ? "drift" : down ? "member_down" : "in_sync",
-      summary: drift ? "drift on member 2" : down ? "member 2 down; member 1 in sync" : "in sync",
+      summary: haSummary().text,
+      summary_text: haSummary(),
       members: [1, 2].map((n) => ({
         position: n,
         serial: `12800001${String(n).padStart(2, "0")}`,
@@ -917,7 +1070,12 @@ export function install(cfg: MockConfig = {}) {
       drifting_members: drift ? [2] : [],
       down_members: down ? [2] : [],
       kcv_method: "KCV = the first 3 bytes of the AES-ECB encryption of a zero block (DES3-ECB for triple-DES keys)",
+      kcv_method_text: text(
+        "ha.kcv_method",
+        "KCV = the first 3 bytes of the AES-ECB encryption of a zero block (DES3-ECB for triple-DES keys)",
+      ),
       notes: [],
+      notes_text: [],
     };
   }
 
@@ -931,7 +1089,9 @@ export function install(cfg: MockConfig = {}) {
     ha_warnings: async (): Promise<HaWarning[]> => {
       if (!cfg.ha || cfg.ha === "in_sync") return [];
       const r = driftReport();
-      return [{ partition_id: PARTITION, label: "prod-ha", serial: "1280000100", verdict: r.verdict, text: r.summary }];
+      return [
+        { partition_id: PARTITION, label: "prod-ha", serial: "1280000100", verdict: r.verdict, text: r.summary, message: r.summary_text },
+      ];
     },
     usage_keys: async () => {
       if (loggedIn === null) return [];
@@ -957,6 +1117,11 @@ export function install(cfg: MockConfig = {}) {
             per_day_30: 0.1,
             per_day_90: 0.05,
             projected_exhaustion: "2027-01-15",
+            history: [
+              { at: new Date(Date.now() - 10 * 86_400_000).toISOString(), remaining: limit },
+              { at: new Date(Date.now() - 86_400_000).toISOString(), remaining: Math.max(0, limit - used) },
+              { at: new Date().toISOString(), remaining: Math.max(0, limit - used) },
+            ],
           };
         });
     },
@@ -1421,7 +1586,7 @@ export function install(cfg: MockConfig = {}) {
       });
     },
     // The officer cancels every native dialog.
-    pick_files: async () => [],
+    pick_files: async () => cfg.pickedFiles ?? [],
     pick_folder: async () => cfg.pickedFolder ?? null,
     sign_files: async (args) => {
       requireAudit();
@@ -1432,6 +1597,16 @@ export function install(cfg: MockConfig = {}) {
       if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
       if (key.algorithm === "HSS" && !req.confirm_hss)
         throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
+      // The backend checks each chain link before signing (crates/console/src/sign/chain.rs).
+      const unrelated = req.chain.find((f) => f.includes("unrelated"));
+      if (unrelated) {
+        const args = { file: unrelated, subject: "CN=Unrelated CA", last: "CN=Test Intermediate CA", expected: "CN=Test Root CA" };
+        throw err(
+          "INVALID_INPUT",
+          `${unrelated}: the certificate CN=Unrelated CA does not chain to the signing certificate; the path ends at CN=Test Intermediate CA, whose issuer is CN=Test Root CA.`,
+          { details: "Nothing was signed.", i18n: { message: "errors.chain_does_not_chain", suggestion: null, args } },
+        );
+      }
       record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
       const report: SignReport = {
         key: {
@@ -1475,6 +1650,7 @@ export function install(cfg: MockConfig = {}) {
           sha256: null,
           outputs: [],
           error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null,
+          unstamped: null,
         }));
         return report;
       }
@@ -1483,7 +1659,15 @@ export function install(cfg: MockConfig = {}) {
         const name = path.split("/").pop() ?? path;
         if (problem(path)) {
           ch.onmessage({ stage: "failed", index: i, message: problem(path)! });
-          report.files.push({ path, name, size: null, sha256: null, outputs: [], error: err("INVALID_INPUT", problem(path)!) });
+          report.files.push({
+            path,
+            name,
+            size: null,
+            sha256: null,
+            outputs: [],
+            error: err("INVALID_INPUT", problem(path)!),
+            unstamped: null,
+          });
           continue;
         }
         if (cancelled.has(jobId)) {
@@ -1501,7 +1685,7 @@ export function install(cfg: MockConfig = {}) {
           path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig" }[f]}`,
           verified: true,
         }));
-        report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null });
+        report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null, unstamped: null });
         report.signatures_made += req.formats.length;
         ch.onmessage({ stage: "done", index: i });
         record("sign", "artifact", name, "success", { path, key_id: key.id_hex, outputs: outputs.map((o) => o.path) });
@@ -1629,8 +1813,14 @@ export function install(cfg: MockConfig = {}) {
       return "1A2B3C";
     },
     wrap_key: async () => null,
-    unwrap_key: async () => {
-      throw err("INVALID_INPUT", "not in the mock");
+    unwrap_key: async (args) => {
+      const path = String(args.path);
+      if (!path.endsWith(".json")) throw err("INVALID_INPUT", `${path}: is not a wrap file: expected value at line 1 column 1`);
+      const kek = find(Number(args.unwrappingHandle));
+      if (kek.class !== "SECRET_KEY") throw err("INVALID_INPUT", `'${kek.label}' cannot wrap: use an AES key or an RSA key pair.`);
+      const k = summary(handle++, args.label ?? "restored_key", "SECRET_KEY", "AES-256", hex(6000 + handle));
+      keys.push(k);
+      return { summary: k, kcv: "1A2B3C", public_handle: null };
     },
     object_uri: async (args) => {
       const k = find(Number(args.handle));
@@ -1671,7 +1861,13 @@ export function install(cfg: MockConfig = {}) {
                 name: "sensitive",
                 value: k.private,
                 changeable: !k.private,
-                reason: k.private ? "a sensitive key can never be made non-sensitive" : null,
+                reason: k.private
+                  ? {
+                      key: "errors.flag_sensitive_forever",
+                      args: {},
+                      text: "a sensitive key can never be made non-sensitive (PKCS#11: CKA_SENSITIVE may only be set to true)",
+                    }
+                  : null,
               },
               { name: "sign", value: k.capabilities.sign, changeable: true, reason: null },
             ]
@@ -1817,6 +2013,7 @@ export function install(cfg: MockConfig = {}) {
           errors_by_class: [],
           module_recoveries: 0,
           session_reopens: 0,
+          recovered_calls: 0,
           health_checks: 0,
           busy_rejections: 0,
           breaker_rejections: 0,
@@ -1974,6 +2171,10 @@ export function install(cfg: MockConfig = {}) {
                 per_s: 33,
               })),
               basis: "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe",
+              basis_text: text(
+                "ha.probe_basis_counters",
+                "each member's command counter (CA_GetHSMStats, or its utilization counters) before and after the probe",
+              ),
             }
           : null,
         cancelled: false,
@@ -2064,6 +2265,11 @@ export function install(cfg: MockConfig = {}) {
     drop: (paths: string[]) => emit("tauri://drag-drop", { paths, position: { x: 400, y: 300 } }),
     // Lets a held key generation (cfg.keygen.hold) finish.
     releaseKeygen: () => releaseKeygen(),
+    // The HSM reconnected: a new module generation, announced as the console does.
+    reconnect: () => {
+      moduleGeneration += 1;
+      return emit("console-event", { kind: "partition_changed", partition_id: PARTITION } satisfies ConsoleEvent);
+    },
   };
 }
 

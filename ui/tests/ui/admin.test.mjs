@@ -182,6 +182,30 @@ test("a key's PKCS#11 URI is shown and copied; 'Use this key from…' gives the 
   assert.deepEqual(page.errors, []);
 });
 
+test("a wrap file is unwrapped from the Keys view: a bad file is named, a good one lands in the list", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.getByTestId("unwrap-key").click();
+  const run = page.getByTestId("unwrap-run");
+  assert.equal(await run.isDisabled(), true, "nothing to unwrap yet");
+  await page.getByTestId("unwrap-path").fill("/tmp/release.txt");
+  await page.getByTestId("unwrap-with").selectOption({ label: "bulk_key_00000 (secret key, AES-256)" });
+  await run.click();
+  await page.getByText("/tmp/release.txt: is not a wrap file").waitFor();
+  await page.getByTestId("unwrap-path").fill("/tmp/release.wrapped.json");
+  await page.getByLabel("Label").last().fill("restored_data_key");
+  await run.click();
+  await page.getByText("Unwrapped restored_data_key (KCV 1A2B3C).").waitFor();
+  await page.locator("[data-testid=key-row][data-label=restored_data_key]").waitFor();
+  const sent = await calls(page, "unwrap_key");
+  assert.equal(sent.length, 2);
+  assert.equal(sent[1].args.path, "/tmp/release.wrapped.json");
+  assert.equal(sent[1].args.label, "restored_data_key");
+  assert.deepEqual(page.errors, []);
+});
+
 test("an AES key shows its KCV; wrapping a non-extractable key is refused with the reason", async () => {
   const page = await openApp(browser, { objects: 3 });
   await login(page);
@@ -192,5 +216,15 @@ test("an AES key shows its KCV; wrapping a non-extractable key is refused with t
   await page.getByTestId("wrap-key").click();
   assert.match(await page.getByTestId("wrap-refusal").innerText(), /not extractable/);
   assert.equal((await calls(page, "wrap_key")).length, 0, "nothing sent");
+  assert.deepEqual(page.errors, []);
+});
+
+test("a role refusal reads in the officer's language, the action inside it too", async () => {
+  const page = await openApp(browser, {}, { locale: "zh-CN", view: "keys" });
+  const generate = page.getByTestId("generate-key");
+  await generate.waitFor();
+  assert.equal(await generate.isDisabled(), true);
+  // roles.log_in_first_to with roles.actions.generate_keys nested, both from zh-Hans.json.
+  assert.equal(await generate.getAttribute("title"), "请先登录才能生成密钥。");
   assert.deepEqual(page.errors, []);
 });

@@ -97,6 +97,10 @@ test("usage limits: uses left on the key, the limit raised, and the burn rate in
   await row.waitFor();
   assert.match(await row.innerText(), /8 of 10 uses left/);
   assert.match(await row.innerText(), /2027-01-15/);
+  // Its uses left over time, as the HSS keys' signatures left.
+  const chart = page.getByTestId("usage-chart");
+  await chart.waitFor();
+  assert.match(await chart.textContent(), /limited_ecdsa_2026_11: uses left/);
   await shot(page, "41-usage-limits");
   assert.deepEqual(page.errors, []);
 });

@@ -102,6 +102,61 @@ test("empty states say what to do: no module, nothing to report", async () => {
   assert.match(await fine.getByTestId("overview-failures-empty").innerText(), /No operation failed/);
 });
 
+test("an HA member down and a usage-limited key running out are on the overview, each leading to its view", async () => {
+  const page = await openApp(browser, { records: 5, ha: "member_down", usageLimit: 4 });
+  await login(page);
+  await page.getByText("user logged in").first().waitFor();
+  await overview(page);
+  const card = page.getByTestId("partition-card");
+  const ha = card.getByTestId("card-ha");
+  await ha.waitFor();
+  assert.equal(await ha.getAttribute("data-healthy"), "false");
+  assert.match(await ha.innerText(), /prod-ha: 1 of 2 members online/);
+  assert.match(await ha.getByTestId("card-ha-drift").innerText(), /last check .*: member 2 down; member 1 in sync/);
+  const down = card.locator("[data-testid=attention-item][data-kind=ha]");
+  assert.equal(await down.getAttribute("data-severity"), "warning");
+  assert.match(await down.innerText(), /HA group prod-ha: 1 of 2 members down \(2 \(1280000102, CKR_UNABLE_TO_CONNECT\)\)/);
+
+  // 2 of 4 uses left at 0.1 a day: 20 days, a warning, beside the HSS keys.
+  const usage = page.getByTestId("overview-keys").locator("[data-testid=attention-item][data-kind=usage_limit]");
+  assert.equal(await usage.getAttribute("data-severity"), "warning");
+  assert.match(await usage.innerText(), /limited_ecdsa_2026_11: 2 of 4 uses left, about 20 days at the current rate/);
+  assert.match(await page.getByTestId("overview-keys").innerText(), /1 checked/);
+
+  // The key leads to the Keys view, where its limit is raised; the group to its Partition view.
+  await usage.getByTestId("attention-open").click();
+  assert.equal(await page.getByTestId("key-search").inputValue(), (7777).toString(16).padStart(32, "0"));
+  await overview(page);
+  await down.getByTestId("attention-open").click();
+  await page.getByTestId("ha-group").waitFor();
+  assert.deepEqual(page.errors, []);
+});
+
+test("an HA group's drift on the overview and in the Partition view reads in 繁體中文", async () => {
+  const page = await openApp(browser, { records: 5, ha: "drift" }, { locale: "zh-TW" });
+  await page.keyboard.press("Alt+1");
+  await page.getByTestId("login-button").click();
+  await page.getByTestId("pin-input").fill("12345678");
+  await page.getByTestId("login-submit").click();
+  await page.getByText("使用者已登入").first().waitFor();
+  await page.getByRole("button", { name: "總覽" }).click();
+  await page.getByTestId("overview-summary").waitFor();
+  const item = page.getByTestId("partition-card").locator("[data-testid=attention-item][data-kind=ha]");
+  await item.waitFor();
+  const text = await item.innerText();
+  assert.match(text, /HA 群組 prod-ha：.*的檢查發現成員不一致（成員 2 有漂移）/);
+  assert.doesNotMatch(text, /drift on/);
+  await item.getByTestId("attention-open").click();
+  await page.getByTestId("ha-group").waitFor();
+  await page.getByTestId("drift-check").click();
+  const verdict = page.getByTestId("drift-verdict");
+  await verdict.waitFor();
+  assert.match(await verdict.innerText(), /成員 2 有漂移/);
+  assert.match(await page.locator("main").innerText(), /KCV = 以 AES-ECB 加密全零區塊/);
+  await shot(page, "62-overview-ha-zh-Hant");
+  assert.deepEqual(page.errors, []);
+});
+
 test("a locked PIN, a PIN to be changed and an HSM at its ceiling are on the partition's card", async () => {
   const page = await openApp(browser, { pinLocked: true, pinToBeChanged: true, busyPercent: 97 });
   await page.getByTestId("partition-card").waitFor();

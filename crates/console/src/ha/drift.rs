@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use ts_rs::TS;
 
@@ -20,12 +20,13 @@ use hsm::drift::{self as hd, Difference, MemberObjects, ObjectFacts};
 
 use super::{blocking, Member};
 use crate::error::ApiResult;
+use crate::i18n::Text;
 use crate::partitions::Partition;
 use crate::views::ConsoleEvent;
-use crate::Console;
+use crate::{text, Console};
 
 /// The drift check's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DriftVerdict {
     /// Every member compared holds the same objects and policies, and none is down.
@@ -76,6 +77,8 @@ pub struct DriftReport {
     pub verdict: DriftVerdict,
     /// "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
     pub summary: String,
+    /// The same in a form each language translates.
+    pub summary_text: Text,
     pub members: Vec<DriftMember>,
     pub differences: Vec<Difference>,
     pub policy_differences: Vec<Difference>,
@@ -83,8 +86,11 @@ pub struct DriftReport {
     pub down_members: Vec<u32>,
     /// How the KCVs were computed (shown with them).
     pub kcv_method: String,
+    pub kcv_method_text: Text,
     /// What limited the check (members not logged in, …).
     pub notes: Vec<String>,
+    /// The same notes in a form each language translates.
+    pub notes_text: Vec<Text>,
 }
 
 impl DriftReport {
@@ -96,9 +102,14 @@ impl DriftReport {
 
     /// What the header warns about, if anything.
     pub fn warning(&self) -> Option<String> {
+        self.warning_text().map(|t| t.text)
+    }
+
+    /// The same in a form each language translates.
+    pub fn warning_text(&self) -> Option<Text> {
         match self.verdict {
             DriftVerdict::InSync | DriftVerdict::NotComparable => None,
-            _ => Some(self.summary.clone()),
+            _ => Some(self.summary_text.clone()),
         }
     }
 
@@ -125,6 +136,16 @@ impl DriftReport {
     }
 }
 
+/// What the trail's last `ha.state` record of a group says.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedDrift {
+    pub verdict: DriftVerdict,
+    pub drifting: Vec<u32>,
+    pub down: Vec<u32>,
+    /// When the state was recorded (the check that found it).
+    pub at: String,
+}
+
 /// A header warning: one per group with a drift or a member down.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct HaWarning {
@@ -133,46 +154,111 @@ pub struct HaWarning {
     pub serial: String,
     pub verdict: DriftVerdict,
     pub text: String,
+    /// The same in a form each language translates.
+    pub message: Text,
+}
+
+fn list(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// "member 2 down", "members 2, 3 down".
-pub(crate) fn members_phrase(what: &str, members: &[String]) -> String {
+pub(crate) fn down_text(members: &[u32]) -> Text {
     match members {
-        [one] => format!("member {one} {what}"),
-        many => format!("members {} {what}", many.join(", ")),
+        [one] => text!(
+            "ha.summary.member_down",
+            "member {{member}} down",
+            member = one
+        ),
+        many => text!(
+            "ha.summary.members_down",
+            "members {{members}} down",
+            members = list(many)
+        ),
     }
 }
 
-fn numbers(v: &[u32]) -> Vec<String> {
-    v.iter().map(|n| n.to_string()).collect()
+fn drift_text(members: &[u32]) -> Text {
+    match members {
+        [one] => text!(
+            "ha.summary.drift_on_member",
+            "drift on member {{member}}",
+            member = one
+        ),
+        many => text!(
+            "ha.summary.drift_on_members",
+            "drift on members {{members}}",
+            members = list(many)
+        ),
+    }
 }
 
-fn summary(verdict: DriftVerdict, drifting: &[u32], down: &[u32], compared: &[u32]) -> String {
-    let down_part = (!down.is_empty()).then(|| members_phrase("down", &numbers(down)));
+fn in_sync_text(members: &[u32]) -> Text {
+    match members {
+        [one] => text!(
+            "ha.summary.member_in_sync",
+            "member {{member}} in sync",
+            member = one
+        ),
+        many => text!(
+            "ha.summary.members_in_sync",
+            "members {{members}} in sync",
+            members = list(many)
+        ),
+    }
+}
+
+/// The verdict in words: "drift on member 2; member 4 down", "member 2 down; members 1, 3
+/// in sync" (English in `text`, each part a nested text the UI translates).
+pub(crate) fn summary(
+    verdict: DriftVerdict,
+    drifting: &[u32],
+    down: &[u32],
+    compared: &[u32],
+) -> Text {
+    let down_part = (!down.is_empty()).then(|| down_text(down));
     match verdict {
-        DriftVerdict::InSync => "in sync".into(),
+        DriftVerdict::InSync => text!("ha.summary.in_sync", "in sync"),
         DriftVerdict::Drift => {
-            let who = match drifting {
-                [one] => format!("drift on member {one}"),
-                many => format!("drift on members {}", numbers(many).join(", ")),
-            };
+            let who = drift_text(drifting);
             match down_part {
-                Some(d) => format!("{who}; {d}"),
+                Some(d) => text!(
+                    "ha.summary.drift_and_down",
+                    "{{drift}}; {{down}}",
+                    drift = who.text,
+                    down = d.text
+                )
+                .nest("drift", &who)
+                .nest("down", &d),
                 None => who,
             }
         }
-        DriftVerdict::MemberDown => format!(
-            "{}; {} in sync",
-            down_part.unwrap_or_default(),
-            match compared {
-                [one] => format!("member {one}"),
-                many => format!("members {}", numbers(many).join(", ")),
-            }
-        ),
-        DriftVerdict::NotComparable => {
-            "not comparable: fewer than two members' own slots are visible".into()
+        DriftVerdict::MemberDown => {
+            let d = down_part.unwrap_or_else(|| down_text(down));
+            let rest = in_sync_text(compared);
+            text!(
+                "ha.summary.down_rest_in_sync",
+                "{{down}}; {{in_sync}}",
+                down = d.text,
+                in_sync = rest.text
+            )
+            .nest("down", &d)
+            .nest("in_sync", &rest)
         }
+        DriftVerdict::NotComparable => text!(
+            "ha.summary.not_comparable",
+            "not comparable: fewer than two members' own slots are visible"
+        ),
     }
+}
+
+/// How the KCVs are computed, in words each language translates (the same English as
+/// [`hd::KCV_METHOD`]).
+pub(crate) fn kcv_method_text() -> Text {
+    text!(
+        "ha.kcv_method",
+        "KCV = the first 3 bytes of the AES-ECB encryption of a zero block (DES3-ECB for triple-DES keys)"
+    )
 }
 
 /// What one member holds, read through its own partition.
@@ -249,9 +335,10 @@ impl Console {
                         dm.check = MemberCheck::Compared;
                         dm.objects = Some(r.objects.len() as u64);
                         if !dm.logged_in {
-                            notes.push(format!(
-                                "member {} is not logged in: only its public objects were compared",
-                                m.position
+                            notes.push(text!(
+                                "ha.notes.member_not_logged_in",
+                                "member {{member}} is not logged in: only its public objects were compared",
+                                member = m.position
                             ));
                         }
                         if let Some(pol) = r.policies {
@@ -303,20 +390,25 @@ impl Console {
         } else {
             DriftVerdict::InSync
         };
+        let summary = summary(verdict, &drifting, &down, &compared_positions);
+        let kcv_method = kcv_method_text();
         DriftReport {
             partition_id: p.id.clone(),
             group_label: p.label.clone(),
             group_serial: serial.to_string(),
             checked_at: audit::now_rfc3339(),
             verdict,
-            summary: summary(verdict, &drifting, &down, &compared_positions),
+            summary: summary.text.clone(),
+            summary_text: summary,
             members: checked,
             differences,
             policy_differences,
             drifting_members: drifting,
             down_members: down,
-            kcv_method: hd::KCV_METHOD.into(),
-            notes,
+            kcv_method: kcv_method.text.clone(),
+            kcv_method_text: kcv_method,
+            notes: notes.iter().map(|n| n.text.clone()).collect(),
+            notes_text: notes,
         }
     }
 
@@ -387,6 +479,39 @@ impl Console {
             .unwrap_or_else(|| "in_sync".into())
     }
 
+    /// The group's last `ha.state` record, as the verdict of the check that wrote it: what
+    /// a console that has not checked the group itself (`hsmc status`) knows of its drift,
+    /// at the cost of one query. `None` when the trail has no record of the group.
+    pub(crate) async fn last_recorded_drift(&self, serial: &str) -> Option<RecordedDrift> {
+        let q = Query {
+            action: Some("ha.state".into()),
+            resource: Some(serial.into()),
+            limit: 1,
+            ..Query::default()
+        };
+        let r = self
+            .audit()
+            .store()
+            .query(self.audit().log_id(), &q)
+            .await
+            .ok()?
+            .into_iter()
+            .next()?;
+        let meta: serde_json::Value = serde_json::from_str(&r.event.metadata).ok()?;
+        let verdict: DriftVerdict = serde_json::from_value(meta.get("verdict")?.clone()).ok()?;
+        let members = |k: &str| -> Vec<u32> {
+            meta.get(k)
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default()
+        };
+        Some(RecordedDrift {
+            verdict,
+            drifting: members("drifting_members"),
+            down: members("down_members"),
+            at: r.event.timestamp,
+        })
+    }
+
     /// The header's warnings, from the last check of each group (the group's HA state
     /// when it has not been checked yet).
     pub async fn ha_warnings(&self) -> Vec<HaWarning> {
@@ -396,8 +521,8 @@ impl Console {
                 continue;
             }
             let last = self.ha.lock().last_drift.get(&p.id).cloned();
-            let (verdict, text, serial) = match last {
-                Some(d) => match d.warning() {
+            let (verdict, message, serial) = match last {
+                Some(d) => match d.warning_text() {
                     Some(w) => (d.verdict, w, d.group_serial),
                     None => continue,
                 },
@@ -405,21 +530,17 @@ impl Console {
                     let Some(st) = self.ha_state_of(&p).await else {
                         continue;
                     };
-                    let down: Vec<String> = st
+                    let down: Vec<u32> = st
                         .members
                         .iter()
                         .enumerate()
                         .filter(|(_, m)| m.status != p11::sys::CKR_OK)
-                        .map(|(i, _)| (i + 1).to_string())
+                        .map(|(i, _)| i as u32 + 1)
                         .collect();
                     if down.is_empty() {
                         continue;
                     }
-                    (
-                        DriftVerdict::MemberDown,
-                        members_phrase("down", &down),
-                        st.group_serial,
-                    )
+                    (DriftVerdict::MemberDown, down_text(&down), st.group_serial)
                 }
             };
             out.push(HaWarning {
@@ -427,7 +548,8 @@ impl Console {
                 label: p.label.clone(),
                 serial,
                 verdict,
-                text,
+                text: message.text.clone(),
+                message,
             });
         }
         out
@@ -468,18 +590,34 @@ mod tests {
 
     #[test]
     fn summaries_name_the_members() {
+        let s = |v, d: &[u32], w: &[u32], c: &[u32]| summary(v, d, w, c).text;
         assert_eq!(
-            summary(DriftVerdict::Drift, &[2], &[], &[1, 2]),
+            s(DriftVerdict::Drift, &[2], &[], &[1, 2]),
             "drift on member 2"
         );
         assert_eq!(
-            summary(DriftVerdict::Drift, &[2, 3], &[4], &[1, 2, 3]),
+            s(DriftVerdict::Drift, &[2, 3], &[4], &[1, 2, 3]),
             "drift on members 2, 3; member 4 down"
         );
         assert_eq!(
-            summary(DriftVerdict::MemberDown, &[], &[2], &[1, 3]),
+            s(DriftVerdict::MemberDown, &[], &[2], &[1, 3]),
             "member 2 down; members 1, 3 in sync"
         );
-        assert_eq!(summary(DriftVerdict::InSync, &[], &[], &[1, 2]), "in sync");
+        assert_eq!(s(DriftVerdict::InSync, &[], &[], &[1, 2]), "in sync");
+    }
+
+    #[test]
+    fn summaries_translate_with_their_parts() {
+        use crate::i18n::Lang;
+        let t = summary(DriftVerdict::MemberDown, &[], &[2], &[1, 3]);
+        let zh = t.in_lang(Lang::ZhHant);
+        assert!(!zh.contains("down") && !zh.contains("sync"), "{zh}");
+        assert!(zh.contains('2') && zh.contains("1, 3"), "{zh}");
+        assert_eq!(t.in_lang(Lang::En), t.text);
+    }
+
+    #[test]
+    fn the_kcv_method_text_is_the_hsm_crates_words() {
+        assert_eq!(kcv_method_text().text, hd::KCV_METHOD);
     }
 }

@@ -17,9 +17,10 @@ use ts_rs::TS;
 use p11::vendor::{HaLayout, HaState};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::i18n::Text;
 use crate::partitions::Partition;
 use crate::views::UserKind;
-use crate::Console;
+use crate::{text, Console};
 pub use drift::{DriftMember, DriftReport, DriftVerdict, HaWarning, MemberCheck};
 
 /// Which SDK generation's `CK_HA_STATUS` the module wrote.
@@ -87,6 +88,8 @@ pub struct HaGroupView {
     pub drift: Option<DriftReport>,
     /// "member 2 down", "drift on member 2" — what the header warns about.
     pub warning: Option<String>,
+    /// The same in a form each language translates.
+    pub warning_text: Option<Text>,
 }
 
 /// What the console remembers about groups between calls.
@@ -106,7 +109,11 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.map_err(|e| {
         ApiError::new(
             ErrorCode::Internal,
-            format!("a background task failed: {e}"),
+            text!(
+                "hsm.console.background_task_failed",
+                "a background task failed: {{error}}",
+                error = e
+            ),
         )
     })
 }
@@ -173,11 +180,15 @@ impl Console {
     }
 
     fn not_ha(p: &Partition) -> ApiError {
-        ApiError::invalid(format!(
-            "{} is not an HA group's virtual slot.",
-            p.holder_name()
+        ApiError::invalid(text!(
+            "errors.not_ha_group",
+            "{{partition}} is not an HA group's virtual slot.",
+            partition = p.holder_name()
         ))
-        .suggest("Open the group's virtual slot (Connections lists HA groups under their module).")
+        .suggest(text!(
+            "errors.open_ha_group_virtual_slot",
+            "Open the group's virtual slot (Connections lists HA groups under their module)."
+        ))
     }
 
     /// Every HA group of the loaded modules (without member statistics).
@@ -254,13 +265,13 @@ impl Console {
             self.member_counts_from_group(p, &mut views).await;
         }
         self.note_served(&st.group_serial, &mut views);
-        let warning = drift.as_ref().and_then(|d| d.warning()).or_else(|| {
-            let down: Vec<String> = views
+        let warning_text = drift.as_ref().and_then(|d| d.warning_text()).or_else(|| {
+            let down: Vec<u32> = views
                 .iter()
                 .filter(|v| !v.alive)
-                .map(|v| v.position.to_string())
+                .map(|v| v.position)
                 .collect();
-            (!down.is_empty()).then(|| drift::members_phrase("down", &down))
+            (!down.is_empty()).then(|| drift::down_text(&down))
         });
         Some(HaGroupView {
             partition_id: p.id.clone(),
@@ -272,7 +283,8 @@ impl Console {
             members_visible: views.iter().any(|v| v.partition_id.is_some()),
             members: views,
             drift,
-            warning,
+            warning: warning_text.as_ref().map(|t| t.text.clone()),
+            warning_text,
         })
     }
 

@@ -6,6 +6,7 @@ use super::{
     AttentionItem, AttentionKind as K, Link, LinkView, LoadView, PartitionCard, PinState,
     Severity as S,
 };
+use crate::ha::HaGroupView;
 use crate::health::StatsSnapshot;
 use crate::i18n::Text;
 use crate::views::TokenView;
@@ -19,6 +20,7 @@ pub const BUSY_WARNING_PERCENT: f64 = 90.0;
 pub(super) async fn cards(c: &Console) -> (Vec<PartitionCard>, Vec<AttentionItem>, u32) {
     let connections = c.connections().await;
     let mut cards = Vec::new();
+    let mut groups = Vec::new();
     let mut module_items = Vec::new();
     for conn in &connections {
         if let Some(e) = &conn.error {
@@ -45,9 +47,12 @@ pub(super) async fn cards(c: &Console) -> (Vec<PartitionCard>, Vec<AttentionItem
             let Ok(p) = c.partition_ref(pid).await else {
                 continue;
             };
-            cards.push(card(c, &p, slot.token.as_ref()).await);
+            let (card, group) = card(c, &p, slot.token.as_ref()).await;
+            cards.push(card);
+            groups.extend(group);
         }
     }
+    super::ha::attach(c, &mut cards, groups).await;
     if connections.is_empty() {
         module_items.push(AttentionItem::new(
             K::Module,
@@ -80,7 +85,13 @@ fn so_pin(t: &TokenView) -> PinState {
     }
 }
 
-async fn card(c: &Console, p: &Partition, listed: Option<&TokenView>) -> PartitionCard {
+/// The card, and the HA group when the partition is one's virtual slot (from the same
+/// statistics sample).
+async fn card(
+    c: &Console,
+    p: &Partition,
+    listed: Option<&TokenView>,
+) -> (PartitionCard, Option<HaGroupView>) {
     let sample = c.stats(&p.id).await;
     let (token, load, pool) = match &sample {
         Ok(s) => (Some(s.token.clone()), load(s), s.pool.clone()),
@@ -101,7 +112,7 @@ async fn card(c: &Console, p: &Partition, listed: Option<&TokenView>) -> Partiti
         so_pin: token.as_ref().map(so_pin).unwrap_or_default(),
         pool,
         load,
-        ha: None,
+        ha: Vec::new(),
         holds_audit_key: p.holds_audit_key(),
         items: Vec::new(),
     };
@@ -135,7 +146,8 @@ async fn card(c: &Console, p: &Partition, listed: Option<&TokenView>) -> Partiti
         ));
     }
     super::sort_items(&mut card.items);
-    card
+    let group = sample.ok().and_then(|s| s.ha);
+    (card, group)
 }
 
 fn load(s: &StatsSnapshot) -> Option<LoadView> {

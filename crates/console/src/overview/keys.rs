@@ -7,6 +7,7 @@ use super::{
     AttentionItem, AttentionKind as K, Link, LinkView, PartitionCard, Section, Severity as S,
 };
 use crate::health::{HssKeyView, HssStatus};
+use crate::usage::UsageKeyView;
 use crate::{text, Console};
 
 /// A key or certificate with at most this many days left is a warning…
@@ -38,24 +39,38 @@ pub fn hss_days_left(k: &HssKeyView) -> Option<f64> {
     Some(k.remaining? as f64 / rate)
 }
 
-/// HSS keys (and, once keys carry usage limits, those) that run out soon, are below the
-/// settings' thresholds, or whose counter disagrees with the trail.
+/// Days until a usage-limited key runs out at its burn rate (as [`hss_days_left`]).
+pub fn usage_days_left(k: &UsageKeyView) -> Option<f64> {
+    let rate = [k.per_day_30, k.per_day_7, k.per_day_90]
+        .into_iter()
+        .find(|r| *r > 0.0)?;
+    Some(k.left as f64 / rate)
+}
+
+fn by_status(status: HssStatus) -> Option<S> {
+    match status {
+        HssStatus::Exhausted | HssStatus::Critical => Some(S::Critical),
+        HssStatus::Warning => Some(S::Warning),
+        HssStatus::Ok => None,
+    }
+}
+
+/// HSS keys and usage-limited keys (Luna) that run out soon, are below the settings'
+/// thresholds, or (HSS) whose counter disagrees with the trail.
 pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Section {
     let mut section = Section {
         not_checked: not_checked(cards),
         ..Section::default()
     };
+    usage_limited(c, &mut section).await;
     let Ok(keys) = c.hss_keys().await else {
+        super::sort_items(&mut section.items);
         return section;
     };
-    section.checked = keys.len() as u32;
+    section.checked += keys.len() as u32;
     for k in &keys {
         let days = hss_days_left(k);
-        let by_status = match k.status {
-            HssStatus::Exhausted | HssStatus::Critical => Some(S::Critical),
-            HssStatus::Warning => Some(S::Warning),
-            HssStatus::Ok => None,
-        };
+        let by_status = by_status(k.status);
         let link = Link::to(LinkView::Hss)
             .partition(&k.partition_id)
             .search(&k.id_hex);
@@ -111,6 +126,56 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
     }
     super::sort_items(&mut section.items);
     section
+}
+
+/// Keys with a usage limit (Luna) that run out within [`WARNING_DAYS`] at their burn rate
+/// or are below the HSS thresholds of the settings; each leads to the key in the Keys view,
+/// where its limit is raised.
+async fn usage_limited(c: &Console, section: &mut Section) {
+    let Ok(keys) = c.usage_keys().await else {
+        return;
+    };
+    section.checked += keys.len() as u32;
+    for k in &keys {
+        let days = usage_days_left(k);
+        let Some(severity) = by_status(k.status).max(by_days(days)) else {
+            continue;
+        };
+        let message = match (k.status, days) {
+            (HssStatus::Exhausted, _) => text!(
+                "overview.items.usage_exhausted",
+                "{{label}} has used all {{limit}} uses its limit allows.",
+                label = k.label,
+                limit = k.limit
+            ),
+            (_, Some(d)) => text!(
+                "overview.items.usage_days_left",
+                "{{label}}: {{remaining}} of {{total}} uses left, about {{days}} days at the current rate.",
+                label = k.label,
+                remaining = k.left,
+                total = k.limit,
+                days = format!("{d:.0}")
+            ),
+            _ => text!(
+                "overview.items.usage_low",
+                "{{label}}: {{remaining}} of {{total}} uses left.",
+                label = k.label,
+                remaining = k.left,
+                total = k.limit
+            ),
+        };
+        let link = Link::to(LinkView::Keys)
+            .partition(&k.partition_id)
+            .search(&k.id_hex);
+        let mut i = AttentionItem::new(K::UsageLimit, severity, message, link)
+            .on(&k.partition_id, &k.partition_label)
+            .subject(&k.label);
+        i.days_left = days;
+        i.remaining = Some(k.left);
+        i.total = Some(k.limit.to_string());
+        i.at = k.projected_exhaustion.clone();
+        section.items.push(i);
+    }
 }
 
 /// A certificate on a token.

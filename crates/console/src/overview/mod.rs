@@ -10,6 +10,7 @@
 //! (HA groups, usage limits, roles) is one more function pushing items into a section.
 
 mod cards;
+mod ha;
 mod keys;
 mod trail;
 
@@ -183,13 +184,40 @@ pub struct LoadView {
     pub firmware: Option<String>,
 }
 
-/// An HA group the partition is a member of (filled where the module reports HA state).
+/// How a partition belongs to an HA group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum HaRole {
+    /// The group's virtual slot.
+    Group,
+    /// One member's own slot.
+    Member,
+}
+
+hsm::wire_display!(HaRole);
+
+/// An HA group the partition is the virtual slot or a member of (where the module reports
+/// HA state).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct HaSummary {
+    /// The group's virtual slot (its Partition view shows the group and its drift check).
+    pub partition_id: String,
     pub group: String,
+    pub serial: String,
+    pub role: HaRole,
+    /// The member's position in the group (role `member`).
+    pub position: Option<u32>,
     pub members_online: u32,
     pub members_total: u32,
-    /// Everything replicated and online.
+    /// Positions of the members down.
+    pub down_members: Vec<u32>,
+    /// The last drift check's verdict: this console's, else the trail's last record of the
+    /// group; `None` when the group was never checked. (The overview does not run one.)
+    pub drift: Option<crate::ha::DriftVerdict>,
+    pub drift_summary: Option<Text>,
+    /// When that check ran (or, from the trail, when it recorded the state).
+    pub drift_checked_at: Option<String>,
+    /// Every member online and no drift known.
     pub healthy: bool,
 }
 
@@ -213,7 +241,8 @@ pub struct PartitionCard {
     pub pool: hsm::PoolStatus,
     /// Luna only.
     pub load: Option<LoadView>,
-    pub ha: Option<HaSummary>,
+    /// The HA groups it belongs to (as the virtual slot or as a member).
+    pub ha: Vec<HaSummary>,
     pub holds_audit_key: bool,
     /// What needs attention on this partition (PINs, breaker, load, login, HA).
     pub items: Vec<AttentionItem>,

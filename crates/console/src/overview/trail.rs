@@ -194,9 +194,116 @@ pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
     }
 }
 
-/// Operations the trail records as failed in the last 24 hours, newest first.
+/// The changes to a token recorded before they run (`<action>.request`, then `<action>`
+/// with the outcome). Signing is not among them: a signature changes no token state
+/// (an HSS key's counter is checked from the signing records by itself).
+const CHANGES: &[&str] = &[
+    "pin.change",
+    "pin.init",
+    "token.init",
+    "key.generate",
+    "key.destroy",
+    "key.wrap",
+    "key.unwrap",
+    "key.usage_limit",
+    "object.import",
+    "object.set_attributes",
+    "cert.issue",
+    "cert.csr",
+    "openpgp.cert",
+];
+
+/// `.request` records since `since` with no outcome after them: the console (or `hsmc`)
+/// stopped between the two — killed, or the machine went down — or the action is still
+/// running. An outcome answers the latest open request of its action on the same
+/// resource (or, failing that, the latest one): a killed request stays open however many
+/// answered ones come after it.
+async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
+    let mut open = Vec::new();
+    for action in CHANGES {
+        let q = Query {
+            action: Some((*action).to_string()),
+            from_time: Some(since.to_string()),
+            ascending: true,
+            limit: 1000,
+            ..Query::default()
+        };
+        let Ok(records) = c.audit().records(&q).await else {
+            continue;
+        };
+        let request = format!("{action}.request");
+        let mut pending: Vec<audit::Record> = Vec::new();
+        for r in records {
+            if r.event.action == request {
+                pending.push(r);
+            } else if r.event.action == *action {
+                let same = pending
+                    .iter()
+                    .rposition(|q| q.event.resource_id == r.event.resource_id);
+                if let Some(i) = same.or(pending.len().checked_sub(1)) {
+                    pending.remove(i);
+                }
+            }
+        }
+        open.extend(pending);
+    }
+    open.sort_by_key(|r| std::cmp::Reverse(r.seq));
+    open
+}
+
+fn audit_link(r: &audit::Record) -> Link {
+    let mut link = Link::to(LinkView::Audit);
+    link.seq = Some(r.seq);
+    link.day = r.event.timestamp.get(..10).map(String::from);
+    link
+}
+
+/// Operations the trail records as failed in the last 24 hours, newest first; before them
+/// the changes whose outcome is not known (an answer lost, or no outcome recorded).
 pub(super) async fn failures(c: &Console) -> Section {
     let since = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::days(1));
+    let mut section = Section::default();
+    let unknown = Query {
+        status: Some(audit::Status::Unknown.as_str().into()),
+        from_time: Some(since.clone()),
+        limit: 1000,
+        ..Query::default()
+    };
+    for r in c.audit().records(&unknown).await.unwrap_or_default() {
+        section.checked += 1;
+        let mut i = AttentionItem::new(
+            K::Failure,
+            S::Warning,
+            text!(
+                "overview.items.unknown_outcome",
+                "{{action}}: the HSM disconnected during the call and the outcome is not known (record {{seq}}). Check the token.",
+                action = r.event.action,
+                seq = r.seq
+            ),
+            audit_link(&r),
+        )
+        .subject(&r.event.action);
+        i.at = Some(r.event.timestamp.clone());
+        section.items.push(i);
+    }
+    for r in unanswered_requests(c, &since).await {
+        section.checked += 1;
+        let action = r.event.action.trim_end_matches(".request").to_string();
+        let mut i = AttentionItem::new(
+            K::Failure,
+            S::Warning,
+            text!(
+                "overview.items.unanswered_request",
+                "{{action}} has no outcome in the trail (requested in record {{seq}}): unless it is still running, it was interrupted. Check the token.",
+                action = action,
+                seq = r.seq
+            ),
+            audit_link(&r),
+        )
+        .subject(&action);
+        i.at = Some(r.event.timestamp.clone());
+        section.items.push(i);
+    }
     let q = Query {
         status: Some("failure".into()),
         from_time: Some(since),
@@ -204,17 +311,12 @@ pub(super) async fn failures(c: &Console) -> Section {
         ..Query::default()
     };
     let Ok(records) = c.audit().records(&q).await else {
-        return Section::default();
+        return section;
     };
-    let mut section = Section {
-        checked: records.len() as u32,
-        ..Section::default()
-    };
+    section.checked += records.len() as u32;
     for r in records.into_iter().take(FAILURES_SHOWN) {
         let error = r.event.error_code.clone().unwrap_or_default();
-        let mut link = Link::to(LinkView::Audit);
-        link.seq = Some(r.seq);
-        link.day = r.event.timestamp.get(..10).map(String::from);
+        let link = audit_link(&r);
         let mut i = AttentionItem::new(
             K::Failure,
             S::Warning,

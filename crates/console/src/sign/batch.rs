@@ -54,6 +54,10 @@ struct Outputs {
     signing_path: Option<SignPath>,
     /// The RFC 3161 tokens in the outputs, checked.
     timestamps: Vec<signing::tsp::TimestampInfo>,
+    /// Signed again after the pool recovered from a fault in an earlier attempt.
+    retried_after_recovery: bool,
+    /// Why the signatures carry no time-stamp although one was asked for (optional TSA).
+    unstamped: Option<String>,
 }
 
 impl Console {
@@ -84,7 +88,8 @@ impl Console {
         b.write_public_key(&key);
         let mut report = b.finish(&key).await;
         if let Some(k) = kit {
-            self.attach_kit(partition, &mut report, &k).await;
+            let certs = key.cert.clone().map(|c| (c, key.chain.clone()));
+            self.attach_kit(partition, &mut report, &k, certs).await;
         }
         Ok(report)
     }
@@ -95,6 +100,8 @@ struct Checked {
     formats: Vec<SignFormat>,
     context: Vec<u8>,
     out_dir: Option<PathBuf>,
+    /// The certificates of the chain files, read and parsed (linked once the key is read).
+    chain: Vec<signing::chain::GivenCertificate>,
 }
 
 fn check_request(req: &SignRequest) -> ApiResult<Checked> {
@@ -139,10 +146,12 @@ fn check_request(req: &SignRequest) -> ApiResult<Checked> {
     if let Some(k) = &req.kit {
         k.check_before_signing(&formats)?;
     }
+    let chain = super::chain::read_files(&req.chain, &formats)?;
     Ok(Checked {
         formats,
         context,
         out_dir,
+        chain,
     })
 }
 
@@ -170,6 +179,8 @@ struct SignBatch<'c> {
     manifest_error: Option<ApiError>,
     /// The time-stamp authority for CMS and bundle signatures, if any.
     tsa: Option<Arc<Tsa>>,
+    /// The chain files given (`--chain`), for the audit record.
+    chain_files: Vec<String>,
 }
 
 /// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
@@ -184,10 +195,11 @@ fn batch_tsa(
         .any(|f| matches!(f, SignFormat::Cms | SignFormat::Bundle));
     let authority = match &req.timestamp {
         Some(a) if !carries => {
-            return Err(ApiError::invalid(format!(
-            "Time-stamps from {} go into CMS and bundle signatures; choose one of those formats.",
-            a.url
-        )))
+            return Err(ApiError::invalid(text!(
+                "errors.tsa_needs_cms_or_bundle",
+                "Time-stamps from {{url}} go into CMS and bundle signatures; choose one of those formats.",
+                url = &a.url
+            )))
         }
         Some(a) => Some(a.clone()),
         None if carries => console.settings().timestamp.authority(),
@@ -209,7 +221,8 @@ impl<'c> SignBatch<'c> {
         let tsa = batch_tsa(console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
         console.require(&partition, hsm::roles::Action::UseKeys)?;
-        let key = read_key(&partition, &req.key, checked.context).await?;
+        let mut key = read_key(&partition, &req.key, checked.context).await?;
+        super::chain::apply(&mut key, &checked.chain)?;
         if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
             return Err(ApiError::invalid(text!(
                 "errors.only_ml_dsa_signatures_take",
@@ -237,6 +250,7 @@ impl<'c> SignBatch<'c> {
                 sha256: None,
                 outputs: Vec::new(),
                 error: c.as_ref().err().map(|e| sign_error(e.clone())),
+                unstamped: None,
             })
             .collect();
         Ok(SignBatch {
@@ -259,6 +273,7 @@ impl<'c> SignBatch<'c> {
             manifest: Vec::new(),
             manifest_error: None,
             tsa,
+            chain_files: req.chain,
         })
     }
 
@@ -319,7 +334,7 @@ impl<'c> SignBatch<'c> {
                     needed = needed
                 ),
             )
-            .details("Nothing was signed.")
+            .details(text!("errors.nothing_signed", "Nothing was signed."))
             .suggest(text!(
                 "errors.sign_fewer_files_formats_use",
                 "Sign fewer files or formats, or use another key."
@@ -394,19 +409,27 @@ impl<'c> SignBatch<'c> {
             .iter()
             .map(|o| serde_json::json!({ "name": o.name, "size": o.size, "sha256": o.sha256 }))
             .collect();
-        self.console
-            .audit_first(
-                Event::new("sign.request", "artifact")
-                    .resource(format!("{} file(s)", self.good_inputs()))
-                    .algorithm(k.alg.name())
-                    .meta("partition", &self.partition.id)
-                    .meta("key", k.audit_json())
-                    .meta("formats", &self.formats)
-                    .meta("files", files)
-                    .meta("hss_remaining", k.summary.hss_keys_remaining)
-                    .meta("tsa", self.tsa.as_ref().map(|t| t.url.clone())),
-            )
-            .await
+        let mut ev = Event::new("sign.request", "artifact")
+            .resource(format!("{} file(s)", self.good_inputs()))
+            .algorithm(k.alg.name())
+            .meta("partition", &self.partition.id)
+            .meta("key", k.audit_json())
+            .meta("formats", &self.formats)
+            .meta("files", files)
+            .meta("hss_remaining", k.summary.hss_keys_remaining)
+            .meta("tsa", self.tsa.as_ref().map(|t| t.url.clone()));
+        if !self.chain_files.is_empty() {
+            let subjects: Vec<String> = k
+                .cert
+                .iter()
+                .chain(&k.chain)
+                .filter_map(|c| signing::objects::describe(c).ok().map(|i| i.subject))
+                .collect();
+            ev = ev
+                .meta("chain_files", &self.chain_files)
+                .meta("certificate_chain", subjects);
+        }
+        self.console.audit_first(ev).await
     }
 
     /// Step 5: CMS needs a certificate; issue a self-signed one with the key (audited,
@@ -498,10 +521,15 @@ impl<'c> SignBatch<'c> {
         let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
         let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
         let tsa = self.tsa.clone();
+        let mut attempts = 0u32;
+        // Signing is safe to repeat: after the pool recovered a session or the module, the
+        // file is signed again (an HSS key uses its next one-time key; the record says so).
         let r = self
             .partition
             .pool
-            .run_service_async("sign.batch", move |s| {
+            .run_service_idempotent_async("sign.batch", move |s| {
+                attempts += 1;
+                let retried = attempts > 1;
                 let cached = *handle.lock();
                 let h = match cached {
                     Some((g, k)) if g == s.generation() => k,
@@ -514,7 +542,10 @@ impl<'c> SignBatch<'c> {
                 progress(SignProgress::Signing { index });
                 let mut file =
                     FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
-                let r = render_all(&mut file, &formats, out_dir.as_deref());
+                let r = render_all(&mut file, &formats, out_dir.as_deref()).map(|mut o| {
+                    o.retried_after_recovery = retried;
+                    o
+                });
                 match r {
                     Err(SignError::Hsm(e))
                         if matches!(
@@ -551,11 +582,30 @@ impl<'c> SignBatch<'c> {
                     })
                     .collect();
                 (self.progress)(SignProgress::Done { index: i });
+                if let Some(why) = &outs.unstamped {
+                    self.outcomes[i].unstamped = Some(text!(
+                        "sign.unstamped",
+                        "Signed without a time-stamp: the TSA {{reason}}.",
+                        reason = why
+                    ));
+                }
                 let o = &self.outcomes[i];
+                let mut ev = Event::new("sign", "artifact");
+                if let Some(why) = &outs.unstamped {
+                    ev = ev.meta("timestamp_failed", why);
+                }
+                if outs.retried_after_recovery {
+                    ev = ev.meta("retried_after_recovery", true);
+                    if key.alg == SigAlg::Hss {
+                        ev = ev.meta(
+                            "hss_note",
+                            "signed again after a fault: the retry used the next one-time key",
+                        );
+                    }
+                }
                 self.console
                     .record(
-                        Event::new("sign", "artifact")
-                            .resource(&o.name)
+                        ev.resource(&o.name)
                             .algorithm(key.alg.name())
                             .meta("partition", &self.partition.id)
                             .meta("path", &o.path)
@@ -743,6 +793,8 @@ fn render_all(
         files,
         signing_path: file.message_path,
         timestamps: file.timestamps.take(),
+        retried_after_recovery: false,
+        unstamped: file.unstamped.take(),
     })
 }
 

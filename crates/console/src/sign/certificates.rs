@@ -48,8 +48,7 @@ impl Console {
             .pool
             .run_service_async("sign.cert", move |s| {
                 let (summary, pk) = key_material(s, handle)?;
-                let alg =
-                    SigAlg::for_key(&pk).map_err(|e| hsm::HsmError::Unsupported(e.to_string()))?;
+                let alg = SigAlg::for_key(&pk).map_err(unsupported_key)?;
                 let der_bytes = signing::cert::self_signed(&pk, alg, &subject, days, &mut |m| {
                     Ok(alg.sign(s, handle, m, &[])?)
                 })
@@ -116,8 +115,7 @@ impl Console {
             .pool
             .run_service_async("sign.csr", move |s| {
                 let (_, pk) = key_material(s, handle)?;
-                let alg =
-                    SigAlg::for_key(&pk).map_err(|e| hsm::HsmError::Unsupported(e.to_string()))?;
+                let alg = SigAlg::for_key(&pk).map_err(unsupported_key)?;
                 signing::cert::csr(&pk, alg, &subject, &mut |m| {
                     Ok(alg.sign(s, handle, m, &[])?)
                 })
@@ -134,5 +132,13 @@ impl Console {
         )
         .await;
         r
+    }
+}
+
+/// A key that cannot sign certificates, as `hsm`'s refusal with the message's key.
+fn unsupported_key(e: signing::SignError) -> hsm::HsmError {
+    match e {
+        signing::SignError::Unsupported(m) => hsm::HsmError::NotSupported(m),
+        other => hsm_side(other),
     }
 }

@@ -75,6 +75,8 @@ pub struct FileSigning<'a> {
     tsa: Option<&'a Tsa>,
     /// The tokens received for this file, checked (for the audit record).
     pub timestamps: std::cell::RefCell<Vec<signing::tsp::TimestampInfo>>,
+    /// Why a signature went out without its token (an optional TSA failed).
+    pub unstamped: std::cell::RefCell<Option<String>>,
 }
 
 impl<'a> FileSigning<'a> {
@@ -95,6 +97,7 @@ impl<'a> FileSigning<'a> {
             message_path: None,
             tsa: None,
             timestamps: Default::default(),
+            unstamped: Default::default(),
         }
     }
 
@@ -104,21 +107,30 @@ impl<'a> FileSigning<'a> {
         self
     }
 
-    /// A checked RFC 3161 token over `signature` from the TSA, when one is set.
+    /// A checked RFC 3161 token over `signature` from the TSA, when one is set. When the
+    /// TSA fails and the officer made it optional, none (and why is kept for the outcome).
     pub fn timestamp(&self, signature: &[u8]) -> Result<Option<Vec<u8>>, SignError> {
         let Some(tsa) = self.tsa else {
             return Ok(None);
         };
-        let (token, info) = tsa.stamp(self.key.alg.digest(), signature)?;
-        self.timestamps.borrow_mut().push(info);
-        Ok(Some(token))
+        match tsa.stamp(self.key.alg.digest(), signature) {
+            Ok((token, info)) => {
+                self.timestamps.borrow_mut().push(info);
+                Ok(Some(token))
+            }
+            Err(SignError::Timestamp { tsa: url, reason }) if tsa.optional => {
+                *self.unstamped.borrow_mut() = Some(format!("{url} {reason}"));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The file's digest for the key's scheme.
     pub fn digest(&self) -> Result<Vec<u8>, SignError> {
-        self.digests
-            .get(self.key.alg.digest())
-            .ok_or_else(|| SignError::Format("digest missing".into()))
+        self.digests.get(self.key.alg.digest()).ok_or_else(|| {
+            SignError::Format(hsm::text!("signing.digest_missing", "digest missing"))
+        })
     }
 
     /// The HSM signs `message` (no context), as a format's own signature.
@@ -163,7 +175,7 @@ impl<'a> FileSigning<'a> {
         let digest = self.digest()?;
         let sig = alg.sign_digest(self.session, self.handle, &digest)?;
         alg.verify_digest(&self.key.pk, &digest, &sig)
-            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+            .map_err(SignError::into_self_check)?;
         Ok(sig)
     }
 }
@@ -183,17 +195,15 @@ impl Format for Cms {
         false
     }
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
-        let cert = file
-            .key
-            .cert
-            .as_ref()
-            .ok_or_else(|| SignError::Format("no certificate for CMS".into()))?;
+        let cert = file.key.cert.as_ref().ok_or_else(|| {
+            SignError::Format(hsm::text!(
+                "signing.cms.no_certificate_for_key",
+                "no certificate for CMS"
+            ))
+        })?;
         let digest = file.digest()?;
         let file = &*file;
-        let mut stamp = |sig: &[u8]| {
-            file.timestamp(sig)?
-                .ok_or_else(|| SignError::Format("no time-stamp authority".into()))
-        };
+        let mut stamp = |sig: &[u8]| file.timestamp(sig);
         signing::cms::build_with_chain(
             file.key.alg,
             cert,
@@ -271,7 +281,13 @@ impl Format for JsonBundle {
             signing_path: file.message_path,
             timestamp_token,
         };
-        serde_json::to_vec_pretty(&b).map_err(|e| SignError::Format(e.to_string()))
+        serde_json::to_vec_pretty(&b).map_err(|e| {
+            SignError::Format(hsm::text!(
+                "signing.bundle_not_written",
+                "{{error}}",
+                error = e
+            ))
+        })
     }
 }
 

@@ -1,77 +1,21 @@
 //! Why a file cannot be signed, in the officer's language. `signing::input` refuses a path
-//! with an English reason ("is a folder; …"); [`input_problem`] is "PATH REASON." as a
-//! [`Text`] with the reason nested in it (`errors.inputs.*`), so the Sign view and hsmc
-//! --lang translate both. A test walks every refusal `signing::input` makes.
+//! with a reason that carries its catalog key ("is a folder; …", `errors.inputs.*`);
+//! [`input_problem`] is "PATH REASON." as a [`Text`] with the reason nested in it, so the
+//! Sign view and hsmc --lang translate both. A test walks every refusal `signing::input`
+//! makes.
 
 use crate::i18n::Text;
 use crate::text;
 
-/// The reason as a catalog message (`None` for one this table does not know: it then
-/// stays English inside the translated sentence).
-fn reason_text(reason: &str) -> Option<Text> {
-    Some(match reason {
-        "does not exist" => text!("errors.inputs.missing", "does not exist"),
-        "is a symbolic link to a file that does not exist" => text!(
-            "errors.inputs.dangling_link",
-            "is a symbolic link to a file that does not exist"
-        ),
-        "is a folder; drop the files inside it (or an archive of it)" => text!(
-            "errors.inputs.folder",
-            "is a folder; drop the files inside it (or an archive of it)"
-        ),
-        "is a named pipe (FIFO); its content is not a file that can be signed" => text!(
-            "errors.inputs.fifo",
-            "is a named pipe (FIFO); its content is not a file that can be signed"
-        ),
-        "is a socket, not a file" => text!("errors.inputs.socket", "is a socket, not a file"),
-        "is a device, not a file" => text!("errors.inputs.device", "is a device, not a file"),
-        "is not a regular file" => text!("errors.inputs.not_regular", "is not a regular file"),
-        "is empty (0 bytes); an empty release artifact is almost certainly a mistake" => text!(
-            "errors.inputs.empty",
-            "is empty (0 bytes); an empty release artifact is almost certainly a mistake"
-        ),
-        "is in the batch twice; it is signed once" => text!(
-            "errors.inputs.twice",
-            "is in the batch twice; it is signed once"
-        ),
-        r => {
-            if let Some(e) = r.strip_prefix("cannot be read: ") {
-                text!(
-                    "errors.inputs.unreadable",
-                    "cannot be read: {{error}}",
-                    error = e
-                )
-            } else if let Some(e) = r.strip_prefix("cannot be examined: ") {
-                text!(
-                    "errors.inputs.unexaminable",
-                    "cannot be examined: {{error}}",
-                    error = e
-                )
-            } else if let Some(e) = r.strip_prefix("cannot be resolved: ") {
-                text!(
-                    "errors.inputs.unresolvable",
-                    "cannot be resolved: {{error}}",
-                    error = e
-                )
-            } else {
-                return None;
-            }
-        }
-    })
-}
-
 /// "PATH REASON." with the reason translatable.
-pub fn input_problem(path: &str, reason: &str) -> Text {
-    let t = text!(
+pub fn input_problem(path: &str, reason: &hsm::Msg) -> Text {
+    text!(
         "errors.path_reason",
         "{{path}} {{reason}}.",
         path = path,
-        reason = reason
-    );
-    match reason_text(reason) {
-        Some(r) => t.nest("reason", &r),
-        None => t,
-    }
+        reason = &reason.text
+    )
+    .nest("reason", &Text::from(reason.clone()))
 }
 
 #[cfg(test)]
@@ -84,7 +28,7 @@ mod tests {
     use super::*;
     use crate::i18n::Lang;
 
-    fn reason(r: signing::Result<signing::input::InputFile>) -> String {
+    fn reason(r: signing::Result<signing::input::InputFile>) -> hsm::Msg {
         match r {
             Err(SignError::Input { reason, .. }) => reason,
             other => panic!("expected a refusal, got {other:?}"),
@@ -106,7 +50,7 @@ mod tests {
             .success());
         let dangling = d.path().join("dangling");
         std::os::unix::fs::symlink(d.path().join("gone"), &dangling).unwrap();
-        let mut reasons: Vec<String> = [
+        let mut reasons: Vec<hsm::Msg> = [
             d.path().to_path_buf(),
             empty,
             fifo,
@@ -119,23 +63,32 @@ mod tests {
         .collect();
         reasons.push(reason(check_all(&[ok.clone(), ok]).remove(1)));
         for r in &reasons {
-            let inner = reason_text(r).unwrap_or_else(|| panic!("no catalog key for '{r}'"));
-            assert_eq!(&inner.text, r);
+            assert!(r.key.starts_with("errors.inputs."), "{r:?}");
+            let inner = Text::from(r.clone());
+            for lang in [Lang::ZhHant, Lang::ZhHans] {
+                assert_ne!(inner.in_lang(lang), r.text, "no {} for '{r}'", lang.tag());
+            }
             let t = input_problem("/srv/a.bin", r);
             assert_eq!(t.text, format!("/srv/a.bin {r}."));
             for lang in [Lang::ZhHant, Lang::ZhHans] {
                 let s = t.in_lang(lang);
                 assert!(s.starts_with("/srv/a.bin"), "{s}");
-                assert!(!s.contains(r.as_str()), "{r} untranslated in {s}");
+                assert!(!s.contains(r.text.as_str()), "{r} untranslated in {s}");
             }
         }
-        let t = input_problem("/x", "cannot be read: Permission denied (os error 13)");
+        let unreadable = hsm::text!(
+            "errors.inputs.unreadable",
+            "cannot be read: {{error}}",
+            error = "Permission denied (os error 13)"
+        );
+        let t = input_problem("/x", &unreadable);
         assert!(t
             .in_lang(Lang::ZhHant)
             .contains("Permission denied (os error 13)"));
         assert!(!t.in_lang(Lang::ZhHant).contains("cannot be read"));
-        // A reason not in the table stays English inside the translated sentence.
-        let t = input_problem("/x", "is something new");
+        // A reason whose key no catalog has stays English inside the translated sentence.
+        let new = hsm::Msg::new("errors.inputs.not_yet_written", "is something new", vec![]);
+        let t = input_problem("/x", &new);
         assert!(t.in_lang(Lang::ZhHant).contains("is something new"));
     }
 }

@@ -403,7 +403,10 @@ fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
             reason = e
         ),
     )
-    .details("Nothing was written under the kit's name.")
+    .details(text!(
+        "errors.kit_nothing_written",
+        "Nothing was written under the kit's name."
+    ))
 }
 
 /// `verify.sh`: every check, in order, stopping at the first failure.
@@ -498,6 +501,9 @@ fn readme(
     s
 }
 
+/// A signer's certificate and its issuers (DER, nearest first).
+type Certificates = (Vec<u8>, Vec<Vec<u8>>);
+
 impl Console {
     /// The kit a batch asked for, into its report: written when every file was signed (a
     /// kit of part of a batch would tell its readers less than it seems to), else why not.
@@ -506,6 +512,7 @@ impl Console {
         partition: &str,
         report: &mut SignReport,
         kit: &KitRequest,
+        certificates: Option<Certificates>,
     ) {
         let whole = !report.cancelled
             && report.manifest_error.is_none()
@@ -517,7 +524,7 @@ impl Console {
             )));
             return;
         }
-        match self.write_verifier_kit(partition, report, kit).await {
+        match self.write_kit(partition, report, kit, certificates).await {
             Ok(v) => report.kit = Some(v),
             Err(e) => report.kit_error = Some(e),
         }
@@ -531,6 +538,18 @@ impl Console {
         partition: &str,
         report: &SignReport,
         req: &KitRequest,
+    ) -> ApiResult<KitView> {
+        self.write_kit(partition, report, req, None).await
+    }
+
+    /// As [`Console::write_verifier_kit`], with the signer's certificate and chain the
+    /// batch used (a chain given at signing time) instead of the token's.
+    async fn write_kit(
+        &self,
+        partition: &str,
+        report: &SignReport,
+        req: &KitRequest,
+        certificates: Option<Certificates>,
     ) -> ApiResult<KitView> {
         let dir = PathBuf::from(&req.dir);
         let kinds: Vec<OutputKind> = report
@@ -568,6 +587,9 @@ impl Console {
             .run_service_idempotent_async("kit.key", move |s| {
                 let (summary, pk) = key_material(s, handle)?;
                 let id = hex::decode(&summary.id_hex).unwrap_or_default();
+                if let Some((cert, chain)) = certificates.clone() {
+                    return Ok((pk, Some(cert), chain));
+                }
                 let cert = find_certificate(s, &id)?;
                 let chain = match &cert {
                     Some(c) => find_chain(s, c)?,

@@ -78,9 +78,16 @@ impl Console {
                     k.alg.sign_digest(s, handle, &k.alg.digest().digest(&body))
                 }?;
                 k.alg.verify(&k.pk, &body, &[], &r).map_err(|e| {
-                    hsm::HsmError::TokenMisbehaved(format!(
-                        "the manifest signature does not verify: {e}"
-                    ))
+                    let why = crate::i18n::Text::from(e.into_msg());
+                    hsm::HsmError::TokenMisbehaved(
+                        text!(
+                            "hsm.console.manifest_signature_does_not_verify",
+                            "the manifest signature does not verify: {{error}}",
+                            error = &why
+                        )
+                        .nest("error", &why)
+                        .into(),
+                    )
                 })?;
                 let asc = if cleartext {
                     let text = String::from_utf8(body.clone()).expect("the manifest is text");

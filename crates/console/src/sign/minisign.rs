@@ -76,7 +76,7 @@ impl Format for Minisign {
             minisign::trusted_comment(&file.input.name(), super::openpgp::unix_now().into())?;
         let text = minisign::signature_file(&key, &hash, &trusted, &mut |m| file.sign_bytes(m))?;
         minisign::verify_file(&file.input.path, &text, &key.public_key_file())
-            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+            .map_err(SignError::into_self_check)?;
         Ok(text.into_bytes())
     }
 }

@@ -7,6 +7,7 @@
 //!   bundle); a new format is one more [`formats::Format`].
 //! - [`key`]: the signing key, its public half and its certificate on the token.
 //! - [`certificates`]: self-signed certificates and CSRs made with the HSM key.
+//! - [`chain`]: certificate chain files given at signing time, checked before signing.
 //! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
 //! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
 //!   certificate, its `minisign.pub`.
@@ -16,6 +17,7 @@
 
 mod batch;
 mod certificates;
+mod chain;
 pub mod formats;
 mod inputs;
 mod key;
@@ -33,6 +35,7 @@ use signing::alg::SigAlg;
 use signing::SignError;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::i18n::Text;
 use crate::text;
 
 pub use certificates::CertificateView;
@@ -100,6 +103,11 @@ pub struct SignRequest {
     #[serde(default)]
     #[ts(optional)]
     pub kit: Option<KitRequest>,
+    /// Certificate chain files for CMS signatures (`hsmc sign --chain FILE`): PEM (one or
+    /// more certificates), DER or PKCS#7, in any order; the issuers of the signer's
+    /// certificate, and optionally that certificate itself. Checked before signing.
+    #[serde(default)]
+    pub chain: Vec<String>,
 }
 
 /// A key the signing view can offer.
@@ -172,6 +180,8 @@ pub struct FileOutcome {
     pub sha256: Option<String>,
     pub outputs: Vec<OutputView>,
     pub error: Option<ApiError>,
+    /// Signed, but without the time-stamp asked for: why (the TSA was optional and failed).
+    pub unstamped: Option<Text>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -231,45 +241,170 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             "errors.sign_again_once_complete",
             "Sign it again once it is complete."
         )),
-        SignError::Write { path, reason } => ApiError::new(
-            ErrorCode::Io,
+        SignError::Write { path, reason } => ApiError::new(ErrorCode::Io, {
+            let reason = Text::from(reason);
             text!(
                 "errors.cannot_write",
                 "Cannot write {{path}}: {{reason}}.",
                 path = path,
-                reason = reason
-            ),
-        )
-        .details("Nothing was half-written."),
-        SignError::SelfCheck(m) => ApiError::new(
-            ErrorCode::SignatureInvalid,
+                reason = &reason
+            )
+            .nest("reason", &reason)
+        })
+        .details(text!("errors.nothing_half_written", "Nothing was half-written.")),
+        SignError::SelfCheck(m) => ApiError::new(ErrorCode::SignatureInvalid, {
+            let detail = Text::from(m);
             text!(
                 "errors.hsm_s_signature_did_not",
                 "The HSM's signature did not verify in software ({{detail}}); it was not written.",
-                detail = m
-            ),
-        )
+                detail = &detail
+            )
+            .nest("detail", &detail)
+        })
         .suggest(text!(
             "errors.check_key_module_report_hsm",
             "Check the key and the module; report this to the HSM's administrator."
         )),
-        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
+        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, Text::from(m)),
         SignError::Unsupported(m) | SignError::Format(m) => {
-            ApiError::new(ErrorCode::Unsupported, m)
+            ApiError::new(ErrorCode::Unsupported, Text::from(m))
         }
-        SignError::Timestamp { tsa, reason } => ApiError::new(
-            ErrorCode::TimestampFailed,
-            format!("The time-stamp authority {tsa}: {reason}. Nothing was written for this file."),
-        )
-        .suggest("Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."),
+        SignError::Timestamp { tsa, reason } => ApiError::new(ErrorCode::TimestampFailed, {
+            let reason = Text::from(reason);
+            text!(
+                "hsm.console.timestamp_failed",
+                "The time-stamp authority {{tsa}}: {{reason}}. Nothing was written for this file.",
+                tsa = tsa,
+                reason = &reason
+            )
+            .nest("reason", &reason)
+        })
+        .suggest(text!(
+            "hsm.console.timestamp_failed_hint",
+            "Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."
+        )),
     }
 }
 
 /// A signing error inside a pool job, where errors are the pool's: the HSM's own stays
-/// as it is, anything else (a subject the certificate builder refused…) is invalid input.
-fn hsm_side(e: SignError) -> hsm::HsmError {
+/// as it is, a refusal with its message (a subject the certificate builder refused…) is
+/// refused with that message's key, anything else is refused as the officer reads it.
+pub(crate) fn hsm_side(e: SignError) -> hsm::HsmError {
     match e {
         SignError::Hsm(h) => h,
-        other => hsm::HsmError::InvalidInput(other.to_string()),
+        SignError::Format(m) | SignError::Invalid(m) | SignError::Unsupported(m) => {
+            hsm::HsmError::Refused(m)
+        }
+        other => sign_error(other).into_refused(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::Lang;
+
+    #[test]
+    fn a_signing_refusal_keeps_its_catalog_key_and_code() {
+        let e = sign_error(signing::formats::Bundle::parse("{}").unwrap_err());
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        assert!(
+            e.message.starts_with("not a signature bundle: "),
+            "{}",
+            e.message
+        );
+        let key = e.i18n.as_ref().and_then(|i| i.message.clone());
+        assert_eq!(key.as_deref(), Some("signing.not_a_bundle"));
+        assert!(e.message_in(Lang::ZhHant).starts_with("不是簽章 JSON 包："));
+        assert!(e.message_in(Lang::ZhHans).starts_with("不是签名 JSON 包："));
+
+        let e = sign_error(SignError::Invalid(hsm::text!(
+            "signing.minisign.does_not_verify",
+            "the minisign signature does not verify: {{error}}",
+            error = "bad"
+        )));
+        assert_eq!(e.code, ErrorCode::SignatureInvalid);
+        assert_eq!(e.message, "the minisign signature does not verify: bad");
+        assert_eq!(e.message_in(Lang::ZhHans), "minisign 签名未通过验证：bad");
+    }
+
+    #[test]
+    fn a_refusal_inside_a_pool_job_keeps_its_key() {
+        let file = "chain.pem";
+        let e = signing::objects::parse_import(b"", file).unwrap_err();
+        let api: ApiError = hsm_side(e).into();
+        assert_eq!(api.code, ErrorCode::InvalidInput);
+        assert_eq!(api.message, "chain.pem: the file is empty");
+        assert_eq!(api.message_in(Lang::ZhHant), "chain.pem：檔案是空的");
+    }
+
+    #[test]
+    fn a_time_stamp_failure_translates_with_its_reason() {
+        let e = sign_error(SignError::Timestamp {
+            tsa: "http://tsa.example/".into(),
+            reason: signing::tsp::TspError::WrongNonce.msg(),
+        });
+        assert_eq!(e.code, ErrorCode::TimestampFailed);
+        assert_eq!(
+            e.message,
+            "The time-stamp authority http://tsa.example/: the token does not echo the nonce that was sent. Nothing was written for this file."
+        );
+        assert_eq!(
+            e.message_in(Lang::ZhHant),
+            "時間戳記服務 http://tsa.example/：時間戳記權杖沒有回傳所送出的 nonce。此檔案未寫入任何內容。"
+        );
+        let hint = e.i18n.as_ref().and_then(|i| i.suggestion.clone());
+        assert_eq!(hint.as_deref(), Some("hsm.console.timestamp_failed_hint"));
+
+        // Two levels: the certificate's reason inside the TSA's reason inside the sentence.
+        let e = sign_error(SignError::Timestamp {
+            tsa: "http://tsa.example/".into(),
+            reason: signing::tsp::TspError::Certificate(hsm::text!(
+                "signing.tsp_certificate_eku_missing",
+                "does not have the timeStamping extended key usage (alone)"
+            ))
+            .msg(),
+        });
+        assert!(
+            e.message.contains(
+                "the TSA's certificate does not have the timeStamping extended key usage (alone)."
+            ),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.message_in(Lang::ZhHans),
+            "时间戳服务 http://tsa.example/：时间戳服务的证书没有（单独的）timeStamping 扩展密钥用法。此文件未写入任何内容。"
+        );
+    }
+
+    #[test]
+    fn a_failed_self_check_and_a_failed_write_keep_their_reasons_keys() {
+        let e = sign_error(SignError::SelfCheck(hsm::text!(
+            "signing.external_mu_signature_length",
+            "the token's external-μ signature has {{got}} bytes, not {{want}}",
+            got = 10,
+            want = 2420
+        )));
+        assert_eq!(e.code, ErrorCode::SignatureInvalid);
+        assert_eq!(
+            e.message,
+            "The HSM's signature did not verify in software (the token's external-μ signature has 10 bytes, not 2420); it was not written."
+        );
+        assert!(
+            e.message_in(Lang::ZhHans)
+                .contains("令牌生成的 external-μ 签名有 10 字节"),
+            "{}",
+            e.message_in(Lang::ZhHans)
+        );
+        let e = sign_error(SignError::Write {
+            path: "/out/a.sig".into(),
+            reason: hsm::text!("signing.disk_full", "the disk is full"),
+        });
+        assert_eq!(e.message, "Cannot write /out/a.sig: the disk is full.");
+        assert_eq!(
+            e.message_in(Lang::ZhHant),
+            "無法寫入 /out/a.sig：磁碟已滿。"
+        );
     }
 }

@@ -24,7 +24,7 @@ use super::formats::{FileSigning, Format};
 use super::key::{key_material, SigningKey};
 use super::{hsm_side, sign_error, SignFormat};
 use crate::error::{ApiError, ApiResult};
-use crate::Console;
+use crate::{text, Console};
 
 /// `CKA_APPLICATION` of the data object that holds a key's OpenPGP creation time.
 const APPLICATION: &str = "hsm-console/openpgp-key-creation-time";
@@ -104,10 +104,14 @@ fn fix_creation_time(
         return Ok(None);
     }
     if summary.id_hex.is_empty() {
-        return Err(hsm::HsmError::InvalidInput(format!(
-            "'{}' has no CKA_ID to tie its OpenPGP creation time to",
-            summary.label
-        )));
+        return Err(hsm::HsmError::Refused(
+            crate::text!(
+                "errors.openpgp_key_without_id",
+                "'{{label}}' has no CKA_ID to tie its OpenPGP creation time to",
+                label = summary.label
+            )
+            .into(),
+        ));
     }
     let created = unix_now();
     let key = PgpKey::new(pk, created).map_err(hsm_side)?;
@@ -155,9 +159,29 @@ pub struct OpenPgpCertificate {
 
 /// An OpenPGP user ID the officer typed: refused (with what to do) unless it is one line.
 pub fn check_openpgp_user_id(uid: &str) -> ApiResult<()> {
-    openpgp::check_user_id(uid).map_err(|e| {
-        ApiError::invalid(format!("{e}.")).suggest("Type it as Name <address>, on one line.")
-    })
+    use openpgp::UserIdProblem as P;
+    let Some(problem) = openpgp::user_id_problem(uid) else {
+        return Ok(());
+    };
+    let message = match problem {
+        P::Empty => text!(
+            "errors.openpgp_user_id_empty",
+            "An OpenPGP user ID is needed, e.g. \"Release Signing <release@example.org>\"."
+        ),
+        P::NotOneLine => text!(
+            "errors.openpgp_user_id_not_one_line",
+            "An OpenPGP user ID is one line of text: it cannot contain a newline or other control characters."
+        ),
+        P::TooLong => text!(
+            "errors.openpgp_user_id_too_long",
+            "An OpenPGP user ID is at most {{max}} bytes.",
+            max = openpgp::MAX_USER_ID
+        ),
+    };
+    Err(ApiError::invalid(message).suggest(text!(
+        "errors.openpgp_user_id_hint",
+        "Type it as Name <address>, on one line."
+    )))
 }
 
 impl Console {
@@ -301,11 +325,14 @@ impl Console {
 
 /// The certificate as rpgp reads it: its self-signature, fingerprint and user ID.
 fn check_certificate(armored: &str, key: &PgpKey, uid: &str) -> Result<(), SignError> {
-    let c = verify::Certificate::read(armored.as_bytes())
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    let c = verify::Certificate::read(armored.as_bytes()).map_err(SignError::into_self_check)?;
     if c.fingerprint() != key.fingerprint_hex() || c.user_ids() != [uid.to_string()] {
         return Err(SignError::SelfCheck(
-            "rpgp reads another fingerprint or user ID than was written".into(),
+            text!(
+                "hsm.console.rpgp_reads_other_certificate",
+                "rpgp reads another fingerprint or user ID than was written"
+            )
+            .into(),
         ));
     }
     Ok(())
@@ -320,15 +347,18 @@ pub(super) fn wanted(formats: &[SignFormat]) -> bool {
 
 /// The key as an OpenPGP key, with the creation time the batch fixed.
 pub(super) fn pgp_key(key: &SigningKey) -> Result<PgpKey, SignError> {
-    let created = key
-        .openpgp_created
-        .ok_or_else(|| SignError::Format("the OpenPGP creation time is not fixed".into()))?;
+    let created = key.openpgp_created.ok_or_else(|| {
+        SignError::Format(hsm::text!(
+            "signing.openpgp.creation_time_not_fixed",
+            "the OpenPGP creation time is not fixed"
+        ))
+    })?;
     PgpKey::new(&key.pk, created)
 }
 
 /// The public-key packet as rpgp reads it, with the fingerprint checked.
 fn rpgp_key(key: &PgpKey) -> Result<verify::RpgpKey, SignError> {
-    verify::read_key(key).map_err(|e| SignError::SelfCheck(e.to_string()))
+    verify::read_key(key).map_err(SignError::into_self_check)
 }
 
 /// A detached OpenPGP signature per file.
@@ -370,10 +400,14 @@ impl Format for OpenPgp {
         };
         let data = std::fs::File::open(&file.input.path).map_err(|e| SignError::Input {
             path: file.input.path.display().to_string(),
-            reason: format!("cannot be read: {e}"),
+            reason: hsm::text!(
+                "errors.inputs.unreadable",
+                "cannot be read: {{error}}",
+                error = e
+            ),
         })?;
         verify::check_detached(&rpgp_key(&key)?, &out, std::io::BufReader::new(data))
-            .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+            .map_err(SignError::into_self_check)?;
         Ok(out)
     }
 }
@@ -389,11 +423,15 @@ pub(super) fn cleartext_manifest(
     let msg = openpgp::cleartext_signed(&pk, text, unix_now(), &mut |d| {
         Ok(token::sign_digest(s, handle, pk.alg, pk.alg.hash(), d)?)
     })?;
-    let (signed, _) = verify::check_cleartext(&rpgp_key(&pk)?, &msg)
-        .map_err(|e| SignError::SelfCheck(e.to_string()))?;
+    let (signed, _) =
+        verify::check_cleartext(&rpgp_key(&pk)?, &msg).map_err(SignError::into_self_check)?;
     if signed != text.strip_suffix('\n').unwrap_or(text) {
         return Err(SignError::SelfCheck(
-            "the cleartext-signed text is not the manifest".into(),
+            text!(
+                "hsm.console.cleartext_not_the_manifest",
+                "the cleartext-signed text is not the manifest"
+            )
+            .into(),
         ));
     }
     Ok(msg)

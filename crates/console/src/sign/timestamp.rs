@@ -13,7 +13,9 @@ use signing::tsp::TimestampInfo;
 use signing::SignError;
 
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Text;
 use crate::settings::TimestampAuthority;
+use crate::text;
 
 /// The largest answer read from a TSA (a token with a certificate chain is a few kB).
 const MAX_ANSWER: u64 = 1024 * 1024;
@@ -26,21 +28,33 @@ pub enum TsaConfigError {
     #[error("the time-stamp authority timeout must be between 1 and 300 seconds")]
     Timeout,
     #[error("the TSA CA file {path}: {reason}")]
-    CaFile { path: String, reason: String },
+    CaFile { path: String, reason: Text },
 }
 
 impl From<TsaConfigError> for ApiError {
     fn from(e: TsaConfigError) -> Self {
-        ApiError::invalid(format!("{}.", capitalize(&e.to_string())))
-            .suggest("Check Settings → Timestamp authority (or hsmc sign --tsa).")
-    }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
+        let message = match e {
+            TsaConfigError::NotHttp(url) => text!(
+                "errors.tsa_url_not_http",
+                "The time-stamp authority URL '{{url}}' is not an http:// or https:// URL.",
+                url = url
+            ),
+            TsaConfigError::Timeout => text!(
+                "errors.tsa_timeout_range",
+                "The time-stamp authority timeout must be between 1 and 300 seconds."
+            ),
+            TsaConfigError::CaFile { path, reason } => text!(
+                "errors.tsa_ca_file",
+                "The TSA CA file {{path}}: {{reason}}.",
+                path = path,
+                reason = &reason
+            )
+            .nest("reason", &reason),
+        };
+        ApiError::invalid(message).suggest(text!(
+            "errors.tsa_settings_hint",
+            "Check Settings → Timestamp authority (or hsmc sign --tsa)."
+        ))
     }
 }
 
@@ -64,6 +78,8 @@ pub fn check_authority(a: &TimestampAuthority) -> Result<(), TsaConfigError> {
 /// A TSA ready to be asked: its URL, the CA its answers must chain to, an HTTP agent.
 pub struct Tsa {
     pub url: String,
+    /// Sign without a token when this TSA fails (the officer chose so).
+    pub optional: bool,
     ca: Option<Vec<Certificate>>,
     agent: ureq::Agent,
 }
@@ -81,6 +97,7 @@ impl Tsa {
             .into();
         Ok(Tsa {
             url: a.url.trim().to_string(),
+            optional: a.optional.unwrap_or(false),
             ca,
             agent,
         })
@@ -96,32 +113,56 @@ impl Tsa {
         alg: DigestAlg,
         signature: &[u8],
     ) -> Result<(Vec<u8>, TimestampInfo), SignError> {
-        let fail = |reason: String| SignError::Timestamp {
+        let fail = |reason: hsm::Msg| SignError::Timestamp {
             tsa: self.url.clone(),
             reason,
         };
-        let req = signing::tsp::request(alg, signature).map_err(|e| fail(e.to_string()))?;
-        let answer = self.post(&req.der).map_err(fail)?;
-        signing::tsp::check_response(&answer, &req, self.ca.as_deref())
-            .map_err(|e| fail(e.to_string()))
+        let req = signing::tsp::request(alg, signature).map_err(|e| fail(e.msg()))?;
+        let answer = self.post(&req.der).map_err(|t| fail(t.into()))?;
+        signing::tsp::check_response(&answer, &req, self.ca.as_deref()).map_err(|e| fail(e.msg()))
     }
 
-    fn post(&self, query: &[u8]) -> Result<Vec<u8>, String> {
+    /// The TSA's answer, or why there is none (the rest of the sentence "The time-stamp
+    /// authority URL …").
+    fn post(&self, query: &[u8]) -> Result<Vec<u8>, Text> {
         let mut resp = self
             .agent
             .post(&self.url)
             .header("Content-Type", "application/timestamp-query")
             .send(query)
             .map_err(|e| match e {
-                ureq::Error::Timeout(_) => "did not answer in time".to_string(),
-                ureq::Error::Io(io) => format!("cannot be reached ({io})"),
-                ureq::Error::ConnectionFailed => "cannot be reached (connection failed)".into(),
-                ureq::Error::HostNotFound => "cannot be reached (host not found)".into(),
-                other => format!("cannot be asked ({other})"),
+                ureq::Error::Timeout(_) => {
+                    text!(
+                        "hsm.console.tsa_no_answer_in_time",
+                        "did not answer in time"
+                    )
+                }
+                ureq::Error::Io(io) => text!(
+                    "hsm.console.tsa_unreachable",
+                    "cannot be reached ({{error}})",
+                    error = io
+                ),
+                ureq::Error::ConnectionFailed => text!(
+                    "hsm.console.tsa_connection_failed",
+                    "cannot be reached (connection failed)"
+                ),
+                ureq::Error::HostNotFound => text!(
+                    "hsm.console.tsa_host_not_found",
+                    "cannot be reached (host not found)"
+                ),
+                other => text!(
+                    "hsm.console.tsa_cannot_be_asked",
+                    "cannot be asked ({{error}})",
+                    error = other
+                ),
             })?;
         let status = resp.status();
         if status != 200 {
-            return Err(format!("answered HTTP {status}, not a time-stamp"));
+            return Err(text!(
+                "hsm.console.tsa_http_status",
+                "answered HTTP {{status}}, not a time-stamp",
+                status = status
+            ));
         }
         let content_type = resp
             .headers()
@@ -130,8 +171,10 @@ impl Tsa {
             .unwrap_or("")
             .to_ascii_lowercase();
         if !content_type.starts_with("application/timestamp-reply") {
-            return Err(format!(
-                "answered '{content_type}', not application/timestamp-reply"
+            return Err(text!(
+                "hsm.console.tsa_wrong_content_type",
+                "answered '{{content_type}}', not application/timestamp-reply",
+                content_type = content_type
             ));
         }
         resp.body_mut()
@@ -139,22 +182,43 @@ impl Tsa {
             .limit(MAX_ANSWER)
             .read_to_vec()
             .map_err(|e| match e {
-                ureq::Error::Timeout(_) => "did not finish its answer in time".to_string(),
-                other => format!("sent an answer that cannot be read ({other})"),
+                ureq::Error::Timeout(_) => text!(
+                    "hsm.console.tsa_answer_not_finished",
+                    "did not finish its answer in time"
+                ),
+                other => text!(
+                    "hsm.console.tsa_answer_unreadable",
+                    "sent an answer that cannot be read ({{error}})",
+                    error = other
+                ),
             })
     }
 }
 
 fn read_ca(path: &str) -> Result<Vec<Certificate>, TsaConfigError> {
-    let err = |reason: String| TsaConfigError::CaFile {
+    let err = |reason: Text| TsaConfigError::CaFile {
         path: path.to_string(),
         reason,
     };
-    let pem = std::fs::read(path).map_err(|e| err(format!("cannot be read ({e})")))?;
-    let certs =
-        signing::tsp::load_ca(&pem).map_err(|e| err(format!("is not PEM certificates ({e})")))?;
+    let pem = std::fs::read(path).map_err(|e| {
+        err(text!(
+            "hsm.console.tsa_ca_unreadable",
+            "cannot be read ({{error}})",
+            error = e
+        ))
+    })?;
+    let certs = signing::tsp::load_ca(&pem).map_err(|e| {
+        err(text!(
+            "hsm.console.tsa_ca_not_pem",
+            "is not PEM certificates ({{error}})",
+            error = e
+        ))
+    })?;
     if certs.is_empty() {
-        return Err(err("holds no certificate".into()));
+        return Err(err(text!(
+            "hsm.console.tsa_ca_no_certificate",
+            "holds no certificate"
+        )));
     }
     Ok(certs)
 }
@@ -168,6 +232,7 @@ mod tests {
             url: url.into(),
             ca_file: None,
             timeout_seconds: 5,
+            optional: None,
         }
     }
 

@@ -63,8 +63,12 @@ impl Console {
     ) -> ApiResult<signing::verify::VerifyReport> {
         let pk = match public_key_pem {
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| ApiError::io(&format!("cannot read {p}"), &e))?;
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    ApiError::io(
+                        text!("hsm.console.cannot_read", "cannot read {{path}}", path = p),
+                        &e,
+                    )
+                })?;
                 let k = if text.contains("BEGIN CERTIFICATE") {
                     let der_bytes = der::pem::decode_vec(text.as_bytes())
                         .map_err(|e| {
@@ -113,8 +117,15 @@ impl Console {
 /// The bytes of a key file named for verification (an OpenPGP certificate, a
 /// `minisign.pub`).
 fn read_key_file(path: Option<&str>) -> ApiResult<Option<Vec<u8>>> {
-    path.map(|p| std::fs::read(p).map_err(|e| ApiError::io(&format!("cannot read {p}"), &e)))
-        .transpose()
+    path.map(|p| {
+        std::fs::read(p).map_err(|e| {
+            ApiError::io(
+                text!("hsm.console.cannot_read", "cannot read {{path}}", path = p),
+                &e,
+            )
+        })
+    })
+    .transpose()
 }
 
 async fn blocking<T: Send + 'static>(

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::{GenerateRequest, GeneratedKey, UserKind};
 use console::{Console, ConsoleConfig};
 use hsm::algo::KeySpec;
@@ -16,6 +17,24 @@ pub struct Env {
     /// Holds the console's data (`data/`) and whatever the test writes beside it.
     pub dir: tempfile::TempDir,
     _token: Option<TestToken>,
+}
+
+/// One file signed by the key with `id_hex` in `format`, stopping at a failure; the other
+/// choices (manifest, context, time-stamp, kit, chain) left out.
+pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) -> SignRequest {
+    SignRequest {
+        key: format!("id:{id_hex}"),
+        files: vec![file.display().to_string()],
+        formats: vec![format],
+        manifest: false,
+        out_dir: None,
+        context: None,
+        on_error: OnError::Stop,
+        confirm_hss: false,
+        timestamp: None,
+        kit: None,
+        chain: vec![],
+    }
 }
 
 /// The built-in partition, configured inside the data folder.

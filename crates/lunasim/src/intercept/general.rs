@@ -8,6 +8,7 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 use parking_lot::Mutex;
 
+use super::keys::LUNA_AES_KWP;
 use crate::config::Config;
 use crate::control;
 use crate::entry;
@@ -175,10 +176,18 @@ pub extern "C" fn C_GetTokenInfo(slot: CK_SLOT_ID, info: *mut CK_TOKEN_INFO) -> 
     })
 }
 
-/// SLH-DSA is absent from Luna 7.9's mechanism table.
+/// SLH-DSA is absent from Luna 7.9's mechanism table; the padded AES key wrap (RFC 5649) is
+/// there as Luna's vendor `CKM_AES_KWP`, not as PKCS#11 3.0's `CKM_AES_KEY_WRAP_KWP` /
+/// `_PKCS7` (see [`super::keys::luna_kwp`]).
 fn hidden(m: CK_MECHANISM_TYPE) -> bool {
-    matches!(m, CKM_SLH_DSA_KEY_PAIR_GEN | CKM_SLH_DSA | CKM_HASH_SLH_DSA)
-        || (CKM_HASH_SLH_DSA_SHA224..=CKM_HASH_SLH_DSA_SHAKE256).contains(&m)
+    matches!(
+        m,
+        CKM_SLH_DSA_KEY_PAIR_GEN
+            | CKM_SLH_DSA
+            | CKM_HASH_SLH_DSA
+            | CKM_AES_KEY_WRAP_KWP
+            | CKM_AES_KEY_WRAP_PKCS7
+    ) || (CKM_HASH_SLH_DSA_SHA224..=CKM_HASH_SLH_DSA_SHAKE256).contains(&m)
 }
 
 pub extern "C" fn C_GetMechanismList(
@@ -194,8 +203,12 @@ pub extern "C" fn C_GetMechanismList(
             Ok(v) => v,
             Err(e) => return e.rv().unwrap_or(CKR_GENERAL_ERROR),
         };
+        let kwp = all.contains(&CKM_AES_KEY_WRAP_KWP);
         all.retain(|m| !hidden(*m));
         all.extend([CKM_HSS_KEY_PAIR_GEN, CKM_HSS]);
+        if kwp {
+            all.push(LUNA_AES_KWP);
+        }
         // SAFETY: count is non-null and readable/writable.
         let room = unsafe { *count };
         // SAFETY: as above.
@@ -233,6 +246,20 @@ pub extern "C" fn C_GetMechanismInfo(
                 flags: CKF_HW | CKF_SIGN | CKF_VERIFY,
             }),
             _ if hidden(m) => return CKR_MECHANISM_INVALID,
+            LUNA_AES_KWP => {
+                let Some(f) = s.f().C_GetMechanismInfo else {
+                    return CKR_FUNCTION_NOT_SUPPORTED;
+                };
+                let mut i = CK_MECHANISM_INFO::default();
+                // SAFETY: `i` is a local CK_MECHANISM_INFO the inner module fills.
+                let rv = unsafe { f(slot, CKM_AES_KEY_WRAP_KWP, &mut i) };
+                if rv != CKR_OK {
+                    return rv;
+                }
+                // lunasim translates the vendor mechanism for wrapping only.
+                i.flags &= CKF_HW | CKF_WRAP | CKF_UNWRAP;
+                Some(i)
+            }
             _ => None,
         };
         match ours {

@@ -7,6 +7,5 @@ use cryptoki_sys::*;
 use crate::entry;
 
 guarded!(C_CreateObject, super::auth::making(t, n), h, (h: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE));
-guarded!(C_UnwrapKey, super::auth::making(t, n), h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, unwrapping: CK_OBJECT_HANDLE, wrapped: *mut CK_BYTE, wl: CK_ULONG, t: *mut CK_ATTRIBUTE, n: CK_ULONG, out: *mut CK_OBJECT_HANDLE));
 guarded!(C_EncryptInit, Use, h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE));
 guarded!(C_DecryptInit, Use, h, (h: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE));

@@ -194,9 +194,72 @@ pub extern "C" fn C_WrapKey(
         if objects::is_ours(wrapping) {
             return CKR_WRAPPING_KEY_TYPE_INCONSISTENT;
         }
+        let mut translated = CK_MECHANISM::default();
+        let m = match luna_kwp(m, &mut translated) {
+            Ok(m) => m,
+            Err(rv) => return rv,
+        };
         match s.f().C_WrapKey {
-            // SAFETY: pass-through.
+            // SAFETY: pass-through; `m` is the caller's mechanism or `translated`, alive here.
             Some(f) => unsafe { f(h, m, wrapping, key, out, len) },
+            None => CKR_FUNCTION_NOT_SUPPORTED,
+        }
+    })
+}
+
+/// Luna's vendor `CKM_AES_KWP` (AES key wrap with padding, RFC 5649).
+pub const LUNA_AES_KWP: CK_MECHANISM_TYPE = p11::names::luna::CKM_AES_KWP as CK_MECHANISM_TYPE;
+
+/// Luna names the padded AES key wrap `CKM_AES_KWP` (a vendor mechanism, parameterless); the
+/// inner module knows it as PKCS#11 3.0's `CKM_AES_KEY_WRAP_KWP`, which Luna's table lacks
+/// (so lunasim refuses it, as it is absent from its mechanism list). Returns the mechanism
+/// to pass on: `m` itself, or `store` filled with the standard one.
+pub(super) fn luna_kwp(
+    m: *mut CK_MECHANISM,
+    store: &mut CK_MECHANISM,
+) -> Result<*mut CK_MECHANISM, CK_RV> {
+    if m.is_null() {
+        return Ok(m);
+    }
+    // SAFETY: non-null, per contract a CK_MECHANISM the caller keeps alive for the call.
+    let given = unsafe { &*m };
+    match given.mechanism {
+        CKM_AES_KEY_WRAP_KWP | CKM_AES_KEY_WRAP_PKCS7 => Err(CKR_MECHANISM_INVALID),
+        LUNA_AES_KWP => {
+            *store = CK_MECHANISM {
+                mechanism: CKM_AES_KEY_WRAP_KWP,
+                pParameter: given.pParameter,
+                ulParameterLen: given.ulParameterLen,
+            };
+            Ok(store)
+        }
+        _ => Ok(m),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn C_UnwrapKey(
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    unwrapping: CK_OBJECT_HANDLE,
+    wrapped: *mut CK_BYTE,
+    wl: CK_ULONG,
+    t: *mut CK_ATTRIBUTE,
+    n: CK_ULONG,
+    out: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
+    entry::call("C_UnwrapKey", |s| {
+        if let Some(rv) = super::auth::refusal(s, h, super::auth::making(t, n)) {
+            return rv;
+        }
+        let mut translated = CK_MECHANISM::default();
+        let m = match luna_kwp(m, &mut translated) {
+            Ok(m) => m,
+            Err(rv) => return rv,
+        };
+        match s.f().C_UnwrapKey {
+            // SAFETY: pass-through; `m` is the caller's mechanism or `translated`, alive here.
+            Some(f) => unsafe { f(h, m, unwrapping, wrapped, wl, t, n, out) },
             None => CKR_FUNCTION_NOT_SUPPORTED,
         }
     })

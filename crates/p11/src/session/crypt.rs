@@ -60,4 +60,25 @@ impl Session {
             unsafe { (digest.f)(h, data.as_ptr() as *mut _, data.len() as CK_ULONG, out, len) }
         })
     }
+
+    /// The digest of a secret key's value, computed inside the token (`C_DigestInit`,
+    /// `C_DigestKey`, `C_DigestFinal`): the value itself never leaves it.
+    pub fn digest_key(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<Vec<u8>> {
+        let digest_init = p11_fn!(self.module, C_DigestInit)?;
+        let digest_key = p11_fn!(self.module, C_DigestKey)?;
+        let digest_final = p11_fn!(self.module, C_DigestFinal)?;
+        let mut m = mechanism.raw();
+        // SAFETY: mechanism lives for the call.
+        let rv = unsafe { (digest_init.f)(self.handle, &mut m) };
+        digest_init.check(rv)?;
+        // SAFETY: plain handles; the token reads the key's value itself.
+        let rv = unsafe { (digest_key.f)(self.handle, key) };
+        // An error ends the digest operation (PKCS#11 §5.12), so nothing is left open.
+        digest_key.check(rv)?;
+        let h = self.handle;
+        output_call(&digest_final, 64, |out, len| {
+            // SAFETY: out has *len bytes.
+            unsafe { (digest_final.f)(h, out, len) }
+        })
+    }
 }

@@ -70,9 +70,10 @@ impl PgpAlgorithm {
                 ..
             } => Ok(PgpAlgorithm::EcdsaP384),
             PublicKey::Rsa { .. } => Ok(PgpAlgorithm::Rsa),
-            other => Err(SignError::Unsupported(format!(
-                "OpenPGP signatures are made with Ed25519, ECDSA P-256/P-384 and RSA keys; a {} key has no OpenPGP form that gpg 2.2 and Sequoia 0.27 read",
-                other.algorithm()
+            other => Err(SignError::Unsupported(hsm::text!(
+                "signing.openpgp.key_unsupported",
+                "OpenPGP signatures are made with Ed25519, ECDSA P-256/P-384 and RSA keys; a {{key}} key has no OpenPGP form that gpg 2.2 and Sequoia 0.27 read",
+                key = other.algorithm()
             ))),
         }
     }
@@ -175,7 +176,10 @@ impl PgpKey {
         match (alg, pk) {
             (PgpAlgorithm::EddsaLegacy, PublicKey::Ec { point, .. }) => {
                 if point.len() != 32 {
-                    return Err(SignError::Format("an Ed25519 key is 32 bytes".into()));
+                    return Err(SignError::Format(hsm::text!(
+                        "signing.ed25519_key_length",
+                        "an Ed25519 key is 32 bytes"
+                    )));
                 }
                 body.push(OID_ED25519_LEGACY.len() as u8);
                 body.extend_from_slice(OID_ED25519_LEGACY);
@@ -191,9 +195,10 @@ impl PgpKey {
                     OID_P384
                 };
                 if point.first() != Some(&0x04) {
-                    return Err(SignError::Format(
-                        "the EC point is not uncompressed SEC1".into(),
-                    ));
+                    return Err(SignError::Format(hsm::text!(
+                        "signing.openpgp.ec_point_compressed",
+                        "the EC point is not uncompressed SEC1"
+                    )));
                 }
                 body.push(oid.len() as u8);
                 body.extend_from_slice(oid);
@@ -304,10 +309,11 @@ impl<'k> PendingSignature<'k> {
         let mpis = match self.key.alg {
             PgpAlgorithm::EddsaLegacy | PgpAlgorithm::EcdsaP256 | PgpAlgorithm::EcdsaP384 => {
                 if raw.is_empty() || raw.len() % 2 != 0 {
-                    return Err(SignError::Format(format!(
-                        "the token's {} signature has {} bytes",
-                        self.key.alg.name(),
-                        raw.len()
+                    return Err(SignError::Format(hsm::text!(
+                        "signing.openpgp.signature_length",
+                        "the token's {{alg}} signature has {{bytes}} bytes",
+                        alg = self.key.alg.name(),
+                        bytes = raw.len()
                     )));
                 }
                 let (r, s) = raw.split_at(raw.len() / 2);
@@ -331,23 +337,59 @@ impl<'k> PendingSignature<'k> {
 pub type DigestSigner<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>> + 'a;
 
 /// A user ID an officer typed: one line of printable text, `Name <mail>` by convention.
-pub fn check_user_id(uid: &str) -> Result<()> {
+/// What makes a user ID unusable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UserIdProblem {
+    #[error("an OpenPGP user ID is needed, e.g. \"Release Signing <release@example.org>\"")]
+    Empty,
+    #[error("an OpenPGP user ID is one line of text: it cannot contain a newline or other control characters")]
+    NotOneLine,
+    #[error("an OpenPGP user ID is at most {MAX_USER_ID} bytes")]
+    TooLong,
+}
+
+impl UserIdProblem {
+    /// The problem as the officer reads it (its English is the `Display`).
+    pub fn msg(self) -> hsm::Msg {
+        match self {
+            UserIdProblem::Empty => hsm::text!(
+                "signing.openpgp.user_id_empty",
+                "an OpenPGP user ID is needed, e.g. \"Release Signing <release@example.org>\""
+            ),
+            UserIdProblem::NotOneLine => hsm::text!(
+                "signing.openpgp.user_id_not_one_line",
+                "an OpenPGP user ID is one line of text: it cannot contain a newline or other control characters"
+            ),
+            UserIdProblem::TooLong => hsm::text!(
+                "signing.openpgp.user_id_too_long",
+                "an OpenPGP user ID is at most {{max}} bytes",
+                max = MAX_USER_ID
+            ),
+        }
+    }
+}
+
+/// The longest user ID accepted, in bytes.
+pub const MAX_USER_ID: usize = 1024;
+
+/// Why `uid` cannot be a user ID, if it cannot.
+pub fn user_id_problem(uid: &str) -> Option<UserIdProblem> {
     if uid.trim().is_empty() {
-        return Err(SignError::Format(
-            "an OpenPGP user ID is needed, e.g. \"Release Signing <release@example.org>\"".into(),
-        ));
+        Some(UserIdProblem::Empty)
+    } else if uid.chars().any(char::is_control) {
+        Some(UserIdProblem::NotOneLine)
+    } else if uid.len() > MAX_USER_ID {
+        Some(UserIdProblem::TooLong)
+    } else {
+        None
     }
-    if uid.chars().any(char::is_control) {
-        return Err(SignError::Format(
-            "an OpenPGP user ID is one line of text: it cannot contain a newline or other control characters".into(),
-        ));
+}
+
+pub fn check_user_id(uid: &str) -> Result<()> {
+    match user_id_problem(uid) {
+        Some(p) => Err(SignError::Format(p.msg())),
+        None => Ok(()),
     }
-    if uid.len() > 1024 {
-        return Err(SignError::Format(
-            "an OpenPGP user ID is at most 1024 bytes".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// A transferable public key (RFC 9580 §10.1): the key, the user ID and its positive
@@ -416,9 +458,10 @@ pub fn cleartext_signed(
     sign: &mut DigestSigner,
 ) -> Result<String> {
     if text.lines().any(|l| l.ends_with([' ', '\t', '\r'])) {
-        return Err(SignError::Format(
-            "a line ends with whitespace, which a cleartext signature does not cover".into(),
-        ));
+        return Err(SignError::Format(hsm::text!(
+            "signing.openpgp.trailing_whitespace",
+            "a line ends with whitespace, which a cleartext signature does not cover"
+        )));
     }
     let mut p = PendingSignature::new(key, SigType::Text, now, Subpackets::default());
     p.update(armor::canonical_text(text).as_bytes());

@@ -24,10 +24,10 @@ pub fn verify_file(
     cert: Option<&[u8]>,
 ) -> Result<VerifyReport> {
     let cert = cert.ok_or_else(|| {
-        SignError::Format(
+        SignError::Format(hsm::text!(
+            "signing.openpgp.needs_certificate",
             "an OpenPGP signature needs the signer's certificate (--pub KEY.asc, from `hsmc keys openpgp`)"
-                .into(),
-        )
+        ))
     })?;
     let c = Certificate::read(cert)?;
     let mut r = report(file, SignatureFormat::Openpgp);
@@ -38,7 +38,11 @@ pub fn verify_file(
         Kind::Armored | Kind::Binary => {
             let data = std::fs::File::open(file).map_err(|e| SignError::Input {
                 path: file.display().to_string(),
-                reason: format!("cannot be read: {e}"),
+                reason: hsm::text!(
+                    "errors.inputs.unreadable",
+                    "cannot be read: {{error}}",
+                    error = e
+                ),
             })?;
             match verify::check_detached(c.primary(), sig, std::io::BufReader::new(data)) {
                 Ok(v) => {
@@ -53,8 +57,12 @@ pub fn verify_file(
             }
         }
         Kind::Cleartext => {
-            let text = std::str::from_utf8(sig)
-                .map_err(|_| SignError::Format("a cleartext-signed message is text".into()))?;
+            let text = std::str::from_utf8(sig).map_err(|_| {
+                SignError::Format(hsm::text!(
+                    "signing.openpgp.cleartext_not_text",
+                    "a cleartext-signed message is text"
+                ))
+            })?;
             let (signed, v) = match verify::check_cleartext(c.primary(), text) {
                 Ok(x) => x,
                 Err(e) => {
@@ -65,7 +73,11 @@ pub fn verify_file(
             r.signing_time = time(v.created);
             let given = std::fs::read(file).map_err(|e| SignError::Input {
                 path: file.display().to_string(),
-                reason: format!("cannot be read: {e}"),
+                reason: hsm::text!(
+                    "errors.inputs.unreadable",
+                    "cannot be read: {{error}}",
+                    error = e
+                ),
             })?;
             if given != sig {
                 let given = String::from_utf8_lossy(&given);

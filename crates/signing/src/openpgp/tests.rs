@@ -97,6 +97,13 @@ fn user_ids_are_one_line_and_keys_must_have_an_openpgp_form() {
     for bad in ["", "  ", "Release\nSigning", "a\rb", "tab\there"] {
         assert!(check_user_id(bad).is_err(), "{bad:?}");
     }
+    assert_eq!(user_id_problem(" "), Some(UserIdProblem::Empty));
+    assert_eq!(user_id_problem("a\nb"), Some(UserIdProblem::NotOneLine));
+    assert_eq!(
+        user_id_problem(&"x".repeat(MAX_USER_ID + 1)),
+        Some(UserIdProblem::TooLong)
+    );
+    assert_eq!(user_id_problem(&"x".repeat(MAX_USER_ID)), None);
     check_user_id(UID).unwrap();
     let e = PgpKey::new(
         &PublicKey::MlDsa {
@@ -140,4 +147,63 @@ fn a_raw_signature_that_starts_like_a_packet_is_not_taken_for_openpgp() {
     assert_eq!(verify::kind(&sig), Some(verify::Kind::Binary));
     sig.push(0);
     assert_eq!(verify::kind(&sig), None);
+}
+
+#[test]
+fn a_signature_verifies_with_any_length_encoding_and_the_same_in_both_forms() {
+    // Found with the `openpgp` fuzz target's property (one verdict for both forms) on
+    // variants of a gpg signature: a binary signature whose header wrote its length
+    // otherwise than rpgp writes it again (an old-format header with a two- or four-octet
+    // length, a five-octet new-format length) was not taken for OpenPGP, while the same
+    // bytes armored verified; and an armored one verified with trailing bytes or a second
+    // signature after it, which the binary form refuses.
+    let (sk, pk) = ed25519();
+    let key = PgpKey::new(&pk, CREATED).unwrap();
+    let mut sign = |d: &[u8]| Ok(sk.sign(d).to_bytes().to_vec());
+    let cert = certificate(&key, UID, CREATED, &mut sign).unwrap();
+    let c = verify::Certificate::read(&cert).unwrap();
+    let sig = detached_bytes(&key, b"artifact", CREATED, &mut sign).unwrap();
+    assert_eq!(sig[0], 0xC2, "new format, tag 2");
+    let body = &sig[2..];
+    assert_eq!(sig[1] as usize, body.len());
+    let len = body.len() as u32;
+    let with = |header: &[u8]| [header, body].concat();
+    let forms = [
+        with(&[0x88, len as u8]),
+        with(&[0x89, 0, len as u8]),
+        with(&[&[0x8A][..], &len.to_be_bytes()].concat()),
+        with(&[&[0xC2, 0xFF][..], &len.to_be_bytes()].concat()),
+    ];
+    for s in &forms {
+        assert_eq!(
+            verify::kind(s),
+            Some(verify::Kind::Binary),
+            "{:02X?}",
+            &s[..3]
+        );
+        let v = verify::check_detached(c.primary(), s, &b"artifact"[..]).unwrap();
+        assert_eq!(v.fingerprint, key.fingerprint_hex());
+        let asc = armor::armor(armor::Block::Signature, s);
+        verify::check_detached(c.primary(), asc.as_bytes(), &b"artifact"[..]).unwrap();
+        assert!(verify::check_detached(c.primary(), s, &b"artifacT"[..]).is_err());
+    }
+    // A length that says more or less than there is, or a partial length, is not a packet.
+    let mut short = forms[1].clone();
+    short[2] += 1;
+    let mut partial = sig.clone();
+    partial[1] = 0xE0;
+    for s in [&short, &partial] {
+        assert_eq!(verify::kind(s), None);
+    }
+    // Trailing bytes, a second signature: refused in both forms.
+    let other = detached_bytes(&key, b"other", CREATED, &mut sign).unwrap();
+    for s in [[&sig[..], &[0]].concat(), [&sig[..], &other].concat()] {
+        assert_eq!(verify::kind(&s), None);
+        let asc = armor::armor(armor::Block::Signature, &s);
+        let e = verify::check_detached(c.primary(), asc.as_bytes(), &b"artifact"[..]).unwrap_err();
+        assert!(e.to_string().contains("one v4 signature packet"), "{e}");
+    }
+    // And a certificate is not a signature, armored as one.
+    let asc = armor::armor(armor::Block::Signature, &cert);
+    assert!(verify::check_detached(c.primary(), asc.as_bytes(), &b"artifact"[..]).is_err());
 }

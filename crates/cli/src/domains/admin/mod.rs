@@ -5,7 +5,7 @@ mod views;
 
 use console::credentials::InitTokenRequest;
 use console::views::UserKind;
-use console::{ApiError, ApiResult};
+use console::{text, ApiError, ApiResult};
 
 use self::args::{NewPinArgs, PinCommand, PinTarget, TokenCommand};
 use self::views::{Initialized, PinChangedView, PinSet};
@@ -29,7 +29,12 @@ pub async fn pin(ctx: &Ctx<'_>, cmd: &PinCommand) -> ApiResult<u8> {
             let old = ctx
                 .login_as(&p, ctx.user_kind(), Login::Required)
                 .await?
-                .ok_or_else(|| ApiError::invalid("This command needs the current PIN."))?;
+                .ok_or_else(|| {
+                    ApiError::invalid(text!(
+                        "errors.current_pin_needed",
+                        "This command needs the current PIN."
+                    ))
+                })?;
             ctx.out
                 .show(&PinChangedView(c.change_pin(&p.id, old, new).await?))
         }
@@ -62,9 +67,10 @@ pub async fn token(ctx: &Ctx<'_>, cmd: &TokenCommand) -> ApiResult<u8> {
         } => {
             let p = ctx.partition().await?;
             if !yes {
-                return Err(ApiError::invalid(format!(
-                    "Initializing '{}' destroys every object on it; add --yes to confirm.",
-                    p.label
+                return Err(ApiError::invalid(text!(
+                    "errors.token_init_needs_yes",
+                    "Initializing '{{label}}' destroys every object on it; add --yes to confirm.",
+                    label = p.label
                 )));
             }
             let so_pin = ctx.secret(&format!("SO PIN for {}: ", p.label))?;

@@ -37,12 +37,21 @@ async fn group_partitions(ctx: &Ctx<'_>) -> ApiResult<Vec<std::sync::Arc<Partiti
     }
     if out.is_empty() {
         return Err(ApiError::invalid(match named {
-            Some(n) => format!("{n} is not an HA group's virtual slot."),
-            None => format!("{} shows no HA group.", m.path.display()),
+            Some(n) => console::text!(
+                "hsm.console.not_ha_virtual_slot",
+                "{{name}} is not an HA group's virtual slot.",
+                name = n
+            ),
+            None => console::text!(
+                "hsm.console.module_shows_no_ha_group",
+                "{{module}} shows no HA group.",
+                module = m.path.display()
+            ),
         })
-        .suggest(
-            "List the slots with `hsmc slots`; a Luna client shows HA groups as virtual slots.",
-        ));
+        .suggest(console::text!(
+            "hsm.console.ha_list_slots_hint",
+            "List the slots with `hsmc slots`; a Luna client shows HA groups as virtual slots."
+        )));
     }
     Ok(out)
 }

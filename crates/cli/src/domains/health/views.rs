@@ -103,8 +103,11 @@ impl Render for StatsSample {
         }
         writeln!(
             page,
-            "  console ops {}",
-            s.metrics.ops.iter().map(|o| o.ok).sum::<u64>()
+            "  console ops {}, recovered {} (module recoveries {}, session reopens {})",
+            s.metrics.ops.iter().map(|o| o.ok).sum::<u64>(),
+            s.metrics.recovered_calls,
+            s.metrics.module_recoveries,
+            s.metrics.session_reopens
         );
         if let Some(g) = &s.ha {
             crate::domains::ha::group_text(page, g);

@@ -31,8 +31,10 @@ pub enum KeysCommand {
     /// Change a key's (or any object's) attributes: label, ID (the pair's other half and its
     /// certificates move along), dates, and the booleans PKCS#11 lets change.
     Set(SetArgs),
-    /// Wrap an extractable key under another key on the token (C_WrapKey: AES key wrap with
-    /// padding, or RSA-OAEP for secret keys) into a file that records its attributes.
+    /// Wrap an extractable secret or private key under another key on the token (C_WrapKey)
+    /// into a file that records its attributes: under an AES key with AES key wrap with
+    /// padding (RFC 5649); under an RSA key with RSA-OAEP (secret keys) or RSA-OAEP of an
+    /// ephemeral AES key that wraps the key (private keys, CKM_RSA_AES_KEY_WRAP's layout).
     Wrap {
         key: String,
         /// The wrapping key: an AES key, an RSA key pair or an imported RSA public key.
@@ -40,6 +42,10 @@ pub enum KeysCommand {
         with: String,
         #[arg(long, short)]
         out: PathBuf,
+        /// RSA-OAEP's hash (default: sha1 on SoftHSM2, which has no other; sha256 elsewhere).
+        /// Choose sha1 when the file is for a SoftHSM2 token.
+        #[arg(long, value_enum)]
+        oaep_hash: Option<OaepHashArg>,
     },
     /// Unwrap a wrap file (C_UnwrapKey) with the matching key, restoring its attributes.
     Unwrap {
@@ -51,7 +57,8 @@ pub enum KeysCommand {
         #[arg(long)]
         label: Option<String>,
     },
-    /// The key check value of an AES key (first 3 bytes of its encryption of a zero block).
+    /// The key check value of an AES or generic secret key (the first 3 bytes of its
+    /// CKA_CHECK_VALUE: AES-ECB of a zero block, or the SHA-1 of a generic secret).
     Kcv { key: String },
     /// An OpenPGP certificate (ASCII-armored) for an Ed25519, ECDSA or RSA key: the user ID
     /// you give, self-signed by the HSM. The first one fixes the key's creation time on the
@@ -223,5 +230,21 @@ impl GenArgs {
             warning: params.keygen_warning(),
             spec: KeySpec::Hss { params },
         })
+    }
+}
+
+/// RSA-OAEP's hash for `keys wrap`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OaepHashArg {
+    Sha1,
+    Sha256,
+}
+
+impl From<OaepHashArg> for console::backup::OaepHash {
+    fn from(h: OaepHashArg) -> Self {
+        match h {
+            OaepHashArg::Sha1 => console::backup::OaepHash::Sha1,
+            OaepHashArg::Sha256 => console::backup::OaepHash::Sha256,
+        }
     }
 }

@@ -31,12 +31,15 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
             key,
             with,
             out: path,
+            oaep_hash,
         } => {
             ctx.login(&p, Login::Required).await?;
             let c = ctx.console();
             let k = c.find_key(&p.id, key).await?;
             let w = c.find_key(&p.id, with).await?;
-            let f = c.wrap_key(&p.id, k.handle, w.handle, path).await?;
+            let f = c
+                .wrap_key(&p.id, k.handle, w.handle, path, oaep_hash.map(Into::into))
+                .await?;
             out.show(&Wrapped {
                 file: f,
                 path: path.display().to_string(),

@@ -140,6 +140,9 @@ impl Render for UnwrappedView {
         if let Some(k) = &self.0.kcv {
             writeln!(page, "KCV {k}");
         }
+        if self.0.public_handle.is_some() {
+            writeln!(page, "its public key is restored beside it");
+        }
         Ok(())
     }
 }

@@ -18,7 +18,15 @@ pub fn man() -> ApiResult<Verbatim> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut buf)
-        .map_err(|e| ApiError::io("cannot render the man page", &e))?;
+        .map_err(|e| {
+            ApiError::io(
+                text!(
+                    "hsm.console.cannot_render_man_page",
+                    "cannot render the man page"
+                ),
+                &e,
+            )
+        })?;
     text(buf, "man page")
 }
 

@@ -47,6 +47,16 @@ pub struct SignArgs {
     /// Seconds to wait for the TSA's answer (with --tsa).
     #[arg(long, value_name = "SECS", default_value_t = 10, requires = "tsa")]
     pub tsa_timeout: u64,
+    /// When the TSA fails, write the signature without a time-stamp (and say so) instead
+    /// of failing the file (with --tsa).
+    #[arg(long, requires = "tsa")]
+    pub tsa_optional: bool,
+    /// Certificate chain for CMS signatures (repeatable): a PEM file with one or more
+    /// certificates (as `openssl cms -certfile` takes), DER or PKCS#7, in any order — the
+    /// issuers of the key's certificate, and optionally that certificate itself (then used
+    /// instead of the token's). Each link is checked before anything is signed.
+    #[arg(long, value_name = "FILE")]
+    pub chain: Vec<PathBuf>,
     /// Also write a verifier kit into this new folder: the public key in every format, the
     /// certificate, the signatures, VERIFY.md with the command that checks each, verify.sh.
     #[arg(long, value_name = "DIR")]
@@ -86,9 +96,10 @@ impl SignArgs {
     /// The console's formats; `--openpgp-binary` chooses OpenPGP's binary form.
     pub fn formats(&self) -> console::ApiResult<Vec<SignFormat>> {
         if self.openpgp_binary && !self.format.contains(&SigFormat::Openpgp) {
-            return Err(console::ApiError::invalid(
-                "--openpgp-binary goes with --format openpgp.",
-            ));
+            return Err(console::ApiError::invalid(console::text!(
+                "hsm.console.openpgp_binary_needs_openpgp",
+                "--openpgp-binary goes with --format openpgp."
+            )));
         }
         Ok(self
             .format

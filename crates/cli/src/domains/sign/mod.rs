@@ -37,6 +37,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             url: url.clone(),
             ca_file: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
             timeout_seconds: a.tsa_timeout,
+            optional: Some(a.tsa_optional),
         }),
         kit: a.kit.as_ref().map(|dir| KitRequest {
             dir: dir.display().to_string(),
@@ -44,6 +45,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             tsa_ca: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
             context: a.context.clone(),
         }),
+        chain: a.chain.iter().map(|f| f.display().to_string()).collect(),
     };
     if req.formats.contains(&console::sign::SignFormat::Cms) {
         warn_about_certificate(ctx, &p.id, &a.key).await;

@@ -28,6 +28,9 @@ impl Render for Signed {
                     for o in &f.outputs {
                         writeln!(page, "    {:<7} {}", o.format, o.path);
                     }
+                    if let Some(why) = &f.unstamped {
+                        writeln!(page, "    note: {}", why.in_lang(page.lang()));
+                    }
                 }
                 Some(e) => writeln!(page, "{}  NOT SIGNED: {}", f.path, e.message),
             }
@@ -173,6 +176,7 @@ mod tests {
                     verified: true,
                 }],
                 error: None,
+                unstamped: None,
             }],
             manifest: Vec::new(),
             manifest_error,

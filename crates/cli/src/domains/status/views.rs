@@ -2,7 +2,7 @@
 //! people follow `--lang`; JSON is the overview as the app receives it.
 
 use console::i18n::{Lang, Text};
-use console::overview::{AttentionItem, Overview, PartitionCard, Section, Severity};
+use console::overview::{AttentionItem, HaRole, Overview, PartitionCard, Section, Severity};
 use console::views::{AuditKeyView, UserKind};
 use console::{text, ApiResult};
 use serde::Serialize;
@@ -92,11 +92,42 @@ fn card(page: &mut Page, c: &PartitionCard) {
             breaker = hsm::wire::wire_name(&c.pool.breaker)
         ),
     ));
-    if let Some(ha) = &c.ha {
-        parts.push(format!(
-            "HA {} {}/{}",
-            ha.group, ha.members_online, ha.members_total
-        ));
+    for ha in &c.ha {
+        let mut s = match (ha.role, ha.position) {
+            (HaRole::Member, Some(position)) => t(
+                lang,
+                text!(
+                    "cli.status.ha_member",
+                    "member {{position}} of HA group {{group}}, {{online}}/{{total}} members online",
+                    position = position,
+                    group = ha.group,
+                    online = ha.members_online,
+                    total = ha.members_total
+                ),
+            ),
+            _ => t(
+                lang,
+                text!(
+                    "cli.status.ha_group",
+                    "HA group {{group}}, {{online}}/{{total}} members online",
+                    group = ha.group,
+                    online = ha.members_online,
+                    total = ha.members_total
+                ),
+            ),
+        };
+        if let Some(d) = &ha.drift_summary {
+            s.push_str(&t(
+                lang,
+                text!(
+                    "cli.status.ha_last_check",
+                    ", last check: {{summary}}",
+                    summary = d.text
+                )
+                .nest("summary", d),
+            ));
+        }
+        parts.push(s);
     }
     writeln!(
         page,
