@@ -25,16 +25,29 @@ if ((avail_gb < need_gb)); then
   echo "warning: ${avail_gb} GiB free on $(df --output=target . | tail -1); a cold test run needs about ${need_gb} GiB (target/ holds every build)" >&2
 fi
 
+# Each stage's output is kept, so that the end of the run can repeat why a stage failed:
+# a long run's log is often read from its last lines only.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+declare -a why=()
+
 stage() {
   local name="$1"; shift
-  local t0=$SECONDS
+  local t0=$SECONDS log="$logs/${#results[@]}.log"
   echo
   echo "=== $name"
-  if "$@"; then
+  "$@" 2>&1 | tee "$log"
+  if ((PIPESTATUS[0] == 0)); then
     results+=("PASS  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
   else
     results+=("FAIL  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
     failed=1
+    # The lines that say what went wrong (test failures, panics, timeouts, the app's log),
+    # else the stage's last lines.
+    local lines
+    lines=$(grep -E "FAIL|FAILED|panicked|[Ee]rror|timed out|no screenshot|--- |SIG[A-Z]+|[Aa]bort" "$log" | tail -n 40)
+    [[ -n "$lines" ]] || lines=$(tail -n 40 "$log")
+    why+=("--- why: $name" "$lines")
   fi
 }
 
@@ -80,6 +93,11 @@ for s in "${stages[@]}"; do
   esac
 done
 
+if ((${#why[@]})); then
+  echo
+  echo "=== what failed"
+  printf '%s\n' "${why[@]}"
+fi
 echo
 echo "=== summary"
 printf '%s\n' "${results[@]}"

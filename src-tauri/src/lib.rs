@@ -46,6 +46,17 @@ fn init_logging() {
         .with(tracing_subscriber::fmt::layer())
         .with(file)
         .init();
+    // A panic anywhere (a background task, a command) goes to the log file too, which is
+    // what an officer attaches to a report; stderr alone is often nowhere.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        tracing::error!(
+            "panic in thread {}: {info}",
+            thread.name().unwrap_or("unnamed")
+        );
+        default_hook(info);
+    }));
 }
 
 pub fn run() {

@@ -55,6 +55,6 @@ if ((status != 0)); then
     fi
   done
 fi
-# Keep the app's logs with the screenshots.
-cp "$HSMC_DATA_DIR"/logs/*.log "$artifacts/" 2>/dev/null || true
+# Keep the app's and the driver's logs with the screenshots.
+cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts/" 2>/dev/null || true
 exit $status

@@ -49,6 +49,7 @@ class App:
         self.d.file_detector = UselessFileDetector()
         self.artifacts = artifacts
         self.step = first_step
+        self.app = app
 
     def quit(self):
         try:
@@ -58,7 +59,12 @@ class App:
 
     def shot(self, name: str):
         self.step += 1
-        self.d.save_screenshot(str(self.artifacts / f"{self.step:02d}-{name}.png"))
+        try:
+            self.d.save_screenshot(str(self.artifacts / f"{self.step:02d}-{name}.png"))
+        except WebDriverException as e:
+            # The window is gone (the app exited or hangs): say so; the failure that led
+            # here is what the run reports.
+            print(f"e2e: no screenshot {name}: {e.msg}", file=sys.stderr)
 
     def wait(self, cond, what: str, timeout: float = 20.0):
         end = time.time() + timeout
@@ -72,7 +78,22 @@ class App:
                 last = e
             time.sleep(0.1)
         self.shot("timeout")
-        raise AssertionError(f"timed out waiting for {what} ({last})")
+        raise AssertionError(f"timed out waiting for {what} ({last}); {self.process_state()}")
+
+    def process_state(self) -> str:
+        """Whether the app's process is still there, and in which state (for a failure)."""
+        pids = subprocess.run(["pgrep", "-f", f"^{re.escape(self.app)}( |$)"], capture_output=True, text=True).stdout.split()
+        if not pids:
+            return "the app's process is gone"
+        states = []
+        for pid in pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+                state = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("State:")), "?")
+            except OSError:
+                state = "gone"
+            states.append(f"{pid} {state}")
+        return "the app's process: " + ", ".join(states)
 
     def css(self, sel: str):
         return self.d.find_elements(By.CSS_SELECTOR, sel)
@@ -798,6 +819,17 @@ def main():
     a = ap.parse_args()
     artifacts = Path(a.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
+    # E2E_ONLY=ha (or admin) runs that step alone, on fresh data: for chasing one failure.
+    only = os.environ.get("E2E_ONLY")
+    if only:
+        step = {"ha": ha_group_with_a_member_down, "admin": administer}[only]
+        Path(a.data).mkdir(parents=True, exist_ok=True)
+        try:
+            step(a.app, artifacts, Path(a.data))
+        except AssertionError as e:
+            print(f"e2e FAILED ({only}): {e}", file=sys.stderr)
+            return 1
+        return 0
     app = App(a.app, artifacts)
     try:
         run(app, Path(a.data))
