@@ -39,7 +39,8 @@ use crate::stats::stats;
 struct FileState {
     path: Option<PathBuf>,
     offset: u64,
-    last_check: Instant,
+    /// When the file was last read; `None` until the first call reads it.
+    last_check: Option<Instant>,
 }
 
 fn file_state() -> &'static Mutex<FileState> {
@@ -48,7 +49,7 @@ fn file_state() -> &'static Mutex<FileState> {
         Mutex::new(FileState {
             path: None,
             offset: 0,
-            last_check: Instant::now(),
+            last_check: None,
         })
     })
 }
@@ -90,10 +91,14 @@ pub fn poll_file() {
     }
     let lines = {
         let mut f = file_state().lock();
-        if f.last_check.elapsed() < Duration::from_millis(20) {
+        // The first call after start always reads it: commands written before the
+        // process started apply from that call on, however soon it comes.
+        if f.last_check
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(20))
+        {
             return;
         }
-        f.last_check = Instant::now();
+        f.last_check = Some(Instant::now());
         let Some(path) = f.path.clone() else { return };
         let Ok(bytes) = std::fs::read(&path) else {
             return;
