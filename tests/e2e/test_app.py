@@ -819,41 +819,35 @@ def main():
     a = ap.parse_args()
     artifacts = Path(a.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
-    # E2E_ONLY=ha (or admin) runs that step alone, on fresh data: for chasing one failure.
+    # The steps after the first run, each on the data the ones before left; E2E_ONLY=ha
+    # (or admin) runs that step alone, on fresh data: for chasing one failure. The kill -9
+    # step signs with the first run's key, so it has no E2E_ONLY name.
+    steps = [
+        (None, "kill -9", kill_9_while_signing),
+        ("ha", "HA group", ha_group_with_a_member_down),
+        ("admin", "administration", administer),
+    ]
     only = os.environ.get("E2E_ONLY")
     if only:
-        step = {"ha": ha_group_with_a_member_down, "admin": administer}[only]
+        steps = [s for s in steps if s[0] == only]
+        check(bool(steps), f"E2E_ONLY={only}: no such step")
         Path(a.data).mkdir(parents=True, exist_ok=True)
+    else:
+        app = App(a.app, artifacts)
+        try:
+            run(app, Path(a.data))
+        except AssertionError as e:
+            app.shot("failure")
+            print(f"e2e FAILED: {e}", file=sys.stderr)
+            return 1
+        finally:
+            app.quit()
+    for _, name, step in steps:
         try:
             step(a.app, artifacts, Path(a.data))
         except AssertionError as e:
-            print(f"e2e FAILED ({only}): {e}", file=sys.stderr)
+            print(f"e2e FAILED ({name}): {e}", file=sys.stderr)
             return 1
-        return 0
-    app = App(a.app, artifacts)
-    try:
-        run(app, Path(a.data))
-    except AssertionError as e:
-        app.shot("failure")
-        print(f"e2e FAILED: {e}", file=sys.stderr)
-        return 1
-    finally:
-        app.quit()
-    try:
-        kill_9_while_signing(a.app, artifacts, Path(a.data))
-    except AssertionError as e:
-        print(f"e2e FAILED (kill -9): {e}", file=sys.stderr)
-        return 1
-    try:
-        ha_group_with_a_member_down(a.app, artifacts, Path(a.data))
-    except AssertionError as e:
-        print(f"e2e FAILED (HA group): {e}", file=sys.stderr)
-        return 1
-    try:
-        administer(a.app, artifacts, Path(a.data))
-    except AssertionError as e:
-        print(f"e2e FAILED (administration): {e}", file=sys.stderr)
-        return 1
     return 0
 
 
