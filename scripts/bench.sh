@@ -6,6 +6,8 @@
 #   scripts/bench.sh hss              HSS signing per tree size and key generation (minutes:
 #                                     it generates an H20/H10 key)
 #   scripts/bench.sh tsa              CMS + RFC 3161 timestamp per file against the local TSA
+#   scripts/bench.sh audit-app        verifying a 1,000,000-record trail as the app does
+#                                     (SQLite and PostgreSQL, progress events included)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -27,8 +29,9 @@ for b in "${which[@]}"; do
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
+    audit-app) cargo bench -q -p console@0.1.0 --bench audit_verify | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, signing, tsa, audit, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, signing, tsa, audit, audit-app, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"

@@ -16,37 +16,12 @@ use std::time::Instant;
 use audit::encode::{self, ChainKey, GENESIS};
 use audit::store::Store;
 use audit::testing::{SoftSigner, SoftWrapper};
-use audit::{AuditConfig, AuditLog, Context, Event, Prepared, Record};
+use audit::{AuditConfig, AuditLog, Context, Event, Record};
 
 const APPENDS: usize = 400;
 
 fn record(log_id: &str, seq: i64, key: &ChainKey, prev: &[u8; 32]) -> Record {
-    let mut r = Record {
-        log_id: log_id.into(),
-        seq,
-        epoch: 0,
-        event: Prepared {
-            timestamp: "2026-11-30T15:00:00.000Z".into(),
-            session_id: "sess_bench".into(),
-            actor_id: Some("officer@console".into()),
-            actor_ip: "127.0.0.1".into(),
-            action: "file.sign".into(),
-            resource_type: "artifact".into(),
-            resource_id: Some(format!("release-{seq}.tar.gz")),
-            algorithm: Some("ML-DSA-65".into()),
-            status: "success".into(),
-            error_code: None,
-            metadata: format!(
-                "{{\"size\":{},\"sha256\":\"{:064x}\",\"format\":\"cms\"}}",
-                seq * 1000,
-                seq
-            ),
-        },
-        hmac_chain: String::new(),
-        created_at: "2026-11-30T15:00:00.001Z".into(),
-    };
-    r.hmac_chain = hex::encode(key.link(&encode::encode(&r), prev));
-    r
+    audit::testing::sample_record(log_id, seq, 0, key, prev)
 }
 
 async fn open(location: &str) -> AuditLog {
@@ -162,14 +137,7 @@ async fn set_epoch0(log: &AuditLog) {
 }
 
 fn raw_hmac(encoded: &[Vec<u8>]) -> f64 {
-    let key = epoch0_key();
-    let t = Instant::now();
-    let mut prev = GENESIS;
-    for e in encoded {
-        prev = key.link(e, &prev);
-    }
-    std::hint::black_box(prev);
-    encoded.len() as f64 / t.elapsed().as_secs_f64()
+    audit::testing::raw_hmac_per_s(&epoch0_key(), encoded)
 }
 
 async fn run(store_name: &str, location: &str, raw_location: &str, n_verify: i64) {
