@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use audit::encode::{self, ChainKey, GENESIS};
+use audit::encode::{ChainKey, GENESIS};
 use audit::store::Store;
 use audit::testing::{SoftSigner, SoftWrapper};
 use audit::{AuditConfig, AuditLog, Context, Event, Record};
@@ -74,49 +74,7 @@ async fn chained_appends(log: &AuditLog, n: usize) -> f64 {
 
 /// Fill a trail with `n` chained records in large transactions (setup, not measured).
 async fn fill(log: &AuditLog, n: i64) -> Vec<Vec<u8>> {
-    let mut encoded = Vec::with_capacity(n as usize);
-    let mut done = log
-        .store()
-        .head(log.log_id())
-        .await
-        .unwrap()
-        .map(|h| h.0)
-        .unwrap_or(0);
-    let key_epoch0 = epoch0_key();
-    while done < n {
-        let batch = 10_000.min(n - done);
-        let log_id = log.log_id().to_string();
-        let k = key_epoch0.clone();
-        let recs = log
-            .store()
-            .append_with(
-                log.log_id(),
-                std::time::Duration::from_secs(30),
-                false,
-                move |head, _| {
-                    let (mut seq, mut prev) = match head {
-                        Some((s, h)) => (s, encode::hex32(&h).unwrap()),
-                        None => (0, GENESIS),
-                    };
-                    let mut out = Vec::with_capacity(batch as usize);
-                    for _ in 0..batch {
-                        seq += 1;
-                        let r = record(&log_id, seq, &k, &prev);
-                        prev = encode::hex32(&r.hmac_chain).unwrap();
-                        out.push(r);
-                    }
-                    Ok(out)
-                },
-            )
-            .await
-            .unwrap()
-            .expect("no concurrent writer in the bench");
-        for r in &recs {
-            encoded.push(encode::encode(r));
-        }
-        done += batch;
-    }
-    encoded
+    audit::testing::fill_trail(log.store(), log.log_id(), 0, &epoch0_key(), n).await
 }
 
 /// The trail's epoch-0 MAC key, recovered the way the console does: unwrap the stored key.

@@ -160,3 +160,48 @@ pub fn raw_hmac_per_s(key: &crate::encode::ChainKey, encoded: &[Vec<u8>]) -> f64
     std::hint::black_box(prev);
     encoded.len() as f64 / t.elapsed().as_secs_f64()
 }
+
+/// Append [`sample_record`]s chained after the trail's head, in transactions of 10,000,
+/// until it holds `n` records; returns the encoded records appended (what a raw HMAC
+/// baseline runs over). For benchmarks: nothing else may write meanwhile.
+pub async fn fill_trail(
+    store: &crate::store::Store,
+    log_id: &str,
+    epoch: i64,
+    key: &crate::encode::ChainKey,
+    n: i64,
+) -> Vec<Vec<u8>> {
+    use crate::encode::{self, GENESIS};
+    let mut encoded = Vec::with_capacity(n.max(0) as usize);
+    let mut done = store.head(log_id).await.unwrap().map_or(0, |h| h.0);
+    while done < n {
+        let batch = 10_000.min(n - done);
+        let (id, k) = (log_id.to_string(), key.clone());
+        let recs = store
+            .append_with(
+                log_id,
+                std::time::Duration::from_secs(30),
+                false,
+                move |head, _| {
+                    let (mut seq, mut prev) = match head {
+                        Some((s, h)) => (s, encode::hex32(&h).expect("the head's chain value")),
+                        None => (0, GENESIS),
+                    };
+                    let mut out = Vec::with_capacity(batch as usize);
+                    for _ in 0..batch {
+                        seq += 1;
+                        let r = sample_record(&id, seq, epoch, &k, &prev);
+                        prev = encode::hex32(&r.hmac_chain).expect("a chain value just made");
+                        out.push(r);
+                    }
+                    Ok(out)
+                },
+            )
+            .await
+            .unwrap()
+            .expect("no other writer while filling");
+        encoded.extend(recs.iter().map(encode::encode));
+        done += batch;
+    }
+    encoded
+}

@@ -11,97 +11,35 @@
 //! for the store alone). `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the
 //! trail is filled in large transactions before the clock starts.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-use audit::encode::{self, GENESIS};
-use audit::testing::{raw_hmac_per_s, sample_record};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use audit::testing::{fill_trail, raw_hmac_per_s};
 use console::views::{JobEvent, UserKind};
-use console::{Console, ConsoleConfig};
 use testkit::{Backend, TestToken};
 
-/// Append chained records after the trail's head until it holds `n`, with the key of the
-/// current epoch; returns the encoded records (for the raw HMAC baseline).
-async fn fill(c: &Console, n: i64) -> Vec<Vec<u8>> {
-    let log = c.audit();
-    let keys = log.chain_keys().await.expect("the trail is unlocked");
-    let (epoch, key) = keys.into_iter().next_back().expect("a key epoch");
-    let mut encoded = Vec::with_capacity(n as usize);
-    loop {
-        let head = log.store().head(log.log_id()).await.unwrap();
-        let done = head.as_ref().map(|h| h.0).unwrap_or(0);
-        if done >= n {
-            return encoded;
-        }
-        let batch = 10_000.min(n - done);
-        let (log_id, k) = (log.log_id().to_string(), key.clone());
-        let recs = log
-            .store()
-            .append_with(
-                log.log_id(),
-                Duration::from_secs(30),
-                false,
-                move |head, _| {
-                    let (mut seq, mut prev) = match head {
-                        Some((s, h)) => (s, encode::hex32(&h).unwrap()),
-                        None => (0, GENESIS),
-                    };
-                    let mut out = Vec::with_capacity(batch as usize);
-                    for _ in 0..batch {
-                        seq += 1;
-                        let r = sample_record(&log_id, seq, epoch, &k, &prev);
-                        prev = encode::hex32(&r.hmac_chain).unwrap();
-                        out.push(r);
-                    }
-                    Ok(out)
-                },
-            )
-            .await
-            .unwrap()
-            .expect("no other writer during the fill");
-        encoded.extend(recs.iter().map(encode::encode));
-    }
-}
-
 async fn run(token: &TestToken, store: &str, audit_location: Option<String>, n: i64) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-    cfg.builtin = false;
-    cfg.audit_location = audit_location;
-    let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&token.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&m.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find_map(|s| s.partition_id)
-        .unwrap();
+    let (c, pid, _dir) = common::console_on_module(&token.module_path, audit_location).await;
     c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
         .await
         .unwrap();
-    let encoded = fill(&c, n).await;
-    let key = c
-        .audit()
-        .chain_keys()
-        .await
-        .unwrap()
-        .into_values()
-        .next_back()
-        .unwrap();
+    // The key of the trail's current epoch, as the console unwrapped it at login.
+    let log = c.audit();
+    let keys = log.chain_keys().await.expect("the trail is unlocked");
+    let (epoch, key) = keys.into_iter().next_back().expect("a key epoch");
+    let encoded = fill_trail(log.store(), log.log_id(), epoch, &key, n).await;
     let baseline = raw_hmac_per_s(&key, &encoded);
     drop(encoded);
 
     // What the app's command does with each progress report: a JSON message on its channel.
     let events = AtomicU64::new(0);
-    let bytes = AtomicU64::new(0);
     let progress = |done: i64, total: i64| {
         let msg = serde_json::to_vec(&JobEvent::Progress { done, total }).unwrap();
+        std::hint::black_box(msg);
         events.fetch_add(1, Ordering::Relaxed);
-        bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
     };
     let t = Instant::now();
     let v = c

@@ -13,6 +13,9 @@
 //! sets N; the baseline checks its last signature with `openssl dgst -verify`, so both
 //! sides produce a signature a user can check.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::{GenerateRequest, UserKind};
-use console::{Console, ConsoleConfig};
+use console::Console;
 use hsm::algo::{Curve, KeySpec};
 use testkit::{Backend, TestToken};
 
@@ -110,21 +113,7 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let token = TestToken::new(Backend::SoftHsm);
-        let dir = tempfile::tempdir().unwrap();
-        let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-        cfg.builtin = false;
-        let c = Console::open(cfg).await.unwrap();
-        let m = c
-            .add_module(&token.module_path.display().to_string())
-            .await
-            .unwrap();
-        let pid = c
-            .slots(&m.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .find_map(|s| s.partition_id)
-            .unwrap();
+        let (c, pid, dir) = common::console_on_module(&token.module_path, None).await;
         c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
             .await
             .unwrap();

@@ -9,6 +9,9 @@
 //! batch size. Most of the added time is the TSA itself: one `openssl ts -reply` process per
 //! request (it is measured alone, too, as `tsa_ms_per_request`).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 use console::settings::TimestampAuthority;
 use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::{GenerateRequest, UserKind};
-use console::{Console, ConsoleConfig};
+use console::Console;
 use hsm::algo::{Curve, KeySpec};
 use testkit::tsa::TestTsa;
 use testkit::{Backend, TestToken};
@@ -112,21 +115,7 @@ fn main() {
     rt.block_on(async {
         let tsa = TestTsa::start("ec");
         let token = TestToken::new(Backend::SoftHsm);
-        let dir = tempfile::tempdir().unwrap();
-        let mut cfg = ConsoleConfig::new(dir.path().join("data"));
-        cfg.builtin = false;
-        let c = Console::open(cfg).await.unwrap();
-        let m = c
-            .add_module(&token.module_path.display().to_string())
-            .await
-            .unwrap();
-        let pid = c
-            .slots(&m.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .find_map(|s| s.partition_id)
-            .unwrap();
+        let (c, pid, dir) = common::console_on_module(&token.module_path, None).await;
         c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
             .await
             .unwrap();

@@ -83,14 +83,28 @@ pub async fn token_logged_out(backend: Backend) -> Env {
 /// As [`token_logged_out`], with `lunasim_extra` added to lunasim's configuration.
 pub async fn token_logged_out_with(backend: Backend, lunasim_extra: &str) -> Env {
     let t = TestToken::with_lunasim_extra(backend, lunasim_extra);
+    let (c, pid, dir) = console_on_module(&t.module_path, None).await;
+    Env {
+        c,
+        pid,
+        dir,
+        _token: Some(t),
+    }
+}
+
+/// A console in a fresh data folder (`DIR/data`, without the built-in partition; its audit
+/// trail at `audit_location`, else in the folder) with the module at `module` added: the
+/// console, the partition of the module's first slot that has one, and the folder.
+pub async fn console_on_module(
+    module: &std::path::Path,
+    audit_location: Option<String>,
+) -> (Arc<Console>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = ConsoleConfig::new(dir.path().join("data"));
     cfg.builtin = false;
+    cfg.audit_location = audit_location;
     let c = Console::open(cfg).await.unwrap();
-    let m = c
-        .add_module(&t.module_path.display().to_string())
-        .await
-        .unwrap();
+    let m = c.add_module(&module.display().to_string()).await.unwrap();
     let pid = c
         .slots(&m.id)
         .await
@@ -98,12 +112,7 @@ pub async fn token_logged_out_with(backend: Backend, lunasim_extra: &str) -> Env
         .into_iter()
         .find_map(|s| s.partition_id)
         .unwrap();
-    Env {
-        c,
-        pid,
-        dir,
-        _token: Some(t),
-    }
+    (c, pid, dir)
 }
 
 impl Env {
