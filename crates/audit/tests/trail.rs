@@ -375,6 +375,22 @@ mod cases {
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 57 });
     }
 
+    /// A trail large enough that each verification range reads many bulk-read batches
+    /// (PostgreSQL's COPY output is handed over in 256 KiB batches), damaged in a late
+    /// batch of the last range.
+    pub async fn tamper_modified_deep_in_a_large_trail(env: Env) {
+        let log = env.open().await;
+        let keys = log.chain_keys().await.expect("unlocked");
+        let n = 6_000;
+        audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], n).await;
+        match verify(&log).await {
+            Verdict::Intact { records, .. } => assert_eq!(records, n),
+            other => panic!("{other:?}"),
+        }
+        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 5800");
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 5800 });
+    }
+
     pub async fn tamper_deleted(env: Env) {
         let log = trail(&env).await;
         env.sql("DELETE FROM audit_log WHERE seq = 40");
@@ -786,6 +802,7 @@ suite!(
         key_rotation_starts_an_epoch,
         store_queries,
         tamper_modified,
+        tamper_modified_deep_in_a_large_trail,
         tamper_deleted,
         tamper_deleted_and_renumbered,
         tamper_inserted,
@@ -815,6 +832,7 @@ suite!(
         key_rotation_starts_an_epoch,
         store_queries,
         tamper_modified,
+        tamper_modified_deep_in_a_large_trail,
         tamper_deleted,
         tamper_deleted_and_renumbered,
         tamper_inserted,
