@@ -391,6 +391,22 @@ mod cases {
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 5800 });
     }
 
+    /// A cancel reaches every range: set before the start, each stops at its first record.
+    pub async fn verification_cancelled(env: Env) {
+        let log = env.open().await;
+        let keys = log.chain_keys().await.expect("unlocked");
+        audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], 2_000).await;
+        let cancelled = AtomicBool::new(true);
+        match log.verify(trusted_key(), &|_, _| {}, &cancelled).await {
+            Err(AuditError::Cancelled) => {}
+            other => panic!("expected the verification cancelled, got {other:?}"),
+        }
+        assert!(
+            verify(&log).await.is_intact(),
+            "nothing changed by the cancel"
+        );
+    }
+
     pub async fn tamper_deleted(env: Env) {
         let log = trail(&env).await;
         env.sql("DELETE FROM audit_log WHERE seq = 40");
@@ -803,6 +819,7 @@ suite!(
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
+        verification_cancelled,
         tamper_deleted,
         tamper_deleted_and_renumbered,
         tamper_inserted,
@@ -833,6 +850,7 @@ suite!(
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
+        verification_cancelled,
         tamper_deleted,
         tamper_deleted_and_renumbered,
         tamper_inserted,

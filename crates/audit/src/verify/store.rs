@@ -46,7 +46,8 @@ pub async fn verify_store(
     let starts: Vec<i64> = ranges.iter().map(|r| r.from).collect();
     let shared = Shared {
         checked: Arc::new(AtomicI64::new(0)),
-        stop: Arc::new(AtomicBool::new(false)),
+        // A cancel before the start stops every range at its first record.
+        stop: Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed))),
     };
     let mut tasks = Vec::with_capacity(ranges.len());
     for range in ranges {
@@ -439,6 +440,11 @@ struct RangeChecker {
 
 impl scan::Visit for RangeChecker {
     fn row(&mut self, f: &encode::Fields<'_>, hmac_hex: &[u8]) -> bool {
+        // Every 8192 records, the first included: has the verification been cancelled?
+        if self.checked % 8192 == 0 && self.stop.load(Ordering::Relaxed) {
+            self.outcome = Some(ScanOutcome::Cancelled);
+            return false;
+        }
         if f.seq != self.last_seq + 1 {
             self.outcome = Some(ScanOutcome::Found {
                 finding: Finding::Missing {
@@ -473,10 +479,6 @@ impl scan::Visit for RangeChecker {
         }
         if self.checked % 8192 == 0 {
             self.progress.fetch_add(8192, Ordering::Relaxed);
-            if self.stop.load(Ordering::Relaxed) {
-                self.outcome = Some(ScanOutcome::Cancelled);
-                return false;
-            }
         }
         true
     }
