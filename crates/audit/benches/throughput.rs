@@ -8,8 +8,9 @@
 //!   HMAC-SHA256 over the same encoded bytes in memory. Target ratio ≥ 0.5.
 //!
 //!   Each of `AUDIT_BENCH_ROUNDS` rounds (default 5) measures the baseline and then a
-//!   verification; the JSON reports the medians and the ratio's median, and the first
-//!   round's rate (store pages not yet read since they were written) on its own.
+//!   verification; the JSON reports the medians (the upper middle for an even count) and
+//!   the ratio's median, and the first round's rate (store pages not yet read since they
+//!   were written) on its own.
 //!
 //! Set `AUDIT_BENCH_RECORDS` to verify a smaller trail (the default is 1,000,000).
 
@@ -21,6 +22,7 @@ use audit::encode::{ChainKey, GENESIS};
 use audit::store::Store;
 use audit::testing::{SoftSigner, SoftWrapper};
 use audit::{AuditConfig, AuditLog, Context, Event, Record};
+use testkit::stats::median;
 
 const APPENDS: usize = 400;
 
@@ -165,16 +167,6 @@ async fn run(store_name: &str, location: &str, raw_location: &str, n_verify: i64
         "{}",
         serde_json::json!({"case": format!("verify_{store_name}"), "records": records, "rounds": rounds, "raw_hmac_per_s": baseline.round(), "verified_per_s": verified.round(), "first_round_verified_per_s": first.round(), "ratio": (ratio * 1000.0).round() / 1000.0, "target": 0.5, "meets_target": ratio >= 0.5})
     );
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

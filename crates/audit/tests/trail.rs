@@ -139,6 +139,14 @@ async fn trail(env: &Env) -> AuditLog {
     log
 }
 
+/// A trail of `n` bench-style records written in large transactions (no checkpoints).
+async fn bulk_trail(env: &Env, n: i64) -> AuditLog {
+    let log = env.open().await;
+    let keys = log.chain_keys().await.expect("unlocked");
+    audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], n).await;
+    log
+}
+
 mod cases {
     use super::*;
 
@@ -379,10 +387,8 @@ mod cases {
     /// (PostgreSQL's COPY output is handed over in 256 KiB batches), damaged in a late
     /// batch of the last range.
     pub async fn tamper_modified_deep_in_a_large_trail(env: Env) {
-        let log = env.open().await;
-        let keys = log.chain_keys().await.expect("unlocked");
         let n = 6_000;
-        audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], n).await;
+        let log = bulk_trail(&env, n).await;
         match verify(&log).await {
             Verdict::Intact { records, .. } => assert_eq!(records, n),
             other => panic!("{other:?}"),
@@ -393,9 +399,7 @@ mod cases {
 
     /// A cancel reaches every range: set before the start, each stops at its first record.
     pub async fn verification_cancelled(env: Env) {
-        let log = env.open().await;
-        let keys = log.chain_keys().await.expect("unlocked");
-        audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], 2_000).await;
+        let log = bulk_trail(&env, 2_000).await;
         let cancelled = AtomicBool::new(true);
         match log.verify(trusted_key(), &|_, _| {}, &cancelled).await {
             Err(AuditError::Cancelled) => {}

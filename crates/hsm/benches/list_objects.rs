@@ -10,20 +10,16 @@
 //! `LIST_BENCH_OBJECTS` changes the object count (default 10000).
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hsm::keys;
 use hsm::{Pool, PoolConfig};
 use p11::sys::*;
 use p11::{Template, UserType};
+use testkit::stats::median;
 use testkit::{Backend, TestToken, USER_PIN};
 
 const ROUNDS: usize = 5;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn main() {
     let n: usize = std::env::var("LIST_BENCH_OBJECTS")

@@ -26,6 +26,7 @@ use hsm::templates::KeyAttrs;
 use hsm::{Pool, PoolConfig};
 use p11::sys::*;
 use p11::{baseline, Mechanism, Session, UserType};
+use testkit::stats::median;
 use testkit::{Backend, TestToken, USER_PIN};
 
 const ROUNDS: usize = 48;
@@ -133,11 +134,6 @@ fn noop_ns(pool: &Pool) -> f64 {
         })
         .collect();
     median(runs)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn main() {

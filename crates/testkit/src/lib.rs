@@ -15,6 +15,7 @@ use std::sync::Arc;
 use p11::{Module, Session, SlotId, UserType};
 
 pub mod pg;
+pub mod stats;
 pub mod tools;
 pub mod tsa;
 
