@@ -397,6 +397,18 @@ mod cases {
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 5800 });
     }
 
+    /// Findings in different verification ranges (two on two cores, cut at 3000): the
+    /// earliest is named, also a record gone at the end of a range.
+    pub async fn earliest_finding_across_ranges(env: Env) {
+        let log = bulk_trail(&env, 6_000).await;
+        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 4500");
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 4500 });
+        env.sql("DELETE FROM audit_log WHERE seq = 3000");
+        assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 3000 });
+        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 1500");
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 1500 });
+    }
+
     /// A cancel reaches every range: set before the start, each stops at its first record.
     pub async fn verification_cancelled(env: Env) {
         let log = bulk_trail(&env, 2_000).await;
@@ -823,6 +835,7 @@ suite!(
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
+        earliest_finding_across_ranges,
         verification_cancelled,
         tamper_deleted,
         tamper_deleted_and_renumbered,
@@ -854,6 +867,7 @@ suite!(
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
+        earliest_finding_across_ranges,
         verification_cancelled,
         tamper_deleted,
         tamper_deleted_and_renumbered,
