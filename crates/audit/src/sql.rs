@@ -75,6 +75,15 @@ pub const RANGE: &str = concat!(
     record_columns!(),
     " FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
 );
+/// The SQL function [`RANGE_VISIT`] calls with each record's columns (SQLite only; the
+/// scanner registers it on its own connection).
+pub const VISIT_FUNCTION: &str = "audit_visit_record";
+/// [`RANGE`] with each record handed to [`VISIT_FUNCTION`] instead of returned.
+pub const RANGE_VISIT: &str = concat!(
+    "SELECT audit_visit_record(",
+    record_columns!(),
+    ") FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
+);
 
 /// The start of the browsing query; `store::browse` adds a condition per filter, the
 /// order and the limit.

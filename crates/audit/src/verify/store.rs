@@ -190,7 +190,7 @@ async fn start_range(
             let path = path.clone();
             RangeTask {
                 checker: tokio::task::spawn_blocking(move || {
-                    scan::sqlite(&path, &range, &mut checker).map(|_| checker.finish())
+                    scan::sqlite(&path, &range, checker).map(RangeChecker::finish)
                 }),
                 reader: None,
             }
