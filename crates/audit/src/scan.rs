@@ -5,8 +5,8 @@
 //! verifier has to do per row. So the bulk read path bypasses it: SQLite rows are handed,
 //! straight from SQLite's buffers, to a SQL function of ours that the range query calls
 //! per record (`rusqlite`, sharing sqlx's `libsqlite3-sys`), and PostgreSQL rows stream
-//! through `COPY … TO STDOUT` (binary format, parsed here). Rows are handed to the verifier borrowed, to encode and MAC while the
-//! bytes are still in cache. Appends, browsing and everything else stay on sqlx.
+//! through `COPY … TO STDOUT` (binary format, parsed here). Rows are handed to the
+//! verifier borrowed, to encode and MAC while the bytes are still in cache. Appends, browsing and everything else stay on sqlx.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -38,7 +38,10 @@ pub trait Visit {
 /// fifth slower than the closures these replaced.
 trait Columns<'a> {
     /// A text column (NULL reads as empty).
-    fn text(&self, i: usize) -> Result<&'a [u8]>;
+    #[inline(always)]
+    fn text(&self, i: usize) -> Result<&'a [u8]> {
+        Ok(self.opt(i)?.unwrap_or(b""))
+    }
     /// A nullable text column.
     fn opt(&self, i: usize) -> Result<Option<&'a [u8]>>;
     fn int(&self, i: usize) -> Result<i64>;
@@ -74,11 +77,6 @@ fn record_fields<'a>(r: &impl Columns<'a>) -> Result<(Fields<'a>, &'a [u8])> {
 struct FunctionArgs<'c, 'a>(&'c rusqlite::functions::Context<'a>);
 
 impl<'c> Columns<'c> for FunctionArgs<'c, '_> {
-    #[inline(always)]
-    fn text(&self, i: usize) -> Result<&'c [u8]> {
-        Ok(self.opt(i)?.unwrap_or(b""))
-    }
-
     #[inline(always)]
     fn opt(&self, i: usize) -> Result<Option<&'c [u8]>> {
         use rusqlite::types::ValueRef;
@@ -212,11 +210,6 @@ struct CopyTuple<'a, 'r> {
 }
 
 impl<'a> Columns<'a> for CopyTuple<'a, '_> {
-    #[inline(always)]
-    fn text(&self, i: usize) -> Result<&'a [u8]> {
-        Ok(self.opt(i)?.unwrap_or(b""))
-    }
-
     #[inline(always)]
     fn opt(&self, i: usize) -> Result<Option<&'a [u8]>> {
         Ok(self.ranges[i].map(|(a, b)| &self.buf[a..b]))
@@ -365,6 +358,15 @@ mod tests {
         stop_after: usize,
     }
 
+    impl Counter {
+        fn stopping_after(stop_after: usize) -> Self {
+            Counter {
+                seqs: vec![],
+                stop_after,
+            }
+        }
+    }
+
     impl Visit for Counter {
         fn row(&mut self, f: &Fields<'_>, hmac_hex: &[u8]) -> bool {
             assert_eq!(
@@ -404,23 +406,9 @@ mod tests {
     #[test]
     fn sqlite_rows_come_in_order_and_stop_when_asked() {
         let (_dir, path) = sqlite_store(50);
-        let all = sqlite(
-            &path,
-            &range(3, 40),
-            Counter {
-                seqs: vec![],
-                stop_after: 1000,
-            },
-        );
+        let all = sqlite(&path, &range(3, 40), Counter::stopping_after(1000));
         assert_eq!(all.unwrap().seqs, (3..=40).collect::<Vec<_>>());
-        let some = sqlite(
-            &path,
-            &range(1, 50),
-            Counter {
-                seqs: vec![],
-                stop_after: 5,
-            },
-        );
+        let some = sqlite(&path, &range(1, 50), Counter::stopping_after(5));
         assert_eq!(some.unwrap().seqs, [1, 2, 3, 4, 5]);
     }
 
@@ -457,16 +445,9 @@ mod tests {
         conn.execute("UPDATE audit_log SET epoch = 'x' WHERE seq = 2", [])
             .unwrap();
         drop(conn);
-        let e = sqlite(
-            &path,
-            &range(1, 3),
-            Counter {
-                seqs: vec![],
-                stop_after: 1000,
-            },
-        )
-        .map(|_| ())
-        .unwrap_err();
+        let e = sqlite(&path, &range(1, 3), Counter::stopping_after(1000))
+            .map(|_| ())
+            .unwrap_err();
         assert!(e.to_string().contains("column 2 is not an integer"), "{e}");
     }
 

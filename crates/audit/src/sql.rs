@@ -69,20 +69,31 @@ pub const TRAIL_PAGE: &str = concat!(
     record_columns!(),
     " FROM audit_log WHERE log_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 );
-/// One trail's records `from..=to` (the verifier's bulk read).
-pub const RANGE: &str = concat!(
-    "SELECT ",
-    record_columns!(),
-    " FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
-);
+/// Where and in which order the verifier's bulk reads take one trail's records `from..=to`.
+macro_rules! range_of_trail {
+    () => {
+        " FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
+    };
+}
 /// The SQL function [`RANGE_VISIT`] calls with each record's columns (SQLite only; the
 /// scanner registers it on its own connection).
-pub const VISIT_FUNCTION: &str = "audit_visit_record";
+macro_rules! visit_function {
+    () => {
+        "audit_visit_record"
+    };
+}
+/// One trail's records `from..=to` (the verifier's bulk read).
+pub const RANGE: &str = concat!("SELECT ", record_columns!(), range_of_trail!());
+/// The name the scanner registers its per-record SQL function under.
+pub const VISIT_FUNCTION: &str = visit_function!();
 /// [`RANGE`] with each record handed to [`VISIT_FUNCTION`] instead of returned.
 pub const RANGE_VISIT: &str = concat!(
-    "SELECT audit_visit_record(",
+    "SELECT ",
+    visit_function!(),
+    "(",
     record_columns!(),
-    ") FROM audit_log WHERE log_id = ? AND seq >= ? AND seq <= ? ORDER BY seq"
+    ")",
+    range_of_trail!()
 );
 
 /// The start of the browsing query; `store::browse` adds a condition per filter, the
