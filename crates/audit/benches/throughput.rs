@@ -12,6 +12,14 @@
 //!   the ratio's median, and the first round's rate (store pages not yet read since they
 //!   were written) on its own.
 //!
+//!   Each also reports the CPU a verification used per record (median over the rounds):
+//!   `client_cpu_us_per_record` in this process, and for PostgreSQL
+//!   `server_cpu_us_per_record` in the server (postmaster and backends, from `/proc`) with
+//!   `ratio_bound_by_server_cpu`, the ratio verification could reach if this process used
+//!   no CPU and the server had all `cores` to itself, and `ratio_bound_with_the_hmac` if
+//!   this process did nothing but the HMAC itself: on one machine the server's own work
+//!   bounds the result.
+//!
 //! Set `AUDIT_BENCH_RECORDS` to verify a smaller trail (the default is 1,000,000).
 
 use std::sync::atomic::AtomicBool;
@@ -104,7 +112,29 @@ fn raw_hmac(encoded: &[Vec<u8>]) -> f64 {
     audit::testing::raw_hmac_per_s(&epoch0_key(), encoded)
 }
 
-async fn run(store_name: &str, location: &str, raw_location: &str, n_verify: i64) {
+/// What a verification cost in CPU, this process and the database server apart.
+#[derive(Clone, Copy)]
+struct Cpu {
+    client: f64,
+    server: f64,
+}
+
+/// CPU seconds so far: this process, and the PostgreSQL server when there is one (SQLite
+/// runs inside this process).
+fn cpu_now(server: Option<&testkit::pg::PgCluster>) -> Cpu {
+    Cpu {
+        client: testkit::cpu::this_process_seconds(),
+        server: server.map_or(0.0, |s| s.server_cpu_seconds()),
+    }
+}
+
+async fn run(
+    store_name: &str,
+    location: &str,
+    raw_location: &str,
+    n_verify: i64,
+    server: Option<&testkit::pg::PgCluster>,
+) {
     // Appends. The raw baseline writes to its own database (rows of another trail in this
     // one would rightly be reported as grafted).
     let log = open(location).await;
@@ -143,15 +173,20 @@ async fn run(store_name: &str, location: &str, raw_location: &str, n_verify: i64
         .unwrap_or(5)
         .max(1);
     let (mut baselines, mut verifies, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut client_cpu, mut server_cpu) = (Vec::new(), Vec::new());
     let mut records = 0;
     for _ in 0..rounds {
         let baseline = raw_hmac(&encoded);
+        let cpu = cpu_now(server);
         let t = Instant::now();
         let v = log
             .verify(None, &|_, _| {}, &AtomicBool::new(false))
             .await
             .unwrap();
         let secs = t.elapsed().as_secs_f64();
+        let used = cpu_now(server);
+        client_cpu.push(used.client - cpu.client);
+        server_cpu.push(used.server - cpu.server);
         records = match &v {
             audit::Verdict::Intact { records, .. } => *records,
             other => panic!("the bench trail must verify: {other:?}"),
@@ -163,10 +198,27 @@ async fn run(store_name: &str, location: &str, raw_location: &str, n_verify: i64
     }
     let first = verifies[0];
     let (baseline, verified, ratio) = (median(baselines), median(verifies), median(ratios));
-    println!(
-        "{}",
-        serde_json::json!({"case": format!("verify_{store_name}"), "records": records, "rounds": rounds, "raw_hmac_per_s": baseline.round(), "verified_per_s": verified.round(), "first_round_verified_per_s": first.round(), "ratio": (ratio * 1000.0).round() / 1000.0, "target": 0.5, "meets_target": ratio >= 0.5})
-    );
+    // Where the time went: CPU per record in this process (scan, decode, MAC) and in the
+    // database server. With the server on the same cores, its share bounds the ratio: if
+    // this process used no CPU at all and the server had every core, verification could
+    // not beat `records / (server CPU / cores)`.
+    let per_record_us = |v: Vec<f64>| (median(v) / records as f64 * 1e7).round() / 10.0;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let server_secs = median(server_cpu.clone());
+    let mut json = serde_json::json!({"case": format!("verify_{store_name}"), "records": records, "rounds": rounds, "raw_hmac_per_s": baseline.round(), "verified_per_s": verified.round(), "first_round_verified_per_s": first.round(), "ratio": (ratio * 1000.0).round() / 1000.0, "target": 0.5, "meets_target": ratio >= 0.5, "client_cpu_us_per_record": per_record_us(client_cpu)});
+    if server.is_some() {
+        // Both bounds: the client doing nothing, and the client doing only the HMAC
+        // itself (at the baseline's rate), the least any verifier must do.
+        let bound = |client_secs: f64| {
+            let secs = (server_secs + client_secs) / cores;
+            ((records as f64 / secs / baseline) * 1000.0).round() / 1000.0
+        };
+        json["server_cpu_us_per_record"] = per_record_us(server_cpu).into();
+        json["cores"] = cores.into();
+        json["ratio_bound_by_server_cpu"] = bound(0.0).into();
+        json["ratio_bound_with_the_hmac"] = bound(records as f64 / baseline).into();
+    }
+    println!("{json}");
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -178,9 +230,9 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = dir.path().join("bench.db").display().to_string();
     let sqlite_raw = dir.path().join("raw.db").display().to_string();
-    run("sqlite", &sqlite, &sqlite_raw, n).await;
+    run("sqlite", &sqlite, &sqlite_raw, n, None).await;
     let pg = testkit::pg::PgCluster::start();
     let url = pg.create_db("bench");
     let raw_url = pg.create_db("raw");
-    run("postgresql", &url, &raw_url, n).await;
+    run("postgresql", &url, &raw_url, n, Some(&pg)).await;
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use p11::{Module, Session, SlotId, UserType};
 
+pub mod cpu;
 pub mod pg;
 pub mod stats;
 pub mod tools;

@@ -162,6 +162,14 @@ impl PgCluster {
         self.url(name)
     }
 
+    /// CPU seconds the server has used so far: the postmaster and its processes
+    /// (backends, live or exited). For benchmarks that share the machine with it.
+    pub fn server_cpu_seconds(&self) -> f64 {
+        crate::cpu::postmaster_pid(&self.data)
+            .and_then(crate::cpu::process_tree_seconds)
+            .expect("the cluster's postmaster is running")
+    }
+
     pub fn url(&self, db: &str) -> String {
         format!("postgres://hsmc@127.0.0.1:{}/{db}", self.port)
     }
