@@ -6,7 +6,8 @@
 //! straight from SQLite's buffers, to a SQL function of ours that the range query calls
 //! per record (`rusqlite`, sharing sqlx's `libsqlite3-sys`), and PostgreSQL rows stream
 //! through `COPY … TO STDOUT` (binary format, parsed here). Rows are handed to the
-//! verifier borrowed, to encode and MAC while the bytes are still in cache. Appends, browsing and everything else stay on sqlx.
+//! verifier borrowed, to encode and MAC while the bytes are still in cache. Appends,
+//! browsing and everything else stay on sqlx.
 
 use std::path::Path;
 use std::sync::Arc;
