@@ -96,6 +96,68 @@ pub fn encode_into(r: &Record, out: &mut Vec<u8>) {
     );
 }
 
+/// The fields of a canonical encoding, borrowed from it: the inverse of [`encode_fields`].
+/// Strict, so that `encode_fields(decode_fields(e)) == e` for every `e` it accepts: the
+/// domain tag, every length within the bytes, and nothing after the last field. `None` for
+/// anything else (a damaged sealed block).
+pub fn decode_fields(enc: &[u8]) -> Option<Fields<'_>> {
+    let mut r = Reader(enc);
+    if r.field()? != DOMAIN {
+        return None;
+    }
+    let f = Fields {
+        log_id: r.field()?,
+        seq: r.int()?,
+        epoch: r.int()?,
+        timestamp: r.field()?,
+        session_id: r.field()?,
+        actor_id: r.opt()?,
+        actor_ip: r.field()?,
+        action: r.field()?,
+        resource_type: r.field()?,
+        resource_id: r.opt()?,
+        algorithm: r.opt()?,
+        status: r.field()?,
+        error_code: r.opt()?,
+        metadata: r.field()?,
+        created_at: r.field()?,
+    };
+    r.0.is_empty().then_some(f)
+}
+
+/// Reads an encoding front to back.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn len(&mut self) -> Option<u32> {
+        Some(u32::from_be_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn opt(&mut self) -> Option<Option<&'a [u8]>> {
+        match self.len()? {
+            ABSENT => Some(None),
+            n => self.take(n as usize).map(Some),
+        }
+    }
+
+    fn field(&mut self) -> Option<&'a [u8]> {
+        self.opt()?
+    }
+
+    fn int(&mut self) -> Option<i64> {
+        Some(i64::from_be_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
 pub fn encode(r: &Record) -> Vec<u8> {
     let mut v = Vec::with_capacity(256 + r.event.metadata.len());
     encode_into(r, &mut v);
@@ -243,6 +305,35 @@ mod tests {
             hex::encode(digest_link(&e, &GENESIS)),
             "946892783ccb7f0a04e6b4477ee8f6a89b0c1fd18b3b3cd3511d467b2452a17c"
         );
+    }
+
+    /// Every encoding decodes to fields that encode to it again; anything cut short,
+    /// extended or under another domain does not decode.
+    #[test]
+    fn decoding_inverts_the_encoding() {
+        let mut with_all = rec();
+        with_all.event.actor_id = Some(String::new());
+        with_all.event.error_code = Some("CKR_PIN_INCORRECT".into());
+        for r in [rec(), with_all] {
+            let e = encode(&r);
+            let f = decode_fields(&e).expect("decodes");
+            let mut again = Vec::new();
+            encode_fields(&f, &mut again);
+            assert_eq!(again, e);
+            assert_eq!(
+                (f.seq, f.actor_id),
+                (1, r.event.actor_id.as_deref().map(str::as_bytes))
+            );
+            for cut in 0..e.len() {
+                assert!(decode_fields(&e[..cut]).is_none(), "cut at {cut}");
+            }
+            let mut longer = e.clone();
+            longer.push(0);
+            assert!(decode_fields(&longer).is_none());
+            let mut other = e.clone();
+            other[4] ^= 1;
+            assert!(decode_fields(&other).is_none(), "another domain tag");
+        }
     }
 
     #[test]

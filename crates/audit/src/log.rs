@@ -34,7 +34,14 @@ pub struct AuditConfig {
     pub checkpoint_interval: Duration,
     /// Longest wait for the store's write lock before the append fails.
     pub lock_timeout: Duration,
+    /// Records per sealed block (see `block`): once the trail has grown this many records
+    /// past its last block, they are sealed into the next.
+    pub block_size: i64,
 }
+
+/// How many blocks one append seals at most: a trail written before blocks existed is
+/// sealed over its next appends rather than in one long pause.
+const BLOCKS_PER_APPEND: usize = 16;
 
 impl AuditConfig {
     pub fn new(location: impl Into<String>) -> Self {
@@ -43,6 +50,7 @@ impl AuditConfig {
             checkpoint_every: 100,
             checkpoint_interval: Duration::from_secs(600),
             lock_timeout: Duration::from_secs(5),
+            block_size: 1024,
         }
     }
 }
@@ -465,6 +473,15 @@ impl AuditLog {
         st.since_checkpoint += recs.len() as u64;
         let due = st.since_checkpoint >= self.config.checkpoint_every;
         drop(st);
+        // A block is sealed once a record after it exists: when an append passes a block's
+        // end. Sealing only moves stored records; should it fail, the records stay rows
+        // (read as such everywhere) and the next block's end seals them too.
+        let size = self.config.block_size.max(1);
+        if recs.iter().any(|r| r.seq > size && (r.seq - 1) % size == 0) {
+            if let Err(e) = self.store.seal(&self.log_id, size, BLOCKS_PER_APPEND).await {
+                tracing::warn!("sealing audit records into a block failed: {e}");
+            }
+        }
         if due {
             // The record is stored; a failed checkpoint is logged and retried next time.
             if let Err(e) = self.checkpoint().await {

@@ -8,28 +8,75 @@
 //! through `COPY … TO STDOUT` (binary format, parsed here). Rows are handed to the
 //! verifier borrowed, to encode and MAC while the bytes are still in cache. Appends,
 //! browsing and everything else stay on sqlx.
+//!
+//! Most of a long trail is not rows but sealed blocks (see `block`): a range reads its
+//! blocks first (a body of a thousand records per row: read in place from SQLite's
+//! buffers, through sqlx from PostgreSQL), each record handed over with the encoding it
+//! was MACed over, then its rows after the last sealed position.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::Sender;
 
+use crate::block;
 use crate::encode::Fields;
 use crate::sql;
 use crate::{AuditError, Result};
 
-/// A slice of one trail: records `from..=to`.
+/// A slice of one trail: records `from..=to`, of which those up to `sealed_to` are read
+/// from sealed blocks and the rest from rows.
 #[derive(Debug, Clone)]
 pub struct Range {
     pub log_id: String,
     pub from: i64,
     pub to: i64,
+    pub sealed_to: i64,
 }
 
-/// What the scanners hand each row to: its fields (borrowed from the database's buffers)
-/// and its stored chain value (hex). Returning `false` stops the scan.
+impl Range {
+    /// The positions read from blocks, if any.
+    fn sealed(&self) -> Option<(i64, i64)> {
+        (self.from <= self.sealed_to).then(|| (self.from, self.to.min(self.sealed_to)))
+    }
+
+    /// The positions read from rows, if any.
+    fn rows(&self) -> Option<(i64, i64)> {
+        let from = self.from.max(self.sealed_to + 1);
+        (from <= self.to).then_some((from, self.to))
+    }
+}
+
+/// What the scanners hand each record to, in the range's order: first the sealed ones,
+/// then the rows. Returning `false` stops the scan.
 pub trait Visit {
+    /// A row: its fields (borrowed from the database's buffers) and its stored chain value
+    /// (hex).
     fn row(&mut self, f: &Fields<'_>, hmac_hex: &[u8]) -> bool;
+    /// A sealed record: its stored encoding, its fields and chain value, borrowed from the
+    /// block's body.
+    fn sealed(&mut self, e: &block::Entry<'_>) -> bool;
+    /// A block's body stopped parsing before the range's end: its remaining records cannot
+    /// be read.
+    fn damaged_block(&mut self) -> bool;
+}
+
+/// Hand a block's records within `from..=to` to the visitor; false once it says stop.
+/// Records before `from` belong to the range before; reading stops after `to`.
+fn visit_body(body: &[u8], (from, to): (i64, i64), visit: &mut dyn Visit) -> bool {
+    for entry in block::entries(body) {
+        let Ok(e) = entry else {
+            return visit.damaged_block();
+        };
+        let seq = e.fields.seq;
+        if seq > to {
+            return true;
+        }
+        if seq >= from && !visit.sealed(&e) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A row's columns by position, borrowed from the database's buffers.
@@ -143,10 +190,33 @@ pub fn sqlite<V: Visit + Send + 'static>(path: &Path, range: &Range, visit: V) -
         },
     )
     .map_err(err)?;
-    {
+    let mut go = true;
+    if let Some((from, to)) = range.sealed() {
+        let mut st = conn.prepare(sql::BLOCKS_OF_RANGE).map_err(err)?;
+        let mut bodies = st
+            .query(rusqlite::params![range.log_id, from, to])
+            .map_err(err)?;
+        while let Some(r) = bodies.next().map_err(err)? {
+            // The body read in place, from SQLite's page buffers (or the mapped file).
+            let body = r.get_ref(0).map_err(err)?;
+            let body = match body {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+                _ => {
+                    return Err(AuditError::store_state(
+                        "a sealed block's body is not a blob",
+                    ))
+                }
+            };
+            if !visit_body(body, (from, to), &mut shared.lock().visit) {
+                go = false;
+                break;
+            }
+        }
+    }
+    if let (true, Some((from, to))) = (go, range.rows()) {
         let mut st = conn.prepare(sql::RANGE_VISIT).map_err(err)?;
         let mut rows = st
-            .query(rusqlite::params![range.log_id, range.from, range.to])
+            .query(rusqlite::params![range.log_id, from, to])
             .map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             if !r.get::<_, bool>(0).map_err(err)? {
@@ -236,12 +306,38 @@ const COPY_BATCH: usize = 256 * 1024;
 /// The binary COPY header: signature, flags, header-extension length.
 const COPY_SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
 
-/// Stream a range of a PostgreSQL store with `COPY (SELECT …) TO STDOUT (FORMAT binary)`
-/// as raw chunks (text columns arrive as their raw bytes, nothing to unescape). Parsing
-/// happens in [`postgres_rows`] on a blocking thread.
-pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result<bytes::Bytes>>) {
+/// What [`postgres_chunks`] hands the checker's thread.
+pub enum Chunk {
+    /// A sealed block's body.
+    Body(Vec<u8>),
+    /// Raw bytes of the rows' binary COPY stream.
+    Copy(bytes::Bytes),
+}
+
+/// Stream a range of a PostgreSQL store: the sealed blocks' bodies (one row per block,
+/// through sqlx: the per-row cost does not matter at a thousand records a row), then the
+/// rows with `COPY (SELECT …) TO STDOUT (FORMAT binary)` as raw chunks (text columns arrive
+/// as their raw bytes, nothing to unescape). Parsing happens in [`postgres_rows`] on a
+/// blocking thread.
+pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result<Chunk>>) {
     use futures_util::StreamExt;
     let run = async {
+        if let Some((from, to)) = range.sealed() {
+            let mut bodies =
+                sqlx::query_scalar::<_, Vec<u8>>(sql::Dialect::Postgres.text(sql::BLOCKS_OF_RANGE))
+                    .bind(&range.log_id)
+                    .bind(from)
+                    .bind(to)
+                    .fetch(&pool);
+            while let Some(body) = bodies.next().await {
+                if tx.send(Ok(Chunk::Body(body?))).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        let Some((from, to)) = range.rows() else {
+            return Ok(());
+        };
         // COPY takes no bind parameters; the trail ID is the console's own `log_<hex>`.
         let log_id = range.log_id.as_str();
         if !log_id
@@ -255,8 +351,8 @@ pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result
         let mut conn = pool.acquire().await?;
         let select = sql::rewrite_placeholders(sql::RANGE, |n| match n {
             1 => format!("'{log_id}'"),
-            2 => range.from.to_string(),
-            _ => range.to.to_string(),
+            2 => from.to_string(),
+            _ => to.to_string(),
         });
         let copy = format!("COPY ({select}) TO STDOUT (FORMAT binary)");
         let mut stream = conn.copy_out_raw(&copy).await?;
@@ -275,13 +371,13 @@ pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result
             if batch.len() >= COPY_BATCH {
                 let full = batch.split().freeze();
                 batch.reserve(COPY_BATCH);
-                if tx.send(Ok(full)).await.is_err() {
+                if tx.send(Ok(Chunk::Copy(full))).await.is_err() {
                     receiver_gone = true;
                 }
             }
         }
         if !receiver_gone && !batch.is_empty() {
-            let _ = tx.send(Ok(batch.freeze())).await;
+            let _ = tx.send(Ok(Chunk::Copy(batch.freeze()))).await;
         }
         Ok(())
     };
@@ -290,16 +386,26 @@ pub async fn postgres_chunks(pool: sqlx::PgPool, range: Range, tx: Sender<Result
     }
 }
 
-/// Parse the binary COPY chunks of [`postgres_chunks`] and hand each row to `visit`.
+/// Parse the chunks of [`postgres_chunks`] for `range` and hand each record to `visit`.
 pub fn postgres_rows(
-    mut rx: tokio::sync::mpsc::Receiver<Result<bytes::Bytes>>,
+    mut rx: tokio::sync::mpsc::Receiver<Result<Chunk>>,
+    range: &Range,
     visit: &mut dyn Visit,
 ) -> Result<()> {
     let mut pending: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut ranges = Vec::with_capacity(sql::COLUMN_COUNT);
     let mut header_done = false;
     while let Some(chunk) = rx.blocking_recv() {
-        pending.extend_from_slice(&chunk?);
+        match chunk? {
+            Chunk::Body(body) => {
+                let sealed = range.sealed().unwrap_or((1, 0));
+                if !visit_body(&body, sealed, visit) {
+                    return Ok(());
+                }
+                continue;
+            }
+            Chunk::Copy(bytes) => pending.extend_from_slice(&bytes),
+        }
         let mut at = 0;
         if !header_done {
             if pending.len() < COPY_SIGNATURE.len() + 8 {
@@ -377,6 +483,16 @@ mod tests {
             self.seqs.push(f.seq);
             self.seqs.len() < self.stop_after
         }
+
+        fn sealed(&mut self, e: &block::Entry<'_>) -> bool {
+            self.seqs.push(-e.fields.seq);
+            self.seqs.len() < self.stop_after
+        }
+
+        fn damaged_block(&mut self) -> bool {
+            self.seqs.push(0);
+            false
+        }
     }
 
     /// A SQLite store with the migrated schema and records `1..=n` of trail `L`.
@@ -401,6 +517,7 @@ mod tests {
             log_id: "L".into(),
             from,
             to,
+            sealed_to: 0,
         }
     }
 

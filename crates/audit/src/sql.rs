@@ -10,6 +10,9 @@
 //! writing transaction starts (`BEGIN IMMEDIATE` vs an advisory lock, see `store::Begin`),
 //! PostgreSQL's row lock on the spool ([`PENDING`] + [`Dialect::locking`]), and the
 //! verifier's bulk read (the SQLite C API vs `COPY … TO STDOUT`, see `scan`).
+//!
+//! The record queries read rows only after the trail's last sealed position
+//! ([`SEALED_TO`]); positions up to it are read from `audit_block` (see `block`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -57,12 +60,6 @@ pub const FOREIGN_RECORD: &str = concat!(
     "SELECT * FROM (SELECT log_id, seq FROM audit_log WHERE log_id > ?1 ORDER BY log_id, seq LIMIT 1) AS above",
     " ORDER BY 1, 2 LIMIT 1"
 );
-/// All trails in chain order, after a (trail, seq) position.
-pub const PAGE: &str = concat!(
-    "SELECT ",
-    record_columns!(),
-    " FROM audit_log WHERE (log_id, seq) > (?, ?) ORDER BY log_id, seq LIMIT ?"
-);
 /// One trail in seq order, after a seq.
 pub const TRAIL_PAGE: &str = concat!(
     "SELECT ",
@@ -95,6 +92,27 @@ pub const RANGE_VISIT: &str = concat!(
     ")",
     range_of_trail!()
 );
+
+/// The last position of the trail's sealed blocks (0 when none): records up to it are
+/// read from `audit_block`, the rows of `audit_log` only after it.
+pub const SEALED_TO: &str =
+    "SELECT CAST(COALESCE(MAX(last_seq), 0) AS BIGINT) FROM audit_block WHERE log_id = ?";
+pub const INSERT_BLOCK: &str = "INSERT INTO audit_block (log_id, first_seq, last_seq, records, max_time, body) VALUES (?, ?, ?, ?, ?, ?)";
+/// The rows of a sealed block emptied to stubs: only their key keeps meaning (it refuses a
+/// second record at the position); nothing reads the rest.
+pub const STUB_ROWS: &str = "UPDATE audit_log SET epoch = 0, timestamp = '', session_id = '', actor_id = NULL, actor_ip = '', action = '', resource_type = '', resource_id = NULL, algorithm = NULL, status = '', error_code = NULL, metadata = '', hmac_chain = '', created_at = '' WHERE log_id = ? AND seq >= ? AND seq <= ?";
+/// The trail's blocks that hold positions after a seq (a condition for `store::each_body`).
+pub const BLOCKS_AFTER: &str = "last_seq > ?";
+/// The bodies of the trail's blocks that overlap `from..=to`, oldest first (the
+/// verifier's bulk read of a range's sealed part).
+pub const BLOCKS_OF_RANGE: &str = "SELECT body FROM audit_block WHERE log_id = ? AND last_seq >= ? AND first_seq <= ? ORDER BY first_seq";
+/// The first block of another trail.
+pub const FOREIGN_BLOCK: &str = "SELECT log_id, first_seq FROM audit_block WHERE log_id <> ? ORDER BY log_id, first_seq LIMIT 1";
+/// The trail's blocks with records from a time on (the day chart; a condition for
+/// `store::each_body`).
+pub const BLOCKS_SINCE: &str = "max_time >= ?";
+/// The trail's blocks between two positions (browsing; a condition for `store::each_body`).
+pub const BLOCKS_BETWEEN: &str = "last_seq > ? AND first_seq < ?";
 
 /// The start of the browsing query; `store::browse` adds a condition per filter, the
 /// order and the limit.

@@ -2,7 +2,9 @@
 //! PostgreSQL (a shared trail for a team). Appends are serialized across threads,
 //! processes and machines by the database itself — SQLite's write lock (`BEGIN
 //! IMMEDIATE`), PostgreSQL's primary key on (trail, seq), which refuses a second record at
-//! a position — so the chain stays one line.
+//! a position — so the chain stays one line. Sealing a block (see `block`) keeps that
+//! key: its rows are emptied to stubs, never deleted, so a writer whose cached head is
+//! older than a block still finds its position taken.
 //!
 //! Each query's text is written once (in [`crate::sql`]) and each method's code once: the
 //! `on_pool!` macro compiles it for both pools.
@@ -17,6 +19,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Database, Encode, Row, Transaction, Type};
 
+use crate::block;
 use crate::sql::{self, Dialect};
 use crate::{AuditError, Checkpoint, Prepared, Record, Result};
 
@@ -389,6 +392,21 @@ impl Store {
         Ok(matches!(inserted(res, lock_timeout)?, Inserted::Yes))
     }
 
+    /// Insert records as rows in one transaction, as they are (tests: see
+    /// `testing::unseal`).
+    #[cfg(feature = "test-support")]
+    pub async fn insert_rows(&self, recs: &[Record]) -> Result<()> {
+        let insert = self.sql(sql::INSERT_RECORD);
+        on_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            for r in recs {
+                bind_record(sqlx::query(insert), r).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
     /// Spool an event until the key is available.
     pub async fn push_pending(&self, log_id: &str, p: &Prepared) -> Result<()> {
         let event = serde_json::to_string(p).map_err(|e| AuditError::Invalid(e.to_string()))?;
@@ -416,22 +434,126 @@ impl Store {
     }
 
     /// The first record (by trail, seq) that belongs to another trail than `log_id`.
+    /// Rows and sealed blocks both count: a block of another trail is named by its first
+    /// position. (A record of another trail inside one of this trail's blocks is found by
+    /// the verifier as it reads the block.)
     pub async fn foreign_record(&self, log_id: &str) -> Result<Option<(String, i64)>> {
-        let text = self.sql(sql::FOREIGN_RECORD);
-        on_pool!(self, p => Ok(sqlx::query_as(text).bind(log_id).fetch_optional(p).await?))
+        let (rows, blocks) = (self.sql(sql::FOREIGN_RECORD), self.sql(sql::FOREIGN_BLOCK));
+        type Position = Option<(String, i64)>;
+        let (row, block): (Position, Position) = on_pool!(self, p => (
+            sqlx::query_as(rows).bind(log_id).fetch_optional(p).await?,
+            sqlx::query_as(blocks).bind(log_id).fetch_optional(p).await?,
+        ));
+        Ok(row.into_iter().chain(block).min())
     }
 
-    /// Every record of the store, all trails, in chain order, in pages (for verification:
-    /// records grafted from another trail must be seen too).
-    pub async fn page(&self, after: Option<(String, i64)>, limit: i64) -> Result<Vec<Record>> {
-        let (after_log, after_seq) = after.unwrap_or_default();
-        let text = self.sql(sql::PAGE);
-        on_pool!(self, p => Ok(sqlx::query_as(text)
-            .bind(&after_log)
-            .bind(after_seq)
-            .bind(limit)
-            .fetch_all(p)
-            .await?))
+    /// The last position sealed into a block (0 when none). Positions up to it are read
+    /// from blocks, the rows of `audit_log` only after it.
+    pub async fn sealed_to(&self, log_id: &str) -> Result<i64> {
+        let text = self.sql(sql::SEALED_TO);
+        on_pool!(self, p => Ok(sqlx::query_scalar(text).bind(log_id).fetch_one(p).await?))
+    }
+
+    /// Seal whole blocks of `block_size` positions after the last one, each in its own
+    /// exclusive transaction: the rows' records are packed into an `audit_block` row and
+    /// the rows emptied to stubs, so either both happen or neither does. A block is sealed
+    /// only when a record after it exists: the head is always a row, which the append's
+    /// head query and its primary-key check rely on. At most `max_blocks` per call (a trail
+    /// from before blocks existed is sealed over its next appends, not all at once).
+    /// Returns how many records were sealed.
+    pub async fn seal(&self, log_id: &str, block_size: i64, max_blocks: usize) -> Result<i64> {
+        let (sealed_to, head) = (self.sql(sql::SEALED_TO), self.sql(sql::HEAD));
+        let (rows, insert, stub) = (
+            self.sql(sql::RANGE),
+            self.sql(sql::INSERT_BLOCK),
+            self.sql(sql::STUB_ROWS),
+        );
+        let mut sealed = 0;
+        for _ in 0..max_blocks {
+            let done = on_pool!(self, p => {
+                let mut tx = p.begin_exclusive().await?;
+                let from: i64 = sqlx::query_scalar(sealed_to).bind(log_id).fetch_one(&mut *tx).await? ;
+                let from = from + 1;
+                let to = from + block_size - 1;
+                let head: Option<(i64, String)> =
+                    sqlx::query_as(head).bind(log_id).fetch_optional(&mut *tx).await?;
+                if head.is_none_or(|(h, _)| h <= to) {
+                    None
+                } else {
+                    let recs: Vec<Record> = sqlx::query_as(rows)
+                        .bind(log_id)
+                        .bind(from)
+                        .bind(to)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    let max_time = recs.iter().map(|r| r.event.timestamp.as_str()).max().unwrap_or("");
+                    sqlx::query(insert)
+                        .bind(log_id)
+                        .bind(from)
+                        .bind(to)
+                        .bind(recs.len() as i64)
+                        .bind(max_time)
+                        .bind(block::body_of(&recs))
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query(stub).bind(log_id).bind(from).bind(to).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                    Some(recs.len() as i64)
+                }
+            });
+            match done {
+                Some(n) => sealed += n,
+                None => break,
+            }
+        }
+        Ok(sealed)
+    }
+
+    /// Hand the bodies of the trail's blocks that meet `condition` (with `values` bound in
+    /// order) to `each`, oldest first or newest first, until it returns `false`. Read a few
+    /// blocks per query, each query after the last block seen, so that stopping early
+    /// reads no more than it needs (a streamed query left half-read would still be sent
+    /// whole).
+    async fn each_body(
+        &self,
+        log_id: &str,
+        condition: &str,
+        values: &[Value],
+        ascending: bool,
+        mut each: impl FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        const BLOCKS_PER_QUERY: i64 = 4;
+        let (cursor, order) = if ascending {
+            (">", "ASC")
+        } else {
+            ("<", "DESC")
+        };
+        let text = self.dialect().translate(&format!(
+            "SELECT first_seq, body FROM audit_block WHERE log_id = ? AND {condition} AND first_seq {cursor} ? ORDER BY first_seq {order} LIMIT ?"
+        )).into_owned();
+        let mut last = if ascending { i64::MIN } else { i64::MAX };
+        loop {
+            let blocks: Vec<(i64, Vec<u8>)> = on_pool!(self, p => {
+                let mut q = sqlx::query_as(&text).bind(log_id);
+                for v in values {
+                    q = match v {
+                        Value::Text(s) => q.bind(s.as_str()),
+                        Value::Int(i) => q.bind(*i),
+                    };
+                }
+                q.bind(last).bind(BLOCKS_PER_QUERY).fetch_all(p).await?
+            });
+            let full = blocks.len() as i64 == BLOCKS_PER_QUERY;
+            for (first_seq, body) in blocks {
+                last = first_seq;
+                if !each(&body) {
+                    return Ok(());
+                }
+            }
+            if !full {
+                return Ok(());
+            }
+        }
     }
 
     /// One trail's records in seq order, in pages.
@@ -441,47 +563,82 @@ impl Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<Record>> {
-        let text = self.sql(sql::TRAIL_PAGE);
-        on_pool!(self, p => Ok(sqlx::query_as(text)
-            .bind(log_id)
-            .bind(after_seq)
-            .bind(limit)
-            .fetch_all(p)
-            .await?))
+        let sealed = self.sealed_to(log_id).await?;
+        let mut out: Vec<Record> = Vec::new();
+        if after_seq < sealed {
+            let values = [Value::Int(after_seq)];
+            self.each_body(log_id, sql::BLOCKS_AFTER, &values, true, |body| {
+                out.extend(
+                    block::records(body)
+                        .filter(|r| r.seq > after_seq && r.seq <= sealed)
+                        .take((limit as usize).saturating_sub(out.len())),
+                );
+                (out.len() as i64) < limit
+            })
+            .await?;
+        }
+        let rest = limit - out.len() as i64;
+        if rest > 0 {
+            let text = self.sql(sql::TRAIL_PAGE);
+            let rows: Vec<Record> = on_pool!(self, p => sqlx::query_as(text)
+                .bind(log_id)
+                .bind(after_seq.max(sealed))
+                .bind(rest)
+                .fetch_all(p)
+                .await?);
+            out.extend(rows);
+        }
+        Ok(out)
     }
 
     /// Records and failures per day (UTC, `YYYY-MM-DD`) from `from_time` on, oldest first;
     /// days without records are absent.
     pub async fn daily_counts(&self, log_id: &str, from_time: &str) -> Result<Vec<DayCount>> {
         const SELECT: &str = "SELECT substr(timestamp, 1, 10) AS day, COUNT(*) AS records, \
-             SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS failures FROM audit_log";
-        Ok(match self {
-            Store::Sqlite(p, _) => {
-                sqlx::query_as(&format!(
-                    "{SELECT} WHERE log_id = ? AND timestamp >= ? GROUP BY day ORDER BY day"
-                ))
-                .bind(log_id)
-                .bind(from_time)
-                .fetch_all(p)
-                .await?
+             SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS failures FROM audit_log \
+             WHERE log_id = ? AND seq > ? AND timestamp >= ? GROUP BY day ORDER BY day";
+        let sealed = self.sealed_to(log_id).await?;
+        let text = self.dialect().translate(SELECT);
+        let rows: Vec<DayCount> = on_pool!(self, p => sqlx::query_as(&text)
+            .bind(log_id)
+            .bind(sealed)
+            .bind(from_time)
+            .fetch_all(p)
+            .await?);
+        let mut days: std::collections::BTreeMap<String, (i64, i64)> = rows
+            .into_iter()
+            .map(|d| (d.day, (d.records, d.failures)))
+            .collect();
+        let values = [Value::Text(from_time.into())];
+        self.each_body(log_id, sql::BLOCKS_SINCE, &values, true, |body| {
+            for r in block::records(body) {
+                if r.seq <= sealed && r.event.timestamp.as_str() >= from_time {
+                    let day = r.event.timestamp.get(..10).unwrap_or(&r.event.timestamp);
+                    let d = days.entry(day.to_string()).or_default();
+                    d.0 += 1;
+                    d.1 += i64::from(r.event.status == "failure");
+                }
             }
-            Store::Postgres(p) => {
-                sqlx::query_as(&format!(
-                    "{SELECT} WHERE log_id = $1 AND timestamp >= $2 GROUP BY day ORDER BY day"
-                ))
-                .bind(log_id)
-                .bind(from_time)
-                .fetch_all(p)
-                .await?
-            }
+            true
         })
+        .await?;
+        Ok(days
+            .into_iter()
+            .map(|(day, (records, failures))| DayCount {
+                day,
+                records,
+                failures,
+            })
+            .collect())
     }
 
     /// Browse with filters.
     pub async fn query(&self, log_id: &str, q: &Query) -> Result<Vec<Record>> {
-        let (text, values) = browse(log_id, q);
+        let sealed = self.sealed_to(log_id).await?;
+        let limit = q.limit.clamp(1, MAX_BROWSE) as usize;
+        let (text, values) = browse(log_id, q, sealed);
         let text = self.dialect().translate(&text);
-        on_pool!(self, p => {
+        let rows: Vec<Record> = on_pool!(self, p => {
             let mut query = sqlx::query_as::<_, Record>(&text);
             for v in values {
                 query = match v {
@@ -489,7 +646,44 @@ impl Store {
                     Value::Int(i) => query.bind(i),
                 };
             }
-            Ok(query.fetch_all(p).await?)
+            query.fetch_all(p).await?
+        });
+        // Newest first: the rows come after every sealed position, so blocks are read only
+        // when the rows do not fill the page. Oldest first: blocks, then the rows.
+        if !q.ascending && rows.len() >= limit {
+            return Ok(rows);
+        }
+        let mut sealed_matches = Vec::new();
+        let want = if q.ascending {
+            limit
+        } else {
+            limit - rows.len()
+        };
+        let values = [
+            Value::Int(q.after_seq.unwrap_or(0)),
+            Value::Int(q.before_seq.unwrap_or(i64::MAX)),
+        ];
+        let dialect = self.dialect();
+        self.each_body(log_id, sql::BLOCKS_BETWEEN, &values, q.ascending, |body| {
+            let mut found: Vec<Record> = block::records(body)
+                .filter(|r| r.seq <= sealed && matches(q, r, dialect))
+                .collect();
+            if !q.ascending {
+                found.reverse();
+            }
+            found.truncate(want - sealed_matches.len());
+            sealed_matches.extend(found);
+            sealed_matches.len() < want
+        })
+        .await?;
+        Ok(if q.ascending {
+            sealed_matches.extend(rows);
+            sealed_matches.truncate(limit);
+            sealed_matches
+        } else {
+            let mut rows = rows;
+            rows.extend(sealed_matches);
+            rows
         })
     }
 
@@ -532,8 +726,12 @@ enum Value {
     Int(i64),
 }
 
-/// The browsing query for `q` (SQLite placeholders) and its values in order.
-fn browse(log_id: &str, q: &Query) -> (String, Vec<Value>) {
+/// The most records one browse returns.
+const MAX_BROWSE: i64 = 100_000;
+
+/// The browsing query for `q` over the rows after the sealed positions (SQLite
+/// placeholders) and its values in order.
+fn browse(log_id: &str, q: &Query, sealed: i64) -> (String, Vec<Value>) {
     let mut text = sql::BROWSE.to_string();
     let mut values = vec![Value::Text(log_id.to_string())];
     let mut and = |clause: &str, v: Value| {
@@ -541,6 +739,7 @@ fn browse(log_id: &str, q: &Query) -> (String, Vec<Value>) {
         text.push_str(clause);
         values.push(v);
     };
+    and("seq > ?", Value::Int(sealed));
     if let Some(s) = q.before_seq {
         and("seq < ?", Value::Int(s));
     }
@@ -576,8 +775,37 @@ fn browse(log_id: &str, q: &Query) -> (String, Vec<Value>) {
     } else {
         " ORDER BY seq DESC LIMIT ?"
     });
-    values.push(Value::Int(q.limit.clamp(1, 100_000)));
+    values.push(Value::Int(q.limit.clamp(1, MAX_BROWSE)));
     (text, values)
+}
+
+/// Whether a sealed record passes `q`'s filters: what [`browse`]'s conditions select among
+/// rows, with each backend's `LIKE` (ASCII case-insensitive in SQLite, exact in
+/// PostgreSQL).
+fn matches(q: &Query, r: &Record, dialect: Dialect) -> bool {
+    let e = &r.event;
+    let fold = dialect == Dialect::Sqlite;
+    let starts = |s: &str, p: &str| match fold {
+        true => s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()),
+        false => s.starts_with(p),
+    };
+    let contains = |s: &str, p: &str| match fold {
+        true => s.to_ascii_lowercase().contains(&p.to_ascii_lowercase()),
+        false => s.contains(p),
+    };
+    q.before_seq.is_none_or(|b| r.seq < b)
+        && q.after_seq.is_none_or(|a| r.seq > a)
+        && q.from_time.as_ref().is_none_or(|t| e.timestamp >= *t)
+        && q.to_time.as_ref().is_none_or(|t| e.timestamp <= *t)
+        && q.actor
+            .as_ref()
+            .is_none_or(|a| e.actor_id.as_ref() == Some(a))
+        && q.action.as_ref().is_none_or(|a| starts(&e.action, a))
+        && q.status.as_ref().is_none_or(|s| e.status == *s)
+        && q.resource
+            .as_ref()
+            .is_none_or(|x| e.resource_id.as_ref() == Some(x))
+        && q.text.as_ref().is_none_or(|t| contains(&e.metadata, t))
 }
 
 #[cfg(test)]
@@ -593,11 +821,11 @@ mod tests {
             text: Some("50%".into()),
             ..Query::default()
         };
-        let (text, values) = browse("log_1", &q);
+        let (text, values) = browse("log_1", &q, 0);
         assert_eq!(
             text,
             format!(
-                "{} AND seq < ? AND action LIKE ? AND metadata LIKE ? ORDER BY seq DESC LIMIT ?",
+                "{} AND seq > ? AND seq < ? AND action LIKE ? AND metadata LIKE ? ORDER BY seq DESC LIMIT ?",
                 sql::BROWSE
             )
         );
@@ -605,6 +833,7 @@ mod tests {
             values,
             vec![
                 Value::Text("log_1".into()),
+                Value::Int(0),
                 Value::Int(90),
                 Value::Text("key.%".into()),
                 Value::Text("%50\\%%".into()),
@@ -613,6 +842,6 @@ mod tests {
         );
         assert!(Dialect::Postgres
             .translate(&text)
-            .ends_with("ORDER BY seq DESC LIMIT $5"));
+            .ends_with("ORDER BY seq DESC LIMIT $6"));
     }
 }

@@ -205,3 +205,44 @@ pub async fn fill_trail(
     }
     encoded
 }
+
+/// Undo the sealing of a trail, as anyone with write access to the store could: every
+/// sealed record back into its row, the blocks gone. Tests do this to edit sealed records
+/// with plain SQL, then seal again with [`crate::store::Store::seal`]: whatever the SQL
+/// did is then inside the blocks, where the verifier must still name it.
+pub async fn unseal(store: &crate::store::Store, log_id: &str) {
+    use crate::store::Store;
+    let sealed = store.sealed_to(log_id).await.unwrap();
+    let mut records = Vec::new();
+    let mut after = 0;
+    while after < sealed {
+        let page = store.trail_page(log_id, after, 10_000).await.unwrap();
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        records.extend(page.into_iter().filter(|r| r.seq <= sealed));
+    }
+    let dialect = store.dialect();
+    let stubs = dialect.translate("DELETE FROM audit_log WHERE log_id = ? AND seq <= ?");
+    let blocks = dialect.translate("DELETE FROM audit_block WHERE log_id = ?");
+    match store {
+        Store::Sqlite(p, _) => {
+            sqlx::query(&stubs)
+                .bind(log_id)
+                .bind(sealed)
+                .execute(p)
+                .await
+                .unwrap();
+            sqlx::query(&blocks).bind(log_id).execute(p).await.unwrap();
+        }
+        Store::Postgres(p) => {
+            sqlx::query(&stubs)
+                .bind(log_id)
+                .bind(sealed)
+                .execute(p)
+                .await
+                .unwrap();
+            sqlx::query(&blocks).bind(log_id).execute(p).await.unwrap();
+        }
+    }
+    store.insert_rows(&records).await.unwrap();
+}

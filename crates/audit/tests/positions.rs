@@ -13,6 +13,11 @@
 //! rotation recorded as record 15 (a checkpoint at once), records 16–20 under the new key,
 //! a clean exit (a checkpoint covering record 20); for the uncovered tail, the console
 //! opens again and writes records 21–22.
+//!
+//! Each matrix runs twice per backend: with every record a row, and with records sealed
+//! into blocks of 4 (records 1–16, or 1–20 with the uncovered tail), the damage done to
+//! the sealed records by putting them back into rows, damaging those, and sealing again
+//! (`audit::testing::unseal`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -160,18 +165,21 @@ enum Backend {
 
 /// One damaged store.
 struct Case<'a> {
+    /// Records per sealed block.
+    block_size: i64,
     dir: tempfile::TempDir,
     pg: Option<(&'a PgCluster, String)>,
     location: String,
 }
 
 impl<'a> Case<'a> {
-    fn new(pg: Option<&'a PgCluster>, n: usize) -> Case<'a> {
+    fn new(pg: Option<&'a PgCluster>, n: usize, block_size: i64) -> Case<'a> {
         let dir = tempfile::tempdir().unwrap();
         match pg {
             None => {
                 let location = dir.path().join("audit.db").display().to_string();
                 Case {
+                    block_size,
                     dir,
                     pg: None,
                     location,
@@ -181,6 +189,7 @@ impl<'a> Case<'a> {
                 let db = format!("positions{n}");
                 let location = pg.create_db(&db);
                 Case {
+                    block_size,
                     dir,
                     pg: Some((pg, db)),
                     location,
@@ -199,6 +208,7 @@ impl<'a> Case<'a> {
     async fn open(&self) -> AuditLog {
         let mut c = AuditConfig::new(&self.location);
         c.checkpoint_every = 10;
+        c.block_size = self.block_size;
         let log = AuditLog::open(c, Context::local())
             .await
             .unwrap()
@@ -259,8 +269,18 @@ async fn build(case: &Case<'_>, uncovered_tail: bool) -> (AuditLog, Shape) {
 
 const COLUMNS: &str = "log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at";
 
-/// Apply the damage with SQL from outside the console.
+/// Apply the damage with SQL from outside the console, to sealed records too (unsealed
+/// first, sealed again after).
 async fn damage(case: &Case<'_>, log: &AuditLog, d: Damage, seq: i64, s: &Shape) {
+    audit::testing::unseal(log.store(), log.log_id()).await;
+    damage_rows(case, log, d, seq, s).await;
+    log.store()
+        .seal(log.log_id(), case.block_size, usize::MAX)
+        .await
+        .unwrap();
+}
+
+async fn damage_rows(case: &Case<'_>, log: &AuditLog, d: Damage, seq: i64, s: &Shape) {
     match d {
         Damage::Modify => {
             case.sql(&format!(
@@ -377,12 +397,18 @@ async fn chain_keys(log: &AuditLog) -> BTreeMap<i64, audit::encode::ChainKey> {
 
 /// Every position for one kind of damage; each case on a store of its own. Returns the
 /// cases that came out otherwise than the damage implies.
-async fn run(backend: Backend, d: Damage) {
+async fn run(backend: Backend, block_size: i64, d: Damage) {
     let pg = (backend == Backend::Postgres).then(PgCluster::start);
     let mut wrong = Vec::new();
     for (n, p) in POSITIONS.into_iter().enumerate() {
-        let case = Case::new(pg.as_ref(), n);
+        let case = Case::new(pg.as_ref(), n, block_size);
         let (log, shape) = build(&case, p == Position::LastUncovered).await;
+        let sealed = log.store().sealed_to(log.log_id()).await.unwrap();
+        assert_eq!(
+            sealed,
+            (shape.last - 1) / block_size * block_size,
+            "all but the last records sealed"
+        );
         let Some(want) = expected(d, p, &shape) else {
             continue;
         };
@@ -428,14 +454,14 @@ async fn run(backend: Backend, d: Damage) {
 }
 
 macro_rules! matrix {
-    ($backend:ident: $($name:ident => $damage:ident),* $(,)?) => {
+    ($module:ident, $backend:ident, $block_size:expr; $($name:ident => $damage:ident),* $(,)?) => {
         #[allow(non_snake_case)]
-        mod $backend {
+        mod $module {
             use super::*;
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    run(Backend::$backend, Damage::$damage).await;
+                    run(Backend::$backend, $block_size, Damage::$damage).await;
                 }
             )*
         }
@@ -443,8 +469,8 @@ macro_rules! matrix {
 }
 
 macro_rules! every_damage {
-    ($backend:ident) => {
-        matrix!($backend:
+    ($module:ident, $backend:ident, $block_size:expr) => {
+        matrix!($module, $backend, $block_size;
             modify => Modify,
             delete => Delete,
             delete_and_renumber => DeleteRenumber,
@@ -460,5 +486,8 @@ macro_rules! every_damage {
     };
 }
 
-every_damage!(Sqlite);
-every_damage!(Postgres);
+// Blocks of 1,024: no record of these trails is sealed.
+every_damage!(Sqlite, Sqlite, 1024);
+every_damage!(Postgres, Postgres, 1024);
+every_damage!(SqliteSealed, Sqlite, 4);
+every_damage!(PostgresSealed, Postgres, 4);

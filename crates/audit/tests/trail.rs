@@ -24,6 +24,9 @@ enum Kind {
 
 struct Env {
     kind: Kind,
+    /// Records per sealed block: the default (1,024, which these trails never reach, so
+    /// every record stays a row), or a few, so that most records are sealed.
+    block_size: i64,
     dir: tempfile::TempDir,
     pg: Option<PgCluster>,
     location: String,
@@ -32,13 +35,14 @@ struct Env {
 const DB: &str = "audit";
 
 impl Env {
-    fn new(kind: Kind) -> Env {
+    fn new(kind: Kind, block_size: i64) -> Env {
         let dir = tempfile::tempdir().unwrap();
         match kind {
             Kind::Sqlite => {
                 let location = dir.path().join("audit.db").display().to_string();
                 Env {
                     kind,
+                    block_size,
                     dir,
                     pg: None,
                     location,
@@ -49,6 +53,7 @@ impl Env {
                 let location = pg.create_db(DB);
                 Env {
                     kind,
+                    block_size,
                     dir,
                     pg: Some(pg),
                     location,
@@ -69,9 +74,63 @@ impl Env {
         }
     }
 
+    /// Replace `from` (the same length as `to`) in the body of the block holding `seq`,
+    /// byte for byte, from outside the console.
+    fn edit_block(&self, seq: i64, from: &[u8], to: &[u8]) {
+        assert_eq!(from.len(), to.len());
+        let which = format!("log_id = (SELECT log_id FROM audit_trail) AND first_seq <= {seq} AND last_seq >= {seq}");
+        match self.kind {
+            Kind::Sqlite => {
+                let conn = rusqlite::Connection::open(self.db_path()).unwrap();
+                let mut body: Vec<u8> = conn
+                    .query_row(
+                        &format!("SELECT body FROM audit_block WHERE {which}"),
+                        [],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                let at = body
+                    .windows(from.len())
+                    .position(|w| w == from)
+                    .expect("in the block");
+                body[at..at + to.len()].copy_from_slice(to);
+                conn.execute(
+                    &format!("UPDATE audit_block SET body = ?1 WHERE {which}"),
+                    [body],
+                )
+                .unwrap();
+            }
+            Kind::Postgres => {
+                let (from, to) = (hex::encode(from), hex::encode(to));
+                assert_eq!(self.sql(&format!(
+                    "UPDATE audit_block SET body = overlay(body placing '\\x{to}'::bytea from position('\\x{from}'::bytea in body)) WHERE {which} AND position('\\x{from}'::bytea in body) > 0"
+                )), "UPDATE 1");
+            }
+        }
+    }
+
+    fn sealing(&self) -> bool {
+        self.block_size < AuditConfig::new("").block_size
+    }
+
+    /// Tampering with SQL from outside. Sealed records are first put back into rows, and
+    /// sealed again after the SQL ran (as an attacker with write access can: see
+    /// `audit::testing::unseal`), so that the damage is inside the blocks.
+    async fn tamper(&self, log: &AuditLog, sql: &[&str]) {
+        audit::testing::unseal(log.store(), log.log_id()).await;
+        for s in sql {
+            self.sql(s);
+        }
+        log.store()
+            .seal(log.log_id(), self.block_size, usize::MAX)
+            .await
+            .unwrap();
+    }
+
     fn config(&self) -> AuditConfig {
         let mut c = AuditConfig::new(&self.location);
         c.checkpoint_every = 100;
+        c.block_size = self.block_size;
         c
     }
 
@@ -144,6 +203,11 @@ async fn bulk_trail(env: &Env, n: i64) -> AuditLog {
     let log = env.open().await;
     let keys = log.chain_keys().await.expect("unlocked");
     audit::testing::fill_trail(log.store(), log.log_id(), 0, &keys[&0], n).await;
+    // Sealed as the console's own appends would have sealed it.
+    log.store()
+        .seal(log.log_id(), env.block_size, usize::MAX)
+        .await
+        .unwrap();
     log
 }
 
@@ -177,8 +241,21 @@ mod cases {
         // A checkpoint also when nothing happened.
         let cp = log.checkpoint().await.unwrap();
         assert_eq!((cp.seq, cp.checkpoint_no), (250, 4));
-        // Records really are in the store with the seed's columns.
-        assert_eq!(env.sql("SELECT COUNT(*) FROM audit_log WHERE algorithm = 'ML-DSA-65' AND status = 'success'"), "250");
+        // Records really are in the store with the seed's columns, or sealed into blocks
+        // but for the last ones.
+        let in_rows = env.sql(
+            "SELECT COUNT(*) FROM audit_log WHERE algorithm = 'ML-DSA-65' AND status = 'success'",
+        );
+        if env.sealing() {
+            let sealed = (250 - 1) / env.block_size * env.block_size;
+            assert_eq!(in_rows, (250 - sealed).to_string());
+            assert_eq!(
+                env.sql("SELECT SUM(records) FROM audit_block"),
+                sealed.to_string()
+            );
+        } else {
+            assert_eq!(in_rows, "250");
+        }
     }
 
     pub async fn fail_closed_and_pending_spool(env: Env) {
@@ -301,11 +378,11 @@ mod cases {
         assert_eq!(store.keys(log.log_id()).await.unwrap().len(), 2);
 
         let mut seen = Vec::new();
-        let mut after = None;
+        let mut after = 0;
         loop {
-            let page = store.page(after.clone(), 7).await.unwrap();
+            let page = store.trail_page(log.log_id(), after, 7).await.unwrap();
             let Some(last) = page.last() else { break };
-            after = Some((last.log_id.clone(), last.seq));
+            after = last.seq;
             seen.extend(page.iter().map(|r| r.seq));
         }
         assert_eq!(seen, (1..=31).collect::<Vec<_>>());
@@ -379,13 +456,17 @@ mod cases {
 
     pub async fn tamper_modified(env: Env) {
         let log = trail(&env).await;
-        env.sql("UPDATE audit_log SET metadata = '{\"i\":999}' WHERE seq = 57");
+        env.tamper(
+            &log,
+            &["UPDATE audit_log SET metadata = '{\"i\":999}' WHERE seq = 57"],
+        )
+        .await;
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 57 });
     }
 
-    /// A trail large enough that each verification range reads many bulk-read batches
-    /// (PostgreSQL's COPY output is handed over in 256 KiB batches), damaged in a late
-    /// batch of the last range.
+    /// A trail large enough that the last verification range reads several sealed blocks
+    /// and then rows in more than one bulk-read batch (PostgreSQL's COPY output is handed
+    /// over in 256 KiB batches), damaged in a late batch of the rows.
     pub async fn tamper_modified_deep_in_a_large_trail(env: Env) {
         let n = 6_000;
         let log = bulk_trail(&env, n).await;
@@ -393,7 +474,11 @@ mod cases {
             Verdict::Intact { records, .. } => assert_eq!(records, n),
             other => panic!("{other:?}"),
         }
-        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 5800");
+        env.tamper(
+            &log,
+            &["UPDATE audit_log SET metadata = '{}' WHERE seq = 5800"],
+        )
+        .await;
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 5800 });
     }
 
@@ -401,11 +486,20 @@ mod cases {
     /// earliest is named, also a record gone at the end of a range.
     pub async fn earliest_finding_across_ranges(env: Env) {
         let log = bulk_trail(&env, 6_000).await;
-        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 4500");
+        env.tamper(
+            &log,
+            &["UPDATE audit_log SET metadata = '{}' WHERE seq = 4500"],
+        )
+        .await;
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 4500 });
-        env.sql("DELETE FROM audit_log WHERE seq = 3000");
+        env.tamper(&log, &["DELETE FROM audit_log WHERE seq = 3000"])
+            .await;
         assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 3000 });
-        env.sql("UPDATE audit_log SET metadata = '{}' WHERE seq = 1500");
+        env.tamper(
+            &log,
+            &["UPDATE audit_log SET metadata = '{}' WHERE seq = 1500"],
+        )
+        .await;
         assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 1500 });
     }
 
@@ -425,34 +519,47 @@ mod cases {
 
     pub async fn tamper_deleted(env: Env) {
         let log = trail(&env).await;
-        env.sql("DELETE FROM audit_log WHERE seq = 40");
+        env.tamper(&log, &["DELETE FROM audit_log WHERE seq = 40"])
+            .await;
         assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 40 });
     }
 
     pub async fn tamper_deleted_and_renumbered(env: Env) {
         let log = trail(&env).await;
-        env.sql("DELETE FROM audit_log WHERE seq = 40");
-        env.sql("UPDATE audit_log SET seq = -seq WHERE seq > 40");
-        env.sql("UPDATE audit_log SET seq = -seq - 1 WHERE seq < 0");
+        env.tamper(
+            &log,
+            &[
+                "DELETE FROM audit_log WHERE seq = 40",
+                "UPDATE audit_log SET seq = -seq WHERE seq > 40",
+                "UPDATE audit_log SET seq = -seq - 1 WHERE seq < 0",
+            ],
+        )
+        .await;
         assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 40 });
     }
 
     pub async fn tamper_inserted(env: Env) {
         let log = trail(&env).await;
-        env.sql("UPDATE audit_log SET seq = -seq WHERE seq >= 31");
-        env.sql("UPDATE audit_log SET seq = -seq + 1 WHERE seq < 0");
-        env.sql(
+        env.tamper(&log, &[
+            "UPDATE audit_log SET seq = -seq WHERE seq >= 31",
+            "UPDATE audit_log SET seq = -seq + 1 WHERE seq < 0",
             "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
              SELECT log_id, 31, epoch, timestamp, session_id, 'mallory@outside', actor_ip, 'key.export', resource_type, resource_id, algorithm, status, error_code, '{}', hmac_chain, created_at FROM audit_log WHERE seq = 32",
-        );
+        ]).await;
         assert_eq!(finding(verify(&log).await), Finding::Inserted { seq: 31 });
     }
 
     pub async fn tamper_reordered(env: Env) {
         let log = trail(&env).await;
-        env.sql("UPDATE audit_log SET seq = 100000 WHERE seq = 20");
-        env.sql("UPDATE audit_log SET seq = 20 WHERE seq = 25");
-        env.sql("UPDATE audit_log SET seq = 25 WHERE seq = 100000");
+        env.tamper(
+            &log,
+            &[
+                "UPDATE audit_log SET seq = 100000 WHERE seq = 20",
+                "UPDATE audit_log SET seq = 20 WHERE seq = 25",
+                "UPDATE audit_log SET seq = 25 WHERE seq = 100000",
+            ],
+        )
+        .await;
         assert_eq!(
             finding(verify(&log).await),
             Finding::Reordered {
@@ -478,12 +585,12 @@ mod cases {
             .append(Event::new("key.destroy", "private_key").resource("prod-root"))
             .await
             .unwrap();
-        env.sql(&format!(
+        env.tamper(&log, &[&format!(
             "INSERT INTO audit_log (log_id, seq, epoch, timestamp, session_id, actor_id, actor_ip, action, resource_type, resource_id, algorithm, status, error_code, metadata, hmac_chain, created_at) \
              VALUES ('{}', 251, 0, '{}', '{}', 'x', '127.0.0.1', '{}', '{}', '{}', NULL, 'success', NULL, '{}', '{}', '{}')",
             foreign.log_id, foreign.event.timestamp, foreign.event.session_id, foreign.event.action, foreign.event.resource_type, foreign.event.resource_id.as_deref().unwrap(),
             foreign.event.metadata, foreign.hmac_chain, foreign.created_at
-        ));
+        )]).await;
         match finding(verify(&log).await) {
             Finding::Grafted {
                 seq: 251,
@@ -495,7 +602,8 @@ mod cases {
 
     pub async fn tamper_truncated_tail(env: Env) {
         let log = trail(&env).await;
-        env.sql("DELETE FROM audit_log WHERE seq > 150");
+        env.tamper(&log, &["DELETE FROM audit_log WHERE seq > 150"])
+            .await;
         assert_eq!(
             finding(verify(&log).await),
             Finding::TruncatedTail {
@@ -509,8 +617,14 @@ mod cases {
         let log = trail(&env).await;
         // The store goes back to an older copy: newer records and their checkpoints vanish
         // together (the copy is self-consistent). The anchor outside the store remembers.
-        env.sql("DELETE FROM audit_log WHERE seq > 120");
-        env.sql("DELETE FROM audit_checkpoint WHERE seq > 120");
+        env.tamper(
+            &log,
+            &[
+                "DELETE FROM audit_log WHERE seq > 120",
+                "DELETE FROM audit_checkpoint WHERE seq > 120",
+            ],
+        )
+        .await;
         assert_eq!(
             finding(verify(&log).await),
             Finding::Rollback {
@@ -522,11 +636,17 @@ mod cases {
     }
 
     pub async fn tamper_rollback_then_rewritten(env: Env) {
-        let _first = trail(&env).await;
+        let first = trail(&env).await;
         // Back to an older copy, and the console writes on from there: the store's second
         // checkpoint is now another one than the anchor remembers under that number.
-        env.sql("DELETE FROM audit_log WHERE seq > 120");
-        env.sql("DELETE FROM audit_checkpoint WHERE seq > 120");
+        env.tamper(
+            &first,
+            &[
+                "DELETE FROM audit_log WHERE seq > 120",
+                "DELETE FROM audit_checkpoint WHERE seq > 120",
+            ],
+        )
+        .await;
         let log = env.open().await;
         fill(&log, 100).await;
         assert_eq!(log.checkpoints().await.unwrap()[1].seq, 220);
@@ -541,9 +661,9 @@ mod cases {
 
     pub async fn tamper_checkpoint_signature(env: Env) {
         let log = trail(&env).await;
-        env.sql(
+        env.tamper(&log, &[
             "UPDATE audit_checkpoint SET time = '2020-01-01T00:00:00.000Z' WHERE checkpoint_no = 1",
-        );
+        ]).await;
         assert_eq!(
             finding(verify(&log).await),
             Finding::CheckpointSignatureInvalid {
@@ -563,7 +683,7 @@ mod cases {
         let sig = mallory
             .sign(&audit::verify::checkpoint_message(&cp).unwrap())
             .unwrap();
-        env.sql(&format!("UPDATE audit_checkpoint SET public_key = '{}', signature = '{}' WHERE checkpoint_no = 1", cp.public_key, hex::encode(sig)));
+        env.tamper(&log, &[&format!("UPDATE audit_checkpoint SET public_key = '{}', signature = '{}' WHERE checkpoint_no = 1", cp.public_key, hex::encode(sig))]).await;
         assert_eq!(
             finding(verify(&log).await),
             Finding::CheckpointKeyReplaced {
@@ -581,10 +701,99 @@ mod cases {
 
     pub async fn torn_last_write(env: Env) {
         let log = trail(&env).await;
-        env.sql("UPDATE audit_log SET hmac_chain = substr(hmac_chain, 1, 9), metadata = substr(metadata, 1, 4) WHERE seq = 250");
+        env.tamper(&log, &["UPDATE audit_log SET hmac_chain = substr(hmac_chain, 1, 9), metadata = substr(metadata, 1, 4) WHERE seq = 250"]).await;
         let f = finding(verify(&log).await);
         assert_eq!(f, Finding::TornLastWrite { seq: 250 });
         assert!(!f.is_tampering(), "reported as a crash");
+    }
+
+    /// A sealed record's bytes edited inside its block: named as modified, and what the
+    /// officer is shown is the block's copy, the one verified.
+    pub async fn tamper_sealed_block_edited(env: Env) {
+        let log = trail(&env).await;
+        // Record 57 was appended with `"i": 56`.
+        env.edit_block(57, b"{\"i\":56}", b"{\"i\":99}");
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 57 });
+        let shown = log
+            .records(&audit::store::Query {
+                after_seq: Some(56),
+                ascending: true,
+                limit: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(shown[0].event.metadata, "{\"i\":99}");
+    }
+
+    /// A block's body cut short: its first record can no longer be read.
+    pub async fn tamper_sealed_block_cut(env: Env) {
+        let log = trail(&env).await;
+        env.sql(match env.kind {
+            Kind::Sqlite => "UPDATE audit_block SET body = substr(body, 1, 4) WHERE first_seq = 33",
+            Kind::Postgres => {
+                "UPDATE audit_block SET body = substring(body from 1 for 4) WHERE first_seq = 33"
+            }
+        });
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 33 });
+    }
+
+    /// A whole block deleted: its records are missing, though their stubs remain.
+    pub async fn tamper_sealed_block_deleted(env: Env) {
+        let log = trail(&env).await;
+        env.sql("DELETE FROM audit_block WHERE first_seq = 41");
+        assert_eq!(finding(verify(&log).await), Finding::Missing { seq: 41 });
+    }
+
+    /// The stub a sealed record leaves in `audit_log` is never read: filling it with a
+    /// forged record changes nothing the officer or the verifier sees.
+    pub async fn sealed_stub_edited(env: Env) {
+        let log = trail(&env).await;
+        env.sql("UPDATE audit_log SET action = 'key.export', actor_id = 'mallory', metadata = '{}', hmac_chain = 'ff' WHERE seq = 12");
+        assert!(verify(&log).await.is_intact());
+        let exported = log
+            .records(&audit::store::Query {
+                action: Some("key.export".into()),
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(exported.is_empty(), "{exported:?}");
+        let twelve = log.store().trail_page(log.log_id(), 11, 1).await.unwrap();
+        assert_eq!(
+            (twelve[0].seq, twelve[0].event.action.as_str()),
+            (12, "key.sign")
+        );
+    }
+
+    /// A trail written before blocks existed (all rows) is sealed over its next appends,
+    /// a few blocks at a time, and verifies intact throughout.
+    pub async fn existing_trail_is_sealed_over_its_next_appends(env: Env) {
+        let mut cfg = env.config();
+        cfg.block_size = 1024;
+        let old = AuditLog::open(cfg, Context::local()).await.unwrap();
+        old.unlock(wrapper(), signer()).await.unwrap();
+        fill(&old, 250).await;
+        old.close().await.unwrap();
+        let log = env.open().await;
+        let sealed = || async { log.store().sealed_to(log.log_id()).await.unwrap() };
+        assert_eq!(sealed().await, 0);
+        // The first append past a block's end seals up to 16 blocks.
+        fill(&log, 7).await;
+        assert_eq!(sealed().await, 16 * env.block_size);
+        assert!(verify(&log).await.is_intact());
+        fill(&log, 8).await;
+        assert_eq!(sealed().await, 32 * env.block_size);
+        match verify(&log).await {
+            Verdict::Intact { records, .. } => assert_eq!(records, 265),
+            other => panic!("{other:?}"),
+        }
+        let all = log.store().trail_page(log.log_id(), 0, 1000).await.unwrap();
+        assert_eq!(
+            all.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            (1..=265).collect::<Vec<_>>()
+        );
     }
 
     pub async fn many_tasks_one_chain(env: Env) {
@@ -608,9 +817,10 @@ mod cases {
         assert_eq!(env.sql("SELECT MAX(seq) FROM audit_log"), "320");
     }
 
-    fn child(location: &str, count: &str, tag: &str) -> std::process::Child {
+    fn child(env: &Env, count: &str, tag: &str) -> std::process::Child {
         Command::new(env!("CARGO_BIN_EXE_audit_append_loop"))
-            .args([location, count, tag])
+            .args([env.location.as_str(), count, tag])
+            .env("AUDIT_BLOCK_SIZE", env.block_size.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -620,8 +830,8 @@ mod cases {
     pub async fn two_processes_one_chain(env: Env) {
         // Create the trail and its key first, so both children find it.
         env.open().await;
-        let mut a = child(&env.location, "150", "a");
-        let mut b = child(&env.location, "150", "b");
+        let mut a = child(&env, "150", "a");
+        let mut b = child(&env, "150", "b");
         assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
         let log = env.open().await;
         assert!(
@@ -633,7 +843,7 @@ mod cases {
 
     pub async fn kill_9_loses_no_acknowledged_record(env: Env) {
         env.open().await;
-        let mut c = child(&env.location, "1000000", "k");
+        let mut c = child(&env, "1000000", "k");
         let mut acked = BTreeSet::new();
         let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
         while acked.len() < 200 {
@@ -811,22 +1021,26 @@ async fn unopenable_store_keeps_the_cause() {
 }
 
 macro_rules! suite {
-    ($module:ident, $kind:expr, [$($case:ident),* $(,)?]) => {
+    ($module:ident, $kind:expr, $block_size:expr, [$($case:ident),* $(,)?]) => {
         mod $module {
             use super::*;
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    cases::$case(Env::new($kind)).await;
+                    cases::$case(Env::new($kind, $block_size)).await;
                 }
             )*
         }
     };
 }
 
+/// Sealed blocks of 8 records: a 250-record trail is sealed up to record 248.
+const SMALL_BLOCKS: i64 = 8;
+
 suite!(
     sqlite,
     Kind::Sqlite,
+    1024,
     [
         append_and_verify,
         fail_closed_and_pending_spool,
@@ -859,6 +1073,7 @@ suite!(
 suite!(
     postgres,
     Kind::Postgres,
+    1024,
     [
         append_and_verify,
         fail_closed_and_pending_spool,
@@ -885,5 +1100,82 @@ suite!(
         kill_9_loses_no_acknowledged_record,
         export_verifies_offline,
         locked_store_fails_the_append,
+    ]
+);
+
+// The same cases with most records sealed into blocks, and the blocks' own tampering.
+suite!(
+    sqlite_sealed,
+    Kind::Sqlite,
+    SMALL_BLOCKS,
+    [
+        append_and_verify,
+        fail_closed_and_pending_spool,
+        key_unavailable_in_the_hsm,
+        key_rotation_starts_an_epoch,
+        store_queries,
+        tamper_modified,
+        tamper_modified_deep_in_a_large_trail,
+        earliest_finding_across_ranges,
+        verification_cancelled,
+        tamper_deleted,
+        tamper_deleted_and_renumbered,
+        tamper_inserted,
+        tamper_reordered,
+        tamper_grafted,
+        tamper_truncated_tail,
+        tamper_rollback,
+        tamper_rollback_then_rewritten,
+        tamper_checkpoint_signature,
+        tamper_checkpoint_key_replaced,
+        torn_last_write,
+        many_tasks_one_chain,
+        two_processes_one_chain,
+        kill_9_loses_no_acknowledged_record,
+        export_verifies_offline,
+        locked_store_fails_the_append,
+        tamper_sealed_block_edited,
+        tamper_sealed_block_cut,
+        tamper_sealed_block_deleted,
+        sealed_stub_edited,
+        existing_trail_is_sealed_over_its_next_appends,
+    ]
+);
+
+suite!(
+    postgres_sealed,
+    Kind::Postgres,
+    SMALL_BLOCKS,
+    [
+        append_and_verify,
+        fail_closed_and_pending_spool,
+        key_unavailable_in_the_hsm,
+        key_rotation_starts_an_epoch,
+        store_queries,
+        tamper_modified,
+        tamper_modified_deep_in_a_large_trail,
+        earliest_finding_across_ranges,
+        verification_cancelled,
+        tamper_deleted,
+        tamper_deleted_and_renumbered,
+        tamper_inserted,
+        tamper_reordered,
+        tamper_grafted,
+        tamper_truncated_tail,
+        tamper_rollback,
+        tamper_rollback_then_rewritten,
+        tamper_checkpoint_signature,
+        tamper_checkpoint_key_replaced,
+        torn_last_write,
+        many_tasks_one_chain,
+        two_processes_one_chain,
+        kill_9_loses_no_acknowledged_record,
+        export_verifies_offline,
+        locked_store_fails_the_append,
+        tamper_sealed_block_edited,
+        tamper_sealed_block_cut,
+        tamper_sealed_block_deleted,
+        sealed_stub_edited,
+        existing_trail_is_sealed_over_its_next_appends,
     ]
 );

@@ -9,7 +9,7 @@
 //! the verdict, records per second, the progress events sent, and raw HMAC-SHA256 over the
 //! same encoded records in the same run (the ratio is the one `audit throughput` reports
 //! for the store alone). `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the
-//! trail is filled in large transactions before the clock starts.
+//! trail is filled in large transactions and sealed into blocks before the clock starts.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -31,6 +31,11 @@ async fn run(token: &TestToken, store: &str, audit_location: Option<String>, n: 
     let keys = log.chain_keys().await.expect("the trail is unlocked");
     let (epoch, key) = keys.into_iter().next_back().expect("a key epoch");
     let encoded = fill_trail(log.store(), log.log_id(), epoch, &key, n).await;
+    // Sealed into blocks as the console's appends would have sealed it.
+    log.store()
+        .seal(log.log_id(), log.config().block_size, usize::MAX)
+        .await
+        .unwrap();
     let baseline = raw_hmac_per_s(&key, &encoded);
     drop(encoded);
 

@@ -3,6 +3,9 @@
 //! one linear chain and that `kill -9` loses no acknowledged record.
 //!
 //!     audit_append_loop LOCATION COUNT TAG
+//!
+//! `AUDIT_BLOCK_SIZE` sets the records per sealed block (small ones make the processes
+//! seal while the others append).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -19,6 +22,12 @@ async fn main() {
     let mut cfg = AuditConfig::new(location);
     cfg.checkpoint_every = 50;
     cfg.lock_timeout = std::time::Duration::from_secs(30);
+    if let Some(size) = std::env::var("AUDIT_BLOCK_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        cfg.block_size = size;
+    }
     let log = AuditLog::open(cfg, Context::local()).await.expect("open");
     log.unlock(
         Arc::new(SoftWrapper::new([7; 32], b"kek")),

@@ -42,7 +42,7 @@ pub async fn verify_store(
         return Ok(Verdict::broken(grafted, 0));
     }
     let survey = survey(store, &input).await?;
-    let ranges = plan_ranges(&input.log_id, survey.head_seq, workers());
+    let ranges = plan_ranges(&input.log_id, survey.head_seq, survey.sealed_to, workers());
     let starts: Vec<i64> = ranges.iter().map(|r| r.from).collect();
     let shared = Shared {
         checked: Arc::new(AtomicI64::new(0)),
@@ -96,6 +96,8 @@ struct Survey {
     total: i64,
     /// The trail's last `seq` (0 when empty): the walk covers `1..=head_seq`.
     head_seq: i64,
+    /// The last position read from sealed blocks (0 when none).
+    sealed_to: i64,
     checkpoints: Vec<Checkpoint>,
     /// The positions whose chain values the checkpoints and anchors are compared with.
     wanted: Arc<HashSet<i64>>,
@@ -104,7 +106,15 @@ struct Survey {
 /// Step 2.
 async fn survey(store: &Store, input: &VerifyInput) -> Result<Survey> {
     let total = store.count().await?;
-    let head_seq = store.head(&input.log_id).await?.map(|h| h.0).unwrap_or(0);
+    let sealed_to = store.sealed_to(&input.log_id).await?;
+    // The head is a row (sealing keeps it one); should the rows be gone, the blocks still
+    // say how far the trail went.
+    let head_seq = store
+        .head(&input.log_id)
+        .await?
+        .map(|h| h.0)
+        .unwrap_or(0)
+        .max(sealed_to);
     let checkpoints = store.checkpoints(&input.log_id).await?;
     let wanted = checkpoints
         .iter()
@@ -114,6 +124,7 @@ async fn survey(store: &Store, input: &VerifyInput) -> Result<Survey> {
     Ok(Survey {
         total,
         head_seq,
+        sealed_to,
         checkpoints,
         wanted: Arc::new(wanted),
     })
@@ -130,7 +141,7 @@ fn workers() -> i64 {
 
 /// Step 3: `1..=head_seq` in at most `workers` contiguous ranges of about equal size (the
 /// last one takes the remainder).
-fn plan_ranges(log_id: &str, head_seq: i64, workers: i64) -> Vec<Range> {
+fn plan_ranges(log_id: &str, head_seq: i64, sealed_to: i64, workers: i64) -> Vec<Range> {
     let per = (head_seq / workers).max(1);
     let mut ranges: Vec<Range> = Vec::new();
     let mut from = 1;
@@ -144,6 +155,7 @@ fn plan_ranges(log_id: &str, head_seq: i64, workers: i64) -> Vec<Range> {
             log_id: log_id.to_string(),
             from,
             to,
+            sealed_to,
         });
         from = to + 1;
     }
@@ -173,6 +185,7 @@ async fn start_range(
     range: Range,
 ) -> Result<RangeTask> {
     let mut checker = RangeChecker {
+        log_id: input.log_id.clone(),
         keys: input.keys.clone(),
         wanted: survey.wanted.clone(),
         prev: range_start(store, &input.log_id, range.from).await?,
@@ -199,9 +212,13 @@ async fn start_range(
         Store::Postgres(pool) => {
             let (tx, rx) = tokio::sync::mpsc::channel(16);
             RangeTask {
-                reader: Some(tokio::spawn(scan::postgres_chunks(pool.clone(), range, tx))),
+                reader: Some(tokio::spawn(scan::postgres_chunks(
+                    pool.clone(),
+                    range.clone(),
+                    tx,
+                ))),
                 checker: tokio::task::spawn_blocking(move || {
-                    scan::postgres_rows(rx, &mut checker).map(|_| checker.finish())
+                    scan::postgres_rows(rx, &range, &mut checker).map(|_| checker.finish())
                 }),
             }
         }
@@ -424,8 +441,10 @@ enum ScanOutcome {
     Cancelled,
 }
 
-/// Checks one range's rows as the scanner reads them: encode, MAC, compare.
+/// Checks one range's records as the scanner reads them: encode (rows) or take the stored
+/// encoding (sealed records), MAC, compare.
 struct RangeChecker {
+    log_id: String,
     keys: std::collections::BTreeMap<i64, ChainKey>,
     wanted: Arc<HashSet<i64>>,
     prev: [u8; 32],
@@ -438,49 +457,83 @@ struct RangeChecker {
     outcome: Option<ScanOutcome>,
 }
 
-impl scan::Visit for RangeChecker {
-    fn row(&mut self, f: &encode::Fields<'_>, hmac_hex: &[u8]) -> bool {
+impl RangeChecker {
+    fn found(&mut self, finding: Finding) -> bool {
+        self.outcome = Some(ScanOutcome::Found {
+            finding,
+            checked: self.checked,
+        });
+        false
+    }
+
+    /// The record at `seq` (of `epoch`, encoded as `encoded`) with its stored chain value.
+    #[inline(always)]
+    fn check(&mut self, seq: i64, epoch: i64, encoded: &[u8], hmac_hex: &[u8]) -> bool {
         // Every 8192 records, the first included: has the verification been cancelled?
         if self.checked % 8192 == 0 && self.stop.load(Ordering::Relaxed) {
             self.outcome = Some(ScanOutcome::Cancelled);
             return false;
         }
-        if f.seq != self.last_seq + 1 {
-            self.outcome = Some(ScanOutcome::Found {
-                finding: Finding::Missing {
-                    seq: self.last_seq + 1,
-                },
-                checked: self.checked,
+        if seq != self.last_seq + 1 {
+            return self.found(Finding::Missing {
+                seq: self.last_seq + 1,
             });
-            return false;
         }
-        let stored = match self.keys.get(&f.epoch) {
+        let stored = match self.keys.get(&epoch) {
             Some(k) => {
-                self.buf.clear();
-                encode::encode_fields(f, &mut self.buf);
-                let mac = k.link(&self.buf, &self.prev);
+                let mac = k.link(encoded, &self.prev);
                 stored_matches(hmac_hex, &mac).then_some(mac)
             }
             None => None,
         };
         let Some(stored) = stored else {
             self.outcome = Some(ScanOutcome::Mismatch {
-                seq: f.seq,
+                seq,
                 prev: self.prev,
                 checked: self.checked,
             });
             return false;
         };
         self.prev = stored;
-        self.last_seq = f.seq;
+        self.last_seq = seq;
         self.checked += 1;
-        if self.wanted.contains(&f.seq) {
-            self.heads.insert(f.seq, stored);
+        if self.wanted.contains(&seq) {
+            self.heads.insert(seq, stored);
         }
         if self.checked % 8192 == 0 {
             self.progress.fetch_add(8192, Ordering::Relaxed);
         }
         true
+    }
+}
+
+impl scan::Visit for RangeChecker {
+    fn row(&mut self, f: &encode::Fields<'_>, hmac_hex: &[u8]) -> bool {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        encode::encode_fields(f, &mut buf);
+        let go = self.check(f.seq, f.epoch, &buf, hmac_hex);
+        self.buf = buf;
+        go
+    }
+
+    fn sealed(&mut self, e: &crate::block::Entry<'_>) -> bool {
+        // A row of another trail is found by its `log_id` column before the walk; a record
+        // of another trail inside this trail's block only here.
+        if e.fields.log_id != self.log_id.as_bytes() {
+            return self.found(Finding::Grafted {
+                seq: e.fields.seq,
+                foreign_log: String::from_utf8_lossy(e.fields.log_id).into_owned(),
+            });
+        }
+        self.check(e.fields.seq, e.fields.epoch, e.encoded, e.hmac_chain)
+    }
+
+    /// The next record cannot be read: its content was changed.
+    fn damaged_block(&mut self) -> bool {
+        self.found(Finding::Modified {
+            seq: self.last_seq + 1,
+        })
     }
 }
 
@@ -532,7 +585,7 @@ mod tests {
     }
 
     fn bounds(head_seq: i64, workers: i64) -> Vec<[i64; 2]> {
-        plan_ranges("L", head_seq, workers)
+        plan_ranges("L", head_seq, 0, workers)
             .iter()
             .map(|r| [r.from, r.to])
             .collect()
