@@ -20,6 +20,7 @@ use sqlx::sqlite::{
 use sqlx::{Database, Encode, Row, Transaction, Type};
 
 use crate::block;
+use crate::encode::Fields;
 use crate::sql::{self, Dialect};
 use crate::{AuditError, Checkpoint, Prepared, Record, Result};
 
@@ -611,12 +612,16 @@ impl Store {
             .collect();
         let values = [Value::Text(from_time.into())];
         self.each_body(log_id, sql::BLOCKS_SINCE, &values, true, |body| {
-            for r in block::records(body) {
-                if r.seq <= sealed && r.event.timestamp.as_str() >= from_time {
-                    let day = r.event.timestamp.get(..10).unwrap_or(&r.event.timestamp);
-                    let d = days.entry(day.to_string()).or_default();
+            for e in block::entries(body).map_while(|e| e.ok()) {
+                let f = &e.fields;
+                if f.seq <= sealed && f.timestamp >= from_time.as_bytes() {
+                    let day = String::from_utf8_lossy(f.timestamp.get(..10).unwrap_or(f.timestamp));
+                    let d = match days.get_mut(day.as_ref()) {
+                        Some(d) => d,
+                        None => days.entry(day.into_owned()).or_default(),
+                    };
                     d.0 += 1;
-                    d.1 += i64::from(r.event.status == "failure");
+                    d.1 += i64::from(f.status == b"failure");
                 }
             }
             true
@@ -665,8 +670,10 @@ impl Store {
         ];
         let dialect = self.dialect();
         self.each_body(log_id, sql::BLOCKS_BETWEEN, &values, q.ascending, |body| {
-            let mut found: Vec<Record> = block::records(body)
-                .filter(|r| r.seq <= sealed && matches(q, r, dialect))
+            let mut found: Vec<Record> = block::entries(body)
+                .map_while(|e| e.ok())
+                .filter(|e| e.fields.seq <= sealed && matches(q, &e.fields, dialect))
+                .map(|e| e.record())
                 .collect();
             if !q.ascending {
                 found.reverse();
@@ -781,31 +788,39 @@ fn browse(log_id: &str, q: &Query, sealed: i64) -> (String, Vec<Value>) {
 
 /// Whether a sealed record passes `q`'s filters: what [`browse`]'s conditions select among
 /// rows, with each backend's `LIKE` (ASCII case-insensitive in SQLite, exact in
-/// PostgreSQL).
-fn matches(q: &Query, r: &Record, dialect: Dialect) -> bool {
-    let e = &r.event;
+/// PostgreSQL). On the borrowed fields, so that only the records shown are copied out.
+fn matches(q: &Query, f: &Fields<'_>, dialect: Dialect) -> bool {
     let fold = dialect == Dialect::Sqlite;
-    let starts = |s: &str, p: &str| match fold {
-        true => s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()),
-        false => s.starts_with(p),
+    let starts = |s: &[u8], p: &str| {
+        let p = p.as_bytes();
+        s.len() >= p.len()
+            && match fold {
+                true => s[..p.len()].eq_ignore_ascii_case(p),
+                false => &s[..p.len()] == p,
+            }
     };
-    let contains = |s: &str, p: &str| match fold {
-        true => s.to_ascii_lowercase().contains(&p.to_ascii_lowercase()),
-        false => s.contains(p),
+    let contains = |s: &[u8], p: &str| {
+        let p = p.as_bytes();
+        p.is_empty()
+            || s.windows(p.len()).any(|w| match fold {
+                true => w.eq_ignore_ascii_case(p),
+                false => w == p,
+            })
     };
-    q.before_seq.is_none_or(|b| r.seq < b)
-        && q.after_seq.is_none_or(|a| r.seq > a)
-        && q.from_time.as_ref().is_none_or(|t| e.timestamp >= *t)
-        && q.to_time.as_ref().is_none_or(|t| e.timestamp <= *t)
-        && q.actor
+    let is = |v: Option<&[u8]>, want: &str| v == Some(want.as_bytes());
+    q.before_seq.is_none_or(|b| f.seq < b)
+        && q.after_seq.is_none_or(|a| f.seq > a)
+        && q.from_time
             .as_ref()
-            .is_none_or(|a| e.actor_id.as_ref() == Some(a))
-        && q.action.as_ref().is_none_or(|a| starts(&e.action, a))
-        && q.status.as_ref().is_none_or(|s| e.status == *s)
-        && q.resource
+            .is_none_or(|t| f.timestamp >= t.as_bytes())
+        && q.to_time
             .as_ref()
-            .is_none_or(|x| e.resource_id.as_ref() == Some(x))
-        && q.text.as_ref().is_none_or(|t| contains(&e.metadata, t))
+            .is_none_or(|t| f.timestamp <= t.as_bytes())
+        && q.actor.as_ref().is_none_or(|a| is(f.actor_id, a))
+        && q.action.as_ref().is_none_or(|a| starts(f.action, a))
+        && q.status.as_ref().is_none_or(|s| f.status == s.as_bytes())
+        && q.resource.as_ref().is_none_or(|x| is(f.resource_id, x))
+        && q.text.as_ref().is_none_or(|t| contains(f.metadata, t))
 }
 
 #[cfg(test)]
