@@ -8,7 +8,8 @@
 //! (SQLite in the data folder, then a PostgreSQL database): the wall time from the call to
 //! the verdict, records per second, the progress events sent, and raw HMAC-SHA256 over the
 //! same encoded records in the same run (the ratio is the one `audit throughput` reports
-//! for the store alone). `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the
+//! for the store alone); twice, the first right after the fill apart (`first_wall_s`,
+//! `first_ratio`). `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the
 //! trail is filled in large transactions and sealed into blocks before the clock starts.
 
 #[path = "../tests/common/mod.rs"]
@@ -20,6 +21,40 @@ use std::time::Instant;
 use audit::testing::{fill_trail, raw_hmac_per_s};
 use console::views::{JobEvent, UserKind};
 use testkit::{Backend, TestToken};
+
+/// One verification as the app's command runs it.
+struct Timed {
+    records: i64,
+    secs: f64,
+    per_s: f64,
+    events: u64,
+}
+
+async fn verify_once(c: &console::Console) -> Timed {
+    // What the app's command does with each progress report: a JSON message on its channel.
+    let events = AtomicU64::new(0);
+    let progress = |done: i64, total: i64| {
+        let msg = serde_json::to_vec(&JobEvent::Progress { done, total }).unwrap();
+        std::hint::black_box(msg);
+        events.fetch_add(1, Ordering::Relaxed);
+    };
+    let t = Instant::now();
+    let v = c
+        .audit_verify(&progress, &AtomicBool::new(false))
+        .await
+        .unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let records = match &v {
+        audit::Verdict::Intact { records, .. } => *records,
+        other => panic!("the bench trail must verify: {other:?}"),
+    };
+    Timed {
+        records,
+        secs,
+        per_s: records as f64 / secs,
+        events: events.load(Ordering::Relaxed),
+    }
+}
 
 async fn run(token: &TestToken, store: &str, audit_location: Option<String>, n: i64) {
     let (c, pid, _dir) = common::console_on_module(&token.module_path, audit_location).await;
@@ -39,37 +74,27 @@ async fn run(token: &TestToken, store: &str, audit_location: Option<String>, n: 
     let baseline = raw_hmac_per_s(&key, &encoded);
     drop(encoded);
 
-    // What the app's command does with each progress report: a JSON message on its channel.
-    let events = AtomicU64::new(0);
-    let progress = |done: i64, total: i64| {
-        let msg = serde_json::to_vec(&JobEvent::Progress { done, total }).unwrap();
-        std::hint::black_box(msg);
-        events.fetch_add(1, Ordering::Relaxed);
-    };
-    let t = Instant::now();
-    let v = c
-        .audit_verify(&progress, &AtomicBool::new(false))
-        .await
-        .unwrap();
-    let secs = t.elapsed().as_secs_f64();
-    let records = match &v {
-        audit::Verdict::Intact { records, .. } => *records,
-        other => panic!("the bench trail must verify: {other:?}"),
-    };
-    assert!(records >= n, "verified {records} of {n}");
-    let per_s = records as f64 / secs;
+    // Twice: right after the fill, when PostgreSQL sets hint bits on every tuple it reads
+    // for the first time (writing while it verifies; a trail written over weeks has had
+    // them set by autovacuum long before), and again.
+    let first = verify_once(&c).await;
+    let again = verify_once(&c).await;
+    assert!(first.records >= n, "verified {} of {n}", first.records);
+    let ratio = |v: &Timed| (v.per_s / baseline * 1000.0).round() / 1000.0;
     println!(
         "{}",
         serde_json::json!({
             "case": format!("app_verify_{store}"),
-            "records": records,
-            "wall_s": (secs * 1000.0).round() / 1000.0,
-            "verified_per_s": per_s.round(),
-            "progress_events": events.load(Ordering::Relaxed),
+            "records": again.records,
+            "first_wall_s": (first.secs * 1000.0).round() / 1000.0,
+            "first_ratio": ratio(&first),
+            "wall_s": (again.secs * 1000.0).round() / 1000.0,
+            "verified_per_s": again.per_s.round(),
+            "progress_events": again.events,
             "raw_hmac_per_s": baseline.round(),
-            "ratio": (per_s / baseline * 1000.0).round() / 1000.0,
+            "ratio": ratio(&again),
             "target": 0.5,
-            "meets_target": per_s / baseline >= 0.5,
+            "meets_target": ratio(&again) >= 0.5,
         })
     );
     c.close().await;
