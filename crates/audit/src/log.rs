@@ -503,8 +503,9 @@ impl AuditLog {
             Some((s, h)) => (s, h),
             None => (0, hex::encode(GENESIS)),
         };
-        let head_digest = self.digest_head(seq).await?;
         let existing = self.store.checkpoints(&self.log_id).await?;
+        let public_key = hex::encode(signer.public_key_spki());
+        let head_digest = self.digest_head(seq, &existing, &public_key).await?;
         let checkpoint_no = existing.last().map(|c| c.checkpoint_no).unwrap_or(0) + 1;
         let mut cp = Checkpoint {
             log_id: self.log_id.clone(),
@@ -515,7 +516,7 @@ impl AuditLog {
             time: now_rfc3339(),
             epoch,
             algorithm: signer.algorithm(),
-            public_key: hex::encode(signer.public_key_spki()),
+            public_key,
             signature: String::new(),
         };
         let msg = verify::checkpoint_message(&cp)?;
@@ -565,10 +566,25 @@ impl AuditLog {
         Ok(())
     }
 
-    /// Recompute the public digest chain up to `seq`.
-    async fn digest_head(&self, seq: i64) -> Result<[u8; 32]> {
-        let mut d = GENESIS;
-        let mut after = 0;
+    /// The public digest chain's value at `seq`: carried on from the newest checkpoint at or
+    /// before `seq` that this console's checkpoint key signed (its signature checked, as a
+    /// checkpoint row is as editable as any other), else computed from record 1. So a
+    /// checkpoint reads only the records since the last one (from record 1 it read the whole
+    /// trail: 1.3 s for 1,000,000 sealed records on SQLite, every 100 records), and never
+    /// takes its digest over records changed after an earlier checkpoint vouched for them.
+    async fn digest_head(
+        &self,
+        seq: i64,
+        checkpoints: &[Checkpoint],
+        public_key: &str,
+    ) -> Result<[u8; 32]> {
+        let start = checkpoints
+            .iter()
+            .rev()
+            .filter(|c| c.seq <= seq && c.public_key == public_key)
+            .filter(|c| verify::check_checkpoint_signature(c).is_ok())
+            .find_map(|c| encode::hex32(&c.head_digest).map(|d| (c.seq, d)));
+        let (mut after, mut d) = start.unwrap_or((0, GENESIS));
         let mut buf = Vec::with_capacity(512);
         while after < seq {
             let page = self.store.trail_page(&self.log_id, after, 10_000).await?;

@@ -796,6 +796,39 @@ mod cases {
         );
     }
 
+    /// A checkpoint carries the digest chain on from the newest one this console's key
+    /// signed: a record changed under an earlier checkpoint does not enter the new one, and
+    /// a checkpoint row edited afterwards (its signature no longer holds) is not carried on
+    /// from.
+    pub async fn checkpoint_digest_carries_on_from_a_signed_checkpoint(env: Env) {
+        use audit::encode::{digest_link, encode, hex32};
+        let log = trail(&env).await;
+        let third = log.checkpoint().await.unwrap();
+        assert_eq!(third.seq, 250);
+        log.append(Event::new("key.sign", "private_key"))
+            .await
+            .unwrap();
+        let next_record = log.store().trail_page(log.log_id(), 250, 1).await.unwrap();
+        let want = hex::encode(digest_link(
+            &encode(&next_record[0]),
+            &hex32(&third.head_digest).unwrap(),
+        ));
+        let zeros = "0".repeat(64);
+        env.tamper(
+            &log,
+            &[
+                "UPDATE audit_log SET metadata = '{}' WHERE seq = 150",
+                &format!(
+                    "UPDATE audit_checkpoint SET head_digest = '{zeros}' WHERE checkpoint_no = 3"
+                ),
+            ],
+        )
+        .await;
+        let fourth = log.checkpoint().await.unwrap();
+        assert_eq!((fourth.seq, fourth.head_digest), (251, want));
+        assert_eq!(finding(verify(&log).await), Finding::Modified { seq: 150 });
+    }
+
     pub async fn many_tasks_one_chain(env: Env) {
         let log = Arc::new(env.open().await);
         let mut tasks = Vec::new();
@@ -1061,6 +1094,7 @@ suite!(
         tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
+        checkpoint_digest_carries_on_from_a_signed_checkpoint,
         torn_last_write,
         many_tasks_one_chain,
         two_processes_one_chain,
@@ -1094,6 +1128,7 @@ suite!(
         tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
+        checkpoint_digest_carries_on_from_a_signed_checkpoint,
         torn_last_write,
         many_tasks_one_chain,
         two_processes_one_chain,
@@ -1128,6 +1163,7 @@ suite!(
         tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
+        checkpoint_digest_carries_on_from_a_signed_checkpoint,
         torn_last_write,
         many_tasks_one_chain,
         two_processes_one_chain,
@@ -1166,6 +1202,7 @@ suite!(
         tamper_rollback_then_rewritten,
         tamper_checkpoint_signature,
         tamper_checkpoint_key_replaced,
+        checkpoint_digest_carries_on_from_a_signed_checkpoint,
         torn_last_write,
         many_tasks_one_chain,
         two_processes_one_chain,
