@@ -165,21 +165,9 @@ async fn run(
         / block_size;
     let seal_ms_per_block = t.elapsed().as_secs_f64() * 1000.0 / blocks.max(1) as f64;
     let sealed_to = log.store().sealed_to(log.log_id()).await.unwrap();
-    // A maintained database: vacuumed and analyzed (PostgreSQL would otherwise set hint
-    // bits on every fresh tuple during the first read, writing while verifying).
-    match log.store() {
-        Store::Sqlite(p, _) => {
-            sqlx::query("ANALYZE").execute(p).await.unwrap();
-        }
-        Store::Postgres(p) => {
-            for table in ["audit_log", "audit_block"] {
-                sqlx::query(&format!("VACUUM ANALYZE {table}"))
-                    .execute(p)
-                    .await
-                    .unwrap();
-            }
-        }
-    }
+    // A maintained database (PostgreSQL would otherwise set hint bits on every fresh tuple
+    // during the first read, writing while verifying).
+    audit::testing::maintain(log.store()).await;
     // Rounds of baseline then verification, so both see the same machine state; the
     // medians are compared. The first round also shows a verification whose store pages
     // have not been read since they were written.

@@ -163,7 +163,9 @@ pub fn raw_hmac_per_s(key: &crate::encode::ChainKey, encoded: &[Vec<u8>]) -> f64
 
 /// Append [`sample_record`]s chained after the trail's head, in transactions of 10,000,
 /// until it holds `n` records; returns the encoded records appended (what a raw HMAC
-/// baseline runs over). For benchmarks: nothing else may write meanwhile.
+/// baseline runs over). For benchmarks. Another writer may append meanwhile (a console's
+/// scheduled verification records itself): a batch whose position it took is built again
+/// after the new head, and that writer's records count towards `n`.
 pub async fn fill_trail(
     store: &crate::store::Store,
     log_id: &str,
@@ -173,8 +175,11 @@ pub async fn fill_trail(
 ) -> Vec<Vec<u8>> {
     use crate::encode::{self, GENESIS};
     let mut encoded = Vec::with_capacity(n.max(0) as usize);
-    let mut done = store.head(log_id).await.unwrap().map_or(0, |h| h.0);
-    while done < n {
+    loop {
+        let done = store.head(log_id).await.unwrap().map_or(0, |h| h.0);
+        if done >= n {
+            break;
+        }
         let batch = 10_000.min(n - done);
         let (id, k) = (log_id.to_string(), key.clone());
         let recs = store
@@ -198,12 +203,33 @@ pub async fn fill_trail(
                 },
             )
             .await
-            .unwrap()
-            .expect("no other writer while filling");
-        encoded.extend(recs.iter().map(encode::encode));
-        done += batch;
+            .unwrap();
+        // `None`: another writer took the position; build the batch again after it.
+        if let Some(recs) = recs {
+            encoded.extend(recs.iter().map(encode::encode));
+        }
     }
     encoded
+}
+
+/// What a database that has held its trail for a while has had done to it: analyzed, and on
+/// PostgreSQL vacuumed (autovacuum's work; without it the server sets hint bits on every
+/// fresh tuple during the first read, and autovacuum may start beside a verification).
+pub async fn maintain(store: &crate::store::Store) {
+    use crate::store::Store;
+    match store {
+        Store::Sqlite(p, _) => {
+            sqlx::query("ANALYZE").execute(p).await.unwrap();
+        }
+        Store::Postgres(p) => {
+            for table in ["audit_log", "audit_block"] {
+                sqlx::query(&format!("VACUUM ANALYZE {table}"))
+                    .execute(p)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
 }
 
 /// Undo the sealing of a trail, as anyone with write access to the store could: every
