@@ -9,8 +9,9 @@
 //! the verdict, records per second, the progress events sent, and raw HMAC-SHA256 over the
 //! same encoded records in the same run (the ratio is the one `audit throughput` reports
 //! for the store alone); twice: right after the fill (`first_wall_s`, `first_ratio`), then
-//! with the database vacuumed and analyzed as autovacuum keeps a long-lived trail. `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the
-//! trail is filled in large transactions and sealed into blocks before the clock starts.
+//! with the database vacuumed and analyzed as autovacuum keeps a long-lived trail.
+//! `AUDIT_APP_RECORDS` (default 1,000,000) sets the trail's size; the trail is filled in
+//! large transactions and sealed into blocks before the clock starts.
 //!
 //! Then what a checkpoint costs on that trail (the console signs one every 100 records):
 //! the first, with no earlier checkpoint to carry its digest chain on from, reads every
