@@ -259,6 +259,7 @@ def run(app: App, data: Path):
 
     # Release signing by a real X11 drag and drop from a GTK drag source.
     sign_by_drag_and_drop(app, data)
+    files_changed_while_signed(app, data, control)
 
     # The health dashboard with live charts (two samples 5 s apart give the busy share).
     app.nav("Statistics")
@@ -490,6 +491,43 @@ def sign_by_drag_and_drop(app: App, data: Path):
     app.tid("verify-submit").click()
     app.wait(lambda: app.tid("verify-report").get_attribute("data-valid") == "true", "a valid verdict")
     app.shot("verify")
+
+
+def files_changed_while_signed(app: App, data: Path, control: Path):
+    """Two dropped files change after the batch hashed them (lunasim holds each signature
+    back 2 s): one is truncated, the other replaced by rename. Both are refused by name
+    with what changed, and nothing is left beside them."""
+    rel = data / "changing"
+    rel.mkdir(parents=True, exist_ok=True)
+    files = [rel / "build-1.tar", rel / "build-2.tar"]
+    for i, f in enumerate(files):
+        f.write_bytes(bytes((j * 5 + i) % 249 for j in range(9000)))
+    with control.open("a") as c:
+        for fn in ("C_Sign", "C_SignFinal"):
+            c.write(json.dumps({"op": "slow", "function": fn, "ms": 2000}) + "\n")
+    db = sqlite3.connect(data / "audit.db", timeout=30)
+    before = db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.request'").fetchone()[0]
+    start_signing(app, files, continue_on_error=True)
+    # The batch's request is recorded once every file is hashed, before the first signature.
+    end = time.time() + 60
+    while db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.request'").fetchone()[0] == before:
+        check(time.time() < end, "no sign.request 60 s after Sign")
+        time.sleep(0.02)
+    db.close()
+    with files[0].open("r+b") as f:
+        f.truncate(4000)
+    (rel / "build-2.tar.new").write_bytes(b"another build")
+    os.rename(rel / "build-2.tar.new", files[1])
+    app.tid("sign-report", timeout=120)
+    with control.open("a") as c:
+        c.write(json.dumps({"op": "clear"}) + "\n")
+    rows = sign_rows(app)
+    app.shot("sign-files-changed")
+    for f, what in ((files[0], "size went from 9000 to 4000 bytes"), (files[1], "another file was put in its place")):
+        state, text = rows[f.name]
+        check(state == "failed" and f.name in text and what in text, f"{f.name}: {state} {text}")
+        left = [p.name for p in rel.iterdir() if p.name.startswith(f.name + ".")]
+        check(not left, f"outputs left beside a changed file: {left}")
 
 
 def login(app: App):

@@ -2196,3 +2196,120 @@ fn sign_with_a_chain_file_that_openssl_verifies_to_the_root() {
     assert!(said.contains("notes.txt"), "{said}");
     assert!(!dir.join("other.bin.p7s").exists());
 }
+
+/// `hsmc sign` of a batch whose files change after they were hashed (lunasim holds each
+/// `C_Sign` back 2 s, and the test changes the files once the batch's request is in the
+/// trail): each changed file is refused by name with what changed — truncated, replaced by
+/// rename — no output is left beside it, the exit code says the batch failed, and the
+/// trail verifies with the refusals in it.
+#[test]
+fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let control = dir.path().join("control.jsonl");
+    std::fs::write(&control, "").unwrap();
+    let t = TestToken::with_lunasim_extra(
+        Backend::LunaSim,
+        &format!("control_file = \"{}\"\n", control.display()),
+    );
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ec-p256", "-l", "changing", "--token"],
+    );
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let f = dir.path().join(format!("release-{i}.tar"));
+            std::fs::write(&f, vec![b'a' + i as u8; 4096]).unwrap();
+            f
+        })
+        .collect();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&control)
+        .and_then(|mut f| {
+            use std::io::Write;
+            writeln!(f, r#"{{"op":"slow","function":"C_Sign","ms":2000}}"#)
+        })
+        .unwrap();
+    let mut c = h.cmd(&[
+        "--json",
+        "sign",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "--key",
+        "label:changing",
+        "--format",
+        "raw,bundle",
+        "--continue-on-error",
+    ]);
+    c.env("HSMC_PIN", testkit::USER_PIN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    // The batch's request is recorded after every file was hashed and before the first
+    // is signed.
+    let db = h.audit_db();
+    let requested = || {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='sign.request'\").fetchone()[0])",
+            ])
+            .arg(&db)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim() == "1"
+    };
+    let t0 = std::time::Instant::now();
+    while !requested() {
+        assert!(t0.elapsed().as_secs() < 60, "no sign.request after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Truncated while (or just before) the HSM signs it; replaced by rename before its turn.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&files[0])
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let tmp = dir.path().join("release-1.tar.new");
+    std::fs::write(&tmp, b"another build").unwrap();
+    std::fs::rename(&tmp, &files[1]).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    for (i, what) in [
+        (0, "size went from 4096 to 1000 bytes"),
+        (1, "another file was put in its place"),
+    ] {
+        let err = &report["files"][i]["error"];
+        assert_eq!(err["code"], "FILE_CHANGED", "{report}");
+        let msg = err["message"].as_str().unwrap();
+        assert!(
+            msg.contains(&format!("release-{i}.tar")) && msg.contains(what),
+            "{msg}"
+        );
+        for suffix in ["sig", "sig.json"] {
+            let out = PathBuf::from(format!("{}.{suffix}", files[i].display()));
+            assert!(!out.exists(), "{} was left", out.display());
+        }
+    }
+    let v = h.json(pin, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact", "{v}");
+    let tail = h.json(None, &["audit", "tail", "-n", "50"]);
+    let refusals = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "sign" && r["status"] == "failure")
+        .filter(|r| r.to_string().contains("FILE_CHANGED"))
+        .count();
+    assert_eq!(refusals, 2, "{tail}");
+}

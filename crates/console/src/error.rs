@@ -44,6 +44,9 @@ pub enum ErrorCode {
     KeyUsageExhausted,
     /// The time-stamp authority did not answer, or its answer did not check.
     TimestampFailed,
+    /// A file to be signed is no longer the one that was hashed (rewritten, truncated,
+    /// replaced): refused before it was signed, or its signatures removed.
+    FileChanged,
     Internal,
 }
 

@@ -1062,3 +1062,245 @@ async fn ml_dsa_streams_where_the_token_takes_it_and_says_why_not() {
         .await;
     assert!(again.files[0].error.is_none(), "{:?}", again.files[0]);
 }
+
+/// The sign requests of a batch with a progress callback of the test's own.
+async fn sign_watched(
+    e: &Env,
+    key: &(String, u64),
+    files: &[PathBuf],
+    formats: &[SignFormat],
+    manifest: bool,
+    progress: Arc<dyn Fn(console::sign::SignProgress) + Send + Sync>,
+) -> SignReport {
+    let req = SignRequest {
+        key: key.0.clone(),
+        files: files.iter().map(|p| p.display().to_string()).collect(),
+        formats: formats.to_vec(),
+        manifest,
+        out_dir: None,
+        context: None,
+        on_error: OnError::Continue,
+        confirm_hss: true,
+        timestamp: None,
+        kit: None,
+        chain: vec![],
+    };
+    e.c.sign_files(&e.pid, req, progress, Arc::new(AtomicBool::new(false)))
+        .await
+        .unwrap()
+}
+
+fn outputs_of(f: &Path) -> Vec<PathBuf> {
+    ["p7s", "sig", "sig.json", "asc", "minisig"]
+        .iter()
+        .map(|s| PathBuf::from(format!("{}.{s}", f.display())))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// A file rewritten, truncated or replaced by rename after the batch hashed it — right as
+/// the HSM is about to sign it — is refused by name with what changed, before the HSM is
+/// asked: no output is written and no HSS one-time key is spent (the token's counter
+/// drops by exactly the signatures of the file left alone). The trail records each
+/// refusal, and the manifest is not signed over a digest the disk no longer has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_changed_after_hashing_is_refused_before_the_hsm_signs_it() {
+    let e = builtin().await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
+    let key = e.key(KeySpec::Hss { params }, "changed_hss").await;
+    let remaining = || async {
+        e.c.signing_keys(&e.pid)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.handle == key.1)
+            .unwrap()
+            .hss_remaining
+            .unwrap()
+    };
+    let before = remaining().await;
+    let files = e.files("changed", &[100, 200, 300, 400]);
+    let targets = files.clone();
+    let changed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = changed.clone();
+    let progress = Arc::new(move |p: console::sign::SignProgress| {
+        let console::sign::SignProgress::Signing { index } = p else {
+            return;
+        };
+        let f = &targets[index];
+        if seen.lock().unwrap().contains(&index) {
+            return;
+        }
+        seen.lock().unwrap().push(index);
+        match index {
+            // Rewritten in place, same size.
+            0 => std::fs::write(f, vec![b'x'; 100]).unwrap(),
+            // Truncated.
+            1 => std::fs::OpenOptions::new()
+                .write(true)
+                .open(f)
+                .unwrap()
+                .set_len(50)
+                .unwrap(),
+            // Replaced by rename, as an editor or `cp` to a temporary name does.
+            2 => {
+                let tmp = f.with_extension("new");
+                std::fs::write(&tmp, vec![b'y'; 300]).unwrap();
+                std::fs::rename(&tmp, f).unwrap();
+            }
+            _ => {}
+        }
+    });
+    let r = sign_watched(
+        &e,
+        &key,
+        &files,
+        &[SignFormat::Raw, SignFormat::Bundle],
+        false,
+        progress,
+    )
+    .await;
+    assert_eq!(
+        changed.lock().unwrap().len(),
+        4,
+        "every file reached signing"
+    );
+    for (i, what) in [
+        (0, "was written to"),
+        (1, "size went from 200 to 50 bytes"),
+        (2, "another file was put in its place"),
+    ] {
+        let err = r.files[i]
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("file {i} was signed although it changed: {:?}", r.files[i]));
+        assert_eq!(err.code, ErrorCode::FileChanged, "{err:?}");
+        assert!(
+            err.message.contains(&format!("artifact-{i}.bin"))
+                && err.message.contains(what)
+                && err.message.contains("no signature was spent"),
+            "{}",
+            err.message
+        );
+        assert!(
+            outputs_of(&files[i]).is_empty(),
+            "{:?}",
+            outputs_of(&files[i])
+        );
+        let recs = sign_records(&e, &format!("artifact-{i}.bin")).await;
+        assert_eq!(recs.len(), 1, "{recs:?}");
+        assert!(
+            recs[0]["error"].as_str().unwrap_or("").contains(what),
+            "{recs:?}"
+        );
+    }
+    assert!(r.files[3].error.is_none(), "{:?}", r.files[3]);
+    assert_eq!(outputs_of(&files[3]).len(), 2);
+    // Only the untouched file cost signatures (raw and bundle share the token's one).
+    let spent = before - remaining().await;
+    assert_eq!(spent, r.signatures_made, "{r:?}");
+    assert!(spent > 0, "{spent}");
+    check_untouched_verifies(&files[3], &r, 3);
+
+    // The manifest lists the digests hashed at the start: a signed file changed before
+    // the manifest is signed leaves it unsigned, by name.
+    let key = e
+        .key(KeySpec::Ec { curve: Curve::P256 }, "changed_p256")
+        .await;
+    let files = e.files("manifest", &[10, 20]);
+    let first = files[0].clone();
+    let progress = Arc::new(move |p: console::sign::SignProgress| {
+        if let console::sign::SignProgress::Done { index: 1 } = p {
+            std::fs::write(&first, b"changed after its signature was written").unwrap();
+        }
+    });
+    let r = sign_watched(&e, &key, &files, &[SignFormat::Raw], true, progress).await;
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    let err = r.manifest_error.as_ref().expect("the manifest is refused");
+    assert_eq!(err.code, ErrorCode::FileChanged, "{err:?}");
+    assert!(err.message.contains("artifact-0.bin"), "{}", err.message);
+    assert!(
+        r.manifest.iter().all(|o| !o.path.contains("SHA256SUMS")),
+        "{:?}",
+        r.manifest
+    );
+}
+
+/// The untouched file's raw HSS signature verifies with hsslms over the file.
+fn check_untouched_verifies(f: &Path, r: &SignReport, i: usize) {
+    let sig = out(r, i, "raw");
+    let pubkey = pubkey(r);
+    let (ok, log) = py(&[Path::new("raw"), f, &sig, &pubkey]);
+    assert!(ok, "{log}");
+}
+
+/// A file changed while the HSM signs it (lunasim holds `C_Sign` back 1.5 s) is caught when
+/// the outputs are written: they are removed again, the refusal names the file and what
+/// changed, and the next file of the batch is signed as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_changed_while_the_hsm_signs_it_keeps_no_signature() {
+    let e = builtin().await;
+    let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "slow_p256").await;
+    let p = e.c.partition_ref(&e.pid).await.unwrap();
+    p.module
+        .module
+        .sim_control(r#"{"op":"slow","function":"C_Sign","ms":1500}"#)
+        .unwrap();
+    let files = e.files("during", &[1000, 2000]);
+    let target = files[0].clone();
+    let progress = Arc::new(move |p: console::sign::SignProgress| {
+        if let console::sign::SignProgress::Signing { index: 0 } = p {
+            let f = target.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                use std::io::Write;
+                let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+                w.write_all(b" and a line more").unwrap();
+            });
+        }
+    });
+    let r = sign_watched(
+        &e,
+        &key,
+        &files,
+        &[SignFormat::Cms, SignFormat::Raw, SignFormat::Bundle],
+        false,
+        progress,
+    )
+    .await;
+    p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
+    let err = r.files[0]
+        .error
+        .as_ref()
+        .expect("the changed file is refused");
+    assert_eq!(err.code, ErrorCode::FileChanged, "{err:?}");
+    assert!(
+        err.message.contains("artifact-0.bin")
+            && err.message.contains("changed while it was being signed")
+            && err.message.contains("size went from 1000 to 1016 bytes"),
+        "{}",
+        err.message
+    );
+    assert!(
+        outputs_of(&files[0]).is_empty(),
+        "{:?}",
+        outputs_of(&files[0])
+    );
+    assert!(r.files[1].error.is_none(), "{:?}", r.files[1]);
+    assert_eq!(outputs_of(&files[1]).len(), 3);
+    let (ok, log) = openssl(&[
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-noverify",
+        "-in",
+        s(&out(&r, 1, "cms")),
+        "-content",
+        s(&files[1]),
+        "-out",
+        "/dev/null",
+    ]);
+    assert!(ok, "{log}");
+}

@@ -6,13 +6,18 @@ use std::path::{Path, PathBuf};
 
 use crate::{Result, SignError};
 
-/// What identifies a file's content for "did it change while we read it".
+/// What identifies a file's content for "did it change since we read it": the file
+/// (device, inode), its size, and its modification and status-change times. A rewrite in
+/// place moves the modification time, a replacement by rename the inode, and anything that
+/// sets the modification time back (`touch -d`, `cp -p`) still moves the change time, which
+/// no caller can set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Identity {
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
     pub mtime_ns: i128,
+    pub ctime_ns: i128,
 }
 
 impl Identity {
@@ -22,8 +27,53 @@ impl Identity {
             ino: m.ino(),
             size: m.size(),
             mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            ctime_ns: m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
         }
     }
+
+    /// What differs in `now` from this identity, in the officer's words (the most telling
+    /// difference first); `None` when it is the same file, unchanged.
+    pub fn change_to(&self, now: &Identity) -> Option<hsm::Msg> {
+        if (self.dev, self.ino) != (now.dev, now.ino) {
+            return Some(hsm::text!(
+                "errors.inputs.changed.replaced",
+                "another file was put in its place (renamed or copied over it)"
+            ));
+        }
+        if self.size != now.size {
+            return Some(hsm::text!(
+                "errors.inputs.changed.size",
+                "its size went from {{before}} to {{after}} bytes",
+                before = self.size,
+                after = now.size
+            ));
+        }
+        if self.mtime_ns != now.mtime_ns {
+            return Some(hsm::text!(
+                "errors.inputs.changed.modified",
+                "it was written to (its modification time changed)"
+            ));
+        }
+        if self.ctime_ns != now.ctime_ns {
+            return Some(hsm::text!(
+                "errors.inputs.changed.status",
+                "its status changed (permissions, owner, links or a time set back)"
+            ));
+        }
+        None
+    }
+}
+
+/// When a file was seen to have changed after it was hashed, which decides what the
+/// signer does about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeSeen {
+    /// Right before the HSM was asked to sign it: nothing was signed (no one-time key of a
+    /// stateful key was spent).
+    BeforeSigning,
+    /// After its signatures were written: they are removed again.
+    AfterWriting,
 }
 
 /// A file that passed the checks.
@@ -39,6 +89,32 @@ pub struct InputFile {
 impl InputFile {
     pub fn size(&self) -> u64 {
         self.identity.size
+    }
+
+    /// Look at the path again: `Ok` when it still names this file, unchanged since it was
+    /// checked; otherwise [`SignError::ChangedSinceHashed`] naming what changed, with
+    /// `stage` saying what the caller does about it.
+    pub fn recheck(&self, stage: ChangeSeen) -> Result<()> {
+        let what = match std::fs::metadata(&self.path) {
+            Ok(m) => self.identity.change_to(&Identity::of(&m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(hsm::text!(
+                "errors.inputs.changed.removed",
+                "it was removed"
+            )),
+            Err(e) => Some(hsm::text!(
+                "errors.inputs.unexaminable",
+                "cannot be examined: {{error}}",
+                error = e
+            )),
+        };
+        match what {
+            None => Ok(()),
+            Some(what) => Err(SignError::ChangedSinceHashed {
+                path: self.path.display().to_string(),
+                what,
+                stage,
+            }),
+        }
     }
 
     pub fn name(&self) -> String {

@@ -53,6 +53,13 @@ pub enum SignError {
     /// The file changed while it was being read.
     #[error("{0} changed while it was being read; sign it again once it is complete")]
     Changed(String),
+    /// The file is no longer the one that was hashed: `what` changed, seen at `stage`.
+    #[error("{path} changed after it was hashed: {what}")]
+    ChangedSinceHashed {
+        path: String,
+        what: hsm::Msg,
+        stage: input::ChangeSeen,
+    },
     #[error("cancelled")]
     Cancelled,
     /// An output file already exists (nothing is overwritten).

@@ -28,7 +28,7 @@ use hsm::keys as hk;
 use p11::sys::CKO_PRIVATE_KEY;
 use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
-use signing::input::InputFile;
+use signing::input::{ChangeSeen, InputFile};
 use signing::output::{beside, write_new};
 use signing::whole::SignPath;
 use signing::SignError;
@@ -501,9 +501,10 @@ impl<'c> SignBatch<'c> {
                 break;
             }
             let made = self
-                .sign_one(key, &handle, i, input, digests)
+                .sign_one(key, &handle, i, input.clone(), digests)
                 .await
-                .and_then(|outs| write_outputs(&outs).map(|()| outs));
+                .and_then(|outs| write_outputs(&outs).map(|()| outs))
+                .and_then(|outs| still_the_signed_file(&input, outs));
             self.conclude(key, i, made).await;
         }
     }
@@ -540,6 +541,11 @@ impl<'c> SignBatch<'c> {
                     }
                 };
                 progress(SignProgress::Signing { index });
+                // The file must still be the one hashed: a change seen now costs nothing
+                // (no HSS one-time key is spent).
+                if let Err(e) = input.recheck(ChangeSeen::BeforeSigning) {
+                    return Ok(Err(e));
+                }
                 let mut file =
                     FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
                 let r = render_all(&mut file, &formats, out_dir.as_deref()).map(|mut o| {
@@ -663,6 +669,19 @@ impl<'c> SignBatch<'c> {
     async fn sign_manifest(&mut self, key: &Arc<SigningKey>) {
         let signed = self.signed();
         if !self.manifest_requested || signed.is_empty() || self.cancelled {
+            return;
+        }
+        // The manifest vouches for the digests hashed at the start: every file it lists
+        // must still be that file.
+        let changed = self
+            .inputs
+            .iter()
+            .zip(&self.outcomes)
+            .filter(|(_, o)| !o.outputs.is_empty())
+            .filter_map(|(input, _)| input.as_ref().ok())
+            .find_map(|input| input.recheck(ChangeSeen::BeforeSigning).err());
+        if let Some(e) = changed {
+            self.manifest_error = Some(sign_error(e));
             return;
         }
         let r = self
@@ -796,6 +815,20 @@ fn render_all(
         retried_after_recovery: false,
         unstamped: file.unstamped.take(),
     })
+}
+
+/// After a file's outputs are written: the file must still be the one that was hashed and
+/// signed, else the outputs (signatures over bytes no longer on disk) are removed again.
+fn still_the_signed_file(input: &InputFile, outs: Outputs) -> Result<Outputs, SignError> {
+    match input.recheck(ChangeSeen::AfterWriting) {
+        Ok(()) => Ok(outs),
+        Err(e) => {
+            for (_, path, _) in &outs.files {
+                let _ = std::fs::remove_file(path);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// All of a file's outputs, or none: refused if any exists already; a failed write

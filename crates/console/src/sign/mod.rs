@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use signing::alg::SigAlg;
+use signing::input::ChangeSeen;
 use signing::SignError;
 
 use crate::error::{ApiError, ErrorCode};
@@ -241,6 +242,27 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             "errors.sign_again_once_complete",
             "Sign it again once it is complete."
         )),
+        SignError::ChangedSinceHashed { path, what, stage } => {
+            let what = Text::from(what);
+            let said = match stage {
+                ChangeSeen::BeforeSigning => text!(
+                    "errors.changed_before_signing",
+                    "{{path}} changed after it was hashed: {{what}}. It was not signed; no signature was spent.",
+                    path = &path,
+                    what = &what
+                ),
+                ChangeSeen::AfterWriting => text!(
+                    "errors.changed_while_signed",
+                    "{{path}} changed while it was being signed: {{what}}. Its signatures cover the old content and were removed.",
+                    path = &path,
+                    what = &what
+                ),
+            };
+            ApiError::new(ErrorCode::FileChanged, said.nest("what", &what)).suggest(text!(
+                "errors.sign_when_nothing_writes",
+                "Sign it again once nothing is writing to it (a build or a copy still running?)."
+            ))
+        }
         SignError::Write { path, reason } => ApiError::new(ErrorCode::Io, {
             let reason = Text::from(reason);
             text!(
