@@ -13,7 +13,7 @@ pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::objects::args::ObjectsCommand;
 pub use crate::domains::probe::args::ProbeArgs;
-pub use crate::domains::sign::args::{SignArgs, VerifyArgs};
+pub use crate::domains::sign::args::{SignArgs, TimestampArgs, VerifyArgs};
 pub use crate::domains::status::StatusArgs;
 pub use crate::domains::usage::args::UsageArgs;
 
@@ -148,6 +148,9 @@ pub enum HsmCommand {
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
+    /// Add an RFC 3161 time-stamp to a CMS (.p7s) or bundle (.sig.json) signature made
+    /// earlier, in place; the HSM is not used.
+    Timestamp(TimestampArgs),
     /// Everything at a glance: each partition (login, PIN state, load, breaker) and what
     /// needs attention across them (keys running out, certificates expiring, the audit
     /// trail, failed operations of the last 24 h). Exit 1 when anything does.

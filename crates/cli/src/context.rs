@@ -39,6 +39,17 @@ impl<'a> Ctx<'a> {
     /// Open the console as the app would (same settings, data folder and audit trail), as
     /// `hsmc`, with the built-in partition only when `--module builtin` asks for it.
     pub async fn open(global: &'a Global, out: Renderer) -> ApiResult<Ctx<'a>> {
+        Self::open_with(global, out, true).await
+    }
+
+    /// Open the console for a command that uses no HSM (`timestamp`): settings, data
+    /// folder and audit trail as [`Ctx::open`], but no built-in partition, so it runs where
+    /// none is built.
+    pub async fn open_offline(global: &'a Global, out: Renderer) -> ApiResult<Ctx<'a>> {
+        Self::open_with(global, out, false).await
+    }
+
+    async fn open_with(global: &'a Global, out: Renderer, hsm: bool) -> ApiResult<Ctx<'a>> {
         let module = global.module.trim();
         let mut cfg = ConsoleConfig::new(
             global
@@ -48,13 +59,13 @@ impl<'a> Ctx<'a> {
         );
         cfg.settings_path = global.config.clone();
         cfg.audit_location = global.audit_db.clone();
-        cfg.builtin = module == BUILTIN;
+        cfg.builtin = hsm && module == BUILTIN;
         cfg.load_saved_modules = false;
         if let Some(actor) = cfg.context.actor_id.as_mut() {
             actor.push_str(" (hsmc)");
         }
         let console = Console::open(cfg).await?;
-        if module == BUILTIN && !console.app_info().builtin_available {
+        if hsm && module == BUILTIN && !console.app_info().builtin_available {
             return Err(ApiError::new(
                 ErrorCode::HsmUnavailable,
                 text!(

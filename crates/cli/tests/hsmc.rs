@@ -2313,3 +2313,58 @@ fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
         .count();
     assert_eq!(refusals, 2, "{tail}");
 }
+
+/// `hsmc timestamp` adds a token to a CMS made by another tool (`openssl cms -sign`),
+/// without logging in or a built-in partition: `openssl ts -verify` accepts it over the signature value and
+/// `openssl cms -verify` still accepts the CMS; a second run is refused (exit 2, invalid
+/// input, as a signature that exists already is at signing time) and leaves the file as it
+/// is; without --tsa nor a TSA in the settings it is refused before anything.
+#[test]
+fn timestamp_adds_a_token_to_a_signature_made_earlier() {
+    let tsa = testkit::tsa::TestTsa::start("ec");
+    let h = Hsmc::builtin();
+    let d = tsa.dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let art = d.join("app.bin");
+    std::fs::write(&art, b"made elsewhere").unwrap();
+    let p7s = d.join("app.bin.p7s");
+    let o = Command::new("openssl")
+        .current_dir(d)
+        .args([
+            "cms", "-sign", "-binary", "-outform", "DER", "-signer", "ca.pem",
+        ])
+        .args(["-inkey", "ca.key", "-in", &p(&art), "-out", &p(&p7s)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = ["timestamp", &p(&p7s), "--tsa", &tsa.url("ok"), "--tsa-ca"];
+    let ca = p(&tsa.ca());
+    let r = h.json(None, &[&args[..], &[ca.as_str()]].concat());
+    assert_eq!(r["format"], "cms", "{r}");
+    assert_eq!(r["timestamps"].as_array().unwrap().len(), 1, "{r}");
+    let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    let (ok, msg) = testkit::tsa::openssl_ts_verify(
+        &parsed.timestamp_token.expect("a token"),
+        &parsed.signature,
+        &tsa.ca(),
+    );
+    assert!(ok, "openssl ts -verify: {msg}");
+    let o = Command::new("openssl")
+        .args(["cms", "-verify", "-binary", "-inform", "DER", "-noverify"])
+        .args(["-in", &p(&p7s), "-content", &p(&art), "-out", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let kept = std::fs::read(&p7s).unwrap();
+    let o = h.run(None, &[&args[..], &[ca.as_str()]].concat());
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("already carries a time-stamp token"), "{err}");
+    assert_eq!(std::fs::read(&p7s).unwrap(), kept);
+
+    let o = h.run(None, &["timestamp", &p(&p7s)]);
+    assert_ne!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("needs --tsa"), "{err}");
+}

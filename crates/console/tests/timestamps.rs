@@ -552,3 +552,154 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
         .unwrap_err();
     assert!(err.message.contains("CMS and bundle"), "{}", err.message);
 }
+
+/// A signature made without a time-stamp gains one later, without the HSM: a CMS (every
+/// signer, also a two-signer CMS OpenSSL made) and a bundle are rewritten in place with a
+/// token `openssl ts -verify` accepts over each signature value, the CMS still passes
+/// `openssl cms -verify`, and the console's verifier shows the time; a second time is
+/// refused and leaves the file as it is, and so is a TSA that answers wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signature_made_earlier_gains_a_time_stamp() {
+    let tsa = TestTsa::start("ec");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("later").await;
+    let files = e.files("later", 1);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms, SignFormat::Bundle],
+            OnError::Stop,
+            None,
+        )
+        .await
+        .unwrap();
+    let (p7s, bundle_path) = (out(&r, 0, OutputKind::Cms), out(&r, 0, OutputKind::Bundle));
+    let before = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    assert!(before.timestamp_token.is_none());
+    let ok_tsa = authority(&tsa, "ok", Some("ca.pem"), 10);
+
+    let rep = e.c.timestamp_signature(s(&p7s), &ok_tsa).await.unwrap();
+    assert_eq!((rep.format.as_str(), rep.timestamps.len()), ("cms", 1));
+    let after = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    assert_eq!(after.signature, before.signature);
+    assert_eq!(after.signed_attrs_der, before.signed_attrs_der);
+    let token = after.timestamp_token.expect("the CMS gained a token");
+    let (ok, msg) = openssl_ts_verify(&token, &after.signature, &tsa.ca());
+    assert!(ok, "openssl ts -verify: {msg}");
+    let (ok, msg) = openssl_cms_verify(&p7s, &files[0]);
+    assert!(ok, "openssl cms -verify: {msg}");
+
+    let rep =
+        e.c.timestamp_signature(s(&bundle_path), &ok_tsa)
+            .await
+            .unwrap();
+    assert_eq!((rep.format.as_str(), rep.timestamps.len()), ("bundle", 1));
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&bundle_path).unwrap()).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let btoken = b64
+        .decode(
+            bundle["timestamp_token"]
+                .as_str()
+                .expect("the bundle gained a token"),
+        )
+        .unwrap();
+    let bsig = b64.decode(bundle["signature"].as_str().unwrap()).unwrap();
+    let (ok, msg) = openssl_ts_verify(&btoken, &bsig, &tsa.ca());
+    assert!(ok, "openssl ts -verify (bundle): {msg}");
+
+    for sig in [&p7s, &bundle_path] {
+        let v =
+            e.c.verify_signature(s(&files[0]), s(sig), None, None)
+                .await
+                .unwrap();
+        assert!(v.valid && v.timestamp.is_some(), "{v:?}");
+        // A second time: refused, the file untouched.
+        let kept = std::fs::read(sig).unwrap();
+        let err = e.c.timestamp_signature(s(sig), &ok_tsa).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        assert!(err.message.contains("already carries"), "{}", err.message);
+        assert_eq!(std::fs::read(sig).unwrap(), kept);
+    }
+
+    // A TSA that answers wrong: nothing is written.
+    let r = e
+        .sign(
+            &key,
+            &e.files("later-bad", 1),
+            &[SignFormat::Cms],
+            OnError::Stop,
+            None,
+        )
+        .await
+        .unwrap();
+    let p7s = out(&r, 0, OutputKind::Cms);
+    let kept = std::fs::read(&p7s).unwrap();
+    let err =
+        e.c.timestamp_signature(s(&p7s), &authority(&tsa, "wrong-imprint", None, 10))
+            .await
+            .unwrap_err();
+    assert_eq!(err.code, ErrorCode::TimestampFailed, "{}", err.message);
+    assert_eq!(std::fs::read(&p7s).unwrap(), kept);
+
+    // Two signers (OpenSSL's own CMS): each gains a token over its own signature value.
+    let d = tsa.dir.path();
+    let art = d.join("two.bin");
+    std::fs::write(&art, b"signed twice").unwrap();
+    let two = d.join("two.p7s");
+    let (ok, msg) = run(Command::new("openssl").current_dir(d).args([
+        "cms",
+        "-sign",
+        "-binary",
+        "-outform",
+        "DER",
+        "-in",
+        s(&art),
+        "-out",
+        s(&two),
+        "-signer",
+        "ca.pem",
+        "-inkey",
+        "ca.key",
+        "-signer",
+        "other-ca.pem",
+        "-inkey",
+        "other-ca.key",
+    ]));
+    assert!(ok, "openssl cms -sign: {msg}");
+    let rep = e.c.timestamp_signature(s(&two), &ok_tsa).await.unwrap();
+    assert_eq!(rep.timestamps.len(), 2);
+    let ci =
+        <cms::content_info::ContentInfo as der::Decode>::from_der(&std::fs::read(&two).unwrap())
+            .unwrap();
+    let sd: cms::signed_data::SignedData = ci.content.decode_as().unwrap();
+    for si in sd.signer_infos.0.iter() {
+        let attr = si
+            .unsigned_attrs
+            .as_ref()
+            .and_then(|a| {
+                a.iter()
+                    .find(|a| a.oid == signing::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN)
+            })
+            .expect("each signer gained a token");
+        let token = der::Encode::to_der(&attr.values.as_slice()[0]).unwrap();
+        let (ok, msg) = openssl_ts_verify(&token, si.signature.as_bytes(), &tsa.ca());
+        assert!(ok, "openssl ts -verify (signer): {msg}");
+    }
+    let (ok, msg) = run(Command::new("openssl").args([
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(&two),
+        "-content",
+        s(&art),
+        "-noverify",
+        "-out",
+        "/dev/null",
+    ]));
+    assert!(ok, "openssl cms -verify (two signers): {msg}");
+}

@@ -6,7 +6,7 @@
 //! that sign whole messages (RFC 9882 ML-DSA, RFC 9708 HSS/LMS, RFC 8419 Ed25519).
 
 use der::asn1::{ObjectIdentifier, OctetString, SetOfVec, UtcTime};
-use der::{Any, Decode, Encode, Sequence};
+use der::{Any, Decode, Encode};
 use sha2::{Digest, Sha256};
 use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attribute;
@@ -22,6 +22,9 @@ use cms::signed_data::{
 use hsm::pubkey::PublicKey;
 
 use crate::alg::{DigestAlg, SigAlg};
+// ESSCertIDv2 (RFC 5035 §4): `hashAlgorithm` defaults to SHA-256 and is then left out
+// (DER); `issuerSerial` is not written.
+use crate::tsp::{EssCertIdV2, SigningCertificateV2};
 use crate::{Result, SignError};
 
 pub const OID_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.1");
@@ -34,25 +37,6 @@ pub const OID_SIGNING_TIME: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2
 pub const OID_SIGNING_CERTIFICATE_V2: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.47");
 const OID_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
-
-/// ESSCertIDv2 (RFC 5035 §4): the certificate's hash. `hashAlgorithm` defaults to SHA-256
-/// and is then left out (DER); `issuerSerial` is optional and not written.
-#[derive(Clone, Debug, Sequence)]
-struct EssCertIdV2 {
-    #[asn1(optional = "true")]
-    hash_algorithm: Option<AlgorithmIdentifierOwned>,
-    cert_hash: OctetString,
-    #[asn1(optional = "true")]
-    issuer_serial: Option<Any>,
-}
-
-/// SigningCertificateV2 (RFC 5035 §3); the first ESSCertIDv2 names the signer's certificate.
-#[derive(Clone, Debug, Sequence)]
-struct SigningCertificateV2 {
-    certs: Vec<EssCertIdV2>,
-    #[asn1(optional = "true")]
-    policies: Option<Any>,
-}
 
 fn fmt(e: der::Error) -> SignError {
     SignError::Format(der_error(e))

@@ -19,6 +19,7 @@
 //! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
 //! - [`tsp`]: RFC 3161 time-stamp requests, answers and tokens, and their check.
 //! - [`reread`]: reading a file again for the formats with their own hash.
+//! - [`restamp`]: RFC 3161 tokens added to CMS and bundle signatures made earlier.
 //! - [`verify`]: offline verification of any of them.
 //! - [`output`]: files written completely or not at all, never over an existing one.
 
@@ -34,6 +35,7 @@ pub mod objects;
 pub mod openpgp;
 pub mod output;
 pub mod reread;
+pub mod restamp;
 pub mod tsp;
 pub mod verify;
 pub mod whole;

@@ -11,6 +11,13 @@
 //! attributes, the TSA's signature over them with the certificate the token carries, that
 //! certificate's critical `timeStamping` extended key usage and validity at `genTime`,
 //! and — when the officer names a CA — its chain to that CA.
+//!
+//! The token must also be *bound* to that certificate: the signed attributes name it by
+//! hash in an ESS `signingCertificateV2` (RFC 5035, as RFC 5816 lets a TSA use) or
+//! `signingCertificate` (RFC 2634, SHA-1) attribute, which RFC 3161 §2.4.1 requires. The
+//! signer identifier and the certificates of a token are outside its signature; without
+//! the binding, another certificate for the same key (another subject, another CA,
+//! another validity) could be put in the token and the signature would still verify.
 
 use der::asn1::{Any, BitString, GeneralizedTime, Int, ObjectIdentifier, OctetString};
 use der::{Decode, Encode, Sequence, Tag, Tagged};
@@ -38,6 +45,14 @@ pub const OID_TST_INFO: ObjectIdentifier =
 /// signer that carries a token over its signature value.
 pub const OID_SIGNATURE_TIME_STAMP_TOKEN: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.14");
+/// id-aa-signingCertificate (RFC 2634 §5.4): the signer's certificate as an ESSCertID
+/// (its SHA-1 hash).
+pub const OID_SIGNING_CERTIFICATE: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.12");
+/// id-aa-signingCertificateV2 (RFC 5035 §3): the signer's certificate as an ESSCertIDv2
+/// (its hash, SHA-256 unless the ESSCertIDv2 names another).
+pub use crate::cms::OID_SIGNING_CERTIFICATE_V2;
+const OID_SHA1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.14.3.2.26");
 /// id-kp-timeStamping (RFC 5280 §4.2.1.12).
 pub const OID_KP_TIME_STAMPING: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.8");
@@ -72,6 +87,10 @@ pub enum TspError {
     Certificate(hsm::Msg),
     #[error("the TSA's certificate does not chain to the CA file: {0}")]
     Untrusted(String),
+    /// The token's signed attributes do not name the certificate that verifies it (no ESS
+    /// signing-certificate attribute, or one naming another certificate).
+    #[error("the token is not bound to the TSA's certificate: {0}")]
+    Unbound(hsm::Msg),
 }
 
 impl TspError {
@@ -114,6 +133,12 @@ impl TspError {
                 "the TSA's certificate does not chain to the CA file: {{error}}",
                 error = e
             ),
+            TspError::Unbound(m) => hsm::text!(
+                "signing.tsp_unbound",
+                "the token is not bound to the TSA's certificate: {{reason}}",
+                reason = m
+            )
+            .nest("reason", m),
         }
     }
 }
@@ -193,6 +218,53 @@ pub struct TstInfo {
     pub tsa: Option<GeneralName>,
     #[asn1(context_specific = "1", tag_mode = "IMPLICIT", optional = "true")]
     pub extensions: Option<Extensions>,
+}
+
+/// IssuerSerial ::= SEQUENCE { issuer GeneralNames, serialNumber CertificateSerialNumber }
+/// (RFC 5035 §4).
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct IssuerSerial {
+    pub issuer: Vec<GeneralName>,
+    pub serial_number: Int,
+}
+
+/// ESSCertID ::= SEQUENCE { certHash OCTET STRING (SHA-1), issuerSerial OPTIONAL }
+/// (RFC 2634 §5.4.1).
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct EssCertId {
+    pub cert_hash: OctetString,
+    #[asn1(optional = "true")]
+    pub issuer_serial: Option<IssuerSerial>,
+}
+
+/// SigningCertificate ::= SEQUENCE { certs SEQUENCE OF ESSCertID, policies OPTIONAL }
+/// (RFC 2634 §5.4). The first ESSCertID is the signer's.
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct SigningCertificate {
+    pub certs: Vec<EssCertId>,
+    #[asn1(optional = "true")]
+    pub policies: Option<Vec<Any>>,
+}
+
+/// ESSCertIDv2 ::= SEQUENCE { hashAlgorithm DEFAULT sha256, certHash, issuerSerial
+/// OPTIONAL } (RFC 5035 §4). An absent `hashAlgorithm` is SHA-256 (an encoder that writes
+/// the default anyway is taken too).
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct EssCertIdV2 {
+    #[asn1(optional = "true")]
+    pub hash_algorithm: Option<AlgorithmIdentifierOwned>,
+    pub cert_hash: OctetString,
+    #[asn1(optional = "true")]
+    pub issuer_serial: Option<IssuerSerial>,
+}
+
+/// SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2, policies OPTIONAL }
+/// (RFC 5035 §3). The first ESSCertIDv2 is the signer's.
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct SigningCertificateV2 {
+    pub certs: Vec<EssCertIdV2>,
+    #[asn1(optional = "true")]
+    pub policies: Option<Vec<Any>>,
 }
 
 /// A request for `digest` (of `alg`), with its nonce (a random positive 63-bit integer).
@@ -393,6 +465,7 @@ pub fn verify_token(
         signer.signature.as_bytes(),
     )
     .map_err(TspError::BadSignature)?;
+    check_binding(attrs.iter(), tsa_cert)?;
     let (time, at) = gen_time(&tst.gen_time)?;
     check_tsa_certificate(tsa_cert, at)?;
     if let Some(ca) = ca {
@@ -413,6 +486,123 @@ pub fn verify_token(
         ca_checked: ca.is_some(),
     };
     Ok((tst, info))
+}
+
+/// The ESS signing-certificate attributes among a signer's signed attributes name `cert`
+/// (RFC 3161 §2.4.1, RFC 5816 §2.2.1): at least one of `signingCertificateV2` and
+/// `signingCertificate` is there, and the first ESSCertID(v2) of each has `cert`'s hash and,
+/// when it gives one, `cert`'s issuer and serial number.
+fn check_binding<'a>(
+    attrs: impl Iterator<Item = &'a x509_cert::attr::Attribute>,
+    cert: &Certificate,
+) -> Result<()> {
+    let cert_der = cert.to_der().map_err(malformed)?;
+    let mut named = false;
+    for a in attrs {
+        let (attribute, v2) = if a.oid == OID_SIGNING_CERTIFICATE_V2 {
+            ("signingCertificateV2", true)
+        } else if a.oid == OID_SIGNING_CERTIFICATE {
+            ("signingCertificate", false)
+        } else {
+            continue;
+        };
+        let damaged = |e: &dyn std::fmt::Display| {
+            TspError::Unbound(hsm::text!(
+                "signing.tsp_unbound_damaged",
+                "its {{attribute}} attribute cannot be read ({{error}}); the token cannot be \
+                 tied to a certificate, ask the TSA's operator to check what its tokens carry",
+                attribute = attribute,
+                error = e
+            ))
+        };
+        let value = match a.values.as_slice() {
+            [one] => one,
+            _ => return Err(damaged(&"it must have exactly one value")),
+        };
+        let (alg, hash, issuer_serial) = if v2 {
+            let sc: SigningCertificateV2 = value.decode_as().map_err(|e| damaged(&e))?;
+            let id = sc
+                .certs
+                .into_iter()
+                .next()
+                .ok_or_else(|| damaged(&"it names no certificate"))?;
+            let alg = id.hash_algorithm.map_or(crate::alg::OID_SHA256, |a| a.oid);
+            (alg, id.cert_hash, id.issuer_serial)
+        } else {
+            let sc: SigningCertificate = value.decode_as().map_err(|e| damaged(&e))?;
+            let id = sc
+                .certs
+                .into_iter()
+                .next()
+                .ok_or_else(|| damaged(&"it names no certificate"))?;
+            (OID_SHA1, id.cert_hash, id.issuer_serial)
+        };
+        let (hash_name, actual) = if alg == OID_SHA1 {
+            use sha1::Digest;
+            ("SHA-1".to_string(), sha1::Sha1::digest(&cert_der).to_vec())
+        } else if let Some(d) = DigestAlg::from_oid(alg) {
+            (d.to_string(), d.digest(&cert_der))
+        } else {
+            return Err(TspError::Unbound(hsm::text!(
+                "signing.tsp_unbound_hash_algorithm",
+                "its {{attribute}} attribute hashes the certificate with {{algorithm}}, which \
+                 is not checked here (SHA-1, SHA-256, SHA-384 and SHA-512 are); use a TSA \
+                 that names its certificate with SHA-256",
+                attribute = attribute,
+                algorithm = alg
+            )));
+        };
+        if hash.as_bytes() != actual.as_slice() {
+            return Err(TspError::Unbound(hsm::text!(
+                "signing.tsp_unbound_hash",
+                "its {{attribute}} attribute names the certificate with {{hash}} {{named}}, but \
+                 the certificate that signed the token ({{subject}}) has {{actual}}; do not \
+                 keep this token, and ask the TSA's operator which certificate signs its tokens",
+                attribute = attribute,
+                hash = hash_name,
+                named = hex::encode(hash.as_bytes()),
+                subject = cert.tbs_certificate().subject(),
+                actual = hex::encode(&actual)
+            )));
+        }
+        if let Some(is) = issuer_serial {
+            let tbs = cert.tbs_certificate();
+            let issuer_ok = is
+                .issuer
+                .iter()
+                .any(|n| matches!(n, GeneralName::DirectoryName(d) if d == tbs.issuer()));
+            if !issuer_ok || is.serial_number.as_bytes() != tbs.serial_number().as_bytes() {
+                let named_issuer = is
+                    .issuer
+                    .iter()
+                    .map(general_name)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(TspError::Unbound(hsm::text!(
+                    "signing.tsp_unbound_issuer_serial",
+                    "its {{attribute}} attribute names serial {{named_serial}} of \
+                     {{named_issuer}}, but the certificate that signed the token has serial \
+                     {{serial}} of {{issuer}}; do not keep this token, and ask the TSA's \
+                     operator which certificate signs its tokens",
+                    attribute = attribute,
+                    named_serial = hex::encode(is.serial_number.as_bytes()),
+                    named_issuer = named_issuer,
+                    serial = hex::encode(tbs.serial_number().as_bytes()),
+                    issuer = tbs.issuer()
+                )));
+            }
+        }
+        named = true;
+    }
+    if !named {
+        return Err(TspError::Unbound(hsm::text!(
+            "signing.tsp_unbound_missing",
+            "it has neither a signingCertificateV2 nor a signingCertificate attribute, which \
+             RFC 3161 2.4.1 requires; use a TSA that names its certificate in its tokens \
+             (RFC 5816)"
+        )));
+    }
+    Ok(())
 }
 
 fn names_signer(c: &Certificate, sid: &SignerIdentifier) -> bool {

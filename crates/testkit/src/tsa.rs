@@ -31,9 +31,11 @@ fn openssl(dir: &Path, args: &[&str]) {
 /// A TSA on 127.0.0.1: each request piped into `openssl ts -reply`. The path picks what it
 /// does: `/ok`, `/wrong-imprint` (stamps another hash), `/bad-signature` (a byte of the
 /// signature flipped), `/reject` (a TSA section that accepts no SHA-2 imprint: OpenSSL
-/// answers `rejection`), `/silent` (reads the request, never answers), `/slow` (answers
-/// after 2 s), `/drop` (sends half its answer and closes the connection), `/drop-every-3rd`
-/// (so does every third exchange, by arrival).
+/// answers `rejection`), `/ess-sha1` (names its certificate in a `signingCertificate`
+/// attribute with SHA-1, as `ess_cert_id_alg = sha1` makes OpenSSL do, instead of the
+/// `signingCertificateV2` with SHA-256 of the others), `/silent` (reads the request, never
+/// answers), `/slow` (answers after 2 s), `/drop` (sends half its answer and closes the
+/// connection), `/drop-every-3rd` (so does every third exchange, by arrival).
 pub struct TestTsa {
     pub dir: tempfile::TempDir,
     pub port: u16,
@@ -110,22 +112,23 @@ impl TestTsa {
             ],
         );
         std::fs::write(d.join("serial"), "01\n").unwrap();
-        let section = |name: &str, digests: &str| {
+        let section = |name: &str, digests: &str, ess: &str| {
             format!(
                 "[ {name} ]\nserial = {dir}/serial\ncrypto_device = builtin\nsigner_cert = {dir}/tsa.pem\n\
                  certs = {dir}/ca.pem\nsigner_key = {dir}/tsa.key\nsigner_digest = sha256\n\
                  default_policy = 1.2.3.4.1\ndigests = {digests}\naccuracy = secs:1, millisecs:500\n\
                  clock_precision_digits = 0\nordering = no\ntsa_name = yes\ness_cert_id_chain = no\n\
-                 ess_cert_id_alg = sha256\n",
+                 ess_cert_id_alg = {ess}\n",
                 dir = d.display()
             )
         };
         std::fs::write(
             d.join("tsa.cnf"),
             format!(
-                "[ tsa ]\ndefault_tsa = tsa_ok\n{}{}",
-                section("tsa_ok", "sha256, sha384, sha512"),
-                section("tsa_reject", "sha1")
+                "[ tsa ]\ndefault_tsa = tsa_ok\n{}{}{}",
+                section("tsa_ok", "sha256, sha384, sha512", "sha256"),
+                section("tsa_reject", "sha1", "sha256"),
+                section("tsa_ess_sha1", "sha256, sha384, sha512", "sha1")
             ),
         )
         .unwrap();
@@ -148,6 +151,45 @@ impl TestTsa {
     pub fn ca(&self) -> PathBuf {
         self.dir.path().join("ca.pem")
     }
+
+    /// `openssl ts -reply`'s answer to `query` as the TSA section of `mode` (`ok`,
+    /// `ess-sha1`, `reject`) gives it, without HTTP.
+    pub fn reply(&self, mode: &str, query: &[u8]) -> Vec<u8> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ts_reply(self.dir.path(), &format!("direct{n}"), mode, query)
+    }
+}
+
+fn section_of(mode: &str) -> &'static str {
+    match mode {
+        "reject" => "tsa_reject",
+        "ess-sha1" => "tsa_ess_sha1",
+        _ => "tsa_ok",
+    }
+}
+
+/// `openssl ts -reply` to `query` with the section for `mode`; `tag` names its files.
+fn ts_reply(root: &Path, tag: &str, mode: &str, query: &[u8]) -> Vec<u8> {
+    let (q, out) = (
+        root.join(format!("q{tag}.tsq")),
+        root.join(format!("r{tag}.tsr")),
+    );
+    std::fs::write(&q, query).unwrap();
+    let (ok, msg) = run(Command::new("openssl").args([
+        "ts",
+        "-reply",
+        "-config",
+        s(&root.join("tsa.cnf")),
+        "-section",
+        section_of(mode),
+        "-queryfile",
+        s(&q),
+        "-out",
+        s(&out),
+    ]));
+    assert!(ok, "openssl ts -reply: {msg}");
+    std::fs::read(&out).unwrap()
 }
 
 /// One HTTP exchange: the query to `openssl ts -reply`, tampered as the path asks.
@@ -187,30 +229,7 @@ fn answer(root: &Path, n: usize, mut stream: TcpStream) {
             .unwrap();
         query[at + 2] ^= 0x01;
     }
-    let (q, out) = (
-        root.join(format!("q{n}.tsq")),
-        root.join(format!("r{n}.tsr")),
-    );
-    std::fs::write(&q, &query).unwrap();
-    let section = if mode == "reject" {
-        "tsa_reject"
-    } else {
-        "tsa_ok"
-    };
-    let (ok, msg) = run(Command::new("openssl").args([
-        "ts",
-        "-reply",
-        "-config",
-        s(&root.join("tsa.cnf")),
-        "-section",
-        section,
-        "-queryfile",
-        s(&q),
-        "-out",
-        s(&out),
-    ]));
-    assert!(ok, "openssl ts -reply: {msg}");
-    let mut reply = std::fs::read(&out).unwrap();
+    let mut reply = ts_reply(root, &n.to_string(), mode, &query);
     if mode == "bad-signature" {
         // The token's last field is its signer's signature value.
         *reply.last_mut().unwrap() ^= 0x01;

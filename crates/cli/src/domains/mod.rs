@@ -35,7 +35,11 @@ pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
         }
         Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
         Command::Hsm(command) => {
-            let ctx = Ctx::open(&cli.global, out).await?;
+            // `timestamp` uses no HSM: the console opens without the built-in partition.
+            let ctx = match command {
+                HsmCommand::Timestamp(_) => Ctx::open_offline(&cli.global, out).await?,
+                _ => Ctx::open(&cli.global, out).await?,
+            };
             let r = route(&ctx, command).await;
             ctx.close().await;
             r
@@ -52,6 +56,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Keys(k) => keys::run(ctx, k).await,
         HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
+        HsmCommand::Timestamp(a) => out.show(&sign::timestamp(ctx, a).await?),
         HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,

@@ -12,6 +12,7 @@
 //! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
 //!   certificate, its `minisign.pub`.
 //! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
+//! - [`restamp`]: a time-stamp added to a CMS or bundle signature made earlier.
 //! - [`verify`]: offline verification with the software verifiers.
 //! - [`kit`]: a verifier kit for a signed batch — keys, signatures, `VERIFY.md`, `verify.sh`.
 
@@ -25,6 +26,7 @@ mod kit;
 mod manifest;
 mod minisign;
 mod openpgp;
+mod restamp;
 pub mod timestamp;
 mod verify;
 
@@ -44,6 +46,7 @@ pub use inputs::input_problem;
 pub use kit::{KitCheck, KitRequest, KitView};
 pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
+pub use restamp::RestampReport;
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

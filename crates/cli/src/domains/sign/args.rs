@@ -1,4 +1,4 @@
-//! `hsmc sign` and `hsmc verify` on the command line.
+//! `hsmc sign`, `hsmc verify` and `hsmc timestamp` on the command line.
 
 use std::path::PathBuf;
 
@@ -90,6 +90,25 @@ pub struct VerifyArgs {
     /// ML-DSA context string the signature was made with.
     #[arg(long)]
     pub context: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TimestampArgs {
+    /// The signature: a CMS .p7s (every signer without a token gains one) or a .sig.json
+    /// bundle. Rewritten in place (a new file, then a rename); refused if it already has a
+    /// token.
+    pub sig: PathBuf,
+    /// The RFC 3161 time-stamp authority (http:// or https://); without it, the one in the
+    /// settings.
+    #[arg(long, value_name = "URL")]
+    pub tsa: Option<String>,
+    /// PEM file of the CA the TSA's certificate must chain to (default: the settings' when
+    /// --tsa is not given).
+    #[arg(long, value_name = "FILE")]
+    pub tsa_ca: Option<PathBuf>,
+    /// Seconds to wait for the TSA's answer (default: the settings').
+    #[arg(long, value_name = "SECS")]
+    pub tsa_timeout: Option<u64>,
 }
 
 impl SignArgs {

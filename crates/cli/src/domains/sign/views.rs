@@ -1,6 +1,6 @@
-//! What `sign` and `verify` show.
+//! What `sign`, `verify` and `timestamp` show.
 
-use console::sign::SignReport;
+use console::sign::{RestampReport, SignReport};
 use console::ApiResult;
 use serde::Serialize;
 use signing::verify::VerifyReport;
@@ -137,6 +137,30 @@ impl Render for SignatureCheck {
         } else {
             3
         }
+    }
+}
+
+/// `timestamp`: the signature rewritten, and the time and TSA of each token it gained.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Restamped(pub RestampReport);
+
+impl Render for Restamped {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        writeln!(
+            page,
+            "{} ({}): {} time-stamp token(s) added from {}",
+            r.path,
+            r.format,
+            r.timestamps.len(),
+            r.tsa
+        );
+        for t in &r.timestamps {
+            writeln!(page, "  timestamp   {} (RFC 3161)", t.time);
+            writeln!(page, "  TSA         {}", t.tsa_subject);
+        }
+        Ok(())
     }
 }
 
