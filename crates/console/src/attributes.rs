@@ -12,11 +12,12 @@ use p11::{Session, Template};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult};
 use crate::i18n::Text;
 use crate::text;
-use crate::views::ConsoleEvent;
-use crate::Console;
+use crate::{Console, Partition};
+use std::sync::Arc;
 
 /// What to change (fields left out stay as they are).
 #[derive(Debug, Clone, Default, Deserialize, TS)]
@@ -296,10 +297,44 @@ impl Console {
         handle: u64,
         changes: AttributeChanges,
     ) -> ApiResult<AttributesChanged> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::EditAttributes)?;
-        let c2 = changes.clone();
-        let refs = p.clone();
+        self.changes()
+            .apply(
+                partition,
+                SetAttributes {
+                    handle,
+                    changes,
+                    target: None,
+                    words: Vec::new(),
+                },
+            )
+            .await
+    }
+}
+
+/// `C_SetAttributeValue` on the object the officer chose (and, for a new `CKA_ID`, on the
+/// objects that share its old one).
+struct SetAttributes {
+    /// The handle the officer's list showed.
+    handle: u64,
+    changes: AttributeChanges,
+    /// The object as it was read before the request (resolved).
+    target: Option<hk::ObjectSummary>,
+    words: Vec<String>,
+}
+
+impl Change for SetAttributes {
+    type Output = AttributesChanged;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::AttributeSet
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::EditAttributes)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let (handle, c2, refs) = (self.handle, self.changes.clone(), p.clone());
         let (before, words, moving) = p
             .pool
             .run_service_idempotent_async("attributes.plan", move |s| {
@@ -327,18 +362,35 @@ impl Console {
             .meta("class", &before.class)
             .meta("changes", &words)
             .meta("moves", moving.iter().map(describe).collect::<Vec<_>>());
-        let mut request = ev.clone();
-        request.action.push_str(".request");
-        self.audit_first(request).await?;
-        let c3 = changes.clone();
+        self.target = Some(before);
+        self.words = words;
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<AttributesChanged> {
+        let c3 = self.changes.clone();
         let refs = p.clone();
+        let target = self.target.clone().expect("resolved");
+        // What the object is once the edit took effect: a repeat after a lost answer finds
+        // it under its new label.
+        let mut edited = target.clone();
+        if let Some(l) = &c3.label {
+            edited.label = l.clone();
+        }
+        let mut attempts = 0u32;
         // Setting attributes to values ends the same however often it is done, so after a
         // reconnection (an answer lost) the pool sets them again, the object found again by
-        // its class and ID. Not when the ID itself changes: the object and those that move
-        // with it are then under another ID, and a lost answer is recorded unknown.
-        let repeatable = changes.id_hex.is_none();
+        // its class, ID and label. Not when the ID itself changes: the object and those that
+        // move with it are then under another ID, and a lost answer is recorded unknown.
+        let repeatable = c3.id_hex.is_none();
         let set = move |s: &p11::Session| {
-            let handle = refs.key_refs.resolve(s, handle)?;
+            attempts += 1;
+            let handle = match crate::change::locate(s, &refs, &target) {
+                Err(hsm::HsmError::KeyNotFound(_)) if attempts > 1 => {
+                    crate::change::locate(s, &refs, &edited)?
+                }
+                r => r?,
+            };
             let (mut t, _, new_id) = match plan(s, handle, &c3)? {
                 Ok(planned) => planned,
                 Err(refusal) => return Ok(Err(refusal)),
@@ -365,18 +417,13 @@ impl Console {
         } else {
             p.pool.run_service_async("attributes.set", set).await
         };
-        let r = r
-            .map_err(ApiError::from)
+        let words = self.words.clone();
+        r.map_err(ApiError::from)
             .and_then(|r| r)
             .map(|(summary, moved)| AttributesChanged {
                 summary,
-                changed: words.clone(),
+                changed: words,
                 moved,
-            });
-        self.record_outcome(ev, &r).await;
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
-        r
+            })
     }
 }

@@ -28,10 +28,12 @@ use p11::{Mechanism, Session, Template};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult};
 use crate::text;
-use crate::views::ConsoleEvent;
-use crate::Console;
+use crate::{Console, Partition};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 pub const WRAP_FORMAT: &str = "hsm-console-wrapped-key/1";
 
@@ -439,10 +441,78 @@ impl Console {
         out: &Path,
         oaep: Option<OaepHash>,
     ) -> ApiResult<WrapFile> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::WrapKeys)?;
+        self.changes()
+            .apply(
+                partition,
+                WrapKey {
+                    key,
+                    with,
+                    out: out.to_path_buf(),
+                    oaep,
+                    plan: None,
+                },
+            )
+            .await
+    }
+
+    /// Unwrap a wrap file with `with` (`C_UnwrapKey`), restoring its attributes (and a
+    /// private key's public half); a file made for another key is refused before the token
+    /// is asked, and a key whose check value differs from the file's is destroyed again.
+    /// Audited.
+    pub async fn unwrap_key(
+        &self,
+        partition: &str,
+        file: &Path,
+        with: u64,
+        label: Option<String>,
+    ) -> ApiResult<Unwrapped> {
+        self.changes()
+            .apply(
+                partition,
+                UnwrapKey {
+                    file: file.to_path_buf(),
+                    with,
+                    label,
+                    plan: None,
+                    settled: false,
+                },
+            )
+            .await
+    }
+}
+
+/// `C_WrapKey` of the key the officer chose under the wrapping key they chose, and the
+/// wrap file written.
+struct WrapKey {
+    key: u64,
+    with: u64,
+    out: PathBuf,
+    oaep: Option<OaepHash>,
+    plan: Option<WrapPlan>,
+}
+
+#[derive(Clone)]
+struct WrapPlan {
+    ks: hk::ObjectSummary,
+    ws: hk::ObjectSummary,
+    scheme: Scheme,
+    kind: Wrapper,
+}
+
+impl Change for WrapKey {
+    type Output = WrapFile;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::KeyWrap
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::WrapKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
         let family = p.module.module.family();
-        let refs = p.clone();
+        let (key, with, oaep, refs) = (self.key, self.with, self.oaep, p.clone());
         let (ks, ws) = p
             .pool
             .run_service_idempotent_async("keys.wrap.check", move |s| {
@@ -494,25 +564,38 @@ impl Console {
             (Wrapper::Rsa, "SECRET_KEY") => Scheme::Oaep(hash),
             (Wrapper::Rsa, _) => Scheme::RsaAes(hash),
         };
-        self.audit_first(
-            Event::new("key.wrap.request", "key")
-                .resource(&ks.label)
-                .algorithm(&ks.algorithm)
-                .meta("partition", &p.id)
-                .meta("id", &ks.id_hex)
-                .meta("wrapping_key", with)
-                .meta("out", out.display().to_string()),
-        )
-        .await?;
+        let ev = Event::new("key.wrap", "key")
+            .resource(&ks.label)
+            .algorithm(&ks.algorithm)
+            .meta("partition", &p.id)
+            .meta("id", &ks.id_hex)
+            .meta("wrapping_key", &ws.label)
+            .meta("wrapping_key_id", &ws.id_hex)
+            .meta("out", self.out.display().to_string());
+        self.plan = Some(WrapPlan {
+            ks,
+            ws,
+            scheme,
+            kind,
+        });
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<WrapFile> {
+        let WrapPlan {
+            ks,
+            ws,
+            scheme,
+            kind,
+        } = self.plan.clone().expect("resolved");
         let (ks2, wlabel) = (ks.clone(), ws.label.clone());
         let refs = p.clone();
-        let r = p
-            .pool
+        p.pool
             // C_WrapKey changes nothing on the token: repeated after a reconnection.
             .run_service_idempotent_async("keys.wrap", move |s| {
                 let (key, with) = (
-                    refs.key_refs.resolve(s, key)?,
-                    refs.key_refs.resolve(s, with)?,
+                    crate::change::locate(s, &refs, &ks)?,
+                    crate::change::locate(s, &refs, &ws)?,
                 );
                 let (kwp, kwp_name) = kwp_of(s)?;
                 let fp = fingerprint(s, kind, with)?;
@@ -552,44 +635,64 @@ impl Console {
             .map_err(ApiError::from)
             .and_then(|f| {
                 let json = serde_json::to_vec_pretty(&f).expect("serializes");
-                outfile::write_new(out, &json)?;
+                outfile::write_new(&self.out, &json)?;
                 Ok(f)
-            });
-        let ev = Event::new("key.wrap", "key")
-            .resource(&ks.label)
-            .meta("partition", &p.id)
-            .meta("id", &ks.id_hex);
-        let ev = match &r {
+            })
+    }
+
+    fn outcome(&self, ev: Event, r: Result<&WrapFile, &ApiError>) -> Event {
+        match r {
             Ok(f) => ev
                 .meta("mechanism", &f.mechanism)
                 .meta("wrapping_key_fingerprint", &f.wrapping_key_fingerprint),
             Err(_) => ev,
-        };
-        self.record_outcome(ev, &r).await;
-        r
+        }
+    }
+}
+
+/// `C_UnwrapKey` of a wrap file under the key the officer chose.
+struct UnwrapKey {
+    file: PathBuf,
+    with: u64,
+    label: Option<String>,
+    plan: Option<UnwrapPlan>,
+    /// A lost answer was settled by reading the token.
+    settled: bool,
+}
+
+struct UnwrapPlan {
+    f: WrapFile,
+    scheme: Scheme,
+    id: Vec<u8>,
+    wrapped: Vec<u8>,
+    class: u64,
+    public_key: Option<PublicKey>,
+    ws: hk::ObjectSummary,
+    label: String,
+    name: String,
+}
+
+impl Change for UnwrapKey {
+    type Output = Unwrapped;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::KeyUnwrap
     }
 
-    /// Unwrap a wrap file with `with` (`C_UnwrapKey`), restoring its attributes (and a
-    /// private key's public half); a file made for another key is refused before the token
-    /// is asked, and a key whose check value differs from the file's is destroyed again.
-    /// Audited.
-    pub async fn unwrap_key(
-        &self,
-        partition: &str,
-        file: &Path,
-        with: u64,
-        label: Option<String>,
-    ) -> ApiResult<Unwrapped> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::UnwrapKeys)?;
+    fn permission(&self) -> Option<Action> {
+        Some(Action::UnwrapKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let file = self.file.clone();
         let name = file.display().to_string();
         let ParsedWrap {
             file: f,
             scheme,
             id,
             wrapped,
-        } = read_wrap_file(file)?;
-        let label = label.unwrap_or_else(|| f.label.clone());
+        } = read_wrap_file(&file)?;
+        let label = self.label.clone().unwrap_or_else(|| f.label.clone());
         crate::keys::validate_label(&label)?;
         let class = match f.class.as_str() {
             "SECRET_KEY" => CKO_SECRET_KEY,
@@ -619,9 +722,12 @@ impl Console {
             ),
             None => None,
         };
+        let (with, refs) = (self.with, p.clone());
         let ws = p
             .pool
-            .run_service_idempotent_async("keys.unwrap.check", move |s| Ok(hk::summary(s, with)?))
+            .run_service_idempotent_async("keys.unwrap.check", move |s| {
+                Ok(hk::summary(s, refs.key_refs.resolve(s, with)?)?)
+            })
             .await?;
         let kind = wrapper_kind(&ws)?;
         if kind == Wrapper::Rsa && ws.class != "PRIVATE_KEY" {
@@ -644,10 +750,11 @@ impl Console {
                 label = &ws.label
             )));
         }
+        let (ws2, refs) = (ws.clone(), p.clone());
         let fp = p
             .pool
             .run_service_idempotent_async("keys.unwrap.fingerprint", move |s| {
-                fingerprint(s, kind, with)
+                fingerprint(s, kind, crate::change::locate(s, &refs, &ws2)?)
             })
             .await?;
         if fp != f.wrapping_key_fingerprint {
@@ -660,17 +767,39 @@ impl Console {
                 actual = &fp
             )));
         }
-        self.audit_first(
-            Event::new("key.unwrap.request", "key")
-                .resource(&label)
-                .algorithm(&f.algorithm)
-                .meta("partition", &p.id)
-                .meta("file", &name)
-                .meta("id", &f.id_hex)
-                .meta("wrapping_key_fingerprint", &f.wrapping_key_fingerprint),
-        )
-        .await?;
-        let mut unwrap_settled = false;
+        let ev = Event::new("key.unwrap", "key")
+            .resource(&label)
+            .algorithm(&f.algorithm)
+            .meta("partition", &p.id)
+            .meta("file", &name)
+            .meta("id", &f.id_hex)
+            .meta("wrapping_key_fingerprint", &f.wrapping_key_fingerprint);
+        self.plan = Some(UnwrapPlan {
+            f,
+            scheme,
+            id,
+            wrapped,
+            class,
+            public_key,
+            ws,
+            label,
+            name,
+        });
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Unwrapped> {
+        let UnwrapPlan {
+            f,
+            scheme,
+            id,
+            wrapped,
+            class,
+            public_key,
+            ws,
+            label,
+            name,
+        } = self.plan.take().expect("resolved");
         let family = p.module.module.family();
         let (f3, l3, id3, refs) = (f.clone(), label.clone(), id.clone(), p.clone());
         let made = Made {
@@ -686,7 +815,7 @@ impl Console {
                 .len()
         };
         let unwrap = move |s: &Session| {
-            let with = refs.key_refs.resolve(s, with)?;
+            let with = crate::change::locate(s, &refs, &ws)?;
             let (kwp, _) = kwp_of(s)?;
             let mut t = Template::new()
                 .ulong(CKA_CLASS, class)
@@ -730,7 +859,7 @@ impl Console {
                     .await;
                 match settled {
                     Ok(Some(done)) => {
-                        unwrap_settled = true;
+                        self.settled = true;
                         Ok(done)
                     }
                     Ok(None) => p.pool.run_service_async("keys.unwrap", unwrap).await,
@@ -739,7 +868,7 @@ impl Console {
             }
             r => r,
         };
-        let r = r
+        r
             .map_err(ApiError::from)
             .and_then(|r| {
                 r.map_err(|got| {
@@ -751,19 +880,15 @@ impl Console {
                         expected = f.kcv.clone().unwrap_or_default()
                     ))
                 })
-            });
-        let mut ev = Event::new("key.unwrap", "key")
-            .resource(&label)
-            .meta("partition", &p.id)
-            .meta("file", &name);
-        if unwrap_settled {
-            ev = ev.meta("settled_after_reconnect", true);
+            })
+    }
+
+    fn outcome(&self, ev: Event, _r: Result<&Unwrapped, &ApiError>) -> Event {
+        if self.settled {
+            ev.meta("settled_after_reconnect", true)
+        } else {
+            ev
         }
-        self.record_outcome(ev, &r).await;
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
-        r
     }
 }
 

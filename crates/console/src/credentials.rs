@@ -24,12 +24,14 @@ use hsm::roles::{self, Action};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::change::{Change, ChangeKind, Settled};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::i18n::Text;
 use crate::partitions::{blocking, Partition, MAX_PIN_BYTES};
 use crate::role_texts;
 use crate::views::{AuditKeyView, ConsoleEvent, UserKind};
 use crate::{text, Console};
+use std::sync::Arc;
 
 /// After a PIN change.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -71,7 +73,7 @@ impl PinSettled {
     }
 
     /// What the officer is told: the change happened, did not, or cannot be known.
-    fn into_result(self, lost: ApiError) -> ApiResult<()> {
+    fn result(&self, lost: ApiError) -> ApiResult<()> {
         let code = ErrorCode::HsmDisconnected;
         let keep = |mut e: ApiError| {
             e.pkcs11 = lost.pkcs11.clone();
@@ -193,13 +195,6 @@ pub fn validate_token_label(label: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// The "before" record of an action: its event, named `<action>.request`.
-fn request(e: &Event) -> Event {
-    let mut r = e.clone();
-    r.action.push_str(".request");
-    r
-}
-
 fn new_pin() -> Text {
     text!("credentials.what_new_pin", "new PIN")
 }
@@ -284,67 +279,18 @@ impl Console {
         new: p11::Pin,
     ) -> ApiResult<PinChanged> {
         let p = self.partition_ref(partition).await?;
-        let who = p.logged_in().ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::NotLoggedIn,
-                text!(
-                    "errors.log_in_to_change_pin",
-                    "Log in as the role whose PIN you change."
-                ),
-            )
-        })?;
-        check_sendable(&old, text!("credentials.what_current_pin", "current PIN"))?;
-        self.check_new_pin(&p, &new).await?;
-        let was_to_be_changed = self
-            .token_view(&p)
-            .await
-            .is_some_and(|t| who.pin_to_be_changed(&t));
-        let ev = Event::new("pin.change", "partition")
-            .resource(&p.id)
-            .meta("user", who)
-            .meta("token", &p.label)
-            .meta("was_to_be_changed", was_to_be_changed);
-        self.admin_audit_first(&p, request(&ev)).await?;
-        let pool = p.pool.clone();
-        let (old_kept, new_kept) = (old.clone(), new.clone());
-        let r = blocking(move || pool.set_pin(&old, new))
-            .await?
-            .map_err(ApiError::from);
-        let mut ev = ev;
-        let r = match r {
-            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
-                let mut n = ApiError::new(
-                    e.code,
-                    text!(
-                        "errors.current_pin_incorrect",
-                        "The current PIN is incorrect; the PIN was not changed."
-                    ),
-                );
-                n.pkcs11 = e.pkcs11;
-                if let Some(note) = self.pin_attempts_note(&p, who).await {
-                    n = n.details(note);
-                }
-                Err(n)
-            }
-            Err(e) if e.code == ErrorCode::HsmDisconnected => {
-                // The reply is lost: C_SetPIN may have changed the PIN or not. Find out,
-                // and say which PIN is valid now.
-                let settled = self
-                    .settle_pin_change(&p, who, old_kept, new_kept, was_to_be_changed)
-                    .await;
-                ev = ev
-                    .meta("settled_after_reconnect", settled.now != PinNow::Unknown)
-                    .meta("pin_now", settled.word())
-                    .meta("settled_by", settled.by);
-                settled.into_result(e)
-            }
-            other => other,
+        let mut change = ChangePin {
+            old,
+            new,
+            who: None,
+            was_to_be_changed: false,
+            settled: None,
         };
-        self.record_outcome(ev, &r).await;
-        r?;
+        self.changes().apply_on(&p, &mut change).await?;
+        let who = change.who.expect("resolved before the change");
         let uses_keys =
             roles::check(Some(who.role()), Action::UseKeys, p.module.module.family()).is_ok();
-        let audit = if was_to_be_changed && uses_keys {
+        let audit = if change.was_to_be_changed && uses_keys {
             match self.attach_audit(&p).await {
                 Ok(a) => a,
                 Err(e) => {
@@ -359,9 +305,6 @@ impl Console {
         } else {
             self.audit_key_view().await
         };
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
         self.emit(ConsoleEvent::AuditKey {
             state: audit.clone(),
         });
@@ -442,26 +385,15 @@ impl Console {
     /// a locked PIN. On a Luna partition with policy 21 the user must change it at the
     /// next login.
     pub async fn set_user_pin(&self, partition: &str, new: p11::Pin) -> ApiResult<()> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::SetUserPin)?;
-        self.check_new_pin(&p, &new).await?;
-        let ev = Event::new("pin.init", "partition")
-            .resource(&p.id)
-            .meta("for", UserKind::User)
-            .meta("token", &p.label);
-        self.admin_audit_first(&p, request(&ev)).await?;
-        let r = p
-            .pool
-            // Setting a PIN to a value ends the same however often it is done: after a
-            // reconnection (an answer lost) the pool sets it again.
-            .run_idempotent_async("pin.init", move |s| s.init_pin(&new))
+        self.changes()
+            .apply(
+                partition,
+                InitPin {
+                    role: UserKind::User,
+                    new,
+                },
+            )
             .await
-            .map_err(ApiError::from);
-        self.record_outcome(ev, &r).await;
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
-        r
     }
 
     /// The Crypto Officer sets the PIN of a Luna role (`CA_InitRolePIN`): the Crypto User
@@ -472,28 +404,13 @@ impl Console {
         role: UserKind,
         new: p11::Pin,
     ) -> ApiResult<()> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::SetRolePin)?;
         if !matches!(role, UserKind::CryptoUser | UserKind::LimitedCryptoOfficer) {
             return Err(ApiError::invalid(text!(
                 "errors.role_pin_roles",
                 "The Crypto Officer sets the Crypto User's and the Limited Crypto Officer's PINs; the user PIN is the SO's to set."
             )));
         }
-        self.check_new_pin(&p, &new).await?;
-        let ev = Event::new("pin.init", "partition")
-            .resource(&p.id)
-            .meta("for", role)
-            .meta("token", &p.label);
-        self.admin_audit_first(&p, request(&ev)).await?;
-        let user = role.p11();
-        let r = p
-            .pool
-            .run_idempotent_async("pin.init_role", move |s| s.ca_init_role_pin(user, &new))
-            .await
-            .map_err(ApiError::from);
-        self.record_outcome(ev, &r).await;
-        r
+        self.changes().apply(partition, InitPin { role, new }).await
     }
 
     /// What the token holds (what initializing it would destroy).
@@ -558,9 +475,201 @@ impl Console {
         so_pin: p11::Pin,
         req: InitTokenRequest,
     ) -> ApiResult<TokenInitialized> {
+        self.changes()
+            .apply(
+                partition,
+                InitToken {
+                    so_pin,
+                    req,
+                    objects: 0,
+                    retried: false,
+                },
+            )
+            .await
+    }
+}
+
+/// `C_SetPIN` by the role logged in.
+struct ChangePin {
+    old: p11::Pin,
+    new: p11::Pin,
+    /// Who is logged in (resolved).
+    who: Option<UserKind>,
+    was_to_be_changed: bool,
+    /// How a lost answer was settled.
+    settled: Option<PinSettled>,
+}
+
+impl Change for ChangePin {
+    type Output = ();
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::PinChange
+    }
+
+    fn permission(&self) -> Option<Action> {
+        None // any role changes its own PIN
+    }
+
+    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let who = p.logged_in().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotLoggedIn,
+                text!(
+                    "errors.log_in_to_change_pin",
+                    "Log in as the role whose PIN you change."
+                ),
+            )
+        })?;
+        check_sendable(
+            &self.old,
+            text!("credentials.what_current_pin", "current PIN"),
+        )?;
+        c.check_new_pin(p, &self.new).await?;
+        self.was_to_be_changed = c
+            .token_view(p)
+            .await
+            .is_some_and(|t| who.pin_to_be_changed(&t));
+        self.who = Some(who);
+        Ok(Event::new("pin.change", "partition")
+            .resource(&p.id)
+            .meta("user", who)
+            .meta("token", &p.label)
+            .meta("was_to_be_changed", self.was_to_be_changed))
+    }
+
+    async fn act(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+        let pool = p.pool.clone();
+        let (old, new) = (self.old.clone(), self.new.clone());
+        let r = blocking(move || pool.set_pin(&old, new))
+            .await?
+            .map_err(ApiError::from);
+        match r {
+            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
+                let mut n = ApiError::new(
+                    e.code,
+                    text!(
+                        "errors.current_pin_incorrect",
+                        "The current PIN is incorrect; the PIN was not changed."
+                    ),
+                );
+                n.pkcs11 = e.pkcs11;
+                if let Some(note) = c.pin_attempts_note(p, self.who.expect("resolved")).await {
+                    n = n.details(note);
+                }
+                Err(n)
+            }
+            other => other,
+        }
+    }
+
+    /// The reply is lost: `C_SetPIN` may have changed the PIN or not. Find out, and say
+    /// which PIN is valid now.
+    async fn settle(&mut self, c: &Console, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
+        let settled = c
+            .settle_pin_change(
+                p,
+                self.who.expect("resolved"),
+                self.old.clone(),
+                self.new.clone(),
+                self.was_to_be_changed,
+            )
+            .await;
+        let now = settled.now;
+        let r = settled.result(lost);
+        self.settled = Some(settled);
+        match (now, r) {
+            (PinNow::New, _) => Settled::Done(()),
+            (PinNow::Current, Err(e)) => Settled::NotDone(e),
+            (_, Err(e)) => Settled::Unknown(e),
+            (_, Ok(())) => Settled::Done(()),
+        }
+    }
+
+    fn outcome(&self, ev: Event, _r: Result<&(), &ApiError>) -> Event {
+        match &self.settled {
+            Some(s) => ev.meta("pin_now", s.word()).meta("settled_by", s.by),
+            None => ev,
+        }
+    }
+}
+
+/// `C_InitPIN` by the SO (the user's PIN) or `CA_InitRolePIN` by the Crypto Officer (a
+/// Luna role's).
+struct InitPin {
+    role: UserKind,
+    new: p11::Pin,
+}
+
+impl Change for InitPin {
+    type Output = ();
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::PinInit
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(match self.role {
+            UserKind::User => Action::SetUserPin,
+            _ => Action::SetRolePin,
+        })
+    }
+
+    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        c.check_new_pin(p, &self.new).await?;
+        Ok(Event::new("pin.init", "partition")
+            .resource(&p.id)
+            .meta("for", self.role)
+            .meta("token", &p.label))
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+        let new = self.new.clone();
+        // Setting a PIN to a value ends the same however often it is done: after a
+        // reconnection (an answer lost) the pool sets it again.
+        let r = match self.role {
+            UserKind::User => {
+                p.pool
+                    .run_idempotent_async("pin.init", move |s| s.init_pin(&new))
+                    .await
+            }
+            role => {
+                let user = role.p11();
+                p.pool
+                    .run_idempotent_async("pin.init_role", move |s| s.ca_init_role_pin(user, &new))
+                    .await
+            }
+        };
+        r.map_err(ApiError::from)
+    }
+}
+
+/// `C_InitToken`: everything on the token is destroyed.
+struct InitToken {
+    so_pin: p11::Pin,
+    req: InitTokenRequest,
+    /// The objects it destroys (resolved).
+    objects: u64,
+    /// Initialized again after the first call's answer was lost.
+    retried: bool,
+}
+
+impl Change for InitToken {
+    type Output = TokenInitialized;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::TokenInit
+    }
+
+    fn permission(&self) -> Option<Action> {
+        None // the SO PIN given is the authority
+    }
+
+    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let req = &self.req;
         validate_token_label(&req.label)?;
-        check_sendable(&so_pin, text!("credentials.what_so_pin", "SO PIN"))?;
-        let contents = self.token_contents(partition).await?;
+        check_sendable(&self.so_pin, text!("credentials.what_so_pin", "SO PIN"))?;
+        let contents = c.token_contents(&p.id).await?;
         if req.confirmation.trim() != contents.confirmation.trim() {
             return Err(ApiError::invalid(text!(
                 "errors.init_confirm_label",
@@ -580,13 +689,12 @@ impl Console {
                 "Confirm that the trail's key goes with the token (the second confirmation), or keep the token."
             )));
         }
-        let p = self.partition_ref(partition).await?;
-        let objects = contents.reported_object_count.unwrap_or(contents.objects);
-        let ev = Event::new("token.init", "partition")
+        self.objects = contents.reported_object_count.unwrap_or(contents.objects);
+        Ok(Event::new("token.init", "partition")
             .resource(&p.id)
             .meta("token", &p.label)
             .meta("new_label", &req.label)
-            .meta("objects", objects)
+            .meta("objects", self.objects)
             .meta(
                 "objects_by_class",
                 contents
@@ -595,17 +703,20 @@ impl Console {
                     .map(|c| (c.class.clone(), c.count))
                     .collect::<std::collections::BTreeMap<_, _>>(),
             )
-            .meta("destroys_audit_key", contents.holds_audit_key);
-        self.admin_audit_first(&p, request(&ev)).await?;
+            .meta("destroys_audit_key", contents.holds_audit_key))
+    }
+
+    async fn act(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<TokenInitialized> {
         if p.logged_in().is_some() {
             // Seals and checkpoints the trail while its key is still here.
-            let _ = self.logout(&p.id).await;
+            let _ = c.logout(&p.id).await;
         }
-        let (pool, m, slot, label) = (
+        let (pool, m, slot, label, so_pin) = (
             p.pool.clone(),
             p.module.module.clone(),
             p.slot(),
-            req.label.clone(),
+            self.req.label.clone(),
+            self.so_pin.clone(),
         );
         let r = blocking(move || -> ApiResult<bool> {
             pool.shut();
@@ -623,13 +734,26 @@ impl Console {
             }
         })
         .await?;
-        let mut ev = ev;
-        if let Ok(true) = r {
-            ev = ev.meta("retried_after_reconnect", true);
-        }
-        let r = r.map(|_| ());
         p.set_logged_in(None);
-        let r = match r {
+        match r {
+            Ok(retried) => {
+                self.retried = retried;
+                c.partitions.write().remove(&p.id);
+                let slots = c.slots(&p.module.id).await.unwrap_or_default();
+                let new_id = slots
+                    .iter()
+                    .find(|s| {
+                        s.token
+                            .as_ref()
+                            .is_some_and(|t| t.label.trim() == self.req.label.trim())
+                    })
+                    .and_then(|s| s.partition_id.clone());
+                Ok(TokenInitialized {
+                    partition_id: new_id,
+                    label: self.req.label.clone(),
+                    objects_destroyed: self.objects,
+                })
+            }
             Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
                 let mut n = ApiError::new(
                     e.code,
@@ -639,42 +763,25 @@ impl Console {
                     ),
                 );
                 n.pkcs11 = e.pkcs11;
-                if let Some(note) = self.pin_attempts_note(&p, UserKind::So).await {
+                if let Some(note) = c.pin_attempts_note(p, UserKind::So).await {
                     n = n.details(note);
                 }
                 Err(n)
             }
-            other => other,
-        };
-        let r = match r {
-            Ok(()) => {
-                self.partitions.write().remove(&p.id);
-                let slots = self.slots(&p.module.id).await.unwrap_or_default();
-                let new_id = slots
-                    .iter()
-                    .find(|s| {
-                        s.token
-                            .as_ref()
-                            .is_some_and(|t| t.label.trim() == req.label.trim())
-                    })
-                    .and_then(|s| s.partition_id.clone());
-                Ok(TokenInitialized {
-                    partition_id: new_id,
-                    label: req.label.clone(),
-                    objects_destroyed: objects,
-                })
-            }
             Err(e) => Err(e),
+        }
+    }
+
+    fn outcome(&self, ev: Event, r: Result<&TokenInitialized, &ApiError>) -> Event {
+        let ev = if self.retried {
+            ev.meta("retried_after_reconnect", true)
+        } else {
+            ev
         };
-        let ev = match &r {
+        match r {
             Ok(t) => ev.meta("new_partition", &t.partition_id),
             Err(_) => ev,
-        };
-        self.record_outcome(ev, &r).await;
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
-        r
+        }
     }
 }
 

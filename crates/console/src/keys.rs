@@ -12,11 +12,14 @@ use hsm::pubkey::PublicKeyFormat;
 use hsm::templates::KeyAttrs;
 use p11::sys::*;
 
+use crate::change::{Change, ChangeKind, Settled};
 use crate::error::{ApiError, ApiResult};
 use crate::i18n::Text;
 use crate::text;
 use crate::views::*;
-use crate::Console;
+use crate::{Console, Partition};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// (done, total) of the generation of `label` in lunasim's `hss_progress` answer.
 fn keygen_progress_of(answer: &str, label: &str) -> Option<(u64, u64)> {
@@ -161,92 +164,7 @@ impl Console {
         partition: &str,
         req: GenerateRequest,
     ) -> ApiResult<GeneratedKey> {
-        validate_label(&req.label)?;
-        if let KeySpec::Hss { params } = &req.spec {
-            hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
-        }
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, hsm::roles::Action::GenerateKeys)?;
-        let alg = req.spec.display();
-        self.audit_first(
-            Event::new("key.generate.request", "key")
-                .resource(&req.label)
-                .algorithm(&alg)
-                .meta("partition", &p.id)
-                .meta("token_object", req.token),
-        )
-        .await?;
-        let started = Instant::now();
-        let spec = req.spec.clone();
-        let (label, token) = (req.label.clone(), req.token);
-        let mut tried: Option<Vec<u8>> = None;
-        // Not idempotent: after a reconnect interrupted an attempt, the token is read first
-        // (by the new key's CKA_ID), so a key that came to be is not made twice.
-        let r = p
-            .pool
-            .run_service_idempotent_async("keys.generate", move |s| {
-                if let Some(id) = &tried {
-                    if let Some(g) = generated_before(s, id, &label)? {
-                        return Ok((g, id.clone(), true, s.generation()));
-                    }
-                }
-                let id = match &tried {
-                    Some(id) => id.clone(),
-                    None => hk::new_key_id(s)?,
-                };
-                tried = Some(id.clone());
-                let g = hk::generate(
-                    s,
-                    &spec,
-                    &KeyAttrs {
-                        label: label.clone(),
-                        id: id.clone(),
-                        token,
-                    },
-                )?;
-                Ok((g, id, false, s.generation()))
-            })
-            .await
-            .map_err(ApiError::from);
-        let settled_by_reading = matches!(r, Ok((_, _, true, _)));
-        if let Ok((g, id, _, generation)) = &r {
-            let learn = |h, class| p.key_refs.learn_one(*generation, h, class, id, &req.label);
-            match g.public {
-                Some(public) => {
-                    learn(g.private, "PRIVATE_KEY");
-                    learn(public, "PUBLIC_KEY");
-                }
-                None => learn(g.private, "SECRET_KEY"),
-            }
-        }
-        let r = r.map(|(g, id, _, _)| (g, id));
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-        let out = r.map(|(g, id)| GeneratedKey {
-            private_handle: g.private,
-            public_handle: g.public,
-            label: req.label.clone(),
-            id_hex: hex::encode(&id),
-            algorithm: alg.clone(),
-            expected_public_key_len: g.public_key.as_ref().map(|k| k.raw().len()),
-            public_key: g.public_key.as_ref().map(PublicKeyView::from),
-            elapsed_ms,
-        });
-        let mut ev = Event::new("key.generate", "key")
-            .resource(&req.label)
-            .algorithm(&alg)
-            .meta("partition", &p.id)
-            .meta("elapsed_ms", elapsed_ms);
-        if settled_by_reading {
-            ev = ev.meta("settled_after_reconnect", true);
-        }
-        if let Ok(k) = &out {
-            ev = ev.meta("id", &k.id_hex).meta(
-                "fingerprint",
-                k.public_key.as_ref().map(|pk| pk.fingerprint.clone()),
-            );
-        }
-        self.record_outcome(ev, &out).await;
-        out
+        self.changes().apply(partition, GenerateKey::new(req)).await
     }
 
     /// How far the generation of the key labelled `label` has come, where the module can
@@ -320,53 +238,31 @@ impl Console {
             ))
             .details(text!("errors.nothing_deleted", "Nothing was deleted.")));
         }
-        self.audit_first(
-            Event::new("key.destroy.request", "key")
-                .resource(expected.clone())
-                .meta("partition", &p.id)
-                .meta("objects", summaries.iter().map(|s| serde_json::json!({"handle": s.handle, "label": s.label, "id": s.id_hex, "class": s.class})).collect::<Vec<_>>()),
-        )
-        .await?;
         let mut result = DestroyResult {
             destroyed: Vec::new(),
             failed: Vec::new(),
         };
+        // One change per object: each is found again by what the officer confirmed (class,
+        // ID, label) right before it is destroyed, and has its own request and outcome.
         for s in summaries {
             let h = s.handle;
-            let refs = p.clone();
-            let mut tried = false;
-            // Not idempotent: after a reconnect the token is read first. The object gone
-            // means the first attempt took effect; there, it is destroyed (once).
-            let r = p
-                .pool
-                .run_service_idempotent_async("keys.destroy", move |sess| {
-                    let now = match refs.key_refs.resolve(sess, h) {
-                        Err(hsm::HsmError::KeyNotFound(_)) if tried => return Ok(false),
-                        r => r?,
-                    };
-                    tried = true;
-                    sess.destroy_object(now)?;
-                    Ok(true)
-                })
-                .await
-                .map_err(ApiError::from);
-            let settled_by_reading = matches!(r, Ok(false));
-            let r = r.map(|_| ());
-            let mut ev = Event::new("key.destroy", "key")
-                .resource(&s.label)
-                .algorithm(&s.algorithm)
-                .meta("partition", &p.id)
-                .meta("id", &s.id_hex)
-                .meta("class", &s.class);
-            if settled_by_reading {
-                ev = ev.meta("settled_after_reconnect", true);
-            }
-            self.record_outcome(ev, &r).await;
+            let label = s.label.clone();
+            let r = self
+                .changes()
+                .apply_on(
+                    &p,
+                    &mut DestroyObject {
+                        target: s,
+                        phrase: expected.clone(),
+                        settled_by_reading: false,
+                    },
+                )
+                .await;
             match r {
                 Ok(()) => result.destroyed.push(h),
                 Err(error) => result.failed.push(DestroyFailure {
                     handle: h,
-                    label: s.label,
+                    label,
                     error,
                 }),
             }
@@ -543,6 +439,237 @@ pub fn base64_decode(s: &str) -> ApiResult<Vec<u8>> {
                 error = e
             ))
         })
+}
+
+/// `C_GenerateKey(Pair)`.
+struct GenerateKey {
+    req: GenerateRequest,
+    /// The new key's `CKA_ID`, once an attempt has chosen it (shared with the pool's
+    /// retries, and read when settling a lost answer).
+    tried: Arc<Mutex<Option<Vec<u8>>>>,
+    started: Instant,
+    /// A retry found the key an earlier attempt made.
+    settled_by_reading: bool,
+}
+
+impl GenerateKey {
+    fn new(req: GenerateRequest) -> GenerateKey {
+        GenerateKey {
+            req,
+            tried: Arc::default(),
+            started: Instant::now(),
+            settled_by_reading: false,
+        }
+    }
+
+    fn view(&self, g: hk::Generated, id: &[u8]) -> GeneratedKey {
+        GeneratedKey {
+            private_handle: g.private,
+            public_handle: g.public,
+            label: self.req.label.clone(),
+            id_hex: hex::encode(id),
+            algorithm: self.req.spec.display(),
+            expected_public_key_len: g.public_key.as_ref().map(|k| k.raw().len()),
+            public_key: g.public_key.as_ref().map(PublicKeyView::from),
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+        }
+    }
+
+    fn learn(p: &Partition, generation: u64, g: &hk::Generated, id: &[u8], label: &str) {
+        let learn = |h, class| p.key_refs.learn_one(generation, h, class, id, label);
+        match g.public {
+            Some(public) => {
+                learn(g.private, "PRIVATE_KEY");
+                learn(public, "PUBLIC_KEY");
+            }
+            None => learn(g.private, "SECRET_KEY"),
+        }
+    }
+}
+
+impl Change for GenerateKey {
+    type Output = GeneratedKey;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::KeyGenerate
+    }
+
+    fn permission(&self) -> Option<hsm::roles::Action> {
+        Some(hsm::roles::Action::GenerateKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        validate_label(&self.req.label)?;
+        if let KeySpec::Hss { params } = &self.req.spec {
+            hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
+        }
+        self.started = Instant::now();
+        Ok(Event::new("key.generate", "key")
+            .resource(&self.req.label)
+            .algorithm(self.req.spec.display())
+            .meta("partition", &p.id)
+            .meta("token_object", self.req.token))
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<GeneratedKey> {
+        let spec = self.req.spec.clone();
+        let (label, token) = (self.req.label.clone(), self.req.token);
+        let tried = self.tried.clone();
+        // Not idempotent: after a reconnect interrupted an attempt, the token is read first
+        // (by the new key's CKA_ID), so a key that came to be is not made twice.
+        let (g, id, found, generation) = p
+            .pool
+            .run_service_idempotent_async("keys.generate", move |s| {
+                let before = tried.lock().clone();
+                if let Some(id) = &before {
+                    if let Some(g) = generated_before(s, id, &label)? {
+                        return Ok((g, id.clone(), true, s.generation()));
+                    }
+                }
+                let id = match before {
+                    Some(id) => id,
+                    None => hk::new_key_id(s)?,
+                };
+                *tried.lock() = Some(id.clone());
+                let g = hk::generate(
+                    s,
+                    &spec,
+                    &KeyAttrs {
+                        label: label.clone(),
+                        id: id.clone(),
+                        token,
+                    },
+                )?;
+                Ok((g, id, false, s.generation()))
+            })
+            .await?;
+        self.settled_by_reading = found;
+        Self::learn(p, generation, &g, &id, &self.req.label);
+        Ok(self.view(g, &id))
+    }
+
+    /// The answer is lost and the pool could not try again: the token is read for a key
+    /// with the ID the attempt chose.
+    async fn settle(
+        &mut self,
+        _c: &Console,
+        p: &Arc<Partition>,
+        lost: ApiError,
+    ) -> Settled<GeneratedKey> {
+        let Some(id) = self.tried.lock().clone() else {
+            return Settled::NotDone(lost); // no attempt reached the token
+        };
+        let label = self.req.label.clone();
+        let id2 = id.clone();
+        let read = p
+            .pool
+            .run_service_idempotent_async("keys.generate.settle", move |s| {
+                Ok((generated_before(s, &id2, &label)?, s.generation()))
+            })
+            .await;
+        match read {
+            Ok((Some(g), generation)) => {
+                Self::learn(p, generation, &g, &id, &self.req.label);
+                Settled::Done(self.view(g, &id))
+            }
+            Ok((None, _)) => Settled::NotDone(lost),
+            Err(_) => Settled::Unknown(lost),
+        }
+    }
+
+    fn outcome(&self, ev: Event, r: Result<&GeneratedKey, &ApiError>) -> Event {
+        let mut ev = ev.meta("elapsed_ms", self.started.elapsed().as_millis() as u64);
+        if self.settled_by_reading {
+            ev = ev.meta("settled_after_reconnect", true);
+        }
+        if let Ok(k) = r {
+            ev = ev.meta("id", &k.id_hex).meta(
+                "fingerprint",
+                k.public_key.as_ref().map(|pk| pk.fingerprint.clone()),
+            );
+        }
+        ev
+    }
+}
+
+/// `C_DestroyObject` of one object the officer confirmed.
+struct DestroyObject {
+    /// The object as it was read for the confirmation.
+    target: ObjectSummary,
+    /// The phrase the officer typed (the request names the whole selection by it).
+    phrase: String,
+    settled_by_reading: bool,
+}
+
+impl Change for DestroyObject {
+    type Output = ();
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::KeyDestroy
+    }
+
+    fn permission(&self) -> Option<hsm::roles::Action> {
+        Some(hsm::roles::Action::DeleteObjects)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let s = &self.target;
+        Ok(Event::new("key.destroy", "key")
+            .resource(&s.label)
+            .algorithm(&s.algorithm)
+            .meta("partition", &p.id)
+            .meta("id", &s.id_hex)
+            .meta("class", &s.class)
+            .meta("handle", s.handle)
+            .meta("confirmed_as", &self.phrase))
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+        let target = self.target.clone();
+        let refs = p.clone();
+        let mut tried = false;
+        // Not idempotent: after a reconnect the token is read first. The object gone
+        // means the first attempt took effect; there, it is destroyed (once).
+        let destroyed = p
+            .pool
+            .run_service_idempotent_async("keys.destroy", move |sess| {
+                let now = match crate::change::locate(sess, &refs, &target) {
+                    Err(hsm::HsmError::KeyNotFound(_)) if tried => return Ok(false),
+                    r => r?,
+                };
+                tried = true;
+                sess.destroy_object(now)?;
+                Ok(true)
+            })
+            .await?;
+        self.settled_by_reading = !destroyed;
+        Ok(())
+    }
+
+    /// The answer is lost: the object still there (by its ID and label) means it was not
+    /// destroyed; gone means it was.
+    async fn settle(&mut self, _c: &Console, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
+        let target = self.target.clone();
+        let read = p
+            .pool
+            .run_service_idempotent_async("keys.destroy.settle", move |s| {
+                crate::change::still_there(s, &target)
+            })
+            .await;
+        match read {
+            Ok(true) => Settled::NotDone(lost),
+            Ok(false) => Settled::Done(()),
+            Err(_) => Settled::Unknown(lost),
+        }
+    }
+
+    fn outcome(&self, ev: Event, _r: Result<&(), &ApiError>) -> Event {
+        if self.settled_by_reading {
+            ev.meta("settled_after_reconnect", true)
+        } else {
+            ev
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod audit_hsm;
 pub mod audit_ops;
 pub mod backup;
 pub mod builtin;
+pub mod change;
 pub mod credentials;
 pub mod error;
 pub mod findings;

@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use signing::objects::{CertificateInfo, ImportItem};
 use ts_rs::TS;
 
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult};
 use crate::i18n::Text;
 use crate::text;
-use crate::views::ConsoleEvent;
-use crate::Console;
+use crate::{Console, Partition};
+use std::sync::Arc;
 
 /// Files larger than this are not imported (a certificate or key is a few KiB; a data
 /// object on an HSM rarely more than a few hundred).
@@ -359,83 +360,16 @@ impl Console {
         partition: &str,
         req: ImportRequest,
     ) -> ApiResult<ImportResult> {
-        let p = self.partition_ref(partition).await?;
-        self.require(&p, Action::ImportObjects)?;
-        let file = req.path.display().to_string();
-        let bytes = read_import_file(&req.path)?;
-        let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
-        let (r2, f2) = (req.clone(), file.clone());
-        let planned = p
-            .pool
-            .run_service_idempotent_async("objects.plan", move |s| plan(s, &r2, &bytes, &f2))
-            .await?;
-        let ev = Event::new("object.import", "object")
-            .resource(&file)
-            .meta("partition", &p.id)
-            .meta("sha256", &digest)
-            .meta(
-                "objects",
-                planned
-                    .iter()
-                    .map(|o| {
-                        serde_json::json!({
-                            "kind": o.kind,
-                            "label": o.label,
-                            "id": hex::encode(&o.id),
-                            "subject": o.certificate.as_ref().map(|c| c.subject.clone()),
-                            "key": o.key_label,
-                        })
-                    })
-                    .collect::<Vec<_>>(),
-            );
-        let mut request = ev.clone();
-        request.action.push_str(".request");
-        self.audit_first(request).await?;
-        let mut objects = Vec::new();
-        let mut failure = None;
-        let mut settled = 0u32;
-        for o in planned {
-            let r = create_settled(&p.pool, o.template).await;
-            match r {
-                Ok((handle, after_reconnect)) => {
-                    settled += u32::from(after_reconnect);
-                    objects.push(ImportedObject {
-                        handle,
-                        kind: o.kind.into(),
-                        label: o.label,
-                        id_hex: hex::encode(&o.id),
-                        certificate: o.certificate,
-                        key_label: o.key_label,
-                        authority: o.authority,
-                    })
-                }
-                Err(e) => {
-                    failure = Some(ApiError::from(e));
-                    break;
-                }
-            }
-        }
-        let ev = if settled > 0 {
-            ev.meta("settled_after_reconnect", settled)
-        } else {
-            ev
-        };
-        let r = match failure {
-            Some(e) => Err(e.details(text!(
-                "errors.import_partly_created",
-                "{{n}} of the file's objects were created before the token refused.",
-                n = objects.len()
-            ))),
-            None => Ok(ImportResult {
-                file: file.clone(),
-                objects,
-            }),
-        };
-        self.record_outcome(ev, &r).await;
-        self.emit(ConsoleEvent::PartitionChanged {
-            partition_id: p.id.clone(),
-        });
-        r
+        self.changes()
+            .apply(
+                partition,
+                ImportObjects {
+                    req,
+                    planned: Vec::new(),
+                    settled: 0,
+                },
+            )
+            .await
     }
 
     /// A certificate on the token described, with its chain among the token's certificates.
@@ -609,6 +543,98 @@ impl Console {
         let (summary, bytes) = self.export_object(partition, handle, format).await?;
         outfile::write_new(path, &bytes)?;
         Ok(summary)
+    }
+}
+
+/// `C_CreateObject` of what an import file holds.
+struct ImportObjects {
+    req: ImportRequest,
+    /// What the file holds, parsed and checked (resolved).
+    planned: Vec<Planned>,
+    /// Objects whose lost answer was settled by reading the token.
+    settled: u32,
+}
+
+impl Change for ImportObjects {
+    type Output = ImportResult;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::ObjectImport
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::ImportObjects)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let file = self.req.path.display().to_string();
+        let bytes = read_import_file(&self.req.path)?;
+        let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        let (r2, f2) = (self.req.clone(), file.clone());
+        let planned = p
+            .pool
+            .run_service_idempotent_async("objects.plan", move |s| plan(s, &r2, &bytes, &f2))
+            .await?;
+        let ev = Event::new("object.import", "object")
+            .resource(&file)
+            .meta("partition", &p.id)
+            .meta("sha256", &digest)
+            .meta(
+                "objects",
+                planned
+                    .iter()
+                    .map(|o| {
+                        serde_json::json!({
+                            "kind": o.kind,
+                            "label": o.label,
+                            "id": hex::encode(&o.id),
+                            "subject": o.certificate.as_ref().map(|c| c.subject.clone()),
+                            "key": o.key_label,
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        self.planned = planned;
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<ImportResult> {
+        let mut objects = Vec::new();
+        for o in std::mem::take(&mut self.planned) {
+            match create_settled(&p.pool, o.template).await {
+                Ok((handle, after_reconnect)) => {
+                    self.settled += u32::from(after_reconnect);
+                    objects.push(ImportedObject {
+                        handle,
+                        kind: o.kind.into(),
+                        label: o.label,
+                        id_hex: hex::encode(&o.id),
+                        certificate: o.certificate,
+                        key_label: o.key_label,
+                        authority: o.authority,
+                    })
+                }
+                Err(e) => {
+                    return Err(ApiError::from(e).details(text!(
+                        "errors.import_partly_created",
+                        "{{n}} of the file's objects were created before the token refused.",
+                        n = objects.len()
+                    )))
+                }
+            }
+        }
+        Ok(ImportResult {
+            file: self.req.path.display().to_string(),
+            objects,
+        })
+    }
+
+    fn outcome(&self, ev: Event, _r: Result<&ImportResult, &ApiError>) -> Event {
+        if self.settled > 0 {
+            ev.meta("settled_after_reconnect", self.settled)
+        } else {
+            ev
+        }
     }
 }
 

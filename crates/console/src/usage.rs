@@ -13,9 +13,11 @@ use hsm::keys::{self as hk, ObjectSummary};
 use p11::names::luna::CKA_USAGE_LIMIT;
 use p11::Template;
 
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::health::{hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus};
-use crate::{text, Console};
+use crate::{text, Console, Partition};
+use std::sync::Arc;
 
 /// Luna's range for a limit.
 pub const MAX_USAGE_LIMIT: u64 = 0xFFFF_FFFF;
@@ -198,6 +200,39 @@ impl Console {
         handle: u64,
         limit: u64,
     ) -> ApiResult<ObjectSummary> {
+        self.changes()
+            .apply(
+                partition,
+                SetUsageLimit {
+                    handle,
+                    limit,
+                    target: None,
+                },
+            )
+            .await
+    }
+}
+
+/// Luna's `CKA_USAGE_LIMIT` set on the key the officer chose.
+struct SetUsageLimit {
+    handle: u64,
+    limit: u64,
+    target: Option<ObjectSummary>,
+}
+
+impl Change for SetUsageLimit {
+    type Output = ObjectSummary;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::UsageLimit
+    }
+
+    fn permission(&self) -> Option<hsm::roles::Action> {
+        None // the crypto officer or the SO: any login that reaches the key
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let limit = self.limit;
         if !(1..=MAX_USAGE_LIMIT).contains(&limit) {
             return Err(ApiError::invalid(text!(
                 "errors.usage_limit_range",
@@ -205,7 +240,6 @@ impl Console {
                 max = MAX_USAGE_LIMIT
             )));
         }
-        let p = self.partition_ref(partition).await?;
         if p.module.module.family() != p11::Family::Luna {
             return Err(ApiError::new(
                 ErrorCode::Unsupported,
@@ -224,9 +258,12 @@ impl Console {
                 ),
             ));
         }
+        let (handle, refs) = (self.handle, p.clone());
         let before = p
             .pool
-            .run_service_idempotent_async("keys.usage.read", move |s| Ok(hk::summary(s, handle)?))
+            .run_service_idempotent_async("keys.usage.read", move |s| {
+                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
+            })
             .await?;
         if let Some(used) = before.usage_count.filter(|u| *u > limit) {
             return Err(ApiError::invalid(text!(
@@ -247,24 +284,21 @@ impl Console {
             .meta("from", before.usage_limit)
             .meta("to", limit)
             .meta("used", before.usage_count);
-        self.audit_first(
-            Event::new("key.usage_limit.request", "key")
-                .resource(&before.label)
-                .meta("partition", &p.id)
-                .meta("id", &before.id_hex)
-                .meta("to", limit),
-        )
-        .await?;
-        let r = p
-            .pool
-            .run_service_async("keys.usage.set", move |s| {
+        self.target = Some(before);
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<ObjectSummary> {
+        let (limit, refs) = (self.limit, p.clone());
+        let target = self.target.clone().expect("resolved");
+        // Setting a limit to a value ends the same however often it is done.
+        Ok(p.pool
+            .run_service_idempotent_async("keys.usage.set", move |s| {
+                let handle = crate::change::locate(s, &refs, &target)?;
                 s.set_attributes(handle, &mut Template::new().ulong(CKA_USAGE_LIMIT, limit))?;
                 Ok(hk::summary(s, handle)?)
             })
-            .await
-            .map_err(ApiError::from);
-        self.record_outcome(ev, &r).await;
-        r
+            .await?)
     }
 }
 

@@ -72,6 +72,9 @@ pub enum ChangeSeen {
     /// Right before the HSM was asked to sign it: nothing was signed (no one-time key of a
     /// stateful key was spent).
     BeforeSigning,
+    /// While the HSM signed it, by a format that reads the file again as it signs: nothing
+    /// was written for it.
+    WhileSigning,
     /// After its signatures were written: they are removed again.
     AfterWriting,
 }

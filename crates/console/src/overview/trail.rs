@@ -195,23 +195,15 @@ pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
 }
 
 /// The changes to a token recorded before they run (`<action>.request`, then `<action>`
-/// with the outcome). Signing is not among them: a signature changes no token state
-/// (an HSS key's counter is checked from the signing records by itself).
-const CHANGES: &[&str] = &[
-    "pin.change",
-    "pin.init",
-    "token.init",
-    "key.generate",
-    "key.destroy",
-    "key.wrap",
-    "key.unwrap",
-    "key.usage_limit",
-    "object.import",
-    "object.set_attributes",
-    "cert.issue",
-    "cert.csr",
-    "openpgp.cert",
-];
+/// with the outcome): every kind the change engine runs, and certificate requests (signed
+/// by a key, recorded the same way). Signing is not among them: a signature changes no
+/// token state (an HSS key's counter is checked from the signing records by itself).
+fn changes() -> impl Iterator<Item = &'static str> {
+    crate::change::ChangeKind::ALL
+        .into_iter()
+        .map(crate::change::ChangeKind::action)
+        .chain(["cert.csr"])
+}
 
 /// `.request` records since `since` with no outcome after them: the console (or `hsmc`)
 /// stopped between the two — killed, or the machine went down — or the action is still
@@ -220,9 +212,9 @@ const CHANGES: &[&str] = &[
 /// answered ones come after it.
 async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
     let mut open = Vec::new();
-    for action in CHANGES {
+    for action in changes() {
         let q = Query {
-            action: Some((*action).to_string()),
+            action: Some(action.to_string()),
             from_time: Some(since.to_string()),
             ascending: true,
             limit: 1000,
@@ -236,7 +228,7 @@ async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
         for r in records {
             if r.event.action == request {
                 pending.push(r);
-            } else if r.event.action == *action {
+            } else if r.event.action == action {
                 let same = pending
                     .iter()
                     .rposition(|q| q.event.resource_id == r.event.resource_id);

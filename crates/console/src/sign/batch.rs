@@ -548,10 +548,18 @@ impl<'c> SignBatch<'c> {
                 }
                 let mut file =
                     FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
-                let r = render_all(&mut file, &formats, out_dir.as_deref()).map(|mut o| {
-                    o.retried_after_recovery = retried;
-                    o
-                });
+                let r = render_all(&mut file, &formats, out_dir.as_deref())
+                    .map(|mut o| {
+                        o.retried_after_recovery = retried;
+                        o
+                    })
+                    // A format that reads the file again saw it change: say what changed.
+                    .map_err(|e| match e {
+                        SignError::Changed(_) => {
+                            input.recheck(ChangeSeen::WhileSigning).err().unwrap_or(e)
+                        }
+                        e => e,
+                    });
                 match r {
                     Err(SignError::Hsm(e))
                         if matches!(

@@ -9,8 +9,12 @@ use signing::alg::SigAlg;
 
 use super::key::{key_material, store_certificate};
 use super::{hsm_side, sign_error};
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult};
-use crate::Console;
+use crate::{Console, Partition};
+use hsm::keys as hk;
+use hsm::roles::Action;
+use std::sync::Arc;
 
 /// Certificate issued on the fly, for the report and the audit trail.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -34,64 +38,18 @@ impl Console {
         days: u32,
         store: bool,
     ) -> ApiResult<CertificateView> {
-        signing::cert::parse_subject(subject).map_err(sign_error)?;
-        let p = self.partition_ref(partition).await?;
-        self.audit_first(
-            Event::new("cert.issue.request", "key")
-                .resource(subject)
-                .meta("partition", &p.id)
-                .meta("handle", handle),
-        )
-        .await?;
-        let subject = subject.to_string();
-        let r = p
-            .pool
-            .run_service_async("sign.cert", move |s| {
-                let (summary, pk) = key_material(s, handle)?;
-                let alg = SigAlg::for_key(&pk).map_err(unsupported_key)?;
-                let der_bytes = signing::cert::self_signed(&pk, alg, &subject, days, &mut |m| {
-                    Ok(alg.sign(s, handle, m, &[])?)
-                })
-                .map_err(hsm_side)?;
-                if store {
-                    store_certificate(
-                        s,
-                        &hex::decode(&summary.id_hex).unwrap_or_default(),
-                        &summary.label,
-                        &der_bytes,
-                    )?;
-                }
-                Ok((summary, der_bytes))
-            })
+        self.changes()
+            .apply(
+                partition,
+                IssueCertificate {
+                    handle,
+                    subject: subject.to_string(),
+                    days,
+                    store,
+                    target: None,
+                },
+            )
             .await
-            .map_err(ApiError::from)
-            .and_then(|(summary, der_bytes)| {
-                let (c, pk) = signing::cert::public_key(&der_bytes).map_err(sign_error)?;
-                Ok((
-                    summary,
-                    CertificateView {
-                        pem: signing::cert::to_pem("CERTIFICATE", &der_bytes),
-                        subject: c.tbs_certificate().subject().to_string(),
-                        serial: c.tbs_certificate().serial_number().to_string(),
-                        not_after: c.tbs_certificate().validity().not_after.to_string(),
-                        fingerprint: pk.fingerprint(),
-                        stored_on_token: store,
-                    },
-                ))
-            });
-        let ev = Event::new("cert.issue", "key").meta("partition", &p.id);
-        let ev = match &r {
-            Ok((s, c)) => ev
-                .resource(&s.label)
-                .algorithm(&s.algorithm)
-                .meta("key_id", &s.id_hex)
-                .meta("signatures", 1)
-                .meta("subject", &c.subject)
-                .meta("serial", &c.serial),
-            Err(_) => ev.resource(handle.to_string()),
-        };
-        self.record_outcome(ev, &r).await;
-        r.map(|(_, c)| c)
     }
 
     /// A PKCS#10 request for a key, signed by it. Audited.
@@ -140,5 +98,119 @@ fn unsupported_key(e: signing::SignError) -> hsm::HsmError {
     match e {
         signing::SignError::Unsupported(m) => hsm::HsmError::NotSupported(m),
         other => hsm_side(other),
+    }
+}
+
+/// A self-signed certificate made with the key the officer chose, kept on the token.
+struct IssueCertificate {
+    handle: u64,
+    subject: String,
+    days: u32,
+    store: bool,
+    target: Option<hk::ObjectSummary>,
+}
+
+impl Change for IssueCertificate {
+    type Output = CertificateView;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::CertificateIssue
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::UseKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        signing::cert::parse_subject(&self.subject).map_err(sign_error)?;
+        let (handle, refs) = (self.handle, p.clone());
+        let target = p
+            .pool
+            .run_service_idempotent_async("sign.cert.key", move |s| {
+                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
+            })
+            .await?;
+        let ev = Event::new("cert.issue", "key")
+            .resource(&target.label)
+            .algorithm(&target.algorithm)
+            .meta("partition", &p.id)
+            .meta("key_id", &target.id_hex)
+            .meta("subject_requested", &self.subject)
+            .meta("stored_on_token", self.store);
+        self.target = Some(target);
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<CertificateView> {
+        let (subject, days, store, refs) = (self.subject.clone(), self.days, self.store, p.clone());
+        let target = self.target.clone().expect("resolved");
+        let id = hex::decode(&target.id_hex).unwrap_or_default();
+        let label = target.label.clone();
+        let certificates = move |s: &p11::Session| -> p11::Result<Vec<u64>> {
+            s.find_objects(
+                &mut p11::Template::new()
+                    .ulong(p11::sys::CKA_CLASS, p11::sys::CKO_CERTIFICATE)
+                    .bytes(p11::sys::CKA_ID, &id)
+                    .text(p11::sys::CKA_LABEL, &label),
+            )
+        };
+        let mut before: Option<usize> = None;
+        // Safe to repeat after the pool recovered: a repeat first looks for a certificate
+        // the lost attempt stored (one more than before it), and makes one only if none.
+        let der_bytes = p
+            .pool
+            .run_service_idempotent_async("sign.cert", move |s| {
+                let handle = crate::change::locate(s, &refs, &target)?;
+                if store {
+                    let now = certificates(s)?;
+                    match before {
+                        Some(n) if now.len() > n => {
+                            let last = *now.last().expect("more than before");
+                            return Ok(s
+                                .get_attribute(last, p11::sys::CKA_VALUE)?
+                                .bytes()
+                                .map(<[u8]>::to_vec)
+                                .unwrap_or_default());
+                        }
+                        Some(_) => {}
+                        None => before = Some(now.len()),
+                    }
+                }
+                let (summary, pk) = key_material(s, handle)?;
+                let alg = SigAlg::for_key(&pk).map_err(unsupported_key)?;
+                let der_bytes = signing::cert::self_signed(&pk, alg, &subject, days, &mut |m| {
+                    Ok(alg.sign(s, handle, m, &[])?)
+                })
+                .map_err(hsm_side)?;
+                if store {
+                    store_certificate(
+                        s,
+                        &hex::decode(&summary.id_hex).unwrap_or_default(),
+                        &summary.label,
+                        &der_bytes,
+                    )?;
+                }
+                Ok(der_bytes)
+            })
+            .await?;
+        let (c, pk) = signing::cert::public_key(&der_bytes).map_err(sign_error)?;
+        Ok(CertificateView {
+            pem: signing::cert::to_pem("CERTIFICATE", &der_bytes),
+            subject: c.tbs_certificate().subject().to_string(),
+            serial: c.tbs_certificate().serial_number().to_string(),
+            not_after: c.tbs_certificate().validity().not_after.to_string(),
+            fingerprint: pk.fingerprint(),
+            stored_on_token: store,
+        })
+    }
+
+    fn outcome(&self, ev: Event, r: Result<&CertificateView, &ApiError>) -> Event {
+        match r {
+            Ok(c) => ev
+                .meta("signatures", 1)
+                .meta("subject", &c.subject)
+                .meta("serial", &c.serial),
+            Err(_) => ev,
+        }
     }
 }

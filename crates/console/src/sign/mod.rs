@@ -254,6 +254,12 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
                     path = &path,
                     what = &what
                 ),
+                ChangeSeen::WhileSigning => text!(
+                    "errors.changed_during_signing",
+                    "{{path}} changed while it was being signed: {{what}}. Nothing was written for it.",
+                    path = &path,
+                    what = &what
+                ),
                 ChangeSeen::AfterWriting => text!(
                     "errors.changed_while_signed",
                     "{{path}} changed while it was being signed: {{what}}. Its signatures cover the old content and were removed.",

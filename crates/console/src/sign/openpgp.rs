@@ -23,8 +23,11 @@ use signing::SignError;
 use super::formats::{FileSigning, Format};
 use super::key::{key_material, SigningKey};
 use super::{hsm_side, sign_error, SignFormat};
+use crate::change::{Change, ChangeKind};
 use crate::error::{ApiError, ApiResult};
-use crate::{text, Console};
+use crate::{text, Console, Partition};
+use hsm::roles::Action;
+use std::sync::Arc;
 
 /// `CKA_APPLICATION` of the data object that holds a key's OpenPGP creation time.
 const APPLICATION: &str = "hsm-console/openpgp-key-creation-time";
@@ -217,62 +220,16 @@ impl Console {
         handle: u64,
         user_id: &str,
     ) -> ApiResult<OpenPgpCertificate> {
-        check_openpgp_user_id(user_id)?;
-        let p = self.partition_ref(partition).await?;
-        self.audit_first(
-            Event::new("openpgp.cert.request", "key")
-                .resource(user_id)
-                .meta("partition", &p.id)
-                .meta("handle", handle),
-        )
-        .await?;
-        let uid = user_id.to_string();
-        let r = p
-            .pool
-            .run_service_async("openpgp.cert", move |s| {
-                let (summary, pk) = key_material(s, handle)?;
-                PgpAlgorithm::for_key(&pk).map_err(hsm_side)?;
-                let (created, stored) =
-                    fix_creation_time(s, &summary, &pk, true)?.expect("created when missing");
-                let key = PgpKey::new(&pk, created).map_err(hsm_side)?;
-                // The self-signature is dated at the key's creation: signatures made since
-                // then, before this export, find the binding in force (Sequoia checks that).
-                let cert = openpgp::certificate(&key, &uid, key.created, &mut |d| {
-                    Ok(token::sign_digest(s, handle, key.alg, key.alg.hash(), d)?)
-                })
-                .map_err(hsm_side)?;
-                Ok((summary, key, cert, stored))
-            })
+        self.changes()
+            .apply(
+                partition,
+                MakeOpenPgpCertificate {
+                    handle,
+                    user_id: user_id.to_string(),
+                    target: None,
+                },
+            )
             .await
-            .map_err(ApiError::from)
-            .and_then(|(summary, key, cert, stored)| {
-                let armored = armor::armor(armor::Block::PublicKey, &cert);
-                check_certificate(&armored, &key, user_id).map_err(sign_error)?;
-                Ok((
-                    summary,
-                    OpenPgpCertificate {
-                        armored,
-                        fingerprint: key.fingerprint_hex(),
-                        user_id: user_id.to_string(),
-                        created: rfc3339(key.created),
-                        creation_time_stored: stored,
-                    },
-                ))
-            });
-        let ev = Event::new("openpgp.cert", "key").meta("partition", &p.id);
-        let ev = match &r {
-            Ok((s, c)) => ev
-                .resource(&s.label)
-                .algorithm(&s.algorithm)
-                .meta("key_id", &s.id_hex)
-                .meta("signatures", 1)
-                .meta("user_id", &c.user_id)
-                .meta("openpgp_fingerprint", &c.fingerprint)
-                .meta("creation_time_stored", c.creation_time_stored),
-            Err(_) => ev.resource(handle.to_string()),
-        };
-        self.record_outcome(ev, &r).await;
-        r.map(|(_, c)| c)
     }
 
     /// Write the certificate to `path` (replacing a file there, never half-written).
@@ -293,33 +250,141 @@ impl Console {
     /// before) if it is not yet.
     pub(super) async fn ensure_openpgp_creation_time(
         &self,
-        partition: &crate::Partition,
+        partition: &Arc<Partition>,
         key: &SigningKey,
     ) -> ApiResult<u32> {
         if let Some(t) = key.openpgp_created {
             return Ok(t);
         }
-        self.audit_first(
-            Event::new("openpgp.key.created", "key")
-                .resource(&key.summary.label)
-                .meta("partition", &partition.id)
-                .meta("key_id", &key.summary.id_hex),
-        )
-        .await?;
-        let (summary, pk) = (key.summary.clone(), key.pk.clone());
-        let r = partition
-            .pool
-            .run_service_async("openpgp.created", move |s| {
-                Ok(fix_creation_time(s, &summary, &pk, true)?.expect("created when missing"))
-            })
+        self.changes()
+            .apply_on(
+                partition,
+                &mut FixCreationTime {
+                    target: key.summary.clone(),
+                    pk: key.pk.clone(),
+                },
+            )
             .await
-            .map_err(ApiError::from);
-        let ev = Event::new("openpgp.key.created.done", "key")
-            .resource(&key.summary.label)
-            .meta("partition", &partition.id)
-            .meta("key_id", &key.summary.id_hex);
-        self.record_outcome(ev, &r).await;
-        Ok(r?.0)
+    }
+}
+
+/// An OpenPGP certificate of the key the officer chose (its creation time fixed on the
+/// token the first time).
+struct MakeOpenPgpCertificate {
+    handle: u64,
+    user_id: String,
+    target: Option<hk::ObjectSummary>,
+}
+
+impl Change for MakeOpenPgpCertificate {
+    type Output = OpenPgpCertificate;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::OpenPgpCertificate
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::UseKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        check_openpgp_user_id(&self.user_id)?;
+        let (handle, refs) = (self.handle, p.clone());
+        let target = p
+            .pool
+            .run_service_idempotent_async("openpgp.cert.key", move |s| {
+                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
+            })
+            .await?;
+        let ev = Event::new("openpgp.cert", "key")
+            .resource(&target.label)
+            .algorithm(&target.algorithm)
+            .meta("partition", &p.id)
+            .meta("key_id", &target.id_hex)
+            .meta("user_id", &self.user_id);
+        self.target = Some(target);
+        Ok(ev)
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<OpenPgpCertificate> {
+        let (uid, refs) = (self.user_id.clone(), p.clone());
+        let target = self.target.clone().expect("resolved");
+        // Safe to repeat after the pool recovered: the creation time is read before it is
+        // stored (a lost attempt's is found and kept), and a certificate is signed again.
+        let (key, cert, stored) = p
+            .pool
+            .run_service_idempotent_async("openpgp.cert", move |s| {
+                let handle = crate::change::locate(s, &refs, &target)?;
+                let (summary, pk) = key_material(s, handle)?;
+                PgpAlgorithm::for_key(&pk).map_err(hsm_side)?;
+                let (created, stored) =
+                    fix_creation_time(s, &summary, &pk, true)?.expect("created when missing");
+                let key = PgpKey::new(&pk, created).map_err(hsm_side)?;
+                // The self-signature is dated at the key's creation: signatures made since
+                // then, before this export, find the binding in force (Sequoia checks that).
+                let cert = openpgp::certificate(&key, &uid, key.created, &mut |d| {
+                    Ok(token::sign_digest(s, handle, key.alg, key.alg.hash(), d)?)
+                })
+                .map_err(hsm_side)?;
+                Ok((key, cert, stored))
+            })
+            .await?;
+        let armored = armor::armor(armor::Block::PublicKey, &cert);
+        check_certificate(&armored, &key, &self.user_id).map_err(sign_error)?;
+        Ok(OpenPgpCertificate {
+            armored,
+            fingerprint: key.fingerprint_hex(),
+            user_id: self.user_id.clone(),
+            created: rfc3339(key.created),
+            creation_time_stored: stored,
+        })
+    }
+
+    fn outcome(&self, ev: Event, r: Result<&OpenPgpCertificate, &ApiError>) -> Event {
+        match r {
+            Ok(c) => ev
+                .meta("signatures", 1)
+                .meta("openpgp_fingerprint", &c.fingerprint)
+                .meta("creation_time_stored", c.creation_time_stored),
+            Err(_) => ev,
+        }
+    }
+}
+
+/// The signing key's OpenPGP creation time, fixed and stored on the token.
+struct FixCreationTime {
+    target: hk::ObjectSummary,
+    pk: PublicKey,
+}
+
+impl Change for FixCreationTime {
+    type Output = u32;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::OpenPgpCreationTime
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::UseKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        Ok(Event::new("openpgp.key.created", "key")
+            .resource(&self.target.label)
+            .meta("partition", &p.id)
+            .meta("key_id", &self.target.id_hex))
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<u32> {
+        let (summary, pk) = (self.target.clone(), self.pk.clone());
+        // Storing a time that is there already changes nothing: repeated after a reconnect.
+        Ok(p.pool
+            .run_service_idempotent_async("openpgp.created", move |s| {
+                Ok(fix_creation_time(s, &summary, &pk, true)?
+                    .expect("created when missing")
+                    .0)
+            })
+            .await?)
     }
 }
 
