@@ -704,3 +704,311 @@ fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
         "the killed one stays named; the answered one is not: {v}"
     );
 }
+
+/// `kill -9` of `hsmc` inside the call of every kind of change (lunasim holds the call that
+/// makes it back, after the change's request is in the trail): each time the trail
+/// verifies and `hsmc status` exits 1 naming that change as one with no outcome, so the
+/// officer checks the token. Every kind of `console::change::ChangeKind::ALL` has its
+/// command here (the match does not compile without it).
+#[test]
+fn kill_9_inside_every_kind_of_change_is_named_by_status() {
+    use console::change::ChangeKind;
+    let dir = tempfile::tempdir().unwrap();
+    let control = dir.path().join("control.jsonl");
+    std::fs::write(&control, "").unwrap();
+    let t = TestToken::with_lunasim_extra(
+        Backend::LunaSim,
+        &format!("control_file = \"{}\"\n", control.display()),
+    );
+    let h = Hsmc::token(&t);
+    let command = |line: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&control)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
+    let user = Some(USER_PIN);
+    // What the changes act on, made before anything is held back.
+    h.json(user, None, &["keys", "ls"]);
+    for (alg, label) in [
+        ("aes-256", "kill_del"),
+        ("aes-256", "kill_attr"),
+        ("aes-256", "kill_wrapper"),
+        ("ec-p256", "kill_usage"),
+        ("ec-p256", "kill_cert"),
+        ("ec-p256", "kill_pgp"),
+        ("ec-p256", "kill_pgp_time"),
+    ] {
+        h.json(
+            user,
+            None,
+            &["keys", "gen", "-a", alg, "-l", label, "--token"],
+        );
+    }
+    let made = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--login",
+            "--pin",
+            USER_PIN,
+            "--keygen",
+            "--key-type",
+            "AES:32",
+            "--label",
+            "kill_extractable",
+            "--id",
+            "e1e1",
+            "--extractable",
+        ],
+    );
+    assert!(made.status.success(), "{}", text(&made));
+    let wrap_file = dir.path().join("kill.wrapped.json");
+    h.json(
+        user,
+        None,
+        &[
+            "keys",
+            "wrap",
+            "label:kill_extractable",
+            "--with",
+            "label:kill_wrapper",
+            "--out",
+            wrap_file.to_str().unwrap(),
+        ],
+    );
+    let import = dir.path().join("notes.txt");
+    std::fs::write(&import, "release notes").unwrap();
+    let artifact = dir.path().join("artifact.bin");
+    std::fs::write(&artifact, "artifact").unwrap();
+    let wrap_out = dir.path().join("kill2.wrapped.json");
+    let db = h.data.path().join("audit.db");
+    let requests = |action: &str| -> u64 {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                // Chained, or waiting in the spool (the SO cannot open the trail's key).
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); a=sys.argv[2]; print(c.execute(\"select count(*) from audit_log where action=?\", (a,)).fetchone()[0] + c.execute(\"select count(*) from audit_pending where json_extract(event, '$.action')=?\", (a,)).fetchone()[0])",
+            ])
+            .arg(&db)
+            .arg(format!("{action}.request"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    };
+    // The SO's changes last: initializing the token takes everything with it.
+    let kinds = ChangeKind::ALL
+        .into_iter()
+        .filter(|k| !matches!(k, ChangeKind::TokenInit))
+        .chain([ChangeKind::TokenInit]);
+    for kind in kinds {
+        let s = |p: &std::path::Path| p.display().to_string();
+        let (function, pin, new_pin, args): (&str, &str, Option<&str>, Vec<String>) = match kind {
+            ChangeKind::KeyGenerate => (
+                "C_GenerateKeyPair",
+                USER_PIN,
+                None,
+                vec!["keys", "gen", "-a", "ec-p256", "-l", "kill_gen", "--token"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+            ),
+            ChangeKind::KeyDestroy => (
+                "C_DestroyObject",
+                USER_PIN,
+                None,
+                ["keys", "rm", "label:kill_del", "--yes"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            ChangeKind::PinChange => (
+                "C_SetPIN",
+                USER_PIN,
+                Some("never-set-1234"),
+                ["pin", "change"].map(String::from).to_vec(),
+            ),
+            ChangeKind::PinInit => (
+                "C_InitPIN",
+                SO_PIN,
+                Some("never-set-5678"),
+                ["--so", "pin", "init"].map(String::from).to_vec(),
+            ),
+            ChangeKind::TokenInit => (
+                "C_InitToken",
+                SO_PIN,
+                None,
+                [
+                    "--so",
+                    "token",
+                    "init",
+                    "--label",
+                    "never-made",
+                    "--yes",
+                    "--destroy-audit-key",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+            ChangeKind::ObjectImport => (
+                "C_CreateObject",
+                USER_PIN,
+                None,
+                vec![
+                    "objects".into(),
+                    "import".into(),
+                    s(&import),
+                    "--data".into(),
+                    "--label".into(),
+                    "kill_import".into(),
+                ],
+            ),
+            ChangeKind::AttributeSet => (
+                "C_SetAttributeValue",
+                USER_PIN,
+                None,
+                ["keys", "set", "label:kill_attr", "--label", "kill_renamed"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            ChangeKind::KeyWrap => (
+                "C_WrapKey",
+                USER_PIN,
+                None,
+                vec![
+                    "keys".into(),
+                    "wrap".into(),
+                    "label:kill_extractable".into(),
+                    "--with".into(),
+                    "label:kill_wrapper".into(),
+                    "--out".into(),
+                    s(&wrap_out),
+                ],
+            ),
+            ChangeKind::KeyUnwrap => (
+                "C_UnwrapKey",
+                USER_PIN,
+                None,
+                vec![
+                    "keys".into(),
+                    "unwrap".into(),
+                    s(&wrap_file),
+                    "--with".into(),
+                    "label:kill_wrapper".into(),
+                    "--label".into(),
+                    "kill_unwrapped".into(),
+                ],
+            ),
+            ChangeKind::UsageLimit => (
+                "C_SetAttributeValue",
+                USER_PIN,
+                None,
+                ["usage", "set", "label:kill_usage", "--limit", "100"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            ChangeKind::CertificateIssue => (
+                "C_CreateObject",
+                USER_PIN,
+                None,
+                [
+                    "keys",
+                    "cert",
+                    "label:kill_cert",
+                    "--self-signed",
+                    "--subject",
+                    "CN=kill",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+            ChangeKind::OpenPgpCertificate => (
+                "C_CreateObject",
+                USER_PIN,
+                None,
+                [
+                    "keys",
+                    "openpgp",
+                    "label:kill_pgp",
+                    "--uid",
+                    "Officer <o@example.org>",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+            ChangeKind::OpenPgpCreationTime => (
+                "C_CreateObject",
+                USER_PIN,
+                None,
+                vec![
+                    "sign".into(),
+                    s(&artifact),
+                    "--key".into(),
+                    "label:kill_pgp_time".into(),
+                    "--format".into(),
+                    "openpgp".into(),
+                ],
+            ),
+        };
+        let before = requests(kind.action());
+        command(&format!(
+            r#"{{"op":"slow","function":"{function}","ms":20000}}"#
+        ));
+        let mut c = Command::new(testkit::hsmc_binary());
+        c.args(&args)
+            .env_remove("LUNASIM_CONF")
+            .env("HSMC_DATA_DIR", h.data.path())
+            .env("HSMC_MODULE", &h.module)
+            .env("HSMC_PIN", pin)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(n) = new_pin {
+            c.env("HSMC_NEW_PIN", n);
+        }
+        for (k, v) in &h.env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let t0 = std::time::Instant::now();
+        while requests(kind.action()) == before {
+            if child.try_wait().unwrap().is_some() {
+                let o = child.wait_with_output().unwrap();
+                panic!(
+                    "{kind:?}: hsmc ended before its request: {:?} {}",
+                    o.status,
+                    text(&o)
+                );
+            }
+            assert!(
+                t0.elapsed().as_secs() < 60,
+                "{kind:?}: no request after 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        child.kill().unwrap(); // SIGKILL, inside the held-back call
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{kind:?}: finished before the kill");
+        command(r#"{"op":"clear"}"#);
+        // The SO's records wait in the spool until a user opens the trail's key.
+        h.json(user, None, &["keys", "ls"]);
+
+        let o = h.run(None, None, &["--json", "status"]);
+        assert_eq!(o.status.code(), Some(1), "{kind:?}: {}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let named = v["failures"]["items"].as_array().unwrap().iter().any(|i| {
+            i["message"]["key"] == "overview.items.unanswered_request"
+                && i["message"]["args"]["action"] == kind.action()
+        });
+        assert!(named, "{kind:?}: the interrupted change is named: {v}");
+        let v = h.json(user, None, &["audit", "verify"]);
+        assert_eq!(v["verdict"]["verdict"], "intact", "{kind:?}: {v}");
+    }
+}

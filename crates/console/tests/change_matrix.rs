@@ -78,6 +78,15 @@ impl Matrix {
         p.module.module.sim_control(cmd).unwrap();
     }
 
+    /// How many times lunasim has been called at `function` in this process.
+    async fn calls(&self, function: &str) -> u64 {
+        let p = self.c.partition_ref(&self.pid).await.unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap())
+                .unwrap();
+        v["calls"][function].as_u64().unwrap_or(0)
+    }
+
     fn trail_available(&self, on: bool) {
         let ro = if on { "off" } else { "on" };
         self.pg.psql(
@@ -248,6 +257,7 @@ async fn run_case(
     let seen: Seen;
     match kind {
         ChangeKind::KeyGenerate => {
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.generate_key(
@@ -260,6 +270,7 @@ async fn run_case(
                 )
                 .await
                 .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "PRIVATE_KEY").await;
             seen = Seen {
@@ -270,12 +281,14 @@ async fn run_case(
         ChangeKind::KeyDestroy => {
             let h = m.aes(&name).await;
             let phrase = m.c.deletion_phrase(&m.pid, &[h]).await.unwrap();
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r = match m.c.destroy_keys(&m.pid, &[h], &phrase).await {
                 Ok(d) if d.failed.is_empty() => Ok(()),
                 Ok(mut d) => Err(d.failed.remove(0).error),
                 Err(e) => Err(e),
             };
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let left = m.labelled(&name, "SECRET_KEY").await;
             seen = Seen {
@@ -285,11 +298,13 @@ async fn run_case(
         }
         ChangeKind::PinChange => {
             let new = format!("pin-{i}-{}", 1000 + i);
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.change_pin(&m.pid, p11::pin(&m.user_pin), p11::pin(&new))
                     .await
                     .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let done = m.logs_in(&new);
             if done {
@@ -312,8 +327,10 @@ async fn run_case(
                 .await
                 .unwrap();
             let new = format!("init-{i}-{}", 2000 + i);
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r = m.c.set_user_pin(&m.pid, p11::pin(&new)).await;
+            met(m, kind, fault, calls).await;
             clear(m).await;
             m.c.logout(&m.pid).await.unwrap();
             let done = m.logs_in(&new);
@@ -329,6 +346,7 @@ async fn run_case(
         ChangeKind::ObjectImport => {
             let file = m.dir.path().join(format!("{name}.txt"));
             std::fs::write(&file, format!("release notes {i}")).unwrap();
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.import_objects(
@@ -343,6 +361,7 @@ async fn run_case(
                 )
                 .await
                 .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "DATA").await;
             seen = Seen {
@@ -359,6 +378,7 @@ async fn run_case(
                 .into_iter()
                 .map(|o| (o.handle, o.label))
                 .collect();
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.set_attributes(
@@ -371,6 +391,7 @@ async fn run_case(
                 )
                 .await
                 .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&renamed, "SECRET_KEY").await;
             // No other object was renamed.
@@ -401,11 +422,13 @@ async fn run_case(
             let key = extractable_aes(m, &name).await;
             let out = m.dir.path().join(format!("{name}.wrapped.json"));
             let wrapper = m.wrapper_now().await;
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.wrap_key(&m.pid, key, wrapper, &out, None)
                     .await
                     .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let done = out.exists();
             seen = Seen {
@@ -415,11 +438,13 @@ async fn run_case(
         }
         ChangeKind::KeyUnwrap => {
             let wrapper = m.wrapper_now().await;
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.unwrap_key(&m.pid, &m.wrap_file, wrapper, Some(name.clone()))
                     .await
                     .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "SECRET_KEY").await;
             seen = Seen {
@@ -430,8 +455,10 @@ async fn run_case(
         ChangeKind::UsageLimit => {
             let h = m.p256(&name).await;
             let limit = 5000 + i as u64;
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r = m.c.set_usage_limit(&m.pid, h, limit).await.map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let now = m
                 .keys()
@@ -446,11 +473,13 @@ async fn run_case(
         }
         ChangeKind::CertificateIssue => {
             let h = m.p256(&name).await;
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.issue_certificate(&m.pid, h, &format!("CN={name}"), 30, true)
                     .await
                     .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "CERTIFICATE").await;
             seen = Seen {
@@ -460,11 +489,13 @@ async fn run_case(
         }
         ChangeKind::OpenPgpCertificate => {
             let h = m.p256(&name).await;
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.openpgp_certificate(&m.pid, h, "Release Officer <officer@example.org>")
                     .await
                     .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m
                 .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
@@ -485,6 +516,7 @@ async fn run_case(
                 .id_hex;
             let file = m.dir.path().join(format!("{name}.bin"));
             std::fs::write(&file, b"artifact").unwrap();
+            let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
                 m.c.sign_files(
@@ -507,6 +539,7 @@ async fn run_case(
                 )
                 .await
                 .map(|_| ());
+            met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m
                 .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
@@ -524,6 +557,18 @@ async fn arm(m: &Matrix, kind: ChangeKind, fault: Fault) {
     match fault_command(kind, fault) {
         Some(c) => m.control(&c).await,
         None => m.trail_available(false),
+    }
+}
+
+/// The fault was met: the call it was put on was made (a fault nobody met proves nothing).
+async fn met(m: &Matrix, kind: ChangeKind, fault: Fault, before: u64) {
+    if fault != Fault::TrailUnavailable {
+        let after = m.calls(function(kind)).await;
+        assert!(
+            after > before,
+            "{kind:?}/{fault:?}: {} was never called",
+            function(kind)
+        );
     }
 }
 
@@ -767,6 +812,13 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
         let head = m.head().await;
         let new_label = format!("matrix-init-{i}");
         let p = c.partition_ref(&pid).await.unwrap();
+        let calls = || {
+            let v: serde_json::Value =
+                serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap())
+                    .unwrap();
+            v["calls"]["C_InitToken"].as_u64().unwrap_or(0)
+        };
+        let calls_before = calls();
         match fault_command(kind, fault) {
             Some(cmd) => {
                 p.module.module.sim_control(&cmd).unwrap();
@@ -784,6 +836,12 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
                 },
             )
             .await;
+        if fault != Fault::TrailUnavailable {
+            assert!(
+                calls() > calls_before,
+                "{fault:?}: C_InitToken was never called"
+            );
+        }
         p.module.module.sim_control(r#"{"op":"clear"}"#).unwrap();
         m.trail_available(true);
         let slot = c
