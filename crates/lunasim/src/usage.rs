@@ -322,10 +322,10 @@ pub fn set_attribute_value(
             Some(Err(rv)) => return rv,
             None => return CKR_ATTRIBUTE_VALUE_INVALID,
         };
-        if let Err(rv) = may_set_limit(&s, h) {
+        if let Err(rv) = may_set_limit(s, h) {
             return rv;
         }
-        let Some(k) = key_ref(&s, h, obj, true) else {
+        let Some(k) = key_ref(s, h, obj, true) else {
             return CKR_OBJECT_HANDLE_INVALID;
         };
         if entry_of(&k).is_some_and(|e| limit < e.count) {
