@@ -224,6 +224,79 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
         &["audit", "verify", "--export", export.to_str().unwrap()],
     );
     assert_eq!(ve["verdict"]["verdict"], "intact");
+    // The auditor's machine: another data folder, no HSM, no PIN.
+    let auditor = Hsmc::builtin();
+    let ve = auditor.json(
+        None,
+        &["audit", "verify", "--export", export.to_str().unwrap()],
+    );
+    assert_eq!(ve["verdict"]["verdict"], "intact", "{ve}");
+    // A record edited in the export, and one taken out of it: named by number and kind.
+    let lines: Vec<String> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let records: Vec<(usize, i64)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            (v["type"] == "record").then(|| (i, v["seq"].as_i64().unwrap()))
+        })
+        .collect();
+    assert!(records.len() > 4, "{} records", records.len());
+    let (line, seq) = records[records.len() / 2];
+    // Without the trail's key an edit is named as the span of records its checkpoint
+    // vouches for (nothing else seals a record offline); a removal by its number.
+    for (damage, kind) in [("edited", "modified_between"), ("removed", "missing")] {
+        let mut copy = lines.clone();
+        if damage == "edited" {
+            let mut v: Value = serde_json::from_str(&copy[line]).unwrap();
+            v["resource_id"] = Value::from("someone_else");
+            copy[line] = v.to_string();
+        } else {
+            // As someone who removes a record would, the end line's count made to agree.
+            copy.remove(line);
+            let last = copy.len() - 1;
+            let mut end: Value = serde_json::from_str(&copy[last]).unwrap();
+            assert_eq!(end["type"], "end", "{end}");
+            end["records"] = Value::from(end["records"].as_i64().unwrap() - 1);
+            copy[last] = end.to_string();
+        }
+        let bad = auditor.data.path().join(format!("{damage}.jsonl"));
+        std::fs::write(&bad, copy.join("\n") + "\n").unwrap();
+        let o = auditor.run(
+            None,
+            &[
+                "--json",
+                "audit",
+                "verify",
+                "--export",
+                bad.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            code(&o),
+            3,
+            "{damage}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["verdict"]["finding"]["kind"], kind, "{damage}: {v}");
+        if damage == "edited" {
+            let f = &v["verdict"]["finding"];
+            let (from, to) = (
+                f["from_seq"].as_i64().unwrap(),
+                f["to_seq"].as_i64().unwrap(),
+            );
+            assert!(from <= seq && seq <= to, "{seq} in {from}–{to}: {v}");
+            assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(from), "{v}");
+        } else {
+            let first = v["verdict"]["first_bad_seq"].as_i64();
+            assert_eq!(first, Some(seq), "{damage}: {v}");
+        }
+    }
 
     // Checkpoints (each process writes one at exit), all made by the HSM's key, and the
     // key itself as PEM for an auditor.
@@ -2367,4 +2440,88 @@ fn timestamp_adds_a_token_to_a_signature_made_earlier() {
     assert_ne!(code(&o), 0);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("needs --tsa"), "{err}");
+}
+
+/// Every `hsmc …` command a message in the catalogs names exists: `hsmc WORD --help`
+/// succeeds, and so does `hsmc WORD SUB --help` when WORD has subcommands and the message
+/// names one (a hint once named `hsmc keys limit`, which never existed).
+#[test]
+fn every_command_a_message_names_exists() {
+    let catalog = testkit::repo_root().join("ui/src/locales/en.json");
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    let mut named: Vec<(String, Option<String>)> = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("hsmc ") {
+        rest = &rest[i + 5..];
+        let words: Vec<&str> = rest
+            .split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .take(2)
+            .collect();
+        let first = words[0];
+        if first.is_empty() {
+            continue;
+        }
+        // The second word counts only when it follows the first after one space.
+        let second = rest[first.len()..]
+            .strip_prefix(' ')
+            .map(|r| {
+                r.split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+                    .next()
+                    .unwrap_or("")
+            })
+            .filter(|w| !w.is_empty())
+            .map(String::from);
+        named.push((first.to_string(), second));
+    }
+    assert!(
+        named.len() >= 5,
+        "the catalog names hsmc commands: {named:?}"
+    );
+    let help = |args: &[&str]| {
+        Command::new(testkit::hsmc_binary())
+            .args(args)
+            .arg("--help")
+            .output()
+            .unwrap()
+    };
+    for (first, second) in named {
+        let o = help(&[&first]);
+        assert!(o.status.success(), "hsmc {first} does not exist");
+        let has_subcommands = String::from_utf8_lossy(&o.stdout).contains("\nCommands:");
+        if let (true, Some(sub)) = (has_subcommands, second) {
+            let o = help(&[&first, &sub]);
+            assert!(o.status.success(), "hsmc {first} {sub} does not exist");
+        }
+    }
+}
+
+/// Each subcommand's summary in `hsmc keys --help` (and the top level's) is one short
+/// line; the details are in the subcommand's own help.
+#[test]
+fn subcommand_summaries_are_one_short_line() {
+    for args in [
+        &["keys", "--help"][..],
+        &["objects", "--help"],
+        &["audit", "--help"],
+    ] {
+        let o = Command::new(testkit::hsmc_binary())
+            .args(args)
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&o.stdout);
+        let commands = help
+            .split("\nCommands:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{args:?}: no commands:\n{help}"))
+            .split("\n\n")
+            .next()
+            .unwrap();
+        for line in commands.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "hsmc {}: a summary longer than a line: {line}",
+                args[0]
+            );
+        }
+    }
 }

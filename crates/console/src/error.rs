@@ -330,7 +330,7 @@ impl From<p11::Error> for ApiError {
                         .suggest(text!("errors.refresh_keys", "Refresh the key list.")),
                     (_, CKR_USER_NOT_LOGGED_IN) => base(ErrorCode::NotLoggedIn, text!("errors.not_logged_in", "Log in to the partition first.")),
                     _ if ck.name == "CKR_KEY_NOT_ACTIVE" => base(ErrorCode::KeyUsageExhausted, text!("errors.key_usage_exhausted", "The key has used all the uses its usage limit (CKA_USAGE_LIMIT) allows; the HSM refuses it now."))
-                        .suggest(text!("errors.key_usage_exhausted_hint", "A security officer or the crypto officer can raise the limit (Keys → Usage limit…, or hsmc keys limit).")),
+                        .suggest(text!("errors.key_usage_exhausted_hint", "A security officer or the crypto officer can raise the limit (Keys → Usage limit…, or hsmc usage set KEY --limit N).")),
                     (_, CKR_MECHANISM_INVALID) | (_, CKR_MECHANISM_PARAM_INVALID) | (_, CKR_KEY_TYPE_INCONSISTENT) => {
                         base(ErrorCode::InvalidAlgorithm, text!("errors.algorithm_refused", "The token does not accept this algorithm here ({{name}}).", name = ck.name))
                             .suggest(text!("errors.algorithm_refused_hint", "Check the partition's mechanism list."))

@@ -68,6 +68,17 @@ pub fn finding_text(f: &Finding) -> Text {
             checkpoint_no = checkpoint_no,
             seq = seq
         ),
+        Finding::ModifiedBetween {
+            from_seq,
+            to_seq,
+            checkpoint_no,
+        } => text!(
+            "audit.findings.modified_between",
+            "One or more of records {{from_seq}}–{{to_seq}} were changed after they were written: they no longer match what checkpoint {{checkpoint_no}} signed. Without the trail's key (it stays in the HSM) an export cannot tell which one.",
+            from_seq = from_seq,
+            to_seq = to_seq,
+            checkpoint_no = checkpoint_no
+        ),
         Finding::TornLastWrite { seq } => text!(
             "audit.findings.torn_last_write",
             "The last record ({{seq}}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact.",
@@ -117,6 +128,11 @@ mod tests {
                 checkpoint_no: 5,
                 seq: 22,
             },
+            Finding::ModifiedBetween {
+                from_seq: 23,
+                to_seq: 30,
+                checkpoint_no: 6,
+            },
             Finding::TornLastWrite { seq: 60 },
         ]
     }
@@ -124,7 +140,7 @@ mod tests {
     #[test]
     fn every_finding_reads_as_the_verifier_writes_it_and_in_each_language() {
         let kinds = every_kind();
-        assert_eq!(kinds.len(), 11, "every Finding variant is listed");
+        assert_eq!(kinds.len(), 12, "every Finding variant is listed");
         for f in kinds {
             let t = finding_text(&f);
             assert_eq!(t.text, f.explain(), "{}", f.kind());

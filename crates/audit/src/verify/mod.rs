@@ -74,6 +74,14 @@ pub enum Finding {
         checkpoint_no: i64,
         seq: i64,
     },
+    /// Records between two checkpoints no longer hash to what the later one signed, and
+    /// their seals could not be checked (an export checked without the trail's key): one or
+    /// more of them were changed, which one cannot be told.
+    ModifiedBetween {
+        from_seq: i64,
+        to_seq: i64,
+        checkpoint_no: i64,
+    },
     TornLastWrite {
         seq: i64,
     },
@@ -92,6 +100,7 @@ impl Finding {
             | Finding::CheckpointKeyReplaced { seq, .. }
             | Finding::CheckpointMismatch { seq, .. }
             | Finding::TornLastWrite { seq } => *seq,
+            Finding::ModifiedBetween { from_seq, .. } => *from_seq,
             Finding::TruncatedTail { last_seq, .. } => last_seq + 1,
             Finding::Rollback { store_seq, .. } => store_seq + 1,
         }
@@ -109,6 +118,7 @@ impl Finding {
             Finding::CheckpointSignatureInvalid { .. } => "checkpoint_signature_invalid",
             Finding::CheckpointKeyReplaced { .. } => "checkpoint_key_replaced",
             Finding::CheckpointMismatch { .. } => "checkpoint_mismatch",
+            Finding::ModifiedBetween { .. } => "modified_between",
             Finding::TornLastWrite { .. } => "torn_last_write",
         }
     }
@@ -136,6 +146,9 @@ impl Finding {
                 "Checkpoint {checkpoint_no} is signed with a public key other than the HSM's checkpoint key: the key in the store was replaced."
             ),
             Finding::CheckpointMismatch { checkpoint_no, seq } => format!("Checkpoint {checkpoint_no} does not match record {seq} as stored: the records or the checkpoint were altered."),
+            Finding::ModifiedBetween { from_seq, to_seq, checkpoint_no } => format!(
+                "One or more of records {from_seq}–{to_seq} were changed after they were written: they no longer match what checkpoint {checkpoint_no} signed. Without the trail's key (it stays in the HSM) an export cannot tell which one."
+            ),
             Finding::TornLastWrite { seq } => format!(
                 "The last record ({seq}) is incomplete: the console was probably interrupted while writing it. This looks like a crash, not tampering; all records before it are intact."
             ),
@@ -416,6 +429,8 @@ fn check_each_checkpoint(
     digests: Option<&HashMap<i64, [u8; 32]>>,
     last_seq: i64,
 ) -> Option<Finding> {
+    // The last record a checkpoint that held vouched for: a span's damage starts after it.
+    let mut vouched = 0;
     for c in checkpoints {
         if let Some(t) = trusted {
             if c.public_key != t {
@@ -463,12 +478,24 @@ fn check_each_checkpoint(
                 d.get(&c.seq)
             };
             if dh.map(hex::encode).as_deref() != Some(c.head_digest.as_str()) {
-                return Some(Finding::CheckpointMismatch {
-                    checkpoint_no: c.checkpoint_no,
-                    seq: c.seq,
+                // The chain values matched and the digests did not: the records' content
+                // changed where nothing checked their seals (no key), somewhere in this
+                // checkpoint's span.
+                return Some(if c.seq > vouched {
+                    Finding::ModifiedBetween {
+                        from_seq: vouched + 1,
+                        to_seq: c.seq,
+                        checkpoint_no: c.checkpoint_no,
+                    }
+                } else {
+                    Finding::CheckpointMismatch {
+                        checkpoint_no: c.checkpoint_no,
+                        seq: c.seq,
+                    }
                 });
             }
         }
+        vouched = vouched.max(c.seq);
     }
     None
 }

@@ -25,6 +25,7 @@ use console::ApiResult;
 
 use crate::args::{Cli, Command, HsmCommand, ShellCommand};
 use crate::context::Ctx;
+use crate::domains::audit::args::AuditCommand;
 use crate::render::Renderer;
 
 /// Run one command; the exit code on success (3 for a failed verification, …).
@@ -35,9 +36,13 @@ pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
         }
         Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
         Command::Hsm(command) => {
-            // `timestamp` uses no HSM: the console opens without the built-in partition.
+            // `timestamp` and the offline check of an exported trail use no HSM: the console
+            // opens without the built-in partition (an auditor has no HSM and no PIN).
             let ctx = match command {
-                HsmCommand::Timestamp(_) => Ctx::open_offline(&cli.global, out).await?,
+                HsmCommand::Timestamp(_)
+                | HsmCommand::Audit(AuditCommand::Verify { export: Some(_) }) => {
+                    Ctx::open_offline(&cli.global, out).await?
+                }
                 _ => Ctx::open(&cli.global, out).await?,
             };
             let r = route(&ctx, command).await;

@@ -19,22 +19,28 @@ pub enum KeysCommand {
     },
     /// Generate a key.
     Gen(GenArgs),
-    /// Delete a key (with --yes; a pair's public half is deleted with its private key).
+    /// Delete a key (with --yes).
+    ///
+    /// A pair's public half is deleted with its private key.
     Rm {
         key: String,
         /// Confirm the deletion.
         #[arg(long)]
         yes: bool,
     },
-    /// Issue a self-signed certificate for a key, or a certificate signing request.
+    /// A self-signed certificate for a key, or a signing request.
     Cert(CertArgs),
-    /// Change a key's (or any object's) attributes: label, ID (the pair's other half and its
-    /// certificates move along), dates, and the booleans PKCS#11 lets change.
+    /// Change a key's or object's attributes.
+    ///
+    /// Label, ID (the pair's other half and its certificates move along), dates, and the
+    /// booleans PKCS#11 lets change.
     Set(SetArgs),
-    /// Wrap an extractable secret or private key under another key on the token (C_WrapKey)
-    /// into a file that records its attributes: under an AES key with AES key wrap with
-    /// padding (RFC 5649); under an RSA key with RSA-OAEP (secret keys) or RSA-OAEP of an
-    /// ephemeral AES key that wraps the key (private keys, CKM_RSA_AES_KEY_WRAP's layout).
+    /// Wrap an extractable key into a file (C_WrapKey).
+    ///
+    /// Wraps a secret or private key under another key on the token, into a file that
+    /// records its attributes: under an AES key with AES key wrap with padding (RFC 5649);
+    /// under an RSA key with RSA-OAEP (secret keys) or RSA-OAEP of an ephemeral AES key that
+    /// wraps the key (private keys, CKM_RSA_AES_KEY_WRAP's layout).
     Wrap {
         key: String,
         /// The wrapping key: an AES key, an RSA key pair or an imported RSA public key.
@@ -47,7 +53,9 @@ pub enum KeysCommand {
         #[arg(long, value_enum)]
         oaep_hash: Option<OaepHashArg>,
     },
-    /// Unwrap a wrap file (C_UnwrapKey) with the matching key, restoring its attributes.
+    /// Unwrap a wrap file with the matching key (C_UnwrapKey).
+    ///
+    /// The key is restored with the attributes the file records.
     Unwrap {
         file: PathBuf,
         /// The unwrapping key: the AES key, or the RSA private key.
@@ -57,12 +65,15 @@ pub enum KeysCommand {
         #[arg(long)]
         label: Option<String>,
     },
-    /// The key check value of an AES or generic secret key (the first 3 bytes of its
-    /// CKA_CHECK_VALUE: AES-ECB of a zero block, or the SHA-1 of a generic secret).
+    /// The key check value of an AES or generic secret key.
+    ///
+    /// The first 3 bytes of its CKA_CHECK_VALUE: AES-ECB of a zero block, or the SHA-1 of a
+    /// generic secret.
     Kcv { key: String },
-    /// An OpenPGP certificate (ASCII-armored) for an Ed25519, ECDSA or RSA key: the user ID
-    /// you give, self-signed by the HSM. The first one fixes the key's creation time on the
-    /// token, so its fingerprint never changes.
+    /// An OpenPGP certificate for an Ed25519, ECDSA or RSA key.
+    ///
+    /// ASCII-armored: the user ID you give, self-signed by the HSM. The first one fixes the
+    /// key's creation time on the token, so its fingerprint never changes.
     Openpgp {
         /// label:NAME, id:HEX or handle:N
         key: String,

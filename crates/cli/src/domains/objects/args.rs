@@ -7,9 +7,11 @@ use console::objects::ObjectClass;
 
 #[derive(Debug, Subcommand)]
 pub enum ObjectsCommand {
-    /// Import a certificate (PEM, DER, a PEM chain leaf first, a .p7b), a public key (SPKI
-    /// PEM/DER), or with --data any file as a data object. A certificate of a key pair on
-    /// the token gets the key's ID and label; CA certificates are stored as authorities.
+    /// Import a certificate, a public key, or any file as a data object.
+    ///
+    /// A certificate in PEM, DER, a PEM chain leaf first, or a .p7b; a public key as SPKI
+    /// PEM/DER; with --data any file as a data object. A certificate of a key pair on the
+    /// token gets the key's ID and label; CA certificates are stored as authorities.
     Import {
         file: PathBuf,
         /// The label (default: the key's, for its certificate; else the CN or file name).
