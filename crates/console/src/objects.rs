@@ -202,38 +202,7 @@ fn plan(
         crate::keys::validate_label(l).map_err(ApiError::into_refused)?;
     }
     if req.data {
-        let label = req.label.clone().unwrap_or_else(|| file_label(&req.path));
-        let app = req
-            .application
-            .clone()
-            .unwrap_or_else(|| "hsm-console".into());
-        let exists = s.find_objects(
-            &mut p11::Template::new()
-                .ulong(CKA_CLASS, CKO_DATA)
-                .text(CKA_LABEL, &label)
-                .text(CKA_APPLICATION, &app),
-        )?;
-        if !exists.is_empty() {
-            return Err(hsm::HsmError::Refused(
-                text!(
-                    "errors.import_data_exists",
-                    "{{file}}: a data object labelled '{{label}}' of application '{{app}}' is already on the token",
-                    file = file,
-                    label = label,
-                    app = app
-                )
-                .into(),
-            ));
-        }
-        return Ok(vec![Planned {
-            kind: "data",
-            template: ho::data_template(&label, &app, bytes, true),
-            label,
-            id: Vec::new(),
-            certificate: None,
-            key_label: None,
-            authority: false,
-        }]);
+        return plan_data(s, req, bytes, file);
     }
     let items = signing::objects::parse_import(bytes, file).map_err(invalid)?;
     let certs: Vec<Vec<u8>> = items
@@ -340,6 +309,48 @@ fn plan(
         }
     }
     Ok(out)
+}
+
+/// A file imported as it is, as a data object (refused when one with its label and
+/// application is there already).
+fn plan_data(
+    s: &p11::Session,
+    req: &ImportRequest,
+    bytes: &[u8],
+    file: &str,
+) -> hsm::Result<Vec<Planned>> {
+    let label = req.label.clone().unwrap_or_else(|| file_label(&req.path));
+    let app = req
+        .application
+        .clone()
+        .unwrap_or_else(|| "hsm-console".into());
+    let exists = s.find_objects(
+        &mut p11::Template::new()
+            .ulong(CKA_CLASS, CKO_DATA)
+            .text(CKA_LABEL, &label)
+            .text(CKA_APPLICATION, &app),
+    )?;
+    if !exists.is_empty() {
+        return Err(hsm::HsmError::Refused(
+            text!(
+                "errors.import_data_exists",
+                "{{file}}: a data object labelled '{{label}}' of application '{{app}}' is already on the token",
+                file = file,
+                label = label,
+                app = app
+            )
+            .into(),
+        ));
+    }
+    Ok(vec![Planned {
+        kind: "data",
+        template: ho::data_template(&label, &app, bytes, true),
+        label,
+        id: Vec::new(),
+        certificate: None,
+        key_label: None,
+        authority: false,
+    }])
 }
 
 /// `CN=…` of a subject, else `fallback`.

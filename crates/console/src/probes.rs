@@ -202,38 +202,7 @@ impl Console {
         progress: Arc<dyn Fn(ProbeProgress) + Send + Sync>,
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<ProbeReport> {
-        match req.mode {
-            probe::ProbeMode::Count { calls } if calls == 0 || calls > 10_000_000 => {
-                return Err(ApiError::invalid(text!(
-                    "errors.count_probe_makes_calls",
-                    "A count probe makes 1 to 10,000,000 calls."
-                )))
-            }
-            probe::ProbeMode::Duration { seconds } if !(0.1..=3600.0).contains(&seconds) => {
-                return Err(ApiError::invalid(text!(
-                    "errors.probe_runs_s_h",
-                    "A probe runs 0.1 s to 1 h."
-                )))
-            }
-            probe::ProbeMode::Rate {
-                per_second,
-                seconds,
-            } if !(0.1..=3600.0).contains(&seconds)
-                || !(0.1..=1_000_000.0).contains(&per_second) =>
-            {
-                return Err(ApiError::invalid(text!(
-                    "errors.rate_probe_runs_s_h",
-                    "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second."
-                )))
-            }
-            _ => {}
-        }
-        if req.warmup > 100_000 {
-            return Err(ApiError::invalid(text!(
-                "errors.at_most_warm_up_calls",
-                "At most 100,000 warm-up calls."
-            )));
-        }
+        check_probe_request(&req)?;
         let p = self.partition_ref(partition).await?;
         if p.logged_in().is_none() {
             return Err(ApiError::new(
@@ -252,22 +221,7 @@ impl Console {
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
                 .map_err(ApiError::from);
-        let m = p.module.module.clone();
-        let (info, fw) = tokio::task::spawn_blocking(move || {
-            (
-                m.info().ok(),
-                m.ca_firmware_version(slot)
-                    .ok()
-                    .map(|(a, b, c)| format!("{a}.{b}.{c}"))
-                    .or_else(|| {
-                        m.token_info(slot)
-                            .ok()
-                            .map(|t| t.firmware_version.to_string())
-                    }),
-            )
-        })
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let (info, fw) = module_and_firmware(&p).await?;
         let ev = Event::new("probe.run", "partition")
             .resource(&p.id)
             .algorithm(req.op.mechanism_name())
@@ -517,4 +471,62 @@ pub fn report_csv(r: &ProbeReport) -> String {
         ));
     }
     s
+}
+
+/// The request's bounds, checked before anything runs.
+fn check_probe_request(req: &ProbeRequest) -> ApiResult<()> {
+    match req.mode {
+        probe::ProbeMode::Count { calls } if calls == 0 || calls > 10_000_000 => {
+            return Err(ApiError::invalid(text!(
+                "errors.count_probe_makes_calls",
+                "A count probe makes 1 to 10,000,000 calls."
+            )))
+        }
+        probe::ProbeMode::Duration { seconds } if !(0.1..=3600.0).contains(&seconds) => {
+            return Err(ApiError::invalid(text!(
+                "errors.probe_runs_s_h",
+                "A probe runs 0.1 s to 1 h."
+            )))
+        }
+        probe::ProbeMode::Rate {
+            per_second,
+            seconds,
+        } if !(0.1..=3600.0).contains(&seconds) || !(0.1..=1_000_000.0).contains(&per_second) => {
+            return Err(ApiError::invalid(text!(
+                "errors.rate_probe_runs_s_h",
+                "A rate probe runs 0.1 s to 1 h at 0.1 to 1,000,000 calls per second."
+            )))
+        }
+        _ => {}
+    }
+    if req.warmup > 100_000 {
+        return Err(ApiError::invalid(text!(
+            "errors.at_most_warm_up_calls",
+            "At most 100,000 warm-up calls."
+        )));
+    }
+    Ok(())
+}
+
+/// The module's description and the token's firmware (Luna's with its sub-minor), for the
+/// report.
+async fn module_and_firmware(
+    p: &crate::Partition,
+) -> ApiResult<(Option<p11::Info>, Option<String>)> {
+    let (m, slot) = (p.module.module.clone(), p.slot());
+    tokio::task::spawn_blocking(move || {
+        (
+            m.info().ok(),
+            m.ca_firmware_version(slot)
+                .ok()
+                .map(|(a, b, c)| format!("{a}.{b}.{c}"))
+                .or_else(|| {
+                    m.token_info(slot)
+                        .ok()
+                        .map(|t| t.firmware_version.to_string())
+                }),
+        )
+    })
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
 }

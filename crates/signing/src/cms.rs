@@ -246,16 +246,7 @@ pub struct Parsed {
 
 /// Parse a detached `.p7s` with exactly one signer and signed attributes.
 pub fn parse(p7s: &[u8]) -> Result<Parsed> {
-    let bad = |why: hsm::Msg| {
-        SignError::Format(
-            hsm::text!(
-                "signing.cms.not_checkable",
-                "not a detached CMS signature this console can check: {{why}}",
-                why = why.text
-            )
-            .nest("why", &why),
-        )
-    };
+    let bad = not_checkable;
     let ci = ContentInfo::from_der(p7s).map_err(|e| bad(der_error(e)))?;
     if ci.content_type != OID_SIGNED_DATA {
         return Err(bad(hsm::text!(
@@ -320,6 +311,70 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
             oid = signer.digest_alg.oid
         ))
     })?;
+    let SignedAttrValues {
+        message_digest,
+        content_type_ok,
+        signing_time,
+        signing_cert_hash,
+    } = read_signed_attributes(attrs)?;
+    if !content_type_ok {
+        return Err(bad(hsm::text!(
+            "signing.cms.content_type_attribute",
+            "the content-type attribute is missing or not id-data"
+        )));
+    }
+    // The signer's certificate: the one the signer identifier names.
+    let certificate = signer_certificate(&sd, signer);
+    if let (Some(hash), Some(cert)) = (&signing_cert_hash, &certificate) {
+        if hash.as_slice() != Sha256::digest(cert).as_slice() {
+            return Err(bad(hsm::text!("signing.cms.signing_certificate_mismatch", "the certificate it carries is not the one its signingCertificateV2 attribute names")));
+        }
+    }
+    let timestamp_token = timestamp_token(signer).map_err(bad)?;
+    if sd.certificates.is_some() && certificate.is_none() {
+        return Err(bad(hsm::text!(
+            "signing.cms.sid_mismatch",
+            "the signer identifier does not name the certificate it carries"
+        )));
+    }
+    Ok(Parsed {
+        digest_alg,
+        message_digest: message_digest.ok_or_else(|| {
+            bad(hsm::text!(
+                "signing.cms.no_message_digest",
+                "no message-digest attribute"
+            ))
+        })?,
+        signed_attrs_der: attrs.to_der().map_err(fmt)?,
+        signature_algorithm: signer.signature_algorithm.clone(),
+        signature: signer.signature.as_bytes().to_vec(),
+        certificate,
+        signing_time,
+        timestamp_token,
+    })
+}
+
+fn not_checkable(why: hsm::Msg) -> SignError {
+    SignError::Format(
+        hsm::text!(
+            "signing.cms.not_checkable",
+            "not a detached CMS signature this console can check: {{why}}",
+            why = why.text
+        )
+        .nest("why", &why),
+    )
+}
+
+/// What the signed attributes say (each read once, the first value of each).
+struct SignedAttrValues {
+    message_digest: Option<Vec<u8>>,
+    content_type_ok: bool,
+    signing_time: Option<String>,
+    signing_cert_hash: Option<Vec<u8>>,
+}
+
+fn read_signed_attributes(attrs: &SignedAttributes) -> Result<SignedAttrValues> {
+    let bad = not_checkable;
     let mut message_digest = None;
     let mut content_type_ok = false;
     let mut signing_time = None;
@@ -365,14 +420,17 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
                 .map(|t| t.to_date_time().to_string());
         }
     }
-    if !content_type_ok {
-        return Err(bad(hsm::text!(
-            "signing.cms.content_type_attribute",
-            "the content-type attribute is missing or not id-data"
-        )));
-    }
-    // The signer's certificate: the one the signer identifier names.
-    let certificate = sd.certificates.as_ref().and_then(|c| {
+    Ok(SignedAttrValues {
+        message_digest,
+        content_type_ok,
+        signing_time,
+        signing_cert_hash,
+    })
+}
+
+/// The signer's certificate: the one the signer identifier names.
+fn signer_certificate(sd: &SignedData, signer: &SignerInfo) -> Option<Vec<u8>> {
+    sd.certificates.as_ref().and_then(|c| {
         c.0.iter().find_map(|cc| match (cc, &signer.sid) {
             (CertificateChoices::Certificate(c), SignerIdentifier::IssuerAndSerialNumber(ias))
                 if c.tbs_certificate().issuer() == &ias.issuer
@@ -385,33 +443,6 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
             }
             _ => None,
         })
-    });
-    if let (Some(hash), Some(cert)) = (&signing_cert_hash, &certificate) {
-        if hash.as_slice() != Sha256::digest(cert).as_slice() {
-            return Err(bad(hsm::text!("signing.cms.signing_certificate_mismatch", "the certificate it carries is not the one its signingCertificateV2 attribute names")));
-        }
-    }
-    let timestamp_token = timestamp_token(signer).map_err(bad)?;
-    if sd.certificates.is_some() && certificate.is_none() {
-        return Err(bad(hsm::text!(
-            "signing.cms.sid_mismatch",
-            "the signer identifier does not name the certificate it carries"
-        )));
-    }
-    Ok(Parsed {
-        digest_alg,
-        message_digest: message_digest.ok_or_else(|| {
-            bad(hsm::text!(
-                "signing.cms.no_message_digest",
-                "no message-digest attribute"
-            ))
-        })?,
-        signed_attrs_der: attrs.to_der().map_err(fmt)?,
-        signature_algorithm: signer.signature_algorithm.clone(),
-        signature: signer.signature.as_bytes().to_vec(),
-        certificate,
-        signing_time,
-        timestamp_token,
     })
 }
 

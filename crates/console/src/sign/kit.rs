@@ -279,6 +279,60 @@ fn hsmc_verify(content: Arg, sig: Arg, key: Arg, context: Option<&str>) -> Vec<A
     a
 }
 
+/// Every signature of the batch copied into the kit (`signatures/NAME`), and the checks that
+/// verify it; two signatures of one name are refused (a kit holds each once).
+fn signatures(
+    report: &SignReport,
+    key: &KitKey,
+    req: &KitRequest,
+    files: &mut Vec<(String, Vec<u8>)>,
+) -> ApiResult<Vec<Check>> {
+    let mut checks = Vec::new();
+    let mut names = BTreeSet::new();
+    let outputs = report
+        .files
+        .iter()
+        .filter(|f| f.error.is_none())
+        .flat_map(|f| f.outputs.iter().map(move |o| (f.name.clone(), o)))
+        .chain(
+            report
+                .manifest
+                .iter()
+                .map(|o| ("SHA256SUMS".to_string(), o)),
+        );
+    for (subject, o) in outputs {
+        if o.format == OutputKind::PublicKey {
+            continue;
+        }
+        let path = Path::new(&o.path);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !names.insert(name.clone()) {
+            return Err(ApiError::invalid(text!(
+                "errors.kit_same_name",
+                "Two signatures of the batch are named {{name}}; a kit holds each once.",
+                name = name
+            ))
+            .suggest(text!(
+                "errors.kit_sign_different_names",
+                "Sign files with different names into one kit."
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
+        files.push((format!("signatures/{name}"), bytes));
+        checks.extend(checks_for(
+            key,
+            &subject,
+            o.format,
+            &name,
+            req.context.as_deref(),
+        ));
+    }
+    Ok(checks)
+}
+
 /// The checks of one signature file `sig` (its name in the kit) over `subject`.
 fn checks_for(
     key: &KitKey,
@@ -639,49 +693,7 @@ impl Console {
         if let Some(ca) = tsa_ca {
             files.push(("keys/tsa-ca.pem".into(), ca));
         }
-        let mut checks = Vec::new();
-        let mut names = BTreeSet::new();
-        let outputs = report
-            .files
-            .iter()
-            .filter(|f| f.error.is_none())
-            .flat_map(|f| f.outputs.iter().map(move |o| (f.name.clone(), o)))
-            .chain(
-                report
-                    .manifest
-                    .iter()
-                    .map(|o| ("SHA256SUMS".to_string(), o)),
-            );
-        for (subject, o) in outputs {
-            if o.format == OutputKind::PublicKey {
-                continue;
-            }
-            let path = Path::new(&o.path);
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if !names.insert(name.clone()) {
-                return Err(ApiError::invalid(text!(
-                    "errors.kit_same_name",
-                    "Two signatures of the batch are named {{name}}; a kit holds each once.",
-                    name = name
-                ))
-                .suggest(text!(
-                    "errors.kit_sign_different_names",
-                    "Sign files with different names into one kit."
-                )));
-            }
-            let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
-            files.push((format!("signatures/{name}"), bytes));
-            checks.extend(checks_for(
-                &key,
-                &subject,
-                o.format,
-                &name,
-                req.context.as_deref(),
-            ));
-        }
+        let checks = signatures(report, &key, req, &mut files)?;
         if checks
             .iter()
             .any(|c| c.format == OutputKind::Cms && key.certificate_pem.is_none())
