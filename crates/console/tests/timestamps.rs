@@ -703,3 +703,107 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     ]));
     assert!(ok, "openssl cms -verify (two signers): {msg}");
 }
+
+/// An HSS key's signature is never thrown away when the TSA fails (its one-time key is
+/// spent): the bundle is written without a token, the report and the trail say why, and
+/// the counter dropped by exactly that signature; a token is added afterwards, and
+/// `openssl ts -verify` accepts it over the signature.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later() {
+    use hsm::algo::{HssParams, LmotsType, LmsType};
+    let tsa = TestTsa::start("ec");
+    let e = common::builtin().await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
+    let g = e.generate(KeySpec::Hss { params }, "fw_hss_tsa").await;
+    let remaining = || async {
+        e.c.signing_keys(&e.pid)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.handle == g.private_handle)
+            .unwrap()
+            .hss_remaining
+            .unwrap()
+    };
+    let before = remaining().await;
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        TimestampAuthority {
+            url: format!("http://127.0.0.1:{port}/"),
+            ca_file: None,
+            timeout_seconds: 5,
+            optional: None,
+        }
+    };
+    let files = e.files("hss_tsa", 1);
+    let req = SignRequest {
+        key: format!("id:{}", g.id_hex),
+        files: files.iter().map(|p| s(p).to_string()).collect(),
+        formats: vec![SignFormat::Bundle],
+        manifest: false,
+        out_dir: None,
+        context: None,
+        on_error: OnError::Stop,
+        confirm_hss: true,
+        timestamp: Some(closed.clone()),
+        kit: None,
+        chain: vec![],
+    };
+    let r =
+        e.c.sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap();
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
+    let why = r.files[0].unstamped.as_ref().expect("the report says why");
+    assert!(why.text.contains(&closed.url), "{}", why.text);
+    assert_eq!(before - remaining().await, 1, "one one-time key, kept");
+    let bundle = PathBuf::from(
+        &r.files[0]
+            .outputs
+            .iter()
+            .find(|o| o.format == OutputKind::Bundle)
+            .unwrap()
+            .path,
+    );
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
+    assert!(b.get("timestamp_token").is_none_or(|t| t.is_null()), "{b}");
+    let recs =
+        e.c.audit_records(audit::store::Query {
+            limit: 20,
+            action: Some("sign".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let rec = recs
+        .iter()
+        .find(|r| r.event.resource_id.as_deref() == Some("release-0.tar"))
+        .expect("the file's record");
+    assert!(
+        rec.event.metadata.contains("timestamp_failed"),
+        "{}",
+        rec.event.metadata
+    );
+    // Later, with the TSA back: the token is added over the same signature.
+    e.c.timestamp_signature(s(&bundle), &authority(&tsa, "ok", None, 10))
+        .await
+        .unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
+    let token = base64::engine::general_purpose::STANDARD
+        .decode(b["timestamp_token"].as_str().expect("a token now"))
+        .unwrap();
+    let signature = base64::engine::general_purpose::STANDARD
+        .decode(b["signature"].as_str().unwrap())
+        .unwrap();
+    let (ok, log) = openssl_ts_verify(&token, &signature, &tsa.ca());
+    assert!(ok, "{log}");
+    let (ok, _) = openssl_ts_verify(&token, b"other bytes", &tsa.ca());
+    assert!(!ok, "the token is bound to this signature");
+}

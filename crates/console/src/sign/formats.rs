@@ -109,6 +109,9 @@ impl<'a> FileSigning<'a> {
 
     /// A checked RFC 3161 token over `signature` from the TSA, when one is set. When the
     /// TSA fails and the officer made it optional, none (and why is kept for the outcome).
+    /// An HSS signature is never thrown away for want of a token: its one-time key is
+    /// spent, so it goes out unstamped whatever the setting (`hsmc timestamp` adds a token
+    /// later).
     pub fn timestamp(&self, signature: &[u8]) -> Result<Option<Vec<u8>>, SignError> {
         let Some(tsa) = self.tsa else {
             return Ok(None);
@@ -118,7 +121,9 @@ impl<'a> FileSigning<'a> {
                 self.timestamps.borrow_mut().push(info);
                 Ok(Some(token))
             }
-            Err(SignError::Timestamp { tsa: url, reason }) if tsa.optional => {
+            Err(SignError::Timestamp { tsa: url, reason })
+                if tsa.optional || self.key.alg == signing::alg::SigAlg::Hss =>
+            {
                 *self.unstamped.borrow_mut() = Some(format!("{url} {reason}"));
                 Ok(None)
             }
