@@ -331,14 +331,14 @@ pub(crate) fn locate(s: &Session, p: &Partition, target: &ObjectSummary) -> hsm:
             let what = hk::class_msg_named(&target.class);
             let now = match &named_now {
                 Some(o) => hsm::text!(
-                    "errors.handle_names_other",
+                    "errors.handle_now_names_another",
                     "handle {{handle}} now names '{{label}}' (ID {{id}})",
                     handle = target.handle,
                     label = &o.label,
                     id = &o.id_hex
                 ),
                 None => hsm::text!(
-                    "errors.handle_names_nothing",
+                    "errors.handle_now_names_nothing",
                     "handle {{handle}} names nothing now",
                     handle = target.handle
                 ),
