@@ -56,6 +56,10 @@ if [[ "$mode" == test ]]; then
     echo "setup: installing cargo-deny (the offline advisory check)"
     cargo install cargo-deny --locked --version "=0.20.2" --root "$root/target/tools" --quiet
   fi
+  if [[ ! -x "$root/target/tools/bin/mdbook" ]]; then
+    echo "setup: installing mdbook (the book in docs/, built by the lint stage)"
+    cargo install mdbook --locked --version "=0.5.4" --root "$root/target/tools" --quiet
+  fi
   if [[ ! -x "$root/target/tools/bin/tauri-driver" ]]; then
     echo "setup: installing tauri-driver"
     cargo install tauri-driver --locked --version "^2" --root "$root/target/tools" --quiet

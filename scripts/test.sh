@@ -53,7 +53,12 @@ stage() {
 
 lint_all() {
   cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings &&
-    python3 scripts/licenses.py && scripts/advisories.sh && lint_ui
+    python3 scripts/licenses.py && scripts/advisories.sh && lint_ui && book
+}
+
+# The book in docs/ (mdBook): it must build.
+book() {
+  "$root/target/tools/bin/mdbook" build docs
 }
 
 # The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy.

@@ -12,7 +12,7 @@
 //! calls.
 //!
 //! Bounded by operations and, when `SOAK_SECONDS` is set, by time: `SOAK_OPS` (default 150),
-//! `SOAK_SEED` (default 7). Prints one JSON line with the counts (the README's reliability
+//! `SOAK_SEED` (default 7). Prints one JSON line with the counts (the book's reliability
 //! table) and writes it to `target/soak/soak-<seed>.json`. Long runs: the nextest profile
 //! `soak` (`--profile soak`) lets the test run for hours.
 
@@ -267,7 +267,7 @@ async fn soak_with_random_faults_loses_nothing() {
                 // An attribute edit on the signer's public half (label unchanged, so the
                 // other operations keep finding it), through a handle from a fresh listing
                 // as the window's edit dialog has it: a number held across reconnects may
-                // name another object by now (see the README's recovery paragraph).
+                // name another object by now (see the recovery paragraph in docs/src/reliability.md).
                 _ => {
                     let keys = c.list_keys(pid).await?;
                     let Some(k) = keys
