@@ -1,6 +1,7 @@
 //! `hsmc pin …`, `hsmc token init`, `--role` and `hsmc objects …` as processes on real tokens, read back by
 //! `pkcs11-tool` and GnuTLS's `p11tool`. One test per process (nextest).
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -622,14 +623,7 @@ fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
     let h = Hsmc::token(&t);
     // A first login puts the trail's key on this token.
     h.json(Some(USER_PIN), None, &["keys", "ls"]);
-    let command = |line: &str| {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&control)
-            .unwrap();
-        writeln!(f, "{line}").unwrap();
-    };
+    let command = |line: &str| append_line(&control, line);
     command(r#"{"op":"slow","function":"C_SetPIN","ms":20000}"#);
     let mut c = Command::new(testkit::hsmc_binary());
     c.args(["pin", "change"])
@@ -647,17 +641,7 @@ fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
     let mut child = c.spawn().unwrap();
     // The request is recorded before C_SetPIN is called: wait for it in the trail.
     let db = h.data.path().join("audit.db");
-    let requested = || {
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='pin.change.request'\").fetchone()[0])",
-            ])
-            .arg(&db)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).trim() == "1"
-    };
+    let requested = || requests_recorded(&db, "pin.change") == 1;
     let t0 = std::time::Instant::now();
     while !requested() {
         assert!(child.try_wait().unwrap().is_none(), "hsmc ended early");
@@ -721,14 +705,7 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
         &format!("control_file = \"{}\"\n", control.display()),
     );
     let h = Hsmc::token(&t);
-    let command = |line: &str| {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&control)
-            .unwrap();
-        writeln!(f, "{line}").unwrap();
-    };
+    let command = |line: &str| append_line(&control, line);
     let user = Some(USER_PIN);
     // What the changes act on, made before anything is held back.
     h.json(user, None, &["keys", "ls"]);
@@ -787,22 +764,7 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
     std::fs::write(&artifact, "artifact").unwrap();
     let wrap_out = dir.path().join("kill2.wrapped.json");
     let db = h.data.path().join("audit.db");
-    let requests = |action: &str| -> u64 {
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                // Chained, or waiting in the spool (the SO cannot open the trail's key).
-                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); a=sys.argv[2]; print(c.execute(\"select count(*) from audit_log where action=?\", (a,)).fetchone()[0] + c.execute(\"select count(*) from audit_pending where json_extract(event, '$.action')=?\", (a,)).fetchone()[0])",
-            ])
-            .arg(&db)
-            .arg(format!("{action}.request"))
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout)
-            .trim()
-            .parse()
-            .unwrap_or(0)
-    };
+    let requests = |action: &str| requests_recorded(&db, action);
     // The SO's changes last: initializing the token takes everything with it.
     let kinds = ChangeKind::ALL
         .into_iter()
@@ -1011,4 +973,33 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
         let v = h.json(user, None, &["audit", "verify"]);
         assert_eq!(v["verdict"]["verdict"], "intact", "{kind:?}: {v}");
     }
+}
+
+/// A line appended to a lunasim control file (read by every process using the module).
+fn append_line(control: &Path, line: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(control)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+/// How many `ACTION.request` records the SQLite trail at `db` holds: chained, or waiting in
+/// the spool (the SO cannot open the trail's key). Read with Python's sqlite3, which waits
+/// for a writer instead of failing (0 while the file cannot be read yet).
+fn requests_recorded(db: &Path, action: &str) -> u64 {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); a=sys.argv[2]; print(c.execute(\"select count(*) from audit_log where action=?\", (a,)).fetchone()[0] + c.execute(\"select count(*) from audit_pending where json_extract(event, '$.action')=?\", (a,)).fetchone()[0])",
+        ])
+        .arg(db)
+        .arg(format!("{action}.request"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }

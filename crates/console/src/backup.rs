@@ -722,13 +722,7 @@ impl Change for UnwrapKey {
             ),
             None => None,
         };
-        let (with, refs) = (self.with, p.clone());
-        let ws = p
-            .pool
-            .run_service_idempotent_async("keys.unwrap.check", move |s| {
-                Ok(hk::summary(s, refs.key_refs.resolve(s, with)?)?)
-            })
-            .await?;
+        let ws = crate::change::read_target(p, "keys.unwrap.check", self.with).await?;
         let kind = wrapper_kind(&ws)?;
         if kind == Wrapper::Rsa && ws.class != "PRIVATE_KEY" {
             return Err(ApiError::invalid(text!(

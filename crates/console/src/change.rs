@@ -360,6 +360,21 @@ pub(crate) fn locate(s: &Session, p: &Partition, target: &ObjectSummary) -> hsm:
     }
 }
 
+/// The object a handle the officer chose names now (followed through reconnects), read
+/// for a change's resolve step: what its request records and what `locate` compares.
+pub(crate) async fn read_target(
+    p: &Arc<Partition>,
+    op: &'static str,
+    handle: u64,
+) -> ApiResult<ObjectSummary> {
+    let refs = p.clone();
+    Ok(p.pool
+        .run_service_idempotent_async(op, move |s| {
+            Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
+        })
+        .await?)
+}
+
 /// Whether the object the officer chose is on the token (by class, `CKA_ID` and label).
 pub(crate) fn still_there(s: &Session, target: &ObjectSummary) -> hsm::Result<bool> {
     Ok(!find_by_identity(s, target)?.is_empty())

@@ -545,21 +545,18 @@ impl Change for ChangePin {
             .await?
             .map_err(ApiError::from);
         match r {
-            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
-                let mut n = ApiError::new(
-                    e.code,
-                    text!(
-                        "errors.current_pin_incorrect",
-                        "The current PIN is incorrect; the PIN was not changed."
-                    ),
-                );
-                n.pkcs11 = e.pkcs11;
-                if let Some(note) = c.pin_attempts_note(p, self.who.expect("resolved")).await {
-                    n = n.details(note);
-                }
-                Err(n)
-            }
-            other => other,
+            Err(e) => Err(pin_refused(
+                c,
+                p,
+                self.who.expect("resolved"),
+                e,
+                text!(
+                    "errors.current_pin_incorrect",
+                    "The current PIN is incorrect; the PIN was not changed."
+                ),
+            )
+            .await),
+            ok => ok,
         }
     }
 
@@ -591,6 +588,26 @@ impl Change for ChangePin {
             Some(s) => ev.meta("pin_now", s.word()).meta("settled_by", s.by),
             None => ev,
         }
+    }
+}
+
+/// A wrong or locked PIN of `who`, told as `said` (what was not done) with what the token
+/// reports about the attempts left; any other error as it is.
+async fn pin_refused(
+    c: &Console,
+    p: &Partition,
+    who: UserKind,
+    e: ApiError,
+    said: Text,
+) -> ApiError {
+    if !matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) {
+        return e;
+    }
+    let mut n = ApiError::new(e.code, said);
+    n.pkcs11 = e.pkcs11;
+    match c.pin_attempts_note(p, who).await {
+        Some(note) => n.details(note),
+        None => n,
     }
 }
 
@@ -754,21 +771,17 @@ impl Change for InitToken {
                     objects_destroyed: self.objects,
                 })
             }
-            Err(e) if matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) => {
-                let mut n = ApiError::new(
-                    e.code,
-                    text!(
-                        "errors.so_pin_incorrect_not_initialized",
-                        "The SO PIN is incorrect; the token was not initialized."
-                    ),
-                );
-                n.pkcs11 = e.pkcs11;
-                if let Some(note) = c.pin_attempts_note(p, UserKind::So).await {
-                    n = n.details(note);
-                }
-                Err(n)
-            }
-            Err(e) => Err(e),
+            Err(e) => Err(pin_refused(
+                c,
+                p,
+                UserKind::So,
+                e,
+                text!(
+                    "errors.so_pin_incorrect_not_initialized",
+                    "The SO PIN is incorrect; the token was not initialized."
+                ),
+            )
+            .await),
         }
     }
 

@@ -258,13 +258,7 @@ impl Change for SetUsageLimit {
                 ),
             ));
         }
-        let (handle, refs) = (self.handle, p.clone());
-        let before = p
-            .pool
-            .run_service_idempotent_async("keys.usage.read", move |s| {
-                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
-            })
-            .await?;
+        let before = crate::change::read_target(p, "keys.usage.read", self.handle).await?;
         if let Some(used) = before.usage_count.filter(|u| *u > limit) {
             return Err(ApiError::invalid(text!(
                 "errors.usage_limit_below_uses",

@@ -72,6 +72,24 @@ struct Seen {
     count: usize,
 }
 
+impl Seen {
+    /// `count` objects the change makes are on the token.
+    fn counted(count: usize) -> Seen {
+        Seen {
+            done: count > 0,
+            count,
+        }
+    }
+
+    /// The change's effect is there (once) or not.
+    fn once(done: bool) -> Seen {
+        Seen {
+            done,
+            count: usize::from(done),
+        }
+    }
+}
+
 impl Matrix {
     async fn control(&self, cmd: &str) {
         let p = self.c.partition_ref(&self.pid).await.unwrap();
@@ -80,11 +98,7 @@ impl Matrix {
 
     /// How many times lunasim has been called at `function` in this process.
     async fn calls(&self, function: &str) -> u64 {
-        let p = self.c.partition_ref(&self.pid).await.unwrap();
-        let v: serde_json::Value =
-            serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap())
-                .unwrap();
-        v["calls"][function].as_u64().unwrap_or(0)
+        calls_at(&self.c.partition_ref(&self.pid).await.unwrap(), function)
     }
 
     fn trail_available(&self, on: bool) {
@@ -208,6 +222,13 @@ impl Matrix {
     }
 }
 
+/// How many times lunasim, behind `p`, has been called at `function` in this process.
+fn calls_at(p: &console::Partition, function: &str) -> u64 {
+    let v: serde_json::Value =
+        serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap()).unwrap();
+    v["calls"][function].as_u64().unwrap_or(0)
+}
+
 /// The PKCS#11 function that makes each kind's change (the one the fault is put on).
 fn function(kind: ChangeKind) -> &'static str {
     match kind {
@@ -273,10 +294,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "PRIVATE_KEY").await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::KeyDestroy => {
             let h = m.aes(&name).await;
@@ -291,10 +309,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let left = m.labelled(&name, "SECRET_KEY").await;
-            seen = Seen {
-                done: left == 0,
-                count: 1 - left.min(1),
-            };
+            seen = Seen::once(left == 0);
         }
         ChangeKind::PinChange => {
             let new = format!("pin-{i}-{}", 1000 + i);
@@ -315,10 +330,7 @@ async fn run_case(
                     "{kind:?}/{fault:?}: neither PIN opens the token"
                 );
             }
-            seen = Seen {
-                done,
-                count: usize::from(done),
-            };
+            seen = Seen::once(done);
         }
         ChangeKind::PinInit => {
             // The SO sets the user's PIN: the SO logs in for it, the user again after.
@@ -337,10 +349,7 @@ async fn run_case(
             if done {
                 m.user_pin = new;
             }
-            seen = Seen {
-                done,
-                count: usize::from(done),
-            };
+            seen = Seen::once(done);
         }
         ChangeKind::TokenInit => unreachable!("token initialization has its own test"),
         ChangeKind::ObjectImport => {
@@ -364,10 +373,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "DATA").await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::AttributeSet => {
             let h = m.aes(&name).await;
@@ -413,10 +419,7 @@ async fn run_case(
                 others_sorted, expected,
                 "{kind:?}/{fault:?}: another object changed"
             );
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::KeyWrap => {
             let key = extractable_aes(m, &name).await;
@@ -431,10 +434,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let done = out.exists();
-            seen = Seen {
-                done,
-                count: usize::from(done),
-            };
+            seen = Seen::once(done);
         }
         ChangeKind::KeyUnwrap => {
             let wrapper = m.wrapper_now().await;
@@ -447,10 +447,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "SECRET_KEY").await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::UsageLimit => {
             let h = m.p256(&name).await;
@@ -466,10 +463,7 @@ async fn run_case(
                 .into_iter()
                 .find(|o| o.label == name && o.class == "PRIVATE_KEY")
                 .and_then(|o| o.usage_limit);
-            seen = Seen {
-                done: now == Some(limit),
-                count: usize::from(now == Some(limit)),
-            };
+            seen = Seen::once(now == Some(limit));
         }
         ChangeKind::CertificateIssue => {
             let h = m.p256(&name).await;
@@ -482,10 +476,7 @@ async fn run_case(
             met(m, kind, fault, calls).await;
             clear(m).await;
             let count = m.labelled(&name, "CERTIFICATE").await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::OpenPgpCertificate => {
             let h = m.p256(&name).await;
@@ -500,10 +491,7 @@ async fn run_case(
             let count = m
                 .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
                 .await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
         ChangeKind::OpenPgpCreationTime => {
             let h = m.p256(&name).await;
@@ -544,10 +532,7 @@ async fn run_case(
             let count = m
                 .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
                 .await;
-            seen = Seen {
-                done: count > 0,
-                count,
-            };
+            seen = Seen::counted(count);
         }
     }
     (r, seen)
@@ -812,12 +797,7 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
         let head = m.head().await;
         let new_label = format!("matrix-init-{i}");
         let p = c.partition_ref(&pid).await.unwrap();
-        let calls = || {
-            let v: serde_json::Value =
-                serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap())
-                    .unwrap();
-            v["calls"]["C_InitToken"].as_u64().unwrap_or(0)
-        };
+        let calls = || calls_at(&p, "C_InitToken");
         let calls_before = calls();
         match fault_command(kind, fault) {
             Some(cmd) => {
@@ -857,10 +837,7 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
             label = new_label;
         }
         pid = slot.partition_id.clone().unwrap();
-        let seen = Seen {
-            done,
-            count: usize::from(done),
-        };
+        let seen = Seen::once(done);
         let r = r.map(|_| ());
         lines.push(check(&m, kind, fault, head, &r, &seen).await);
     }

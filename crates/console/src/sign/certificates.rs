@@ -123,13 +123,7 @@ impl Change for IssueCertificate {
 
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
         signing::cert::parse_subject(&self.subject).map_err(sign_error)?;
-        let (handle, refs) = (self.handle, p.clone());
-        let target = p
-            .pool
-            .run_service_idempotent_async("sign.cert.key", move |s| {
-                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
-            })
-            .await?;
+        let target = crate::change::read_target(p, "sign.cert.key", self.handle).await?;
         let ev = Event::new("cert.issue", "key")
             .resource(&target.label)
             .algorithm(&target.algorithm)

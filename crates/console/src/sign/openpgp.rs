@@ -289,13 +289,7 @@ impl Change for MakeOpenPgpCertificate {
 
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
         check_openpgp_user_id(&self.user_id)?;
-        let (handle, refs) = (self.handle, p.clone());
-        let target = p
-            .pool
-            .run_service_idempotent_async("openpgp.cert.key", move |s| {
-                Ok(hk::summary(s, refs.key_refs.resolve(s, handle)?)?)
-            })
-            .await?;
+        let target = crate::change::read_target(p, "openpgp.cert.key", self.handle).await?;
         let ev = Event::new("openpgp.cert", "key")
             .resource(&target.label)
             .algorithm(&target.algorithm)
