@@ -32,6 +32,8 @@ use testkit::pg::PgCluster;
 use testkit::tools::pkcs11_tool_logs_in;
 use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
 
+mod common;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Fault {
     /// The call fails before it reaches the token (the device went away).
@@ -596,7 +598,7 @@ async fn matrix() -> Matrix {
     let pg = PgCluster::start();
     let url = pg.create_db("matrix");
     let t = TestToken::new(Backend::LunaSim);
-    let (c, pid, dir) = common_console(&t, url).await;
+    let (c, pid, dir) = common::console_on_module(&t.module_path, Some(url)).await;
     c.login(&pid, UserKind::User, p11::pin(USER_PIN))
         .await
         .unwrap();
@@ -618,26 +620,6 @@ async fn matrix() -> Matrix {
         .await
         .unwrap();
     m
-}
-
-async fn common_console(t: &TestToken, url: String) -> (Arc<Console>, String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = console::ConsoleConfig::new(dir.path().join("data"));
-    cfg.builtin = false;
-    cfg.audit_location = Some(url);
-    let c = Console::open(cfg).await.unwrap();
-    let module = c
-        .add_module(&t.module_path.display().to_string())
-        .await
-        .unwrap();
-    let pid = c
-        .slots(&module.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find_map(|s| s.partition_id)
-        .unwrap();
-    (c, pid, dir)
 }
 
 /// Check one case's invariants; the case's line for the table printed at the end.
