@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from selenium import webdriver
@@ -748,6 +749,16 @@ def administer(app_path: str, artifacts: Path, data: Path):
     # Luna's policy 21 ("force user PIN change after set/reset"), on by default on a real
     # partition, is set here as an officer would in the built-in partition's lunasim.toml.
     conf = data / "builtin" / "lunasim.toml"
+    if not conf.exists():
+        # Alone (E2E_ONLY=admin), on fresh data: the app's first start makes the partition.
+        app = App(app_path, artifacts)
+        try:
+            end = time.time() + 120
+            while not conf.exists():
+                check(time.time() < end, "no built-in partition 120 s after the first start")
+                time.sleep(0.2)
+        finally:
+            app.quit()
     marker = "# Your settings (kept when the console rewrites this file):"
     text = conf.read_text()
     check(marker in text, text)
@@ -841,7 +852,34 @@ def administer(app_path: str, artifacts: Path, data: Path):
         app.tid("copy-uri").click()
         app.wait(lambda: any("Copied" in e.text for e in app.css("[role=status], .toast")), "the copy to be confirmed")
         app.shot("admin-uri")
-        print("e2e: administration ok (PIN to be changed, certificate import, label, URI)")
+        app.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        app.gone("[role=dialog]", "the URI dialog")
+
+        # The HSM reconnects and numbers its objects anew (lunasim's `renumber`) while the
+        # edit dialog holds the key's handle: the save renames the key chosen, found again
+        # by its Luna OUID, and no other object.
+        control = data / "builtin" / "control.jsonl"
+        labels = lambda: Counter(r.get_attribute("data-label") for r in app.css("[data-testid=key-row]"))
+        before = labels()
+        check(before["e2e_codesign_2026"] == 1, str(before))
+        rows = app.wait(lambda: app.css("[data-testid=key-row][data-label='e2e_codesign_2026']"), "the key row")
+        rows[0].click()
+        app.tid("edit-attributes").click()
+        app.tid("attr-label")
+        with control.open("a") as c:
+            c.write(json.dumps({"op": "renumber", "enabled": True}) + "\n")
+            c.write(json.dumps({"op": "fail", "function": "*", "rv": "CKR_DEVICE_REMOVED", "count": 1}) + "\n")
+        time.sleep(0.2)
+        app.fill(app.tid("attr-label"), "e2e_codesign_renumbered")
+        app.tid("attr-save").click()
+        app.wait(lambda: app.css("[data-testid=key-row][data-label='e2e_codesign_renumbered']"), "the new label after the renumbering reconnect")
+        with control.open("a") as c:
+            c.write(json.dumps({"op": "renumber", "enabled": False}) + "\n")
+        after = labels()
+        expected = before - Counter({"e2e_codesign_2026": 1}) + Counter({"e2e_codesign_renumbered": 1})
+        check(after == expected, f"only the chosen key is renamed: {before} -> {after}")
+        app.shot("admin-renumbered-edit")
+        print("e2e: administration ok (PIN to be changed, certificate import, label, URI, edit across a renumbering reconnect)")
     except Exception:
         app.shot("admin-failure")
         raise

@@ -722,7 +722,13 @@ usage_limit: number | null,
 /**
  * Uses so far (`CKA_USAGE_COUNT`), with the limit.
  */
-usage_count: number | null, };
+usage_count: number | null, 
+/**
+ * The object's identity on its token, where the token gives one: Luna's `CKA_OUID`
+ * (hexadecimal) on Luna modules, else PKCS#11 3.0's `CKA_UNIQUE_ID`. `hsmc` selects
+ * an object by it with `uid:VALUE`; it outlives handles (see [`unique_id_attribute`]).
+ */
+unique_id: string | null, };
 
 export type ObjectUri = { 
 /**

@@ -176,7 +176,7 @@ pub enum HsmCommand {
     Objects(ObjectsCommand),
     /// The PKCS#11 URI (RFC 7512) of a key or object, for other tools.
     Uri {
-        /// label:NAME, id:HEX, handle:N or a pkcs11: URI
+        /// label:NAME, id:HEX, uid:UNIQUE-ID, handle:N or a pkcs11: URI
         key: String,
         /// Also print command lines of other tools using the key (OpenSSL, osslsigncode,
         /// sbsign, cosign, p11tool).

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use console::views::UserKind;
 use console::{ApiError, ApiResult, Console, ConsoleConfig, ErrorCode, LoadedModule, Partition};
+use hsm::keys::ObjectSummary;
 
 use crate::args::Global;
 use crate::pin;
@@ -186,6 +187,24 @@ impl<'a> Ctx<'a> {
         let p = self.partition().await?;
         self.login(&p, login).await?;
         Ok(p)
+    }
+
+    /// The object a change acts on, selected by `selector`. A handle number is refused:
+    /// it names an object only while the module stays initialized, and every run of hsmc
+    /// initializes it anew — the number a listing printed may name another object now.
+    pub async fn key_to_change(&self, p: &Partition, selector: &str) -> ApiResult<ObjectSummary> {
+        if selector.trim_start().starts_with("handle:") {
+            return Err(ApiError::invalid(text!(
+                "errors.handle_for_change",
+                "'{{selector}}' selects by handle number, which names an object only until the module restarts, and each run of the command line starts it anew: it may name another object now.",
+                selector = selector
+            ))
+            .suggest(text!(
+                "errors.handle_for_change_hint",
+                "Select the object to change by uid:, id: or label: (`hsmc keys ls` shows them); handle: is for reading only."
+            )));
+        }
+        self.console().find_key(&p.id, selector).await
     }
 
     /// Who `--role` / `--so` says logs in (the user when neither is given).

@@ -1003,3 +1003,86 @@ fn requests_recorded(db: &Path, action: &str) -> u64 {
         .parse()
         .unwrap_or(0)
 }
+
+/// A change selects its object by what the token says the object is — `uid:` (Kryoptic's
+/// `CKA_UNIQUE_ID`, a Luna's `CKA_OUID`), `id:` or `label:` — never by a handle number,
+/// which names an object only until the module restarts (every run of hsmc starts it
+/// anew). `keys ls` prints the uid; a handle number is refused for a change, explained,
+/// and nothing changes.
+fn changes_select_by_uid_and_refuse_handle_numbers(backend: Backend, uid_len: Option<usize>) {
+    let t = TestToken::new(backend);
+    let h = Hsmc::token(&t);
+    for label in ["cli_uid_a", "cli_uid_b"] {
+        h.json(
+            Some(USER_PIN),
+            None,
+            &["keys", "gen", "-a", "ec-p256", "-l", label, "--token"],
+        );
+    }
+    let listed = h.json(Some(USER_PIN), None, &["keys", "ls"]);
+    let find = |v: &Value, label: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["label"] == label && o["class"] == "PRIVATE_KEY")
+            .cloned()
+    };
+    let a = find(&listed, "cli_uid_a").unwrap();
+    let uid = a["unique_id"]
+        .as_str()
+        .expect("the token gives a unique ID")
+        .to_string();
+    if let Some(n) = uid_len {
+        assert_eq!(uid.len(), n, "{uid}");
+    }
+    let table = text(&h.run(Some(USER_PIN), None, &["keys", "ls"]));
+    assert!(table.contains(&format!("uid:{uid}")), "{table}");
+
+    let handle = format!("handle:{}", a["handle"]);
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", &handle, "--label", "cli_uid_x"],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("handle number"),
+        "{e}"
+    );
+    assert!(e["suggestion"].as_str().unwrap().contains("uid:"), "{e}");
+    let (code, e) = h.error(Some(USER_PIN), None, &["keys", "rm", &handle, "--yes"]);
+    assert_eq!(code, 2, "{e}");
+    let now = h.json(Some(USER_PIN), None, &["keys", "ls"]);
+    assert!(find(&now, "cli_uid_a").is_some() && find(&now, "cli_uid_x").is_none());
+
+    let by_uid = format!("uid:{uid}");
+    let v = h.json(
+        Some(USER_PIN),
+        None,
+        &["keys", "set", &by_uid, "--label", "cli_uid_renamed"],
+    );
+    assert_eq!(v["summary"]["label"], "cli_uid_renamed", "{v}");
+    assert_eq!(v["summary"]["unique_id"], uid.as_str(), "{v}");
+    h.json(Some(USER_PIN), None, &["keys", "rm", &by_uid, "--yes"]);
+    let now = h.json(Some(USER_PIN), None, &["keys", "ls"]);
+    assert!(find(&now, "cli_uid_renamed").is_none(), "{now}");
+    assert!(find(&now, "cli_uid_b").is_some(), "{now}");
+    // A uid no object has selects nothing.
+    let (code, e) = h.error(Some(USER_PIN), None, &["keys", "show", &by_uid]);
+    assert_eq!(
+        (code, e["code"].as_str()),
+        (1, Some("KEY_NOT_FOUND")),
+        "{e}"
+    );
+}
+
+#[test]
+fn kryoptic_changes_select_by_unique_id_not_by_handle_number() {
+    changes_select_by_uid_and_refuse_handle_numbers(Backend::Kryoptic, None);
+}
+
+#[test]
+fn lunasim_changes_select_by_ouid_not_by_handle_number() {
+    // A Luna OUID: 12 bytes, in hexadecimal.
+    changes_select_by_uid_and_refuse_handle_numbers(Backend::LunaSim, Some(24));
+}

@@ -309,10 +309,10 @@ impl Outcome {
 }
 
 /// The handle that names `target` — an object as it was read for the officer — on `s` now.
-/// The handle it was read under is followed through reconnects, then its class, `CKA_ID`
-/// and label are read again: a handle that now names another object (a token may number
-/// its objects anew after `C_Initialize`) is never acted on; the chosen object is found by
-/// those three instead, or the change is refused, naming what the handle names now.
+/// The handle it was read under is followed through reconnects, then its identity (unique
+/// ID where the token gives one, class, `CKA_ID`, label) is read again: a handle that now
+/// names another object is never acted on; the chosen object is found by its identity
+/// instead, or the change is refused, naming what the handle names now.
 pub(crate) fn locate(s: &Session, p: &Partition, target: &ObjectSummary) -> hsm::Result<u64> {
     let named_now = match p.key_refs.resolve(s, target.handle) {
         Ok(h) => match hk::summary(s, h) {
@@ -375,13 +375,23 @@ pub(crate) async fn read_target(
         .await?)
 }
 
-/// Whether the object the officer chose is on the token (by class, `CKA_ID` and label).
+/// Whether the object the officer chose is on the token (by its unique ID where it has
+/// one, class, `CKA_ID` and label).
 pub(crate) fn still_there(s: &Session, target: &ObjectSummary) -> hsm::Result<bool> {
     Ok(!find_by_identity(s, target)?.is_empty())
 }
 
+/// The same object: the same unique ID where the token gives one, and the same class,
+/// `CKA_ID` and label.
 fn same_object(now: &ObjectSummary, chosen: &ObjectSummary) -> bool {
-    now.class == chosen.class && now.id_hex == chosen.id_hex && now.label == chosen.label
+    let same_uid = match (&now.unique_id, &chosen.unique_id) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    same_uid
+        && now.class == chosen.class
+        && now.id_hex == chosen.id_hex
+        && now.label == chosen.label
 }
 
 fn find_by_identity(s: &Session, target: &ObjectSummary) -> hsm::Result<Vec<u64>> {
@@ -389,6 +399,13 @@ fn find_by_identity(s: &Session, target: &ObjectSummary) -> hsm::Result<Vec<u64>
     let mut t = Template::new().text(CKA_LABEL, &target.label);
     if !id.is_empty() {
         t = t.bytes(CKA_ID, &id);
+    }
+    if let Some((attr, value)) = target
+        .unique_id
+        .as_deref()
+        .and_then(|u| hk::unique_id_attribute(s.module().family(), u))
+    {
+        t = t.bytes(attr, &value);
     }
     Ok(hk::list_objects(s, &mut t)?
         .into_iter()

@@ -301,6 +301,7 @@ impl From<p11::Error> for ApiError {
                 .suggest(text!("errors.module_malformed_hint", "Check the vendor client's version and logs; the console stopped rather than guess.")),
             p11::Error::NotSupported { function } => ApiError::new(ErrorCode::Unsupported, text!("errors.function_not_offered", "{{function}} is not offered by this module.", function = function)),
             p11::Error::InvalidArgument(m) => ApiError::invalid(m.clone()),
+            p11::Error::StaleHandle { .. } => ApiError::from(hsm::HsmError::from(e.clone())),
             p11::Error::Ck(ck) => {
                 let base = |code: ErrorCode, msg: Text| ApiError { pkcs11: Some(Box::new(pkcs11(ck))), ..ApiError::new(code, msg) };
                 match (ck.class, ck.rv) {

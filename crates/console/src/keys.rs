@@ -90,29 +90,30 @@ impl Console {
     /// mechanism) describe the module, not its keys, and are left out.
     pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
         let p = self.partition_ref(partition).await?;
-        let (generation, mut v) = p
+        let mut v = p
             .pool
             .run_idempotent_async("keys.list", |s| {
-                Ok((
-                    s.generation(),
-                    hk::list_objects(s, &mut p11::Template::new())?,
-                ))
+                hk::list_objects(s, &mut p11::Template::new())
             })
             .await?;
         v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
-        p.key_refs.learn(generation, &v);
+        p.key_refs.learn(&v);
         Ok(v)
     }
 
-    /// Resolve `label:…`, `id:…` or `handle:…` to one object (private/secret key preferred
-    /// for IDs shared by a pair).
+    /// Resolve `label:…`, `id:…`, `uid:…` or `handle:…` to one object (private/secret key
+    /// preferred for IDs shared by a pair).
     pub async fn find_key(&self, partition: &str, selector: &str) -> ApiResult<ObjectSummary> {
         let sel = KeySelector::parse(selector)?;
         let p = self.partition_ref(partition).await?;
-        let (generation, found) = p
+        let refs = p.clone();
+        let found = p
             .pool
             .run_service_idempotent_async("keys.find", move |s| {
-                let found = |h| Ok((s.generation(), hk::summary(s, h)?));
+                let found = |h| Ok(hk::summary(s, h)?);
+                if let KeySelector::Handle(h) = sel {
+                    return found(refs.key_refs.resolve(s, h)?);
+                }
                 let mut last = None;
                 for class in [
                     Some(CKO_PRIVATE_KEY),
@@ -130,7 +131,7 @@ impl Console {
                     .unwrap_or_else(|| hsm::HsmError::KeyNotFound(hsm::keys::selector_msg(&sel))))
             })
             .await?;
-        p.key_refs.learn(generation, std::slice::from_ref(&found));
+        p.key_refs.learn(std::slice::from_ref(&found));
         Ok(found)
     }
 
@@ -217,17 +218,15 @@ impl Console {
         self.require(&p, hsm::roles::Action::DeleteObjects)?;
         let hs = handles.to_vec();
         let refs = p.clone();
-        let (generation, summaries) = p
+        let summaries = p
             .pool
             .run_service_idempotent_async("keys.destroy.read", move |s| {
-                let read = hs
-                    .iter()
+                hs.iter()
                     .map(|h| Ok(hk::summary(s, refs.key_refs.resolve(s, *h)?)?))
-                    .collect::<hsm::Result<Vec<_>>>()?;
-                Ok((s.generation(), read))
+                    .collect::<hsm::Result<Vec<_>>>()
             })
             .await?;
-        p.key_refs.learn(generation, &summaries);
+        p.key_refs.learn(&summaries);
         let labels: Vec<String> = summaries.iter().map(|s| s.label.clone()).collect();
         let expected = expected_confirmation(&labels);
         if confirmation.trim() != expected {
@@ -475,15 +474,13 @@ impl GenerateKey {
         }
     }
 
-    fn learn(p: &Partition, generation: u64, g: &hk::Generated, id: &[u8], label: &str) {
-        let learn = |h, class| p.key_refs.learn_one(generation, h, class, id, label);
-        match g.public {
-            Some(public) => {
-                learn(g.private, "PRIVATE_KEY");
-                learn(public, "PUBLIC_KEY");
-            }
-            None => learn(g.private, "SECRET_KEY"),
-        }
+    /// What the new objects are, read where they were made, for [`crate::key_refs`]
+    /// (a read that fails leaves that handle unknown: valid until the next reconnect).
+    fn read_made(s: &p11::Session, g: &hk::Generated) -> Vec<ObjectSummary> {
+        std::iter::once(g.private)
+            .chain(g.public)
+            .filter_map(|h| hk::summary(s, h).ok())
+            .collect()
     }
 }
 
@@ -517,13 +514,13 @@ impl Change for GenerateKey {
         let tried = self.tried.clone();
         // Not idempotent: after a reconnect interrupted an attempt, the token is read first
         // (by the new key's CKA_ID), so a key that came to be is not made twice.
-        let (g, id, found, generation) = p
+        let (made, g, id, found) = p
             .pool
             .run_service_idempotent_async("keys.generate", move |s| {
                 let before = tried.lock().clone();
                 if let Some(id) = &before {
                     if let Some(g) = generated_before(s, id, &label)? {
-                        return Ok((g, id.clone(), true, s.generation()));
+                        return Ok((Self::read_made(s, &g), g, id.clone(), true));
                     }
                 }
                 let id = match before {
@@ -540,11 +537,11 @@ impl Change for GenerateKey {
                         token,
                     },
                 )?;
-                Ok((g, id, false, s.generation()))
+                Ok((Self::read_made(s, &g), g, id, false))
             })
             .await?;
         self.settled_by_reading = found;
-        Self::learn(p, generation, &g, &id, &self.req.label);
+        p.key_refs.learn(&made);
         Ok(self.view(g, &id))
     }
 
@@ -564,15 +561,15 @@ impl Change for GenerateKey {
         let read = p
             .pool
             .run_service_idempotent_async("keys.generate.settle", move |s| {
-                Ok((generated_before(s, &id2, &label)?, s.generation()))
+                Ok(generated_before(s, &id2, &label)?.map(|g| (Self::read_made(s, &g), g)))
             })
             .await;
         match read {
-            Ok((Some(g), generation)) => {
-                Self::learn(p, generation, &g, &id, &self.req.label);
+            Ok(Some((made, g))) => {
+                p.key_refs.learn(&made);
                 Settled::Done(self.view(g, &id))
             }
-            Ok((None, _)) => Settled::NotDone(lost),
+            Ok(None) => Settled::NotDone(lost),
             Err(_) => Settled::Unknown(lost),
         }
     }

@@ -80,8 +80,9 @@ async fn a_key_shown_by_handle_is_found_again_after_the_hsm_reconnects() {
         .find(|o| o.id_hex == k.id_hex && o.class == "PUBLIC_KEY")
         .unwrap();
     assert_ne!(
-        now.handle, shown,
-        "Kryoptic kept its numbering across C_Initialize: this test no longer shows a lookup by CKA_ID"
+        p11::handle_generation(now.handle),
+        p11::handle_generation(shown),
+        "the listing after the reconnect hands out handles of the new module generation"
     );
     let details = e.c.key_details(&e.pid, shown).await.unwrap();
     assert_eq!(details.summary.handle, now.handle);
@@ -304,4 +305,153 @@ async fn a_minisign_signature_interrupted_by_a_device_error_is_made_again_and_mi
         assert_eq!(signed.len(), 1, "{case}");
         assert_eq!(meta(&signed[0])["retried_after_recovery"], true, "{case}");
     }
+}
+
+/// Run `f` in a session of `e`'s partition.
+async fn on<T: Send + 'static>(
+    e: &common::Env,
+    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
+) -> T {
+    let p = e.c.partition_ref(&e.pid).await.unwrap();
+    p.pool.run_async("test.session", f).await.unwrap()
+}
+
+/// Between the listing the officer chose from and the change, the HSM reconnects and the
+/// token numbers its objects anew (lunasim's `renumber`), so the number each chosen handle
+/// carried now belongs to another object. Every change — an edit, a deletion, a wrap, a
+/// signature — reaches the object chosen (found again by its Luna OUID), never the one now
+/// carrying its number; a handle the console never handed out is refused, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
+    use console::attributes::AttributeChanges;
+    use p11::sys::*;
+    let e = common::builtin().await;
+    for label in ["rn_edit", "rn_delete", "rn_sign"] {
+        e.generate(KeySpec::Ec { curve: Curve::P256 }, label).await;
+    }
+    e.generate(KeySpec::Aes { bits: 256 }, "rn_wrapper").await;
+    on(&e, |s| {
+        s.generate_key(
+            &p11::Mechanism::new(CKM_AES_KEY_GEN),
+            &mut p11::Template::new()
+                .ulong(CKA_VALUE_LEN, 32)
+                .bool(CKA_TOKEN, true)
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_EXTRACTABLE, true)
+                .bool(CKA_ENCRYPT, true)
+                .text(CKA_LABEL, "rn_data")
+                .bytes(CKA_ID, b"rn_data"),
+        )
+    })
+    .await;
+    // Made last, so that the renumbering moves another object onto each number above.
+    e.generate(KeySpec::Aes { bits: 128 }, "rn_pad").await;
+    let listed = e.c.list_keys(&e.pid).await.unwrap();
+    let chosen = |label: &str, class: &str| {
+        listed
+            .iter()
+            .find(|o| o.label == label && o.class == class)
+            .unwrap()
+            .clone()
+    };
+    let (edit, delete, sign, wrapper, data) = (
+        chosen("rn_edit", "PRIVATE_KEY"),
+        chosen("rn_delete", "PRIVATE_KEY"),
+        chosen("rn_sign", "PRIVATE_KEY"),
+        chosen("rn_wrapper", "SECRET_KEY"),
+        chosen("rn_data", "SECRET_KEY"),
+    );
+    let kcv = e.c.key_check_value(&e.pid, data.handle).await.unwrap();
+
+    control(&e, r#"{"op":"renumber","enabled":true}"#).await;
+    control(
+        &e,
+        r#"{"op":"fail","function":"*","rv":"CKR_DEVICE_REMOVED","count":1}"#,
+    )
+    .await;
+    let relisted = e.c.list_keys(&e.pid).await.unwrap();
+    // What carries each chosen handle's number now: another object, every time.
+    let holder = |o: &hsm::keys::ObjectSummary| {
+        let h = relisted
+            .iter()
+            .find(|n| p11::token_handle(n.handle) == p11::token_handle(o.handle))
+            .unwrap_or_else(|| panic!("{}'s old number names no object now", o.label))
+            .clone();
+        assert!(o.unique_id.is_some(), "lunasim gives {} an OUID", o.label);
+        assert_ne!(h.unique_id, o.unique_id, "{} kept its number", o.label);
+        h
+    };
+    let by_uid = |list: &[hsm::keys::ObjectSummary], o: &hsm::keys::ObjectSummary| {
+        list.iter().find(|n| n.unique_id == o.unique_id).cloned()
+    };
+
+    // An edit by the old handle renames the chosen key, not the holder of its number.
+    let edit_holder = holder(&edit);
+    e.c.set_attributes(
+        &e.pid,
+        edit.handle,
+        AttributeChanges {
+            label: Some("rn_edited".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let now = e.c.list_keys(&e.pid).await.unwrap();
+    assert_eq!(by_uid(&now, &edit).unwrap().label, "rn_edited");
+    assert_eq!(by_uid(&now, &edit_holder).unwrap().label, edit_holder.label);
+
+    // A deletion by the old handle: the phrase names the chosen key; it alone goes.
+    let delete_holder = holder(&delete);
+    let phrase = e.c.deletion_phrase(&e.pid, &[delete.handle]).await.unwrap();
+    assert!(phrase.contains("rn_delete"), "{phrase}");
+    let r =
+        e.c.destroy_keys(&e.pid, &[delete.handle], &phrase)
+            .await
+            .unwrap();
+    assert_eq!((r.destroyed.len(), r.failed.len()), (1, 0), "{r:?}");
+    let now = e.c.list_keys(&e.pid).await.unwrap();
+    assert!(by_uid(&now, &delete).is_none(), "the chosen key is gone");
+    assert!(
+        by_uid(&now, &delete_holder).is_some(),
+        "the holder of its number stays"
+    );
+
+    // A wrap by the old handles wraps the chosen key under the chosen wrapping key.
+    holder(&data);
+    holder(&wrapper);
+    let file = e.dir.path().join("rn_data.wrapped.json");
+    let w =
+        e.c.wrap_key(&e.pid, data.handle, wrapper.handle, &file, None)
+            .await
+            .unwrap();
+    assert_eq!(w.kcv.as_deref(), Some(kcv.as_str()));
+    let wrapped: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(wrapped["label"], "rn_data", "{wrapped}");
+
+    // A signature by the old handle is made with the chosen key.
+    holder(&sign);
+    let doc = e.dir.path().join("rn.txt");
+    std::fs::write(&doc, b"renumbered").unwrap();
+    let mut req = common::sign_request(&sign.id_hex, &doc, SignFormat::Raw);
+    req.key = format!("handle:{}", sign.handle);
+    let report =
+        e.c.sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.key.label, "rn_sign", "{report:?}");
+    assert_eq!(report.signatures_made, 1, "{report:?}");
+
+    // A number the console never handed out, from before the reconnect: refused, named.
+    let never = 0xFFFF_FFF0_u64;
+    let err = e.c.key_details(&e.pid, never).await.unwrap_err();
+    assert_eq!(err.code, console::ErrorCode::KeyNotFound, "{err:?}");
+    assert!(err.message.contains(&never.to_string()), "{}", err.message);
 }

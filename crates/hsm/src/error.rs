@@ -80,6 +80,13 @@ impl HsmError {
 
 impl From<p11::Error> for HsmError {
     fn from(e: p11::Error) -> Self {
+        if let p11::Error::StaleHandle { handle, .. } = e {
+            return HsmError::KeyNotFound(crate::text!(
+                "errors.handle_from_before_reconnect",
+                "handle {{handle}} was given out before the HSM reconnected, and the token may have given its number to another object since; nothing was sent — list the objects again and choose",
+                handle = handle
+            ));
+        }
         if e.class() == ErrorClass::Disconnected {
             HsmError::Disconnected {
                 error: e,

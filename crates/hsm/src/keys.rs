@@ -21,6 +21,8 @@ use crate::templates::{self, KeyAttrs};
 pub enum KeySelector {
     Label(String),
     Id(Vec<u8>),
+    /// The token's identity of the object ([`ObjectSummary::unique_id`]).
+    UniqueId(String),
     Handle(ObjectHandle),
     /// A PKCS#11 URI (RFC 7512): its `object`, `id` and `type` select within the partition.
     Uri {
@@ -49,6 +51,14 @@ impl KeySelector {
                     id = h
                 ))
             })
+        } else if let Some(u) = s.strip_prefix("uid:") {
+            if u.trim().is_empty() {
+                return Err(HsmError::Refused(crate::text!(
+                    "errors.selector_empty_uid",
+                    "an empty unique ID selects nothing"
+                )));
+            }
+            Ok(KeySelector::UniqueId(u.trim().to_string()))
         } else if s.starts_with("pkcs11:") {
             let u = crate::uri::Pkcs11Uri::parse(s).map_err(HsmError::Refused)?;
             let (label, id, class) = (
@@ -80,17 +90,22 @@ impl KeySelector {
         } else {
             Err(HsmError::Refused(crate::text!(
                 "errors.selector_unknown",
-                "'{{selector}}' is not a key selector; use label:NAME, id:HEX or a pkcs11: URI",
+                "'{{selector}}' is not a key selector; use label:NAME, id:HEX, uid:UNIQUE-ID or a pkcs11: URI",
                 selector = s
             )))
         }
     }
 
-    fn template(&self, class: Option<u64>) -> Template {
+    fn template(&self, class: Option<u64>, family: Family) -> Template {
         let t = Template::new().maybe(class, |t, c| t.ulong(CKA_CLASS, c));
         match self {
             KeySelector::Label(l) => t.text(CKA_LABEL, l),
             KeySelector::Id(id) => t.bytes(CKA_ID, id),
+            KeySelector::UniqueId(u) => match unique_id_attribute(family, u) {
+                Some((a, v)) => t.bytes(a, &v),
+                // Cannot be any object's: a search that finds nothing.
+                None => t.bytes(p11::names::luna::CKA_OUID, &[]),
+            },
             KeySelector::Handle(_) => t,
             KeySelector::Uri {
                 label,
@@ -122,6 +137,7 @@ impl std::fmt::Display for KeySelector {
         match self {
             KeySelector::Label(l) => write!(f, "label:{l}"),
             KeySelector::Id(id) => write!(f, "id:{}", hex::encode(id)),
+            KeySelector::UniqueId(u) => write!(f, "uid:{u}"),
             KeySelector::Handle(h) => write!(f, "handle:{h}"),
             KeySelector::Uri { text, .. } => f.write_str(text),
         }
@@ -169,6 +185,23 @@ pub struct ObjectSummary {
     pub usage_limit: Option<u64>,
     /// Uses so far (`CKA_USAGE_COUNT`), with the limit.
     pub usage_count: Option<u64>,
+    /// The object's identity on its token, where the token gives one: Luna's `CKA_OUID`
+    /// (hexadecimal) on Luna modules, else PKCS#11 3.0's `CKA_UNIQUE_ID`. `hsmc` selects
+    /// an object by it with `uid:VALUE`; it outlives handles (see [`unique_id_attribute`]).
+    pub unique_id: Option<String>,
+}
+
+/// The attribute and value that find the object whose [`ObjectSummary::unique_id`] is
+/// `uid` on a module of `family`: `CKA_OUID` (bytes) on Luna, `CKA_UNIQUE_ID` (text)
+/// elsewhere. `None` when `uid` cannot be one (not hexadecimal on Luna).
+pub fn unique_id_attribute(family: Family, uid: &str) -> Option<(u64, Vec<u8>)> {
+    if family == Family::Luna {
+        hex::decode(uid)
+            .ok()
+            .map(|b| (p11::names::luna::CKA_OUID, b))
+    } else {
+        Some((CKA_UNIQUE_ID, uid.as_bytes().to_vec()))
+    }
 }
 
 /// Attributes read for the listing (one `C_GetAttributeValue` round per object).
@@ -202,6 +235,8 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_CERTIFICATE_TYPE,
     p11::names::luna::CKA_USAGE_LIMIT,
     p11::names::luna::CKA_USAGE_COUNT,
+    CKA_UNIQUE_ID,
+    p11::names::luna::CKA_OUID,
 ];
 
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
@@ -381,7 +416,23 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
                     .and_then(|x| x.as_ulong())
             })
             .flatten(),
+        unique_id: unique_id_of(&v, family),
     }
+}
+
+/// See [`ObjectSummary::unique_id`].
+fn unique_id_of(v: &HashMap<u64, &AttrValue>, family: Family) -> Option<String> {
+    let ouid = (family == Family::Luna)
+        .then(|| v.get(&p11::names::luna::CKA_OUID).and_then(|x| x.bytes()))
+        .flatten()
+        .filter(|b| !b.is_empty())
+        .map(hex::encode);
+    if family == Family::Luna {
+        return ouid;
+    }
+    v.get(&CKA_UNIQUE_ID)
+        .and_then(|x| x.as_text())
+        .filter(|t| !t.is_empty())
 }
 
 /// Every object visible to the session (or those matching `filter`), summarized.
@@ -658,7 +709,7 @@ pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Resu
             ));
         }
     }
-    let found = s.find_objects(&mut selector.template(class))?;
+    let found = s.find_objects(&mut selector.template(class, s.module().family()))?;
     if matches!(selector, KeySelector::Uri { .. }) && found.len() != 1 {
         let listed: Vec<String> = found
             .iter()

@@ -14,6 +14,9 @@
 //! - `latency`: `{"op":"latency","ms":5,"jitter_ms":1}` per-call delay.
 //! - `slow`: `{"op":"slow","function":"C_Sign","ms":2000}` extra delay for one function.
 //! - `pqc_queue`: `{"op":"pqc_queue","enabled":true,"service_ms":15}`.
+//! - `renumber`: `{"op":"renumber","enabled":true}` — from the next `C_Initialize` on, each
+//!   initialization hands out new object handle numbers (as a token may after a restart):
+//!   a handle from before names another object, or none. `"enabled":false` stops it.
 //! - `clear`: remove faults and slow calls.
 //! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
 //! - `member_down`, `member_up`, `resync`, `ha_state`: HA groups ([`crate::ha::control`]).
@@ -198,6 +201,10 @@ pub fn execute(cmd: &str) -> Result<String, String> {
             if let Some(s) = v.get("service_ms").and_then(Value::as_f64) {
                 k.service_ms = s;
             }
+        }
+        "renumber" => {
+            let on = v.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+            knobs().lock().renumber = on.then_some(0);
         }
         "clear" => {
             let mut k = knobs().lock();

@@ -37,6 +37,9 @@ pub struct Knobs {
     pub faults: Vec<Fault>,
     /// Extra delay for matching functions (slow calls).
     pub slow: Vec<(String, f64)>,
+    /// `Some(n)`: every `C_Initialize` numbers the objects anew (the `renumber` command);
+    /// `n` initializations have done so.
+    pub renumber: Option<u64>,
     rng: u64,
 }
 

@@ -24,6 +24,7 @@ pub mod intercept;
 pub mod knobs;
 pub mod luna;
 pub mod objects;
+pub mod ouid;
 pub mod outer;
 pub mod raw;
 pub mod roles;

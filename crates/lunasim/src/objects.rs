@@ -392,6 +392,15 @@ pub struct ObjectStore {
 }
 
 impl ObjectStore {
+    /// An empty store whose handles start `shift` pairs further on (see the `renumber`
+    /// control command).
+    pub fn starting_after(shift: u64) -> ObjectStore {
+        ObjectStore {
+            next: HANDLE_BASE + 2 * shift,
+            ..ObjectStore::default()
+        }
+    }
+
     pub fn next_handle(&mut self) -> CK_OBJECT_HANDLE {
         if self.next < HANDLE_BASE {
             self.next = HANDLE_BASE;
@@ -523,6 +532,9 @@ pub fn attribute(k: &HssKey, part: Part, ty: CK_ATTRIBUTE_TYPE) -> AttrOut {
         CKA_HSS_LMS_TYPE if !private => ul(k.levels.first().map(|l| l.0 as u64).unwrap_or(0)),
         CKA_HSS_LMOTS_TYPE if !private => ul(k.levels.first().map(|l| l.1 as u64).unwrap_or(0)),
         CKA_VALUE if !private => AttrOut::Value(k.public_key.clone()),
+        crate::ouid::CKA_OUID => AttrOut::Value(crate::ouid::derive(
+            format!("{}/{}", k.uid, if private { "private" } else { "public" }).as_bytes(),
+        )),
         _ => AttrOut::Invalid,
     }
 }

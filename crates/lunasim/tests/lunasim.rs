@@ -1196,3 +1196,93 @@ fn aes_key_wrap_with_padding_is_lunas_ckm_aes_kwp() {
         AttrValue::Value(secret_value.to_vec())
     );
 }
+
+/// Every object answers `CKA_OUID` (12 bytes, one per object), a search by it finds that
+/// object alone, and the OUIDs stay what they were across a restart that numbers the
+/// objects anew (the `renumber` knob) — which moves every handle.
+#[test]
+fn ouid_identifies_objects_across_a_renumbering_restart() {
+    use p11::names::luna::CKA_OUID;
+    let t = token();
+    let s = t.user_session();
+    let ec = keys::generate(
+        &s,
+        &KeySpec::Ec {
+            curve: hsm::algo::Curve::P256,
+        },
+        &attrs("ec", true),
+    )
+    .unwrap();
+    let aes = keys::generate(&s, &KeySpec::Aes { bits: 256 }, &attrs("aes", true)).unwrap();
+    let hss = keys::generate(
+        &s,
+        &KeySpec::Hss {
+            params: HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap(),
+        },
+        &attrs("hss", true),
+    )
+    .unwrap();
+    let objects = [
+        ec.private,
+        ec.public.unwrap(),
+        aes.private,
+        hss.private,
+        hss.public.unwrap(),
+    ];
+    let ouid = |s: &Session, h: u64| match s.get_attribute(h, CKA_OUID).unwrap() {
+        AttrValue::Value(v) => v,
+        other => panic!("CKA_OUID of {h}: {other:?}"),
+    };
+    let before: Vec<Vec<u8>> = objects.iter().map(|&h| ouid(&s, h)).collect();
+    for (i, o) in before.iter().enumerate() {
+        assert_eq!(o.len(), 12, "a Luna OUID is 12 bytes");
+        assert_eq!(
+            before.iter().filter(|x| *x == o).count(),
+            1,
+            "object {i}'s OUID is its own"
+        );
+        let found = s
+            .find_objects(&mut Template::new().bytes(CKA_OUID, o))
+            .unwrap();
+        assert_eq!(
+            found,
+            vec![objects[i]],
+            "a search by OUID finds object {i} alone"
+        );
+    }
+    // The OUID combines with the rest of a template like any attribute.
+    let wrong_class = s
+        .find_objects(
+            &mut Template::new()
+                .bytes(CKA_OUID, &before[0])
+                .ulong(CKA_CLASS, CKO_PUBLIC_KEY),
+        )
+        .unwrap();
+    assert!(wrong_class.is_empty(), "{wrong_class:?}");
+    drop(s);
+
+    t.module
+        .sim_control(r#"{"op":"renumber","enabled":true}"#)
+        .unwrap();
+    t.module.reinitialize().unwrap();
+    let s = t.user_session();
+    let mut moved = 0;
+    for (i, o) in before.iter().enumerate() {
+        let found = s
+            .find_objects(&mut Template::new().bytes(CKA_OUID, o))
+            .unwrap();
+        assert_eq!(
+            found.len(),
+            1,
+            "object {i} is found by its OUID after the restart"
+        );
+        assert_eq!(ouid(&s, found[0]), *o);
+        if p11::token_handle(found[0]) != p11::token_handle(objects[i]) {
+            moved += 1;
+        }
+        // The old handle is refused by the binding, never sent.
+        let e = s.get_attribute(objects[i], CKA_LABEL).unwrap_err();
+        assert!(matches!(e, p11::Error::StaleHandle { .. }), "{e:?}");
+    }
+    assert_eq!(moved, objects.len(), "every object has a new number");
+}

@@ -63,12 +63,22 @@ pub enum Error {
     NotSupported { function: &'static str },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An object handle from another initialization of the module: the token may have
+    /// given its number to another object since, so it was not sent (see
+    /// `session::handles`).
+    #[error("object handle {handle} was given out before the module was reinitialized (generation {given_in}, now {now})")]
+    StaleHandle {
+        handle: u64,
+        given_in: u64,
+        now: u64,
+    },
 }
 
 impl Error {
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Ck(e) => e.class,
+            Error::StaleHandle { .. } => ErrorClass::KeyNotFound,
             _ => ErrorClass::Operation,
         }
     }

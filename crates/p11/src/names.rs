@@ -245,6 +245,9 @@ pub mod luna {
     pub const CKK_LMS: u64 = 0x8000_0046;
     pub const CKA_USAGE_COUNT: u64 = 0x8000_0101;
     pub const CKA_USAGE_LIMIT: u64 = 0x8000_0200;
+    /// The object's unique ID, a byte array stable for the object's life (pycryptoki
+    /// `defines.py`: `CKA_VENDOR_DEFINED | 0x5`).
+    pub const CKA_OUID: u64 = 0x8000_0005;
     /// Luna user types (`cryptoki_v2.h`; pycryptoki `defines.py`): the Crypto Officer is
     /// the standard `CKU_USER`; the Crypto User (`CKU_LIMITED_USER`) and the Limited
     /// Crypto Officer are vendor user types. `CKU_CRYPTO_USER_LEGACY` is the old SDKs'
@@ -387,6 +390,7 @@ pub mod luna {
     ];
 
     pub(crate) const CKA_NAMES: &[(u64, &str)] = &[
+        (0x8000_0005, "CKA_OUID"),
         (0x8000_0101, "CKA_USAGE_COUNT"),
         (0x8000_0200, "CKA_USAGE_LIMIT"),
         (0x8000_1100, "CKA_BIP32_CHAIN_CODE"),

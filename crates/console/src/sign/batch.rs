@@ -768,12 +768,17 @@ impl<'c> SignBatch<'c> {
 }
 
 /// The key, its public half and its certificate, read in one idempotent pool job.
-async fn read_key(p: &Partition, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
+async fn read_key(p: &Arc<Partition>, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
+    let refs = p.clone();
     let (summary, pk, cert, chain, openpgp_created) = p
         .pool
         .run_service_idempotent_async("sign.key", move |s| {
-            let handle = hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?;
+            // A handle the window holds is followed to the object it was handed out for.
+            let handle = match selector {
+                hk::KeySelector::Handle(h) => refs.key_refs.resolve(s, h)?,
+                _ => hk::find_one(s, &selector, Some(CKO_PRIVATE_KEY))?,
+            };
             let (summary, pk) = key_material(s, handle)?;
             let cert = find_certificate(s, &hex::decode(&summary.id_hex).unwrap_or_default())?;
             let chain = match &cert {

@@ -72,6 +72,7 @@ fn init() -> CK_RV {
     if let Err(e) = inner.initialize() {
         return e.rv().unwrap_or(CKR_GENERAL_ERROR);
     }
+    let shift = renumber(&inner);
     control::configure(&config, conf_path);
     let store = config.store_dir();
     let _ = std::fs::create_dir_all(&store);
@@ -80,12 +81,44 @@ fn init() -> CK_RV {
         config,
         inner,
         store,
-        objects: Mutex::new(ObjectStore::default()),
+        objects: Mutex::new(ObjectStore::starting_after(shift)),
         sessions: Mutex::new(Default::default()),
         pqc_queue: Mutex::new(()),
         roles: Mutex::new(Default::default()),
     })));
     CKR_OK
+}
+
+/// With the `renumber` knob on, this initialization's objects get other numbers than the
+/// last one's: the inner module numbers objects as it first meets them, from one counter
+/// per token, so using up `shift` numbers on a throwaway session object first moves every
+/// object along; lunasim's own HSS objects move by as much. Returns `shift` (0 when off).
+fn renumber(inner: &Arc<p11::Module>) -> u64 {
+    let shift = {
+        let mut k = crate::knobs::knobs().lock();
+        match k.renumber.as_mut() {
+            Some(n) => {
+                *n += 1;
+                *n
+            }
+            None => return 0,
+        }
+    };
+    for slot in inner.slots(true).unwrap_or_default() {
+        let Ok(session) = inner.open_session(slot, false) else {
+            continue;
+        };
+        for _ in 0..shift {
+            let mut t = p11::Template::new()
+                .ulong(CKA_CLASS, CKO_DATA)
+                .bool(CKA_TOKEN, false)
+                .bool(CKA_PRIVATE, false);
+            if let Ok(o) = session.create_object(&mut t) {
+                let _ = session.destroy_object(o);
+            }
+        }
+    }
+    shift
 }
 
 pub extern "C" fn C_Initialize(_args: *mut std::os::raw::c_void) -> CK_RV {

@@ -7,6 +7,7 @@ use cryptoki_sys::*;
 use super::session::session_info;
 use crate::entry;
 use crate::objects::{self, ObjectStore, Part};
+use crate::ouid;
 use crate::raw;
 use crate::roles::Action;
 use crate::sim::Sim;
@@ -41,25 +42,35 @@ pub extern "C" fn C_FindObjectsInit(
         if let Some(rv) = super::auth::refusal(s, h, Action::Use) {
             return rv;
         }
-        let Some(f) = s.f().C_FindObjectsInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
-        };
-        // SAFETY: pass-through of the caller's template.
-        let rv = unsafe { f(h, t, n) };
-        if rv != CKR_OK {
-            return rv;
-        }
         // SAFETY: the caller's template is valid for reading.
         let vals = match unsafe { raw::values(raw::template(t, n)) } {
             Ok(v) => v,
             Err(rv) => return rv,
+        };
+        let inner_found = match vals.iter().find(|(ty, _)| *ty == ouid::CKA_OUID) {
+            // The inner module knows no OUID: the search runs here, whole.
+            Some((_, want)) => match inner_find_by_ouid(s, h, &vals, want) {
+                Ok(found) => found,
+                Err(rv) => return rv,
+            },
+            None => {
+                let Some(f) = s.f().C_FindObjectsInit else {
+                    return CKR_FUNCTION_NOT_SUPPORTED;
+                };
+                // SAFETY: pass-through of the caller's template.
+                let rv = unsafe { f(h, t, n) };
+                if rv != CKR_OK {
+                    return rv;
+                }
+                Vec::new()
+            }
         };
         let Ok((slot, user, _)) = session_info(s, h) else {
             return CKR_OK;
         };
         let mut objects = s.objects.lock();
         objects.ensure_loaded(&s.store, slot);
-        let mut ours = Vec::new();
+        let mut ours = inner_found;
         for k in objects.keys.iter().filter(|k| k.slot == slot) {
             if k.private.is_some() && user && objects::matches(k, Part::Private, &vals) {
                 ours.push(k.private_handle());
@@ -75,6 +86,72 @@ pub extern "C" fn C_FindObjectsInit(
         CKR_OK
     })
 }
+
+/// A search whose template names a `CKA_OUID`: the inner module's objects matching the
+/// rest of the template, kept when their OUID is `want`. The inner module is left with a
+/// search that finds nothing, so `C_FindObjects` returns only these (and lunasim's own).
+fn inner_find_by_ouid(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    vals: &[(CK_ATTRIBUTE_TYPE, Vec<u8>)],
+    want: &[u8],
+) -> Result<Vec<CK_OBJECT_HANDLE>, CK_RV> {
+    let f = s.f();
+    let (Some(find), Some(fin)) = (f.C_FindObjects, f.C_FindObjectsFinal) else {
+        return Err(CKR_FUNCTION_NOT_SUPPORTED);
+    };
+    let rest: Vec<_> = vals
+        .iter()
+        .filter(|(ty, _)| *ty != ouid::CKA_OUID)
+        .cloned()
+        .collect();
+    inner_find_init(s, h, rest)?;
+    let mut found = Vec::new();
+    let mut batch = [0 as CK_OBJECT_HANDLE; 64];
+    let rv = loop {
+        let mut got: CK_ULONG = 0;
+        // SAFETY: `batch` has room for 64 handles, as we say.
+        let rv = unsafe { find(h, batch.as_mut_ptr(), 64, &mut got) };
+        if rv != CKR_OK || got == 0 {
+            break rv;
+        }
+        found.extend_from_slice(&batch[..got as usize]);
+    };
+    // SAFETY: ends the search begun above.
+    unsafe { fin(h) };
+    if rv != CKR_OK {
+        return Err(rv);
+    }
+    found.retain(|&o| ouid::of_inner(f.C_GetAttributeValue, h, o).as_deref() == Some(want));
+    // A search the inner module answers with nothing, left active for C_FindObjects.
+    inner_find_init(s, h, vec![(CKA_CLASS, NO_CLASS.to_ne_bytes().to_vec())])?;
+    Ok(found)
+}
+
+/// `C_FindObjectsInit` on the inner module with a template of our own.
+fn inner_find_init(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    mut tpl: Vec<(CK_ATTRIBUTE_TYPE, Vec<u8>)>,
+) -> Result<(), CK_RV> {
+    let init = s.f().C_FindObjectsInit.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+    let mut attrs: Vec<CK_ATTRIBUTE> = tpl
+        .iter_mut()
+        .map(|(ty, v)| CK_ATTRIBUTE {
+            type_: *ty,
+            pValue: v.as_mut_ptr() as *mut _,
+            ulValueLen: v.len() as CK_ULONG,
+        })
+        .collect();
+    // SAFETY: the attributes point into `tpl`, alive for the call.
+    match unsafe { init(h, attrs.as_mut_ptr(), attrs.len() as CK_ULONG) } {
+        CKR_OK => Ok(()),
+        rv => Err(rv),
+    }
+}
+
+/// A vendor object class no module has: a search for it finds nothing.
+const NO_CLASS: CK_OBJECT_CLASS = CKO_VENDOR_DEFINED | 0x4C53_0D1D;
 
 pub extern "C" fn C_FindObjects(
     h: CK_SESSION_HANDLE,
@@ -133,10 +210,19 @@ pub extern "C" fn C_GetAttributeValue(
 ) -> CK_RV {
     entry::call("C_GetAttributeValue", |s| {
         if !objects::is_ours(obj) {
-            return match s.f().C_GetAttributeValue {
-                // SAFETY: pass-through.
-                Some(f) => unsafe { f(h, obj, t, n) },
-                None => CKR_FUNCTION_NOT_SUPPORTED,
+            let Some(f) = s.f().C_GetAttributeValue else {
+                return CKR_FUNCTION_NOT_SUPPORTED;
+            };
+            // SAFETY: the caller's template is valid (read only here).
+            let asked = ouid::asked(unsafe { raw::template(t, n) });
+            // SAFETY: pass-through.
+            let rv = unsafe { f(h, obj, t, n) };
+            // SAFETY: the caller's template is valid and writable, each buffer as long as
+            // `asked` recorded before the call.
+            return unsafe {
+                ouid::fill_inner(raw::template_mut(t, n), &asked, rv, || {
+                    ouid::of_inner(Some(f), h, obj)
+                })
             };
         }
         let mut objects = s.objects.lock();

@@ -30,6 +30,7 @@ pub fn sign_loop(
     data: &[u8],
     n: u64,
 ) -> Result<()> {
+    let key = s.on_token(key)?;
     let sign_init = p11_fn!(s.module, C_SignInit)?;
     let sign = p11_fn!(s.module, C_Sign)?;
     let mut out = vec![0u8; OUTPUT_GUESS];

@@ -15,6 +15,7 @@ impl Session {
         key: ObjectHandle,
         data: &[u8],
     ) -> Result<Vec<u8>> {
+        let key = self.on_token(key)?;
         let encrypt_init = p11_fn!(self.module, C_EncryptInit)?;
         let encrypt = p11_fn!(self.module, C_Encrypt)?;
         let mut m = mechanism.raw();
@@ -34,6 +35,7 @@ impl Session {
         key: ObjectHandle,
         data: &[u8],
     ) -> Result<Vec<u8>> {
+        let key = self.on_token(key)?;
         let decrypt_init = p11_fn!(self.module, C_DecryptInit)?;
         let decrypt = p11_fn!(self.module, C_Decrypt)?;
         let mut m = mechanism.raw();
@@ -65,6 +67,7 @@ impl Session {
     /// `C_DigestKey`, `C_DigestFinal`): the value itself never leaves it.
     pub fn digest_key(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<Vec<u8>> {
         let digest_init = p11_fn!(self.module, C_DigestInit)?;
+        let key = self.on_token(key)?;
         let digest_key = p11_fn!(self.module, C_DigestKey)?;
         let digest_final = p11_fn!(self.module, C_DigestFinal)?;
         let mut m = mechanism.raw();

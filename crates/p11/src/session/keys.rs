@@ -30,7 +30,7 @@ impl Session {
             )
         };
         generate_key.check(rv)?;
-        Ok(h)
+        self.given_out("C_GenerateKey", h)
     }
 
     /// Returns (public, private).
@@ -57,7 +57,10 @@ impl Session {
             )
         };
         generate_key_pair.check(rv)?;
-        Ok((hp, hs))
+        Ok((
+            self.given_out("C_GenerateKeyPair", hp)?,
+            self.given_out("C_GenerateKeyPair", hs)?,
+        ))
     }
 
     pub fn wrap_key(
@@ -66,6 +69,7 @@ impl Session {
         wrapping_key: ObjectHandle,
         key: ObjectHandle,
     ) -> Result<Vec<u8>> {
+        let (wrapping_key, key) = (self.on_token(wrapping_key)?, self.on_token(key)?);
         let wrap_key = p11_fn!(self.module, C_WrapKey)?;
         let h = self.handle;
         output_call(&wrap_key, 4096, |out, len| {
@@ -82,6 +86,7 @@ impl Session {
         wrapped: &[u8],
         template: &mut Template,
     ) -> Result<ObjectHandle> {
+        let unwrapping_key = self.on_token(unwrapping_key)?;
         let unwrap_key = p11_fn!(self.module, C_UnwrapKey)?;
         let mut m = mechanism.raw();
         let mut h: CK_OBJECT_HANDLE = 0;
@@ -99,7 +104,7 @@ impl Session {
             )
         };
         unwrap_key.check(rv)?;
-        Ok(h)
+        self.given_out("C_UnwrapKey", h)
     }
 
     /// KEM encapsulation: the 3.2 `C_EncapsulateKey` when the module's table has it, else
@@ -110,6 +115,7 @@ impl Session {
         public_key: ObjectHandle,
         template: &mut Template,
     ) -> Result<(Vec<u8>, ObjectHandle)> {
+        let public_key = self.on_token(public_key)?;
         // With neither, the error names the standard function.
         let encapsulate = p11_fn!(self.module, C_EncapsulateKey)
             .or_else(|missing| vendor_fn!(self.module, encapsulate_key).map_err(|_| missing))?;
@@ -131,7 +137,7 @@ impl Session {
                 )
             }
         })?;
-        Ok((ct, key))
+        Ok((ct, self.given_out("C_EncapsulateKey", key)?))
     }
 
     /// KEM decapsulation (`C_DecapsulateKey` or Luna's `CA_DecapsulateKey`).
@@ -142,6 +148,7 @@ impl Session {
         template: &mut Template,
         ciphertext: &[u8],
     ) -> Result<ObjectHandle> {
+        let private_key = self.on_token(private_key)?;
         // With neither, the error names the standard function.
         let decapsulate = p11_fn!(self.module, C_DecapsulateKey)
             .or_else(|missing| vendor_fn!(self.module, decapsulate_key).map_err(|_| missing))?;
@@ -161,6 +168,6 @@ impl Session {
             )
         };
         decapsulate.check(rv)?;
-        Ok(key)
+        self.given_out("C_DecapsulateKey", key)
     }
 }

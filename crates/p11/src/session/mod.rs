@@ -22,11 +22,14 @@ use crate::types::*;
 mod auth;
 pub mod baseline;
 mod crypt;
+mod handles;
 mod keys;
 mod luna;
 mod objects;
 mod random;
 mod sign;
+
+pub use handles::{handle_generation, token_handle};
 
 /// First output buffer for sign/encrypt/wrap; large enough for every ML-DSA and HSS H5–H15
 /// signature, so the common case is one round trip (a size query is a second trip to a

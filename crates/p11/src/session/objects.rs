@@ -62,7 +62,14 @@ impl Session {
             if n == 0 {
                 break Ok(());
             }
-            out.extend_from_slice(&batch[..n as usize]);
+            let given: Result<Vec<ObjectHandle>> = batch[..n as usize]
+                .iter()
+                .map(|&raw| self.given_out("C_FindObjects", raw))
+                .collect();
+            match given {
+                Ok(v) => out.extend(v),
+                Err(e) => break Err(e),
+            }
         };
         // SAFETY: ends the search started above; always called so the session stays usable.
         let rv = unsafe { (find_final.f)(self.handle) };
@@ -91,6 +98,7 @@ impl Session {
         types: &[AttributeType],
         probe: bool,
     ) -> Result<Vec<AttrValue>> {
+        let object = self.on_token(object)?;
         let get = p11_fn!(self.module, C_GetAttributeValue)?;
         let mut bufs: Vec<Vec<u8>> = types
             .iter()
@@ -228,6 +236,7 @@ impl Session {
     }
 
     pub fn set_attributes(&self, object: ObjectHandle, template: &mut Template) -> Result<()> {
+        let object = self.on_token(object)?;
         let set = p11_fn!(self.module, C_SetAttributeValue)?;
         // SAFETY: template buffers live for the call.
         let rv = unsafe { (set.f)(self.handle, object, template.as_mut_ptr(), template.count()) };
@@ -241,10 +250,11 @@ impl Session {
         let rv =
             unsafe { (create.f)(self.handle, template.as_mut_ptr(), template.count(), &mut h) };
         create.check(rv)?;
-        Ok(h)
+        self.given_out("C_CreateObject", h)
     }
 
     pub fn destroy_object(&self, object: ObjectHandle) -> Result<()> {
+        let object = self.on_token(object)?;
         let destroy = p11_fn!(self.module, C_DestroyObject)?;
         // SAFETY: handles are integers.
         let rv = unsafe { (destroy.f)(self.handle, object) };

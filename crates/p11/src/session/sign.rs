@@ -20,6 +20,7 @@ impl Session {
     }
 
     pub fn sign_init(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<()> {
+        let key = self.on_token(key)?;
         let sign_init = p11_fn!(self.module, C_SignInit)?;
         let mut m = mechanism.raw();
         // SAFETY: the mechanism and its parameter live for the call; the module copies them.
@@ -69,6 +70,7 @@ impl Session {
     }
 
     pub fn verify_init(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<()> {
+        let key = self.on_token(key)?;
         let verify_init = p11_fn!(self.module, C_VerifyInit)?;
         let mut m = mechanism.raw();
         // SAFETY: mechanism lives for the call.

@@ -14,7 +14,7 @@ pub enum KeysCommand {
     Ls,
     /// Every attribute of one key.
     Show {
-        /// label:NAME, id:HEX or handle:N
+        /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N
         key: String,
     },
     /// Generate a key.
@@ -23,6 +23,8 @@ pub enum KeysCommand {
     ///
     /// A pair's public half is deleted with its private key.
     Rm {
+        /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
+        /// name another object in another run
         key: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -42,6 +44,8 @@ pub enum KeysCommand {
     /// under an RSA key with RSA-OAEP (secret keys) or RSA-OAEP of an ephemeral AES key that
     /// wraps the key (private keys, CKM_RSA_AES_KEY_WRAP's layout).
     Wrap {
+        /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
+        /// name another object in another run
         key: String,
         /// The wrapping key: an AES key, an RSA key pair or an imported RSA public key.
         #[arg(long = "with")]
@@ -69,13 +73,17 @@ pub enum KeysCommand {
     ///
     /// The first 3 bytes of its CKA_CHECK_VALUE: AES-ECB of a zero block, or the SHA-1 of a
     /// generic secret.
-    Kcv { key: String },
+    Kcv {
+        /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N
+        key: String,
+    },
     /// An OpenPGP certificate for an Ed25519, ECDSA or RSA key.
     ///
     /// ASCII-armored: the user ID you give, self-signed by the HSM. The first one fixes the
     /// key's creation time on the token, so its fingerprint never changes.
     Openpgp {
-        /// label:NAME, id:HEX or handle:N
+        /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
+        /// name another object in another run
         key: String,
         /// The user ID, e.g. "Release Signing <release@example.org>" (one line).
         #[arg(long)]
@@ -86,7 +94,7 @@ pub enum KeysCommand {
     },
     /// The minisign.pub of an Ed25519 key.
     MinisignPub {
-        /// label:NAME, id:HEX or handle:N
+        /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N
         key: String,
         /// Write it here (default: stdout).
         #[arg(long, short)]
@@ -127,7 +135,8 @@ pub struct GenArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
 pub struct SetArgs {
-    /// label:NAME, id:HEX or handle:N
+    /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
+    /// name another object in another run
     pub key: String,
     /// The new label.
     #[arg(long, group = "change")]
@@ -150,7 +159,8 @@ pub struct SetArgs {
 
 #[derive(Debug, Args)]
 pub struct CertArgs {
-    /// label:NAME, id:HEX or handle:N
+    /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
+    /// name another object in another run
     pub key: String,
     /// Issue a self-signed certificate (kept on the token next to the key unless --no-store).
     #[arg(long, conflicts_with = "csr", required_unless_present = "csr")]

@@ -35,8 +35,8 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         } => {
             ctx.login(&p, Login::Required).await?;
             let c = ctx.console();
-            let k = c.find_key(&p.id, key).await?;
-            let w = c.find_key(&p.id, with).await?;
+            let k = ctx.key_to_change(&p, key).await?;
+            let w = ctx.key_to_change(&p, with).await?;
             let f = c
                 .wrap_key(&p.id, k.handle, w.handle, path, oaep_hash.map(Into::into))
                 .await?;
@@ -48,7 +48,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         KeysCommand::Unwrap { file, with, label } => {
             ctx.login(&p, Login::Required).await?;
             let c = ctx.console();
-            let w = c.find_key(&p.id, with).await?;
+            let w = ctx.key_to_change(&p, with).await?;
             out.show(&UnwrappedView(
                 c.unwrap_key(&p.id, file, w.handle, label.clone()).await?,
             ))
@@ -101,7 +101,7 @@ async fn set(ctx: &Ctx<'_>, p: &Partition, a: &SetArgs) -> ApiResult<AttributesS
     }
     ctx.login(p, Login::Required).await?;
     let c = ctx.console();
-    let o = c.find_key(&p.id, &a.key).await?;
+    let o = ctx.key_to_change(p, &a.key).await?;
     let r = c
         .set_attributes(
             &p.id,
@@ -152,7 +152,7 @@ async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult
     }
     ctx.login(p, Login::Required).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
+    let s = ctx.key_to_change(p, key).await?;
     let mut handles = vec![s.handle];
     let mut labels = vec![s.label.clone()];
     if s.class == "PRIVATE_KEY" && !s.id_hex.is_empty() {
@@ -171,7 +171,7 @@ async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult
 async fn certificate(ctx: &Ctx<'_>, p: &Partition, a: &CertArgs) -> ApiResult<CertificateOutput> {
     ctx.login(p, Login::Required).await?;
     let c = ctx.console();
-    let k = c.find_key(&p.id, &a.key).await?;
+    let k = ctx.key_to_change(p, &a.key).await?;
     let (pem, issued) = if a.csr {
         (
             c.certificate_request(&p.id, k.handle, &a.subject).await?,
@@ -238,7 +238,7 @@ async fn openpgp(
 ) -> ApiResult<OpenPgpOutput> {
     ctx.login(p, Login::Required).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
+    let s = ctx.key_to_change(p, key).await?;
     Ok(match out {
         Some(path) => OpenPgpOutput::Written {
             certificate: c

@@ -26,7 +26,15 @@ impl Render for KeyList {
         }
         let rows: Vec<Vec<String>> = self.0.iter().map(key_row).collect();
         page.table(
-            &["HANDLE", "CLASS", "ALGORITHM", "LABEL", "ID", "FLAGS"],
+            &[
+                "HANDLE",
+                "CLASS",
+                "ALGORITHM",
+                "LABEL",
+                "ID",
+                "FLAGS",
+                "UID",
+            ],
             &rows,
         );
         Ok(())
@@ -54,6 +62,10 @@ fn key_row(o: &ObjectSummary) -> Vec<String> {
         o.label.clone(),
         o.id_hex.clone(),
         flags.join(","),
+        o.unique_id
+            .as_deref()
+            .map(|u| format!("uid:{u}"))
+            .unwrap_or_default(),
     ]
 }
 

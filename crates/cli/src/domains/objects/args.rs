@@ -34,7 +34,7 @@ pub enum ObjectsCommand {
     },
     /// Write a certificate, public key or data object to a file (never over one).
     Export {
-        /// label:NAME, id:HEX or handle:N (a certificate first, then data, then public key)
+        /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N (a certificate first, then data, then public key)
         object: String,
         #[arg(long, short)]
         out: PathBuf,

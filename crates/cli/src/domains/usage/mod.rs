@@ -19,7 +19,7 @@ pub async fn run(ctx: &Ctx<'_>, a: &UsageArgs) -> ApiResult<u8> {
         Some(UsageCommand::Set { key, limit }) => {
             let p = ctx.partition_logged_in(Login::Required).await?;
             let c = ctx.console();
-            let k = c.find_key(&p.id, key).await?;
+            let k = ctx.key_to_change(&p, key).await?;
             ctx.out
                 .show(&UsageSet(c.set_usage_limit(&p.id, k.handle, *limit).await?))
         }

@@ -612,9 +612,21 @@ pub fn C_GetAttributeValue(
     n: CK_ULONG,
 ) -> CK_RV {
     session_call("C_GetAttributeValue", h, |vs| {
-        read_object(vs, obj, "C_GetAttributeValue", |ih, o| {
+        // SAFETY: the caller's template is valid (read only here).
+        let asked = crate::ouid::asked(unsafe { crate::raw::template(t, n) });
+        let rv = read_object(vs, obj, "C_GetAttributeValue", |ih, o| {
             outer::C_GetAttributeValue(ih, o, t, n)
-        })
+        });
+        // The copies of an object share one OUID, as cloned objects do on a Luna: the
+        // member's own answer is replaced by one derived from the group's identity.
+        let identity = vs.group.objects.lock().get(obj).map(|v| v.identity.clone());
+        // SAFETY: the caller's template is valid and writable, each buffer as long as
+        // `asked` recorded before the call.
+        unsafe {
+            crate::ouid::fill_inner(crate::raw::template_mut(t, n), &asked, rv, || {
+                Some(group_ouid(&vs.group.config.serial, &identity?))
+            })
+        }
     })
 }
 
@@ -631,6 +643,13 @@ pub fn C_SetAttributeValue(
             Err(rv) => rv,
         }
     })
+}
+
+/// The OUID every copy of a group's object answers with: from the group and the object's
+/// class and `CKA_ID` (unique in a group, see [`super::objects`]).
+fn group_ouid(group_serial: &str, i: &Identity) -> Vec<u8> {
+    let what = format!("ha/{group_serial}/{}/{}", i.class, hex::encode(&i.id));
+    crate::ouid::derive(what.as_bytes())
 }
 
 /// Searches run on the primary member; what they find becomes virtual handles. lunasim's
@@ -652,6 +671,10 @@ pub fn C_FindObjectsInit(h: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG
             Ok(ih) => ih,
             Err(rv) => return rv,
         };
+        // The group's OUIDs are its own (see C_GetAttributeValue): matched here, not on
+        // the member.
+        let ouid = tpl.get(crate::ouid::CKA_OUID).map(<[u8]>::to_vec);
+        tpl.remove(crate::ouid::CKA_OUID);
         let found = match call::find(ih, &mut tpl) {
             Ok(f) => f,
             Err(rv) => return rv,
@@ -664,6 +687,12 @@ pub fn C_FindObjectsInit(h: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG
                 Err(CKR_OBJECT_HANDLE_INVALID) => continue,
                 Err(rv) => return rv,
             };
+            if ouid
+                .as_ref()
+                .is_some_and(|want| *want != group_ouid(&vs.group.config.serial, &identity))
+            {
+                continue;
+            }
             let mut table = vs.group.objects.lock();
             let vh = table.handle_for(&identity, token);
             if let Some(v) = table.get_mut(vh) {
