@@ -82,6 +82,21 @@ impl Env {
         on_error: OnError,
         timestamp: Option<TimestampAuthority>,
     ) -> console::ApiResult<SignReport> {
+        sign_on(&self.c, &self.pid, key, files, formats, on_error, timestamp).await
+    }
+}
+
+/// A batch on `pid` of `c`: `files` signed by `key` in `formats`, time-stamped when asked.
+async fn sign_on(
+    c: &console::Console,
+    pid: &str,
+    key: &str,
+    files: &[PathBuf],
+    formats: &[SignFormat],
+    on_error: OnError,
+    timestamp: Option<TimestampAuthority>,
+) -> console::ApiResult<SignReport> {
+    {
         let req = SignRequest {
             key: key.into(),
             files: files.iter().map(|p| s(p).to_string()).collect(),
@@ -95,13 +110,7 @@ impl Env {
             kit: None,
             chain: vec![],
         };
-        self.c
-            .sign_files(
-                &self.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
+        c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
             .await
     }
 }
@@ -806,4 +815,64 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
     assert!(ok, "{log}");
     let (ok, _) = openssl_ts_verify(&token, b"other bytes", &tsa.ca());
     assert!(!ok, "the token is bound to this signature");
+}
+
+/// The TSA is asked after the HSM signed, with the session back in the pool: while a TSA
+/// holds its answer, no HSM session is in use and other work on the partition goes on;
+/// once it answers, the signature carries its token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tsa_exchange_holds_no_hsm_session() {
+    let tsa = TestTsa::start("ec");
+    let e = token(Backend::SoftHsm).await;
+    let key = e.p256("tsa_gate").await;
+    let files = e.files("gate", 1);
+    let c = e.c.clone();
+    let (pid, key2, files2) = (e.pid.clone(), key.clone(), files.clone());
+    let auth = authority(&tsa, "gate", Some("ca.pem"), 60);
+    let signing = tokio::spawn(async move {
+        let formats = [SignFormat::Cms, SignFormat::Bundle];
+        sign_on(
+            &c,
+            &pid,
+            &key2,
+            &files2,
+            &formats,
+            OnError::Stop,
+            Some(auth),
+        )
+        .await
+    });
+    let pool = e.c.partition_ref(&e.pid).await.unwrap().pool.clone();
+    let mut held_idle = false;
+    for _ in 0..3000 {
+        if tsa.waiting_at_gate() == 1 && pool.status().in_use == 0 {
+            held_idle = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(
+        held_idle,
+        "the TSA holds the query ({} waiting) and no HSM session is in use ({} in use)",
+        tsa.waiting_at_gate(),
+        pool.status().in_use
+    );
+    assert!(!signing.is_finished());
+    // Other work on the partition goes on meanwhile.
+    let listed = e.c.list_keys(&e.pid).await.unwrap();
+    assert!(listed.iter().any(|o| o.label == "tsa_gate"));
+    assert!(!signing.is_finished(), "the batch waits for the TSA");
+    tsa.open_gate();
+    let r = signing.await.unwrap().unwrap();
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
+    let p7s = out(&r, 0, OutputKind::Cms);
+    let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
+    let token = parsed.timestamp_token.expect("a token");
+    let (ok, msg) = openssl_ts_verify(&token, &parsed.signature, &tsa.ca());
+    assert!(ok, "{msg}");
+    let (ok, msg) = openssl_cms_verify(&p7s, &files[0]);
+    assert!(ok, "{msg}");
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out(&r, 0, OutputKind::Bundle)).unwrap()).unwrap();
+    assert!(bundle["timestamp_token"].is_string(), "{bundle}");
 }

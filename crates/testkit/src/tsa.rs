@@ -34,8 +34,10 @@ fn openssl(dir: &Path, args: &[&str]) {
 /// answers `rejection`), `/ess-sha1` (names its certificate in a `signingCertificate`
 /// attribute with SHA-1, as `ess_cert_id_alg = sha1` makes OpenSSL do, instead of the
 /// `signingCertificateV2` with SHA-256 of the others), `/silent` (reads the request, never
-/// answers), `/slow` (answers after 2 s), `/drop` (sends half its answer and closes the
-/// connection), `/drop-every-3rd` (so does every third exchange, by arrival).
+/// answers), `/slow` (answers after 2 s), `/gate` (answers once the test calls
+/// [`TestTsa::open_gate`]; [`TestTsa::waiting_at_gate`] counts the queries held), `/drop`
+/// (sends half its answer and closes the connection), `/drop-every-3rd` (so does every
+/// third exchange, by arrival).
 pub struct TestTsa {
     pub dir: tempfile::TempDir,
     pub port: u16,
@@ -148,6 +150,22 @@ impl TestTsa {
         format!("http://127.0.0.1:{}/{mode}", self.port)
     }
 
+    /// Let every `/gate` query be answered (now and from now on).
+    pub fn open_gate(&self) {
+        std::fs::write(self.dir.path().join("gate-open"), b"").unwrap();
+    }
+
+    /// `/gate` queries received and not answered yet.
+    pub fn waiting_at_gate(&self) -> usize {
+        std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("gate-held-"))
+            })
+            .count()
+    }
+
     pub fn ca(&self) -> PathBuf {
         self.dir.path().join("ca.pem")
     }
@@ -218,6 +236,15 @@ fn answer(root: &Path, n: usize, mut stream: TcpStream) {
     }
     if mode == "slow" {
         std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+    if mode == "gate" {
+        let held = root.join(format!("gate-held-{n}"));
+        std::fs::write(&held, b"").unwrap();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !root.join("gate-open").exists() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::fs::remove_file(&held).unwrap();
     }
     // Every third exchange (by arrival) loses its connection halfway through the answer.
     let drop_now = mode == "drop" || (mode == "drop-every-3rd" && n % 3 == 0);

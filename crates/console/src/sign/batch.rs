@@ -9,7 +9,8 @@
 //!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
 //!    on the token if an OpenPGP format is asked for and it is not yet;
 //! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
-//!    signature verified in software) → write the outputs → record;
+//!    signature verified in software); then, with the session back in the pool, the
+//!    time-stamp tokens (`stamping`) → write the outputs → record;
 //! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
 //!
 //! Each file's outputs are on disk and in the audit trail before the next file is signed: a
@@ -519,9 +520,9 @@ impl<'c> SignBatch<'c> {
         input: InputFile,
         digests: Digests,
     ) -> Result<Outputs, SignError> {
+        let hss = key.alg == SigAlg::Hss;
         let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
         let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
-        let tsa = self.tsa.clone();
         let mut attempts = 0u32;
         // Signing is safe to repeat: after the pool recovered a session or the module, the
         // file is signed again (an HSS key uses its next one-time key; the record says so).
@@ -546,8 +547,7 @@ impl<'c> SignBatch<'c> {
                 if let Err(e) = input.recheck(ChangeSeen::BeforeSigning) {
                     return Ok(Err(e));
                 }
-                let mut file =
-                    FileSigning::new(&key, s, h, &input, &digests).with_tsa(tsa.as_deref());
+                let mut file = FileSigning::new(&key, s, h, &input, &digests);
                 let r = render_all(&mut file, &formats, out_dir.as_deref())
                     .map(|mut o| {
                         o.retried_after_recovery = retried;
@@ -573,9 +573,13 @@ impl<'c> SignBatch<'c> {
                 }
             })
             .await;
-        match r {
-            Ok(made) => made,
-            Err(e) => Err(SignError::Hsm(e)),
+        let outs = match r {
+            Ok(made) => made?,
+            Err(e) => return Err(SignError::Hsm(e)),
+        };
+        match &self.tsa {
+            Some(tsa) => stamp(outs, tsa.clone(), hss).await,
+            None => Ok(outs),
         }
     }
 
@@ -802,6 +806,28 @@ async fn read_key(p: &Arc<Partition>, selector: &str, context: Vec<u8>) -> ApiRe
     })
 }
 
+/// The time-stamp tokens of a file's signatures, asked for off the HSM's session and off
+/// the async runtime (the exchange blocks up to the TSA's timeout).
+async fn stamp(mut outs: Outputs, tsa: Arc<Tsa>, hss: bool) -> Result<Outputs, SignError> {
+    let keep_unstamped = tsa.optional || hss;
+    tokio::task::spawn_blocking(move || {
+        let mut files: Vec<(SignFormat, Vec<u8>)> = outs
+            .files
+            .iter_mut()
+            .map(|(f, _, bytes)| (*f, std::mem::take(bytes)))
+            .collect();
+        let stamped = super::stamping::stamp_outputs(&mut files, &tsa, keep_unstamped)?;
+        for ((_, _, bytes), (_, stamped)) in outs.files.iter_mut().zip(files) {
+            *bytes = stamped;
+        }
+        outs.timestamps = stamped.timestamps;
+        outs.unstamped = stamped.unstamped;
+        Ok(outs)
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
 /// Every requested format for one file. Refused before the HSM signs when an output
 /// exists already (a batch run again after a crash must not cost signatures); writing
 /// checks again.
@@ -824,9 +850,9 @@ fn render_all(
     Ok(Outputs {
         files,
         signing_path: file.message_path,
-        timestamps: file.timestamps.take(),
+        timestamps: Vec::new(),
         retried_after_recovery: false,
-        unstamped: file.unstamped.take(),
+        unstamped: None,
     })
 }
 

@@ -14,7 +14,6 @@ use signing::whole::{FileSigner, SignPath};
 use signing::SignError;
 
 use super::key::SigningKey;
-use super::timestamp::Tsa;
 use super::SignFormat;
 
 /// One output format.
@@ -71,12 +70,6 @@ pub struct FileSigning<'a> {
     message_signature: Option<Vec<u8>>,
     /// How the token was given the file for the message signature (whole-message schemes).
     pub message_path: Option<SignPath>,
-    /// The time-stamp authority asked for a token over CMS and bundle signatures.
-    tsa: Option<&'a Tsa>,
-    /// The tokens received for this file, checked (for the audit record).
-    pub timestamps: std::cell::RefCell<Vec<signing::tsp::TimestampInfo>>,
-    /// Why a signature went out without its token (an optional TSA failed).
-    pub unstamped: std::cell::RefCell<Option<String>>,
 }
 
 impl<'a> FileSigning<'a> {
@@ -95,39 +88,6 @@ impl<'a> FileSigning<'a> {
             digests,
             message_signature: None,
             message_path: None,
-            tsa: None,
-            timestamps: Default::default(),
-            unstamped: Default::default(),
-        }
-    }
-
-    /// Time-stamp the signatures of the formats that carry a token (CMS, bundle).
-    pub fn with_tsa(mut self, tsa: Option<&'a Tsa>) -> Self {
-        self.tsa = tsa;
-        self
-    }
-
-    /// A checked RFC 3161 token over `signature` from the TSA, when one is set. When the
-    /// TSA fails and the officer made it optional, none (and why is kept for the outcome).
-    /// An HSS signature is never thrown away for want of a token: its one-time key is
-    /// spent, so it goes out unstamped whatever the setting (`hsmc timestamp` adds a token
-    /// later).
-    pub fn timestamp(&self, signature: &[u8]) -> Result<Option<Vec<u8>>, SignError> {
-        let Some(tsa) = self.tsa else {
-            return Ok(None);
-        };
-        match tsa.stamp(self.key.alg.digest(), signature) {
-            Ok((token, info)) => {
-                self.timestamps.borrow_mut().push(info);
-                Ok(Some(token))
-            }
-            Err(SignError::Timestamp { tsa: url, reason })
-                if tsa.optional || self.key.alg == signing::alg::SigAlg::Hss =>
-            {
-                *self.unstamped.borrow_mut() = Some(format!("{url} {reason}"));
-                Ok(None)
-            }
-            Err(e) => Err(e),
         }
     }
 
@@ -208,7 +168,7 @@ impl Format for Cms {
         })?;
         let digest = file.digest()?;
         let file = &*file;
-        let mut stamp = |sig: &[u8]| file.timestamp(sig);
+        // Time-stamped afterwards, off the HSM's session (`stamping`).
         signing::cms::build_with_chain(
             file.key.alg,
             cert,
@@ -216,9 +176,7 @@ impl Format for Cms {
             &digest,
             SystemTime::now(),
             &mut |m| file.sign_bytes(m),
-            file.tsa
-                .is_some()
-                .then_some(&mut stamp as signing::cms::Stamp<'_>),
+            None,
         )
     }
 }
@@ -257,9 +215,6 @@ impl Format for JsonBundle {
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
         use base64::Engine;
         let sig = file.message_signature()?;
-        let timestamp_token = file
-            .timestamp(&sig)?
-            .map(|t| base64::engine::general_purpose::STANDARD.encode(t));
         let (k, d) = (file.key, file.digests);
         let b = Bundle {
             format: BUNDLE_FORMAT.into(),
@@ -284,7 +239,8 @@ impl Format for JsonBundle {
             console_version: env!("CARGO_PKG_VERSION").into(),
             token_serial: k.token_serial.clone(),
             signing_path: file.message_path,
-            timestamp_token,
+            // Added afterwards, off the HSM's session (`stamping`).
+            timestamp_token: None,
         };
         serde_json::to_vec_pretty(&b).map_err(|e| {
             SignError::Format(hsm::text!(

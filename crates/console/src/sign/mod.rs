@@ -27,6 +27,7 @@ mod manifest;
 mod minisign;
 mod openpgp;
 mod restamp;
+mod stamping;
 pub mod timestamp;
 mod verify;
 
