@@ -146,6 +146,7 @@ async fn an_interrupted_generation_makes_one_key() {
                     spec: KeySpec::Ec { curve: Curve::P256 },
                     label: case.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await

@@ -169,6 +169,12 @@ pub struct ObjectSummary {
     pub usage_limit: Option<u64>,
     /// Uses so far (`CKA_USAGE_COUNT`), with the limit.
     pub usage_count: Option<u64>,
+    /// `CKA_TRUSTED`: the security officer marked this (public or secret) key as one that
+    /// may wrap keys restricted to trusted wrapping keys. `None`: the object has no such
+    /// attribute (a private key, or a token that does not know it).
+    pub trusted: Option<bool>,
+    /// `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
+    pub wrap_with_trusted: Option<bool>,
 }
 
 /// Attributes read for the listing (one `C_GetAttributeValue` round per object).
@@ -202,6 +208,8 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_CERTIFICATE_TYPE,
     p11::names::luna::CKA_USAGE_LIMIT,
     p11::names::luna::CKA_USAGE_COUNT,
+    CKA_TRUSTED,
+    CKA_WRAP_WITH_TRUSTED,
 ];
 
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
@@ -381,6 +389,8 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
                     .and_then(|x| x.as_ulong())
             })
             .flatten(),
+        trusted: b(CKA_TRUSTED),
+        wrap_with_trusted: b(CKA_WRAP_WITH_TRUSTED),
     }
 }
 
@@ -878,7 +888,18 @@ pub struct Generated {
 /// checked against the standard: a token that ignored the parameter set is caught here,
 /// and the keys it made are destroyed again.
 pub fn generate(s: &Session, spec: &KeySpec, attrs: &KeyAttrs) -> Result<Generated> {
-    let t = templates::keygen(spec, attrs, s.module().family());
+    generate_with(s, spec, attrs, templates::Export::Never)
+}
+
+/// As [`generate`], the secret or private key extractable as `export` says
+/// ([`templates::keygen_with`]).
+pub fn generate_with(
+    s: &Session,
+    spec: &KeySpec,
+    attrs: &KeyAttrs,
+    export: templates::Export,
+) -> Result<Generated> {
+    let t = templates::keygen_with(spec, attrs, s.module().family(), export);
     let mut private = t.private;
     match t.public {
         None => {
