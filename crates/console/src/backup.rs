@@ -589,7 +589,7 @@ impl Change for WrapKey {
             )
             .suggest(text!(
                 "errors.wrap_needs_trusted_hint",
-                "Choose a wrapping key the security officer marked trusted, or ask the SO to mark this one (Keys → Attributes → trusted, or hsmc --so keys set KEY --set trusted=true)."
+                "Choose a wrapping key the security officer marked trusted, or ask the SO to mark this one (Keys → Edit attributes… → trusted, or hsmc --so keys set KEY --set trusted=true)."
             )));
         }
         if !trusted_only && !self.any_wrapping_key {
