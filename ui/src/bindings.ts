@@ -1,7 +1,7 @@
 // Generated from the Rust side by `src-tauri/src/ipc.rs`. Do not edit:
 // run `make bindings` after changing a command or a type that crosses IPC.
 
-export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token";
+export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token" | "trust_keys";
 
 export type ApiError = { code: ErrorCode, 
 /**
@@ -333,13 +333,29 @@ export type GenerateRequest = { spec: KeySpec, label: string,
 /**
  * Token object (persistent) or session object.
  */
-token: boolean, };
+token: boolean, 
+/**
+ * Extractable for backup only: `CKA_EXTRACTABLE` true (still sensitive), and
+ * `CKA_WRAP_WITH_TRUSTED` where the token has it, so the key leaves the token only
+ * wrapped under a key the security officer marked trusted. Never for HSS keys.
+ */
+extractable: boolean, };
 
 export type GeneratedKey = { private_handle: number, public_handle: number | null, label: string, id_hex: string, algorithm: string, public_key: PublicKeyView | null, 
 /**
  * The size the standard prescribes for this public key, checked against the token's.
  */
-expected_public_key_len: number | null, elapsed_ms: number, };
+expected_public_key_len: number | null, elapsed_ms: number, 
+/**
+ * Made extractable for backup (`GenerateRequest::extractable`).
+ */
+extractable: boolean, 
+/**
+ * `CKA_WRAP_WITH_TRUSTED` as the token answers for the new key: `true`, it leaves only
+ * under a trusted wrapping key; otherwise (an extractable key on a token without the
+ * attribute) it could be wrapped under any wrapping key.
+ */
+wrap_with_trusted: boolean | null, };
 
 export type HaGroupView = { partition_id: string, module_id: string, slot_id: number, label: string, serial: string, layout: HaLayoutView, members: Array<HaMemberView>, 
 /**
@@ -728,7 +744,17 @@ usage_count: number | null,
  * (hexadecimal) on Luna modules, else PKCS#11 3.0's `CKA_UNIQUE_ID`. `hsmc` selects
  * an object by it with `uid:VALUE`; it outlives handles (see [`unique_id_attribute`]).
  */
-unique_id: string | null, };
+unique_id: string | null, 
+/**
+ * `CKA_TRUSTED`: the security officer marked this (public or secret) key as one that
+ * may wrap keys restricted to trusted wrapping keys. `None`: the object has no such
+ * attribute (a private key, or a token that does not know it).
+ */
+trusted: boolean | null, 
+/**
+ * `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
+ */
+wrap_with_trusted: boolean | null, };
 
 export type ObjectUri = { 
 /**

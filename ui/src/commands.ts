@@ -113,9 +113,10 @@ export interface Commands {
   key_check_value: { args: { partitionId: string; handle: number }; result: string };
   /**
    * Wrap an extractable key under another key on the token into a file the officer chooses
-   * (never over an existing one); `null` when the dialog is cancelled.
+   * (never over an existing one); `null` when the dialog is cancelled. `anyWrappingKey`: the
+   * officer confirmed wrapping a key without CKA_WRAP_WITH_TRUSTED.
    */
-  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string; oaepHash: OaepHash | null }; result: WrapFile | null };
+  wrap_key: { args: { partitionId: string; handle: number; wrappingHandle: number; fileName: string; oaepHash: OaepHash | null; anyWrappingKey: boolean }; result: WrapFile | null };
   /** Unwrap a wrap file with the matching key, restoring its attributes. */
   unwrap_key: { args: { partitionId: string; path: string; unwrappingHandle: number; label: string | null }; result: Unwrapped };
   /** Private keys on the partition that can sign in the formats the console writes. */
@@ -321,9 +322,10 @@ export function commandFunctions(invoke: Invoker) {
     keyCheckValue: (partitionId: string, handle: number) => invoke("key_check_value", { partitionId, handle }),
     /**
      * Wrap an extractable key under another key on the token into a file the officer chooses
-     * (never over an existing one); `null` when the dialog is cancelled.
+     * (never over an existing one); `null` when the dialog is cancelled. `anyWrappingKey`: the
+     * officer confirmed wrapping a key without CKA_WRAP_WITH_TRUSTED.
      */
-    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string, oaepHash: OaepHash | null) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName, oaepHash }),
+    wrapKey: (partitionId: string, handle: number, wrappingHandle: number, fileName: string, oaepHash: OaepHash | null, anyWrappingKey: boolean) => invoke("wrap_key", { partitionId, handle, wrappingHandle, fileName, oaepHash, anyWrappingKey }),
     /** Unwrap a wrap file with the matching key, restoring its attributes. */
     unwrapKey: (partitionId: string, path: string, unwrappingHandle: number, label: string | null) => invoke("unwrap_key", { partitionId, path, unwrappingHandle, label }),
     /** Private keys on the partition that can sign in the formats the console writes. */

@@ -552,19 +552,26 @@ fn softhsm_keys_wrap_unwrap_and_kcv() {
     assert_eq!(kcv.len(), 6);
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("cli_data.wrapped.json");
-    let w = h.json(
-        Some(USER_PIN),
-        None,
-        &[
-            "keys",
-            "wrap",
-            "label:cli_data",
-            "--with",
-            "label:cli_kek",
-            "--out",
-            f.to_str().unwrap(),
-        ],
+    let wrap = |confirm: bool| {
+        let mut a = vec!["keys", "wrap", "label:cli_data", "--with", "label:cli_kek"];
+        if confirm {
+            a.push("--confirm-untrusted");
+        }
+        a.extend(["--out", f.to_str().unwrap()]);
+        a
+    };
+    // Made by another tool without CKA_WRAP_WITH_TRUSTED: wrapped only once confirmed.
+    let (code, e) = h.error(Some(USER_PIN), None, &wrap(false));
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("--confirm-untrusted"),
+        "{e}"
     );
+    assert!(!f.exists());
+    let w = h.json(Some(USER_PIN), None, &wrap(true));
     assert_eq!(w["mechanism"], "CKM_AES_KEY_WRAP_PAD", "{w}");
     assert_eq!(w["kcv"], kcv.as_str());
     let u = h.json(
@@ -754,6 +761,7 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
             "label:kill_extractable",
             "--with",
             "label:kill_wrapper",
+            "--confirm-untrusted",
             "--out",
             wrap_file.to_str().unwrap(),
         ],
@@ -849,6 +857,7 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
                     "label:kill_extractable".into(),
                     "--with".into(),
                     "label:kill_wrapper".into(),
+                    "--confirm-untrusted".into(),
                     "--out".into(),
                     s(&wrap_out),
                 ],

@@ -2525,3 +2525,184 @@ fn subcommand_summaries_are_one_short_line() {
         }
     }
 }
+
+/// `--json` run expected to fail: its exit code and error document.
+fn failure(h: &Hsmc, pin: Option<&str>, args: &[&str]) -> (i32, Value) {
+    let mut a = vec!["--json"];
+    a.extend_from_slice(args);
+    let o = h.run(pin, &a);
+    let err = serde_json::from_slice(&o.stderr)
+        .unwrap_or_else(|_| panic!("hsmc {args:?}: no error document: {}", text(&o)));
+    (code(&o), err)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Backups under the officers' control from the command line, on lunasim: `keys gen
+/// --extractable` makes a key that leaves only under a trusted wrapping key; the user cannot
+/// mark one trusted, the SO (`--so keys set … --set trusted=true`) can; `keys wrap` refuses
+/// an untrusted key, and a key without CKA_WRAP_WITH_TRUSTED until --confirm-untrusted.
+#[test]
+fn backups_stay_under_the_officers_control_from_the_command_line() {
+    let t = TestToken::new(Backend::LunaSim);
+    let h = Hsmc::token(&t);
+    let (user, so) = (Some(testkit::USER_PIN), Some(testkit::SO_PIN));
+    let g = h.json(
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "aes-256",
+            "-l",
+            "bk_aes",
+            "--persistent",
+            "--extractable",
+        ],
+    );
+    assert_eq!(g["extractable"], true);
+    assert_eq!(g["wrap_with_trusted"], true);
+    let (c, err) = failure(
+        &h,
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "--hss-lms",
+            "LMS_SHA256_M32_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W8",
+            "-l",
+            "bk_hss",
+            "--persistent",
+            "--extractable",
+        ],
+    );
+    assert_ne!(c, 0);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("never extractable"),
+        "{err}"
+    );
+
+    // The transport key: an RSA public key imported as its own object.
+    h.json(
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "rsa-2048",
+            "-l",
+            "bk_rsa",
+            "--persistent",
+        ],
+    );
+    let pem = h.data.path().join("transport.pub.pem");
+    h.json(
+        user,
+        &[
+            "keys",
+            "export-pub",
+            "label:bk_rsa",
+            "--out",
+            pem.to_str().unwrap(),
+        ],
+    );
+    h.json(
+        user,
+        &[
+            "objects",
+            "import",
+            pem.to_str().unwrap(),
+            "--label",
+            "bk_transport",
+        ],
+    );
+    let out = h.data.path().join("bk_aes.wrapped.json");
+    let out_s = out.to_str().unwrap();
+    let wrap = [
+        "keys",
+        "wrap",
+        "label:bk_aes",
+        "--with",
+        "label:bk_transport",
+        "-o",
+        out_s,
+    ];
+    let (c, err) = failure(&h, user, &wrap);
+    assert_ne!(c, 0);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not trusted"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let trust = ["keys", "set", "label:bk_transport", "--set", "trusted=true"];
+    let (_, err) = failure(&h, user, &trust);
+    assert_eq!(err["error"]["code"], "NOT_AUTHORIZED", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("security officer"),
+        "{err}"
+    );
+    let mut as_so = vec!["--so"];
+    as_so.extend_from_slice(&trust);
+    let r = h.json(so, &as_so);
+    assert_eq!(r["summary"]["trusted"], true, "{r}");
+
+    let w = h.json(user, &wrap);
+    assert!(out.exists(), "{w}");
+
+    // A key made by another tool, without CKA_WRAP_WITH_TRUSTED: only once confirmed.
+    let s = t.user_session();
+    s.generate_key(
+        &p11::Mechanism::new(p11::sys::CKM_AES_KEY_GEN),
+        &mut p11::Template::new()
+            .ulong(p11::sys::CKA_CLASS, p11::sys::CKO_SECRET_KEY)
+            .ulong(p11::sys::CKA_VALUE_LEN, 32)
+            .bool(p11::sys::CKA_TOKEN, true)
+            .bool(p11::sys::CKA_SENSITIVE, true)
+            .bool(p11::sys::CKA_EXTRACTABLE, true)
+            .text(p11::sys::CKA_LABEL, "loose")
+            .bytes(p11::sys::CKA_ID, b"loose"),
+    )
+    .unwrap();
+    drop(s);
+    let loose = h.data.path().join("loose.json");
+    let mut wrap_loose = vec![
+        "keys",
+        "wrap",
+        "label:loose",
+        "--with",
+        "label:bk_transport",
+        "-o",
+        loose.to_str().unwrap(),
+    ];
+    let (_, err) = failure(&h, user, &wrap_loose);
+    assert!(
+        err["error"]["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("--confirm-untrusted"),
+        "{err}"
+    );
+    wrap_loose.push("--confirm-untrusted");
+    h.json(user, &wrap_loose);
+    assert!(loose.exists());
+}

@@ -126,6 +126,7 @@ fn main() {
                     spec: KeySpec::Ec { curve: Curve::P256 },
                     label: "bench_p256".into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await

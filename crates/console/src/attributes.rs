@@ -2,6 +2,10 @@
 //! and the booleans PKCS#11 lets change (see `hsm::attr_edit`). Changing a key's `CKA_ID`
 //! moves its other half and its certificates along, so the pair and its certificate stay
 //! together. Checked first, recorded in the audit trail before the token is changed.
+//!
+//! `trusted` (`CKA_TRUSTED`) is the security officer's: PKCS#11 lets only the SO set it, so
+//! a change of it is its own action (`Action::TrustKeys`), asked of the SO alone and made
+//! on its own (not mixed with the user's attributes).
 
 use audit::Event;
 use hsm::attr_edit as ae;
@@ -143,6 +147,9 @@ pub fn flag_refusal_text(r: &ae::FlagRefusal) -> Text {
         R::ExtractableNever => text!("errors.flag_extractable_never", "a non-extractable key can never be made extractable (PKCS#11: CKA_EXTRACTABLE may only be set to false)"),
         R::NotOnPublicKeys { flag } => text!("errors.flag_not_on_public_keys", "{{flag}} applies to private and secret keys, not public ones", flag = flag.name),
         R::NotModifiable => text!("errors.flag_not_modifiable", "the object is not modifiable (CKA_MODIFIABLE false)"),
+        R::WrapWithTrustedForever => text!("errors.flag_wrap_with_trusted_forever", "a key that may leave the token only under a trusted wrapping key keeps that restriction (PKCS#11: CKA_WRAP_WITH_TRUSTED may only be set to true)"),
+        R::TrustedNotOnPrivateKeys => text!("errors.flag_trusted_not_on_private_keys", "trusted applies to the keys that wrap (public and secret keys), not to private keys"),
+        R::TrustedBySoOnly => text!("errors.flag_trusted_by_so_only", "only the security officer marks a key trusted (PKCS#11: CKA_TRUSTED is set by the SO); log in as the SO"),
     }
 }
 
@@ -234,6 +241,14 @@ fn plan(s: &Session, h: u64, c: &AttributeChanges) -> hsm::Result<ApiResult<Plan
                     name = fc.name
                 ))));
             };
+            if f == ae::TRUSTED && s.module().family() == p11::Family::SoftHsm {
+                // SoftHSM2 2.6 (P11AttrTrusted): CKA_TRUSTED is set by the SO when the object
+                // is made, never with C_SetAttributeValue (CKR_ATTRIBUTE_READ_ONLY).
+                return Ok(Err(refused(text!(
+                    "errors.edit_trusted_softhsm",
+                    "SoftHSM2 lets the security officer set CKA_TRUSTED only when an object is made (C_CreateObject), never on an existing one"
+                ))));
+            }
             let cur = current.iter().find(|(g, _)| *g == f).and_then(|(_, v)| *v);
             if let Err(r) = ae::check_flag(f, class, cur, fc.value) {
                 return Ok(Err(refused(flag_refusal_text(&r))));
@@ -265,6 +280,7 @@ impl Console {
                 let handle = refs.key_refs.resolve(s, handle)?;
                 let sm = hk::summary(s, handle)?;
                 let (class, modifiable) = class_of(s, handle)?;
+                let so = refs.logged_in() == Some(crate::views::UserKind::So);
                 let dates =
                     s.get_attributes_with(handle, &[CKA_START_DATE, CKA_END_DATE], false)?;
                 let id = hex::decode(&sm.id_hex).unwrap_or_default();
@@ -276,7 +292,7 @@ impl Console {
                     start_date: dates[0].as_date().filter(|d| !d.is_empty()),
                     end_date: dates[1].as_date().filter(|d| !d.is_empty()),
                     modifiable,
-                    flags: ae::offers(class, modifiable, &flag_values(s, handle)?)
+                    flags: ae::offers(class, modifiable, so, &flag_values(s, handle)?)
                         .into_iter()
                         .map(FlagOffer::from)
                         .collect(),
@@ -311,6 +327,16 @@ impl Console {
     }
 }
 
+impl SetAttributes {
+    /// The change sets `CKA_TRUSTED`.
+    fn trusts(&self) -> bool {
+        self.changes
+            .flags
+            .iter()
+            .any(|f| ae::flag(&f.name) == Some(ae::TRUSTED))
+    }
+}
+
 /// `C_SetAttributeValue` on the object the officer chose (and, for a new `CKA_ID`, on the
 /// objects that share its old one).
 struct SetAttributes {
@@ -329,11 +355,31 @@ impl Change for SetAttributes {
         ChangeKind::AttributeSet
     }
 
+    /// Marking a key trusted (or not) is the security officer's ([`Action::TrustKeys`]);
+    /// everything else the user's.
     fn permission(&self) -> Option<Action> {
-        Some(Action::EditAttributes)
+        Some(if self.trusts() {
+            Action::TrustKeys
+        } else {
+            Action::EditAttributes
+        })
     }
 
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let c = &self.changes;
+        let others = c.label.is_some()
+            || c.id_hex.is_some()
+            || c.start_date.is_some()
+            || c.end_date.is_some()
+            || c.flags
+                .iter()
+                .any(|f| ae::flag(&f.name) != Some(ae::TRUSTED));
+        if self.trusts() && others {
+            return Err(refused(text!(
+                "errors.edit_trusted_alone",
+                "trusted is changed on its own: it is the security officer's, the other attributes the user's"
+            )));
+        }
         let (handle, c2, refs) = (self.handle, self.changes.clone(), p.clone());
         let (before, words, moving) = p
             .pool

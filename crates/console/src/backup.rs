@@ -1,7 +1,11 @@
 //! Key backup by wrapping (`C_WrapKey` / `C_UnwrapKey`) and key check values. A wrap file
 //! records the key's attributes, the scheme and the wrapping key's fingerprint, so the
 //! unwrap restores the attributes and refuses a file made for another key. Extractable keys
-//! only; HSS keys never (a copy would reuse one-time keys); Luna partitions back up with the
+//! only. A key with `CKA_WRAP_WITH_TRUSTED` (the console makes its backup keys so where the
+//! token has it) is wrapped only under a wrapping key the security officer marked
+//! `CKA_TRUSTED`: the console refuses another before anything is sent, and the token would
+//! too (`CKR_KEY_NOT_WRAPPABLE`). Any other extractable key could be wrapped under any
+//! wrapping key, so the officer confirms that first. HSS keys never (a copy would reuse one-time keys); Luna partitions back up with the
 //! Backup HSM (cloning is not done here).
 //!
 //! Three schemes, named in the file by what they are, so a file made on one token unwraps on
@@ -37,8 +41,9 @@ use std::sync::Arc;
 
 pub const WRAP_FORMAT: &str = "hsm-console-wrapped-key/1";
 
-/// The usage flags a wrap file records and an unwrap restores.
-const FLAGS: [(u64, &str); 8] = [
+/// The usage flags a wrap file records and an unwrap restores (`wrap_with_trusted` only when
+/// true: a token without the attribute is not asked for it).
+const FLAGS: [(u64, &str); 9] = [
     (CKA_ENCRYPT, "encrypt"),
     (CKA_DECRYPT, "decrypt"),
     (CKA_SIGN, "sign"),
@@ -47,6 +52,7 @@ const FLAGS: [(u64, &str); 8] = [
     (CKA_UNWRAP, "unwrap"),
     (CKA_DERIVE, "derive"),
     (CKA_EXTRACTABLE, "extractable"),
+    (CKA_WRAP_WITH_TRUSTED, "wrap_with_trusted"),
 ];
 
 /// A wrapped key on disk (JSON).
@@ -432,7 +438,10 @@ impl Console {
 
     /// Wrap `key` under `with` (`C_WrapKey`) and write the wrap file to `out` (never over a
     /// file). Audited before the key leaves the token. `oaep` chooses RSA-OAEP's hash
-    /// (default: SHA-1 on SoftHSM2, which has no other, SHA-256 elsewhere).
+    /// (default: SHA-1 on SoftHSM2, which has no other, SHA-256 elsewhere). A key with
+    /// `CKA_WRAP_WITH_TRUSTED` is wrapped only under a trusted key; any other only with
+    /// `any_wrapping_key`, the officer's confirmation that it could be wrapped under any
+    /// wrapping key.
     pub async fn wrap_key(
         &self,
         partition: &str,
@@ -440,6 +449,7 @@ impl Console {
         with: u64,
         out: &Path,
         oaep: Option<OaepHash>,
+        any_wrapping_key: bool,
     ) -> ApiResult<WrapFile> {
         self.changes()
             .apply(
@@ -449,6 +459,7 @@ impl Console {
                     with,
                     out: out.to_path_buf(),
                     oaep,
+                    any_wrapping_key,
                     plan: None,
                 },
             )
@@ -488,6 +499,9 @@ struct WrapKey {
     with: u64,
     out: PathBuf,
     oaep: Option<OaepHash>,
+    /// The officer confirmed wrapping a key without `CKA_WRAP_WITH_TRUSTED`, which could be
+    /// wrapped under any wrapping key.
+    any_wrapping_key: bool,
     plan: Option<WrapPlan>,
 }
 
@@ -513,14 +527,23 @@ impl Change for WrapKey {
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
         let family = p.module.module.family();
         let (key, with, oaep, refs) = (self.key, self.with, self.oaep, p.clone());
-        let (ks, ws) = p
+        let (ks, ws, trusted) = p
             .pool
             .run_service_idempotent_async("keys.wrap.check", move |s| {
                 let (key, with) = (
                     refs.key_refs.resolve(s, key)?,
                     refs.key_refs.resolve(s, with)?,
                 );
-                Ok((hk::summary(s, key)?, hk::summary(s, with)?))
+                let ws = hk::summary(s, with)?;
+                // An RSA pair wraps with its public half: that one is marked trusted.
+                let trusted = match ws.class.as_str() {
+                    "PRIVATE_KEY" => hk::public_for_private(s, with)
+                        .ok()
+                        .and_then(|h| hk::summary(s, h).ok())
+                        .and_then(|public| public.trusted),
+                    _ => ws.trusted,
+                };
+                Ok((hk::summary(s, key)?, ws, trusted))
             })
             .await?;
         if ks.algorithm.starts_with("HSS") || ks.algorithm.starts_with("LMS") {
@@ -553,12 +576,48 @@ impl Change for WrapKey {
                 e
             });
         }
+        let trusted_only = ks.wrap_with_trusted == Some(true);
+        if trusted_only && trusted != Some(true) {
+            return Err(ApiError::new(
+                crate::ErrorCode::NotAuthorized,
+                text!(
+                    "errors.wrap_needs_trusted",
+                    "'{{label}}' may leave the token only under a trusted wrapping key (CKA_WRAP_WITH_TRUSTED), and '{{wrapping}}' is not trusted (CKA_TRUSTED is not set): the token would refuse it (CKR_KEY_NOT_WRAPPABLE), so nothing was sent.",
+                    label = &ks.label,
+                    wrapping = &ws.label
+                ),
+            )
+            .suggest(text!(
+                "errors.wrap_needs_trusted_hint",
+                "Choose a wrapping key the security officer marked trusted, or ask the SO to mark this one (Keys → Edit attributes… → trusted, or hsmc --so keys set KEY --set trusted=true)."
+            )));
+        }
+        if !trusted_only && !self.any_wrapping_key {
+            return Err(ApiError::invalid(text!(
+                "errors.wrap_any_key_unconfirmed",
+                "'{{label}}' is extractable without CKA_WRAP_WITH_TRUSTED (the token does not offer it, or the key was made without it): it could be wrapped under any wrapping key, not only those the security officer trusts. Confirm to wrap it anyway.",
+                label = &ks.label
+            ))
+            .suggest(text!(
+                "errors.wrap_any_key_unconfirmed_hint",
+                "In the wrap dialog, tick the confirmation; with hsmc, add --confirm-untrusted."
+            )));
+        }
+        let kind = wrapper_kind(&ws)?;
+        if trusted_only && kind == Wrapper::Rsa && ks.class == "PRIVATE_KEY" {
+            // The RSA scheme for private keys wraps them under an ephemeral AES key first,
+            // which no security officer marked trusted: the token refuses that wrap.
+            return Err(ApiError::invalid(text!(
+                "errors.wrap_trusted_private_under_rsa",
+                "'{{label}}' may leave the token only under a trusted wrapping key, and a private key travels under an RSA key through an ephemeral AES key (CKM_RSA_AES_KEY_WRAP's layout) that is not trusted, so the token would refuse it. Wrap it under a trusted AES key instead.",
+                label = &ks.label
+            )));
+        }
         let hash = oaep.unwrap_or(if family == p11::Family::SoftHsm {
             OaepHash::Sha1
         } else {
             OaepHash::Sha256
         });
-        let kind = wrapper_kind(&ws)?;
         let scheme = match (kind, ks.class.as_str()) {
             (Wrapper::Aes, _) => Scheme::Kwp,
             (Wrapper::Rsa, "SECRET_KEY") => Scheme::Oaep(hash),
@@ -571,7 +630,14 @@ impl Change for WrapKey {
             .meta("id", &ks.id_hex)
             .meta("wrapping_key", &ws.label)
             .meta("wrapping_key_id", &ws.id_hex)
+            .meta("wrapping_key_trusted", trusted == Some(true))
+            .meta("wrap_with_trusted", trusted_only)
             .meta("out", self.out.display().to_string());
+        let ev = if trusted_only {
+            ev
+        } else {
+            ev.meta("confirmed_any_wrapping_key", true)
+        };
         self.plan = Some(WrapPlan {
             ks,
             ws,
@@ -821,6 +887,9 @@ impl Change for UnwrapKey {
                 .bytes(CKA_ID, &id3);
             for (n, v) in &f3.flags {
                 if let Some((a, _)) = FLAGS.iter().find(|(_, m)| m == n) {
+                    if *a == CKA_WRAP_WITH_TRUSTED && !*v {
+                        continue;
+                    }
                     t = t.bool(*a, *v);
                 }
             }

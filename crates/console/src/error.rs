@@ -323,6 +323,9 @@ impl From<p11::Error> for ApiError {
                     (_, CKR_ACTION_PROHIBITED) => base(ErrorCode::NotAuthorized, text!("errors.action_prohibited", "The token prohibits this ({{name}}).", name = ck.name))
                         .details(text!("errors.action_prohibited_details", "The object's attributes or the partition's policies forbid the change (on Luna: partition policy 11, “Allow changing key attributes”, among others)."))
                         .suggest(text!("errors.action_prohibited_hint", "Check the object's CKA_MODIFIABLE and the partition's policies.")),
+                    (_, CKR_KEY_NOT_WRAPPABLE) => base(ErrorCode::NotAuthorized, text!("errors.key_not_wrappable", "The token refused to wrap the key (CKR_KEY_NOT_WRAPPABLE)."))
+                        .details(text!("errors.key_not_wrappable_details", "A key with CKA_WRAP_WITH_TRUSTED leaves the token only under a wrapping key the security officer marked trusted (CKA_TRUSTED); the token may also forbid wrapping this key at all."))
+                        .suggest(text!("errors.key_not_wrappable_hint", "Wrap it under a trusted wrapping key, or ask the SO to mark the wrapping key trusted (Keys → Edit attributes… → trusted, or hsmc --so keys set KEY --set trusted=true).")),
                     (p11::ErrorClass::Pin, _) => base(ErrorCode::PinLocked, text!("errors.login_refused", "Login refused: {{name}}.", name = ck.name))
                         .suggest(text!("errors.login_refused_hint", "Contact the partition's security officer.")),
                     (p11::ErrorClass::KeyNotFound, CKR_OBJECT_HANDLE_INVALID | CKR_KEY_HANDLE_INVALID) => base(ErrorCode::KeyNotFound, text!("errors.handle_gone", "No object is at that handle any more: it was deleted, or the HSM reconnected and numbered its objects anew."))

@@ -9,7 +9,7 @@ use audit::Event;
 use hsm::algo::KeySpec;
 use hsm::keys::{self as hk, KeySelector, ObjectSummary};
 use hsm::pubkey::PublicKeyFormat;
-use hsm::templates::KeyAttrs;
+use hsm::templates::{Export, KeyAttrs};
 use p11::sys::*;
 
 use crate::change::{Change, ChangeKind, Settled};
@@ -367,6 +367,42 @@ fn generated_before(
     }))
 }
 
+/// Generate a key extractable for backup, with `CKA_WRAP_WITH_TRUSTED` where the token has
+/// it. Whether it has it is found by asking: a token that does not know the attribute
+/// answers `CKR_ATTRIBUTE_TYPE_INVALID` (PKCS#11 §5.2), and the key is then made without it
+/// (extractable under any wrapping key, which the wrap dialog says and asks to confirm). A
+/// probe of the token's capabilities cannot tell: PKCS#11 lists mechanisms, not the
+/// attributes a token knows. The answer is read back from the key made
+/// ([`wrap_with_trusted_of`]), so a token that ignored it is not believed.
+fn generate_for_backup(
+    s: &p11::Session,
+    spec: &KeySpec,
+    attrs: &KeyAttrs,
+) -> hsm::Result<hk::Generated> {
+    match hk::generate_with(s, spec, attrs, Export::ForBackup { trusted_only: true }) {
+        Err(hsm::HsmError::P11(e)) if e.rv() == Some(CKR_ATTRIBUTE_TYPE_INVALID) => {
+            hk::generate_with(
+                s,
+                spec,
+                attrs,
+                Export::ForBackup {
+                    trusted_only: false,
+                },
+            )
+        }
+        r => r,
+    }
+}
+
+/// `CKA_WRAP_WITH_TRUSTED` of a key as the token answers it (`None`: it has none, or it
+/// cannot be read).
+fn wrap_with_trusted_of(s: &p11::Session, key: u64) -> Option<bool> {
+    s.get_attributes_with(key, &[CKA_WRAP_WITH_TRUSTED], false)
+        .ok()?
+        .first()?
+        .as_bool()
+}
+
 fn public_handle(s: &p11::Session, handle: u64, summary: &ObjectSummary) -> hsm::Result<u64> {
     match summary.class.as_str() {
         "PUBLIC_KEY" => Ok(handle),
@@ -449,6 +485,8 @@ struct GenerateKey {
     started: Instant,
     /// A retry found the key an earlier attempt made.
     settled_by_reading: bool,
+    /// `CKA_WRAP_WITH_TRUSTED` of the key made, as read back (extractable keys).
+    wrap_with_trusted: Option<bool>,
 }
 
 impl GenerateKey {
@@ -458,6 +496,7 @@ impl GenerateKey {
             tried: Arc::default(),
             started: Instant::now(),
             settled_by_reading: false,
+            wrap_with_trusted: None,
         }
     }
 
@@ -471,6 +510,8 @@ impl GenerateKey {
             expected_public_key_len: g.public_key.as_ref().map(|k| k.raw().len()),
             public_key: g.public_key.as_ref().map(PublicKeyView::from),
             elapsed_ms: self.started.elapsed().as_millis() as u64,
+            extractable: self.req.extractable,
+            wrap_with_trusted: self.wrap_with_trusted,
         }
     }
 
@@ -499,18 +540,30 @@ impl Change for GenerateKey {
         validate_label(&self.req.label)?;
         if let KeySpec::Hss { params } = &self.req.spec {
             hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
+            if self.req.extractable {
+                return Err(ApiError::invalid(text!(
+                    "errors.extractable_hss_never",
+                    "An HSS key is never extractable: a copy would sign with the same one-time keys again and break its security. Generate it without extractable."
+                )));
+            }
         }
         self.started = Instant::now();
-        Ok(Event::new("key.generate", "key")
+        let ev = Event::new("key.generate", "key")
             .resource(&self.req.label)
             .algorithm(self.req.spec.display())
             .meta("partition", &p.id)
-            .meta("token_object", self.req.token))
+            .meta("token_object", self.req.token);
+        Ok(if self.req.extractable {
+            ev.meta("extractable", "for_backup")
+        } else {
+            ev
+        })
     }
 
     async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<GeneratedKey> {
         let spec = self.req.spec.clone();
         let (label, token) = (self.req.label.clone(), self.req.token);
+        let extractable = self.req.extractable;
         let tried = self.tried.clone();
         // Not idempotent: after a reconnect interrupted an attempt, the token is read first
         // (by the new key's CKA_ID), so a key that came to be is not made twice.
@@ -528,19 +581,31 @@ impl Change for GenerateKey {
                     None => hk::new_key_id(s)?,
                 };
                 *tried.lock() = Some(id.clone());
-                let g = hk::generate(
-                    s,
-                    &spec,
-                    &KeyAttrs {
-                        label: label.clone(),
-                        id: id.clone(),
-                        token,
-                    },
-                )?;
+                let attrs = KeyAttrs {
+                    label: label.clone(),
+                    id: id.clone(),
+                    token,
+                };
+                let g = if extractable {
+                    generate_for_backup(s, &spec, &attrs)?
+                } else {
+                    hk::generate(s, &spec, &attrs)?
+                };
                 Ok((Self::read_made(s, &g), g, id, false))
             })
             .await?;
         self.settled_by_reading = found;
+        if extractable {
+            let private = g.private;
+            self.wrap_with_trusted = p
+                .pool
+                .run_service_idempotent_async("keys.generate.read_back", move |s| {
+                    Ok(wrap_with_trusted_of(s, private))
+                })
+                .await
+                .ok()
+                .flatten();
+        }
         p.key_refs.learn(&made);
         Ok(self.view(g, &id))
     }
@@ -576,6 +641,9 @@ impl Change for GenerateKey {
 
     fn outcome(&self, ev: Event, r: Result<&GeneratedKey, &ApiError>) -> Event {
         let mut ev = ev.meta("elapsed_ms", self.started.elapsed().as_millis() as u64);
+        if self.req.extractable && r.is_ok() {
+            ev = ev.meta("wrap_with_trusted", self.wrap_with_trusted == Some(true));
+        }
         if self.settled_by_reading {
             ev = ev.meta("settled_after_reconnect", true);
         }

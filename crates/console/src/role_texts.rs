@@ -38,6 +38,7 @@ pub fn action(a: Action) -> Text {
         Action::SetUserPin => text!("roles.actions.set_user_pin", "set the user PIN"),
         Action::SetRolePin => text!("roles.actions.set_role_pin", "set other roles' PINs"),
         Action::InitToken => text!("roles.actions.init_token", "initialize the token"),
+        Action::TrustKeys => text!("roles.actions.trust_keys", "mark wrapping keys trusted"),
     }
 }
 
@@ -49,6 +50,7 @@ pub fn rule(r: Rule) -> Text {
         Rule::NoOtherRoles => text!("roles.rules.no_other_roles", "only Luna partitions have other roles."),
         Rule::CryptoUserUsesOnly => text!("roles.rules.crypto_user_uses_only", "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer."),
         Rule::LimitedOfficerLimits => text!("roles.rules.limited_officer_limits", "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer."),
+        Rule::OnlySoTrusts => text!("roles.rules.only_so_trusts", "only the security officer marks keys trusted; log in as the SO."),
     }
 }
 

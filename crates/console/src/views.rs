@@ -389,6 +389,11 @@ pub struct GenerateRequest {
     pub label: String,
     /// Token object (persistent) or session object.
     pub token: bool,
+    /// Extractable for backup only: `CKA_EXTRACTABLE` true (still sensitive), and
+    /// `CKA_WRAP_WITH_TRUSTED` where the token has it, so the key leaves the token only
+    /// wrapped under a key the security officer marked trusted. Never for HSS keys.
+    #[serde(default)]
+    pub extractable: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -424,6 +429,12 @@ pub struct GeneratedKey {
     pub expected_public_key_len: Option<usize>,
     #[ts(type = "number")]
     pub elapsed_ms: u64,
+    /// Made extractable for backup (`GenerateRequest::extractable`).
+    pub extractable: bool,
+    /// `CKA_WRAP_WITH_TRUSTED` as the token answers for the new key: `true`, it leaves only
+    /// under a trusted wrapping key; otherwise (an extractable key on a token without the
+    /// attribute) it could be wrapped under any wrapping key.
+    pub wrap_with_trusted: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]

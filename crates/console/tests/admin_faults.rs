@@ -378,7 +378,7 @@ async fn an_unwrap_whose_answer_is_lost_makes_one_key() {
 
     let data = on(&e, aes("kwp_data", &[0x77, 0x02], false)).await;
     let file = e.dir.path().join("kwp_data.wrapped.json");
-    e.c.wrap_key(&e.pid, data, wrapping, &file, None)
+    e.c.wrap_key(&e.pid, data, wrapping, &file, None, true)
         .await
         .unwrap_or_else(|err| panic!("{}", err.message));
     for (case, after) in [("restored_lost", true), ("restored_unreached", false)] {

@@ -117,6 +117,7 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
                 spec: KeySpec::Aes { bits: 256 },
                 label: "attr_aes".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

@@ -46,7 +46,7 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     assert_eq!(kcv_a.len(), 6);
     let file = a.dir.path().join("data_key.wrapped.json");
     let w =
-        a.c.wrap_key(&a.pid, data_key, b_pub_on_a, &file, None)
+        a.c.wrap_key(&a.pid, data_key, b_pub_on_a, &file, None, true)
             .await
             .unwrap();
     assert!(
@@ -58,7 +58,7 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     // Never over the file.
     assert!(a
         .c
-        .wrap_key(&a.pid, data_key, b_pub_on_a, &file, None)
+        .wrap_key(&a.pid, data_key, b_pub_on_a, &file, None, true)
         .await
         .is_err());
 
@@ -114,6 +114,7 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
                 spec: KeySpec::Aes { bits: 256 },
                 label: "fixed".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -125,6 +126,7 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
             b_pub_on_a,
             &a.dir.path().join("x.json"),
             None,
+            true,
         )
         .await
         .unwrap_err();
@@ -277,7 +279,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     let file = soft.dir.path().join("release_ec.wrapped.json");
     let w = soft
         .c
-        .wrap_key(&soft.pid, ec_priv, luna_pub_on_soft, &file, None)
+        .wrap_key(&soft.pid, ec_priv, luna_pub_on_soft, &file, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_RSA_AES_KEY_WRAP(SHA-1)");
@@ -351,7 +353,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     let file = soft.dir.path().join("known_secret.wrapped.json");
     let w = soft
         .c
-        .wrap_key(&soft.pid, generic, luna_pub_on_soft, &file, None)
+        .wrap_key(&soft.pid, generic, luna_pub_on_soft, &file, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-1)");
@@ -396,6 +398,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
             luna_pub_on_soft,
             &soft.dir.path().join("p.json"),
             None,
+            true,
         )
         .await
         .unwrap_err();
@@ -438,7 +441,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let file = luna.dir.path().join("luna_data.aes.json");
     let w = luna
         .c
-        .wrap_key(&luna.pid, data, kek, &file, None)
+        .wrap_key(&luna.pid, data, kek, &file, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_AES_KWP");
@@ -454,7 +457,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let sha256 = luna.dir.path().join("luna_data.sha256.json");
     let w = luna
         .c
-        .wrap_key(&luna.pid, data, soft_pub_on_luna, &sha256, None)
+        .wrap_key(&luna.pid, data, soft_pub_on_luna, &sha256, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-256)");
@@ -477,6 +480,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
             soft_pub_on_luna,
             &sha1,
             Some(OaepHash::Sha1),
+            true,
         )
         .await
         .unwrap();
@@ -524,7 +528,7 @@ async fn kryoptic_wraps_a_private_key_under_aes() {
     .await;
     let file = k.dir.path().join("kry_ec.wrapped.json");
     let w =
-        k.c.wrap_key(&k.pid, ec_priv, kek, &file, None)
+        k.c.wrap_key(&k.pid, ec_priv, kek, &file, None, true)
             .await
             .unwrap();
     assert_eq!(w.mechanism, "CKM_AES_KEY_WRAP_KWP");

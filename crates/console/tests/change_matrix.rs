@@ -135,6 +135,7 @@ impl Matrix {
                     spec: KeySpec::Aes { bits: 256 },
                     label: label.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await
@@ -150,6 +151,7 @@ impl Matrix {
                     spec: KeySpec::Ec { curve: Curve::P256 },
                     label: label.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await
@@ -289,6 +291,7 @@ async fn run_case(
                         spec: KeySpec::Ec { curve: Curve::P256 },
                         label: name.clone(),
                         token: true,
+                        extractable: false,
                     },
                 )
                 .await
@@ -430,7 +433,7 @@ async fn run_case(
             let calls = m.calls(function(kind)).await;
             arm(m, kind, fault).await;
             r =
-                m.c.wrap_key(&m.pid, key, wrapper, &out, None)
+                m.c.wrap_key(&m.pid, key, wrapper, &out, None, true)
                     .await
                     .map(|_| ());
             met(m, kind, fault, calls).await;
@@ -616,7 +619,7 @@ async fn matrix() -> Matrix {
     let wrapper = m.aes("matrix_wrapper").await;
     let key = extractable_aes(&m, "matrix_wrapped").await;
     m.wrap_file = m.dir.path().join("matrix_wrapped.json");
-    m.c.wrap_key(&m.pid, key, wrapper, &m.wrap_file, None)
+    m.c.wrap_key(&m.pid, key, wrapper, &m.wrap_file, None, true)
         .await
         .unwrap();
     m

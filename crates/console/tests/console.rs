@@ -107,6 +107,7 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
                 spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
                 label: "release_ml_dsa_65_2026_11".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -252,6 +253,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
                 spec: KeySpec::Aes { bits: 256 },
                 label: "first".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -275,6 +277,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
                 spec: KeySpec::Aes { bits: 256 },
                 label: "second".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -301,6 +304,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
             spec: KeySpec::Ec { curve: Curve::P256 },
             label: "second".into(),
             token: true,
+            extractable: false,
         },
     )
     .await
@@ -326,6 +330,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
             spec: KeySpec::Aes { bits: 128 },
             label: "third".into(),
             token: false,
+            extractable: false,
         },
     )
     .await
@@ -488,6 +493,7 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "unaudited".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -509,6 +515,7 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
             spec: KeySpec::Ec { curve: Curve::P256 },
             label: "audited".into(),
             token: true,
+            extractable: false,
         },
     )
     .await
@@ -752,6 +759,7 @@ async fn hss_key_generation_reports_its_progress_on_lunasim() {
                 spec: KeySpec::Hss { params },
                 label: "fw_hss_progress".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

@@ -385,6 +385,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "cu_attempt".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

@@ -72,6 +72,7 @@ impl Env {
                     spec,
                     label: label.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await

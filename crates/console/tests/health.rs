@@ -34,6 +34,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "stats_ec".into(),
                 token: false,
+                extractable: false,
             },
         )
         .await
@@ -45,6 +46,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
                 label: "stats_ml".into(),
                 token: false,
+                extractable: false,
             },
         )
         .await
@@ -56,6 +58,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 spec: KeySpec::Aes { bits: 256 },
                 label: "stats_aes".into(),
                 token: false,
+                extractable: false,
             },
         )
         .await
@@ -145,6 +148,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
                 spec: KeySpec::Hss { params },
                 label: "fw_hss".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

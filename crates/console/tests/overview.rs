@@ -25,6 +25,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
                 },
                 label: "fw_hss_overview".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -63,6 +64,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "tls_short_lived".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -176,6 +178,7 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "limited_overview".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

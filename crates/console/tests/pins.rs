@@ -96,6 +96,7 @@ async fn pins_are_in_no_log_file_record_or_response() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "pin_probe".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await

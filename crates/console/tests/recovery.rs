@@ -147,6 +147,7 @@ async fn an_interrupted_generation_makes_one_key() {
                     spec: KeySpec::Ec { curve: Curve::P256 },
                     label: case.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await
@@ -423,7 +424,7 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
     holder(&wrapper);
     let file = e.dir.path().join("rn_data.wrapped.json");
     let w =
-        e.c.wrap_key(&e.pid, data.handle, wrapper.handle, &file, None)
+        e.c.wrap_key(&e.pid, data.handle, wrapper.handle, &file, None, true)
             .await
             .unwrap();
     assert_eq!(w.kcv.as_deref(), Some(kcv.as_str()));

@@ -112,6 +112,7 @@ async fn soak_with_random_faults_loses_nothing() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "soak_signer".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -176,6 +177,7 @@ async fn soak_with_random_faults_loses_nothing() {
                                 spec: KeySpec::Ec { curve: Curve::P256 },
                                 label: label.clone(),
                                 token: true,
+                                extractable: false,
                             },
                         )
                         .await?;

@@ -72,6 +72,7 @@ async fn ha_soak_with_members_failing_loses_nothing() {
                 spec: KeySpec::Ec { curve: Curve::P256 },
                 label: "ha_soak_signer".into(),
                 token: true,
+                extractable: false,
             },
         )
         .await
@@ -139,6 +140,7 @@ async fn ha_soak_with_members_failing_loses_nothing() {
                             spec: KeySpec::Ec { curve: Curve::P256 },
                             label: label.clone(),
                             token: true,
+                            extractable: false,
                         },
                     )
                     .await?;

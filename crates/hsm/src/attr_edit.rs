@@ -1,6 +1,9 @@
 //! What may be changed on an object with `C_SetAttributeValue`, by PKCS#11's rules: an object
 //! with `CKA_MODIFIABLE` false changes nothing; `CKA_SENSITIVE` may be set, never unset;
-//! `CKA_EXTRACTABLE` may be unset, never set; the usage flags of a key may be switched either
+//! `CKA_EXTRACTABLE` may be unset, never set; `CKA_WRAP_WITH_TRUSTED` may be set, never
+//! unset; `CKA_TRUSTED` (on public and secret keys: may this key wrap keys restricted to
+//! trusted wrapping keys) is the security officer's to set, which the console's role check
+//! enforces (`roles::Action::TrustKeys`); the usage flags of a key may be switched either
 //! way. Label, ID and the start/end dates are free text/bytes. The token may still refuse
 //! (`CKR_ATTRIBUTE_READ_ONLY`, `CKR_ACTION_PROHIBITED`, a Luna policy); the console checks
 //! these rules first so it never sends what the standard forbids.
@@ -15,7 +18,7 @@ pub struct EditableFlag {
     pub name: &'static str,
 }
 
-pub const FLAGS: [EditableFlag; 9] = [
+pub const FLAGS: [EditableFlag; 11] = [
     EditableFlag {
         attr: CKA_SENSITIVE,
         name: "sensitive",
@@ -52,7 +55,18 @@ pub const FLAGS: [EditableFlag; 9] = [
         attr: CKA_DERIVE,
         name: "derive",
     },
+    EditableFlag {
+        attr: CKA_WRAP_WITH_TRUSTED,
+        name: "wrap_with_trusted",
+    },
+    EditableFlag {
+        attr: CKA_TRUSTED,
+        name: "trusted",
+    },
 ];
+
+/// `CKA_TRUSTED`, which only the security officer changes.
+pub const TRUSTED: EditableFlag = FLAGS[10];
 
 /// The flag named `name` (`sign`, `CKA_SIGN`, case-insensitive).
 pub fn flag(name: &str) -> Option<EditableFlag> {
@@ -95,6 +109,12 @@ pub enum FlagRefusal {
     NotOnPublicKeys { flag: EditableFlag },
     #[error("the object is not modifiable (CKA_MODIFIABLE false)")]
     NotModifiable,
+    #[error("a key that may leave the token only under a trusted wrapping key keeps that restriction (PKCS#11: CKA_WRAP_WITH_TRUSTED may only be set to true)")]
+    WrapWithTrustedForever,
+    #[error("trusted applies to the keys that wrap (public and secret keys), not to private keys")]
+    TrustedNotOnPrivateKeys,
+    #[error("only the security officer marks a key trusted (PKCS#11: CKA_TRUSTED is set by the SO); log in as the SO")]
+    TrustedBySoOnly,
 }
 
 /// May `f` go from `current` to `new` on a key of `class`? The reason when not.
@@ -116,10 +136,23 @@ pub fn check_flag(
     match (f.attr, new) {
         (CKA_SENSITIVE, false) => Err(FlagRefusal::SensitiveForever),
         (CKA_EXTRACTABLE, true) => Err(FlagRefusal::ExtractableNever),
-        (CKA_SENSITIVE | CKA_EXTRACTABLE, _) if class == CKO_PUBLIC_KEY => {
+        (CKA_WRAP_WITH_TRUSTED, false) => Err(FlagRefusal::WrapWithTrustedForever),
+        (CKA_SENSITIVE | CKA_EXTRACTABLE | CKA_WRAP_WITH_TRUSTED, _) if class == CKO_PUBLIC_KEY => {
             Err(FlagRefusal::NotOnPublicKeys { flag: f })
         }
+        (CKA_TRUSTED, _) if class == CKO_PRIVATE_KEY => Err(FlagRefusal::TrustedNotOnPrivateKeys),
         _ => Ok(()),
+    }
+}
+
+/// May the role logged in (`so`: the security officer) change `f`? `CKA_TRUSTED` is the
+/// security officer's (PKCS#11 lets only the SO set it to true; the console leaves both ways
+/// to the SO, so which keys are trusted is one role's decision).
+pub fn check_flag_role(f: EditableFlag, so: bool) -> Result<(), FlagRefusal> {
+    if f == TRUSTED && !so {
+        Err(FlagRefusal::TrustedBySoOnly)
+    } else {
+        Ok(())
     }
 }
 
@@ -159,20 +192,26 @@ pub struct FlagOffer {
     pub refusal: Option<FlagRefusal>,
 }
 
-/// What the dialog offers for an object of `class` with these flag values.
+/// What the dialog offers for an object of `class` with these flag values, to the role
+/// logged in (`so`: the security officer).
 pub fn offers(
     class: u64,
     modifiable: bool,
+    so: bool,
     values: &[(EditableFlag, Option<bool>)],
 ) -> Vec<FlagOffer> {
     values
         .iter()
         .filter_map(|(f, v)| v.map(|v| (*f, v)))
+        // A private key's CKA_TRUSTED (certificates have one too) means nothing for wrapping.
+        .filter(|(f, _)| !(*f == TRUSTED && class == CKO_PRIVATE_KEY))
         .map(|(flag, value)| FlagOffer {
             flag,
             value,
             refusal: if modifiable {
-                check_flag(flag, class, Some(value), !value).err()
+                check_flag(flag, class, Some(value), !value)
+                    .and_then(|()| check_flag_role(flag, so))
+                    .err()
             } else {
                 Some(FlagRefusal::NotModifiable)
             },
@@ -203,6 +242,43 @@ mod tests {
     }
 
     #[test]
+    fn trust_is_the_security_officers_and_one_way_where_the_standard_says() {
+        let t = flag("trusted").unwrap();
+        let w = flag("CKA_WRAP_WITH_TRUSTED").unwrap();
+        assert_eq!(t, TRUSTED);
+        assert!(check_flag(t, CKO_PUBLIC_KEY, Some(false), true).is_ok());
+        assert!(check_flag(t, CKO_SECRET_KEY, Some(true), false).is_ok());
+        assert_eq!(
+            check_flag(t, CKO_PRIVATE_KEY, Some(false), true),
+            Err(FlagRefusal::TrustedNotOnPrivateKeys)
+        );
+        assert_eq!(check_flag_role(t, false), Err(FlagRefusal::TrustedBySoOnly));
+        assert!(check_flag_role(t, false)
+            .unwrap_err()
+            .to_string()
+            .contains("security officer"));
+        assert!(check_flag_role(t, true).is_ok());
+        assert!(check_flag_role(flag("sign").unwrap(), false).is_ok());
+        assert!(check_flag(w, CKO_SECRET_KEY, Some(false), true).is_ok());
+        assert_eq!(
+            check_flag(w, CKO_PRIVATE_KEY, Some(true), false),
+            Err(FlagRefusal::WrapWithTrustedForever)
+        );
+        assert_eq!(parse_set("trusted=true").unwrap(), (t, true));
+        // The dialog: the user sees trusted but may not switch it, the SO may.
+        let vals = [(t, Some(false)), (flag("verify").unwrap(), Some(true))];
+        let user = offers(CKO_PUBLIC_KEY, true, false, &vals);
+        assert_eq!(user[0].refusal, Some(FlagRefusal::TrustedBySoOnly));
+        assert!(user[1].refusal.is_none());
+        assert!(offers(CKO_PUBLIC_KEY, true, true, &vals)[0]
+            .refusal
+            .is_none());
+        assert!(offers(CKO_PRIVATE_KEY, true, true, &vals)
+            .iter()
+            .all(|o| o.flag != t));
+    }
+
+    #[test]
     fn set_and_dates_parse() {
         assert!(!parse_set("sign=false").unwrap().1);
         assert_eq!(parse_set("CKA_DERIVE=yes").unwrap().0.attr, CKA_DERIVE);
@@ -225,9 +301,9 @@ mod tests {
             (flag("sensitive").unwrap(), Some(true)),
             (flag("sign").unwrap(), Some(true)),
         ];
-        let o = offers(CKO_PRIVATE_KEY, true, &vals);
+        let o = offers(CKO_PRIVATE_KEY, true, false, &vals);
         assert!(o[0].refusal.is_some() && o[1].refusal.is_none());
-        let o = offers(CKO_PRIVATE_KEY, false, &vals);
+        let o = offers(CKO_PRIVATE_KEY, false, false, &vals);
         assert!(o
             .iter()
             .all(|f| f.refusal == Some(FlagRefusal::NotModifiable)));

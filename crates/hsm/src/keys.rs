@@ -189,6 +189,12 @@ pub struct ObjectSummary {
     /// (hexadecimal) on Luna modules, else PKCS#11 3.0's `CKA_UNIQUE_ID`. `hsmc` selects
     /// an object by it with `uid:VALUE`; it outlives handles (see [`unique_id_attribute`]).
     pub unique_id: Option<String>,
+    /// `CKA_TRUSTED`: the security officer marked this (public or secret) key as one that
+    /// may wrap keys restricted to trusted wrapping keys. `None`: the object has no such
+    /// attribute (a private key, or a token that does not know it).
+    pub trusted: Option<bool>,
+    /// `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
+    pub wrap_with_trusted: Option<bool>,
 }
 
 /// The attribute and value that find the object whose [`ObjectSummary::unique_id`] is
@@ -237,6 +243,8 @@ const SUMMARY_ATTRS: &[u64] = &[
     p11::names::luna::CKA_USAGE_COUNT,
     CKA_UNIQUE_ID,
     p11::names::luna::CKA_OUID,
+    CKA_TRUSTED,
+    CKA_WRAP_WITH_TRUSTED,
 ];
 
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
@@ -417,6 +425,8 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
             })
             .flatten(),
         unique_id: unique_id_of(&v, family),
+        trusted: b(CKA_TRUSTED),
+        wrap_with_trusted: b(CKA_WRAP_WITH_TRUSTED),
     }
 }
 
@@ -929,7 +939,18 @@ pub struct Generated {
 /// checked against the standard: a token that ignored the parameter set is caught here,
 /// and the keys it made are destroyed again.
 pub fn generate(s: &Session, spec: &KeySpec, attrs: &KeyAttrs) -> Result<Generated> {
-    let t = templates::keygen(spec, attrs, s.module().family());
+    generate_with(s, spec, attrs, templates::Export::Never)
+}
+
+/// As [`generate`], the secret or private key extractable as `export` says
+/// ([`templates::keygen_with`]).
+pub fn generate_with(
+    s: &Session,
+    spec: &KeySpec,
+    attrs: &KeyAttrs,
+    export: templates::Export,
+) -> Result<Generated> {
+    let t = templates::keygen_with(spec, attrs, s.module().family(), export);
     let mut private = t.private;
     match t.public {
         None => {

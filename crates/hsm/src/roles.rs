@@ -93,12 +93,15 @@ pub enum Action {
     SetRolePin,
     /// Initialize the token (needs the SO PIN; every session is closed first).
     InitToken,
+    /// Mark a wrapping key trusted or not (`CKA_TRUSTED`, which PKCS#11 lets only the
+    /// security officer set): the keys made extractable for backup leave only under those.
+    TrustKeys,
 }
 
 crate::wire_display!(Action);
 
 impl Action {
-    pub const ALL: [Action; 11] = [
+    pub const ALL: [Action; 12] = [
         Action::UseKeys,
         Action::GenerateKeys,
         Action::ImportObjects,
@@ -110,6 +113,7 @@ impl Action {
         Action::SetUserPin,
         Action::SetRolePin,
         Action::InitToken,
+        Action::TrustKeys,
     ];
 
     /// The action in words, as it ends "The Crypto User cannot …".
@@ -126,6 +130,7 @@ impl Action {
             Action::SetUserPin => "set the user PIN",
             Action::SetRolePin => "set other roles' PINs",
             Action::InitToken => "initialize the token",
+            Action::TrustKeys => "mark wrapping keys trusted",
         }
     }
 }
@@ -144,6 +149,8 @@ pub enum Rule {
     CryptoUserUsesOnly,
     /// The Limited Crypto Officer neither deletes nor exports keys nor sets PINs.
     LimitedOfficerLimits,
+    /// Only the security officer marks keys trusted (`CKA_TRUSTED`).
+    OnlySoTrusts,
 }
 
 impl Rule {
@@ -154,6 +161,7 @@ impl Rule {
             Rule::NoOtherRoles => "only Luna partitions have other roles.",
             Rule::CryptoUserUsesOnly => "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
             Rule::LimitedOfficerLimits => "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
+            Rule::OnlySoTrusts => "only the security officer marks keys trusted; log in as the SO.",
         }
     }
 }
@@ -196,9 +204,10 @@ pub fn check(role: Option<Role>, action: Action, family: Family) -> Result<(), R
     match (role, action) {
         (_, A::ChangeOwnPin) => Ok(()),
         (_, A::InitToken) => Ok(()),
-        (Role::SecurityOfficer, A::SetUserPin) => Ok(()),
+        (Role::SecurityOfficer, A::SetUserPin | A::TrustKeys) => Ok(()),
         (Role::SecurityOfficer, _) => refuse(Rule::SoManagesToken),
         (_, A::SetUserPin) => refuse(Rule::OnlySoSetsUserPin),
+        (_, A::TrustKeys) => refuse(Rule::OnlySoTrusts),
         (Role::CryptoOfficer, A::SetRolePin) if family != Family::Luna => {
             refuse(Rule::NoOtherRoles)
         }
@@ -285,6 +294,32 @@ mod tests {
         assert!(check(Some(Role::SecurityOfficer), Action::SetUserPin, l).is_ok());
         assert!(check(Some(Role::SecurityOfficer), Action::GenerateKeys, l).is_err());
         assert!(check(None, Action::InitToken, l).is_ok());
+        assert!(check(Some(Role::SecurityOfficer), Action::TrustKeys, l).is_ok());
+        for r in [
+            Role::CryptoOfficer,
+            Role::CryptoUser,
+            Role::LimitedCryptoOfficer,
+        ] {
+            let why = check(Some(r), Action::TrustKeys, l).unwrap_err();
+            assert!(
+                matches!(
+                    why,
+                    Refusal::Role {
+                        rule: Rule::OnlySoTrusts,
+                        ..
+                    }
+                ),
+                "{r:?}: {why}"
+            );
+        }
+        assert!(check(
+            Some(Role::CryptoOfficer),
+            Action::TrustKeys,
+            Family::SoftHsm
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("only the security officer marks keys trusted"));
         assert!(check(None, Action::UseKeys, l)
             .unwrap_err()
             .to_string()

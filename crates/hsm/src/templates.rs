@@ -2,7 +2,11 @@
 //! firmware 7.9): `CKA_PARAMETER_SET` on both halves of an ML-DSA/ML-KEM/SLH-DSA pair;
 //! `CKA_ENCAPSULATE` on the public and `CKA_DECAPSULATE` on the private ML-KEM key; HSS
 //! levels and types only in the private template (in the public one Luna answers
-//! `CKR_ATTRIBUTE_VALUE_INVALID`). Private and secret keys are sensitive and not extractable.
+//! `CKR_ATTRIBUTE_VALUE_INVALID`). Private and secret keys are sensitive and not extractable,
+//! unless made extractable for a backup ([`Export::ForBackup`]): then still sensitive (the
+//! value never leaves in the clear), and with `CKA_WRAP_WITH_TRUSTED` where the token has it,
+//! so it leaves only wrapped under a key the security officer marked `CKA_TRUSTED`. HSS keys
+//! are never extractable (a copy would sign with the same one-time keys again).
 
 use p11::sys::*;
 use p11::{Family, Mechanism, Template};
@@ -16,6 +20,18 @@ pub struct KeyAttrs {
     pub id: Vec<u8>,
     /// Token object (persistent) or session object (gone with the session).
     pub token: bool,
+}
+
+/// Whether a generated secret or private key may leave the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Export {
+    /// `CKA_EXTRACTABLE` false: the key never leaves the token (the console's default).
+    #[default]
+    Never,
+    /// `CKA_EXTRACTABLE` true, for a backup by wrapping; `CKA_SENSITIVE` stays true. With
+    /// `trusted_only`, `CKA_WRAP_WITH_TRUSTED` true: the token wraps it only under a wrapping
+    /// key marked `CKA_TRUSTED` (false where the token does not know the attribute).
+    ForBackup { trusted_only: bool },
 }
 
 /// The templates for one key generation.
@@ -38,24 +54,56 @@ fn public_base(key_type: u64, a: &KeyAttrs) -> Template {
     common(Template::new(), CKO_PUBLIC_KEY, key_type, a).bool(CKA_PRIVATE, false)
 }
 
-fn private_base(key_type: u64, a: &KeyAttrs) -> Template {
-    common(Template::new(), CKO_PRIVATE_KEY, key_type, a)
-        .bool(CKA_PRIVATE, true)
-        .bool(CKA_SENSITIVE, true)
-        .bool(CKA_EXTRACTABLE, false)
+/// Sensitive always; extractable (and restricted to trusted wrapping keys) only for a backup.
+fn export_attrs(t: Template, export: Export) -> Template {
+    let t = t.bool(CKA_SENSITIVE, true);
+    match export {
+        Export::Never => t.bool(CKA_EXTRACTABLE, false),
+        Export::ForBackup { trusted_only } => {
+            let t = t.bool(CKA_EXTRACTABLE, true);
+            if trusted_only {
+                t.bool(CKA_WRAP_WITH_TRUSTED, true)
+            } else {
+                t
+            }
+        }
+    }
 }
 
-fn secret_base(key_type: u64, a: &KeyAttrs) -> Template {
-    common(Template::new(), CKO_SECRET_KEY, key_type, a)
-        .bool(CKA_PRIVATE, true)
-        .bool(CKA_SENSITIVE, true)
-        .bool(CKA_EXTRACTABLE, false)
+fn private_base(key_type: u64, a: &KeyAttrs, export: Export) -> Template {
+    export_attrs(
+        common(Template::new(), CKO_PRIVATE_KEY, key_type, a).bool(CKA_PRIVATE, true),
+        export,
+    )
+}
+
+fn secret_base(key_type: u64, a: &KeyAttrs, export: Export) -> Template {
+    export_attrs(
+        common(Template::new(), CKO_SECRET_KEY, key_type, a).bool(CKA_PRIVATE, true),
+        export,
+    )
 }
 
 /// Build the templates for `spec`. `family` matters for Ed25519, whose `CKA_EC_PARAMS`
-/// SoftHSM2 accepts only as the printable string "edwards25519".
+/// SoftHSM2 accepts only as the printable string "edwards25519". The key never leaves the
+/// token ([`Export::Never`]); see [`keygen_with`].
 pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
+    keygen_with(spec, a, family, Export::Never)
+}
+
+/// As [`keygen`], the secret or private key extractable as `export` says — except an HSS
+/// key, which is never extractable whatever is asked.
+pub fn keygen_with(
+    spec: &KeySpec,
+    a: &KeyAttrs,
+    family: Family,
+    export: Export,
+) -> KeygenTemplates {
     let mechanism = Mechanism::new(spec.mechanism());
+    let x = match spec {
+        KeySpec::Hss { .. } => Export::Never,
+        _ => export,
+    };
     match spec {
         KeySpec::MlDsa { set } => KeygenTemplates {
             mechanism,
@@ -64,7 +112,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
                     .ulong(CKA_PARAMETER_SET, set.parameter_set())
                     .bool(CKA_VERIFY, true),
             ),
-            private: private_base(CKK_ML_DSA, a)
+            private: private_base(CKK_ML_DSA, a, x)
                 .ulong(CKA_PARAMETER_SET, set.parameter_set())
                 .bool(CKA_SIGN, true),
         },
@@ -75,7 +123,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
                     .ulong(CKA_PARAMETER_SET, set.parameter_set())
                     .bool(CKA_VERIFY, true),
             ),
-            private: private_base(CKK_SLH_DSA, a)
+            private: private_base(CKK_SLH_DSA, a, x)
                 .ulong(CKA_PARAMETER_SET, set.parameter_set())
                 .bool(CKA_SIGN, true),
         },
@@ -86,7 +134,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
                     .ulong(CKA_PARAMETER_SET, set.parameter_set())
                     .bool(CKA_ENCAPSULATE, true),
             ),
-            private: private_base(CKK_ML_KEM, a)
+            private: private_base(CKK_ML_KEM, a, x)
                 .ulong(CKA_PARAMETER_SET, set.parameter_set())
                 .bool(CKA_DECAPSULATE, true),
         },
@@ -94,7 +142,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
             mechanism,
             // Luna 7.9: the HSS attributes belong in the private template only.
             public: Some(public_base(CKK_HSS, a).bool(CKA_VERIFY, true)),
-            private: private_base(CKK_HSS, a)
+            private: private_base(CKK_HSS, a, x)
                 .bool(CKA_SIGN, true)
                 .ulong(CKA_HSS_LEVELS, params.levels.len() as u64)
                 .ulongs(CKA_HSS_LMS_TYPES, &params.lms_codes())
@@ -113,7 +161,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
                         .bytes(CKA_EC_PARAMS, curve.ec_params(family == Family::SoftHsm))
                         .bool(CKA_VERIFY, true),
                 ),
-                private: private_base(kt, a).bool(CKA_SIGN, true),
+                private: private_base(kt, a, x).bool(CKA_SIGN, true),
             }
         }
         KeySpec::Rsa { bits } => KeygenTemplates {
@@ -124,12 +172,12 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
                     .bytes(CKA_PUBLIC_EXPONENT, &[0x01, 0x00, 0x01])
                     .bool(CKA_VERIFY, true),
             ),
-            private: private_base(CKK_RSA, a).bool(CKA_SIGN, true),
+            private: private_base(CKK_RSA, a, x).bool(CKA_SIGN, true),
         },
         KeySpec::Aes { bits } => KeygenTemplates {
             mechanism,
             public: None,
-            private: secret_base(CKK_AES, a)
+            private: secret_base(CKK_AES, a, x)
                 .ulong(CKA_VALUE_LEN, (*bits / 8) as u64)
                 .bool(CKA_ENCRYPT, true)
                 .bool(CKA_DECRYPT, true)
@@ -140,7 +188,7 @@ pub fn keygen(spec: &KeySpec, a: &KeyAttrs, family: Family) -> KeygenTemplates {
             mechanism,
             public: None,
             // Kryoptic defaults CKA_SIGN to false for generic secrets; say it.
-            private: secret_base(CKK_GENERIC_SECRET, a)
+            private: secret_base(CKK_GENERIC_SECRET, a, x)
                 .ulong(CKA_VALUE_LEN, (*bits / 8) as u64)
                 .bool(CKA_SIGN, true)
                 .bool(CKA_VERIFY, true),
@@ -223,6 +271,36 @@ mod tests {
             let t = keygen(&spec, &attrs(), Family::Generic);
             assert_eq!(t.private.get(CKA_SENSITIVE), Some(&[CK_TRUE][..]));
             assert_eq!(t.private.get(CKA_EXTRACTABLE), Some(&[CK_FALSE][..]));
+            assert_eq!(t.private.get(CKA_WRAP_WITH_TRUSTED), None);
         }
+    }
+
+    #[test]
+    fn backup_keys_are_extractable_sensitive_and_trusted_only_where_asked() {
+        let backup = |trusted_only| Export::ForBackup { trusted_only };
+        for spec in [
+            KeySpec::Ec { curve: Curve::P256 },
+            KeySpec::Aes { bits: 256 },
+        ] {
+            let t = keygen_with(&spec, &attrs(), Family::Generic, backup(true));
+            assert_eq!(t.private.get(CKA_SENSITIVE), Some(&[CK_TRUE][..]));
+            assert_eq!(t.private.get(CKA_EXTRACTABLE), Some(&[CK_TRUE][..]));
+            assert_eq!(t.private.get(CKA_WRAP_WITH_TRUSTED), Some(&[CK_TRUE][..]));
+            if let Some(public) = &t.public {
+                assert_eq!(public.get(CKA_EXTRACTABLE), None, "public halves unchanged");
+            }
+            let t = keygen_with(&spec, &attrs(), Family::Generic, backup(false));
+            assert_eq!(t.private.get(CKA_EXTRACTABLE), Some(&[CK_TRUE][..]));
+            assert_eq!(t.private.get(CKA_WRAP_WITH_TRUSTED), None);
+        }
+        let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
+        let t = keygen_with(
+            &KeySpec::Hss { params },
+            &attrs(),
+            Family::Luna,
+            backup(true),
+        );
+        assert_eq!(t.private.get(CKA_EXTRACTABLE), Some(&[CK_FALSE][..]));
+        assert_eq!(t.private.get(CKA_WRAP_WITH_TRUSTED), None);
     }
 }

@@ -5,7 +5,8 @@
 //! `C_GetInterface`, `C_GetInterfaceList` (3.2, 3.0 and 2.40 tables; [`outer`]), Luna's
 //! `CA_*` functions, and `LUNASIM_Control` for tests. Standard work is forwarded to a real
 //! inner module (Kryoptic with OpenSSL 3.5 by default); HSS/LMS, the Luna statistics,
-//! vendor return codes, HA groups ([`ha`]), per-key usage limits ([`usage`]), latency,
+//! vendor return codes, HA groups ([`ha`]), per-key usage limits ([`usage`]), trusted
+//! wrapping keys ([`trust`]), latency,
 //! the PQC service queue and fault injection are added here.
 //!
 //! With `p11`, this is the only crate with `unsafe`: it receives raw pointers from C.
@@ -32,4 +33,5 @@ pub mod sim;
 pub mod stats;
 pub mod tables;
 pub mod templates;
+pub mod trust;
 pub mod usage;

@@ -150,7 +150,7 @@ fn save(path: &Path, book: &BTreeMap<String, Entry>) -> std::io::Result<()> {
 
 /// The object's `CKA_UNIQUE_ID`, asked of the inner module directly (no latency, no
 /// counting: this is lunasim's own bookkeeping).
-fn unique_id(s: &Sim, h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -> Option<String> {
+pub(crate) fn unique_id(s: &Sim, h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -> Option<String> {
     let f = s.f().C_GetAttributeValue?;
     let mut buf = [0u8; 128];
     let mut a = CK_ATTRIBUTE {

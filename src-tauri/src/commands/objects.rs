@@ -114,7 +114,8 @@ pub async fn key_check_value(
 }
 
 /// Wrap an extractable key under another key on the token into a file the officer chooses
-/// (never over an existing one); `null` when the dialog is cancelled.
+/// (never over an existing one); `null` when the dialog is cancelled. `anyWrappingKey`: the
+/// officer confirmed wrapping a key without CKA_WRAP_WITH_TRUSTED.
 #[ipc_macros::command]
 pub async fn wrap_key(
     state: State<'_, AppState>,
@@ -123,6 +124,7 @@ pub async fn wrap_key(
     wrapping_handle: u64,
     file_name: String,
     oaep_hash: Option<OaepHash>,
+    any_wrapping_key: bool,
 ) -> Cmd<Option<WrapFile>> {
     let c = state.console()?;
     let Some(path) = dialogs::save(
@@ -134,9 +136,16 @@ pub async fn wrap_key(
     else {
         return Ok(None);
     };
-    c.wrap_key(&partition_id, handle, wrapping_handle, &path, oaep_hash)
-        .await
-        .map(Some)
+    c.wrap_key(
+        &partition_id,
+        handle,
+        wrapping_handle,
+        &path,
+        oaep_hash,
+        any_wrapping_key,
+    )
+    .await
+    .map(Some)
 }
 
 /// Unwrap a wrap file with the matching key, restoring its attributes.

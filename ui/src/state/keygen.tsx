@@ -19,6 +19,8 @@ export interface KeygenForm {
   label: string;
   labelEdited: boolean;
   token: boolean;
+  /// Extractable for backup only (never for HSS).
+  extractable: boolean;
 }
 
 export interface KeygenJob {

@@ -1,6 +1,8 @@
 // Key backup by wrapping: the KCV of an AES key, and the Wrap / Unwrap dialogs. Only
 // extractable keys leave the token; HSS keys never (a copy would reuse one-time keys); Luna
-// partitions back up with the Backup HSM instead.
+// partitions back up with the Backup HSM instead. A key with CKA_WRAP_WITH_TRUSTED is offered
+// only the wrapping keys the security officer marked trusted; any other extractable key could
+// be wrapped under any wrapping key, which the officer confirms first.
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { KeyDetails, OaepHash, ObjectSummary } from "../bindings";
@@ -38,12 +40,14 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
   const { run: list, data: keys } = useCommand(api.listKeys);
   const [with_, setWith] = useState<number | null>(null);
   const [oaep, setOaep] = useState<OaepHash | "">("");
+  const [confirmed, setConfirmed] = useState(false);
   useEffect(() => {
     void list(partitionId);
   }, [list, partitionId]);
   const s = details.summary;
   const isHss = s.algorithm.startsWith("HSS");
   const refusal = isHss ? t("backup.hss_never") : s.extractable !== true ? t("backup.not_extractable") : null;
+  const trustedOnly = s.wrap_with_trusted === true;
   const { run, loading, error } = useCommand(async () => {
     if (with_ === null) return;
     const f = await api.wrapKey(
@@ -52,13 +56,18 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
       with_,
       `${(s.label || "key").replace(/[^A-Za-z0-9._-]/g, "_")}.wrapped.json`,
       oaep === "" ? null : oaep,
+      !trustedOnly && confirmed,
     );
     if (f) {
       toast("ok", t("backup.wrapped", { label: f.label, mechanism: f.mechanism }));
       onClose();
     }
   });
-  const candidates = (keys ?? []).filter((k) => k.handle !== s.handle && canWrapWith(k));
+  // A key restricted to trusted wrapping keys: only those (RSA public keys and AES keys the SO
+  // marked; an RSA private key's trust is on its public half, listed itself).
+  const candidates = (keys ?? []).filter(
+    (k) => k.handle !== s.handle && canWrapWith(k) && (!trustedOnly || (k.trusted === true && k.class !== "PRIVATE_KEY")),
+  );
   const withRsa = candidates.find((k) => k.handle === with_)?.key_type === "RSA";
   return (
     <Dialog title={t("backup.wrap_title", { label: s.label })} onClose={onClose}>
@@ -69,6 +78,21 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
         </div>
       ) : (
         <>
+          {trustedOnly ? (
+            <div className="notice" data-testid="wrap-trusted-only">
+              {candidates.length ? t("backup.trusted_only") : t("backup.trusted_only_none")}
+            </div>
+          ) : (
+            <label className="checkbox notice warn" data-testid="wrap-any-key">
+              <input
+                type="checkbox"
+                checked={confirmed}
+                onChange={(e) => setConfirmed(e.target.checked)}
+                data-testid="wrap-confirm-untrusted"
+              />{" "}
+              {t("backup.any_wrapping_key")}
+            </label>
+          )}
           <Field label={t("backup.wrapping_key")} hint={t("backup.wrapping_key_hint")}>
             <select
               value={with_ ?? ""}
@@ -79,6 +103,7 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
               {candidates.map((k) => (
                 <option key={k.handle} value={k.handle}>
                   {t("backup.candidate", { label: k.label, class: objectClassName(k.class), algorithm: k.algorithm })}
+                  {k.trusted === true ? ` — ${t("keys.flag_trusted")}` : ""}
                 </option>
               ))}
             </select>
@@ -93,7 +118,7 @@ export function WrapDialog({ partitionId, details, onClose }: { partitionId: str
             </Field>
           )}
           <div className="button-row">
-            <button className="primary" onClick={() => void run()} disabled={loading || with_ === null}>
+            <button className="primary" onClick={() => void run()} disabled={loading || with_ === null || (!trustedOnly && !confirmed)}>
               {t("backup.wrap_and_save")}
             </button>
             <button onClick={onClose}>{t("common.cancel")}</button>

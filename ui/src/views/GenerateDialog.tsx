@@ -93,6 +93,9 @@ export function GenerateDialog({
   const [label, setLabel] = useState(job?.form.label ?? "");
   const [labelEdited, setLabelEdited] = useState(job?.form.labelEdited ?? false);
   const [token, setToken] = useState(job?.form.token ?? true);
+  const [extractableAsked, setExtractable] = useState(job?.form.extractable ?? false);
+  // HSS keys never leave the token: a copy would sign with the same one-time keys again.
+  const extractable = extractableAsked && preset !== "hss";
   const { run: describe, data: info, error: infoError } = useCommand(api.describeKeySpec, { keepError: true });
   const busy = job?.state === "running";
   const error = job?.state === "failed" ? job.error : null;
@@ -123,7 +126,12 @@ export function GenerateDialog({
   const generate = () => {
     if (!spec || !label.trim() || busy) return;
     const l = label.trim();
-    start(job?.partitionId ?? partitionId, { spec, label: l, token }, { preset, levels, purpose, label: l, labelEdited, token }, onDone);
+    start(
+      job?.partitionId ?? partitionId,
+      { spec, label: l, token, extractable },
+      { preset, levels, purpose, label: l, labelEdited, token, extractable },
+      onDone,
+    );
   };
   // Closing while the key is made leaves it running (the header shows it); closing after a
   // failure forgets the failed attempt.
@@ -205,6 +213,19 @@ export function GenerateDialog({
           </label>
         </fieldset>
       </div>
+      <label className="checkbox" title={t("generate.extractable_hint")}>
+        <input
+          type="checkbox"
+          checked={extractable}
+          onChange={(e) => setExtractable(e.target.checked)}
+          disabled={busy || preset === "hss"}
+          data-testid="generate-extractable"
+        />{" "}
+        {t("generate.extractable")}
+      </label>
+      <p className="muted small" data-testid="generate-extractable-hint">
+        {preset === "hss" ? t("generate.extractable_hss") : t("generate.extractable_hint")}
+      </p>
       {preset === "hss" && (
         <section className="hss-levels">
           <h4>{t("generate.hss_levels")}</h4>

@@ -27,13 +27,16 @@ function classLabel(c: string) {
   return c.toLowerCase().replace(/_/g, " ");
 }
 
-/// A row's flags: token or session, sensitive, non-extractable, HSS signatures left.
+/// A row's flags: token or session, sensitive, non-extractable or extractable only under trusted
+/// keys, trusted (a wrapping key the SO marked), HSS signatures left.
 function flags(k: ObjectSummary): string {
   const t = i18n.t;
   return [
     k.token ? t("keys.flag_token") : t("keys.flag_session"),
     k.sensitive ? t("keys.flag_sensitive") : null,
     k.extractable === false ? t("keys.flag_non_extractable") : null,
+    k.extractable === true && k.wrap_with_trusted === true ? t("keys.flag_trusted_wrap_only") : null,
+    k.trusted === true ? t("keys.flag_trusted") : null,
     k.hss_keys_remaining !== null ? t("keys.flag_left", { n: formatter().number(k.hss_keys_remaining) }) : null,
   ]
     .filter(Boolean)

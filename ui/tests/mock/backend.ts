@@ -165,6 +165,7 @@ const ACTIONS: Action[] = [
   "set_user_pin",
   "set_role_pin",
   "init_token",
+  "trust_keys",
 ];
 /// As console::role_texts: the refusal's sentence with the role, action and rule nested.
 const ACTION_WORDS: Record<Action, string> = {
@@ -179,6 +180,7 @@ const ACTION_WORDS: Record<Action, string> = {
   set_user_pin: "set the user PIN",
   set_role_pin: "set other roles' PINs",
   init_token: "initialize the token",
+  trust_keys: "mark wrapping keys trusted",
 };
 const RULE_WORDS = {
   so_manages_token: "the security officer manages the token and its PINs; keys are the user's (log in as the user or Crypto Officer).",
@@ -187,6 +189,7 @@ const RULE_WORDS = {
     "the Crypto User may use keys and read objects; creating, changing, exporting and deleting them is for the Crypto Officer.",
   limited_officer_limits:
     "the Limited Crypto Officer neither deletes nor exports keys nor sets other roles' PINs; that is for the Crypto Officer.",
+  only_so_trusts: "only the security officer marks keys trusted; log in as the SO.",
 } as const;
 const ROLE_KEY: Record<UserKind, string> = {
   user: "roles.crypto_officer",
@@ -213,8 +216,9 @@ function permissions(who: UserKind | null): Permission[] {
     if (a === "init_token") return null;
     if (!who) return "none";
     if (a === "change_own_pin") return null;
-    if (who === "so") return a === "set_user_pin" ? null : "so_manages_token";
+    if (who === "so") return a === "set_user_pin" || a === "trust_keys" ? null : "so_manages_token";
     if (a === "set_user_pin") return "only_so_sets_user_pin";
+    if (a === "trust_keys") return "only_so_trusts";
     if (who === "user") return null;
     if (who === "crypto_user") return a === "use_keys" ? null : "crypto_user_uses_only";
     return ["use_keys", "generate_keys", "import_objects", "edit_attributes", "unwrap_keys"].includes(a) ? null : "limited_officer_limits";
@@ -304,6 +308,8 @@ function summary(
     duplicate_label: false,
     usage_limit: null,
     usage_count: null,
+    trusted: cls === "PRIVATE_KEY" ? null : false,
+    wrap_with_trusted: priv ? false : null,
   };
 }
 
@@ -1375,6 +1381,8 @@ export function install(cfg: MockConfig = {}) {
         },
         expected_public_key_len: 1952,
         elapsed_ms: 180,
+        extractable: req.extractable,
+        wrap_with_trusted: req.extractable ? true : null,
       };
       return g;
     },

@@ -132,6 +132,7 @@ impl Env {
                     spec,
                     label: label.into(),
                     token: true,
+                    extractable: false,
                 },
             )
             .await

@@ -194,6 +194,9 @@ pub extern "C" fn C_WrapKey(
         if objects::is_ours(wrapping) {
             return CKR_WRAPPING_KEY_TYPE_INCONSISTENT;
         }
+        if let Err(rv) = crate::trust::may_wrap(s, h, wrapping, key) {
+            return rv;
+        }
         let mut translated = CK_MECHANISM::default();
         let m = match luna_kwp(m, &mut translated) {
             Ok(m) => m,

@@ -55,7 +55,7 @@ macro_rules! guarded {
     };
 }
 
-mod auth;
+pub(crate) mod auth;
 mod control;
 mod crypt;
 mod general;

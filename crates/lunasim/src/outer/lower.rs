@@ -1,7 +1,7 @@
 //! What the outer layer adds on one partition before the table below: the HA slot list
-//! and members' serials ([`crate::ha`]), and the per-key usage limits ([`crate::usage`]) —
+//! and members' serials ([`crate::ha`]), the per-key usage limits ([`crate::usage`]) —
 //! limits in creation templates, the usage attributes, a use counted per sign, verify,
-//! encrypt and decrypt.
+//! encrypt and decrypt — and the trusted-wrapping marks ([`crate::trust`]).
 
 #![allow(non_snake_case)]
 
@@ -10,6 +10,7 @@ use std::os::raw::c_void;
 use cryptoki_sys::*;
 
 use super::base;
+use crate::trust;
 use crate::usage::{self, Use};
 
 pub fn C_Initialize(a0: *mut c_void) -> CK_RV {
@@ -63,20 +64,32 @@ fn destroy(h: CK_SESSION_HANDLE) -> impl FnOnce(CK_OBJECT_HANDLE) {
     }
 }
 
+/// Make an object with `make`, honouring a usage limit and the trusted-wrapping marks in
+/// its template (each taken out of it and kept by lunasim).
+fn creating(
+    h: CK_SESSION_HANDLE,
+    t: *mut CK_ATTRIBUTE,
+    n: CK_ULONG,
+    out: *mut CK_OBJECT_HANDLE,
+    make: impl FnOnce(*mut CK_ATTRIBUTE, CK_ULONG) -> CK_RV,
+) -> CK_RV {
+    usage::creating(
+        h,
+        t,
+        n,
+        out,
+        |t, n| trust::creating(h, t, n, out, make, destroy(h)),
+        destroy(h),
+    )
+}
+
 pub fn C_CreateObject(
     a0: CK_SESSION_HANDLE,
     a1: *mut CK_ATTRIBUTE,
     a2: CK_ULONG,
     a3: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    usage::creating(
-        a0,
-        a1,
-        a2,
-        a3,
-        |t, n| base!(C_CreateObject, a0, t, n, a3),
-        destroy(a0),
-    )
+    creating(a0, a1, a2, a3, |t, n| base!(C_CreateObject, a0, t, n, a3))
 }
 
 pub fn C_CopyObject(
@@ -86,18 +99,13 @@ pub fn C_CopyObject(
     a3: CK_ULONG,
     a4: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    usage::creating(
-        a0,
-        a2,
-        a3,
-        a4,
-        |t, n| base!(C_CopyObject, a0, a1, t, n, a4),
-        destroy(a0),
-    )
+    creating(a0, a2, a3, a4, |t, n| base!(C_CopyObject, a0, a1, t, n, a4))
 }
 
 pub fn C_DestroyObject(a0: CK_SESSION_HANDLE, a1: CK_OBJECT_HANDLE) -> CK_RV {
-    usage::destroying(a0, a1, || base!(C_DestroyObject, a0, a1))
+    trust::destroying(a0, a1, || {
+        usage::destroying(a0, a1, || base!(C_DestroyObject, a0, a1))
+    })
 }
 
 pub fn C_GetAttributeValue(
@@ -106,8 +114,10 @@ pub fn C_GetAttributeValue(
     a2: *mut CK_ATTRIBUTE,
     a3: CK_ULONG,
 ) -> CK_RV {
-    usage::get_attribute_value(a0, a1, a2, a3, || {
-        base!(C_GetAttributeValue, a0, a1, a2, a3)
+    trust::get_attribute_value(a0, a1, a2, a3, || {
+        usage::get_attribute_value(a0, a1, a2, a3, || {
+            base!(C_GetAttributeValue, a0, a1, a2, a3)
+        })
     })
 }
 
@@ -117,8 +127,10 @@ pub fn C_SetAttributeValue(
     a2: *mut CK_ATTRIBUTE,
     a3: CK_ULONG,
 ) -> CK_RV {
-    usage::set_attribute_value(a0, a1, a2, a3, |t, n| {
-        base!(C_SetAttributeValue, a0, a1, t, n)
+    trust::set_attribute_value(a0, a1, a2, a3, |t, n| {
+        usage::set_attribute_value(a0, a1, t, n, |t, n| {
+            base!(C_SetAttributeValue, a0, a1, t, n)
+        })
     })
 }
 
@@ -129,14 +141,9 @@ pub fn C_GenerateKey(
     a3: CK_ULONG,
     a4: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    usage::creating(
-        a0,
-        a2,
-        a3,
-        a4,
-        |t, n| base!(C_GenerateKey, a0, a1, t, n, a4),
-        destroy(a0),
-    )
+    creating(a0, a2, a3, a4, |t, n| {
+        base!(C_GenerateKey, a0, a1, t, n, a4)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -151,23 +158,11 @@ pub fn C_GenerateKeyPair(
     a7: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     // A limit on the private key (the usual place), and on the public one if asked.
-    usage::creating(
-        a0,
-        a4,
-        a5,
-        a7,
-        |st, sn| {
-            usage::creating(
-                a0,
-                a2,
-                a3,
-                a6,
-                |pt, pn| base!(C_GenerateKeyPair, a0, a1, pt, pn, st, sn, a6, a7),
-                destroy(a0),
-            )
-        },
-        destroy(a0),
-    )
+    creating(a0, a4, a5, a7, |st, sn| {
+        creating(a0, a2, a3, a6, |pt, pn| {
+            base!(C_GenerateKeyPair, a0, a1, pt, pn, st, sn, a6, a7)
+        })
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -181,14 +176,9 @@ pub fn C_UnwrapKey(
     a6: CK_ULONG,
     a7: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    usage::creating(
-        a0,
-        a5,
-        a6,
-        a7,
-        |t, n| base!(C_UnwrapKey, a0, a1, a2, a3, a4, t, n, a7),
-        destroy(a0),
-    )
+    creating(a0, a5, a6, a7, |t, n| {
+        base!(C_UnwrapKey, a0, a1, a2, a3, a4, t, n, a7)
+    })
 }
 
 pub fn C_DeriveKey(
@@ -199,14 +189,9 @@ pub fn C_DeriveKey(
     a4: CK_ULONG,
     a5: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    usage::creating(
-        a0,
-        a3,
-        a4,
-        a5,
-        |t, n| base!(C_DeriveKey, a0, a1, a2, t, n, a5),
-        destroy(a0),
-    )
+    creating(a0, a3, a4, a5, |t, n| {
+        base!(C_DeriveKey, a0, a1, a2, t, n, a5)
+    })
 }
 
 /// `*Init` with a key: refused at the key's limit, else a use is reserved.

@@ -43,6 +43,11 @@ pub enum KeysCommand {
     /// records its attributes: under an AES key with AES key wrap with padding (RFC 5649);
     /// under an RSA key with RSA-OAEP (secret keys) or RSA-OAEP of an ephemeral AES key that
     /// wraps the key (private keys, CKM_RSA_AES_KEY_WRAP's layout).
+    ///
+    /// A key made with `keys gen --extractable` (CKA_WRAP_WITH_TRUSTED) is wrapped only under
+    /// a wrapping key the security officer marked trusted (`hsmc --so keys set KEY --set
+    /// trusted=true`). Any other extractable key could be wrapped under any wrapping key:
+    /// add --confirm-untrusted to wrap it.
     Wrap {
         /// label:NAME, id:HEX or uid:UNIQUE-ID (`keys ls` shows them); not handle:N, which may
         /// name another object in another run
@@ -56,6 +61,11 @@ pub enum KeysCommand {
         /// Choose sha1 when the file is for a SoftHSM2 token.
         #[arg(long, value_enum)]
         oaep_hash: Option<OaepHashArg>,
+        /// Wrap a key without CKA_WRAP_WITH_TRUSTED (made by another tool, or on a token
+        /// without the attribute), which could be wrapped under any wrapping key, not only
+        /// trusted ones.
+        #[arg(long)]
+        confirm_untrusted: bool,
     },
     /// Unwrap a wrap file with the matching key (C_UnwrapKey).
     ///
@@ -130,6 +140,12 @@ pub struct GenArgs {
     /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
     #[arg(long, value_delimiter = ',')]
     pub hss_lmots: Vec<String>,
+    /// Extractable for backup only: the secret or private key may leave the token wrapped
+    /// (`keys wrap`), never in the clear (it stays sensitive), and — where the token has
+    /// CKA_WRAP_WITH_TRUSTED — only under a wrapping key the security officer marked trusted
+    /// (`hsmc --so keys set KEY --set trusted=true`). Not for HSS keys, which never leave.
+    #[arg(long)]
+    pub extractable: bool,
 }
 
 #[derive(Debug, Args)]
@@ -150,9 +166,10 @@ pub struct SetArgs {
     /// CKA_END_DATE, YYYY-MM-DD ("" clears it).
     #[arg(long, group = "change", value_name = "YYYY-MM-DD")]
     pub end_date: Option<String>,
-    /// A boolean: sign|verify|encrypt|decrypt|wrap|unwrap|derive|sensitive|extractable
-    /// =true|false (repeatable). Sensitive can be set, never unset; extractable unset, never
-    /// set.
+    /// A boolean: sign|verify|encrypt|decrypt|wrap|unwrap|derive|sensitive|extractable|
+    /// wrap_with_trusted|trusted =true|false (repeatable). Sensitive and wrap_with_trusted can
+    /// be set, never unset; extractable unset, never set; trusted (may this key wrap keys
+    /// that leave only under trusted keys) only by the security officer (--so), on its own.
     #[arg(long = "set", group = "change", value_name = "ATTR=VALUE")]
     pub set: Vec<String>,
 }

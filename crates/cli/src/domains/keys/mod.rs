@@ -32,13 +32,21 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
             with,
             out: path,
             oaep_hash,
+            confirm_untrusted,
         } => {
             ctx.login(&p, Login::Required).await?;
             let c = ctx.console();
             let k = ctx.key_to_change(&p, key).await?;
             let w = ctx.key_to_change(&p, with).await?;
             let f = c
-                .wrap_key(&p.id, k.handle, w.handle, path, oaep_hash.map(Into::into))
+                .wrap_key(
+                    &p.id,
+                    k.handle,
+                    w.handle,
+                    path,
+                    oaep_hash.map(Into::into),
+                    *confirm_untrusted,
+                )
                 .await?;
             out.show(&Wrapped {
                 file: f,
@@ -132,6 +140,7 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
                 spec: req.spec,
                 label: a.label.clone(),
                 token: a.persistent,
+                extractable: a.extractable,
             },
         )
         .await?;

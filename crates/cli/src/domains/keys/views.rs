@@ -193,6 +193,19 @@ impl Render for NewKey {
         if let Some(pk) = &r.public_key {
             writeln!(page, "public key {} ({} bytes)", pk.fingerprint, pk.raw_len);
         }
+        if r.extractable {
+            if r.wrap_with_trusted == Some(true) {
+                writeln!(
+                    page,
+                    "extractable for backup: it leaves the token only wrapped under a key the security officer marked trusted (CKA_WRAP_WITH_TRUSTED)"
+                );
+            } else {
+                writeln!(
+                    page,
+                    "extractable for backup: the token has no CKA_WRAP_WITH_TRUSTED, so it could be wrapped under any wrapping key"
+                );
+            }
+        }
         if !self.token_object {
             writeln!(
                 page,
@@ -478,6 +491,8 @@ mod tests {
                 }),
                 expected_public_key_len: Some(65),
                 elapsed_ms: 3,
+                extractable: false,
+                wrap_with_trusted: None,
             },
             token_object,
         };
