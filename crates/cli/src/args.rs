@@ -12,6 +12,7 @@ pub use crate::domains::audit::args::AuditCommand;
 pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::objects::args::ObjectsCommand;
+pub use crate::domains::pqc::args::PqcArgs;
 pub use crate::domains::probe::args::ProbeArgs;
 pub use crate::domains::sign::args::{SignArgs, TimestampArgs, VerifyArgs};
 pub use crate::domains::status::StatusArgs;
@@ -191,6 +192,9 @@ pub enum HsmCommand {
     Ha(HaArgs),
     /// Luna keys with a usage limit (uses left, burn rate); `usage set` sets or raises one.
     Usage(UsageArgs),
+    /// Post-quantum readiness: each key's algorithm, category and quantum class under a
+    /// policy (exit 1 when anything is past due).
+    Pqc(PqcArgs),
 }
 
 /// The subcommands that only print what the command line is.

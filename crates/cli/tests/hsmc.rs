@@ -2706,3 +2706,143 @@ fn backups_stay_under_the_officers_control_from_the_command_line() {
     h.json(user, &wrap_loose);
     assert!(loose.exists());
 }
+
+/// `hsmc pqc` on a Kryoptic token holding every family it offers: each key's class,
+/// category and dates under both shipped policies (the expected values written from the
+/// standards in `hsmc-pqc`'s table), the same keys `pkcs11-tool` lists, exit 1 under a
+/// policy that makes one past due, and a bad policy file refused with its line.
+#[test]
+fn pqc_readiness_from_the_command_line() {
+    let t = TestToken::new(Backend::Kryoptic);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    for (alg, label) in [
+        ("rsa-2048", "pqc_rsa"),
+        ("p-256", "pqc_ec"),
+        ("ml-dsa-44", "pqc_mldsa44"),
+        ("ml-dsa-87", "pqc_mldsa87"),
+        ("ml-kem-768", "pqc_mlkem768"),
+        ("aes-128", "pqc_aes128"),
+    ] {
+        h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+    }
+    let row = |v: &Value, label: &str, class: &str| {
+        v["partitions"][0]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["label"] == label && o["object_class"] == class)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label} {class} in {v}"))
+    };
+    let nist = h.json(pin, &["pqc"]);
+    assert_eq!(nist["policy"], "NIST IR 8547", "{nist}");
+    for (label, class, quantum, category, disallowed) in [
+        (
+            "pqc_rsa",
+            "PRIVATE_KEY",
+            "quantum-vulnerable",
+            0,
+            Some("2035-12-31"),
+        ),
+        (
+            "pqc_ec",
+            "PUBLIC_KEY",
+            "quantum-vulnerable",
+            0,
+            Some("2035-12-31"),
+        ),
+        ("pqc_mldsa44", "PRIVATE_KEY", "post-quantum", 2, None),
+        ("pqc_mldsa87", "PRIVATE_KEY", "post-quantum", 5, None),
+        ("pqc_mlkem768", "PRIVATE_KEY", "post-quantum", 3, None),
+        ("pqc_aes128", "SECRET_KEY", "not-quantum-relevant", 1, None),
+    ] {
+        let o = row(&nist, label, class);
+        assert_eq!(o["algorithm"]["class"], quantum, "{o}");
+        assert_eq!(o["algorithm"]["nist_category"], category, "{o}");
+        assert_eq!(o["disallowed_after"].as_str(), disallowed, "{o}");
+    }
+    // RSA-2048 is 112-bit: deprecated after 2030 too, with a successor to sign with.
+    let rsa = row(&nist, "pqc_rsa", "PRIVATE_KEY");
+    assert_eq!(rsa["algorithm"]["name"], "RSA-2048");
+    assert_eq!(rsa["deprecated_after"], "2030-12-31");
+    assert!(
+        rsa["successor"].as_str().unwrap().contains("ML-DSA"),
+        "{rsa}"
+    );
+    // Every key pkcs11-tool lists is in the table, and nothing else.
+    let listed = testkit::tools::text(&testkit::tools::pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            testkit::TOKEN_LABEL,
+            "--login",
+            "--pin",
+            testkit::USER_PIN,
+            "--list-objects",
+        ],
+    ));
+    let keys_listed = [
+        "Private Key Object",
+        "Public Key Object",
+        "Secret Key Object",
+    ]
+    .iter()
+    .map(|k| listed.matches(k).count())
+    .sum::<usize>();
+    let rows = nist["partitions"][0]["objects"].as_array().unwrap().len();
+    assert_eq!(rows, keys_listed, "{listed}");
+
+    // CNSA 2.0: only ML-DSA-87, ML-KEM-1024, AES-256 and LMS are in the suite.
+    let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
+    assert_eq!(
+        row(&cnsa, "pqc_mldsa87", "PRIVATE_KEY")["disallowed_after"],
+        Value::Null
+    );
+    assert_eq!(
+        row(&cnsa, "pqc_mldsa44", "PRIVATE_KEY")["disallowed_after"],
+        "2030-12-31"
+    );
+    assert_eq!(
+        row(&cnsa, "pqc_mlkem768", "PRIVATE_KEY")["disallowed_after"],
+        "2033-12-31"
+    );
+    assert_eq!(
+        row(&cnsa, "pqc_aes128", "SECRET_KEY")["successor"],
+        "AES-256"
+    );
+
+    // An organisation's policy, from the data folder: RSA-2048 past due — exit 1.
+    let policies = h.data.path().join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(
+        policies.join("corp.toml"),
+        "name = \"Corp\"\nsource = \"standard 12\"\n\n[[rule]]\nalgorithms = [\"RSA-2048\"]\nverdict = \"retired\"\ndisallowed_after = 2020-12-31\n\n[[rule]]\nverdict = \"fine\"\n",
+    )
+    .unwrap();
+    let o = h.run(pin, &["--json", "pqc", "--policy", "corp"]);
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        row(&v, "pqc_rsa", "PRIVATE_KEY")["status"],
+        "past-due",
+        "{v}"
+    );
+    assert_eq!(v["counts"]["past_due"], 2, "the pair: {v}");
+
+    // A policy file with a date in another form: refused, naming the line; nothing asked.
+    let bad = h.data.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"Bad\"\n[[rule]]\nverdict = \"v\"\ndisallowed_after = \"31.12.2030\"\n",
+    )
+    .unwrap();
+    let o = h.run(pin, &["--json", "pqc", "--policy", bad.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let e: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("line 4"),
+        "{e}"
+    );
+}

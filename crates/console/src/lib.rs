@@ -20,6 +20,7 @@ pub mod keys;
 pub mod objects;
 pub mod overview;
 pub mod partitions;
+pub mod pqc;
 pub mod probe_verdict;
 pub mod probes;
 pub mod role_texts;

@@ -159,7 +159,7 @@ pub struct Capabilities {
 }
 
 /// One row of the keys table.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
 pub struct ObjectSummary {
     pub handle: u64,
     pub class: String,

@@ -15,6 +15,7 @@ pub mod health;
 pub mod inventory;
 pub mod keys;
 pub mod objects;
+pub mod pqc;
 pub mod probe;
 pub mod shell;
 pub mod sign;
@@ -73,5 +74,6 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Uri { key, commands } => objects::uri(ctx, key, *commands).await,
         HsmCommand::Ha(a) => ha::run(ctx, a).await,
         HsmCommand::Usage(a) => usage::run(ctx, a).await,
+        HsmCommand::Pqc(a) => pqc::run(ctx, a).await,
     }
 }

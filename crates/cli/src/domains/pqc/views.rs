@@ -1,0 +1,91 @@
+//! What `pqc` shows.
+
+use console::pqc::Readiness;
+use console::ApiResult;
+use hsmc_pqc::Status;
+use serde::Serialize;
+
+use crate::render::{Page, Render};
+
+/// `pqc`: every key judged under the policy; exit 1 when anything is past due.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct ReadinessView(pub Readiness);
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::DueWithinAYear => "DUE WITHIN A YEAR",
+        Status::Deprecated => "DEPRECATED",
+        Status::PastDue => "PAST DUE",
+        Status::Unjudged => "CHECK BY HAND",
+    }
+}
+
+impl Render for ReadinessView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let r = &self.0;
+        writeln!(
+            page,
+            "Policy: {} ({}), judged on {}",
+            r.policy, r.source, r.date
+        );
+        for p in &r.partitions {
+            let c = &p.counts;
+            writeln!(page);
+            writeln!(
+                page,
+                "{} (serial {}): {} quantum-vulnerable, {} post-quantum, {} not quantum-relevant, {} unknown; {} past due, {} deprecated, {} due within a year",
+                p.partition_label, p.serial, c.quantum_vulnerable, c.post_quantum,
+                c.not_quantum_relevant, c.unknown, c.past_due, c.deprecated, c.due_within_a_year
+            );
+            if p.objects.is_empty() {
+                writeln!(
+                    page,
+                    "  No keys visible. Log in (HSMC_PIN) to see private and secret keys."
+                );
+                continue;
+            }
+            let rows: Vec<Vec<String>> = p
+                .objects
+                .iter()
+                .map(|o| {
+                    vec![
+                        o.label.clone(),
+                        o.object_class.to_lowercase().replace('_', " "),
+                        o.algorithm.name.clone(),
+                        o.algorithm.nist_category.to_string(),
+                        serde_json::to_value(o.algorithm.class)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default(),
+                        status_word(o.verdict.status).into(),
+                        o.verdict
+                            .disallowed_after
+                            .clone()
+                            .unwrap_or_else(|| "-".into()),
+                        o.successor.clone().unwrap_or_else(|| "-".into()),
+                    ]
+                })
+                .collect();
+            page.table(
+                &[
+                    "KEY",
+                    "CLASS",
+                    "ALGORITHM",
+                    "CAT",
+                    "QUANTUM",
+                    "STATUS",
+                    "DISALLOWED AFTER",
+                    "SUCCESSOR",
+                ],
+                &rows,
+            );
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        u8::from(self.0.past_due())
+    }
+}

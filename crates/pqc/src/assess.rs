@@ -1,0 +1,147 @@
+//! A partition's objects judged under a policy: each key's algorithm, what it is used for,
+//! the policy's verdict and dates, and the suggested successor.
+
+use hsm::keys::ObjectSummary;
+use serde::Serialize;
+use time::Date;
+
+use crate::classify::{self, Algorithm, Family, QuantumClass};
+use crate::policy::{Policy, Purpose, Status, Verdict};
+
+/// One object, judged.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct Assessed {
+    /// `PRIVATE_KEY`, `PUBLIC_KEY`, `SECRET_KEY`.
+    pub object_class: String,
+    pub label: String,
+    pub id_hex: String,
+    /// `uid:` reference (see `ObjectSummary::unique_id`).
+    pub unique_id: Option<String>,
+    pub algorithm: Algorithm,
+    pub purpose: Option<Purpose>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// What to move to, when the policy dates it or leaves it outside.
+    pub successor: Option<String>,
+}
+
+/// Counts by quantum class and by status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Counts {
+    pub quantum_vulnerable: u64,
+    pub post_quantum: u64,
+    pub not_quantum_relevant: u64,
+    pub unknown: u64,
+    pub past_due: u64,
+    pub deprecated: u64,
+    pub due_within_a_year: u64,
+}
+
+/// What a key may do, from its capabilities.
+pub fn purpose_of(o: &ObjectSummary) -> Option<Purpose> {
+    let c = &o.capabilities;
+    if c.sign || c.verify {
+        Some(Purpose::Signing)
+    } else if c.decrypt
+        || c.unwrap
+        || c.derive
+        || c.decapsulate
+        || c.encrypt
+        || c.wrap
+        || c.encapsulate
+    {
+        Some(Purpose::KeyEstablishment)
+    } else {
+        None
+    }
+}
+
+/// Every key in `objects` judged under `policy` on `today` (certificates, data objects and
+/// the module's own mechanism objects are not keys and are left to other views).
+pub fn assess(objects: &[ObjectSummary], policy: &Policy, today: Date) -> Vec<Assessed> {
+    let keys = objects.iter().filter(|o| {
+        matches!(
+            o.class.as_str(),
+            "PRIVATE_KEY" | "PUBLIC_KEY" | "SECRET_KEY"
+        )
+    });
+    keys.map(|o| {
+        let alg = classify::of_key(o, rsa_bits_of_pair(objects, o));
+        let purpose = purpose_of(o);
+        let verdict = policy.judge(&alg, purpose, today);
+        let successor = successor(&alg, purpose, &verdict, policy);
+        Assessed {
+            object_class: o.class.clone(),
+            label: o.label.clone(),
+            id_hex: o.id_hex.clone(),
+            unique_id: o.unique_id.clone(),
+            algorithm: alg,
+            purpose,
+            verdict,
+            successor,
+        }
+    })
+    .collect()
+}
+
+/// The modulus size of an RSA key's other half (PKCS#11 keeps `CKA_MODULUS_BITS` on the
+/// public key), paired by `CKA_ID`.
+fn rsa_bits_of_pair(objects: &[ObjectSummary], o: &ObjectSummary) -> Option<u32> {
+    if o.key_type.as_deref() != Some("RSA") || o.id_hex.is_empty() {
+        return None;
+    }
+    objects
+        .iter()
+        .filter(|p| p.id_hex == o.id_hex && p.key_type.as_deref() == Some("RSA"))
+        .find_map(|p| p.algorithm.strip_prefix("RSA-")?.parse().ok())
+}
+
+/// The successor by purpose (release and CA signing → ML-DSA-65, or ML-DSA-87 under CNSA
+/// 2.0, with LMS/HSS for firmware; key establishment → ML-KEM-768, or ML-KEM-1024; AES →
+/// AES-256), for what the policy dates or leaves outside.
+fn successor(
+    alg: &Algorithm,
+    purpose: Option<Purpose>,
+    v: &Verdict,
+    policy: &Policy,
+) -> Option<String> {
+    if v.status == Status::Unjudged
+        || (v.deprecated_after.is_none() && v.disallowed_after.is_none())
+    {
+        return None;
+    }
+    let cnsa = policy.name.contains("CNSA");
+    let signing = purpose == Some(Purpose::Signing)
+        || matches!(
+            alg.family,
+            Family::MlDsa | Family::SlhDsa | Family::HssLms | Family::Eddsa | Family::Ecdsa
+        );
+    Some(match (alg.class, alg.family) {
+        (QuantumClass::NotQuantumRelevant, Family::Aes) => "AES-256".into(),
+        (QuantumClass::NotQuantumRelevant, _) => "a 256-bit secret".into(),
+        _ if signing && cnsa => "ML-DSA-87 (LMS/HSS for firmware)".into(),
+        _ if signing => "ML-DSA-65, or ML-DSA-87 for CA keys (LMS/HSS or ML-DSA-87 for firmware); sign with both during the transition".into(),
+        _ if cnsa => "ML-KEM-1024".into(),
+        _ => "ML-KEM-768 (ML-KEM-1024 for the highest category)".into(),
+    })
+}
+
+/// The counts of `rows`.
+pub fn counts(rows: &[Assessed]) -> Counts {
+    let mut c = Counts::default();
+    for r in rows {
+        match r.algorithm.class {
+            QuantumClass::QuantumVulnerable => c.quantum_vulnerable += 1,
+            QuantumClass::PostQuantum => c.post_quantum += 1,
+            QuantumClass::NotQuantumRelevant => c.not_quantum_relevant += 1,
+            QuantumClass::Unknown => c.unknown += 1,
+        }
+        match r.verdict.status {
+            Status::PastDue => c.past_due += 1,
+            Status::Deprecated => c.deprecated += 1,
+            Status::DueWithinAYear => c.due_within_a_year += 1,
+            Status::Ok | Status::Unjudged => {}
+        }
+    }
+    c
+}

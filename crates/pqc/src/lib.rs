@@ -1,0 +1,13 @@
+//! Post-quantum readiness of a partition: what each key is (algorithm, classical strength,
+//! NIST category, quantum class — [`classify`]), what a policy says of it and from when
+//! ([`policy`]: NIST IR 8547 and CNSA 2.0 ship, an organisation may add its own), and the
+//! judged listing with suggested successors ([`assess`]). Pure: the console reads the
+//! objects and the date; nothing here talks to an HSM.
+
+pub mod assess;
+pub mod classify;
+pub mod policy;
+
+pub use assess::{assess, counts, Assessed, Counts};
+pub use classify::{Algorithm, Family, QuantumClass};
+pub use policy::{Policy, PolicyError, Purpose, Status, Verdict};
