@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A Python environment with the independent verifiers used by the interop tests:
 # pyca/cryptography (ML-DSA, ECDSA, RSA-PSS, Ed25519), hsslms (RFC 8554), dilithium-py,
-# and selenium for the WebDriver end-to-end tests. Pinned in scripts/requirements-test.txt.
+# selenium for the WebDriver end-to-end tests, and CycloneDX's own library to validate
+# CBOM documents against the official JSON schema. Pinned in scripts/requirements-test.txt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/target/pyenv"

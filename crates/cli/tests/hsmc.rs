@@ -2831,6 +2831,65 @@ fn pqc_readiness_from_the_command_line() {
     );
     assert_eq!(v["counts"]["past_due"], 2, "the pair: {v}");
 
+    // The CBOM: valid CycloneDX 1.6 by CycloneDX's own validator, one component per key
+    // pkcs11-tool lists, the same bytes twice but for its serial number and time, never
+    // written over a file.
+    let cbom = h.data.path().join("token.cbom.json");
+    let o = h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let validate = |doc: &str| {
+        let o = Command::new(testkit::python())
+            .arg("-c")
+            .arg("import sys\nfrom cyclonedx.validation.json import JsonStrictValidator\nfrom cyclonedx.schema import SchemaVersion\ne = JsonStrictValidator(SchemaVersion.V1_6).validate_str(sys.stdin.read())\nprint(e if e else 'valid')")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(doc.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let text1 = std::fs::read_to_string(&cbom).unwrap();
+    assert_eq!(validate(&text1), "valid");
+    // The validator is not blind: an asset type the schema does not know is refused.
+    let broken = text1.replacen(
+        "\"assetType\": \"algorithm\"",
+        "\"assetType\": \"gadget\"",
+        1,
+    );
+    assert_ne!(validate(&broken), "valid");
+    let doc: Value = serde_json::from_str(&text1).unwrap();
+    let token = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "device")
+        .unwrap();
+    assert_eq!(token["components"].as_array().unwrap().len(), keys_listed);
+    let again = h.data.path().join("again.cbom.json");
+    h.run(pin, &["pqc", "--cbom", again.to_str().unwrap()]);
+    let strip = |t: &str| {
+        let mut v: Value = serde_json::from_str(t).unwrap();
+        v["serialNumber"] = Value::Null;
+        v["metadata"]["timestamp"] = Value::Null;
+        v
+    };
+    assert_eq!(
+        strip(&text1),
+        strip(&std::fs::read_to_string(&again).unwrap())
+    );
+    let o = h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
+    assert_ne!(code(&o), 0);
+    assert_eq!(
+        std::fs::read_to_string(&cbom).unwrap(),
+        text1,
+        "never written over"
+    );
+
     // A policy file with a date in another form: refused, naming the line; nothing asked.
     let bad = h.data.path().join("bad.toml");
     std::fs::write(

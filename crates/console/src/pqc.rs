@@ -42,6 +42,24 @@ impl Readiness {
     }
 }
 
+/// A fresh `urn:uuid:` (version 4) for a BOM's `serialNumber`.
+fn bom_serial_number() -> ApiResult<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b)
+        .map_err(|e| ApiError::new(crate::ErrorCode::Internal, format!("no randomness: {e}")))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    Ok(format!(
+        "urn:uuid:{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
+}
+
 impl Console {
     /// The policy `choice` names: `nist`, `cnsa2`, a file's path, or the name of a file in
     /// the data folder's `policies/`. A file that is not a policy is refused with the line
@@ -107,5 +125,57 @@ impl Console {
             counts: hsmc_pqc::counts(&all),
             partitions: out,
         })
+    }
+
+    /// A CycloneDX 1.6 CBOM (see `hsmc_pqc::cbom`) of the keys on `partitions`, with the
+    /// policy's status and dates in each key's properties; pretty-printed JSON.
+    pub async fn pqc_cbom(&self, partitions: &[String], policy: &str) -> ApiResult<Vec<u8>> {
+        let readiness = self.pqc_readiness(partitions, policy).await?;
+        let mut listings = Vec::new();
+        for pr in &readiness.partitions {
+            let p = self.partition_ref(&pr.partition_id).await?;
+            let keys = self.list_keys(&pr.partition_id).await?;
+            let (module, slot) = (p.module.module.clone(), p.slot());
+            let info = tokio::task::spawn_blocking(move || module.token_info(slot))
+                .await
+                .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
+            listings.push((info, keys));
+        }
+        let tokens: Vec<hsmc_pqc::cbom::TokenKeys<'_>> = readiness
+            .partitions
+            .iter()
+            .zip(&listings)
+            .map(|(pr, (info, keys))| hsmc_pqc::cbom::TokenKeys {
+                holder: hsmc_pqc::cbom::Holder {
+                    serial: pr.serial.clone(),
+                    label: pr.partition_label.clone(),
+                    manufacturer: info.manufacturer.clone(),
+                    model: info.model.clone(),
+                    firmware: format!("{}", info.firmware_version),
+                },
+                keys: pr
+                    .objects
+                    .iter()
+                    .filter_map(|a| {
+                        keys.iter()
+                            .find(|o| {
+                                o.class == a.object_class
+                                    && o.id_hex == a.id_hex
+                                    && o.label == a.label
+                                    && o.unique_id == a.unique_id
+                            })
+                            .map(|o| (o, a))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let doc = hsmc_pqc::cbom::document(
+            &tokens,
+            &bom_serial_number()?,
+            &audit::now_rfc3339(),
+            env!("CARGO_PKG_VERSION"),
+        );
+        serde_json::to_vec_pretty(&doc)
+            .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))
     }
 }

@@ -1,5 +1,7 @@
 //! `hsmc pqc` on the command line.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -11,4 +13,8 @@ pub struct PqcArgs {
     /// Every partition the console has open, not only the one selected.
     #[arg(long)]
     pub all: bool,
+    /// Write a CycloneDX 1.6 CBOM of the keys to FILE (never over an existing file)
+    /// instead of printing the table.
+    #[arg(long, value_name = "FILE")]
+    pub cbom: Option<PathBuf>,
 }

@@ -89,3 +89,43 @@ impl Render for ReadinessView {
         u8::from(self.0.past_due())
     }
 }
+
+/// `pqc --cbom FILE`: what was written.
+#[derive(Debug, Serialize)]
+pub struct CbomWritten {
+    pub path: String,
+    pub algorithms: usize,
+    pub keys: usize,
+    pub tokens: usize,
+}
+
+impl CbomWritten {
+    pub fn of(path: &std::path::Path, bytes: &[u8]) -> CbomWritten {
+        let doc: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+        let components = doc["components"].as_array().cloned().unwrap_or_default();
+        let tokens: Vec<&serde_json::Value> = components
+            .iter()
+            .filter(|c| c["type"] == "device")
+            .collect();
+        CbomWritten {
+            path: path.display().to_string(),
+            algorithms: components.len() - tokens.len(),
+            keys: tokens
+                .iter()
+                .map(|t| t["components"].as_array().map_or(0, Vec::len))
+                .sum(),
+            tokens: tokens.len(),
+        }
+    }
+}
+
+impl Render for CbomWritten {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        writeln!(
+            page,
+            "CBOM (CycloneDX 1.6) written to {}: {} keys on {} token(s), {} algorithms.",
+            self.path, self.keys, self.tokens, self.algorithms
+        );
+        Ok(())
+    }
+}
