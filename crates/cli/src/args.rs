@@ -207,6 +207,11 @@ pub enum ShellCommand {
     },
     /// Print the man page (roff).
     Man,
+    /// Write the command reference as Markdown, a page per command, into DIR.
+    Reference {
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
+    },
 }
 
 #[cfg(test)]

@@ -2905,3 +2905,55 @@ fn pqc_readiness_from_the_command_line() {
         "{e}"
     );
 }
+
+/// The book's command reference (`docs/src/reference/`) is what `hsmc reference` writes
+/// from the command line's definition, page for page, and the book's summary lists every
+/// page: a command, option or help text changed without the book fails here.
+/// `UPDATE_DOCS=1` writes the pages again.
+#[test]
+fn the_books_command_reference_is_the_command_line_definition() {
+    let root = testkit::repo_root();
+    let book = root.join("docs/src/reference");
+    let fresh = tempfile::tempdir().unwrap();
+    let o = Hsmc::builtin().run(
+        None,
+        &["reference", "--out", fresh.path().to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pages = |dir: &Path| {
+        let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let want = pages(fresh.path());
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let _ = std::fs::remove_dir_all(&book);
+        std::fs::create_dir_all(&book).unwrap();
+        for (name, text) in &want {
+            std::fs::write(book.join(name), text).unwrap();
+        }
+    }
+    let have = pages(&book);
+    let names = |v: &[(String, String)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&have), names(&want), "pages: run with UPDATE_DOCS=1");
+    for ((name, text), (_, fresh)) in have.iter().zip(&want) {
+        assert_eq!(
+            text, fresh,
+            "docs/src/reference/{name} is stale: run with UPDATE_DOCS=1"
+        );
+    }
+    let summary = std::fs::read_to_string(root.join("docs/src/SUMMARY.md")).unwrap();
+    for (name, _) in &want {
+        assert!(
+            summary.contains(&format!("(reference/{name})")),
+            "docs/src/SUMMARY.md does not list reference/{name}"
+        );
+    }
+}

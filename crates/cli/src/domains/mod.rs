@@ -36,6 +36,7 @@ pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
             out.show(&shell::completions(*shell)?)
         }
         Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
+        Command::Shell(ShellCommand::Reference { out: dir }) => out.show(&shell::reference(dir)?),
         Command::Hsm(command) => {
             // `timestamp` and the offline check of an exported trail use no HSM: the console
             // opens without the built-in partition (an auditor has no HSM and no PIN).
