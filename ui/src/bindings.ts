@@ -40,7 +40,7 @@ remaining: number | null, total: string | null,
  */
 at: string | null, message: Text, link: Link, };
 
-export type AttentionKind = "module" | "token" | "login" | "user_pin" | "so_pin" | "breaker" | "load" | "ha" | "hss_key" | "usage_limit" | "certificate" | "audit" | "failure";
+export type AttentionKind = "module" | "token" | "login" | "user_pin" | "so_pin" | "breaker" | "load" | "ha" | "hss_key" | "usage_limit" | "certificate" | "audit" | "failure" | "pqc";
 
 export type AttrDisplay = "bool" | "number" | "text" | "date" | "hex" | "name";
 
@@ -1012,7 +1012,12 @@ last_output_dir: string | null,
 /**
  * RFC 3161 time-stamps on CMS and bundle signatures.
  */
-timestamp: TimestampSettings, };
+timestamp: TimestampSettings, 
+/**
+ * The post-quantum policy the Overview and `hsmc status` judge keys under: `nist`,
+ * `cnsa2`, or a policy file (see `console::pqc`).
+ */
+pqc_policy: string, };
 
 export type Severity = "info" | "warning" | "critical";
 

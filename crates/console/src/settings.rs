@@ -140,6 +140,9 @@ pub struct Settings {
     pub last_output_dir: Option<String>,
     /// RFC 3161 time-stamps on CMS and bundle signatures.
     pub timestamp: TimestampSettings,
+    /// The post-quantum policy the Overview and `hsmc status` judge keys under: `nist`,
+    /// `cnsa2`, or a policy file (see `console::pqc`).
+    pub pqc_policy: String,
 }
 
 impl Default for Settings {
@@ -156,6 +159,7 @@ impl Default for Settings {
             language: None,
             last_output_dir: None,
             timestamp: TimestampSettings::default(),
+            pqc_policy: "nist".into(),
         }
     }
 }

@@ -258,3 +258,73 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
     );
     c.close().await;
 }
+
+/// The Overview names the keys the post-quantum policy of the settings dates: under NIST
+/// IR 8547 an RSA-1024 key is disallowed already (critical) and P-256 has no date before
+/// 2035 (nothing); under CNSA 2.0 the P-256 key is deprecated (a warning) and ML-DSA-87 is
+/// in the suite (nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_names_keys_the_post_quantum_policy_dates() {
+    use p11::sys::*;
+    let e = common::token(testkit::Backend::Kryoptic).await;
+    e.generate(KeySpec::Ec { curve: Curve::P256 }, "pq_ec")
+        .await;
+    e.generate(
+        KeySpec::MlDsa {
+            set: hsm::algo::MlDsaSet::P87,
+        },
+        "pq_mldsa87",
+    )
+    .await;
+    let p = e.c.partition_ref(&e.pid).await.unwrap();
+    p.pool
+        .run_async("test.rsa1024", |s| {
+            s.generate_key_pair(
+                &p11::Mechanism::new(CKM_RSA_PKCS_KEY_PAIR_GEN),
+                &mut p11::Template::new()
+                    .ulong(CKA_MODULUS_BITS, 1024)
+                    .bool(CKA_TOKEN, true)
+                    .bool(CKA_VERIFY, true)
+                    .text(CKA_LABEL, "pq_rsa1024")
+                    .bytes(CKA_ID, b"pq1024"),
+                &mut p11::Template::new()
+                    .bool(CKA_TOKEN, true)
+                    .bool(CKA_PRIVATE, true)
+                    .bool(CKA_SENSITIVE, true)
+                    .bool(CKA_SIGN, true)
+                    .text(CKA_LABEL, "pq_rsa1024")
+                    .bytes(CKA_ID, b"pq1024"),
+            )
+        })
+        .await
+        .unwrap();
+    let pqc_items = |o: &console::overview::Overview| {
+        o.partitions
+            .iter()
+            .flat_map(|p| p.items.iter())
+            .filter(|i| i.kind == AttentionKind::Pqc)
+            .map(|i| (i.severity, i.message.text.clone()))
+            .collect::<Vec<_>>()
+    };
+    let o = e.c.overview().await.unwrap();
+    let items = pqc_items(&o);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].0, Severity::Critical);
+    assert!(
+        items[0].1.contains("pq_rsa1024 (RSA-1024)") && items[0].1.contains("NIST IR 8547"),
+        "{items:?}"
+    );
+    assert!(!items[0].1.contains("pq_ec"), "{items:?}");
+    assert!(o.needs_attention());
+
+    let mut s = e.c.settings();
+    s.pqc_policy = "cnsa2".into();
+    e.c.update_settings(s).await.unwrap();
+    let items = pqc_items(&e.c.overview().await.unwrap());
+    let warning = items
+        .iter()
+        .find(|(sev, _)| *sev == Severity::Warning)
+        .expect("a warning under CNSA 2.0");
+    assert!(warning.1.contains("pq_ec (ECDSA P-256)"), "{items:?}");
+    assert!(!warning.1.contains("pq_mldsa87"), "{items:?}");
+}

@@ -124,6 +124,19 @@ function SettingsForm({ settings }: { settings: Settings }) {
           <input type="checkbox" checked={draft.builtin_enabled} onChange={(e) => set("builtin_enabled", e.target.checked)} />{" "}
           {t("settings.builtin")}
         </label>
+        <Field label={t("settings.pqc_policy")} hint={t("settings.pqc_policy_hint")}>
+          <input
+            list="pqc-policies"
+            value={draft.pqc_policy}
+            onChange={(e) => set("pqc_policy", e.target.value)}
+            aria-label={t("settings.pqc_policy")}
+            data-testid="pqc-policy"
+          />
+          <datalist id="pqc-policies">
+            <option value="nist">{t("settings.pqc_nist")}</option>
+            <option value="cnsa2">{t("settings.pqc_cnsa2")}</option>
+          </datalist>
+        </Field>
       </section>
       <section className="card form-grid">
         <h3>{t("settings.hss")}</h3>

@@ -292,6 +292,7 @@ function summary(
     sensitive: priv ? true : null,
     extractable: priv ? false : null,
     local: true,
+    unique_id: `${id}-${cls.toLowerCase()}`,
     capabilities: {
       sign: cls === "PRIVATE_KEY",
       verify: cls === "PUBLIC_KEY",
@@ -395,6 +396,7 @@ export function install(cfg: MockConfig = {}) {
     language: null,
     last_output_dir: null,
     timestamp: { enabled: false, url: "", ca_file: null, timeout_seconds: 10, optional: false },
+    pqc_policy: "nist",
   };
   let ipcReady = false;
   // Seeded records: one every 10 minutes from 2026-11-28 00:00 UTC, every third by another actor.

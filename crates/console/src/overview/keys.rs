@@ -282,3 +282,65 @@ pub(super) async fn certificates(c: &Console, cards: &[PartitionCard]) -> Sectio
     super::sort_items(&mut section.items);
     section
 }
+
+/// Per logged-in partition, the keys the settings' post-quantum policy dates: past due
+/// (critical), deprecated or due within a year (warning), named with the policy.
+pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
+    let policy = c.settings().pqc_policy;
+    for card in cards.iter_mut().filter(|c| c.login.is_some()) {
+        let Ok(r) = c
+            .pqc_readiness(std::slice::from_ref(&card.partition_id), &policy)
+            .await
+        else {
+            continue;
+        };
+        let Some(p) = r.partitions.first() else {
+            continue;
+        };
+        let named = |want: &[hsmc_pqc::Status]| -> Vec<String> {
+            p.objects
+                .iter()
+                .filter(|o| want.contains(&o.verdict.status))
+                .map(|o| format!("{} ({})", o.label, o.algorithm.name))
+                .collect()
+        };
+        use hsmc_pqc::Status as St;
+        let past = named(&[St::PastDue]);
+        let soon = named(&[St::Deprecated, St::DueWithinAYear]);
+        let link = Link::to(LinkView::Keys).partition(&card.partition_id);
+        if !past.is_empty() {
+            card.items.push(
+                AttentionItem::new(
+                    K::Pqc,
+                    S::Critical,
+                    text!(
+                        "overview.pqc_past_due",
+                        "{{n}} key(s) disallowed under {{policy}}: {{keys}}. Replace them (hsmc pqc names a successor).",
+                        n = past.len(),
+                        policy = &r.policy,
+                        keys = past.join(", ")
+                    ),
+                    link.clone(),
+                )
+                .on(&card.partition_id, &card.label),
+            );
+        }
+        if !soon.is_empty() {
+            card.items.push(
+                AttentionItem::new(
+                    K::Pqc,
+                    S::Warning,
+                    text!(
+                        "overview.pqc_due_soon",
+                        "{{n}} key(s) deprecated, or disallowed within a year, under {{policy}}: {{keys}}.",
+                        n = soon.len(),
+                        policy = &r.policy,
+                        keys = soon.join(", ")
+                    ),
+                    link,
+                )
+                .on(&card.partition_id, &card.label),
+            );
+        }
+    }
+}

@@ -68,6 +68,8 @@ pub enum AttentionKind {
     Audit,
     /// An operation that failed (from the trail).
     Failure,
+    /// Keys past due, deprecated, or due within a year under the post-quantum policy.
+    Pqc,
 }
 
 hsm::wire_display!(AttentionKind);
@@ -329,7 +331,8 @@ impl Console {
     /// Lists the modules' slots (so every token has a card), takes a statistics sample of
     /// each partition, and reads the keys and certificates of those logged in.
     pub async fn overview(&self) -> ApiResult<Overview> {
-        let (partitions, module_items, modules) = cards::cards(self).await;
+        let (mut partitions, module_items, modules) = cards::cards(self).await;
+        keys::post_quantum(self, &mut partitions).await;
         let keys = keys::keys_running_out(self, &partitions).await;
         let certificates = keys::certificates(self, &partitions).await;
         let audit = trail::audit_summary(self).await;
