@@ -123,3 +123,31 @@ fn one_key_means_one_text() {
         }
     }
 }
+
+/// Every error code (as the generated bindings spell them) has its section in the book's
+/// troubleshooting page, and the page names no code that does not exist.
+#[test]
+fn every_error_code_is_in_the_troubleshooting_page() {
+    let root = testkit::repo_root();
+    let bindings = std::fs::read_to_string(root.join("ui/src/bindings.ts")).unwrap();
+    let line = bindings
+        .lines()
+        .find(|l| l.starts_with("export type ErrorCode = "))
+        .expect("the ErrorCode type in the bindings");
+    let codes: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    assert!(codes.len() > 20, "{codes:?}");
+    let page = std::fs::read_to_string(root.join("docs/src/troubleshooting.md")).unwrap();
+    let sections: Vec<&str> = page.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    for c in &codes {
+        assert!(
+            sections.contains(c),
+            "docs/src/troubleshooting.md has no section for {c}"
+        );
+    }
+    for s in &sections {
+        assert!(
+            codes.contains(s),
+            "docs/src/troubleshooting.md names {s}, which is no error code"
+        );
+    }
+}
