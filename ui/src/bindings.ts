@@ -166,7 +166,17 @@ extended_key_usage: Array<string>, sha256_fingerprint: string,
 /**
  * The fingerprint of its public key, as the console shows keys' (SHA-256 of the SPKI).
  */
-public_key_fingerprint: string | null, };
+public_key_fingerprint: string | null, 
+/**
+ * Its public key's algorithm as the console names keys' ("RSA-2048", "ECDSA P-256",
+ * "ML-DSA-65", …), when the console reads the key.
+ */
+public_key_algorithm: string | null, 
+/**
+ * The algorithm its issuer signed it with: "RSA", "ECDSA", "Ed25519", "ML-DSA-65",
+ * "SLH-DSA-SHA2-128s", "HSS/LMS", or the OID.
+ */
+signature_algorithm: string, };
 
 export type CertificateView = { pem: string, subject: string, serial: string, not_after: string, fingerprint: string, stored_on_token: boolean, };
 

@@ -2813,6 +2813,48 @@ fn pqc_readiness_from_the_command_line() {
         "AES-256"
     );
 
+    // Certificates, judged by their key and their signature: an RSA-2048 self-signed
+    // certificate as its key; an ML-DSA-87 one in the CNSA 2.0 suite.
+    for key in ["label:pqc_rsa", "label:pqc_mldsa87"] {
+        h.json(
+            pin,
+            &[
+                "keys",
+                "cert",
+                key,
+                "--self-signed",
+                "--subject",
+                "CN=pqc test",
+            ],
+        );
+    }
+    let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
+    let certs: Vec<Value> = cnsa["partitions"][0]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["object_class"] == "CERTIFICATE")
+        .cloned()
+        .collect();
+    assert_eq!(certs.len(), 2, "{cnsa}");
+    let cert = |key: &str| {
+        certs
+            .iter()
+            .find(|c| c["algorithm"]["name"].as_str().unwrap().starts_with(key))
+            .unwrap_or_else(|| panic!("a certificate of {key}: {certs:?}"))
+    };
+    let rsa_cert = cert("RSA-2048");
+    assert_eq!(rsa_cert["algorithm"]["name"], "RSA-2048 signed with RSA");
+    assert_eq!(rsa_cert["algorithm"]["class"], "quantum-vulnerable");
+    assert_eq!(rsa_cert["disallowed_after"], "2030-12-31", "{rsa_cert}");
+    let pq_cert = cert("ML-DSA-87");
+    assert_eq!(
+        pq_cert["algorithm"]["name"],
+        "ML-DSA-87 signed with ML-DSA-87"
+    );
+    assert_eq!(pq_cert["algorithm"]["nist_category"], 5);
+    assert_eq!(pq_cert["disallowed_after"], Value::Null, "{pq_cert}");
+
     // An organisation's policy, from the data folder: RSA-2048 past due — exit 1.
     let policies = h.data.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
@@ -2829,7 +2871,10 @@ fn pqc_readiness_from_the_command_line() {
         "past-due",
         "{v}"
     );
-    assert_eq!(v["counts"]["past_due"], 2, "the pair: {v}");
+    assert_eq!(
+        v["counts"]["past_due"], 3,
+        "the pair and its certificate (by its RSA-2048 key): {v}"
+    );
 
     // The CBOM: valid CycloneDX 1.6 by CycloneDX's own validator, one component per key
     // pkcs11-tool lists, the same bytes twice but for its serial number and time, never
@@ -2869,7 +2914,11 @@ fn pqc_readiness_from_the_command_line() {
         .iter()
         .find(|c| c["type"] == "device")
         .unwrap();
-    assert_eq!(token["components"].as_array().unwrap().len(), keys_listed);
+    assert_eq!(
+        token["components"].as_array().unwrap().len(),
+        keys_listed,
+        "one component per key (certificates are in the table, not yet in the CBOM)"
+    );
     let again = h.data.path().join("again.cbom.json");
     h.run(pin, &["pqc", "--cbom", again.to_str().unwrap()]);
     let strip = |t: &str| {

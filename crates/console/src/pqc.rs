@@ -108,7 +108,11 @@ impl Console {
         for id in partitions {
             let p = self.partition_ref(id).await?;
             let objects = self.list_keys(id).await?;
-            let rows = hsmc_pqc::assess(&objects, &policy, today);
+            let mut rows = hsmc_pqc::assess(&objects, &policy, today);
+            rows.extend(
+                self.certificates_judged(&p, &objects, &policy, today)
+                    .await?,
+            );
             out.push(PartitionReadiness {
                 partition_id: p.id.clone(),
                 partition_label: p.label.clone(),
@@ -153,9 +157,11 @@ impl Console {
                     model: info.model.clone(),
                     firmware: format!("{}", info.firmware_version),
                 },
+                // Certificates are in the table; the CBOM holds the keys.
                 keys: pr
                     .objects
                     .iter()
+                    .filter(|a| a.object_class != "CERTIFICATE")
                     .filter_map(|a| {
                         keys.iter()
                             .find(|o| {
@@ -177,5 +183,41 @@ impl Console {
         );
         serde_json::to_vec_pretty(&doc)
             .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))
+    }
+
+    /// The X.509 certificates on `p`, each judged by its key and its signature.
+    async fn certificates_judged(
+        &self,
+        p: &std::sync::Arc<crate::Partition>,
+        listed: &[hsm::keys::ObjectSummary],
+        policy: &Policy,
+        today: time::Date,
+    ) -> ApiResult<Vec<Assessed>> {
+        if !listed.iter().any(|o| o.class == "CERTIFICATE") {
+            return Ok(Vec::new());
+        }
+        let certs = p
+            .pool
+            .run_service_idempotent_async("pqc.certificates", hsm::objects::certificates)
+            .await?;
+        let mut out = Vec::new();
+        for (handle, label, der) in certs {
+            let Ok(info) = signing::objects::describe(&der) else {
+                continue; // not X.509 as the console reads it: the keys view shows it
+            };
+            let o = listed.iter().find(|o| o.handle == handle);
+            out.push(hsmc_pqc::certificate(
+                &hsmc_pqc::CertificateInput {
+                    label: &label,
+                    id_hex: o.map(|o| o.id_hex.as_str()).unwrap_or_default(),
+                    unique_id: o.and_then(|o| o.unique_id.clone()),
+                    public_key_algorithm: info.public_key_algorithm.as_deref(),
+                    signature_algorithm: &info.signature_algorithm,
+                },
+                policy,
+                today,
+            ));
+        }
+        Ok(out)
     }
 }

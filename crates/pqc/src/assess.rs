@@ -145,3 +145,65 @@ pub fn counts(rows: &[Assessed]) -> Counts {
     }
     c
 }
+
+/// A certificate on the token, as the readiness view needs it.
+pub struct CertificateInput<'a> {
+    pub label: &'a str,
+    pub id_hex: &'a str,
+    pub unique_id: Option<String>,
+    /// Its public key's algorithm (`None` when the console cannot read the key).
+    pub public_key_algorithm: Option<&'a str>,
+    /// The algorithm its issuer signed it with.
+    pub signature_algorithm: &'a str,
+}
+
+/// A certificate judged by its key and by its signature, whichever the policy dates
+/// first (an unknown one is left to the officer). The issuers' certificates that are on
+/// the token are judged as rows of their own.
+pub fn certificate(c: &CertificateInput<'_>, policy: &Policy, today: Date) -> Assessed {
+    let key = c
+        .public_key_algorithm
+        .map(classify::of_name)
+        .unwrap_or_else(|| Algorithm::unknown("unknown key"));
+    let signature = classify::of_name(c.signature_algorithm);
+    let purpose = Some(Purpose::Signing);
+    let judged: Vec<(Algorithm, Verdict)> = [key, signature]
+        .into_iter()
+        .map(|a| {
+            let v = policy.judge(&a, purpose, today);
+            (a, v)
+        })
+        .collect();
+    // The worse of the two: unjudged first (a person must look), then past due, then the
+    // earlier disallowance, deprecation.
+    let rank = |v: &Verdict| {
+        (
+            v.status == Status::Unjudged,
+            v.status,
+            std::cmp::Reverse(v.disallowed_after.clone().unwrap_or_else(|| "9999".into())),
+            std::cmp::Reverse(v.deprecated_after.clone().unwrap_or_else(|| "9999".into())),
+        )
+    };
+    let (alg, verdict) = judged
+        .into_iter()
+        .max_by(|a, b| rank(&a.1).cmp(&rank(&b.1)))
+        .expect("two algorithms");
+    let successor = successor(&alg, purpose, &verdict, policy);
+    Assessed {
+        object_class: "CERTIFICATE".into(),
+        label: c.label.to_string(),
+        id_hex: c.id_hex.to_string(),
+        unique_id: c.unique_id.clone(),
+        algorithm: Algorithm {
+            name: format!(
+                "{} signed with {}",
+                c.public_key_algorithm.unwrap_or("unknown key"),
+                c.signature_algorithm
+            ),
+            ..alg
+        },
+        purpose,
+        verdict,
+        successor,
+    }
+}

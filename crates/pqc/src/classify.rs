@@ -171,6 +171,38 @@ pub fn of_key(o: &ObjectSummary, rsa_bits: Option<u32>) -> Algorithm {
     }
 }
 
+/// The algorithm the console names `name` — a key's as `PublicKey::algorithm` names it
+/// ("RSA-2048", "ECDSA P-256", "Ed25519", "ML-DSA-65", "SLH-DSA-SHA2-128s", "HSS/LMS") or a
+/// signature algorithm without a size ("RSA", "ECDSA"): for certificates.
+pub fn of_name(name: &str) -> Algorithm {
+    let (key_type, pset): (&str, Option<&str>) = if name.starts_with("RSA") {
+        ("RSA", None)
+    } else if let Some(curve) = name.strip_prefix("ECDSA ") {
+        ("EC", Some(curve))
+    } else if name == "ECDSA" {
+        return Algorithm::new("ECDSA", Family::Ecdsa, None, 0);
+    } else if name == "Ed25519" || name == "Ed448" {
+        ("EC_EDWARDS", Some(name))
+    } else if name.starts_with("ML-DSA-") {
+        ("ML_DSA", Some(name))
+    } else if name.starts_with("ML-KEM-") {
+        ("ML_KEM", Some(name))
+    } else if name.starts_with("SLH-DSA-") {
+        ("SLH_DSA", Some(name))
+    } else if name.starts_with("HSS") || name.starts_with("LMS") {
+        ("HSS", None)
+    } else {
+        return Algorithm::unknown(name);
+    };
+    let o = ObjectSummary {
+        key_type: Some(key_type.into()),
+        algorithm: name.into(),
+        parameter_set: pset.map(String::from),
+        ..Default::default()
+    };
+    of_key(&o, None)
+}
+
 /// AES's category is the one the category is defined by: AES-128 key search is category 1,
 /// AES-192 category 3, AES-256 category 5 (NIST PQC call for proposals, §4.A.5).
 fn aes_category(bits: Option<u32>) -> u8 {
@@ -213,6 +245,19 @@ mod tests {
         ] {
             assert_eq!(rsa_strength(bits), strength, "RSA-{bits}");
         }
+    }
+
+    #[test]
+    fn certificate_algorithms_by_name() {
+        assert_eq!(of_name("RSA-3072").classical_bits, Some(128));
+        assert_eq!(of_name("RSA").class, QuantumClass::QuantumVulnerable);
+        assert_eq!(of_name("ECDSA P-384").classical_bits, Some(192));
+        assert_eq!(of_name("ECDSA").family, Family::Ecdsa);
+        assert_eq!(of_name("Ed25519").family, Family::Eddsa);
+        assert_eq!(of_name("ML-DSA-87").nist_category, 5);
+        assert_eq!(of_name("SLH-DSA-SHAKE-192f").nist_category, 3);
+        assert_eq!(of_name("HSS/LMS").class, QuantumClass::PostQuantum);
+        assert_eq!(of_name("1.2.3.4").class, QuantumClass::Unknown);
     }
 
     #[test]

@@ -320,6 +320,45 @@ pub struct CertificateInfo {
     pub sha256_fingerprint: String,
     /// The fingerprint of its public key, as the console shows keys' (SHA-256 of the SPKI).
     pub public_key_fingerprint: Option<String>,
+    /// Its public key's algorithm as the console names keys' ("RSA-2048", "ECDSA P-256",
+    /// "ML-DSA-65", …), when the console reads the key.
+    pub public_key_algorithm: Option<String>,
+    /// The algorithm its issuer signed it with: "RSA", "ECDSA", "Ed25519", "ML-DSA-65",
+    /// "SLH-DSA-SHA2-128s", "HSS/LMS", or the OID.
+    pub signature_algorithm: String,
+}
+
+/// The signature algorithm of a certificate (or CMS signer) by its OID, named as the
+/// console names algorithms (RFC 8017/5758/8410, RFC 9881, RFC 9909, RFC 9802).
+pub fn signature_algorithm_name(oid: &str) -> String {
+    let name = match oid {
+        "1.2.840.113549.1.1.5"
+        | "1.2.840.113549.1.1.10"
+        | "1.2.840.113549.1.1.11"
+        | "1.2.840.113549.1.1.12"
+        | "1.2.840.113549.1.1.13" => "RSA",
+        "1.2.840.10045.4.3.2" | "1.2.840.10045.4.3.3" | "1.2.840.10045.4.3.4" => "ECDSA",
+        "1.3.101.112" => "Ed25519",
+        "1.3.101.113" => "Ed448",
+        "2.16.840.1.101.3.4.3.17" => "ML-DSA-44",
+        "2.16.840.1.101.3.4.3.18" => "ML-DSA-65",
+        "2.16.840.1.101.3.4.3.19" => "ML-DSA-87",
+        "2.16.840.1.101.3.4.3.20" => "SLH-DSA-SHA2-128s",
+        "2.16.840.1.101.3.4.3.21" => "SLH-DSA-SHA2-128f",
+        "2.16.840.1.101.3.4.3.22" => "SLH-DSA-SHA2-192s",
+        "2.16.840.1.101.3.4.3.23" => "SLH-DSA-SHA2-192f",
+        "2.16.840.1.101.3.4.3.24" => "SLH-DSA-SHA2-256s",
+        "2.16.840.1.101.3.4.3.25" => "SLH-DSA-SHA2-256f",
+        "2.16.840.1.101.3.4.3.26" => "SLH-DSA-SHAKE-128s",
+        "2.16.840.1.101.3.4.3.27" => "SLH-DSA-SHAKE-128f",
+        "2.16.840.1.101.3.4.3.28" => "SLH-DSA-SHAKE-192s",
+        "2.16.840.1.101.3.4.3.29" => "SLH-DSA-SHAKE-192f",
+        "2.16.840.1.101.3.4.3.30" => "SLH-DSA-SHAKE-256s",
+        "2.16.840.1.101.3.4.3.31" => "SLH-DSA-SHAKE-256f",
+        "1.2.840.113549.1.9.16.3.17" => "HSS/LMS",
+        other => other,
+    };
+    name.to_string()
 }
 
 fn rfc3339(t: &x509_cert::time::Time) -> (String, i64) {
@@ -391,12 +430,13 @@ pub fn describe(der_bytes: &[u8]) -> Result<CertificateInfo> {
         Ok(Some((_, eku))) => eku.0.iter().map(eku_name).collect(),
         _ => Vec::new(),
     };
-    let public_key_fingerprint = tbs
+    let public_key = tbs
         .subject_public_key_info()
         .to_der()
         .ok()
-        .and_then(|d| PublicKey::from_spki_der(&d).ok())
-        .map(|pk| pk.fingerprint());
+        .and_then(|d| PublicKey::from_spki_der(&d).ok());
+    let public_key_fingerprint = public_key.as_ref().map(|pk| pk.fingerprint());
+    let public_key_algorithm = public_key.as_ref().map(|pk| pk.algorithm());
     Ok(CertificateInfo {
         subject: tbs.subject().to_string(),
         issuer: tbs.issuer().to_string(),
@@ -411,6 +451,8 @@ pub fn describe(der_bytes: &[u8]) -> Result<CertificateInfo> {
         extended_key_usage,
         sha256_fingerprint: hex::encode(Sha256::digest(der_bytes)),
         public_key_fingerprint,
+        public_key_algorithm,
+        signature_algorithm: signature_algorithm_name(&c.signature_algorithm().oid.to_string()),
     })
 }
 
@@ -539,6 +581,8 @@ mod tests {
             extended_key_usage: vec!["codeSigning".into()],
             sha256_fingerprint: String::new(),
             public_key_fingerprint: None,
+            public_key_algorithm: None,
+            signature_algorithm: "ECDSA".into(),
         };
         assert!(signing_warnings(&i).is_empty());
         i.key_usage = Vec::new();

@@ -333,6 +333,8 @@ function certInfo(subject: string): CertificateInfo {
     extended_key_usage: ["codeSigning"],
     sha256_fingerprint: "ab".repeat(32),
     public_key_fingerprint: null,
+    public_key_algorithm: "ECDSA P-256",
+    signature_algorithm: "ECDSA",
   };
 }
 
