@@ -14,7 +14,8 @@ pub struct SignArgs {
     #[arg(long)]
     pub key: String,
     /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),
-    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys).
+    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys), sshsig
+    /// (.sshsig, what ssh-keygen -Y verify -n file checks; Ed25519 and ECDSA P-256 keys).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
     pub format: Vec<SigFormat>,
     /// Write OpenPGP signatures in binary as FILE.gpg instead of armored FILE.asc (.sig is
@@ -73,6 +74,7 @@ pub enum SigFormat {
     Bundle,
     Openpgp,
     Minisign,
+    Sshsig,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +132,7 @@ impl SignArgs {
                 SigFormat::Openpgp if self.openpgp_binary => SignFormat::OpenpgpBinary,
                 SigFormat::Openpgp => SignFormat::Openpgp,
                 SigFormat::Minisign => SignFormat::Minisign,
+                SigFormat::Sshsig => SignFormat::Sshsig,
             })
             .collect())
     }
