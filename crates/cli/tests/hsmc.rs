@@ -2905,3 +2905,181 @@ fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
         assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.sshsig").exists());
     }
 }
+
+/// git signs through `hsmc git-ssh` (gpg.format ssh, gpg.ssh.program a wrapper script that
+/// execs it; user.signingkey the `keys ssh-pub` line), with Ed25519 on SoftHSM2 and ECDSA
+/// P-256 on lunasim (built-in): `git commit -S` and `git tag -s` succeed, stock
+/// `git verify-commit`/`git verify-tag` with gpg.ssh.allowedSignersFile accept them
+/// (verification passed through to ssh-keygen), a tag whose object was rewritten is
+/// rejected, and the audit trail records each signature with its namespace, object type,
+/// repository and payload hash.
+#[test]
+fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
+    let soft = TestToken::new(Backend::SoftHsm);
+    for (h, pin, alg) in [
+        (Hsmc::token(&soft), testkit::USER_PIN, "ed25519"),
+        (Hsmc::builtin(), console::builtin::USER_PIN, "ec-p256"),
+    ] {
+        h.json(
+            Some(pin),
+            &["keys", "gen", "-a", alg, "-l", "git_signer", "--token"],
+        );
+        let dir = h.data.path().join("git");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let p = |x: &Path| x.to_str().unwrap().to_string();
+        let line = h.json(Some(pin), &["keys", "ssh-pub", "label:git_signer"])["line"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let signers = dir.join("allowed_signers");
+        let o = h.run(
+            Some(pin),
+            &[
+                "keys",
+                "ssh-pub",
+                "label:git_signer",
+                "--allowed-signers",
+                "dev@example.org",
+                "--out",
+                &p(&signers),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+
+        // The wrapper git runs: the test's environment, then hsmc git-ssh.
+        let mut script = String::from("#!/bin/sh\n");
+        let mut env: Vec<(String, String)> = vec![
+            ("HSMC_DATA_DIR".into(), p(h.data.path())),
+            ("HSMC_MODULE".into(), h.module.clone()),
+            ("HSMC_PIN".into(), pin.into()),
+            ("USER".into(), "ci-officer".into()),
+        ];
+        env.extend(h.env.iter().cloned());
+        for (k, v) in &env {
+            script.push_str(&format!("export {k}='{}'\n", v.replace('\'', r"'\''")));
+        }
+        script.push_str(&format!(
+            "exec '{}' git-ssh \"$@\"\n",
+            testkit::hsmc_binary().display()
+        ));
+        let wrapper = dir.join("hsmc-git-ssh");
+        std::fs::write(&wrapper, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+        let git = |args: &[&str]| {
+            let mut c = Command::new("git");
+            c.args(args)
+                .current_dir(&repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &dir)
+                .env_remove("HSMC_PIN")
+                .stdin(Stdio::null());
+            c.output().unwrap()
+        };
+        let ok = |o: Output| {
+            assert!(o.status.success(), "{}", testkit::tools::text(&o));
+            o
+        };
+        ok(git(&["init", "-q", "-b", "main"]));
+        for (k, v) in [
+            ("user.name", "Dev"),
+            ("user.email", "dev@example.org"),
+            ("gpg.format", "ssh"),
+            ("gpg.ssh.program", &p(&wrapper)),
+            ("user.signingkey", &format!("key::{line}")),
+            ("gpg.ssh.allowedSignersFile", &p(&signers)),
+        ] {
+            ok(git(&["config", k, v]));
+        }
+        std::fs::write(repo.join("README"), "release notes\n").unwrap();
+        ok(git(&["add", "README"]));
+        ok(git(&["commit", "-q", "-S", "-m", "first, signed"]));
+        ok(git(&["tag", "-s", "v1.0", "-m", "release 1.0"]));
+        let vc = ok(git(&["verify-commit", "HEAD"]));
+        assert!(
+            testkit::tools::text(&vc).contains("Good \"git\" signature for dev@example.org"),
+            "{}",
+            testkit::tools::text(&vc)
+        );
+        let vt = ok(git(&["verify-tag", "v1.0"]));
+        assert!(testkit::tools::text(&vt).contains("Good \"git\" signature"));
+
+        // The tag's object rewritten to another commit, the signature kept: rejected.
+        std::fs::write(repo.join("README"), "other notes\n").unwrap();
+        ok(git(&["commit", "-q", "-a", "-m", "second, unsigned"]));
+        let second = String::from_utf8(ok(git(&["rev-parse", "HEAD"])).stdout).unwrap();
+        let first = String::from_utf8(ok(git(&["rev-parse", "HEAD~1"])).stdout).unwrap();
+        let tag = String::from_utf8(ok(git(&["cat-file", "tag", "v1.0"])).stdout).unwrap();
+        assert!(tag.contains("-----BEGIN SSH SIGNATURE-----"), "{tag}");
+        let forged = tag.replacen(first.trim(), second.trim(), 1);
+        assert_ne!(forged, tag);
+        let forged_file = dir.join("forged-tag");
+        std::fs::write(&forged_file, forged).unwrap();
+        let mut mktag = Command::new("git");
+        mktag
+            .args(["mktag"])
+            .current_dir(&repo)
+            .env("HOME", &dir)
+            .stdin(Stdio::from(std::fs::File::open(&forged_file).unwrap()));
+        let forged_id = String::from_utf8(ok(mktag.output().unwrap()).stdout).unwrap();
+        let v = git(&["verify-tag", forged_id.trim()]);
+        assert!(
+            !v.status.success(),
+            "a rewritten tag: {}",
+            testkit::tools::text(&v)
+        );
+
+        // Each signature is in the trail: namespace, object, repository, payload hash.
+        let tail = h.json(None, &["audit", "tail", "-n", "30"]);
+        let signs: Vec<Value> = tail
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["action"] == "sign" && r["status"] == "success")
+            .map(|r| serde_json::from_str(r["metadata"].as_str().unwrap()).unwrap())
+            .collect();
+        let kinds: Vec<&str> = signs
+            .iter()
+            .filter(|m| m["namespace"] == "git" && m["format"] == "sshsig")
+            .map(|m| {
+                assert_eq!(m["sha512"].as_str().unwrap().len(), 128, "{m}");
+                assert_eq!(m["repository"], p(&repo).as_str(), "{m}");
+                assert_eq!(m["key"]["label"], "git_signer", "{m}");
+                m["object_type"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(kinds, ["commit", "tag"], "{tail}");
+
+        // A key that is not on the partition: refused, nothing written.
+        let stranger = dir.join("stranger.pub");
+        std::fs::write(
+            &stranger,
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x\n",
+        )
+        .unwrap();
+        let payload = dir.join("payload");
+        std::fs::write(&payload, "tree 0\n").unwrap();
+        let o = h.run(
+            Some(pin),
+            &[
+                "git-ssh",
+                "-Y",
+                "sign",
+                "-n",
+                "git",
+                "-f",
+                &p(&stranger),
+                &p(&payload),
+            ],
+        );
+        assert_eq!(code(&o), 1);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("No private key on this partition"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!dir.join("payload.sig").exists());
+    }
+}

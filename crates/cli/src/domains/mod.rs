@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod audit;
+pub mod git;
 pub mod ha;
 pub mod health;
 pub mod inventory;
@@ -35,6 +36,8 @@ pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
             out.show(&shell::completions(*shell)?)
         }
         Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
+        // Verification through `git-ssh` is ssh-keygen's: no console, no HSM.
+        Command::Hsm(HsmCommand::GitSsh(a)) if git::passes_through(a) => git::pass_through(a),
         Command::Hsm(command) => {
             // `timestamp` and the offline check of an exported trail use no HSM: the console
             // opens without the built-in partition (an auditor has no HSM and no PIN).
@@ -62,6 +65,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
         HsmCommand::Timestamp(a) => out.show(&sign::timestamp(ctx, a).await?),
+        HsmCommand::GitSsh(a) => git::run(ctx, a).await,
         HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,
