@@ -2907,8 +2907,8 @@ fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
 }
 
 /// git signs through `hsmc git-ssh` (gpg.format ssh, gpg.ssh.program a wrapper script that
-/// execs it; user.signingkey the `keys ssh-pub` line), with Ed25519 on SoftHSM2 and ECDSA
-/// P-256 on lunasim (built-in): `git commit -S` and `git tag -s` succeed, stock
+/// execs it; user.signingkey the `keys ssh-pub` line), with Ed25519 and ECDSA P-256 keys on
+/// SoftHSM2 and lunasim (built-in), the second beside the first: `git commit -S` and `git tag -s` succeed, stock
 /// `git verify-commit`/`git verify-tag` with gpg.ssh.allowedSignersFile accept them
 /// (verification passed through to ssh-keygen), a tag whose object was rewritten is
 /// rejected, and the audit trail records each signature with its namespace, object type,
@@ -2916,19 +2916,23 @@ fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
 #[test]
 fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
     let soft = TestToken::new(Backend::SoftHsm);
+    let (on_soft, builtin) = (Hsmc::token(&soft), Hsmc::builtin());
     for (h, pin, alg) in [
-        (Hsmc::token(&soft), testkit::USER_PIN, "ed25519"),
-        (Hsmc::builtin(), console::builtin::USER_PIN, "ec-p256"),
+        (&on_soft, testkit::USER_PIN, "ed25519"),
+        (&on_soft, testkit::USER_PIN, "ec-p256"),
+        (&builtin, console::builtin::USER_PIN, "ed25519"),
+        (&builtin, console::builtin::USER_PIN, "ec-p256"),
     ] {
+        let label = format!("git_{alg}");
         h.json(
             Some(pin),
-            &["keys", "gen", "-a", alg, "-l", "git_signer", "--token"],
+            &["keys", "gen", "-a", alg, "-l", &label, "--token"],
         );
-        let dir = h.data.path().join("git");
+        let dir = h.data.path().join(format!("git-{alg}"));
         let repo = dir.join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         let p = |x: &Path| x.to_str().unwrap().to_string();
-        let line = h.json(Some(pin), &["keys", "ssh-pub", "label:git_signer"])["line"]
+        let line = h.json(Some(pin), &["keys", "ssh-pub", &format!("label:{label}")])["line"]
             .as_str()
             .unwrap()
             .to_string();
@@ -2938,7 +2942,7 @@ fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
             &[
                 "keys",
                 "ssh-pub",
-                "label:git_signer",
+                &format!("label:{label}"),
                 "--allowed-signers",
                 "dev@example.org",
                 "--out",
@@ -3042,11 +3046,14 @@ fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
             .collect();
         let kinds: Vec<&str> = signs
             .iter()
-            .filter(|m| m["namespace"] == "git" && m["format"] == "sshsig")
+            .filter(|m| {
+                m["namespace"] == "git"
+                    && m["format"] == "sshsig"
+                    && m["repository"] == p(&repo).as_str()
+            })
             .map(|m| {
                 assert_eq!(m["sha512"].as_str().unwrap().len(), 128, "{m}");
-                assert_eq!(m["repository"], p(&repo).as_str(), "{m}");
-                assert_eq!(m["key"]["label"], "git_signer", "{m}");
+                assert_eq!(m["key"]["label"], label.as_str(), "{m}");
                 m["object_type"].as_str().unwrap()
             })
             .collect();

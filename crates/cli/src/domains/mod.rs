@@ -31,13 +31,17 @@ use crate::render::Renderer;
 
 /// Run one command; the exit code on success (3 for a failed verification, …).
 pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
+    // Verification through `git-ssh` is ssh-keygen's: no console, no HSM.
+    if let Command::Hsm(HsmCommand::GitSsh(a)) = &cli.command {
+        if let Some(r) = git::without_console(a) {
+            return r;
+        }
+    }
     match &cli.command {
         Command::Shell(ShellCommand::Completions { shell }) => {
             out.show(&shell::completions(*shell)?)
         }
         Command::Shell(ShellCommand::Man) => out.show(&shell::man()?),
-        // Verification through `git-ssh` is ssh-keygen's: no console, no HSM.
-        Command::Hsm(HsmCommand::GitSsh(a)) if git::passes_through(a) => git::pass_through(a),
         Command::Hsm(command) => {
             // `timestamp` and the offline check of an exported trail use no HSM: the console
             // opens without the built-in partition (an auditor has no HSM and no PIN).

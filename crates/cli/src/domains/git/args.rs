@@ -33,9 +33,19 @@ pub struct SignRequest {
 #[derive(Debug, PartialEq, Eq)]
 pub enum GitSsh {
     Sign(SignRequest),
-    /// Anything else: ssh-keygen's business.
+    /// Verification (`-Y verify`, `find-principals`, `check-novalidate`,
+    /// `match-principals`): ssh-keygen's business.
     PassThrough,
 }
+
+/// The `-Y` operations git runs to verify, passed to ssh-keygen. Anything else is refused:
+/// ssh-keygen without `-Y` would, for one, start generating a key.
+const PASSED_THROUGH: &[&str] = &[
+    "verify",
+    "find-principals",
+    "check-novalidate",
+    "match-principals",
+];
 
 /// ssh-keygen's options that take a value (getopt's `X:`), as far as `-Y` uses them.
 const WITH_VALUE: &[char] = &['Y', 'n', 'f', 'O', 'I', 's', 'r'];
@@ -84,8 +94,16 @@ impl GitSshArgs {
                 break;
             }
         }
-        if op.as_deref() != Some("sign") {
-            return Ok(GitSsh::PassThrough);
+        match op.as_deref() {
+            Some("sign") => {}
+            Some(o) if PASSED_THROUGH.contains(&o) => return Ok(GitSsh::PassThrough),
+            _ => {
+                return Err(ApiError::invalid(text!(
+                    "cli.git_ssh.unsupported_operation",
+                    "hsmc git-ssh signs (-Y sign) and passes -Y verify, find-principals, check-novalidate and match-principals to ssh-keygen; it does not run: {{args}}",
+                    args = self.args.join(" ")
+                )))
+            }
         }
         for o in &options {
             check_sign_option(o)?;
@@ -181,9 +199,12 @@ mod tests {
                 "s",
             ],
             &["-Y", "check-novalidate", "-n", "git", "-s", "s"],
-            &["-l", "-f", "key.pub"],
         ] {
             assert_eq!(parse(verify).unwrap(), GitSsh::PassThrough);
+        }
+        // Not git's: ssh-keygen alone would generate a key.
+        for other in [&[][..], &["-l", "-f", "key.pub"], &["-Y", "sign-agent"]] {
+            assert!(parse(other).is_err(), "{other:?}");
         }
         assert!(parse(&["-Y", "sign", "-f", "k", "file"]).is_err());
         assert!(parse(&["-Y", "sign", "-n", "git", "file"]).is_err());

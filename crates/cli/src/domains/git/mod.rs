@@ -17,9 +17,14 @@ use self::args::{GitSsh, GitSshArgs, SignRequest};
 use crate::context::{Ctx, Login};
 use crate::render::{Page, Render};
 
-/// Whether the arguments are ssh-keygen's business (no HSM needed).
-pub fn passes_through(a: &GitSshArgs) -> bool {
-    matches!(a.parse(), Ok(GitSsh::PassThrough))
+/// What needs no console and no HSM: verification passed to ssh-keygen, or why the
+/// arguments are refused. `None` for a signature.
+pub fn without_console(a: &GitSshArgs) -> Option<ApiResult<u8>> {
+    match a.parse() {
+        Ok(GitSsh::Sign(_)) => None,
+        Ok(GitSsh::PassThrough) => Some(pass_through(a)),
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// Run ssh-keygen (or HSMC_SSH_KEYGEN) with the arguments unchanged; its exit code.
