@@ -2876,10 +2876,36 @@ fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
                 testkit::tools::text(&v)
             );
             assert!(!verify("git").status.success(), "another namespace");
+            // hsmc verify reads it too, with the key's line or its allowed_signers line.
+            let hsmc_verify = |key: &Path| {
+                h.run(
+                    None,
+                    &[
+                        "--json",
+                        "verify",
+                        &p(&art),
+                        "--sig",
+                        &p(&sig),
+                        "--pub",
+                        &p(key),
+                    ],
+                )
+            };
+            for key in [&pub_file, &signers] {
+                let o = hsmc_verify(key);
+                assert_eq!(code(&o), 0, "{}", testkit::tools::text(&o));
+                let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert_eq!(
+                    (v["valid"].clone(), v["format"].clone()),
+                    (true.into(), "sshsig".into()),
+                    "{v}"
+                );
+            }
             let mut bytes = std::fs::read(&art).unwrap();
             bytes[35_000] ^= 1;
             std::fs::write(&art, bytes).unwrap();
             assert!(!verify("file").status.success(), "a changed file");
+            assert_eq!(code(&hsmc_verify(&pub_file)), 3, "a changed file");
         }
 
         // A P-384 key: refused by name, nothing signed or written.

@@ -246,6 +246,69 @@ pub fn verify(key: &SshKey, namespace: &str, sha512: &[u8], armored: &str) -> Re
     verify_prehash(key, namespace, sha512, &sig)
 }
 
+/// Whether a signature file is an armored SSHSIG.
+pub fn is_signature(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes)
+        .trim_start()
+        .starts_with("-----BEGIN SSH SIGNATURE-----")
+}
+
+/// The signer's key from a `--pub` file: an OpenSSH public key line, an `allowed_signers`
+/// line, or a PEM public key.
+fn key_from_file(bytes: &[u8]) -> Result<SshKey> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.contains("-----BEGIN PUBLIC KEY-----") {
+        let pk = PublicKey::from_spki_pem(&text).map_err(crate::unusable_key)?;
+        return SshKey::new(&pk);
+    }
+    SshKey::parse(&text)
+}
+
+/// `hsmc verify` and the Verify view: `file` against an SSHSIG made in the namespace `file`
+/// (as `hsmc sign --format sshsig` writes it), with the signer's public key.
+pub fn report(
+    file: &std::path::Path,
+    signature: &[u8],
+    public_key: Option<&[u8]>,
+) -> Result<crate::verify::VerifyReport> {
+    let pk = public_key.ok_or_else(|| {
+        SignError::Format(hsm::text!(
+            "signing.ssh.needs_public_key",
+            "an SSH signature needs the signer's public key (--pub KEY.pub: its OpenSSH line, allowed_signers line or PEM)"
+        ))
+    })?;
+    let key = key_from_file(pk)?;
+    let mut r = crate::verify::report(file, crate::verify::SignatureFormat::Sshsig);
+    r.algorithm = Some(format!("{} (SSHSIG, SHA-512)", key.algorithm_name()));
+    r.key_fingerprint = Some(key.fingerprint());
+    let input = crate::input::check(file)?;
+    let digests = crate::hashing::hash_file(
+        &input,
+        false,
+        &|_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )?;
+    let sha512 = digests
+        .get(crate::alg::DigestAlg::Sha512)
+        .unwrap_or_default();
+    match verify(
+        &key,
+        FILE_NAMESPACE,
+        &sha512,
+        &String::from_utf8_lossy(signature),
+    ) {
+        Ok(()) => {
+            r.valid = true;
+            r.detail = format!(
+                "SSH signature in the namespace \"file\" verifies with {}",
+                key.fingerprint()
+            );
+        }
+        Err(e) => r.detail = e.to_string(),
+    }
+    Ok(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +353,29 @@ mod tests {
         verify(&k, FILE_NAMESPACE, &h, &text).unwrap();
         assert!(verify(&k, GIT_NAMESPACE, &h, &text).is_err());
         assert!(verify(&k, FILE_NAMESPACE, &Sha512::digest(b"other"), &text).is_err());
+
+        // As hsmc verify reads it: the file, the .sshsig and the key's line.
+        assert!(is_signature(text.as_bytes()));
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("app.bin");
+        std::fs::write(&f, msg).unwrap();
+        let line = k.public_key_line("k").unwrap();
+        let r = report(&f, text.as_bytes(), Some(line.as_bytes())).unwrap();
+        assert!(r.valid, "{}", r.detail);
+        let (_, other) = p256();
+        let other_line = other.public_key_line("").unwrap();
+        assert!(
+            !report(&f, text.as_bytes(), Some(other_line.as_bytes()))
+                .unwrap()
+                .valid
+        );
+        std::fs::write(&f, b"release bytez").unwrap();
+        assert!(
+            !report(&f, text.as_bytes(), Some(line.as_bytes()))
+                .unwrap()
+                .valid
+        );
+        assert!(report(&f, text.as_bytes(), None).is_err());
 
         let (sk, k) = p256();
         let text = signature_file(&k, GIT_NAMESPACE, &h, &mut |m| {

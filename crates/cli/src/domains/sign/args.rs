@@ -81,12 +81,14 @@ pub enum SigFormat {
 pub struct VerifyArgs {
     /// The artifact (or SHA256SUMS, with its .sig and --pub).
     pub file: PathBuf,
-    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig.
+    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig,
+    /// .sshsig.
     #[arg(long)]
     pub sig: PathBuf,
     /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
     /// the key for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, the
-    /// minisign.pub for minisign.
+    /// minisign.pub for minisign, the OpenSSH public key line (or allowed_signers line, or
+    /// PEM) for SSH signatures.
     #[arg(long = "pub", value_name = "KEY")]
     pub public_key: Option<PathBuf>,
     /// ML-DSA context string the signature was made with.
