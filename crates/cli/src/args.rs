@@ -9,6 +9,7 @@ use console::views::UserKind;
 
 pub use crate::domains::admin::args::{PinCommand, TokenCommand};
 pub use crate::domains::audit::args::AuditCommand;
+pub use crate::domains::git::args::GitSshArgs;
 pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::objects::args::ObjectsCommand;
@@ -149,6 +150,13 @@ pub enum HsmCommand {
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
+    /// git's SSH signing program (gpg.format ssh): `-Y sign -n git -f KEYFILE FILE` signs
+    /// with the HSM key whose public key KEYFILE holds (user.signingkey, from `keys
+    /// ssh-pub`) and writes FILE.sig; verification is ssh-keygen's, run unchanged.
+    ///
+    /// git runs gpg.ssh.program without arguments of its own: point it at a script that
+    /// runs `exec hsmc git-ssh "$@"` (see the git SSH signing chapter of the guide).
+    GitSsh(GitSshArgs),
     /// Add an RFC 3161 time-stamp to a CMS (.p7s) or bundle (.sig.json) signature made
     /// earlier, in place; the HSM is not used.
     Timestamp(TimestampArgs),

@@ -1854,8 +1854,8 @@ fn sign_with_a_timestamp_authority_and_verify_shows_it() {
 
 /// A verifier kit as a release's users get it: every format signed with a P-256 and an
 /// Ed25519 key (one file name with a space and a quote), the kit's own `verify.sh` run —
-/// openssl, gpg, minisign, sha256sum and `hsmc verify` each check their signatures — then
-/// one artifact changed, and the script fails naming it. A kit is refused before anything
+/// openssl, gpg, minisign, ssh-keygen, sha256sum and `hsmc verify` each check their
+/// signatures — then one artifact changed, and the script fails naming it. A kit is refused before anything
 /// is signed when its folder exists or OpenPGP signatures have no user ID.
 #[test]
 fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
@@ -1864,8 +1864,12 @@ fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
     let p = |x: &Path| x.to_str().unwrap().to_string();
     let uid = "Release Signing <release@example.org>";
     for (alg, label, formats) in [
-        ("ec-p256", "kit_p256", "cms,raw,bundle,openpgp"),
-        ("ed25519", "kit_ed25519", "cms,raw,bundle,openpgp,minisign"),
+        ("ec-p256", "kit_p256", "cms,raw,bundle,openpgp,sshsig"),
+        (
+            "ed25519",
+            "kit_ed25519",
+            "cms,raw,bundle,openpgp,minisign,sshsig",
+        ),
     ] {
         h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
         let rel = h.data.path().join(format!("release-{label}"));
@@ -1899,7 +1903,7 @@ fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
         let checks = r["kit"]["checks"].as_array().expect("a kit in the report");
         let tools: std::collections::BTreeSet<&str> =
             checks.iter().map(|c| c["tool"].as_str().unwrap()).collect();
-        let mut expected = vec!["gpg", "hsmc", "openssl", "sha256sum"];
+        let mut expected = vec!["gpg", "hsmc", "openssl", "sha256sum", "ssh-keygen"];
         if alg == "ed25519" {
             expected.insert(2, "minisign");
         }
@@ -1913,6 +1917,7 @@ fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
             "verify.sh",
             "keys/public.pem",
             "keys/openpgp.asc",
+            "keys/allowed_signers",
         ] {
             assert!(kit.join(f).is_file(), "{f} in the kit");
         }
@@ -3004,5 +3009,410 @@ fn the_books_command_reference_is_the_command_line_definition() {
             summary.contains(&format!("(reference/{name})")),
             "docs/src/SUMMARY.md does not list reference/{name}"
         );
+    }
+}
+
+/// Run a program of another lineage (OpenSSH's ssh-keygen, git), optionally with a file on
+/// its standard input, in `dir`.
+fn outside(program: &str, dir: &Path, args: &[&str], stdin: Option<&Path>) -> Output {
+    let mut c = Command::new(program);
+    c.args(args).current_dir(dir);
+    c.stdin(match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    });
+    c.output()
+        .unwrap_or_else(|e| panic!("{program} cannot run ({e})"))
+}
+
+/// The OpenSSH line of a PEM public key as pyca/cryptography writes it (another encoder
+/// than the console's).
+fn python_openssh_line(pem: &Path) -> String {
+    let script = "import sys\nfrom cryptography.hazmat.primitives import serialization as s\nk=s.load_pem_public_key(open(sys.argv[1],'rb').read())\nprint(k.public_bytes(s.Encoding.OpenSSH, s.PublicFormat.OpenSSH).decode())";
+    let o = Command::new(testkit::python())
+        .arg("-c")
+        .arg(script)
+        .arg(pem)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// `keys ssh-pub` and `sign --format sshsig` for Ed25519 and ECDSA P-256 keys on lunasim
+/// (built-in) and SoftHSM2: ssh-keygen reads the public key line, which is the HSM's key
+/// (pyca/cryptography's encoding of the exported PEM), and `ssh-keygen -Y verify` accepts
+/// the `.sshsig` files with the `allowed_signers` line and rejects them once the file
+/// changed; other keys are refused by name, with nothing written.
+#[test]
+fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
+    let soft = TestToken::new(Backend::SoftHsm);
+    for (h, pin) in [
+        (Hsmc::builtin(), console::builtin::USER_PIN),
+        (Hsmc::token(&soft), testkit::USER_PIN),
+    ] {
+        let pin = Some(pin);
+        for (alg, label) in [
+            ("ed25519", "ssh_ed25519"),
+            ("ec-p256", "ssh_p256"),
+            ("ec-p384", "ssh_p384"),
+        ] {
+            h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+        }
+        let dir = h.data.path().join("ssh");
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = |x: &Path| x.to_str().unwrap().to_string();
+        for (label, kind, ssh_type) in [
+            ("ssh_ed25519", "ED25519", "ssh-ed25519"),
+            ("ssh_p256", "ECDSA", "ecdsa-sha2-nistp256"),
+        ] {
+            let k = h.json(pin, &["keys", "ssh-pub", &format!("label:{label}")]);
+            let line = k["line"].as_str().unwrap();
+            assert!(line.starts_with(&format!("{ssh_type} AAAA")), "{k}");
+            assert!(line.ends_with(&format!(" {label}")), "{k}");
+            let pub_file = dir.join(format!("{label}.pub"));
+            let o = h.run(
+                pin,
+                &[
+                    "keys",
+                    "ssh-pub",
+                    &format!("label:{label}"),
+                    "--out",
+                    &p(&pub_file),
+                ],
+            );
+            assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+            let l = outside("ssh-keygen", &dir, &["-l", "-f", &p(&pub_file)], None);
+            let listed = String::from_utf8_lossy(&l.stdout);
+            assert!(l.status.success(), "{}", testkit::tools::text(&l));
+            assert!(
+                listed.contains(k["fingerprint"].as_str().unwrap())
+                    && listed.trim_end().ends_with(&format!("({kind})")),
+                "{listed} vs {k}"
+            );
+            // The line is the HSM's public key, as another encoder writes it.
+            let pem = dir.join(format!("{label}.pem"));
+            h.json(
+                pin,
+                &[
+                    "keys",
+                    "export-pub",
+                    &format!("label:{label}"),
+                    "--out",
+                    &p(&pem),
+                ],
+            );
+            let theirs = python_openssh_line(&pem);
+            assert_eq!(
+                line.split_whitespace().take(2).collect::<Vec<_>>(),
+                theirs.split_whitespace().take(2).collect::<Vec<_>>()
+            );
+
+            let signers = dir.join(format!("{label}.allowed_signers"));
+            let a = h.json(
+                pin,
+                &[
+                    "keys",
+                    "ssh-pub",
+                    &format!("label:{label}"),
+                    "--allowed-signers",
+                    "release@example.org",
+                    "--namespaces",
+                    "file",
+                ],
+            );
+            let entry = a["allowed_signers"].as_str().unwrap();
+            assert!(
+                entry.starts_with(&format!(
+                    "release@example.org namespaces=\"file\" {ssh_type} AAAA"
+                )),
+                "{a}"
+            );
+            std::fs::write(&signers, format!("{entry}\n")).unwrap();
+
+            let art = dir.join(format!("{label}-app.tar.gz"));
+            std::fs::write(&art, vec![7u8; 70_000]).unwrap();
+            let r = h.json(
+                pin,
+                &[
+                    "sign",
+                    &p(&art),
+                    "--key",
+                    &format!("label:{label}"),
+                    "--format",
+                    "sshsig",
+                ],
+            );
+            let sig = dir.join(format!("{label}-app.tar.gz.sshsig"));
+            assert_eq!(r["files"][0]["outputs"][0]["format"], "sshsig", "{r}");
+            assert_eq!(r["files"][0]["outputs"][0]["path"], p(&sig).as_str(), "{r}");
+            assert!(std::fs::read_to_string(&sig)
+                .unwrap()
+                .starts_with("-----BEGIN SSH SIGNATURE-----\n"));
+            let verify = |namespace: &str| {
+                outside(
+                    "ssh-keygen",
+                    &dir,
+                    &[
+                        "-Y",
+                        "verify",
+                        "-f",
+                        &p(&signers),
+                        "-I",
+                        "release@example.org",
+                        "-n",
+                        namespace,
+                        "-s",
+                        &p(&sig),
+                    ],
+                    Some(&art),
+                )
+            };
+            let v = verify("file");
+            assert!(v.status.success(), "{}", testkit::tools::text(&v));
+            assert!(
+                String::from_utf8_lossy(&v.stdout).contains("Good \"file\" signature"),
+                "{}",
+                testkit::tools::text(&v)
+            );
+            assert!(!verify("git").status.success(), "another namespace");
+            // hsmc verify reads it too, with the key's line or its allowed_signers line.
+            let hsmc_verify = |key: &Path| {
+                h.run(
+                    None,
+                    &[
+                        "--json",
+                        "verify",
+                        &p(&art),
+                        "--sig",
+                        &p(&sig),
+                        "--pub",
+                        &p(key),
+                    ],
+                )
+            };
+            for key in [&pub_file, &signers] {
+                let o = hsmc_verify(key);
+                assert_eq!(code(&o), 0, "{}", testkit::tools::text(&o));
+                let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert_eq!(
+                    (v["valid"].clone(), v["format"].clone()),
+                    (true.into(), "sshsig".into()),
+                    "{v}"
+                );
+            }
+            let mut bytes = std::fs::read(&art).unwrap();
+            bytes[35_000] ^= 1;
+            std::fs::write(&art, bytes).unwrap();
+            assert!(!verify("file").status.success(), "a changed file");
+            assert_eq!(code(&hsmc_verify(&pub_file)), 3, "a changed file");
+        }
+
+        // A P-384 key: refused by name, nothing signed or written.
+        let o = h.run(pin, &["keys", "ssh-pub", "label:ssh_p384"]);
+        assert_eq!(code(&o), 1);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("Ed25519 and ECDSA P-256 keys only"), "{e}");
+        let other = dir.join("other.bin");
+        std::fs::write(&other, b"x").unwrap();
+        let o = h.run(
+            pin,
+            &[
+                "sign",
+                &p(&other),
+                "--key",
+                "label:ssh_p384",
+                "--format",
+                "raw,sshsig",
+            ],
+        );
+        assert_eq!(code(&o), 1);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("Ed25519 and ECDSA P-256 keys only"));
+        assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.sshsig").exists());
+    }
+}
+
+/// git signs through `hsmc git-ssh` (gpg.format ssh, gpg.ssh.program a wrapper script that
+/// execs it; user.signingkey the `keys ssh-pub` line), with Ed25519 and ECDSA P-256 keys on
+/// SoftHSM2 and lunasim (built-in), the second beside the first: `git commit -S` and `git tag -s` succeed, stock
+/// `git verify-commit`/`git verify-tag` with gpg.ssh.allowedSignersFile accept them
+/// (verification passed through to ssh-keygen), a tag whose object was rewritten is
+/// rejected, and the audit trail records each signature with its namespace, object type,
+/// repository and payload hash.
+#[test]
+fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
+    let soft = TestToken::new(Backend::SoftHsm);
+    let (on_soft, builtin) = (Hsmc::token(&soft), Hsmc::builtin());
+    for (h, pin, alg) in [
+        (&on_soft, testkit::USER_PIN, "ed25519"),
+        (&on_soft, testkit::USER_PIN, "ec-p256"),
+        (&builtin, console::builtin::USER_PIN, "ed25519"),
+        (&builtin, console::builtin::USER_PIN, "ec-p256"),
+    ] {
+        let label = format!("git_{alg}");
+        h.json(
+            Some(pin),
+            &["keys", "gen", "-a", alg, "-l", &label, "--token"],
+        );
+        let dir = h.data.path().join(format!("git-{alg}"));
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let p = |x: &Path| x.to_str().unwrap().to_string();
+        let line = h.json(Some(pin), &["keys", "ssh-pub", &format!("label:{label}")])["line"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let signers = dir.join("allowed_signers");
+        let o = h.run(
+            Some(pin),
+            &[
+                "keys",
+                "ssh-pub",
+                &format!("label:{label}"),
+                "--allowed-signers",
+                "dev@example.org",
+                "--out",
+                &p(&signers),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+
+        // The wrapper git runs: the test's environment, then hsmc git-ssh.
+        let mut script = String::from("#!/bin/sh\n");
+        let mut env: Vec<(String, String)> = vec![
+            ("HSMC_DATA_DIR".into(), p(h.data.path())),
+            ("HSMC_MODULE".into(), h.module.clone()),
+            ("HSMC_PIN".into(), pin.into()),
+            ("USER".into(), "ci-officer".into()),
+        ];
+        env.extend(h.env.iter().cloned());
+        for (k, v) in &env {
+            script.push_str(&format!("export {k}='{}'\n", v.replace('\'', r"'\''")));
+        }
+        script.push_str(&format!(
+            "exec '{}' git-ssh \"$@\"\n",
+            testkit::hsmc_binary().display()
+        ));
+        let wrapper = dir.join("hsmc-git-ssh");
+        std::fs::write(&wrapper, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+        let git = |args: &[&str]| {
+            let mut c = Command::new("git");
+            c.args(args)
+                .current_dir(&repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &dir)
+                .env_remove("HSMC_PIN")
+                .stdin(Stdio::null());
+            c.output().unwrap()
+        };
+        let ok = |o: Output| {
+            assert!(o.status.success(), "{}", testkit::tools::text(&o));
+            o
+        };
+        ok(git(&["init", "-q", "-b", "main"]));
+        for (k, v) in [
+            ("user.name", "Dev"),
+            ("user.email", "dev@example.org"),
+            ("gpg.format", "ssh"),
+            ("gpg.ssh.program", &p(&wrapper)),
+            ("user.signingkey", &format!("key::{line}")),
+            ("gpg.ssh.allowedSignersFile", &p(&signers)),
+        ] {
+            ok(git(&["config", k, v]));
+        }
+        std::fs::write(repo.join("README"), "release notes\n").unwrap();
+        ok(git(&["add", "README"]));
+        ok(git(&["commit", "-q", "-S", "-m", "first, signed"]));
+        ok(git(&["tag", "-s", "v1.0", "-m", "release 1.0"]));
+        let vc = ok(git(&["verify-commit", "HEAD"]));
+        assert!(
+            testkit::tools::text(&vc).contains("Good \"git\" signature for dev@example.org"),
+            "{}",
+            testkit::tools::text(&vc)
+        );
+        let vt = ok(git(&["verify-tag", "v1.0"]));
+        assert!(testkit::tools::text(&vt).contains("Good \"git\" signature"));
+
+        // The tag's object rewritten to another commit, the signature kept: rejected.
+        std::fs::write(repo.join("README"), "other notes\n").unwrap();
+        ok(git(&["commit", "-q", "-a", "-m", "second, unsigned"]));
+        let second = String::from_utf8(ok(git(&["rev-parse", "HEAD"])).stdout).unwrap();
+        let first = String::from_utf8(ok(git(&["rev-parse", "HEAD~1"])).stdout).unwrap();
+        let tag = String::from_utf8(ok(git(&["cat-file", "tag", "v1.0"])).stdout).unwrap();
+        assert!(tag.contains("-----BEGIN SSH SIGNATURE-----"), "{tag}");
+        let forged = tag.replacen(first.trim(), second.trim(), 1);
+        assert_ne!(forged, tag);
+        let forged_file = dir.join("forged-tag");
+        std::fs::write(&forged_file, forged).unwrap();
+        let mut mktag = Command::new("git");
+        mktag
+            .args(["mktag"])
+            .current_dir(&repo)
+            .env("HOME", &dir)
+            .stdin(Stdio::from(std::fs::File::open(&forged_file).unwrap()));
+        let forged_id = String::from_utf8(ok(mktag.output().unwrap()).stdout).unwrap();
+        let v = git(&["verify-tag", forged_id.trim()]);
+        assert!(
+            !v.status.success(),
+            "a rewritten tag: {}",
+            testkit::tools::text(&v)
+        );
+
+        // Each signature is in the trail: namespace, object, repository, payload hash.
+        let tail = h.json(None, &["audit", "tail", "-n", "30"]);
+        let signs: Vec<Value> = tail
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["action"] == "sign" && r["status"] == "success")
+            .map(|r| serde_json::from_str(r["metadata"].as_str().unwrap()).unwrap())
+            .collect();
+        let kinds: Vec<&str> = signs
+            .iter()
+            .filter(|m| {
+                m["namespace"] == "git"
+                    && m["format"] == "sshsig"
+                    && m["repository"] == p(&repo).as_str()
+            })
+            .map(|m| {
+                assert_eq!(m["sha512"].as_str().unwrap().len(), 128, "{m}");
+                assert_eq!(m["key"]["label"], label.as_str(), "{m}");
+                m["object_type"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(kinds, ["commit", "tag"], "{tail}");
+
+        // A key that is not on the partition: refused, nothing written.
+        let stranger = dir.join("stranger.pub");
+        std::fs::write(
+            &stranger,
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x\n",
+        )
+        .unwrap();
+        let payload = dir.join("payload");
+        std::fs::write(&payload, "tree 0\n").unwrap();
+        let o = h.run(
+            Some(pin),
+            &[
+                "git-ssh",
+                "-Y",
+                "sign",
+                "-n",
+                "git",
+                "-f",
+                &p(&stranger),
+                &p(&payload),
+            ],
+        );
+        assert_eq!(code(&o), 1);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("No private key on this partition"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!dir.join("payload.sig").exists());
     }
 }

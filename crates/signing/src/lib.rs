@@ -17,6 +17,7 @@
 //! - [`formats`]: raw detached signatures, the signed `SHA256SUMS` manifest, JSON bundles.
 //! - [`openpgp`]: OpenPGP v4 certificates, detached and cleartext signatures (gpg 2.2, sq).
 //! - [`minisign`]: minisign `.minisig` files and `minisign.pub`.
+//! - [`sshsig`]: OpenSSH public key and `allowed_signers` lines, SSHSIG signatures.
 //! - [`tsp`]: RFC 3161 time-stamp requests, answers and tokens, and their check.
 //! - [`reread`]: reading a file again for the formats with their own hash.
 //! - [`restamp`]: RFC 3161 tokens added to CMS and bundle signatures made earlier.
@@ -36,6 +37,7 @@ pub mod openpgp;
 pub mod output;
 pub mod reread;
 pub mod restamp;
+pub mod sshsig;
 pub mod tsp;
 pub mod verify;
 pub mod whole;

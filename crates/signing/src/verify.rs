@@ -80,6 +80,8 @@ pub enum SignatureFormat {
     /// OpenPGP: a detached signature (`.asc`, `.gpg`) or a cleartext-signed manifest.
     Openpgp,
     Minisign,
+    /// SSHSIG (`.sshsig`, namespace `file`).
+    Sshsig,
 }
 
 hsm::wire_display!(SignatureFormat);

@@ -93,8 +93,12 @@ export function SignView() {
   // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only.
   const canOpenpgp = !!key && ["ed25519", "ecdsa", "rsa-pss"].includes(key.scheme.scheme);
   const canMinisign = key?.scheme.scheme === "ed25519";
+  // SSH signatures (ssh-keygen -Y verify): Ed25519 and ECDSA P-256 keys.
+  const canSshsig = !!key && (key.scheme.scheme === "ed25519" || (key.scheme.scheme === "ecdsa" && key.scheme.curve === "P256"));
   // Formats this key cannot make are kept out of the request (and shown unchecked).
-  const chosen = formats.filter((f) => (f === "minisign" ? canMinisign : f === "openpgp" || f === "openpgp_binary" ? canOpenpgp : true));
+  const chosen = formats.filter((f) =>
+    f === "minisign" ? canMinisign : f === "sshsig" ? canSshsig : f === "openpgp" || f === "openpgp_binary" ? canOpenpgp : true,
+  );
   const openpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
   const toggleOpenpgp = () =>
     setFormats((cur) => (openpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
@@ -369,6 +373,16 @@ export function SignView() {
               data-testid="fmt-minisign"
             />{" "}
             {t("sign.fmt_minisign")}
+          </label>
+          <label title={canSshsig ? undefined : t("sign.sshsig_needs_key")}>
+            <input
+              type="checkbox"
+              checked={chosen.includes("sshsig")}
+              onChange={() => toggleFormat("sshsig")}
+              disabled={!!job || !canSshsig}
+              data-testid="fmt-sshsig"
+            />{" "}
+            {t("sign.fmt_sshsig")}
           </label>
           <label>
             <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} />{" "}

@@ -1694,7 +1694,7 @@ export function install(cfg: MockConfig = {}) {
         await new Promise((r) => setTimeout(r, 40));
         const outputs = req.formats.map((f) => ({
           format: f,
-          path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig" }[f]}`,
+          path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig", sshsig: ".sshsig" }[f]}`,
           verified: true,
         }));
         report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null, unstamped: null });

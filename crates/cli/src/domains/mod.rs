@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod audit;
+pub mod git;
 pub mod ha;
 pub mod health;
 pub mod inventory;
@@ -31,6 +32,12 @@ use crate::render::Renderer;
 
 /// Run one command; the exit code on success (3 for a failed verification, …).
 pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
+    // Verification through `git-ssh` is ssh-keygen's: no console, no HSM.
+    if let Command::Hsm(HsmCommand::GitSsh(a)) = &cli.command {
+        if let Some(r) = git::without_console(a) {
+            return r;
+        }
+    }
     match &cli.command {
         Command::Shell(ShellCommand::Completions { shell }) => {
             out.show(&shell::completions(*shell)?)
@@ -64,6 +71,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Sign(a) => out.show(&sign::sign(ctx, a).await?),
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
         HsmCommand::Timestamp(a) => out.show(&sign::timestamp(ctx, a).await?),
+        HsmCommand::GitSsh(a) => git::run(ctx, a).await,
         HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,

@@ -41,6 +41,7 @@ impl SignFormat {
             SignFormat::Openpgp => &super::openpgp::OpenPgp { armored: true },
             SignFormat::OpenpgpBinary => &super::openpgp::OpenPgp { armored: false },
             SignFormat::Minisign => &super::minisign::Minisign,
+            SignFormat::Sshsig => &super::ssh::Sshsig,
         }
     }
 }
@@ -266,6 +267,8 @@ mod tests {
         // OpenPGP one per file and one more for SHA256SUMS.asc; minisign two per file.
         let f = [SignFormat::Openpgp, SignFormat::Minisign];
         assert_eq!(signatures_needed(2, &f, true, false), 2 * 3 + 2);
+        // SSHSIG one per file.
+        assert_eq!(signatures_needed(2, &[SignFormat::Sshsig], false, false), 2);
         assert_eq!(
             signatures_needed(1, &[SignFormat::OpenpgpBinary], false, false),
             1
@@ -280,6 +283,7 @@ mod tests {
         assert_eq!(SignFormat::Openpgp.suffix(), ".asc");
         assert_eq!(SignFormat::OpenpgpBinary.suffix(), ".gpg");
         assert_eq!(SignFormat::Minisign.suffix(), ".minisig");
+        assert_eq!(SignFormat::Sshsig.suffix(), ".sshsig");
     }
 
     /// Outputs are the artifact's name plus a suffix: two formats' outputs of two files in
@@ -294,6 +298,7 @@ mod tests {
             SignFormat::Openpgp,
             SignFormat::OpenpgpBinary,
             SignFormat::Minisign,
+            SignFormat::Sshsig,
         ];
         for a in all {
             for b in all {

@@ -191,6 +191,9 @@ impl Check {
     }
 }
 
+/// The principal the kit's `keys/allowed_signers` names the key by (`ssh-keygen -I`).
+const KIT_SSH_PRINCIPAL: &str = "release-signer";
+
 /// The signer's key as the kit needs it.
 struct KitKey {
     alg: SigAlg,
@@ -430,6 +433,24 @@ fn checks_for(
                 Arg::Kit("keys/minisign.pub".into()),
             ],
         )],
+        // ssh-keygen reads the artifact on its standard input.
+        OutputKind::Sshsig => vec![check(
+            "ssh-keygen",
+            vec![
+                Arg::Lit("-Y"),
+                Arg::Lit("verify"),
+                Arg::Lit("-f"),
+                Arg::Kit("keys/allowed_signers".into()),
+                Arg::Lit("-I"),
+                Arg::Lit(KIT_SSH_PRINCIPAL),
+                Arg::Lit("-n"),
+                Arg::Lit("file"),
+                Arg::Lit("-s"),
+                sig_arg(),
+                Arg::Lit("<"),
+                art(),
+            ],
+        )],
         OutputKind::Manifest => vec![Check {
             subject: subject.to_string(),
             format,
@@ -517,6 +538,7 @@ fn readme(
             }
             "keys/openpgp.asc" => "the OpenPGP certificate",
             "keys/minisign.pub" => "the minisign public key",
+            "keys/allowed_signers" => "the SSH public key as ssh-keygen -Y verify reads it",
             "keys/tsa-ca.pem" => {
                 "the CA of the time-stamp authority (`openssl ts -verify -CAfile`)"
             }
@@ -690,6 +712,15 @@ impl Console {
         if let Some(m) = &minisign {
             files.push(("keys/minisign.pub".into(), m.clone().into_bytes()));
         }
+        if let Ok(k) = signing::sshsig::SshKey::new(&pk) {
+            let line = k
+                .allowed_signers_line(KIT_SSH_PRINCIPAL, signing::sshsig::FILE_NAMESPACE)
+                .map_err(super::sign_error)?;
+            files.push((
+                "keys/allowed_signers".into(),
+                format!("{line}\n").into_bytes(),
+            ));
+        }
         if let Some(ca) = tsa_ca {
             files.push(("keys/tsa-ca.pem".into(), ca));
         }
@@ -833,6 +864,7 @@ mod tests {
             OutputKind::OpenpgpBinary,
             OutputKind::Minisign,
             OutputKind::ManifestCleartext,
+            OutputKind::Sshsig,
         ] {
             assert_eq!(checks_for(&key, "a", k, "a.x", None).len(), 1, "{k}");
         }

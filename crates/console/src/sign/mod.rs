@@ -9,7 +9,7 @@
 //! - [`certificates`]: self-signed certificates and CSRs made with the HSM key.
 //! - [`chain`]: certificate chain files given at signing time, checked before signing.
 //! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
-//! - [`openpgp`], [`minisign`]: those formats, the key's OpenPGP creation time and
+//! - [`openpgp`], [`minisign`], [`ssh`]: those formats, the key's OpenPGP creation time and
 //!   certificate, its `minisign.pub`.
 //! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
 //! - [`restamp`]: a time-stamp added to a CMS or bundle signature made earlier.
@@ -27,6 +27,7 @@ mod manifest;
 mod minisign;
 mod openpgp;
 mod restamp;
+mod ssh;
 mod stamping;
 pub mod timestamp;
 mod verify;
@@ -48,6 +49,7 @@ pub use kit::{KitCheck, KitRequest, KitView};
 pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 pub use restamp::RestampReport;
+pub use ssh::{AllowedSigner, SshPublicKey, SshSignature};
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -65,6 +67,8 @@ pub enum SignFormat {
     OpenpgpBinary,
     /// minisign `.minisig` (Ed25519 keys).
     Minisign,
+    /// SSH signature `.sshsig` (SSHSIG, namespace `file`; Ed25519 and ECDSA P-256 keys).
+    Sshsig,
 }
 
 hsm::wire_display!(SignFormat);
@@ -152,6 +156,7 @@ pub enum OutputKind {
     Minisign,
     /// The batch's `SHA256SUMS.asc`, cleartext-signed with OpenPGP.
     ManifestCleartext,
+    Sshsig,
 }
 
 hsm::wire_display!(OutputKind);
@@ -165,6 +170,7 @@ impl From<SignFormat> for OutputKind {
             SignFormat::Openpgp => OutputKind::Openpgp,
             SignFormat::OpenpgpBinary => OutputKind::OpenpgpBinary,
             SignFormat::Minisign => OutputKind::Minisign,
+            SignFormat::Sshsig => OutputKind::Sshsig,
         }
     }
 }

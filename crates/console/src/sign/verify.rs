@@ -31,6 +31,10 @@ impl Console {
             let pk = read_key_file(public_key_pem)?;
             let f = PathBuf::from(file);
             blocking(move || signing::minisign::report(&f, &sig, pk.as_deref())).await?
+        } else if signing::sshsig::is_signature(&sig) {
+            let pk = read_key_file(public_key_pem)?;
+            let f = PathBuf::from(file);
+            blocking(move || signing::sshsig::report(&f, &sig, pk.as_deref())).await?
         } else {
             self.verify_classic(file, signature, public_key_pem, context)
                 .await?

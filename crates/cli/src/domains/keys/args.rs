@@ -110,6 +110,34 @@ pub enum KeysCommand {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// The OpenSSH key line (or allowed_signers line) of an Ed25519 or ECDSA P-256 key.
+    ///
+    /// The line (`ssh-ed25519 AAAA… LABEL`) is what git's user.signingkey takes (for
+    /// `hsmc git-ssh`); with --allowed-signers, the line for ssh-keygen -Y verify and git's
+    /// gpg.ssh.allowedSignersFile (`EMAIL namespaces="git" ssh-ed25519 AAAA…`).
+    SshPub {
+        /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N
+        key: String,
+        /// Print the allowed_signers line of this principal (an e-mail address, usually the
+        /// signer's user.email) instead of the public key line.
+        #[arg(long, value_name = "EMAIL")]
+        allowed_signers: Option<String>,
+        /// The namespaces the allowed_signers line allows, comma-separated (git signs in
+        /// `git`, `hsmc sign --format sshsig` in `file`).
+        #[arg(
+            long,
+            value_name = "LIST",
+            default_value = "git",
+            requires = "allowed_signers"
+        )]
+        namespaces: String,
+        /// The comment ending the public key line (default: the key's label).
+        #[arg(long)]
+        comment: Option<String>,
+        /// Write it here (default: stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// Write a key's public half.
     ExportPub {
         key: String,

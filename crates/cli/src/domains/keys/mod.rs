@@ -12,7 +12,7 @@ use console::{ApiError, ApiResult, Partition};
 use self::args::{CertArgs, GenArgs, KeysCommand, PubFormat, SetArgs};
 use self::views::{
     AttributesSet, CertificateOutput, Deleted, Kcv, KeyAttributes, KeyList, MinisignOutput, NewKey,
-    OpenPgpOutput, PublicKeyOutput, UnwrappedView, Wrapped,
+    OpenPgpOutput, PublicKeyOutput, SshOutput, UnwrappedView, Wrapped,
 };
 use crate::context::{Ctx, Login};
 use console::text;
@@ -77,6 +77,22 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
         } => out.show(&openpgp(ctx, &p, key, uid, path.as_deref()).await?),
         KeysCommand::MinisignPub { key, out: path } => {
             out.show(&minisign_pub(ctx, &p, key, path.as_deref()).await?)
+        }
+        KeysCommand::SshPub {
+            key,
+            allowed_signers,
+            namespaces,
+            comment,
+            out: path,
+        } => {
+            let allowed =
+                allowed_signers
+                    .as_deref()
+                    .map(|principal| console::sign::AllowedSigner {
+                        principal,
+                        namespaces,
+                    });
+            out.show(&ssh_pub(ctx, &p, key, comment.as_deref(), allowed, path.as_deref()).await?)
         }
         KeysCommand::ExportPub {
             key,
@@ -279,5 +295,31 @@ async fn minisign_pub(
             }
         }
         None => MinisignOutput::Shown(k),
+    })
+}
+
+/// The key's OpenSSH public key line or `allowed_signers` line, shown or written (`--out`).
+async fn ssh_pub(
+    ctx: &Ctx<'_>,
+    p: &Partition,
+    key: &str,
+    comment: Option<&str>,
+    allowed: Option<console::sign::AllowedSigner<'_>>,
+    out: Option<&Path>,
+) -> ApiResult<SshOutput> {
+    ctx.login(p, Login::IfPinGiven).await?;
+    let c = ctx.console();
+    let s = c.find_key(&p.id, key).await?;
+    let k = c.ssh_public_key(&p.id, s.handle, comment, allowed).await?;
+    Ok(match out {
+        Some(path) => {
+            let line = format!("{}\n", k.allowed_signers.as_deref().unwrap_or(&k.line));
+            outfile::write_replace(path, line.as_bytes()).map_err(ApiError::from)?;
+            SshOutput::Written {
+                key: k,
+                path: path.to_path_buf(),
+            }
+        }
+        None => SshOutput::Shown(k),
     })
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use console::keys::DestroyResult;
-use console::sign::{CertificateView, MinisignPublicKey, OpenPgpCertificate};
+use console::sign::{CertificateView, MinisignPublicKey, OpenPgpCertificate, SshPublicKey};
 use console::views::{ExportedPublicKey, GeneratedKey, KeyDetails};
 use console::{ApiError, ApiResult};
 use hsm::keys::ObjectSummary;
@@ -372,6 +372,33 @@ impl Render for MinisignOutput {
             MinisignOutput::Shown(k) => page.verbatim(&k.text),
             MinisignOutput::Written { key_id, path } => {
                 writeln!(page, "wrote {} (minisign key {key_id})", path.display())
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `keys ssh-pub`: the public key line (or the allowed_signers line), or where it was
+/// written.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum SshOutput {
+    Shown(SshPublicKey),
+    Written {
+        #[serde(flatten)]
+        key: SshPublicKey,
+        path: PathBuf,
+    },
+}
+
+impl Render for SshOutput {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        match self {
+            SshOutput::Shown(k) => {
+                writeln!(page, "{}", k.allowed_signers.as_deref().unwrap_or(&k.line))
+            }
+            SshOutput::Written { key, path } => {
+                writeln!(page, "wrote {} ({})", path.display(), key.fingerprint)
             }
         }
         Ok(())

@@ -14,7 +14,8 @@ pub struct SignArgs {
     #[arg(long)]
     pub key: String,
     /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),
-    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys).
+    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys), sshsig
+    /// (.sshsig, what ssh-keygen -Y verify -n file checks; Ed25519 and ECDSA P-256 keys).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
     pub format: Vec<SigFormat>,
     /// Write OpenPGP signatures in binary as FILE.gpg instead of armored FILE.asc (.sig is
@@ -73,18 +74,21 @@ pub enum SigFormat {
     Bundle,
     Openpgp,
     Minisign,
+    Sshsig,
 }
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The artifact (or SHA256SUMS, with its .sig and --pub).
     pub file: PathBuf,
-    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig.
+    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig,
+    /// .sshsig.
     #[arg(long)]
     pub sig: PathBuf,
     /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
     /// the key for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, the
-    /// minisign.pub for minisign.
+    /// minisign.pub for minisign, the OpenSSH public key line (or allowed_signers line, or
+    /// PEM) for SSH signatures.
     #[arg(long = "pub", value_name = "KEY")]
     pub public_key: Option<PathBuf>,
     /// ML-DSA context string the signature was made with.
@@ -130,6 +134,7 @@ impl SignArgs {
                 SigFormat::Openpgp if self.openpgp_binary => SignFormat::OpenpgpBinary,
                 SigFormat::Openpgp => SignFormat::Openpgp,
                 SigFormat::Minisign => SignFormat::Minisign,
+                SigFormat::Sshsig => SignFormat::Sshsig,
             })
             .collect())
     }
