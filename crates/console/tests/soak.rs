@@ -769,7 +769,7 @@ async fn soak_with_random_faults_loses_nothing() {
         soak.login(&pin).await.unwrap();
     }
     let (duplicated, signed_files) = soak.check(&mut n).await;
-    let records = all_records(c).await;
+    let records = common::all_records(c).await;
     let ok = |action: &str| {
         records
             .iter()
@@ -843,27 +843,6 @@ async fn soak_with_random_faults_loses_nothing() {
     );
     assert!(pool.recovered_calls > 0, "{pool:?}");
     c.close().await;
-}
-
-/// Every record, a page at a time (the console answers at most 1,000 per query).
-async fn all_records(c: &Console) -> Vec<console::views::RecordView> {
-    let mut records = Vec::new();
-    loop {
-        let page = c
-            .audit_records(audit::store::Query {
-                limit: 1000,
-                ascending: true,
-                after_seq: records.last().map(|r: &console::views::RecordView| r.seq),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        if page.is_empty() {
-            break;
-        }
-        records.extend(page);
-    }
-    records
 }
 
 fn rng_bytes(i: u64) -> String {

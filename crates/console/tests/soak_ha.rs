@@ -235,13 +235,7 @@ async fn ha_soak_with_members_failing_loses_nothing() {
             }
         }
     }
-    let records = c
-        .audit_records(audit::store::Query {
-            limit: 1000,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let records = common::all_records(&c).await;
     let ok = |action: &str| {
         records
             .iter()

@@ -139,3 +139,25 @@ impl Env {
             .unwrap()
     }
 }
+
+/// Every record of the trail, a page at a time (the console answers at most 1,000 per
+/// query).
+pub async fn all_records(c: &Console) -> Vec<console::views::RecordView> {
+    let mut records = Vec::new();
+    loop {
+        let page = c
+            .audit_records(audit::store::Query {
+                limit: 1000,
+                ascending: true,
+                after_seq: records.last().map(|r: &console::views::RecordView| r.seq),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        records.extend(page);
+    }
+    records
+}
