@@ -698,32 +698,14 @@ impl Console {
             _ => None,
         };
 
-        // Files of the kit, relative path → content.
-        let mut files: Vec<(String, Vec<u8>)> = vec![(
-            "keys/public.pem".into(),
-            key.public_pem.clone().into_bytes(),
-        )];
-        if let Some(c) = &key.certificate_pem {
-            files.push(("keys/certificate.pem".into(), c.clone().into_bytes()));
-        }
-        if let Some(c) = &openpgp {
-            files.push(("keys/openpgp.asc".into(), c.armored.clone().into_bytes()));
-        }
-        if let Some(m) = &minisign {
-            files.push(("keys/minisign.pub".into(), m.clone().into_bytes()));
-        }
-        if let Ok(k) = signing::sshsig::SshKey::new(&pk) {
-            let line = k
-                .allowed_signers_line(KIT_SSH_PRINCIPAL, signing::sshsig::FILE_NAMESPACE)
-                .map_err(super::sign_error)?;
-            files.push((
-                "keys/allowed_signers".into(),
-                format!("{line}\n").into_bytes(),
-            ));
-        }
-        if let Some(ca) = tsa_ca {
-            files.push(("keys/tsa-ca.pem".into(), ca));
-        }
+        // Files of the kit, relative path → content: the public material first.
+        let mut files = key_files(
+            &key,
+            &pk,
+            openpgp.as_ref().map(|c| c.armored.as_str()),
+            minisign.as_deref(),
+            tsa_ca,
+        )?;
         let checks = signatures(report, &key, req, &mut files)?;
         if checks
             .iter()
@@ -833,6 +815,44 @@ fn publish(dir: &Path, files: &[(String, Vec<u8>)]) -> ApiResult<()> {
         let _ = std::fs::remove_dir_all(&work);
     }
     result
+}
+
+/// The kit's public material (relative path → content): the key as PEM, its certificate
+/// and chain, its OpenPGP certificate and minisign key where made, its `allowed_signers`
+/// line for SSH keys, and the TSA's CA.
+fn key_files(
+    key: &KitKey,
+    pk: &hsm::pubkey::PublicKey,
+    openpgp: Option<&str>,
+    minisign: Option<&str>,
+    tsa_ca: Option<Vec<u8>>,
+) -> ApiResult<Vec<(String, Vec<u8>)>> {
+    let mut files: Vec<(String, Vec<u8>)> = vec![(
+        "keys/public.pem".into(),
+        key.public_pem.clone().into_bytes(),
+    )];
+    if let Some(c) = &key.certificate_pem {
+        files.push(("keys/certificate.pem".into(), c.clone().into_bytes()));
+    }
+    if let Some(c) = openpgp {
+        files.push(("keys/openpgp.asc".into(), c.as_bytes().to_vec()));
+    }
+    if let Some(m) = minisign {
+        files.push(("keys/minisign.pub".into(), m.as_bytes().to_vec()));
+    }
+    if let Ok(k) = signing::sshsig::SshKey::new(pk) {
+        let line = k
+            .allowed_signers_line(KIT_SSH_PRINCIPAL, signing::sshsig::FILE_NAMESPACE)
+            .map_err(super::sign_error)?;
+        files.push((
+            "keys/allowed_signers".into(),
+            format!("{line}\n").into_bytes(),
+        ));
+    }
+    if let Some(ca) = tsa_ca {
+        files.push(("keys/tsa-ca.pem".into(), ca));
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
