@@ -2919,11 +2919,34 @@ fn pqc_readiness_from_the_command_line() {
         .iter()
         .find(|c| c["type"] == "device")
         .unwrap();
+    let held = token["components"].as_array().unwrap();
+    let of = |asset: &str| {
+        held.iter()
+            .filter(|c| c["cryptoProperties"]["assetType"] == asset)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        token["components"].as_array().unwrap().len(),
+        of("related-crypto-material").len(),
         keys_listed,
-        "one component per key (certificates are in the table, not yet in the CBOM)"
+        "one component per key"
     );
+    let cert_components = of("certificate");
+    assert_eq!(cert_components.len(), 2, "one per certificate: {token}");
+    let refs: Vec<&str> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["bom-ref"].as_str())
+        .chain(held.iter().filter_map(|c| c["bom-ref"].as_str()))
+        .collect();
+    for c in cert_components {
+        let p = &c["cryptoProperties"]["certificateProperties"];
+        assert_eq!(p["subjectName"], "CN=pqc test", "{c}");
+        for r in ["signatureAlgorithmRef", "subjectPublicKeyRef"] {
+            let r = p[r].as_str().unwrap_or_else(|| panic!("{r} in {c}"));
+            assert!(refs.contains(&r), "{r} names a component of the BOM");
+        }
+    }
     let again = h.data.path().join("again.cbom.json");
     h.run(pin, &["pqc", "--cbom", again.to_str().unwrap()]);
     let strip = |t: &str| {

@@ -143,37 +143,41 @@ impl Console {
             let info = tokio::task::spawn_blocking(move || module.token_info(slot))
                 .await
                 .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
-            listings.push((info, keys));
+            let certificates = self.certificate_entries(&p, &keys).await?;
+            listings.push((info, keys, certificates));
         }
         let tokens: Vec<hsmc_pqc::cbom::TokenKeys<'_>> = readiness
             .partitions
             .iter()
             .zip(&listings)
-            .map(|(pr, (info, keys))| hsmc_pqc::cbom::TokenKeys {
-                holder: hsmc_pqc::cbom::Holder {
-                    serial: pr.serial.clone(),
-                    label: pr.partition_label.clone(),
-                    manufacturer: info.manufacturer.clone(),
-                    model: info.model.clone(),
-                    firmware: format!("{}", info.firmware_version),
+            .map(
+                |(pr, (info, keys, certificates))| hsmc_pqc::cbom::TokenKeys {
+                    holder: hsmc_pqc::cbom::Holder {
+                        serial: pr.serial.clone(),
+                        label: pr.partition_label.clone(),
+                        manufacturer: info.manufacturer.clone(),
+                        model: info.model.clone(),
+                        firmware: format!("{}", info.firmware_version),
+                    },
+                    certificates: certificates.clone(),
+                    // The certificates come from the token (above), not from the table's rows.
+                    keys: pr
+                        .objects
+                        .iter()
+                        .filter(|a| a.object_class != "CERTIFICATE")
+                        .filter_map(|a| {
+                            keys.iter()
+                                .find(|o| {
+                                    o.class == a.object_class
+                                        && o.id_hex == a.id_hex
+                                        && o.label == a.label
+                                        && o.unique_id == a.unique_id
+                                })
+                                .map(|o| (o, a))
+                        })
+                        .collect(),
                 },
-                // Certificates are in the table; the CBOM holds the keys.
-                keys: pr
-                    .objects
-                    .iter()
-                    .filter(|a| a.object_class != "CERTIFICATE")
-                    .filter_map(|a| {
-                        keys.iter()
-                            .find(|o| {
-                                o.class == a.object_class
-                                    && o.id_hex == a.id_hex
-                                    && o.label == a.label
-                                    && o.unique_id == a.unique_id
-                            })
-                            .map(|o| (o, a))
-                    })
-                    .collect(),
-            })
+            )
             .collect();
         let doc = hsmc_pqc::cbom::document(
             &tokens,
@@ -219,5 +223,41 @@ impl Console {
             ));
         }
         Ok(out)
+    }
+
+    /// The X.509 certificates on `p`, as the CBOM describes them.
+    async fn certificate_entries(
+        &self,
+        p: &std::sync::Arc<crate::Partition>,
+        listed: &[hsm::keys::ObjectSummary],
+    ) -> ApiResult<Vec<hsmc_pqc::cbom::CertificateEntry>> {
+        if !listed.iter().any(|o| o.class == "CERTIFICATE") {
+            return Ok(Vec::new());
+        }
+        let certs = p
+            .pool
+            .run_service_idempotent_async("pqc.certificates", hsm::objects::certificates)
+            .await?;
+        Ok(certs
+            .into_iter()
+            .filter_map(|(handle, label, der)| {
+                let info = signing::objects::describe(&der).ok()?;
+                let id_hex = listed
+                    .iter()
+                    .find(|o| o.handle == handle)
+                    .map(|o| o.id_hex.clone())
+                    .unwrap_or_default();
+                Some(hsmc_pqc::cbom::CertificateEntry {
+                    label,
+                    id_hex,
+                    subject: info.subject,
+                    issuer: info.issuer,
+                    not_before: info.not_before,
+                    not_after: info.not_after,
+                    signature_algorithm: info.signature_algorithm,
+                    sha256_fingerprint: info.sha256_fingerprint,
+                })
+            })
+            .collect())
     }
 }

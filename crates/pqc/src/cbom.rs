@@ -1,6 +1,8 @@
 //! A CycloneDX 1.6 cryptographic bill of materials (CBOM) of what a token holds: the token
 //! as a `device` component, holding one `cryptographic-asset` component per key
-//! (`related-crypto-material`), each pointing at one component per algorithm in use
+//! (`related-crypto-material`) and per X.509 certificate (`certificate`: subject, issuer,
+//! validity, the signature algorithm and the certified key where it is on the token), each
+//! pointing at one component per algorithm in use
 //! (`algorithm`, with its primitive, parameter set or curve, the functions the keys allow,
 //! the classical and NIST quantum security levels, and `executionEnvironment: hardware`).
 //!
@@ -28,10 +30,27 @@ pub struct Holder {
     pub firmware: String,
 }
 
-/// One token's keys: the listing's row and its assessment, side by side.
+/// One token's keys (the listing's row and its assessment, side by side) and X.509
+/// certificates.
 pub struct TokenKeys<'a> {
     pub holder: Holder,
     pub keys: Vec<(&'a ObjectSummary, &'a Assessed)>,
+    pub certificates: Vec<CertificateEntry>,
+}
+
+/// A certificate on the token, as the CBOM describes it.
+#[derive(Debug, Clone)]
+pub struct CertificateEntry {
+    pub label: String,
+    pub id_hex: String,
+    pub subject: String,
+    pub issuer: String,
+    /// RFC 3339.
+    pub not_before: String,
+    pub not_after: String,
+    /// The algorithm its issuer signed it with (as `signing::objects` names it).
+    pub signature_algorithm: String,
+    pub sha256_fingerprint: String,
 }
 
 /// The CBOM of `tokens`; `serial_number` is the BOM's `urn:uuid:…`, `timestamp` RFC 3339.
@@ -56,6 +75,29 @@ pub fn document(
                 key_component(&t.holder, o, a, &r)
             })
             .collect();
+        for c in &t.certificates {
+            let alg = crate::classify::of_name(&c.signature_algorithm);
+            let r = format!("algorithm:{}", alg.name);
+            algorithms
+                .entry(r.clone())
+                .or_insert_with(|| AlgorithmUse::of(&alg))
+                .signed_certificate();
+            // The certified key, when its public half is on the token (same CKA_ID).
+            let key_ref = t
+                .keys
+                .iter()
+                .find(|(o, _)| {
+                    o.class == "PUBLIC_KEY" && !c.id_hex.is_empty() && o.id_hex == c.id_hex
+                })
+                .map(|(o, _)| {
+                    let id = o
+                        .unique_id
+                        .clone()
+                        .unwrap_or_else(|| format!("{}:{}", o.class, o.id_hex));
+                    format!("key:{}:{}", t.holder.serial, id)
+                });
+            keys.push(certificate_component(&t.holder, c, &r, key_ref));
+        }
         keys.sort_by(|a, b| a["bom-ref"].as_str().cmp(&b["bom-ref"].as_str()));
         // A token without unique IDs may hold two keys of one class and ID: each keeps a
         // reference of its own.
@@ -117,15 +159,29 @@ struct AlgorithmUse {
 
 impl AlgorithmUse {
     fn new(a: &Assessed) -> AlgorithmUse {
+        AlgorithmUse::of(&a.algorithm)
+    }
+
+    fn of(a: &crate::classify::Algorithm) -> AlgorithmUse {
         AlgorithmUse {
-            name: a.algorithm.name.clone(),
-            family: a.algorithm.family,
-            class: a.algorithm.class,
-            classical_bits: a.algorithm.classical_bits,
-            category: a.algorithm.nist_category,
+            name: a.name.clone(),
+            family: a.family,
+            class: a.class,
+            classical_bits: a.classical_bits,
+            category: a.nist_category,
             functions: Vec::new(),
             signs: false,
         }
+    }
+
+    /// A certificate on the token was signed with it.
+    fn signed_certificate(&mut self) {
+        for f in ["sign", "verify"] {
+            if !self.functions.contains(&f) {
+                self.functions.push(f);
+            }
+        }
+        self.signs = true;
     }
 
     fn add(&mut self, o: &ObjectSummary, a: &Assessed) {
@@ -209,6 +265,31 @@ impl AlgorithmUse {
             "properties": [ { "name": "hsm-console:quantum-class", "value": class } ],
         })
     }
+}
+
+fn certificate_component(
+    holder: &Holder,
+    c: &CertificateEntry,
+    signature_algorithm: &str,
+    subject_key: Option<String>,
+) -> Value {
+    let mut props = serde_json::Map::new();
+    props.insert("subjectName".into(), json!(c.subject));
+    props.insert("issuerName".into(), json!(c.issuer));
+    props.insert("notValidBefore".into(), json!(c.not_before));
+    props.insert("notValidAfter".into(), json!(c.not_after));
+    props.insert("signatureAlgorithmRef".into(), json!(signature_algorithm));
+    if let Some(k) = subject_key {
+        props.insert("subjectPublicKeyRef".into(), json!(k));
+    }
+    props.insert("certificateFormat".into(), json!("X.509"));
+    json!({
+        "type": "cryptographic-asset",
+        "bom-ref": format!("certificate:{}:{}", holder.serial, c.sha256_fingerprint),
+        "name": if c.label.is_empty() { c.subject.clone() } else { c.label.clone() },
+        "cryptoProperties": { "assetType": "certificate", "certificateProperties": props },
+        "properties": [ { "name": "pkcs11:id", "value": c.id_hex } ],
+    })
 }
 
 fn key_component(holder: &Holder, o: &ObjectSummary, a: &Assessed, algorithm: &str) -> Value {
