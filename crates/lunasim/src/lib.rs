@@ -15,6 +15,7 @@
 // contract and are called by C code through the function tables, never from Rust.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod books;
 pub mod config;
 pub mod control;
 pub mod entry;

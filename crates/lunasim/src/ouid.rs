@@ -7,6 +7,8 @@
 use cryptoki_sys::*;
 use sha2::{Digest, Sha256};
 
+use crate::sim::Sim;
+
 pub use p11::names::luna::CKA_OUID;
 
 /// Bytes in a Luna object unique ID.
@@ -21,24 +23,9 @@ pub fn derive(what: &[u8]) -> Vec<u8> {
         .to_vec()
 }
 
-/// An inner object's OUID, read through its `CKA_UNIQUE_ID` (directly from the inner
-/// module: lunasim's own bookkeeping, no latency, not counted).
-pub fn of_inner(
-    f: CK_C_GetAttributeValue,
-    h: CK_SESSION_HANDLE,
-    obj: CK_OBJECT_HANDLE,
-) -> Option<Vec<u8>> {
-    let f = f?;
-    let mut buf = [0u8; 128];
-    let mut a = CK_ATTRIBUTE {
-        type_: CKA_UNIQUE_ID,
-        pValue: buf.as_mut_ptr() as *mut _,
-        ulValueLen: buf.len() as CK_ULONG,
-    };
-    // SAFETY: one attribute pointing into our own buffer of the stated length.
-    let rv = unsafe { f(h, obj, &mut a, 1) };
-    (rv == CKR_OK && (a.ulValueLen as usize) <= buf.len())
-        .then(|| derive(&buf[..a.ulValueLen as usize]))
+/// An inner object's OUID, from its `CKA_UNIQUE_ID` (read as lunasim's other books read it).
+pub fn of_inner(s: &Sim, h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -> Option<Vec<u8>> {
+    crate::usage::unique_id(s, h, obj).map(|u| derive(u.as_bytes()))
 }
 
 /// The `CKA_OUID` entries of a caller's template with the buffer lengths the caller gave

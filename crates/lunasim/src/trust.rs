@@ -14,8 +14,7 @@
 //! marks) and written durably (temporary file, rename).
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use cryptoki_sys::*;
@@ -69,17 +68,7 @@ fn concerns(t: *const CK_ATTRIBUTE, n: CK_ULONG) -> bool {
 /// The book of the token in the session's slot.
 fn book_path(s: &Sim, h: CK_SESSION_HANDLE) -> Option<PathBuf> {
     let slot = s.sessions.lock().get(&h).map(|st| st.slot)?;
-    let serial = s.inner.token_info(slot).ok()?.serial_number;
-    let safe: String = serial
-        .trim()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    Some(
-        crate::ha::store_of_slot(s, slot)
-            .join("trust")
-            .join(format!("{safe}.json")),
-    )
+    crate::books::path(s, slot, "trust")
 }
 
 fn load(path: &Path) -> Book {
@@ -87,19 +76,6 @@ fn load(path: &Path) -> Book {
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
-}
-
-fn save(path: &Path, book: &Book) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(&serde_json::to_vec(book).map_err(std::io::Error::other)?)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()
 }
 
 /// An object's place in its token's book (`None` for lunasim's own HSS objects, which are
@@ -126,7 +102,7 @@ fn record(k: &(PathBuf, String), m: Marks) -> Result<(), CK_RV> {
     } else {
         book.insert(k.1.clone(), m);
     }
-    save(&k.0, &book).map_err(|e| {
+    crate::books::save(&k.0, &book).map_err(|e| {
         eprintln!("lunasim: trust book {} not written: {e}", k.0.display());
         CKR_DEVICE_ERROR
     })

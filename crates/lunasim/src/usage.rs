@@ -14,8 +14,7 @@
 //! limit.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -80,7 +79,7 @@ fn book_path(s: &Sim, slot: CK_SLOT_ID) -> Option<PathBuf> {
     if let Some(p) = state().lock().paths.get(&slot) {
         return Some(p.clone());
     }
-    let path = new_book_path(s, slot)?;
+    let path = crate::books::path(s, slot, "usage")?;
     state().lock().paths.insert(slot, path.clone());
     Some(path)
 }
@@ -88,20 +87,6 @@ fn book_path(s: &Sim, slot: CK_SLOT_ID) -> Option<PathBuf> {
 /// The token in `slot` was initialized again: its book is another one now.
 pub fn forget_slot(slot: CK_SLOT_ID) {
     state().lock().paths.remove(&slot);
-}
-
-fn new_book_path(s: &Sim, slot: CK_SLOT_ID) -> Option<PathBuf> {
-    let serial = s.inner.token_info(slot).ok()?.serial_number;
-    let safe: String = serial
-        .trim()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    Some(
-        crate::ha::store_of_slot(s, slot)
-            .join("usage")
-            .join(format!("{safe}.json")),
-    )
 }
 
 fn modified(path: &Path) -> Option<std::time::SystemTime> {
@@ -128,24 +113,11 @@ fn book<'a>(st: &'a mut State, path: &Path) -> &'a mut BTreeMap<String, Entry> {
 /// Write a book and remember the file's new time (so our own write is not re-read).
 fn store(st: &mut State, path: &Path) -> std::io::Result<()> {
     let keys = book(st, path).clone();
-    save(path, &keys)?;
+    crate::books::save(path, &keys)?;
     if let Some(b) = st.books.get_mut(path) {
         b.seen = modified(path);
     }
     Ok(())
-}
-
-fn save(path: &Path, book: &BTreeMap<String, Entry>) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(&serde_json::to_vec(book).map_err(std::io::Error::other)?)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()
 }
 
 /// The object's `CKA_UNIQUE_ID`, asked of the inner module directly (no latency, no

@@ -6,6 +6,7 @@ use cryptoki_sys::*;
 
 use super::session::session_info;
 use crate::entry;
+use crate::ha::call::Tpl;
 use crate::objects::{self, ObjectStore, Part};
 use crate::ouid;
 use crate::raw;
@@ -122,7 +123,7 @@ fn inner_find_by_ouid(
     if rv != CKR_OK {
         return Err(rv);
     }
-    found.retain(|&o| ouid::of_inner(f.C_GetAttributeValue, h, o).as_deref() == Some(want));
+    found.retain(|&o| ouid::of_inner(s, h, o).as_deref() == Some(want));
     // A search the inner module answers with nothing, left active for C_FindObjects.
     inner_find_init(s, h, vec![(CKA_CLASS, NO_CLASS.to_ne_bytes().to_vec())])?;
     Ok(found)
@@ -132,19 +133,11 @@ fn inner_find_by_ouid(
 fn inner_find_init(
     s: &Sim,
     h: CK_SESSION_HANDLE,
-    mut tpl: Vec<(CK_ATTRIBUTE_TYPE, Vec<u8>)>,
+    tpl: Vec<(CK_ATTRIBUTE_TYPE, Vec<u8>)>,
 ) -> Result<(), CK_RV> {
     let init = s.f().C_FindObjectsInit.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
-    let mut attrs: Vec<CK_ATTRIBUTE> = tpl
-        .iter_mut()
-        .map(|(ty, v)| CK_ATTRIBUTE {
-            type_: *ty,
-            pValue: v.as_mut_ptr() as *mut _,
-            ulValueLen: v.len() as CK_ULONG,
-        })
-        .collect();
-    // SAFETY: the attributes point into `tpl`, alive for the call.
-    match unsafe { init(h, attrs.as_mut_ptr(), attrs.len() as CK_ULONG) } {
+    // SAFETY: the attributes point into the template, alive for the call.
+    match Tpl(tpl).with_raw(|t, n| unsafe { init(h, t, n) }) {
         CKR_OK => Ok(()),
         rv => Err(rv),
     }
@@ -221,7 +214,7 @@ pub extern "C" fn C_GetAttributeValue(
             // `asked` recorded before the call.
             return unsafe {
                 ouid::fill_inner(raw::template_mut(t, n), &asked, rv, || {
-                    ouid::of_inner(Some(f), h, obj)
+                    ouid::of_inner(s, h, obj)
                 })
             };
         }
