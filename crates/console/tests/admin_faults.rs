@@ -261,15 +261,6 @@ async fn an_import_whose_answer_is_lost_creates_each_object_once() {
     }
 }
 
-/// Run `f` in a session of `e`'s partition.
-async fn on<T: Send + 'static>(
-    e: &common::Env,
-    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
-) -> T {
-    let p = e.c.partition_ref(&e.pid).await.unwrap();
-    p.pool.run_async("test.session", f).await.unwrap()
-}
-
 /// How many objects `pkcs11-tool --list-objects` shows with `label` (quoted for data
 /// objects, bare for keys).
 fn labelled(listed: &str, label: &str) -> usize {
@@ -374,9 +365,9 @@ async fn an_unwrap_whose_answer_is_lost_makes_one_key() {
             )
         }
     };
-    let wrapping = on(&e, aes("kwp_wrapping", &[0x77, 0x01], true)).await;
+    let wrapping = common::on(&e, aes("kwp_wrapping", &[0x77, 0x01], true)).await;
 
-    let data = on(&e, aes("kwp_data", &[0x77, 0x02], false)).await;
+    let data = common::on(&e, aes("kwp_data", &[0x77, 0x02], false)).await;
     let file = e.dir.path().join("kwp_data.wrapped.json");
     e.c.wrap_key(&e.pid, data, wrapping, &file, None, true)
         .await

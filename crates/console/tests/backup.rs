@@ -140,15 +140,6 @@ async fn softhsm_wrap_on_a_unwrap_on_b() {
     wrap_on_a_unwrap_on_b(Backend::SoftHsm).await;
 }
 
-/// Run `f` in a session of `e`'s partition (test tokens and the built-in one alike).
-async fn on<T: Send + 'static>(
-    e: &common::Env,
-    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
-) -> T {
-    let p = e.c.partition_ref(&e.pid).await.unwrap();
-    p.pool.run_async("test.session", f).await.unwrap()
-}
-
 /// An RSA wrapping pair on `owner` whose private half may unwrap, and its public key
 /// imported on `other`: (owner's private handle, its public key's handle on `other`).
 async fn rsa_wrapping_pair(owner: &common::Env, other: &common::Env, label: &str) -> (u64, u64) {
@@ -275,7 +266,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     let soft = common::token(Backend::SoftHsm).await;
     let (luna_rsa, luna_pub_on_soft) = rsa_wrapping_pair(&luna, &soft, "luna_wrapping").await;
 
-    let (ec_pub, ec_priv) = on(&soft, |s| extractable_p256(s, true, "release_ec")).await;
+    let (ec_pub, ec_priv) = common::on(&soft, |s| extractable_p256(s, true, "release_ec")).await;
     let file = soft.dir.path().join("release_ec.wrapped.json");
     let w = soft
         .c
@@ -295,11 +286,11 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     assert!(u.public_handle.is_some(), "the public half is restored");
     let digest = [0x5au8; 32];
     let h = u.summary.handle;
-    let sig = on(&luna, move |s| {
+    let sig = common::on(&luna, move |s| {
         s.sign(&Mechanism::new(CKM_ECDSA), h, &digest)
     })
     .await;
-    let ok = on(&soft, move |s| {
+    let ok = common::on(&soft, move |s| {
         s.verify(&Mechanism::new(CKM_ECDSA), ec_pub, &digest, &sig)
     })
     .await;
@@ -322,7 +313,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     // KCVs: SoftHSM2 and the Luna side against OpenSSL, for both key types.
     let aes_value = [0x3cu8; 32];
     let secret_value = [0x42u8; 32];
-    let (aes, generic) = on(&soft, move |s| {
+    let (aes, generic) = common::on(&soft, move |s| {
         Ok((
             s.create_object(
                 &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
@@ -340,7 +331,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
         openssl_kcv(true, &aes_value)
     );
     // SoftHSM2 keeps CKA_CHECK_VALUE: a key that may not encrypt still has its KCV.
-    let no_encrypt = on(&soft, move |s| {
+    let no_encrypt = common::on(&soft, move |s| {
         s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
     })
     .await;
@@ -363,7 +354,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
         .await
         .unwrap();
     assert_eq!(u.kcv.as_deref(), Some(generic_kcv.as_str()));
-    let luna_aes = on(&luna, move |s| {
+    let luna_aes = common::on(&luna, move |s| {
         s.create_object(
             &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
         )
@@ -374,7 +365,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
         openssl_kcv(true, &aes_value)
     );
     // Kryoptic keeps none: without CKA_ENCRYPT the KCV cannot be computed, and it says why.
-    let luna_no_encrypt = on(&luna, move |s| {
+    let luna_no_encrypt = common::on(&luna, move |s| {
         s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
     })
     .await;
@@ -420,7 +411,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let soft = common::token(Backend::SoftHsm).await;
     let (soft_rsa, soft_pub_on_luna) = rsa_wrapping_pair(&soft, &luna, "soft_wrapping").await;
     let value = [0x17u8; 32];
-    let (kek, data) = on(&luna, move |s| {
+    let (kek, data) = common::on(&luna, move |s| {
         let kek = s.create_object(
             &mut secret_template(CKK_AES, &[0x71; 32], "luna_kek")
                 .bool(CKA_WRAP, true)
@@ -494,7 +485,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     // Data encrypted on SoftHSM2 with the copy decrypts on the Luna side with the original.
     let h = u.summary.handle;
     let iv = [9u8; 16];
-    let ct = on(&soft, move |s| {
+    let ct = common::on(&soft, move |s| {
         s.encrypt(
             &Mechanism::with_bytes(CKM_AES_CBC_PAD, &iv),
             h,
@@ -502,7 +493,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
         )
     })
     .await;
-    let pt = on(&luna, move |s| {
+    let pt = common::on(&luna, move |s| {
         s.decrypt(&Mechanism::with_bytes(CKM_AES_CBC_PAD, &iv), data, &ct)
     })
     .await;
@@ -515,7 +506,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kryoptic_wraps_a_private_key_under_aes() {
     let k = common::token(Backend::Kryoptic).await;
-    let (_, ec_priv, kek) = on(&k, |s| {
+    let (_, ec_priv, kek) = common::on(&k, |s| {
         let (p, q) = extractable_p256(s, false, "kry_ec")?;
         let kek = s.create_object(
             &mut secret_template(CKK_AES, &[0x55; 32], "kry_kek")
@@ -575,7 +566,7 @@ async fn kryoptic_wraps_a_private_key_under_aes() {
     );
     let digest = [0x33u8; 32];
     let h = u.summary.handle;
-    let ok = on(&k, move |s| {
+    let ok = common::on(&k, move |s| {
         let sig = s.sign(&Mechanism::new(CKM_ECDSA), h, &digest)?;
         s.verify(&Mechanism::new(CKM_ECDSA), ec_pub, &digest, &sig)
     })

@@ -40,15 +40,6 @@ fn request(spec: KeySpec, label: &str) -> GenerateRequest {
     }
 }
 
-/// Run `f` in a session of `e`'s partition.
-async fn on<T: Send + 'static>(
-    e: &common::Env,
-    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
-) -> T {
-    let p = e.c.partition_ref(&e.pid).await.unwrap();
-    p.pool.run_async("test.session", f).await.unwrap()
-}
-
 /// An RSA pair on `owner` whose private half may unwrap: (its private handle, its public
 /// key's handle on `on` — imported there when `on` is another token).
 async fn rsa_pair(owner: &common::Env, on: &common::Env, label: &str, same: bool) -> (u64, u64) {
@@ -219,7 +210,7 @@ async fn backup_under_trusted_keys(a: &common::Env, restore: Option<&common::Env
             err.message
         );
         let family = p11::Family::SoftHsm;
-        on(a, move |s| {
+        common::on(a, move |s| {
             let pk = hsm::keys::read_public_key(s, wrapping)
                 .map_err(|e| p11::Error::InvalidArgument(e.to_string()))?;
             let mut t = hsm::objects::public_key_template(&pk, family, "transport_trusted", b"tt")
@@ -408,9 +399,9 @@ async fn backup_under_trusted_keys(a: &common::Env, restore: Option<&common::Env
     };
     if softhsm {
         as_role(a, UserKind::So).await;
-        on(a, generate_kek(true)).await;
+        common::on(a, generate_kek(true)).await;
     } else {
-        on(a, generate_kek(false)).await;
+        common::on(a, generate_kek(false)).await;
         as_role(a, UserKind::So).await;
         let kek_now =
             a.c.find_key(&a.pid, "label:backup_kek")
@@ -453,7 +444,7 @@ async fn backup_under_trusted_keys(a: &common::Env, restore: Option<&common::Env
     assert!(err.message.contains("never extractable"), "{}", err.message);
 
     // A key without CKA_WRAP_WITH_TRUSTED (another tool's): wrapped only once confirmed.
-    let loose = on(a, |s| {
+    let loose = common::on(a, |s| {
         s.generate_key(
             &Mechanism::new(CKM_AES_KEY_GEN),
             &mut Template::new()

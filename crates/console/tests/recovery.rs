@@ -308,15 +308,6 @@ async fn a_minisign_signature_interrupted_by_a_device_error_is_made_again_and_mi
     }
 }
 
-/// Run `f` in a session of `e`'s partition.
-async fn on<T: Send + 'static>(
-    e: &common::Env,
-    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
-) -> T {
-    let p = e.c.partition_ref(&e.pid).await.unwrap();
-    p.pool.run_async("test.session", f).await.unwrap()
-}
-
 /// Between the listing the officer chose from and the change, the HSM reconnects and the
 /// token numbers its objects anew (lunasim's `renumber`), so the number each chosen handle
 /// carried now belongs to another object. Every change — an edit, a deletion, a wrap, a
@@ -331,7 +322,7 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
         e.generate(KeySpec::Ec { curve: Curve::P256 }, label).await;
     }
     e.generate(KeySpec::Aes { bits: 256 }, "rn_wrapper").await;
-    on(&e, |s| {
+    common::on(&e, |s| {
         s.generate_key(
             &p11::Mechanism::new(CKM_AES_KEY_GEN),
             &mut p11::Template::new()

@@ -161,3 +161,13 @@ pub async fn all_records(c: &Console) -> Vec<console::views::RecordView> {
     }
     records
 }
+
+/// Run `f` in a session of `e`'s partition (test tokens and the built-in one alike): what
+/// another program holding the token would do, or a set-up the console does not offer.
+pub async fn on<T: Send + 'static>(
+    e: &Env,
+    f: impl FnMut(&p11::Session) -> p11::Result<T> + Send + 'static,
+) -> T {
+    let p = e.c.partition_ref(&e.pid).await.unwrap();
+    p.pool.run_async("test.session", f).await.unwrap()
+}
