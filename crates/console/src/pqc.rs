@@ -102,82 +102,146 @@ impl Console {
 
     /// Every key of `partitions` judged under `policy` (see [`Console::pqc_policy`]) today.
     pub async fn pqc_readiness(&self, partitions: &[String], policy: &str) -> ApiResult<Readiness> {
+        Ok(self.readiness_of(partitions, policy).await?.0)
+    }
+
+    /// The readiness, and what was read from each partition to judge it (the CBOM describes
+    /// the same objects: they are read once).
+    async fn readiness_of(
+        &self,
+        partitions: &[String],
+        policy: &str,
+    ) -> ApiResult<(Readiness, Vec<PartitionRead>)> {
         let policy = self.pqc_policy(policy)?;
         let today = time::OffsetDateTime::now_utc().date();
         let mut out = Vec::new();
+        let mut reads = Vec::new();
         for id in partitions {
-            let p = self.partition_ref(id).await?;
-            let objects = self.list_keys(id).await?;
-            let mut rows = hsmc_pqc::assess(&objects, &policy, today);
-            rows.extend(
-                self.certificates_judged(&p, &objects, &policy, today)
-                    .await?,
-            );
+            let read = self.read_partition(id).await?;
+            let mut rows = hsmc_pqc::assess(&read.objects, &policy, today);
+            rows.extend(read.certificates.iter().map(|c| {
+                hsmc_pqc::certificate(
+                    &hsmc_pqc::CertificateInput {
+                        label: &c.label,
+                        id_hex: &c.id_hex,
+                        unique_id: c.unique_id.clone(),
+                        public_key_algorithm: c.info.public_key_algorithm.as_deref(),
+                        signature_algorithm: &c.info.signature_algorithm,
+                    },
+                    &policy,
+                    today,
+                )
+            }));
             out.push(PartitionReadiness {
-                partition_id: p.id.clone(),
-                partition_label: p.label.clone(),
-                serial: p.serial.clone(),
+                partition_id: read.partition.id.clone(),
+                partition_label: read.partition.label.clone(),
+                serial: read.partition.serial.clone(),
                 counts: hsmc_pqc::counts(&rows),
                 objects: rows,
             });
+            reads.push(read);
         }
         let all: Vec<Assessed> = out.iter().flat_map(|p| p.objects.clone()).collect();
-        Ok(Readiness {
+        let readiness = Readiness {
             policy: policy.name.clone(),
             source: policy.source.clone(),
             date: today.to_string(),
             counts: hsmc_pqc::counts(&all),
             partitions: out,
+        };
+        Ok((readiness, reads))
+    }
+
+    /// A partition's objects and X.509 certificates (described; a certificate the console
+    /// cannot read as X.509 is left to the keys view).
+    async fn read_partition(&self, id: &str) -> ApiResult<PartitionRead> {
+        let partition = self.partition_ref(id).await?;
+        let objects = self.list_keys(id).await?;
+        let certificates = if objects.iter().any(|o| o.class == "CERTIFICATE") {
+            partition
+                .pool
+                .run_service_idempotent_async("pqc.certificates", hsm::objects::certificates)
+                .await?
+        } else {
+            Vec::new()
+        };
+        let certificates = certificates
+            .into_iter()
+            .filter_map(|(handle, label, der)| {
+                let info = signing::objects::describe(&der).ok()?;
+                let o = objects.iter().find(|o| o.handle == handle);
+                Some(ReadCertificate {
+                    label,
+                    id_hex: o.map(|o| o.id_hex.clone()).unwrap_or_default(),
+                    unique_id: o.and_then(|o| o.unique_id.clone()),
+                    info,
+                })
+            })
+            .collect();
+        Ok(PartitionRead {
+            partition,
+            objects,
+            certificates,
         })
     }
 
-    /// A CycloneDX 1.6 CBOM (see `hsmc_pqc::cbom`) of the keys on `partitions`, with the
-    /// policy's status and dates in each key's properties; pretty-printed JSON.
+    /// A CycloneDX 1.6 CBOM (see `hsmc_pqc::cbom`) of the keys and certificates on
+    /// `partitions`, with the policy's status and dates in each key's properties;
+    /// pretty-printed JSON.
     pub async fn pqc_cbom(&self, partitions: &[String], policy: &str) -> ApiResult<Vec<u8>> {
-        let readiness = self.pqc_readiness(partitions, policy).await?;
-        let mut listings = Vec::new();
-        for pr in &readiness.partitions {
-            let p = self.partition_ref(&pr.partition_id).await?;
-            let keys = self.list_keys(&pr.partition_id).await?;
-            let (module, slot) = (p.module.module.clone(), p.slot());
+        let (readiness, reads) = self.readiness_of(partitions, policy).await?;
+        let mut infos = Vec::new();
+        for read in &reads {
+            let (module, slot) = (read.partition.module.module.clone(), read.partition.slot());
             let info = tokio::task::spawn_blocking(move || module.token_info(slot))
                 .await
                 .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
-            let certificates = self.certificate_entries(&p, &keys).await?;
-            listings.push((info, keys, certificates));
+            infos.push(info);
         }
         let tokens: Vec<hsmc_pqc::cbom::TokenKeys<'_>> = readiness
             .partitions
             .iter()
-            .zip(&listings)
-            .map(
-                |(pr, (info, keys, certificates))| hsmc_pqc::cbom::TokenKeys {
-                    holder: hsmc_pqc::cbom::Holder {
-                        serial: pr.serial.clone(),
-                        label: pr.partition_label.clone(),
-                        manufacturer: info.manufacturer.clone(),
-                        model: info.model.clone(),
-                        firmware: format!("{}", info.firmware_version),
-                    },
-                    certificates: certificates.clone(),
-                    // The certificates come from the token (above), not from the table's rows.
-                    keys: pr
-                        .objects
-                        .iter()
-                        .filter(|a| a.object_class != "CERTIFICATE")
-                        .filter_map(|a| {
-                            keys.iter()
-                                .find(|o| {
-                                    o.class == a.object_class
-                                        && o.id_hex == a.id_hex
-                                        && o.label == a.label
-                                        && o.unique_id == a.unique_id
-                                })
-                                .map(|o| (o, a))
-                        })
-                        .collect(),
+            .zip(reads.iter().zip(&infos))
+            .map(|(pr, (read, info))| hsmc_pqc::cbom::TokenKeys {
+                holder: hsmc_pqc::cbom::Holder {
+                    serial: pr.serial.clone(),
+                    label: pr.partition_label.clone(),
+                    manufacturer: info.manufacturer.clone(),
+                    model: info.model.clone(),
+                    firmware: format!("{}", info.firmware_version),
                 },
-            )
+                certificates: read
+                    .certificates
+                    .iter()
+                    .map(|c| hsmc_pqc::cbom::CertificateEntry {
+                        label: c.label.clone(),
+                        id_hex: c.id_hex.clone(),
+                        subject: c.info.subject.clone(),
+                        issuer: c.info.issuer.clone(),
+                        not_before: c.info.not_before.clone(),
+                        not_after: c.info.not_after.clone(),
+                        signature_algorithm: c.info.signature_algorithm.clone(),
+                        sha256_fingerprint: c.info.sha256_fingerprint.clone(),
+                    })
+                    .collect(),
+                // Each key's listing row beside its assessment (the certificates above).
+                keys: pr
+                    .objects
+                    .iter()
+                    .filter(|a| a.object_class != "CERTIFICATE")
+                    .filter_map(|a| {
+                        read.objects
+                            .iter()
+                            .find(|o| {
+                                o.class == a.object_class
+                                    && o.id_hex == a.id_hex
+                                    && o.label == a.label
+                                    && o.unique_id == a.unique_id
+                            })
+                            .map(|o| (o, a))
+                    })
+                    .collect(),
+            })
             .collect();
         let doc = hsmc_pqc::cbom::document(
             &tokens,
@@ -188,76 +252,19 @@ impl Console {
         serde_json::to_vec_pretty(&doc)
             .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))
     }
+}
 
-    /// The X.509 certificates on `p`, each judged by its key and its signature.
-    async fn certificates_judged(
-        &self,
-        p: &std::sync::Arc<crate::Partition>,
-        listed: &[hsm::keys::ObjectSummary],
-        policy: &Policy,
-        today: time::Date,
-    ) -> ApiResult<Vec<Assessed>> {
-        if !listed.iter().any(|o| o.class == "CERTIFICATE") {
-            return Ok(Vec::new());
-        }
-        let certs = p
-            .pool
-            .run_service_idempotent_async("pqc.certificates", hsm::objects::certificates)
-            .await?;
-        let mut out = Vec::new();
-        for (handle, label, der) in certs {
-            let Ok(info) = signing::objects::describe(&der) else {
-                continue; // not X.509 as the console reads it: the keys view shows it
-            };
-            let o = listed.iter().find(|o| o.handle == handle);
-            out.push(hsmc_pqc::certificate(
-                &hsmc_pqc::CertificateInput {
-                    label: &label,
-                    id_hex: o.map(|o| o.id_hex.as_str()).unwrap_or_default(),
-                    unique_id: o.and_then(|o| o.unique_id.clone()),
-                    public_key_algorithm: info.public_key_algorithm.as_deref(),
-                    signature_algorithm: &info.signature_algorithm,
-                },
-                policy,
-                today,
-            ));
-        }
-        Ok(out)
-    }
+/// What the readiness view read from one partition.
+struct PartitionRead {
+    partition: std::sync::Arc<crate::Partition>,
+    objects: Vec<hsm::keys::ObjectSummary>,
+    certificates: Vec<ReadCertificate>,
+}
 
-    /// The X.509 certificates on `p`, as the CBOM describes them.
-    async fn certificate_entries(
-        &self,
-        p: &std::sync::Arc<crate::Partition>,
-        listed: &[hsm::keys::ObjectSummary],
-    ) -> ApiResult<Vec<hsmc_pqc::cbom::CertificateEntry>> {
-        if !listed.iter().any(|o| o.class == "CERTIFICATE") {
-            return Ok(Vec::new());
-        }
-        let certs = p
-            .pool
-            .run_service_idempotent_async("pqc.certificates", hsm::objects::certificates)
-            .await?;
-        Ok(certs
-            .into_iter()
-            .filter_map(|(handle, label, der)| {
-                let info = signing::objects::describe(&der).ok()?;
-                let id_hex = listed
-                    .iter()
-                    .find(|o| o.handle == handle)
-                    .map(|o| o.id_hex.clone())
-                    .unwrap_or_default();
-                Some(hsmc_pqc::cbom::CertificateEntry {
-                    label,
-                    id_hex,
-                    subject: info.subject,
-                    issuer: info.issuer,
-                    not_before: info.not_before,
-                    not_after: info.not_after,
-                    signature_algorithm: info.signature_algorithm,
-                    sha256_fingerprint: info.sha256_fingerprint,
-                })
-            })
-            .collect())
-    }
+/// An X.509 certificate on the token, described.
+struct ReadCertificate {
+    label: String,
+    id_hex: String,
+    unique_id: Option<String>,
+    info: signing::objects::CertificateInfo,
 }
