@@ -751,6 +751,23 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
         ],
     );
     assert!(made.status.success(), "{}", text(&made));
+    h.json(
+        user,
+        None,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "kill_hss",
+            "--token",
+            "--hss-lms",
+            "LMS_SHA256_M32_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W4",
+        ],
+    );
     let wrap_file = dir.path().join("kill.wrapped.json");
     h.json(
         user,
@@ -924,6 +941,20 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
                     "label:kill_pgp_time".into(),
                     "--format".into(),
                     "openpgp".into(),
+                ],
+            ),
+            ChangeKind::HssSign => (
+                "C_Sign",
+                USER_PIN,
+                None,
+                vec![
+                    "sign".into(),
+                    s(&artifact),
+                    "--key".into(),
+                    "label:kill_hss".into(),
+                    "--format".into(),
+                    "raw".into(),
+                    "--yes-hss".into(),
                 ],
             ),
         };

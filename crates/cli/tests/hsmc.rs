@@ -1114,7 +1114,7 @@ fn kill_9_during_signing_loses_nothing_and_writes_no_half_file() {
             .as_array()
             .unwrap()
             .iter()
-            .rfind(|r| r["action"] == "sign.request")
+            .rfind(|r| r["action"] == "sign.batch")
             .map(|r| r["metadata"].to_string())
             .expect("the write-ahead record");
         for f in &signed {
@@ -2332,7 +2332,7 @@ fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
         let o = Command::new("python3")
             .args([
                 "-c",
-                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='sign.request'\").fetchone()[0])",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='sign.batch'\").fetchone()[0])",
             ])
             .arg(&db)
             .output()
@@ -2341,7 +2341,7 @@ fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
     };
     let t0 = std::time::Instant::now();
     while !requested() {
-        assert!(t0.elapsed().as_secs() < 60, "no sign.request after 60 s");
+        assert!(t0.elapsed().as_secs() < 60, "no sign.batch after 60 s");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // Truncated while (or just before) the HSM signs it; replaced by rename before its turn.

@@ -51,11 +51,13 @@ pub enum ChangeKind {
     CertificateIssue,
     OpenPgpCertificate,
     OpenPgpCreationTime,
+    /// A file signed with a stateful (HSS) key: it spends one-time keys for good.
+    HssSign,
 }
 
 impl ChangeKind {
     /// Every kind, in the order the fault matrix runs them.
-    pub const ALL: [ChangeKind; 13] = [
+    pub const ALL: [ChangeKind; 14] = [
         ChangeKind::KeyGenerate,
         ChangeKind::KeyDestroy,
         ChangeKind::PinChange,
@@ -69,6 +71,7 @@ impl ChangeKind {
         ChangeKind::CertificateIssue,
         ChangeKind::OpenPgpCertificate,
         ChangeKind::OpenPgpCreationTime,
+        ChangeKind::HssSign,
     ];
 
     /// The audit action of the outcome record (the request's is this with `.request`).
@@ -87,6 +90,7 @@ impl ChangeKind {
             ChangeKind::CertificateIssue => "cert.issue",
             ChangeKind::OpenPgpCertificate => "openpgp.cert",
             ChangeKind::OpenPgpCreationTime => "openpgp.key.created",
+            ChangeKind::HssSign => "sign",
         }
     }
 

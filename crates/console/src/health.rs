@@ -398,18 +398,7 @@ pub(crate) fn hss_history(
         .iter()
         .filter(|r| r.event.metadata.contains(id_hex))
         .collect();
-    let used = |r: &audit::Record| -> u64 {
-        if r.event.status == "success"
-            && matches!(
-                r.event.action.as_str(),
-                "sign" | "sign.manifest" | "cert.issue"
-            )
-        {
-            meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
-        } else {
-            0
-        }
-    };
+    let used = signatures_used;
     let rate = |days: i64| {
         let since = days_ago(days);
         mine.iter()
@@ -427,7 +416,7 @@ pub(crate) fn hss_history(
                 break;
             }
         }
-        if r.event.action == "sign.request" {
+        if is_signing_request(&r.event.action) {
             if let Some(v) = meta_u64(&r.event.metadata, "hss_remaining") {
                 baseline = Some((r.seq - 1, v));
                 break;
@@ -461,6 +450,28 @@ pub(crate) fn hss_history(
         _ => (None, None),
     };
     (rate(7), rate(30), rate(90), expected, mismatch)
+}
+
+/// The one-time signatures a record says were spent: by a signing, manifest or certificate
+/// that succeeded, and by a file whose signing failed after the HSM signed it (its `sign`
+/// record counts what the token's counter moved).
+fn signatures_used(r: &audit::Record) -> u64 {
+    let counts = match r.event.action.as_str() {
+        "sign" => true,
+        "sign.manifest" | "cert.issue" => r.event.status == "success",
+        _ => false,
+    };
+    if counts {
+        meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// A record written before signing that carries the counter the key had then: a file's
+/// request (stateful keys), a batch's, or a batch's as earlier versions named it.
+fn is_signing_request(action: &str) -> bool {
+    matches!(action, "sign.request" | "sign.batch")
 }
 
 /// When a key runs out at its burn rate: the 30-day rate, or the 7- or 90-day one when
@@ -509,7 +520,7 @@ pub(crate) fn hss_points(
         if left.is_none() {
             if r.event.action == "key.generate" && r.event.status == "success" {
                 left = capacity.and_then(|c| u64::try_from(c).ok());
-            } else if r.event.action == "sign.request" {
+            } else if is_signing_request(&r.event.action) {
                 left = meta_u64(&r.event.metadata, "hss_remaining");
             }
             if let Some(l) = left {
@@ -520,15 +531,7 @@ pub(crate) fn hss_points(
             }
             continue;
         }
-        let used = if r.event.status == "success"
-            && matches!(
-                r.event.action.as_str(),
-                "sign" | "sign.manifest" | "cert.issue"
-            ) {
-            meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
-        } else {
-            0
-        };
+        let used = signatures_used(r);
         if used > 0 {
             let l = left.unwrap_or(0).saturating_sub(used);
             left = Some(l);

@@ -286,7 +286,7 @@ async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
         .unwrap();
     let meta: serde_json::Value = records
         .iter()
-        .filter(|r| r.event.action == "sign.request")
+        .filter(|r| r.event.action == "sign.batch")
         .map(|r| serde_json::from_str::<serde_json::Value>(&r.event.metadata).unwrap())
         .find(|m| m.get("chain_files").is_some())
         .expect("the request with a chain is recorded");

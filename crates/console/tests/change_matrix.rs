@@ -16,7 +16,6 @@
 //! until it has its case. Token initialization, which takes the trail's key with it, runs
 //! in its own test.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -25,7 +24,7 @@ use console::objects::ImportRequest;
 use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::{GenerateRequest, UserKind};
 use console::{ApiError, Console, ErrorCode};
-use hsm::algo::{Curve, KeySpec};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
 use p11::sys::*;
 use p11::{Mechanism, Template};
 use testkit::pg::PgCluster;
@@ -211,6 +210,32 @@ impl Matrix {
         (requests, outcomes)
     }
 
+    /// The outcome records of `kind` after `seq`.
+    async fn outcome_records_after(&self, kind: ChangeKind, seq: i64) -> Vec<audit::Record> {
+        self.c
+            .audit()
+            .records(&audit::store::Query {
+                action: Some(kind.action().into()),
+                limit: 1000,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.seq > seq && r.event.action == kind.action())
+            .collect()
+    }
+
+    /// The signatures the matrix's HSS key has left, as the token says.
+    async fn hss_left(&self) -> u64 {
+        self.keys()
+            .await
+            .into_iter()
+            .find(|o| o.label == "matrix_hss" && o.class == "PRIVATE_KEY")
+            .and_then(|o| o.hss_keys_remaining)
+            .expect("the HSS key and its counter")
+    }
+
     async fn head(&self) -> i64 {
         self.c
             .audit()
@@ -249,6 +274,7 @@ fn function(kind: ChangeKind) -> &'static str {
         ChangeKind::CertificateIssue => "C_CreateObject",
         ChangeKind::OpenPgpCertificate => "C_CreateObject",
         ChangeKind::OpenPgpCreationTime => "C_CreateObject",
+        ChangeKind::HssSign => "C_Sign",
     }
 }
 
@@ -278,269 +304,317 @@ async fn run_case(
     i: usize,
 ) -> (Result<(), ApiError>, Seen) {
     let name = format!("{}_{i}", kind.action().replace('.', "_"));
-    let r: Result<(), ApiError>;
-    let seen: Seen;
     match kind {
-        ChangeKind::KeyGenerate => {
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.generate_key(
-                    &m.pid,
-                    GenerateRequest {
-                        spec: KeySpec::Ec { curve: Curve::P256 },
-                        label: name.clone(),
-                        token: true,
-                        extractable: false,
-                    },
-                )
-                .await
-                .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m.labelled(&name, "PRIVATE_KEY").await;
-            seen = Seen::counted(count);
-        }
-        ChangeKind::KeyDestroy => {
-            let h = m.aes(&name).await;
-            let phrase = m.c.deletion_phrase(&m.pid, &[h]).await.unwrap();
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r = match m.c.destroy_keys(&m.pid, &[h], &phrase).await {
-                Ok(d) if d.failed.is_empty() => Ok(()),
-                Ok(mut d) => Err(d.failed.remove(0).error),
-                Err(e) => Err(e),
-            };
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let left = m.labelled(&name, "SECRET_KEY").await;
-            seen = Seen::once(left == 0);
-        }
-        ChangeKind::PinChange => {
-            let new = format!("pin-{i}-{}", 1000 + i);
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.change_pin(&m.pid, p11::pin(&m.user_pin), p11::pin(&new))
-                    .await
-                    .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let done = m.logs_in(&new);
-            if done {
-                m.user_pin = new;
-            } else {
-                assert!(
-                    m.logs_in(&m.user_pin),
-                    "{kind:?}/{fault:?}: neither PIN opens the token"
-                );
-            }
-            seen = Seen::once(done);
-        }
-        ChangeKind::PinInit => {
-            // The SO sets the user's PIN: the SO logs in for it, the user again after.
-            m.c.logout(&m.pid).await.unwrap();
-            m.c.login(&m.pid, UserKind::So, p11::pin(SO_PIN))
-                .await
-                .unwrap();
-            let new = format!("init-{i}-{}", 2000 + i);
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r = m.c.set_user_pin(&m.pid, p11::pin(&new)).await;
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            m.c.logout(&m.pid).await.unwrap();
-            let done = m.logs_in(&new);
-            if done {
-                m.user_pin = new;
-            }
-            seen = Seen::once(done);
-        }
+        ChangeKind::KeyGenerate => key_generate(m, fault, &name).await,
+        ChangeKind::KeyDestroy => key_destroy(m, fault, &name).await,
+        ChangeKind::PinChange => pin_change(m, fault, i).await,
+        ChangeKind::PinInit => pin_init(m, fault, i).await,
         ChangeKind::TokenInit => unreachable!("token initialization has its own test"),
-        ChangeKind::ObjectImport => {
-            let file = m.dir.path().join(format!("{name}.txt"));
-            std::fs::write(&file, format!("release notes {i}")).unwrap();
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.import_objects(
-                    &m.pid,
-                    ImportRequest {
-                        path: file,
-                        label: Some(name.clone()),
-                        id_hex: None,
-                        data: true,
-                        application: Some("matrix".into()),
-                    },
-                )
-                .await
-                .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m.labelled(&name, "DATA").await;
-            seen = Seen::counted(count);
-        }
-        ChangeKind::AttributeSet => {
-            let h = m.aes(&name).await;
-            let renamed = format!("{name}_renamed");
-            let before: BTreeMap<u64, String> = m
-                .keys()
-                .await
-                .into_iter()
-                .map(|o| (o.handle, o.label))
-                .collect();
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.set_attributes(
-                    &m.pid,
-                    h,
-                    console::attributes::AttributeChanges {
-                        label: Some(renamed.clone()),
-                        ..Default::default()
-                    },
-                )
-                .await
-                .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m.labelled(&renamed, "SECRET_KEY").await;
-            // No other object was renamed.
-            let others: Vec<String> = m
-                .keys()
-                .await
-                .into_iter()
-                .filter(|o| o.label != renamed && o.label != name)
-                .map(|o| o.label)
-                .collect();
-            let mut expected: Vec<String> = before
-                .into_values()
-                .filter(|l| *l != name && *l != renamed)
-                .collect();
-            let mut others_sorted = others;
-            others_sorted.sort();
-            expected.sort();
-            assert_eq!(
-                others_sorted, expected,
-                "{kind:?}/{fault:?}: another object changed"
-            );
-            seen = Seen::counted(count);
-        }
-        ChangeKind::KeyWrap => {
-            let key = extractable_aes(m, &name).await;
-            let out = m.dir.path().join(format!("{name}.wrapped.json"));
-            let wrapper = m.wrapper_now().await;
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.wrap_key(&m.pid, key, wrapper, &out, None, true)
-                    .await
-                    .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let done = out.exists();
-            seen = Seen::once(done);
-        }
-        ChangeKind::KeyUnwrap => {
-            let wrapper = m.wrapper_now().await;
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.unwrap_key(&m.pid, &m.wrap_file, wrapper, Some(name.clone()))
-                    .await
-                    .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m.labelled(&name, "SECRET_KEY").await;
-            seen = Seen::counted(count);
-        }
-        ChangeKind::UsageLimit => {
-            let h = m.p256(&name).await;
-            let limit = 5000 + i as u64;
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r = m.c.set_usage_limit(&m.pid, h, limit).await.map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let now = m
-                .keys()
-                .await
-                .into_iter()
-                .find(|o| o.label == name && o.class == "PRIVATE_KEY")
-                .and_then(|o| o.usage_limit);
-            seen = Seen::once(now == Some(limit));
-        }
-        ChangeKind::CertificateIssue => {
-            let h = m.p256(&name).await;
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.issue_certificate(&m.pid, h, &format!("CN={name}"), 30, true)
-                    .await
-                    .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m.labelled(&name, "CERTIFICATE").await;
-            seen = Seen::counted(count);
-        }
-        ChangeKind::OpenPgpCertificate => {
-            let h = m.p256(&name).await;
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.openpgp_certificate(&m.pid, h, "Release Officer <officer@example.org>")
-                    .await
-                    .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m
-                .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
-                .await;
-            seen = Seen::counted(count);
-        }
-        ChangeKind::OpenPgpCreationTime => {
-            let h = m.p256(&name).await;
-            let id = m
-                .keys()
-                .await
-                .into_iter()
-                .find(|o| o.handle == h)
-                .unwrap()
-                .id_hex;
-            let file = m.dir.path().join(format!("{name}.bin"));
-            std::fs::write(&file, b"artifact").unwrap();
-            let calls = m.calls(function(kind)).await;
-            arm(m, kind, fault).await;
-            r =
-                m.c.sign_files(
-                    &m.pid,
-                    SignRequest {
-                        key: format!("id:{id}"),
-                        files: vec![file.display().to_string()],
-                        formats: vec![SignFormat::Openpgp],
-                        manifest: false,
-                        out_dir: None,
-                        context: None,
-                        on_error: OnError::Stop,
-                        confirm_hss: false,
-                        timestamp: None,
-                        kit: None,
-                        chain: vec![],
-                    },
-                    Arc::new(|_| {}),
-                    Arc::new(AtomicBool::new(false)),
-                )
-                .await
-                .map(|_| ());
-            met(m, kind, fault, calls).await;
-            clear(m).await;
-            let count = m
-                .labelled(&format!("OpenPGP creation time of {name}"), "DATA")
-                .await;
-            seen = Seen::counted(count);
-        }
+        ChangeKind::ObjectImport => object_import(m, fault, &name, i).await,
+        ChangeKind::AttributeSet => attribute_set(m, fault, &name).await,
+        ChangeKind::KeyWrap => key_wrap(m, fault, &name).await,
+        ChangeKind::KeyUnwrap => key_unwrap(m, fault, &name).await,
+        ChangeKind::UsageLimit => usage_limit(m, fault, &name, i).await,
+        ChangeKind::CertificateIssue => certificate_issue(m, fault, &name).await,
+        ChangeKind::OpenPgpCertificate => openpgp_certificate(m, fault, &name).await,
+        ChangeKind::OpenPgpCreationTime => openpgp_creation_time(m, fault, &name).await,
+        ChangeKind::HssSign => hss_sign(m, fault, &name, i).await,
     }
-    (r, seen)
+}
+
+/// `call` made with `fault` on the function that makes `kind`'s change; the fault met and
+/// cleared after.
+async fn faulted<T>(
+    m: &Matrix,
+    kind: ChangeKind,
+    fault: Fault,
+    call: impl std::future::Future<Output = Result<T, ApiError>>,
+) -> Result<(), ApiError> {
+    let calls = m.calls(function(kind)).await;
+    arm(m, kind, fault).await;
+    let r = call.await.map(|_| ());
+    met(m, kind, fault, calls).await;
+    clear(m).await;
+    r
+}
+
+async fn key_generate(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
+    let call = m.c.generate_key(
+        &m.pid,
+        GenerateRequest {
+            spec: KeySpec::Ec { curve: Curve::P256 },
+            label: name.into(),
+            token: true,
+            extractable: false,
+        },
+    );
+    let r = faulted(m, ChangeKind::KeyGenerate, fault, call).await;
+    (r, Seen::counted(m.labelled(name, "PRIVATE_KEY").await))
+}
+
+async fn key_destroy(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
+    let h = m.aes(name).await;
+    let phrase = m.c.deletion_phrase(&m.pid, &[h]).await.unwrap();
+    let call = async {
+        match m.c.destroy_keys(&m.pid, &[h], &phrase).await {
+            Ok(d) if d.failed.is_empty() => Ok(()),
+            Ok(mut d) => Err(d.failed.remove(0).error),
+            Err(e) => Err(e),
+        }
+    };
+    let r = faulted(m, ChangeKind::KeyDestroy, fault, call).await;
+    let left = m.labelled(name, "SECRET_KEY").await;
+    (r, Seen::once(left == 0))
+}
+
+async fn pin_change(m: &mut Matrix, fault: Fault, i: usize) -> (Result<(), ApiError>, Seen) {
+    let new = format!("pin-{i}-{}", 1000 + i);
+    let call =
+        m.c.change_pin(&m.pid, p11::pin(&m.user_pin), p11::pin(&new));
+    let r = faulted(m, ChangeKind::PinChange, fault, call).await;
+    let done = m.logs_in(&new);
+    if done {
+        m.user_pin = new;
+    } else {
+        assert!(
+            m.logs_in(&m.user_pin),
+            "PinChange/{fault:?}: neither PIN opens the token"
+        );
+    }
+    (r, Seen::once(done))
+}
+
+/// The SO sets the user's PIN: the SO logs in for it, the user again after.
+async fn pin_init(m: &mut Matrix, fault: Fault, i: usize) -> (Result<(), ApiError>, Seen) {
+    m.c.logout(&m.pid).await.unwrap();
+    m.c.login(&m.pid, UserKind::So, p11::pin(SO_PIN))
+        .await
+        .unwrap();
+    let new = format!("init-{i}-{}", 2000 + i);
+    let call = m.c.set_user_pin(&m.pid, p11::pin(&new));
+    let r = faulted(m, ChangeKind::PinInit, fault, call).await;
+    m.c.logout(&m.pid).await.unwrap();
+    let done = m.logs_in(&new);
+    if done {
+        m.user_pin = new;
+    }
+    (r, Seen::once(done))
+}
+
+async fn object_import(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+    i: usize,
+) -> (Result<(), ApiError>, Seen) {
+    let file = m.dir.path().join(format!("{name}.txt"));
+    std::fs::write(&file, format!("release notes {i}")).unwrap();
+    let call = m.c.import_objects(
+        &m.pid,
+        ImportRequest {
+            path: file,
+            label: Some(name.into()),
+            id_hex: None,
+            data: true,
+            application: Some("matrix".into()),
+        },
+    );
+    let r = faulted(m, ChangeKind::ObjectImport, fault, call).await;
+    (r, Seen::counted(m.labelled(name, "DATA").await))
+}
+
+async fn attribute_set(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
+    let h = m.aes(name).await;
+    let renamed = format!("{name}_renamed");
+    let others = |keys: Vec<hsm::keys::ObjectSummary>| {
+        let mut labels: Vec<String> = keys
+            .into_iter()
+            .map(|o| o.label)
+            .filter(|l| *l != name && *l != renamed)
+            .collect();
+        labels.sort();
+        labels
+    };
+    let before = others(m.keys().await);
+    let call = m.c.set_attributes(
+        &m.pid,
+        h,
+        console::attributes::AttributeChanges {
+            label: Some(renamed.clone()),
+            ..Default::default()
+        },
+    );
+    let r = faulted(m, ChangeKind::AttributeSet, fault, call).await;
+    let count = m.labelled(&renamed, "SECRET_KEY").await;
+    assert_eq!(
+        others(m.keys().await),
+        before,
+        "AttributeSet/{fault:?}: another object changed"
+    );
+    (r, Seen::counted(count))
+}
+
+async fn key_wrap(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
+    let key = extractable_aes(m, name).await;
+    let out = m.dir.path().join(format!("{name}.wrapped.json"));
+    let wrapper = m.wrapper_now().await;
+    let call = m.c.wrap_key(&m.pid, key, wrapper, &out, None, true);
+    let r = faulted(m, ChangeKind::KeyWrap, fault, call).await;
+    (r, Seen::once(out.exists()))
+}
+
+async fn key_unwrap(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
+    let wrapper = m.wrapper_now().await;
+    let call =
+        m.c.unwrap_key(&m.pid, &m.wrap_file, wrapper, Some(name.into()));
+    let r = faulted(m, ChangeKind::KeyUnwrap, fault, call).await;
+    (r, Seen::counted(m.labelled(name, "SECRET_KEY").await))
+}
+
+async fn usage_limit(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+    i: usize,
+) -> (Result<(), ApiError>, Seen) {
+    let h = m.p256(name).await;
+    let limit = 5000 + i as u64;
+    let call = m.c.set_usage_limit(&m.pid, h, limit);
+    let r = faulted(m, ChangeKind::UsageLimit, fault, call).await;
+    let now = m
+        .keys()
+        .await
+        .into_iter()
+        .find(|o| o.label == name && o.class == "PRIVATE_KEY")
+        .and_then(|o| o.usage_limit);
+    (r, Seen::once(now == Some(limit)))
+}
+
+async fn certificate_issue(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+) -> (Result<(), ApiError>, Seen) {
+    let h = m.p256(name).await;
+    let subject = format!("CN={name}");
+    let call = m.c.issue_certificate(&m.pid, h, &subject, 30, true);
+    let r = faulted(m, ChangeKind::CertificateIssue, fault, call).await;
+    (r, Seen::counted(m.labelled(name, "CERTIFICATE").await))
+}
+
+async fn openpgp_certificate(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+) -> (Result<(), ApiError>, Seen) {
+    let h = m.p256(name).await;
+    let call =
+        m.c.openpgp_certificate(&m.pid, h, "Release Officer <officer@example.org>");
+    let r = faulted(m, ChangeKind::OpenPgpCertificate, fault, call).await;
+    let stored = format!("OpenPGP creation time of {name}");
+    (r, Seen::counted(m.labelled(&stored, "DATA").await))
+}
+
+/// A batch of one file in `format` with `key`; the file's error is the batch's.
+async fn sign_one_file(
+    m: &Matrix,
+    key: String,
+    file: &std::path::Path,
+    format: SignFormat,
+) -> Result<(), ApiError> {
+    let report =
+        m.c.sign_files(
+            &m.pid,
+            SignRequest {
+                key,
+                files: vec![file.display().to_string()],
+                formats: vec![format],
+                manifest: false,
+                out_dir: None,
+                context: None,
+                on_error: OnError::Stop,
+                confirm_hss: true,
+                timestamp: None,
+                kit: None,
+                chain: vec![],
+            },
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await?;
+    match report.files.into_iter().next().and_then(|f| f.error) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+async fn openpgp_creation_time(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+) -> (Result<(), ApiError>, Seen) {
+    let h = m.p256(name).await;
+    let id = m
+        .keys()
+        .await
+        .into_iter()
+        .find(|o| o.handle == h)
+        .unwrap()
+        .id_hex;
+    let file = m.dir.path().join(format!("{name}.bin"));
+    std::fs::write(&file, b"artifact").unwrap();
+    let call = sign_one_file(m, format!("id:{id}"), &file, SignFormat::Openpgp);
+    let r = faulted(m, ChangeKind::OpenPgpCreationTime, fault, call).await;
+    let stored = format!("OpenPGP creation time of {name}");
+    (r, Seen::counted(m.labelled(&stored, "DATA").await))
+}
+
+/// A file signed with the HSS key: the signature is written once or not at all, and the
+/// one-time keys the token's counter says were spent are the ones the trail records.
+async fn hss_sign(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+    i: usize,
+) -> (Result<(), ApiError>, Seen) {
+    let file = m.dir.path().join(format!("{name}.bin"));
+    std::fs::write(&file, format!("firmware {i}")).unwrap();
+    let (left_before, head) = (m.hss_left().await, m.head().await);
+    let call = sign_one_file(m, "label:matrix_hss".into(), &file, SignFormat::Raw);
+    let r = faulted(m, ChangeKind::HssSign, fault, call).await;
+    let spent = left_before - m.hss_left().await;
+    let recorded: u64 = m
+        .outcome_records_after(ChangeKind::HssSign, head)
+        .await
+        .iter()
+        .filter_map(|r| {
+            serde_json::from_str::<serde_json::Value>(&r.event.metadata).unwrap()["signatures"]
+                .as_u64()
+        })
+        .sum();
+    assert_eq!(
+        spent, recorded,
+        "HssSign/{fault:?}: the token spent {spent} one-time keys, the trail records {recorded}"
+    );
+    assert!(
+        fault == Fault::TrailUnavailable || spent >= 1,
+        "HssSign/{fault:?}: the HSM was asked, yet no one-time key was spent"
+    );
+    let signature = file.with_extension(format!("bin{}", SignFormat::Raw.suffix()));
+    let written = std::fs::read_dir(m.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}.bin."))
+        })
+        .count();
+    assert!(
+        written <= 1,
+        "HssSign/{fault:?}: {written} signatures of one file"
+    );
+    (r, Seen::once(signature.exists()))
 }
 
 async fn arm(m: &Matrix, kind: ChangeKind, fault: Fault) {
@@ -622,6 +696,19 @@ async fn matrix() -> Matrix {
     m.c.wrap_key(&m.pid, key, wrapper, &m.wrap_file, None, true)
         .await
         .unwrap();
+    // The HSS key the stateful-signing cases spend (32 one-time keys; they use at most 12).
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
+    m.c.generate_key(
+        &m.pid,
+        GenerateRequest {
+            spec: KeySpec::Hss { params },
+            label: "matrix_hss".into(),
+            token: true,
+            extractable: false,
+        },
+    )
+    .await
+    .unwrap();
     m
 }
 

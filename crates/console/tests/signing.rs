@@ -922,16 +922,22 @@ fn rss_kib() -> u64 {
 }
 
 /// The `sign` audit records of a file, newest first, with their metadata.
+/// The `sign` outcome records of the file `name`.
 async fn sign_records(e: &Env, name: &str) -> Vec<serde_json::Value> {
+    records_of(e, "sign", name).await
+}
+
+/// The records of `action` (exactly) on the file `name`.
+async fn records_of(e: &Env, action: &str, name: &str) -> Vec<serde_json::Value> {
     e.c.audit_records(audit::store::Query {
         limit: 100,
-        action: Some("sign".into()),
+        action: Some(action.into()),
         ..Default::default()
     })
     .await
     .unwrap()
     .into_iter()
-    .filter(|r| r.event.resource_id.as_deref() == Some(name))
+    .filter(|r| r.event.action == action && r.event.resource_id.as_deref() == Some(name))
     .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
     .collect()
 }
@@ -1193,6 +1199,10 @@ async fn a_file_changed_after_hashing_is_refused_before_the_hsm_signs_it() {
             recs[0]["error"].as_str().unwrap_or("").contains(what),
             "{recs:?}"
         );
+        // A stateful key's signing is a change: requested first, and nothing spent.
+        let requests = records_of(&e, "sign.request", &format!("artifact-{i}.bin")).await;
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        assert_eq!(recs[0]["signatures"], 0, "{recs:?}");
     }
     assert!(r.files[3].error.is_none(), "{:?}", r.files[3]);
     assert_eq!(outputs_of(&files[3]).len(), 2);

@@ -1619,7 +1619,7 @@ export function install(cfg: MockConfig = {}) {
           { details: "Nothing was signed.", i18n: { message: "errors.chain_does_not_chain", suggestion: null, args } },
         );
       }
-      record("sign.request", "artifact", `${req.files.length} file(s)`, "success");
+      record("sign.batch", "artifact", `${req.files.length} file(s)`, "success");
       const report: SignReport = {
         key: {
           handle: key.handle,

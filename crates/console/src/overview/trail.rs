@@ -195,9 +195,8 @@ pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
 }
 
 /// The changes to a token recorded before they run (`<action>.request`, then `<action>`
-/// with the outcome): every kind the change engine runs, and certificate requests (signed
-/// by a key, recorded the same way). Signing is not among them: a signature changes no
-/// token state (an HSS key's counter is checked from the signing records by itself).
+/// with the outcome): every kind the change engine runs — signing with a stateful (HSS)
+/// key among them — and certificate requests (signed by a key, recorded the same way).
 fn changes() -> impl Iterator<Item = &'static str> {
     crate::change::ChangeKind::ALL
         .into_iter()
@@ -209,7 +208,8 @@ fn changes() -> impl Iterator<Item = &'static str> {
 /// stopped between the two — killed, or the machine went down — or the action is still
 /// running. An outcome answers the latest open request of its action on the same
 /// resource (or, failing that, the latest one): a killed request stays open however many
-/// answered ones come after it.
+/// answered ones come after it. A `sign` record answers only a request for the same file:
+/// signatures with stateless keys are recorded after the fact, without a request.
 async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
     let mut open = Vec::new();
     for action in changes() {
@@ -232,7 +232,11 @@ async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
                 let same = pending
                     .iter()
                     .rposition(|q| q.event.resource_id == r.event.resource_id);
-                if let Some(i) = same.or(pending.len().checked_sub(1)) {
+                let latest = match action {
+                    "sign" => None,
+                    _ => pending.len().checked_sub(1),
+                };
+                if let Some(i) = same.or(latest) {
                     pending.remove(i);
                 }
             }

@@ -4,13 +4,17 @@
 //!    public half and certificate, the input files checked;
 //! 2. [`SignBatch::stop_on_bad_input`], [`SignBatch::check_budget`] — nothing signed yet;
 //! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress;
-//! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch;
+//! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch
+//!    (`sign.batch`);
 //! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
 //!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
 //!    on the token if an OpenPGP format is asked for and it is not yet;
 //! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
 //!    signature verified in software); then, with the session back in the pool, the
-//!    time-stamp tokens (`stamping`) → write the outputs → record;
+//!    time-stamp tokens (`stamping`) → write the outputs → record. With a stateful (HSS)
+//!    key each file is a change to the token and goes through the change engine
+//!    (`stateful`): `sign.request` before the HSM is asked, `sign` with the one-time keys
+//!    it spent after;
 //! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
 //!
 //! Each file's outputs are on disk and in the audit trail before the next file is signed: a
@@ -45,6 +49,8 @@ use super::{
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::text;
 use crate::{Console, Partition};
+
+mod stateful;
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 
@@ -410,7 +416,7 @@ impl<'c> SignBatch<'c> {
             .iter()
             .map(|o| serde_json::json!({ "name": o.name, "size": o.size, "sha256": o.sha256 }))
             .collect();
-        let mut ev = Event::new("sign.request", "artifact")
+        let mut ev = Event::new("sign.batch", "artifact")
             .resource(format!("{} file(s)", self.good_inputs()))
             .algorithm(k.alg.name())
             .meta("partition", &self.partition.id)
@@ -501,13 +507,46 @@ impl<'c> SignBatch<'c> {
                 self.cancelled = true;
                 break;
             }
-            let made = self
-                .sign_one(key, &handle, i, input.clone(), digests)
-                .await
-                .and_then(|outs| write_outputs(&outs).map(|()| outs))
-                .and_then(|outs| still_the_signed_file(&input, outs));
-            self.conclude(key, i, made).await;
+            let made = if key.alg == SigAlg::Hss {
+                // Each signature spends one-time keys for good: a change to the token,
+                // recorded before and after by the change engine.
+                let change = stateful::StatefulFile::new(self, key, &handle, i, input, digests);
+                self.console
+                    .changes()
+                    .apply_on(&self.partition, &mut { change })
+                    .await
+            } else {
+                let made = self
+                    .sign_and_write(key, &handle, i, input, digests)
+                    .await
+                    .map_err(sign_error);
+                let ev = match &made {
+                    Ok(outs) => self.signed_event(self.file_event(key, i), key, outs),
+                    Err(e) => self
+                        .file_event(key, i)
+                        .failed(e.code.to_string())
+                        .meta("error", &e.message),
+                };
+                self.console.record(ev).await;
+                made
+            };
+            self.conclude(i, made);
         }
+    }
+
+    /// Sign one file and write its outputs; removed again when the file changed meanwhile.
+    async fn sign_and_write(
+        &self,
+        key: &Arc<SigningKey>,
+        handle: &Arc<Mutex<Option<(u64, u64)>>>,
+        index: usize,
+        input: InputFile,
+        digests: Digests,
+    ) -> Result<Outputs, SignError> {
+        self.sign_one(key, handle, index, input.clone(), digests)
+            .await
+            .and_then(|outs| write_outputs(&outs).map(|()| outs))
+            .and_then(|outs| still_the_signed_file(&input, outs))
     }
 
     /// Sign one file in every format on a pool session. HSM failures that need recovery go
@@ -583,12 +622,11 @@ impl<'c> SignBatch<'c> {
         }
     }
 
-    /// After one file: its outcome, progress and audit record.
-    async fn conclude(&mut self, key: &SigningKey, i: usize, made: Result<Outputs, SignError>) {
+    /// After one file: its outcome and progress (its audit record is written already).
+    fn conclude(&mut self, i: usize, made: ApiResult<Outputs>) {
         match made {
             Ok(outs) => {
-                let per_file = signatures_needed(1, &self.formats, false, false);
-                self.signatures_made += per_file;
+                self.signatures_made += signatures_needed(1, &self.formats, false, false);
                 let o = &mut self.outcomes[i];
                 o.outputs = outs
                     .files
@@ -599,75 +637,73 @@ impl<'c> SignBatch<'c> {
                         verified: true,
                     })
                     .collect();
-                (self.progress)(SignProgress::Done { index: i });
                 if let Some(why) = &outs.unstamped {
-                    self.outcomes[i].unstamped = Some(text!(
+                    o.unstamped = Some(text!(
                         "sign.unstamped",
                         "Signed without a time-stamp: the TSA {{reason}}.",
                         reason = why
                     ));
                 }
-                let o = &self.outcomes[i];
-                let mut ev = Event::new("sign", "artifact");
-                if let Some(why) = &outs.unstamped {
-                    ev = ev.meta("timestamp_failed", why);
-                }
-                if outs.retried_after_recovery {
-                    ev = ev.meta("retried_after_recovery", true);
-                    if key.alg == SigAlg::Hss {
-                        ev = ev.meta(
-                            "hss_note",
-                            "signed again after a fault: the retry used the next one-time key",
-                        );
-                    }
-                }
-                self.console
-                    .record(
-                        ev.resource(&o.name)
-                            .algorithm(key.alg.name())
-                            .meta("partition", &self.partition.id)
-                            .meta("path", &o.path)
-                            .meta("size", o.size)
-                            .meta("sha256", &o.sha256)
-                            .meta("key", key.audit_json())
-                            .meta("formats", &self.formats)
-                            .meta(
-                                "outputs",
-                                o.outputs.iter().map(|x| x.path.clone()).collect::<Vec<_>>(),
-                            )
-                            .meta("key_id", &key.summary.id_hex)
-                            .meta("signatures", per_file)
-                            .meta("signing_path", outs.signing_path)
-                            .meta("timestamps", &outs.timestamps)
-                            .meta(
-                                "verified",
-                                "software verifier accepted every signature before it was written",
-                            ),
-                    )
-                    .await;
+                (self.progress)(SignProgress::Done { index: i });
             }
             Err(e) => {
-                let e = sign_error(e);
                 self.fail(i, &e);
-                let o = &self.outcomes[i];
-                self.console
-                    .record(
-                        Event::new("sign", "artifact")
-                            .resource(&o.name)
-                            .algorithm(key.alg.name())
-                            .meta("partition", &self.partition.id)
-                            .meta("sha256", &o.sha256)
-                            .meta("key_id", &key.summary.id_hex)
-                            .failed(e.code.to_string())
-                            .meta("error", &e.message),
-                    )
-                    .await;
                 self.outcomes[i].error = Some(e);
                 if self.on_error == OnError::Stop {
                     self.stopped = true;
                 }
             }
         }
+    }
+
+    /// The `sign` record of file `i`, before the outcome is known.
+    fn file_event(&self, key: &SigningKey, i: usize) -> Event {
+        let o = &self.outcomes[i];
+        Event::new("sign", "artifact")
+            .resource(&o.name)
+            .algorithm(key.alg.name())
+            .meta("partition", &self.partition.id)
+            .meta("path", &o.path)
+            .meta("size", o.size)
+            .meta("sha256", &o.sha256)
+            .meta("key", key.audit_json())
+            .meta("key_id", &key.summary.id_hex)
+            .meta("formats", &self.formats)
+    }
+
+    /// What a file's record adds once its outputs are written.
+    fn signed_event(&self, ev: Event, key: &SigningKey, outs: &Outputs) -> Event {
+        let mut ev = ev
+            .meta(
+                "outputs",
+                outs.files
+                    .iter()
+                    .map(|(_, p, _)| p.display().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .meta(
+                "signatures",
+                signatures_needed(1, &self.formats, false, false),
+            )
+            .meta("signing_path", outs.signing_path)
+            .meta("timestamps", &outs.timestamps)
+            .meta(
+                "verified",
+                "software verifier accepted every signature before it was written",
+            );
+        if let Some(why) = &outs.unstamped {
+            ev = ev.meta("timestamp_failed", why);
+        }
+        if outs.retried_after_recovery {
+            ev = ev.meta("retried_after_recovery", true);
+            if key.alg == SigAlg::Hss {
+                ev = ev.meta(
+                    "hss_note",
+                    "signed again after a fault: the retry used the next one-time key",
+                );
+            }
+        }
+        ev
     }
 
     fn signed(&self) -> Vec<&FileOutcome> {
