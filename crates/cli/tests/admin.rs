@@ -787,6 +787,9 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
     std::fs::write(&import, "release notes").unwrap();
     let artifact = dir.path().join("artifact.bin");
     std::fs::write(&artifact, "artifact").unwrap();
+    std::fs::create_dir(dir.path().join("release")).unwrap();
+    let manifested = dir.path().join("release").join("firmware.bin");
+    std::fs::write(&manifested, "firmware").unwrap();
     let wrap_out = dir.path().join("kill2.wrapped.json");
     let db = h.data.path().join("audit.db");
     let requests = |action: &str| requests_recorded(&db, action);
@@ -957,10 +960,27 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
                     "--yes-hss".into(),
                 ],
             ),
+            // The file's signature goes through; the manifest's is held.
+            ChangeKind::HssManifest => (
+                "C_Sign",
+                USER_PIN,
+                None,
+                vec![
+                    "sign".into(),
+                    s(&manifested),
+                    "--key".into(),
+                    "label:kill_hss".into(),
+                    "--format".into(),
+                    "raw".into(),
+                    "--manifest".into(),
+                    "--yes-hss".into(),
+                ],
+            ),
         };
+        let skip = u64::from(kind == ChangeKind::HssManifest);
         let before = requests(kind.action());
         command(&format!(
-            r#"{{"op":"slow","function":"{function}","ms":20000}}"#
+            r#"{{"op":"slow","function":"{function}","ms":20000,"skip":{skip}}}"#
         ));
         let mut c = Command::new(testkit::hsmc_binary());
         c.args(&args)

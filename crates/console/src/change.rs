@@ -53,11 +53,13 @@ pub enum ChangeKind {
     OpenPgpCreationTime,
     /// A file signed with a stateful (HSS) key: it spends one-time keys for good.
     HssSign,
+    /// A batch's `SHA256SUMS` signed with a stateful (HSS) key.
+    HssManifest,
 }
 
 impl ChangeKind {
     /// Every kind, in the order the fault matrix runs them.
-    pub const ALL: [ChangeKind; 14] = [
+    pub const ALL: [ChangeKind; 15] = [
         ChangeKind::KeyGenerate,
         ChangeKind::KeyDestroy,
         ChangeKind::PinChange,
@@ -72,6 +74,7 @@ impl ChangeKind {
         ChangeKind::OpenPgpCertificate,
         ChangeKind::OpenPgpCreationTime,
         ChangeKind::HssSign,
+        ChangeKind::HssManifest,
     ];
 
     /// The audit action of the outcome record (the request's is this with `.request`).
@@ -91,6 +94,7 @@ impl ChangeKind {
             ChangeKind::OpenPgpCertificate => "openpgp.cert",
             ChangeKind::OpenPgpCreationTime => "openpgp.key.created",
             ChangeKind::HssSign => "sign",
+            ChangeKind::HssManifest => "sign.manifest",
         }
     }
 

@@ -452,13 +452,13 @@ pub(crate) fn hss_history(
     (rate(7), rate(30), rate(90), expected, mismatch)
 }
 
-/// The one-time signatures a record says were spent: by a signing, manifest or certificate
-/// that succeeded, and by a file whose signing failed after the HSM signed it (its `sign`
-/// record counts what the token's counter moved).
+/// The one-time signatures a record says were spent: by a certificate that was issued, and
+/// by every signing record that counts them — a file or manifest whose signing failed after
+/// the HSM signed counts what the token's counter moved.
 fn signatures_used(r: &audit::Record) -> u64 {
     let counts = match r.event.action.as_str() {
-        "sign" => true,
-        "sign.manifest" | "cert.issue" => r.event.status == "success",
+        "sign" | "sign.manifest" => true,
+        "cert.issue" => r.event.status == "success",
         _ => false,
     };
     if counts {

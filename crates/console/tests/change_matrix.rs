@@ -226,6 +226,24 @@ impl Matrix {
             .collect()
     }
 
+    /// The one-time keys the HSS key spent since `head` (it had `left_before`), checked
+    /// against what the trail's signing records say were spent.
+    async fn spent_as_recorded(&self, fault: Fault, left_before: u64, head: i64) -> u64 {
+        let spent = left_before - self.hss_left().await;
+        let mut recorded = 0;
+        for kind in [ChangeKind::HssSign, ChangeKind::HssManifest] {
+            for r in self.outcome_records_after(kind, head).await {
+                let meta: serde_json::Value = serde_json::from_str(&r.event.metadata).unwrap();
+                recorded += meta["signatures"].as_u64().unwrap_or(0);
+            }
+        }
+        assert_eq!(
+            spent, recorded,
+            "{fault:?}: the token spent {spent} one-time keys, the trail records {recorded}"
+        );
+        spent
+    }
+
     /// The signatures the matrix's HSS key has left, as the token says.
     async fn hss_left(&self) -> u64 {
         self.keys()
@@ -275,22 +293,34 @@ fn function(kind: ChangeKind) -> &'static str {
         ChangeKind::OpenPgpCertificate => "C_CreateObject",
         ChangeKind::OpenPgpCreationTime => "C_CreateObject",
         ChangeKind::HssSign => "C_Sign",
+        ChangeKind::HssManifest => "C_Sign",
+    }
+}
+
+/// The calls of `function(kind)` let through before the fault: the manifest's signature is
+/// the batch's second (its file's is the first).
+fn skipped(kind: ChangeKind) -> u64 {
+    match kind {
+        ChangeKind::HssManifest => 1,
+        _ => 0,
     }
 }
 
 fn fault_command(kind: ChangeKind, fault: Fault) -> Option<String> {
-    let f = function(kind);
+    let (f, n) = (function(kind), skipped(kind));
     match fault {
         Fault::NotReached => Some(format!(
-            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_REMOVED"}}"#
+            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_REMOVED","skip":{n}}}"#
         )),
         Fault::AnswerLost => Some(format!(
-            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_ERROR","after":true}}"#
+            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_ERROR","after":true,"skip":{n}}}"#
         )),
         Fault::DeviceError => Some(format!(
-            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_ERROR"}}"#
+            r#"{{"op":"fail","function":"{f}","rv":"CKR_DEVICE_ERROR","skip":{n}}}"#
         )),
-        Fault::Slow => Some(format!(r#"{{"op":"slow","function":"{f}","ms":1500}}"#)),
+        Fault::Slow => Some(format!(
+            r#"{{"op":"slow","function":"{f}","ms":1500,"skip":{n}}}"#
+        )),
         Fault::TrailUnavailable => None,
     }
 }
@@ -319,6 +349,7 @@ async fn run_case(
         ChangeKind::OpenPgpCertificate => openpgp_certificate(m, fault, &name).await,
         ChangeKind::OpenPgpCreationTime => openpgp_creation_time(m, fault, &name).await,
         ChangeKind::HssSign => hss_sign(m, fault, &name, i).await,
+        ChangeKind::HssManifest => hss_manifest(m, fault, &name, i).await,
     }
 }
 
@@ -522,6 +553,18 @@ async fn sign_one_file(
     file: &std::path::Path,
     format: SignFormat,
 ) -> Result<(), ApiError> {
+    sign_batch(m, key, file, format, false).await.map(|_| ())
+}
+
+/// A batch of one file in `format` with `key`, and its manifest when asked; the file's
+/// error is the batch's, and so is the manifest's.
+async fn sign_batch(
+    m: &Matrix,
+    key: String,
+    file: &std::path::Path,
+    format: SignFormat,
+    manifest: bool,
+) -> Result<console::sign::SignReport, ApiError> {
     let report =
         m.c.sign_files(
             &m.pid,
@@ -529,7 +572,7 @@ async fn sign_one_file(
                 key,
                 files: vec![file.display().to_string()],
                 formats: vec![format],
-                manifest: false,
+                manifest,
                 out_dir: None,
                 context: None,
                 on_error: OnError::Stop,
@@ -542,9 +585,12 @@ async fn sign_one_file(
             Arc::new(AtomicBool::new(false)),
         )
         .await?;
-    match report.files.into_iter().next().and_then(|f| f.error) {
-        Some(e) => Err(e),
-        None => Ok(()),
+    if let Some(e) = report.files.first().and_then(|f| f.error.clone()) {
+        return Err(e);
+    }
+    match &report.manifest_error {
+        Some(e) => Err(e.clone()),
+        None => Ok(report),
     }
 }
 
@@ -582,20 +628,7 @@ async fn hss_sign(
     let (left_before, head) = (m.hss_left().await, m.head().await);
     let call = sign_one_file(m, "label:matrix_hss".into(), &file, SignFormat::Raw);
     let r = faulted(m, ChangeKind::HssSign, fault, call).await;
-    let spent = left_before - m.hss_left().await;
-    let recorded: u64 = m
-        .outcome_records_after(ChangeKind::HssSign, head)
-        .await
-        .iter()
-        .filter_map(|r| {
-            serde_json::from_str::<serde_json::Value>(&r.event.metadata).unwrap()["signatures"]
-                .as_u64()
-        })
-        .sum();
-    assert_eq!(
-        spent, recorded,
-        "HssSign/{fault:?}: the token spent {spent} one-time keys, the trail records {recorded}"
-    );
+    let spent = m.spent_as_recorded(fault, left_before, head).await;
     assert!(
         fault == Fault::TrailUnavailable || spent >= 1,
         "HssSign/{fault:?}: the HSM was asked, yet no one-time key was spent"
@@ -615,6 +648,32 @@ async fn hss_sign(
         "HssSign/{fault:?}: {written} signatures of one file"
     );
     (r, Seen::once(signature.exists()))
+}
+
+/// A batch's `SHA256SUMS` signed with the HSS key, the fault on its signature (the file's
+/// comes first and is let through): written whole or not at all, and what the token spent
+/// is what the trail records.
+async fn hss_manifest(
+    m: &mut Matrix,
+    fault: Fault,
+    name: &str,
+    i: usize,
+) -> (Result<(), ApiError>, Seen) {
+    let dir = m.dir.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("firmware.bin");
+    std::fs::write(&file, format!("firmware {i}")).unwrap();
+    let (left_before, head) = (m.hss_left().await, m.head().await);
+    let call = sign_batch(m, "label:matrix_hss".into(), &file, SignFormat::Raw, true);
+    let r = faulted(m, ChangeKind::HssManifest, fault, call).await;
+    m.spent_as_recorded(fault, left_before, head).await;
+    let (sums, sig) = (dir.join("SHA256SUMS"), dir.join("SHA256SUMS.sig"));
+    assert_eq!(
+        sums.exists(),
+        sig.exists(),
+        "HssManifest/{fault:?}: half a manifest written"
+    );
+    (r, Seen::once(sig.exists()))
 }
 
 async fn arm(m: &Matrix, kind: ChangeKind, fault: Fault) {
@@ -696,7 +755,7 @@ async fn matrix() -> Matrix {
     m.c.wrap_key(&m.pid, key, wrapper, &m.wrap_file, None, true)
         .await
         .unwrap();
-    // The HSS key the stateful-signing cases spend (32 one-time keys; they use at most 12).
+    // The HSS key the stateful-signing cases spend (32 one-time keys; they use at most 20).
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
     m.c.generate_key(
         &m.pid,

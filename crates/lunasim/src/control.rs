@@ -8,11 +8,14 @@
 //!   `count` calls (default 1; `"count":null` = until cleared) of `function` (`"*"` = any)
 //!   return `rv` (a name, Luna's vendor names included, or a number). With `"after":true`
 //!   the call runs first and only its answer is replaced: the work was done, the reply lost.
+//!   With `"skip":N` the first N matching calls are let through untouched (a fault on the
+//!   second signature of a batch, say).
 //! - `disconnect`: `{"op":"disconnect","count":5}` — drop every session now and answer the
 //!   next `count` calls with Luna's `CKR_UNABLE_TO_CONNECT`, as a lost network HSM does.
 //! - `drop_sessions`: close every session, as a token removal does.
 //! - `latency`: `{"op":"latency","ms":5,"jitter_ms":1}` per-call delay.
-//! - `slow`: `{"op":"slow","function":"C_Sign","ms":2000}` extra delay for one function.
+//! - `slow`: `{"op":"slow","function":"C_Sign","ms":2000}` extra delay for one function
+//!   (`"skip":N`: from the N+1th call on).
 //! - `pqc_queue`: `{"op":"pqc_queue","enabled":true,"service_ms":15}`.
 //! - `renumber`: `{"op":"renumber","enabled":true}` — from the next `C_Initialize` on, each
 //!   initialization hands out new object handle numbers (as a token may after a restart):
@@ -156,6 +159,7 @@ pub fn execute(cmd: &str) -> Result<String, String> {
         Some(n) => Some(n.as_u64().unwrap_or(d).max(1)),
     };
     let ms = |key: &str| v.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    let skip = v.get("skip").and_then(Value::as_u64).unwrap_or(0);
     match op {
         "fail" => {
             let function = v
@@ -170,6 +174,7 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 rv,
                 remaining: count(1),
                 after,
+                skip,
             });
         }
         "disconnect" => {
@@ -179,6 +184,7 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 rv: names::luna::CKR_UNABLE_TO_CONNECT,
                 remaining: count(1),
                 after: false,
+                skip: 0,
             });
         }
         "drop_sessions" => drop_sessions(),
@@ -193,7 +199,11 @@ pub fn execute(cmd: &str) -> Result<String, String> {
                 .and_then(Value::as_str)
                 .unwrap_or("*")
                 .to_string();
-            knobs().lock().slow.push((function, ms("ms")));
+            knobs().lock().slow.push(crate::knobs::Slow {
+                function,
+                ms: ms("ms"),
+                skip,
+            });
         }
         "pqc_queue" => {
             let mut k = knobs().lock();

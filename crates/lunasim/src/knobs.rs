@@ -19,6 +19,16 @@ pub struct Fault {
     /// The call runs and only its answer is replaced: the work was done, the reply lost
     /// (what a network HSM does when the link drops mid-reply).
     pub after: bool,
+    /// Matching calls let through untouched before the fault fires.
+    pub skip: u64,
+}
+
+/// An extra delay for the calls of one function (`"*"` = any), after `skip` of them.
+#[derive(Debug, Clone)]
+pub struct Slow {
+    pub function: String,
+    pub ms: f64,
+    pub skip: u64,
 }
 
 /// A fault to answer with now, or after the call ran.
@@ -36,7 +46,7 @@ pub struct Knobs {
     pub service_ms: f64,
     pub faults: Vec<Fault>,
     /// Extra delay for matching functions (slow calls).
-    pub slow: Vec<(String, f64)>,
+    pub slow: Vec<Slow>,
     /// `Some(n)`: every `C_Initialize` numbers the objects anew (the `renumber` command);
     /// `n` initializations have done so.
     pub renumber: Option<u64>,
@@ -49,6 +59,10 @@ impl Knobs {
             .faults
             .iter()
             .position(|f| f.function == "*" || f.function == name)?;
+        if self.faults[i].skip > 0 {
+            self.faults[i].skip -= 1;
+            return None;
+        }
         let answer = Answer {
             rv: self.faults[i].rv,
             after: self.faults[i].after,
@@ -73,9 +87,13 @@ impl Knobs {
             let u = (self.rng >> 11) as f64 / (1u64 << 53) as f64;
             ms += (u * 2.0 - 1.0) * self.jitter_ms;
         }
-        for (f, extra) in &self.slow {
-            if f == "*" || f == name {
-                ms += extra;
+        for slow in &mut self.slow {
+            if slow.function == "*" || slow.function == name {
+                if slow.skip > 0 {
+                    slow.skip -= 1;
+                } else {
+                    ms += slow.ms;
+                }
             }
         }
         Duration::from_secs_f64(ms.max(0.0) / 1000.0)

@@ -208,8 +208,9 @@ fn changes() -> impl Iterator<Item = &'static str> {
 /// stopped between the two — killed, or the machine went down — or the action is still
 /// running. An outcome answers the latest open request of its action on the same
 /// resource (or, failing that, the latest one): a killed request stays open however many
-/// answered ones come after it. A `sign` record answers only a request for the same file:
-/// signatures with stateless keys are recorded after the fact, without a request.
+/// answered ones come after it. A `sign` or `sign.manifest` record answers only a request
+/// for the same file: signatures with stateless keys are recorded after the fact, without
+/// a request.
 async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
     let mut open = Vec::new();
     for action in changes() {
@@ -233,7 +234,7 @@ async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
                     .iter()
                     .rposition(|q| q.event.resource_id == r.event.resource_id);
                 let latest = match action {
-                    "sign" => None,
+                    "sign" | "sign.manifest" => None,
                     _ => pending.len().checked_sub(1),
                 };
                 if let Some(i) = same.or(latest) {

@@ -5,10 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use audit::Event;
+use hsm::roles::Action;
+use signing::alg::SigAlg;
 use signing::output::write_new;
 
 use super::key::{resolve, SigningKey};
+use super::stateful::Spending;
 use super::{hsm_side, sign_error, FileOutcome, OutputKind, OutputView};
+use crate::change::{Change, ChangeKind, Settled};
 use crate::error::{ApiError, ApiResult};
 use crate::text;
 use crate::{Console, Partition};
@@ -23,17 +27,23 @@ pub(super) fn batch_dir(out_dir: Option<&Path>, signed: &[&FileOutcome]) -> Path
     })
 }
 
-impl Console {
-    /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files, and with
-    /// `cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed). All or none. Audited.
-    pub(super) async fn sign_manifest(
-        &self,
-        p: &Partition,
-        key: &Arc<SigningKey>,
+/// A batch's manifest as it will be written: its entries (hash, name) sorted by name, its
+/// text, and the files it goes to (none of which exists yet).
+struct ManifestPlan {
+    entries: usize,
+    text: String,
+    manifest: PathBuf,
+    signature: PathBuf,
+    /// `SHA256SUMS.asc`, OpenPGP cleartext-signed, when asked for.
+    cleartext: Option<PathBuf>,
+}
+
+impl ManifestPlan {
+    fn new(
         signed: &[&FileOutcome],
         out_dir: Option<&Path>,
         cleartext: bool,
-    ) -> ApiResult<Vec<OutputView>> {
+    ) -> ApiResult<ManifestPlan> {
         let mut entries: Vec<(String, String)> = signed
             .iter()
             .map(|o| (o.sha256.clone().unwrap_or_default(), o.name.clone()))
@@ -50,45 +60,50 @@ impl Console {
             )));
         }
         let dir = batch_dir(out_dir, signed);
-        let text = signing::formats::manifest(&entries);
-        let (mpath, spath) = (dir.join("SHA256SUMS"), dir.join("SHA256SUMS.sig"));
-        let apath = dir.join("SHA256SUMS.asc");
-        let mut paths = vec![&mpath, &spath];
-        if cleartext {
-            paths.push(&apath);
+        let plan = ManifestPlan {
+            entries: entries.len(),
+            text: signing::formats::manifest(&entries),
+            manifest: dir.join("SHA256SUMS"),
+            signature: dir.join("SHA256SUMS.sig"),
+            cleartext: cleartext.then(|| dir.join("SHA256SUMS.asc")),
+        };
+        let mut paths = vec![&plan.manifest, &plan.signature];
+        paths.extend(&plan.cleartext);
+        if let Some(x) = paths.iter().find(|x| std::fs::symlink_metadata(x).is_ok()) {
+            return Err(ApiError::invalid(text!(
+                "errors.already_exists_manifest_not_written",
+                "{{x}} already exists; the manifest was not written.",
+                x = x.display()
+            )));
         }
-        for x in paths {
-            if std::fs::symlink_metadata(x).is_ok() {
-                return Err(ApiError::invalid(text!(
-                    "errors.already_exists_manifest_not_written",
-                    "{{x}} already exists; the manifest was not written.",
-                    x = x.display()
-                )));
-            }
-        }
+        Ok(plan)
+    }
+
+    /// The signatures it takes: the raw one, and the cleartext one when asked for.
+    fn signatures(&self) -> u64 {
+        1 + u64::from(self.cleartext.is_some())
+    }
+
+    /// Its `sign.manifest` record, before the outcome is known.
+    fn event(&self, p: &Partition, key: &SigningKey) -> Event {
+        Event::new("sign.manifest", "artifact")
+            .resource(self.manifest.display().to_string())
+            .algorithm(key.alg.name())
+            .meta("files", self.entries)
+            .meta("key_id", &key.summary.id_hex)
+            .meta("partition", &p.id)
+    }
+
+    /// Sign (each signature verified) and write it all, or none of it.
+    async fn sign_and_write(&self, p: &Partition, key: &Arc<SigningKey>) -> ApiResult<Written> {
         let k = key.clone();
-        let body = text.clone().into_bytes();
+        let body = self.text.clone().into_bytes();
+        let cleartext = self.cleartext.is_some();
         let (sig, asc) = p
             .pool
             .run_service_async("sign.manifest", move |s| {
                 let handle = resolve(s, &k.summary)?;
-                let r = if k.alg.whole_message() {
-                    k.alg.sign(s, handle, &body, &[])
-                } else {
-                    k.alg.sign_digest(s, handle, &k.alg.digest().digest(&body))
-                }?;
-                k.alg.verify(&k.pk, &body, &[], &r).map_err(|e| {
-                    let why = crate::i18n::Text::from(e.into_msg());
-                    hsm::HsmError::TokenMisbehaved(
-                        text!(
-                            "hsm.console.manifest_signature_does_not_verify",
-                            "the manifest signature does not verify: {{error}}",
-                            error = &why
-                        )
-                        .nest("error", &why)
-                        .into(),
-                    )
-                })?;
+                let sig = sign_verified(s, handle, &k, &body)?;
                 let asc = if cleartext {
                     let text = String::from_utf8(body.clone()).expect("the manifest is text");
                     Some(
@@ -98,15 +113,19 @@ impl Console {
                 } else {
                     None
                 };
-                Ok((r, asc))
+                Ok((sig, asc))
             })
             .await?;
         let mut outputs = vec![
-            (mpath.clone(), text.into_bytes(), OutputKind::Manifest),
-            (spath, sig, OutputKind::ManifestSignature),
+            (
+                self.manifest.clone(),
+                self.text.clone().into_bytes(),
+                OutputKind::Manifest,
+            ),
+            (self.signature.clone(), sig, OutputKind::ManifestSignature),
         ];
-        if let Some(a) = asc {
-            outputs.push((apath, a.into_bytes(), OutputKind::ManifestCleartext));
+        if let (Some(path), Some(a)) = (&self.cleartext, asc) {
+            outputs.push((path.clone(), a.into_bytes(), OutputKind::ManifestCleartext));
         }
         let mut written = Vec::new();
         for (path, bytes, _) in &outputs {
@@ -118,16 +137,6 @@ impl Console {
             }
             written.push(path.clone());
         }
-        self.record(
-            Event::new("sign.manifest", "artifact")
-                .resource(mpath.display().to_string())
-                .algorithm(key.alg.name())
-                .meta("files", entries.len())
-                .meta("key_id", &key.summary.id_hex)
-                .meta("signatures", outputs.len() - 1)
-                .meta("partition", &p.id),
-        )
-        .await;
         Ok(outputs
             .into_iter()
             .map(|(path, _, format)| OutputView {
@@ -136,6 +145,114 @@ impl Console {
                 verified: true,
             })
             .collect())
+    }
+}
+
+/// The outputs of a manifest, written.
+type Written = Vec<OutputView>;
+
+/// The manifest's raw signature, checked in software before it is kept.
+fn sign_verified(
+    s: &p11::Session,
+    handle: u64,
+    k: &SigningKey,
+    body: &[u8],
+) -> hsm::Result<Vec<u8>> {
+    let r = if k.alg.whole_message() {
+        k.alg.sign(s, handle, body, &[])
+    } else {
+        k.alg.sign_digest(s, handle, &k.alg.digest().digest(body))
+    }?;
+    k.alg.verify(&k.pk, body, &[], &r).map_err(|e| {
+        let why = crate::i18n::Text::from(e.into_msg());
+        hsm::HsmError::TokenMisbehaved(
+            text!(
+                "hsm.console.manifest_signature_does_not_verify",
+                "the manifest signature does not verify: {{error}}",
+                error = &why
+            )
+            .nest("error", &why)
+            .into(),
+        )
+    })?;
+    Ok(r)
+}
+
+impl Console {
+    /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files, and with
+    /// `cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed). All or none. Audited;
+    /// with a stateful (HSS) key, a change run by the change engine.
+    pub(super) async fn sign_manifest(
+        &self,
+        p: &Arc<Partition>,
+        key: &Arc<SigningKey>,
+        signed: &[&FileOutcome],
+        out_dir: Option<&Path>,
+        cleartext: bool,
+    ) -> ApiResult<Vec<OutputView>> {
+        let plan = ManifestPlan::new(signed, out_dir, cleartext)?;
+        if key.alg == SigAlg::Hss {
+            let mut change = StatefulManifest {
+                spending: Spending::new(key),
+                key: key.clone(),
+                plan,
+            };
+            return self.changes().apply_on(p, &mut change).await;
+        }
+        let outputs = plan.sign_and_write(p, key).await?;
+        self.record(
+            plan.event(p, key)
+                .meta("signatures", outputs.len() as u64 - 1),
+        )
+        .await;
+        Ok(outputs)
+    }
+}
+
+/// A manifest signed with an HSS key (see [`super::stateful`]).
+struct StatefulManifest {
+    key: Arc<SigningKey>,
+    plan: ManifestPlan,
+    spending: Spending,
+}
+
+impl Change for StatefulManifest {
+    type Output = Written;
+
+    fn kind(&self) -> ChangeKind {
+        ChangeKind::HssManifest
+    }
+
+    fn permission(&self) -> Option<Action> {
+        Some(Action::UseKeys)
+    }
+
+    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+        let what = self.plan.manifest.display().to_string();
+        let left = self
+            .spending
+            .before(p, self.plan.signatures(), &what)
+            .await?;
+        Ok(self.plan.event(p, &self.key).meta("hss_remaining", left))
+    }
+
+    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Written> {
+        let r = self.plan.sign_and_write(p, &self.key).await;
+        self.spending.after(p).await;
+        r
+    }
+
+    async fn settle(
+        &mut self,
+        _c: &Console,
+        p: &Arc<Partition>,
+        lost: ApiError,
+    ) -> Settled<Written> {
+        self.spending.settle(p, lost).await
+    }
+
+    fn outcome(&self, ev: Event, _r: Result<&Written, &ApiError>) -> Event {
+        self.spending.record(ev)
     }
 }
 

@@ -29,6 +29,7 @@ mod openpgp;
 mod restamp;
 mod ssh;
 mod stamping;
+mod stateful;
 pub mod timestamp;
 mod verify;
 

@@ -1,15 +1,10 @@
-//! Signing a file with a stateful (HSS) key, as a change to the token. Every signature
-//! spends one-time keys for good, so the engine's steps apply as to any change: the
-//! counter is read and the key's budget checked (resolve), `sign.request` is in the trail
-//! before the HSM is asked (and the file is refused when it cannot be recorded), the
-//! signing runs with the pool's recovery, a lost answer is settled by reading the counter
-//! again, and the `sign` outcome says how many one-time keys the token spent — also when
-//! the file failed after the HSM signed it — so the trail and the token's counter agree.
+//! A file signed with a stateful (HSS) key, as a change to the token: the counter checked
+//! and `sign.request` recorded before the HSM is asked, `sign` after with the one-time keys
+//! the token spent (see [`crate::sign::stateful`]).
 
 use std::sync::Arc;
 
 use audit::Event;
-use hsm::keys as hk;
 use hsm::roles::Action;
 use parking_lot::Mutex;
 use signing::hashing::Digests;
@@ -17,12 +12,13 @@ use signing::input::InputFile;
 
 use super::{signatures_needed, Outputs, SignBatch};
 use crate::change::{Change, ChangeKind, Settled};
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::sign::key::{resolve, SigningKey};
+use crate::error::{ApiError, ApiResult};
+use crate::sign::key::SigningKey;
 use crate::sign::sign_error;
-use crate::{text, Console, Partition};
+use crate::sign::stateful::Spending;
+use crate::{Console, Partition};
 
-/// One file signed with an HSS key.
+/// One file of a batch, signed with an HSS key.
 pub(super) struct StatefulFile<'b, 'c> {
     batch: &'b SignBatch<'c>,
     key: Arc<SigningKey>,
@@ -30,9 +26,7 @@ pub(super) struct StatefulFile<'b, 'c> {
     index: usize,
     input: InputFile,
     digests: Option<Digests>,
-    /// The signatures the token had left before, and after, as read from it.
-    before: Option<u64>,
-    after: Option<u64>,
+    spending: Spending,
 }
 
 impl<'b, 'c> StatefulFile<'b, 'c> {
@@ -51,25 +45,9 @@ impl<'b, 'c> StatefulFile<'b, 'c> {
             index,
             input,
             digests: Some(digests),
-            before: None,
-            after: None,
+            spending: Spending::new(key),
         }
     }
-
-    /// The one-time keys the signing spent, when the counter was read before and after.
-    fn spent(&self) -> Option<u64> {
-        Some(self.before?.saturating_sub(self.after?))
-    }
-}
-
-/// The signatures the key has left, as the token says now.
-async fn remaining(p: &Arc<Partition>, key: &Arc<SigningKey>) -> ApiResult<Option<u64>> {
-    let k = key.clone();
-    Ok(p.pool
-        .run_service_idempotent_async("sign.hss_left", move |s| {
-            Ok(hk::summary(s, resolve(s, &k.summary)?)?.hss_keys_remaining)
-        })
-        .await?)
 }
 
 impl Change for StatefulFile<'_, '_> {
@@ -83,34 +61,11 @@ impl Change for StatefulFile<'_, '_> {
         Some(Action::UseKeys)
     }
 
-    /// The counter now: the file is refused, before anything is recorded or spent, when
-    /// the key has not enough one-time keys left for its formats (another process may have
-    /// used them since the batch was checked).
+    /// The counter now, enough for the file's formats.
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
         let needed = signatures_needed(1, &self.batch.formats, false, false);
-        let left = remaining(p, &self.key).await?;
-        if let Some(left) = left.filter(|l| *l < needed) {
-            return Err(ApiError::new(
-                ErrorCode::InvalidInput,
-                text!(
-                    "errors.hss_left_for_file",
-                    "'{{label}}' has {{left}} signatures left; {{file}} needs {{needed}}.",
-                    label = &self.key.summary.label,
-                    left = left,
-                    file = &self.batch.outcomes[self.index].name,
-                    needed = needed
-                ),
-            )
-            .details(text!(
-                "errors.file_not_signed",
-                "The file was not signed; nothing was spent."
-            ))
-            .suggest(text!(
-                "errors.sign_fewer_files_formats_use",
-                "Sign fewer files or formats, or use another key."
-            )));
-        }
-        self.before = left;
+        let name = &self.batch.outcomes[self.index].name;
+        let left = self.spending.before(p, needed, name).await?;
         Ok(self
             .batch
             .file_event(&self.key, self.index)
@@ -123,57 +78,30 @@ impl Change for StatefulFile<'_, '_> {
             .digests
             .take()
             .expect("a file is signed once per change");
+        let input = self.input.clone();
         let r = self
             .batch
-            .sign_and_write(
-                &self.key,
-                &self.handle,
-                self.index,
-                self.input.clone(),
-                digests,
-            )
+            .sign_and_write(&self.key, &self.handle, self.index, input, digests)
             .await
             .map_err(sign_error);
-        self.after = remaining(p, &self.key).await.ok().flatten();
+        self.spending.after(p).await;
         r
     }
 
-    /// The HSM's answer was lost: the counter tells whether one-time keys were spent. The
-    /// signature itself is gone with the answer, so the file is not signed either way.
     async fn settle(
         &mut self,
         _c: &Console,
         p: &Arc<Partition>,
         lost: ApiError,
     ) -> Settled<Outputs> {
-        match remaining(p, &self.key).await {
-            Ok(Some(now)) if self.before.is_some() => {
-                self.after = Some(now);
-                match self.spent() {
-                    Some(spent) if spent > 0 => Settled::NotDone(lost.details(text!(
-                        "errors.hss_spent_answer_lost",
-                        "The HSM used {{spent}} one-time signature(s) for this file, but its answer was lost: no signature was written. Sign the file again.",
-                        spent = spent
-                    ))),
-                    _ => Settled::NotDone(lost),
-                }
-            }
-            _ => Settled::Unknown(lost),
-        }
+        self.spending.settle(p, lost).await
     }
 
-    /// The one-time keys the token spent, as its counter moved — what the HSS views
-    /// compare the trail against.
     fn outcome(&self, ev: Event, r: Result<&Outputs, &ApiError>) -> Event {
         let ev = match r {
             Ok(outs) => self.batch.signed_event(ev, &self.key, outs),
             Err(_) => ev,
         };
-        match self.spent() {
-            Some(spent) => ev
-                .meta("signatures", spent)
-                .meta("hss_remaining_after", self.after),
-            None => ev,
-        }
+        self.spending.record(ev)
     }
 }
