@@ -1,7 +1,7 @@
 //! `hsmc pin …`, `hsmc token init`, `--role` and `hsmc objects …` as processes on real tokens, read back by
 //! `pkcs11-tool` and GnuTLS's `p11tool`. One test per process (nextest).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -218,14 +218,54 @@ fn softhsm_objects_import_ls_export() {
     let h = Hsmc::token(&t);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ossl = |args: &[&str]| {
-        let o = Command::new("openssl")
-            .current_dir(d)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
-    };
+    let id = certificate_from_an_openssl_ca_imported_beside_its_key(&h, d);
+    // Text output says whose certificate it is; a private key file is refused by name.
+    let o = h.run(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.pem").to_str().unwrap()],
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("CA certificate"),
+        "{}",
+        text(&o)
+    );
+    let (code, e) = h.error(
+        Some(USER_PIN),
+        None,
+        &["objects", "import", d.join("ca.key").to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("ca.key"), "{e}");
+    let listed = pkcs11_tool(
+        &t.module_path,
+        t.env(),
+        &[
+            "--token-label",
+            TOKEN_LABEL,
+            "--list-objects",
+            "--type",
+            "cert",
+        ],
+    );
+    assert!(text(&listed).contains(&id), "{}", text(&listed));
+    listed_with_its_validity_and_exported_byte_for_byte(&h, d);
+}
+
+/// `openssl ARGS` in `d`, which must succeed.
+fn ossl(d: &Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .current_dir(d)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
+}
+
+/// A CA that OpenSSL runs in `d` issues the certificate of the CSR of a new HSM key
+/// (`cli_release`); imported, it lands under the key's ID: that ID.
+fn certificate_from_an_openssl_ca_imported_beside_its_key(h: &Hsmc, d: &Path) -> String {
+    let ossl = |args: &[&str]| ossl(d, args);
     ossl(&[
         "req",
         "-x509",
@@ -299,36 +339,12 @@ fn softhsm_objects_import_ls_export() {
     );
     assert_eq!(v["objects"][0]["id_hex"], id.as_str(), "{v}");
     assert_eq!(v["objects"][0]["key_label"], "cli_release", "{v}");
-    // Text output says whose certificate it is; a private key file is refused by name.
-    let o = h.run(
-        Some(USER_PIN),
-        None,
-        &["objects", "import", d.join("ca.pem").to_str().unwrap()],
-    );
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains("CA certificate"),
-        "{}",
-        text(&o)
-    );
-    let (code, e) = h.error(
-        Some(USER_PIN),
-        None,
-        &["objects", "import", d.join("ca.key").to_str().unwrap()],
-    );
-    assert_eq!(code, 2, "{e}");
-    assert!(e["message"].as_str().unwrap().contains("ca.key"), "{e}");
-    let listed = pkcs11_tool(
-        &t.module_path,
-        t.env(),
-        &[
-            "--token-label",
-            TOKEN_LABEL,
-            "--list-objects",
-            "--type",
-            "cert",
-        ],
-    );
-    assert!(text(&listed).contains(&id), "{}", text(&listed));
+    id
+}
+
+/// `objects ls` lists both certificates with the key's and their validity; `objects
+/// export` writes the imported one byte for byte, never over an existing file.
+fn listed_with_its_validity_and_exported_byte_for_byte(h: &Hsmc, d: &Path) {
     let v = h.json(Some(USER_PIN), None, &["objects", "ls", "--class", "cert"]);
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 2, "{v}");
@@ -351,9 +367,12 @@ fn softhsm_objects_import_ls_export() {
             out.to_str().unwrap(),
         ],
     );
-    ossl(&[
-        "x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der",
-    ]);
+    ossl(
+        d,
+        &[
+            "x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der",
+        ],
+    );
     assert_eq!(
         std::fs::read(&out).unwrap(),
         std::fs::read(d.join("leaf.der")).unwrap()
@@ -714,7 +733,78 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
     let h = Hsmc::token(&t);
     let command = |line: &str| append_line(&control, line);
     let user = Some(USER_PIN);
-    // What the changes act on, made before anything is held back.
+    let files = what_the_changes_act_on(&t, &h, dir.path());
+    let db = h.data.path().join("audit.db");
+    let requests = |action: &str| requests_recorded(&db, action);
+    // The SO's changes last: initializing the token takes everything with it.
+    let kinds = ChangeKind::ALL
+        .into_iter()
+        .filter(|k| !matches!(k, ChangeKind::TokenInit))
+        .chain([ChangeKind::TokenInit]);
+    for kind in kinds {
+        let (function, pin, new_pin, args) = the_call_of(kind, &files);
+        let before = requests(kind.action());
+        let skip = skipped(kind);
+        command(&format!(
+            r#"{{"op":"slow","function":"{function}","ms":20000,"skip":{skip}}}"#
+        ));
+        let mut child = hsmc_spawned(&h, &args, pin, new_pin);
+        let t0 = std::time::Instant::now();
+        while requests(kind.action()) == before {
+            if child.try_wait().unwrap().is_some() {
+                let o = child.wait_with_output().unwrap();
+                panic!(
+                    "{kind:?}: hsmc ended before its request: {:?} {}",
+                    o.status,
+                    text(&o)
+                );
+            }
+            assert!(
+                t0.elapsed().as_secs() < 60,
+                "{kind:?}: no request after 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        child.kill().unwrap(); // SIGKILL, inside the held-back call
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{kind:?}: finished before the kill");
+        command(r#"{"op":"clear"}"#);
+        // The SO's records wait in the spool until a user opens the trail's key.
+        h.json(user, None, &["keys", "ls"]);
+
+        let o = h.run(None, None, &["--json", "status"]);
+        assert_eq!(o.status.code(), Some(1), "{kind:?}: {}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let named = v["failures"]["items"].as_array().unwrap().iter().any(|i| {
+            i["message"]["key"] == "overview.items.unanswered_request"
+                && i["message"]["args"]["action"] == kind.action()
+        });
+        assert!(named, "{kind:?}: the interrupted change is named: {v}");
+        let v = h.json(user, None, &["audit", "verify"]);
+        assert_eq!(v["verdict"]["verdict"], "intact", "{kind:?}: {v}");
+    }
+}
+
+/// The files the changes read or write.
+struct ChangeFiles {
+    /// A file to import as a data object.
+    import: PathBuf,
+    /// A file to sign.
+    artifact: PathBuf,
+    /// A file to sign with a manifest beside it (in a folder of its own).
+    manifested: PathBuf,
+    /// A key wrapped before anything is held back, to unwrap.
+    wrap_file: PathBuf,
+    /// Where the held-back wrap writes.
+    wrap_out: PathBuf,
+}
+
+/// What the changes act on, made before anything is held back: keys to delete, rename,
+/// wrap with, limit, certify and make OpenPGP certificates of; an extractable key (made by
+/// pkcs11-tool) wrapped once; an HSS key to sign with; files in `dir`.
+fn what_the_changes_act_on(t: &TestToken, h: &Hsmc, dir: &Path) -> ChangeFiles {
+    let user = Some(USER_PIN);
     h.json(user, None, &["keys", "ls"]);
     for (alg, label) in [
         ("aes-256", "kill_del"),
@@ -768,7 +858,7 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
             "LMOTS_SHA256_N32_W4",
         ],
     );
-    let wrap_file = dir.path().join("kill.wrapped.json");
+    let wrap_file = dir.join("kill.wrapped.json");
     h.json(
         user,
         None,
@@ -783,256 +873,227 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
             wrap_file.to_str().unwrap(),
         ],
     );
-    let import = dir.path().join("notes.txt");
+    let import = dir.join("notes.txt");
     std::fs::write(&import, "release notes").unwrap();
-    let artifact = dir.path().join("artifact.bin");
+    let artifact = dir.join("artifact.bin");
     std::fs::write(&artifact, "artifact").unwrap();
-    std::fs::create_dir(dir.path().join("release")).unwrap();
-    let manifested = dir.path().join("release").join("firmware.bin");
+    std::fs::create_dir(dir.join("release")).unwrap();
+    let manifested = dir.join("release").join("firmware.bin");
     std::fs::write(&manifested, "firmware").unwrap();
-    let wrap_out = dir.path().join("kill2.wrapped.json");
-    let db = h.data.path().join("audit.db");
-    let requests = |action: &str| requests_recorded(&db, action);
-    // The SO's changes last: initializing the token takes everything with it.
-    let kinds = ChangeKind::ALL
-        .into_iter()
-        .filter(|k| !matches!(k, ChangeKind::TokenInit))
-        .chain([ChangeKind::TokenInit]);
-    for kind in kinds {
-        let s = |p: &std::path::Path| p.display().to_string();
-        let (function, pin, new_pin, args): (&str, &str, Option<&str>, Vec<String>) = match kind {
-            ChangeKind::KeyGenerate => (
-                "C_GenerateKeyPair",
-                USER_PIN,
-                None,
-                vec!["keys", "gen", "-a", "ec-p256", "-l", "kill_gen", "--token"]
-                    .into_iter()
-                    .map(String::from)
-                    .collect(),
-            ),
-            ChangeKind::KeyDestroy => (
-                "C_DestroyObject",
-                USER_PIN,
-                None,
-                ["keys", "rm", "label:kill_del", "--yes"]
-                    .map(String::from)
-                    .to_vec(),
-            ),
-            ChangeKind::PinChange => (
-                "C_SetPIN",
-                USER_PIN,
-                Some("never-set-1234"),
-                ["pin", "change"].map(String::from).to_vec(),
-            ),
-            ChangeKind::PinInit => (
-                "C_InitPIN",
-                SO_PIN,
-                Some("never-set-5678"),
-                ["--so", "pin", "init"].map(String::from).to_vec(),
-            ),
-            ChangeKind::TokenInit => (
-                "C_InitToken",
-                SO_PIN,
-                None,
-                [
-                    "--so",
-                    "token",
-                    "init",
-                    "--label",
-                    "never-made",
-                    "--yes",
-                    "--destroy-audit-key",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ),
-            ChangeKind::ObjectImport => (
-                "C_CreateObject",
-                USER_PIN,
-                None,
-                vec![
-                    "objects".into(),
-                    "import".into(),
-                    s(&import),
-                    "--data".into(),
-                    "--label".into(),
-                    "kill_import".into(),
-                ],
-            ),
-            ChangeKind::AttributeSet => (
-                "C_SetAttributeValue",
-                USER_PIN,
-                None,
-                ["keys", "set", "label:kill_attr", "--label", "kill_renamed"]
-                    .map(String::from)
-                    .to_vec(),
-            ),
-            ChangeKind::KeyWrap => (
-                "C_WrapKey",
-                USER_PIN,
-                None,
-                vec![
-                    "keys".into(),
-                    "wrap".into(),
-                    "label:kill_extractable".into(),
-                    "--with".into(),
-                    "label:kill_wrapper".into(),
-                    "--confirm-untrusted".into(),
-                    "--out".into(),
-                    s(&wrap_out),
-                ],
-            ),
-            ChangeKind::KeyUnwrap => (
-                "C_UnwrapKey",
-                USER_PIN,
-                None,
-                vec![
-                    "keys".into(),
-                    "unwrap".into(),
-                    s(&wrap_file),
-                    "--with".into(),
-                    "label:kill_wrapper".into(),
-                    "--label".into(),
-                    "kill_unwrapped".into(),
-                ],
-            ),
-            ChangeKind::UsageLimit => (
-                "C_SetAttributeValue",
-                USER_PIN,
-                None,
-                ["usage", "set", "label:kill_usage", "--limit", "100"]
-                    .map(String::from)
-                    .to_vec(),
-            ),
-            ChangeKind::CertificateIssue => (
-                "C_CreateObject",
-                USER_PIN,
-                None,
-                [
-                    "keys",
-                    "cert",
-                    "label:kill_cert",
-                    "--self-signed",
-                    "--subject",
-                    "CN=kill",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ),
-            ChangeKind::OpenPgpCertificate => (
-                "C_CreateObject",
-                USER_PIN,
-                None,
-                [
-                    "keys",
-                    "openpgp",
-                    "label:kill_pgp",
-                    "--uid",
-                    "Officer <o@example.org>",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ),
-            ChangeKind::OpenPgpCreationTime => (
-                "C_CreateObject",
-                USER_PIN,
-                None,
-                vec![
-                    "sign".into(),
-                    s(&artifact),
-                    "--key".into(),
-                    "label:kill_pgp_time".into(),
-                    "--format".into(),
-                    "openpgp".into(),
-                ],
-            ),
-            ChangeKind::HssSign => (
-                "C_Sign",
-                USER_PIN,
-                None,
-                vec![
-                    "sign".into(),
-                    s(&artifact),
-                    "--key".into(),
-                    "label:kill_hss".into(),
-                    "--format".into(),
-                    "raw".into(),
-                    "--yes-hss".into(),
-                ],
-            ),
-            // The file's signature goes through; the manifest's is held.
-            ChangeKind::HssManifest => (
-                "C_Sign",
-                USER_PIN,
-                None,
-                vec![
-                    "sign".into(),
-                    s(&manifested),
-                    "--key".into(),
-                    "label:kill_hss".into(),
-                    "--format".into(),
-                    "raw".into(),
-                    "--manifest".into(),
-                    "--yes-hss".into(),
-                ],
-            ),
-        };
-        let skip = u64::from(kind == ChangeKind::HssManifest);
-        let before = requests(kind.action());
-        command(&format!(
-            r#"{{"op":"slow","function":"{function}","ms":20000,"skip":{skip}}}"#
-        ));
-        let mut c = Command::new(testkit::hsmc_binary());
-        c.args(&args)
-            .env_remove("LUNASIM_CONF")
-            .env("HSMC_DATA_DIR", h.data.path())
-            .env("HSMC_MODULE", &h.module)
-            .env("HSMC_PIN", pin)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        if let Some(n) = new_pin {
-            c.env("HSMC_NEW_PIN", n);
-        }
-        for (k, v) in &h.env {
-            c.env(k, v);
-        }
-        let mut child = c.spawn().unwrap();
-        let t0 = std::time::Instant::now();
-        while requests(kind.action()) == before {
-            if child.try_wait().unwrap().is_some() {
-                let o = child.wait_with_output().unwrap();
-                panic!(
-                    "{kind:?}: hsmc ended before its request: {:?} {}",
-                    o.status,
-                    text(&o)
-                );
-            }
-            assert!(
-                t0.elapsed().as_secs() < 60,
-                "{kind:?}: no request after 60 s"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        child.kill().unwrap(); // SIGKILL, inside the held-back call
-        let status = child.wait().unwrap();
-        assert!(!status.success(), "{kind:?}: finished before the kill");
-        command(r#"{"op":"clear"}"#);
-        // The SO's records wait in the spool until a user opens the trail's key.
-        h.json(user, None, &["keys", "ls"]);
-
-        let o = h.run(None, None, &["--json", "status"]);
-        assert_eq!(o.status.code(), Some(1), "{kind:?}: {}", text(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let named = v["failures"]["items"].as_array().unwrap().iter().any(|i| {
-            i["message"]["key"] == "overview.items.unanswered_request"
-                && i["message"]["args"]["action"] == kind.action()
-        });
-        assert!(named, "{kind:?}: the interrupted change is named: {v}");
-        let v = h.json(user, None, &["audit", "verify"]);
-        assert_eq!(v["verdict"]["verdict"], "intact", "{kind:?}: {v}");
+    ChangeFiles {
+        import,
+        artifact,
+        manifested,
+        wrap_file,
+        wrap_out: dir.join("kill2.wrapped.json"),
     }
+}
+
+/// `args` as owned strings.
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// The call of a change of `kind`: the PKCS#11 function lunasim holds back, the PIN (and
+/// new PIN) hsmc gets, and its command line.
+fn the_call_of(
+    kind: console::change::ChangeKind,
+    files: &ChangeFiles,
+) -> (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<String>,
+) {
+    use console::change::ChangeKind;
+    let s = |p: &Path| p.display().to_string();
+    let ChangeFiles {
+        import,
+        artifact,
+        manifested,
+        wrap_file,
+        wrap_out,
+    } = files;
+    match kind {
+        ChangeKind::KeyGenerate => (
+            "C_GenerateKeyPair",
+            USER_PIN,
+            None,
+            strings(&["keys", "gen", "-a", "ec-p256", "-l", "kill_gen", "--token"]),
+        ),
+        ChangeKind::KeyDestroy => (
+            "C_DestroyObject",
+            USER_PIN,
+            None,
+            strings(&["keys", "rm", "label:kill_del", "--yes"]),
+        ),
+        ChangeKind::PinChange => (
+            "C_SetPIN",
+            USER_PIN,
+            Some("never-set-1234"),
+            strings(&["pin", "change"]),
+        ),
+        ChangeKind::PinInit => (
+            "C_InitPIN",
+            SO_PIN,
+            Some("never-set-5678"),
+            strings(&["--so", "pin", "init"]),
+        ),
+        ChangeKind::TokenInit => (
+            "C_InitToken",
+            SO_PIN,
+            None,
+            strings(&[
+                "--so",
+                "token",
+                "init",
+                "--label",
+                "never-made",
+                "--yes",
+                "--destroy-audit-key",
+            ]),
+        ),
+        ChangeKind::ObjectImport => (
+            "C_CreateObject",
+            USER_PIN,
+            None,
+            strings(&[
+                "objects",
+                "import",
+                &s(import),
+                "--data",
+                "--label",
+                "kill_import",
+            ]),
+        ),
+        ChangeKind::AttributeSet => (
+            "C_SetAttributeValue",
+            USER_PIN,
+            None,
+            strings(&["keys", "set", "label:kill_attr", "--label", "kill_renamed"]),
+        ),
+        ChangeKind::KeyWrap => (
+            "C_WrapKey",
+            USER_PIN,
+            None,
+            strings(&[
+                "keys",
+                "wrap",
+                "label:kill_extractable",
+                "--with",
+                "label:kill_wrapper",
+                "--confirm-untrusted",
+                "--out",
+                &s(wrap_out),
+            ]),
+        ),
+        ChangeKind::KeyUnwrap => (
+            "C_UnwrapKey",
+            USER_PIN,
+            None,
+            strings(&[
+                "keys",
+                "unwrap",
+                &s(wrap_file),
+                "--with",
+                "label:kill_wrapper",
+                "--label",
+                "kill_unwrapped",
+            ]),
+        ),
+        ChangeKind::UsageLimit => (
+            "C_SetAttributeValue",
+            USER_PIN,
+            None,
+            strings(&["usage", "set", "label:kill_usage", "--limit", "100"]),
+        ),
+        ChangeKind::CertificateIssue => (
+            "C_CreateObject",
+            USER_PIN,
+            None,
+            strings(&[
+                "keys",
+                "cert",
+                "label:kill_cert",
+                "--self-signed",
+                "--subject",
+                "CN=kill",
+            ]),
+        ),
+        ChangeKind::OpenPgpCertificate => (
+            "C_CreateObject",
+            USER_PIN,
+            None,
+            strings(&[
+                "keys",
+                "openpgp",
+                "label:kill_pgp",
+                "--uid",
+                "Officer <o@example.org>",
+            ]),
+        ),
+        ChangeKind::OpenPgpCreationTime => {
+            signing("C_CreateObject", artifact, "kill_pgp_time", &["openpgp"])
+        }
+        ChangeKind::HssSign => signing("C_Sign", artifact, "kill_hss", &["raw", "--yes-hss"]),
+        // The file's signature goes through (see `skipped`); the manifest's is held.
+        ChangeKind::HssManifest => signing(
+            "C_Sign",
+            manifested,
+            "kill_hss",
+            &["raw", "--manifest", "--yes-hss"],
+        ),
+    }
+}
+
+/// `hsmc sign FILE --key label:KEY --format FORMAT…` held in `function`.
+fn signing(
+    function: &'static str,
+    file: &Path,
+    key: &str,
+    format_and_flags: &[&str],
+) -> (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<String>,
+) {
+    let file = file.display().to_string();
+    let key = format!("label:{key}");
+    let mut args = strings(&["sign", &file, "--key", &key, "--format"]);
+    args.extend(strings(format_and_flags));
+    (function, USER_PIN, None, args)
+}
+
+/// The calls of the held-back function let through first: a batch's manifest is signed
+/// after its file.
+fn skipped(kind: console::change::ChangeKind) -> u64 {
+    u64::from(kind == console::change::ChangeKind::HssManifest)
+}
+
+/// hsmc `args` started with `pin` (and `new_pin`) on `h`'s token, its stderr piped.
+fn hsmc_spawned(
+    h: &Hsmc,
+    args: &[String],
+    pin: &str,
+    new_pin: Option<&str>,
+) -> std::process::Child {
+    let mut c = Command::new(testkit::hsmc_binary());
+    c.args(args)
+        .env_remove("LUNASIM_CONF")
+        .env("HSMC_DATA_DIR", h.data.path())
+        .env("HSMC_MODULE", &h.module)
+        .env("HSMC_PIN", pin)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(n) = new_pin {
+        c.env("HSMC_NEW_PIN", n);
+    }
+    for (k, v) in &h.env {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
 }
 
 /// A line appended to a lunasim control file (read by every process using the module).

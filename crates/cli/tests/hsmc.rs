@@ -77,6 +77,21 @@ impl Hsmc {
     }
 }
 
+/// A path as a command-line argument.
+fn p(x: &Path) -> String {
+    x.to_str().unwrap().to_string()
+}
+
+/// What a process wrote to stdout, as text.
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What a process wrote to stderr, as text.
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
@@ -98,6 +113,50 @@ fn python_key_type(path: &Path) -> String {
 fn builtin_partition_inventory_key_lifecycle_and_audit() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
+    the_builtin_module_is_a_luna_with_ml_dsa_and_hss(&h);
+    an_ml_dsa_key_is_made_shown_exported_and_removed(&h, pin);
+
+    // The trail verifies, and names the record an outsider changed.
+    let v = h.json(pin, &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact");
+    let tail = h.json(None, &["audit", "tail", "-n", "50"]);
+    let actions: Vec<&str> = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
+    for a in ["key.generate", "key.export_public", "key.destroy"] {
+        assert!(actions.contains(&a), "{a} in {actions:?}");
+    }
+    let victim = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["action"] == "key.generate")
+        .unwrap()["seq"]
+        .as_i64()
+        .unwrap();
+    let (auditor, export) = the_export_verifies_on_an_auditors_machine(&h, pin);
+    damage_to_an_export_is_named_by_record_and_kind(&auditor, &export);
+    checkpoints_are_signed_by_the_hsm_key_an_auditor_can_read(&h, pin);
+
+    testkit::pg::sqlite3(
+        &h.audit_db(),
+        &format!("UPDATE audit_log SET resource_id = 'someone_else' WHERE seq = {victim};"),
+    );
+    let o = h.run(pin, &["--json", "audit", "verify"]);
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(victim));
+    assert_eq!(v["verdict"]["finding"]["kind"], "modified");
+    let o = h.run(pin, &["audit", "verify"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("BROKEN at record {victim}")));
+}
+
+/// info, slots and mechanisms: a Luna module with its vendor functions, the built-in
+/// token, ML-DSA and HSS.
+fn the_builtin_module_is_a_luna_with_ml_dsa_and_hss(h: &Hsmc) {
     let info = h.json(None, &["info"]);
     assert_eq!(info["module"]["family"], "luna");
     assert!(info["module"]["vendor_functions"]
@@ -118,7 +177,11 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
         names.contains(&"CKM_ML_DSA") && names.contains(&"CKM_HSS"),
         "{names:?}"
     );
+}
 
+/// An ML-DSA-65 key generated, listed, shown with its parameter set, exported as the SPKI
+/// OpenSSL reads; refused without --yes (usage), then deleted with its public half.
+fn an_ml_dsa_key_is_made_shown_exported_and_removed(h: &Hsmc, pin: Option<&str>) {
     let g = h.json(
         pin,
         &[
@@ -181,28 +244,11 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
     assert_eq!(code(&o), 1);
     let err: Value = serde_json::from_slice(&o.stderr).unwrap();
     assert_eq!(err["error"]["code"], "KEY_NOT_FOUND");
+}
 
-    // The trail verifies, and names the record an outsider changed.
-    let v = h.json(pin, &["audit", "verify"]);
-    assert_eq!(v["verdict"]["verdict"], "intact");
-    let tail = h.json(None, &["audit", "tail", "-n", "50"]);
-    let actions: Vec<&str> = tail
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["action"].as_str().unwrap())
-        .collect();
-    for a in ["key.generate", "key.export_public", "key.destroy"] {
-        assert!(actions.contains(&a), "{a} in {actions:?}");
-    }
-    let victim = tail
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["action"] == "key.generate")
-        .unwrap()["seq"]
-        .as_i64()
-        .unwrap();
+/// The trail exported (not with a wrong PIN) verifies here and on an auditor's machine (no
+/// HSM, no PIN): the auditor's hsmc and the export.
+fn the_export_verifies_on_an_auditors_machine(h: &Hsmc, pin: Option<&str>) -> (Hsmc, PathBuf) {
     let export = h.data.path().join("trail.jsonl");
     // A wrong PIN is reported, not quietly dropped for an export without the pinned key.
     let o = h.run(
@@ -231,8 +277,12 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
         &["audit", "verify", "--export", export.to_str().unwrap()],
     );
     assert_eq!(ve["verdict"]["verdict"], "intact", "{ve}");
-    // A record edited in the export, and one taken out of it: named by number and kind.
-    let lines: Vec<String> = std::fs::read_to_string(&export)
+    (auditor, export)
+}
+
+/// A record edited in the export, and one taken out of it: named by number and kind.
+fn damage_to_an_export_is_named_by_record_and_kind(auditor: &Hsmc, export: &Path) {
+    let lines: Vec<String> = std::fs::read_to_string(export)
         .unwrap()
         .lines()
         .map(String::from)
@@ -297,9 +347,11 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
             assert_eq!(first, Some(seq), "{damage}: {v}");
         }
     }
+}
 
-    // Checkpoints (each process writes one at exit), all made by the HSM's key, and the
-    // key itself as PEM for an auditor.
+/// Checkpoints (each process writes one at exit), all made by the HSM's key, and the
+/// key itself as PEM for an auditor.
+fn checkpoints_are_signed_by_the_hsm_key_an_auditor_can_read(h: &Hsmc, pin: Option<&str>) {
     let cps = h.json(pin, &["audit", "checkpoints"]);
     let cps = cps.as_array().unwrap();
     assert!(!cps.is_empty());
@@ -323,18 +375,6 @@ fn builtin_partition_inventory_key_lifecycle_and_audit() {
         "an ML-DSA-65 SubjectPublicKeyInfo: {}",
         String::from_utf8_lossy(&parsed.stdout)
     );
-
-    testkit::pg::sqlite3(
-        &h.audit_db(),
-        &format!("UPDATE audit_log SET resource_id = 'someone_else' WHERE seq = {victim};"),
-    );
-    let o = h.run(pin, &["--json", "audit", "verify"]);
-    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["verdict"]["first_bad_seq"].as_i64(), Some(victim));
-    assert_eq!(v["verdict"]["finding"]["kind"], "modified");
-    let o = h.run(pin, &["audit", "verify"]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("BROKEN at record {victim}")));
 }
 
 #[test]
@@ -637,24 +677,7 @@ fn sign_and_verify_release_artifacts_as_a_pipeline_would() {
         );
         assert_eq!(v["valid"], true, "{v}");
     }
-    assert!(verify_release(&[
-        Path::new("manifest"),
-        &dir.join("SHA256SUMS"),
-        &dir.join("SHA256SUMS.sig"),
-        &pubkey
-    ]));
-    let v = h.json(
-        None,
-        &[
-            "verify",
-            dir.join("SHA256SUMS").to_str().unwrap(),
-            "--sig",
-            dir.join("SHA256SUMS.sig").to_str().unwrap(),
-            "--pub",
-            pubkey.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(v["valid"], true);
+    the_signed_manifest_verifies_outside_and_in_hsmc(&h, &dir, &pubkey);
     // Signing again never overwrites: exit 1, the old signature kept.
     let before = std::fs::read(out(0, "cms")).unwrap();
     let o = h.run(
@@ -698,7 +721,34 @@ fn sign_and_verify_release_artifacts_as_a_pipeline_would() {
     );
     assert_eq!(code(&o), 3);
     assert!(String::from_utf8_lossy(&o.stdout).contains("INVALID"));
-    // Every signature and verification is in the trail.
+    every_signature_and_verification_is_in_the_trail(&h);
+}
+
+/// SHA256SUMS and its signature in `dir` verify with the outside verifier and with
+/// `hsmc verify`, by the public key at `pubkey`.
+fn the_signed_manifest_verifies_outside_and_in_hsmc(h: &Hsmc, dir: &Path, pubkey: &Path) {
+    assert!(verify_release(&[
+        Path::new("manifest"),
+        &dir.join("SHA256SUMS"),
+        &dir.join("SHA256SUMS.sig"),
+        pubkey
+    ]));
+    let v = h.json(
+        None,
+        &[
+            "verify",
+            dir.join("SHA256SUMS").to_str().unwrap(),
+            "--sig",
+            dir.join("SHA256SUMS.sig").to_str().unwrap(),
+            "--pub",
+            pubkey.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["valid"], true);
+}
+
+/// Every signature and verification is in the trail: two signed, one refused.
+fn every_signature_and_verification_is_in_the_trail(h: &Hsmc) {
     let tail = h.json(None, &["audit", "tail", "-n", "100"]);
     let actions: Vec<&str> = tail
         .as_array()
@@ -1033,21 +1083,7 @@ fn kill_9_during_signing_loses_nothing_and_writes_no_half_file() {
         args.extend(files.iter().map(|f| f.display().to_string()));
         args.extend(["--key", "label:kill_key", "--format", "cms,raw,bundle"].map(String::from));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut child = h.cmd(&argv).env("HSMC_PIN", pin).spawn().unwrap();
-        // Wait for the first signature, then kill at this round's moment.
-        let t0 = std::time::Instant::now();
-        while !dir.join("artifact-000.bin.p7s").exists() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "hsmc ended before signing"
-            );
-            assert!(t0.elapsed().as_secs() < 60, "no signature after 60 s");
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        child.kill().unwrap(); // SIGKILL
-        let status = child.wait().unwrap();
-        assert!(!status.success());
+        kill_9_after_the_first_signature(&h, pin, &argv, &dir, delay_ms);
 
         let outputs: Vec<PathBuf> = std::fs::read_dir(&dir)
             .unwrap()
@@ -1067,103 +1103,156 @@ fn kill_9_during_signing_loses_nothing_and_writes_no_half_file() {
             signed.len(),
             files.len()
         );
-        let pub_pem = h.data.path().join(format!("kill_key{round}.pub.pem"));
-        h.json(
-            Some(pin),
-            &[
-                "keys",
-                "export-pub",
-                "label:kill_key",
-                "--format",
-                "pem",
-                "--out",
-                pub_pem.to_str().unwrap(),
-            ],
-        );
-        for o in &outputs {
-            let name = o.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(".partial") {
-                assert!(name.starts_with('.'), "a temporary file is hidden: {name}");
-                continue;
-            }
-            let (artifact, kind) = if let Some(a) = name.strip_suffix(".p7s") {
-                (a, "cms")
-            } else if let Some(a) = name.strip_suffix(".sig.json") {
-                (a, "bundle")
-            } else if let Some(a) = name.strip_suffix(".sig") {
-                (a, "raw")
-            } else {
-                panic!("round {round}: unexpected file {name}");
-            };
-            let a = dir.join(artifact);
-            let ok = if kind == "raw" {
-                verify_release(&[Path::new(kind), &a, o, &pub_pem])
-            } else {
-                verify_release(&[Path::new(kind), &a, o])
-            };
-            assert!(
-                ok,
-                "round {round}: {name} is not a complete, valid signature"
-            );
-        }
-        // The trail verifies and its write-ahead record covers every file that was signed.
-        let v = h.json(Some(pin), &["audit", "verify"]);
-        assert_eq!(v["verdict"]["verdict"], "intact", "round {round}: {v}");
-        let tail = h.json(None, &["audit", "tail", "-n", "1000"]);
-        let request = tail
-            .as_array()
-            .unwrap()
-            .iter()
-            .rfind(|r| r["action"] == "sign.batch")
-            .map(|r| r["metadata"].to_string())
-            .expect("the write-ahead record");
-        for f in &signed {
-            assert!(
-                request.contains(&*f.file_name().unwrap().to_string_lossy()),
-                "round {round}: {} signed but not in the write-ahead record",
-                f.display()
-            );
-        }
-        // Running the batch again finishes it: a file with a signature already there is
-        // refused by name (nothing is overwritten), the rest are signed, and no temporary
-        // file is left.
-        let mut again = vec!["--json"];
-        again.extend_from_slice(&argv);
-        again.push("--continue-on-error");
-        let o = h.run(Some(pin), &again);
-        let report: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-        for (f, r) in files.iter().zip(report["files"].as_array().unwrap()) {
-            let name = f.file_name().unwrap().to_string_lossy();
-            if r["error"].is_null() {
-                for suffix in ["p7s", "sig", "sig.json"] {
-                    assert!(
-                        dir.join(format!("{name}.{suffix}")).exists(),
-                        "round {round}: {name}.{suffix}"
-                    );
-                }
-            } else {
-                assert!(
-                    r["error"]["message"]
-                        .as_str()
-                        .unwrap_or("")
-                        .contains("already exists"),
-                    "round {round}: {name}: {}",
-                    r["error"]
-                );
-                assert!(
-                    signed.contains(&f),
-                    "round {round}: {name} refused but was never signed"
-                );
-            }
-        }
-        let left: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".partial"))
-            .collect();
-        assert!(left.is_empty(), "{left:?}");
+        every_output_under_its_final_name_verifies(&h, pin, round, &dir, &outputs);
+        the_trail_verifies_and_covers_every_signed_file(&h, pin, round, &signed);
+        running_the_batch_again_finishes_it(&h, pin, round, &dir, &argv, &files, &signed);
     }
+}
+
+/// hsmc `argv` started with `pin`, killed with SIGKILL `delay_ms` after its first
+/// signature appeared in `dir`.
+fn kill_9_after_the_first_signature(h: &Hsmc, pin: &str, argv: &[&str], dir: &Path, delay_ms: u64) {
+    let mut child = h.cmd(argv).env("HSMC_PIN", pin).spawn().unwrap();
+    // Wait for the first signature, then kill at this round's moment.
+    let t0 = std::time::Instant::now();
+    while !dir.join("artifact-000.bin.p7s").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "hsmc ended before signing"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "no signature after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+}
+
+/// Every signature file under its final name in `dir` (`outputs`) is complete and
+/// verifies; a temporary file is hidden.
+fn every_output_under_its_final_name_verifies(
+    h: &Hsmc,
+    pin: &str,
+    round: usize,
+    dir: &Path,
+    outputs: &[PathBuf],
+) {
+    let pub_pem = h.data.path().join(format!("kill_key{round}.pub.pem"));
+    h.json(
+        Some(pin),
+        &[
+            "keys",
+            "export-pub",
+            "label:kill_key",
+            "--format",
+            "pem",
+            "--out",
+            pub_pem.to_str().unwrap(),
+        ],
+    );
+    for o in outputs {
+        let name = o.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".partial") {
+            assert!(name.starts_with('.'), "a temporary file is hidden: {name}");
+            continue;
+        }
+        let (artifact, kind) = if let Some(a) = name.strip_suffix(".p7s") {
+            (a, "cms")
+        } else if let Some(a) = name.strip_suffix(".sig.json") {
+            (a, "bundle")
+        } else if let Some(a) = name.strip_suffix(".sig") {
+            (a, "raw")
+        } else {
+            panic!("round {round}: unexpected file {name}");
+        };
+        let a = dir.join(artifact);
+        let ok = if kind == "raw" {
+            verify_release(&[Path::new(kind), &a, o, &pub_pem])
+        } else {
+            verify_release(&[Path::new(kind), &a, o])
+        };
+        assert!(
+            ok,
+            "round {round}: {name} is not a complete, valid signature"
+        );
+    }
+}
+
+/// The trail verifies and its write-ahead record covers every file that was signed.
+fn the_trail_verifies_and_covers_every_signed_file(
+    h: &Hsmc,
+    pin: &str,
+    round: usize,
+    signed: &[&PathBuf],
+) {
+    let v = h.json(Some(pin), &["audit", "verify"]);
+    assert_eq!(v["verdict"]["verdict"], "intact", "round {round}: {v}");
+    let tail = h.json(None, &["audit", "tail", "-n", "1000"]);
+    let request = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|r| r["action"] == "sign.batch")
+        .map(|r| r["metadata"].to_string())
+        .expect("the write-ahead record");
+    for f in signed {
+        assert!(
+            request.contains(&*f.file_name().unwrap().to_string_lossy()),
+            "round {round}: {} signed but not in the write-ahead record",
+            f.display()
+        );
+    }
+}
+
+/// Running the batch again finishes it: a file with a signature already there is
+/// refused by name (nothing is overwritten), the rest are signed, and no temporary
+/// file is left.
+fn running_the_batch_again_finishes_it(
+    h: &Hsmc,
+    pin: &str,
+    round: usize,
+    dir: &Path,
+    argv: &[&str],
+    files: &[PathBuf],
+    signed: &[&PathBuf],
+) {
+    let mut again = vec!["--json"];
+    again.extend_from_slice(argv);
+    again.push("--continue-on-error");
+    let o = h.run(Some(pin), &again);
+    let report: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    for (f, r) in files.iter().zip(report["files"].as_array().unwrap()) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        if r["error"].is_null() {
+            for suffix in ["p7s", "sig", "sig.json"] {
+                assert!(
+                    dir.join(format!("{name}.{suffix}")).exists(),
+                    "round {round}: {name}.{suffix}"
+                );
+            }
+        } else {
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("already exists"),
+                "round {round}: {name}: {}",
+                r["error"]
+            );
+            assert!(
+                signed.contains(&f),
+                "round {round}: {name} refused but was never signed"
+            );
+        }
+    }
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// The built-in partition turned off in the settings: one error, from every command that
@@ -1219,10 +1308,23 @@ fn an_unavailable_builtin_partition_is_one_error_in_text_and_json() {
 fn one_view_as_text_and_as_json() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    let stdout = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
-    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    info_is_aligned_text_and_sorted_json(&h);
+    a_session_keys_note_is_for_people_only(&h, pin);
+    a_der_public_key_is_its_bytes_or_base64_and_refused_on_a_terminal(&h, pin);
+    a_request_written_to_a_file_is_one_line_or_one_document(&h, pin);
+    the_checkpoint_key_is_a_pem_said_on_stderr_in_text_only(&h, pin);
+    // A statistics sample is one line in either form.
+    let o = h.run(None, &["stats"]);
+    assert_eq!(stdout(&o).lines().count(), 1);
+    assert!(stdout(&o).contains("  sessions "), "{}", stdout(&o));
+    let o = h.run(None, &["--json", "stats"]);
+    assert_eq!(stdout(&o).lines().count(), 1);
+    let _: Value = serde_json::from_str(stdout(&o).trim_end()).unwrap();
+    a_long_key_generation_warns_first_on_stderr_in_either_form(&h);
+}
 
-    // info: aligned lines; the JSON document composed of two views has its keys sorted.
+/// info: aligned lines; the JSON document composed of two views has its keys sorted.
+fn info_is_aligned_text_and_sorted_json(h: &Hsmc) {
     let o = h.run(None, &["info"]);
     assert!(
         stdout(&o).contains("\nfamily        luna\n"),
@@ -1237,8 +1339,10 @@ fn one_view_as_text_and_as_json() {
         "{}",
         stdout(&o)
     );
+}
 
-    // A session key: the note that it ends with hsmc is for people only.
+/// A session key: the note that it ends with hsmc is for people only.
+fn a_session_keys_note_is_for_people_only(h: &Hsmc, pin: Option<&str>) {
     let o = h.run(pin, &["keys", "gen", "-a", "aes-128", "-l", "session_text"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o)
@@ -1258,11 +1362,13 @@ fn one_view_as_text_and_as_json() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["label"], "session_json");
     assert!(!stdout(&o).contains("note:"));
+}
 
-    // A DER public key is a JSON document with its bytes in base64, and as text its bytes
-    // themselves when stdout is a pipe or a file (as `openssl … -outform DER` and `gpg
-    // --output -` do); on a terminal it is refused, a usage error, rather than garbling it.
-    // `--persistent` is `keys gen --token`'s new name.
+/// A DER public key is a JSON document with its bytes in base64, and as text its bytes
+/// themselves when stdout is a pipe or a file (as `openssl … -outform DER` and `gpg
+/// --output -` do); on a terminal it is refused, a usage error, rather than garbling it.
+/// `--persistent` is `keys gen --token`'s new name.
+fn a_der_public_key_is_its_bytes_or_base64_and_refused_on_a_terminal(h: &Hsmc, pin: Option<&str>) {
     h.json(
         pin,
         &[
@@ -1311,8 +1417,10 @@ fn one_view_as_text_and_as_json() {
         "{}",
         stdout(&o)
     );
+}
 
-    // A request written to a file: one line of text, or exactly this document.
+/// A request written to a file: one line of text, or exactly this document.
+fn a_request_written_to_a_file_is_one_line_or_one_document(h: &Hsmc, pin: Option<&str>) {
     let csr = h.data.path().join("forms.csr");
     let csr_arg = csr.to_str().unwrap();
     let cert = [
@@ -1341,9 +1449,11 @@ fn one_view_as_text_and_as_json() {
     assert!(std::fs::read_to_string(&csr)
         .unwrap()
         .starts_with("-----BEGIN CERTIFICATE REQUEST-----"));
+}
 
-    // The checkpoint key is a PEM in either form; written to a file, it is said on stderr
-    // in text and not at all in JSON.
+/// The checkpoint key is a PEM in either form; written to a file, it is said on stderr
+/// in text and not at all in JSON.
+fn the_checkpoint_key_is_a_pem_said_on_stderr_in_text_only(h: &Hsmc, pin: Option<&str>) {
     let o = h.run(pin, &["--json", "audit", "public-key"]);
     assert!(stdout(&o).starts_with("-----BEGIN PUBLIC KEY-----\n"));
     let pem = h.data.path().join("cp.pem");
@@ -1356,17 +1466,11 @@ fn one_view_as_text_and_as_json() {
     let o = h.run(pin, &["--json", "audit", "public-key", "--out", pem_arg]);
     assert_eq!(code(&o), 0);
     assert_eq!((stdout(&o), stderr(&o)), (String::new(), String::new()));
+}
 
-    // A statistics sample is one line in either form.
-    let o = h.run(None, &["stats"]);
-    assert_eq!(stdout(&o).lines().count(), 1);
-    assert!(stdout(&o).contains("  sessions "), "{}", stdout(&o));
-    let o = h.run(None, &["--json", "stats"]);
-    assert_eq!(stdout(&o).lines().count(), 1);
-    let _: Value = serde_json::from_str(stdout(&o).trim_end()).unwrap();
-
-    // A warning before a long key generation comes first on stderr, in either form; with
-    // --json the error after it is still one JSON line.
+/// A warning before a long key generation comes first on stderr, in either form; with
+/// --json the error after it is still one JSON line.
+fn a_long_key_generation_warns_first_on_stderr_in_either_form(h: &Hsmc) {
     let big = [
         "--json",
         "keys",
@@ -1409,39 +1513,9 @@ fn openpgp_and_minisign_release_signing_from_the_command_line() {
     std::fs::create_dir_all(&dir).unwrap();
     let art = dir.join("app-2.0.tar.gz");
     std::fs::write(&art, vec![3u8; 50_000]).unwrap();
-    let p = |x: &Path| x.to_str().unwrap().to_string();
     let (cert, mpub) = (dir.join("key.asc"), dir.join("minisign.pub"));
     let uid = "Release Signing <release@example.org>";
-    let c = h.json(
-        pin,
-        &[
-            "keys",
-            "openpgp",
-            "label:rel_ed25519",
-            "--uid",
-            uid,
-            "--out",
-            &p(&cert),
-        ],
-    );
-    let fpr = c["fingerprint"].as_str().unwrap().to_string();
-    assert_eq!(c["creation_time_stored"], true, "{c}");
-    let again = h.json(pin, &["keys", "openpgp", "label:rel_ed25519", "--uid", uid]);
-    assert_eq!(
-        again["fingerprint"],
-        fpr.as_str(),
-        "the fingerprint never changes"
-    );
-    h.json(
-        pin,
-        &[
-            "keys",
-            "minisign-pub",
-            "label:rel_ed25519",
-            "--out",
-            &p(&mpub),
-        ],
-    );
+    let fpr = openpgp_certificate_and_minisign_key_exported(&h, pin, uid, &cert, &mpub);
     let r = h.json(
         pin,
         &[
@@ -1523,9 +1597,59 @@ fn openpgp_and_minisign_release_signing_from_the_command_line() {
         );
         assert_eq!(code(&o), 3, "a changed artifact");
     }
+    bad_input_is_refused_by_name_with_nothing_written(&h, pin, &dir);
+    let _ = Command::new("gpgconf")
+        .arg("--homedir")
+        .arg(home.path())
+        .args(["--kill", "all"])
+        .output();
+}
 
-    // Bad input: a user ID with a newline (usage, nothing written); minisign with a P-256
-    // key (refused before anything is signed).
+/// The OpenPGP certificate of `rel_ed25519` for `uid` (to `cert`), its fingerprint the same
+/// when made again, and its `minisign.pub` (to `mpub`): the fingerprint.
+fn openpgp_certificate_and_minisign_key_exported(
+    h: &Hsmc,
+    pin: Option<&str>,
+    uid: &str,
+    cert: &Path,
+    mpub: &Path,
+) -> String {
+    let c = h.json(
+        pin,
+        &[
+            "keys",
+            "openpgp",
+            "label:rel_ed25519",
+            "--uid",
+            uid,
+            "--out",
+            &p(cert),
+        ],
+    );
+    let fpr = c["fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(c["creation_time_stored"], true, "{c}");
+    let again = h.json(pin, &["keys", "openpgp", "label:rel_ed25519", "--uid", uid]);
+    assert_eq!(
+        again["fingerprint"],
+        fpr.as_str(),
+        "the fingerprint never changes"
+    );
+    h.json(
+        pin,
+        &[
+            "keys",
+            "minisign-pub",
+            "label:rel_ed25519",
+            "--out",
+            &p(mpub),
+        ],
+    );
+    fpr
+}
+
+/// Bad input: a user ID with a newline (usage, nothing written); minisign with a P-256
+/// key (refused before anything is signed); --openpgp-binary without openpgp (usage).
+fn bad_input_is_refused_by_name_with_nothing_written(h: &Hsmc, pin: Option<&str>, dir: &Path) {
     let never = dir.join("never.asc");
     let o = h.run(
         pin,
@@ -1569,11 +1693,6 @@ fn openpgp_and_minisign_release_signing_from_the_command_line() {
         ],
     );
     assert_eq!(code(&o), 2, "--openpgp-binary without openpgp");
-    let _ = Command::new("gpgconf")
-        .arg("--homedir")
-        .arg(home.path())
-        .args(["--kill", "all"])
-        .output();
 }
 
 /// Tried as a new user would on SoftHSM2: four keys generated, one deleted, the trail
@@ -1670,8 +1789,6 @@ fn a_deleted_last_record_is_a_truncated_tail_and_nothing_is_written_over_it() {
 fn status_is_the_overview_and_exits_1_when_something_needs_attention() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    let stdout = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
-    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
     // Logged in, the trail verified, nothing wrong.
     assert_eq!(code(&h.run(pin, &["audit", "verify"])), 0);
     let o = h.run(pin, &["status"]);
@@ -1750,7 +1867,6 @@ fn sign_with_a_timestamp_authority_and_verify_shows_it() {
     );
     let dir = h.data.path().join("tsa");
     std::fs::create_dir_all(&dir).unwrap();
-    let p = |x: &Path| x.to_str().unwrap().to_string();
     let art = dir.join("app-3.0.tar.gz");
     std::fs::write(&art, vec![5u8; 10_000]).unwrap();
     let ca = p(&tsa.ca());
@@ -1861,7 +1977,6 @@ fn sign_with_a_timestamp_authority_and_verify_shows_it() {
 fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    let p = |x: &Path| x.to_str().unwrap().to_string();
     let uid = "Release Signing <release@example.org>";
     for (alg, label, formats) in [
         ("ec-p256", "kit_p256", "cms,raw,bundle,openpgp,sshsig"),
@@ -2001,7 +2116,6 @@ fn a_verifier_kit_checks_every_signature_with_the_standard_tools() {
 fn cms_binds_its_certificate_with_signing_certificate_v2() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    let p = |x: &Path| x.to_str().unwrap().to_string();
     h.json(
         pin,
         &["keys", "gen", "-a", "ec-p256", "-l", "ess_p256", "--token"],
@@ -2082,127 +2196,8 @@ fn sign_with_a_chain_file_that_openssl_verifies_to_the_root() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
     let dir = h.data.path().to_path_buf();
-    let p = |x: &Path| x.to_str().unwrap().to_string();
-    let openssl = |args: &[&str]| {
-        let o = Command::new("openssl")
-            .current_dir(&dir)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    let mut a = vec!["req", "-x509"];
-    a.extend(ec);
-    a.extend([
-        "-keyout",
-        "root.key",
-        "-out",
-        "root.pem",
-        "-subj",
-        "/CN=Chain Root",
-        "-days",
-        "30",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign",
-    ]);
-    openssl(&a);
-    let mut a = vec!["req"];
-    a.extend(ec);
-    a.extend([
-        "-keyout",
-        "int.key",
-        "-out",
-        "int.csr",
-        "-subj",
-        "/CN=Chain Intermediate",
-    ]);
-    openssl(&a);
-    std::fs::write(
-        dir.join("ca.ext"),
-        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("leaf.ext"), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n").unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "int.csr",
-        "-CA",
-        "root.pem",
-        "-CAkey",
-        "root.key",
-        "-set_serial",
-        "2",
-        "-days",
-        "30",
-        "-extfile",
-        "ca.ext",
-        "-out",
-        "int.pem",
-    ]);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ec-p256",
-            "-l",
-            "chain_p256",
-            "--token",
-        ],
-    );
-    let csr = dir.join("leaf.csr");
-    h.json(
-        pin,
-        &[
-            "keys",
-            "cert",
-            "label:chain_p256",
-            "--csr",
-            "--subject",
-            "CN=Chain release",
-            "--out",
-            &p(&csr),
-        ],
-    );
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "leaf.csr",
-        "-CA",
-        "int.pem",
-        "-CAkey",
-        "int.key",
-        "-set_serial",
-        "9",
-        "-days",
-        "30",
-        "-extfile",
-        "leaf.ext",
-        "-out",
-        "leaf.pem",
-    ]);
-    // One PEM with the issued certificate and the intermediate, nothing imported.
-    let bundle = dir.join("chain.pem");
-    let mut all = std::fs::read(dir.join("int.pem")).unwrap();
-    all.extend(std::fs::read(dir.join("leaf.pem")).unwrap());
-    std::fs::write(&bundle, all).unwrap();
+    root_and_intermediate_ca(&dir);
+    let bundle = hsm_key_certified_by_the_intermediate(&h, pin, &dir);
 
     let art = dir.join("app.bin");
     std::fs::write(&art, vec![6u8; 5_000]).unwrap();
@@ -2273,6 +2268,141 @@ fn sign_with_a_chain_file_that_openssl_verifies_to_the_root() {
         String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("notes.txt"), "{said}");
     assert!(!dir.join("other.bin.p7s").exists());
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl_in(dir: &Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A root CA and an intermediate it signed (EC P-256 keys, made by OpenSSL) in `dir`, with
+/// the extension files for a CA and a code-signing leaf.
+fn root_and_intermediate_ca(dir: &Path) {
+    let openssl = |args: &[&str]| openssl_in(dir, args);
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "root.key",
+        "-out",
+        "root.pem",
+        "-subj",
+        "/CN=Chain Root",
+        "-days",
+        "30",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    openssl(&a);
+    let mut a = vec!["req"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "int.key",
+        "-out",
+        "int.csr",
+        "-subj",
+        "/CN=Chain Intermediate",
+    ]);
+    openssl(&a);
+    std::fs::write(
+        dir.join("ca.ext"),
+        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("leaf.ext"), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "int.csr",
+        "-CA",
+        "root.pem",
+        "-CAkey",
+        "root.key",
+        "-set_serial",
+        "2",
+        "-days",
+        "30",
+        "-extfile",
+        "ca.ext",
+        "-out",
+        "int.pem",
+    ]);
+}
+
+/// The HSM key `chain_p256`, its CSR signed by the intermediate; one PEM with the issued
+/// certificate and the intermediate, nothing imported: its path.
+fn hsm_key_certified_by_the_intermediate(h: &Hsmc, pin: Option<&str>, dir: &Path) -> PathBuf {
+    let openssl = |args: &[&str]| openssl_in(dir, args);
+    h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "ec-p256",
+            "-l",
+            "chain_p256",
+            "--token",
+        ],
+    );
+    let csr = dir.join("leaf.csr");
+    h.json(
+        pin,
+        &[
+            "keys",
+            "cert",
+            "label:chain_p256",
+            "--csr",
+            "--subject",
+            "CN=Chain release",
+            "--out",
+            &p(&csr),
+        ],
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "int.pem",
+        "-CAkey",
+        "int.key",
+        "-set_serial",
+        "9",
+        "-days",
+        "30",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "leaf.pem",
+    ]);
+    // One PEM with the issued certificate and the intermediate, nothing imported.
+    let bundle = dir.join("chain.pem");
+    let mut all = std::fs::read(dir.join("int.pem")).unwrap();
+    all.extend(std::fs::read(dir.join("leaf.pem")).unwrap());
+    std::fs::write(&bundle, all).unwrap();
+    bundle
 }
 
 /// `hsmc sign` of a batch whose files change after they were hashed (lunasim holds each
@@ -2402,7 +2532,6 @@ fn timestamp_adds_a_token_to_a_signature_made_earlier() {
     let tsa = testkit::tsa::TestTsa::start("ec");
     let h = Hsmc::builtin();
     let d = tsa.dir.path();
-    let p = |x: &Path| x.to_str().unwrap().to_string();
     let art = d.join("app.bin");
     std::fs::write(&art, b"made elsewhere").unwrap();
     let p7s = d.join("app.bin.p7s");
@@ -2558,82 +2687,8 @@ fn backups_stay_under_the_officers_control_from_the_command_line() {
     let t = TestToken::new(Backend::LunaSim);
     let h = Hsmc::token(&t);
     let (user, so) = (Some(testkit::USER_PIN), Some(testkit::SO_PIN));
-    let g = h.json(
-        user,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "aes-256",
-            "-l",
-            "bk_aes",
-            "--persistent",
-            "--extractable",
-        ],
-    );
-    assert_eq!(g["extractable"], true);
-    assert_eq!(g["wrap_with_trusted"], true);
-    let (c, err) = failure(
-        &h,
-        user,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "hss",
-            "--hss-lms",
-            "LMS_SHA256_M32_H5",
-            "--hss-lmots",
-            "LMOTS_SHA256_N32_W8",
-            "-l",
-            "bk_hss",
-            "--persistent",
-            "--extractable",
-        ],
-    );
-    assert_ne!(c, 0);
-    assert!(
-        err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("never extractable"),
-        "{err}"
-    );
-
-    // The transport key: an RSA public key imported as its own object.
-    h.json(
-        user,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "rsa-2048",
-            "-l",
-            "bk_rsa",
-            "--persistent",
-        ],
-    );
-    let pem = h.data.path().join("transport.pub.pem");
-    h.json(
-        user,
-        &[
-            "keys",
-            "export-pub",
-            "label:bk_rsa",
-            "--out",
-            pem.to_str().unwrap(),
-        ],
-    );
-    h.json(
-        user,
-        &[
-            "objects",
-            "import",
-            pem.to_str().unwrap(),
-            "--label",
-            "bk_transport",
-        ],
-    );
+    extractable_aes_carries_wrap_with_trusted_and_hss_never_leaves(&h, user);
+    rsa_transport_key_imported_as_its_own_object(&h, user);
     let out = h.data.path().join("bk_aes.wrapped.json");
     let out_s = out.to_str().unwrap();
     let wrap = [
@@ -2673,8 +2728,97 @@ fn backups_stay_under_the_officers_control_from_the_command_line() {
 
     let w = h.json(user, &wrap);
     assert!(out.exists(), "{w}");
+    a_key_without_wrap_with_trusted_is_wrapped_once_confirmed(&t, &h, user);
+}
 
-    // A key made by another tool, without CKA_WRAP_WITH_TRUSTED: only once confirmed.
+/// `keys gen --extractable`: an AES key with CKA_WRAP_WITH_TRUSTED; an HSS key refused.
+fn extractable_aes_carries_wrap_with_trusted_and_hss_never_leaves(h: &Hsmc, user: Option<&str>) {
+    let g = h.json(
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "aes-256",
+            "-l",
+            "bk_aes",
+            "--persistent",
+            "--extractable",
+        ],
+    );
+    assert_eq!(g["extractable"], true);
+    assert_eq!(g["wrap_with_trusted"], true);
+    let (c, err) = failure(
+        h,
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "--hss-lms",
+            "LMS_SHA256_M32_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W8",
+            "-l",
+            "bk_hss",
+            "--persistent",
+            "--extractable",
+        ],
+    );
+    assert_ne!(c, 0);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("never extractable"),
+        "{err}"
+    );
+}
+
+/// The transport key: an RSA public key imported as its own object (`bk_transport`).
+fn rsa_transport_key_imported_as_its_own_object(h: &Hsmc, user: Option<&str>) {
+    h.json(
+        user,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "rsa-2048",
+            "-l",
+            "bk_rsa",
+            "--persistent",
+        ],
+    );
+    let pem = h.data.path().join("transport.pub.pem");
+    h.json(
+        user,
+        &[
+            "keys",
+            "export-pub",
+            "label:bk_rsa",
+            "--out",
+            pem.to_str().unwrap(),
+        ],
+    );
+    h.json(
+        user,
+        &[
+            "objects",
+            "import",
+            pem.to_str().unwrap(),
+            "--label",
+            "bk_transport",
+        ],
+    );
+}
+
+/// A key made by another tool, without CKA_WRAP_WITH_TRUSTED: only once confirmed.
+fn a_key_without_wrap_with_trusted_is_wrapped_once_confirmed(
+    t: &TestToken,
+    h: &Hsmc,
+    user: Option<&str>,
+) {
     let s = t.user_session();
     s.generate_key(
         &p11::Mechanism::new(p11::sys::CKM_AES_KEY_GEN),
@@ -2699,7 +2843,7 @@ fn backups_stay_under_the_officers_control_from_the_command_line() {
         "-o",
         loose.to_str().unwrap(),
     ];
-    let (_, err) = failure(&h, user, &wrap_loose);
+    let (_, err) = failure(h, user, &wrap_loose);
     assert!(
         err["error"]["suggestion"]
             .as_str()
@@ -2731,16 +2875,28 @@ fn pqc_readiness_from_the_command_line() {
     ] {
         h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
     }
-    let row = |v: &Value, label: &str, class: &str| {
-        v["partitions"][0]["objects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["label"] == label && o["object_class"] == class)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label} {class} in {v}"))
-    };
     let nist = h.json(pin, &["pqc"]);
+    nist_ir_8547_classes_and_dates_every_key(&nist);
+    let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
+    cnsa_2_dates_what_is_outside_its_suite(&h, pin);
+    certificates_are_judged_by_their_key_and_signature(&h, pin);
+    an_organisations_policy_makes_rsa_2048_past_due(&h, pin);
+    the_cbom_is_valid_cyclonedx_and_never_written_over(&h, pin, keys_listed);
+    a_policy_file_with_a_bad_date_is_refused_naming_the_line(&h, pin);
+}
+
+/// The row of the object `label` of `class` in a `pqc --json` report `v`.
+fn pqc_row(v: &Value, label: &str, class: &str) -> Value {
+    v["partitions"][0]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["label"] == label && o["object_class"] == class)
+        .cloned()
+        .unwrap_or_else(|| panic!("{label} {class} in {v}"))
+}
+
+fn nist_ir_8547_classes_and_dates_every_key(nist: &Value) {
     assert_eq!(nist["policy"], "NIST IR 8547", "{nist}");
     for (label, class, quantum, category, disallowed) in [
         (
@@ -2762,20 +2918,23 @@ fn pqc_readiness_from_the_command_line() {
         ("pqc_mlkem768", "PRIVATE_KEY", "post-quantum", 3, None),
         ("pqc_aes128", "SECRET_KEY", "not-quantum-relevant", 1, None),
     ] {
-        let o = row(&nist, label, class);
+        let o = pqc_row(nist, label, class);
         assert_eq!(o["algorithm"]["class"], quantum, "{o}");
         assert_eq!(o["algorithm"]["nist_category"], category, "{o}");
         assert_eq!(o["disallowed_after"].as_str(), disallowed, "{o}");
     }
     // RSA-2048 is 112-bit: deprecated after 2030 too, with a successor to sign with.
-    let rsa = row(&nist, "pqc_rsa", "PRIVATE_KEY");
+    let rsa = pqc_row(nist, "pqc_rsa", "PRIVATE_KEY");
     assert_eq!(rsa["algorithm"]["name"], "RSA-2048");
     assert_eq!(rsa["deprecated_after"], "2030-12-31");
     assert!(
         rsa["successor"].as_str().unwrap().contains("ML-DSA"),
         "{rsa}"
     );
-    // Every key pkcs11-tool lists is in the table, and nothing else.
+}
+
+/// Every key pkcs11-tool lists is in the table, and nothing else: how many it lists.
+fn the_table_holds_every_key_pkcs11_tool_lists(t: &TestToken, nist: &Value) -> usize {
     let listed = testkit::tools::text(&testkit::tools::pkcs11_tool(
         &t.module_path,
         t.env(),
@@ -2798,28 +2957,33 @@ fn pqc_readiness_from_the_command_line() {
     .sum::<usize>();
     let rows = nist["partitions"][0]["objects"].as_array().unwrap().len();
     assert_eq!(rows, keys_listed, "{listed}");
+    keys_listed
+}
 
-    // CNSA 2.0: only ML-DSA-87, ML-KEM-1024, AES-256 and LMS are in the suite.
+/// CNSA 2.0: only ML-DSA-87, ML-KEM-1024, AES-256 and LMS are in the suite.
+fn cnsa_2_dates_what_is_outside_its_suite(h: &Hsmc, pin: Option<&str>) {
     let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
     assert_eq!(
-        row(&cnsa, "pqc_mldsa87", "PRIVATE_KEY")["disallowed_after"],
+        pqc_row(&cnsa, "pqc_mldsa87", "PRIVATE_KEY")["disallowed_after"],
         Value::Null
     );
     assert_eq!(
-        row(&cnsa, "pqc_mldsa44", "PRIVATE_KEY")["disallowed_after"],
+        pqc_row(&cnsa, "pqc_mldsa44", "PRIVATE_KEY")["disallowed_after"],
         "2030-12-31"
     );
     assert_eq!(
-        row(&cnsa, "pqc_mlkem768", "PRIVATE_KEY")["disallowed_after"],
+        pqc_row(&cnsa, "pqc_mlkem768", "PRIVATE_KEY")["disallowed_after"],
         "2033-12-31"
     );
     assert_eq!(
-        row(&cnsa, "pqc_aes128", "SECRET_KEY")["successor"],
+        pqc_row(&cnsa, "pqc_aes128", "SECRET_KEY")["successor"],
         "AES-256"
     );
+}
 
-    // Certificates, judged by their key and their signature: an RSA-2048 self-signed
-    // certificate as its key; an ML-DSA-87 one in the CNSA 2.0 suite.
+/// Certificates, judged by their key and their signature: an RSA-2048 self-signed
+/// certificate as its key; an ML-DSA-87 one in the CNSA 2.0 suite.
+fn certificates_are_judged_by_their_key_and_signature(h: &Hsmc, pin: Option<&str>) {
     for key in ["label:pqc_rsa", "label:pqc_mldsa87"] {
         h.json(
             pin,
@@ -2859,8 +3023,10 @@ fn pqc_readiness_from_the_command_line() {
     );
     assert_eq!(pq_cert["algorithm"]["nist_category"], 5);
     assert_eq!(pq_cert["disallowed_after"], Value::Null, "{pq_cert}");
+}
 
-    // An organisation's policy, from the data folder: RSA-2048 past due — exit 1.
+/// An organisation's policy, from the data folder: RSA-2048 past due — exit 1.
+fn an_organisations_policy_makes_rsa_2048_past_due(h: &Hsmc, pin: Option<&str>) {
     let policies = h.data.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(
@@ -2872,7 +3038,7 @@ fn pqc_readiness_from_the_command_line() {
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
-        row(&v, "pqc_rsa", "PRIVATE_KEY")["status"],
+        pqc_row(&v, "pqc_rsa", "PRIVATE_KEY")["status"],
         "past-due",
         "{v}"
     );
@@ -2880,15 +3046,11 @@ fn pqc_readiness_from_the_command_line() {
         v["counts"]["past_due"], 3,
         "the pair and its certificate (by its RSA-2048 key): {v}"
     );
+}
 
-    // The CBOM: valid CycloneDX 1.6 by CycloneDX's own validator, one component per key
-    // pkcs11-tool lists, the same bytes twice but for its serial number and time, never
-    // written over a file.
-    let cbom = h.data.path().join("token.cbom.json");
-    let o = h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let validate = |doc: &str| {
-        let o = Command::new(testkit::python())
+/// What CycloneDX's own validator says of the CBOM `doc` ("valid", or its errors).
+fn cyclonedx_verdict(doc: &str) -> String {
+    let o = Command::new(testkit::python())
             .arg("-c")
             .arg("import sys\nfrom cyclonedx.validation.json import JsonStrictValidator\nfrom cyclonedx.schema import SchemaVersion\ne = JsonStrictValidator(SchemaVersion.V1_6).validate_str(sys.stdin.read())\nprint(e if e else 'valid')")
             .stdin(Stdio::piped())
@@ -2900,18 +3062,30 @@ fn pqc_readiness_from_the_command_line() {
                 c.wait_with_output()
             })
             .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).trim().to_string()
-    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The CBOM: valid CycloneDX 1.6 by CycloneDX's own validator, one component per key
+/// pkcs11-tool lists (`keys_listed`), the same bytes twice but for its serial number and
+/// time, never written over a file.
+fn the_cbom_is_valid_cyclonedx_and_never_written_over(
+    h: &Hsmc,
+    pin: Option<&str>,
+    keys_listed: usize,
+) {
+    let cbom = h.data.path().join("token.cbom.json");
+    let o = h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let text1 = std::fs::read_to_string(&cbom).unwrap();
-    assert_eq!(validate(&text1), "valid");
+    assert_eq!(cyclonedx_verdict(&text1), "valid");
     // The validator is not blind: an asset type the schema does not know is refused.
     let broken = text1.replacen(
         "\"assetType\": \"algorithm\"",
         "\"assetType\": \"gadget\"",
         1,
     );
-    assert_ne!(validate(&broken), "valid");
+    assert_ne!(cyclonedx_verdict(&broken), "valid");
     let doc: Value = serde_json::from_str(&text1).unwrap();
     let token = doc["components"]
         .as_array()
@@ -2966,8 +3140,10 @@ fn pqc_readiness_from_the_command_line() {
         text1,
         "never written over"
     );
+}
 
-    // A policy file with a date in another form: refused, naming the line; nothing asked.
+/// A policy file with a date in another form: refused, naming the line; nothing asked.
+fn a_policy_file_with_a_bad_date_is_refused_naming_the_line(h: &Hsmc, pin: Option<&str>) {
     let bad = h.data.path().join("bad.toml");
     std::fs::write(
         &bad,
@@ -3084,175 +3260,217 @@ fn ssh_public_keys_and_sshsig_files_are_what_ssh_keygen_accepts() {
         }
         let dir = h.data.path().join("ssh");
         std::fs::create_dir_all(&dir).unwrap();
-        let p = |x: &Path| x.to_str().unwrap().to_string();
         for (label, kind, ssh_type) in [
             ("ssh_ed25519", "ED25519", "ssh-ed25519"),
             ("ssh_p256", "ECDSA", "ecdsa-sha2-nistp256"),
         ] {
-            let k = h.json(pin, &["keys", "ssh-pub", &format!("label:{label}")]);
-            let line = k["line"].as_str().unwrap();
-            assert!(line.starts_with(&format!("{ssh_type} AAAA")), "{k}");
-            assert!(line.ends_with(&format!(" {label}")), "{k}");
-            let pub_file = dir.join(format!("{label}.pub"));
-            let o = h.run(
-                pin,
-                &[
-                    "keys",
-                    "ssh-pub",
-                    &format!("label:{label}"),
-                    "--out",
-                    &p(&pub_file),
-                ],
-            );
-            assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-            let l = outside("ssh-keygen", &dir, &["-l", "-f", &p(&pub_file)], None);
-            let listed = String::from_utf8_lossy(&l.stdout);
-            assert!(l.status.success(), "{}", testkit::tools::text(&l));
-            assert!(
-                listed.contains(k["fingerprint"].as_str().unwrap())
-                    && listed.trim_end().ends_with(&format!("({kind})")),
-                "{listed} vs {k}"
-            );
-            // The line is the HSM's public key, as another encoder writes it.
-            let pem = dir.join(format!("{label}.pem"));
-            h.json(
-                pin,
-                &[
-                    "keys",
-                    "export-pub",
-                    &format!("label:{label}"),
-                    "--out",
-                    &p(&pem),
-                ],
-            );
-            let theirs = python_openssh_line(&pem);
-            assert_eq!(
-                line.split_whitespace().take(2).collect::<Vec<_>>(),
-                theirs.split_whitespace().take(2).collect::<Vec<_>>()
-            );
-
-            let signers = dir.join(format!("{label}.allowed_signers"));
-            let a = h.json(
-                pin,
-                &[
-                    "keys",
-                    "ssh-pub",
-                    &format!("label:{label}"),
-                    "--allowed-signers",
-                    "release@example.org",
-                    "--namespaces",
-                    "file",
-                ],
-            );
-            let entry = a["allowed_signers"].as_str().unwrap();
-            assert!(
-                entry.starts_with(&format!(
-                    "release@example.org namespaces=\"file\" {ssh_type} AAAA"
-                )),
-                "{a}"
-            );
-            std::fs::write(&signers, format!("{entry}\n")).unwrap();
-
-            let art = dir.join(format!("{label}-app.tar.gz"));
-            std::fs::write(&art, vec![7u8; 70_000]).unwrap();
-            let r = h.json(
-                pin,
-                &[
-                    "sign",
-                    &p(&art),
-                    "--key",
-                    &format!("label:{label}"),
-                    "--format",
-                    "sshsig",
-                ],
-            );
-            let sig = dir.join(format!("{label}-app.tar.gz.sshsig"));
-            assert_eq!(r["files"][0]["outputs"][0]["format"], "sshsig", "{r}");
-            assert_eq!(r["files"][0]["outputs"][0]["path"], p(&sig).as_str(), "{r}");
-            assert!(std::fs::read_to_string(&sig)
-                .unwrap()
-                .starts_with("-----BEGIN SSH SIGNATURE-----\n"));
-            let verify = |namespace: &str| {
-                outside(
-                    "ssh-keygen",
-                    &dir,
-                    &[
-                        "-Y",
-                        "verify",
-                        "-f",
-                        &p(&signers),
-                        "-I",
-                        "release@example.org",
-                        "-n",
-                        namespace,
-                        "-s",
-                        &p(&sig),
-                    ],
-                    Some(&art),
-                )
-            };
-            let v = verify("file");
-            assert!(v.status.success(), "{}", testkit::tools::text(&v));
-            assert!(
-                String::from_utf8_lossy(&v.stdout).contains("Good \"file\" signature"),
-                "{}",
-                testkit::tools::text(&v)
-            );
-            assert!(!verify("git").status.success(), "another namespace");
-            // hsmc verify reads it too, with the key's line or its allowed_signers line.
-            let hsmc_verify = |key: &Path| {
-                h.run(
-                    None,
-                    &[
-                        "--json",
-                        "verify",
-                        &p(&art),
-                        "--sig",
-                        &p(&sig),
-                        "--pub",
-                        &p(key),
-                    ],
-                )
-            };
-            for key in [&pub_file, &signers] {
-                let o = hsmc_verify(key);
-                assert_eq!(code(&o), 0, "{}", testkit::tools::text(&o));
-                let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-                assert_eq!(
-                    (v["valid"].clone(), v["format"].clone()),
-                    (true.into(), "sshsig".into()),
-                    "{v}"
-                );
-            }
-            let mut bytes = std::fs::read(&art).unwrap();
-            bytes[35_000] ^= 1;
-            std::fs::write(&art, bytes).unwrap();
-            assert!(!verify("file").status.success(), "a changed file");
-            assert_eq!(code(&hsmc_verify(&pub_file)), 3, "a changed file");
+            let pub_file = ssh_pub_line_is_the_hsm_key(&h, pin, &dir, label, kind, ssh_type);
+            let signers = allowed_signers_file(&h, pin, &dir, label, ssh_type);
+            sshsig_verifies_with_ssh_keygen_and_hsmc(&h, pin, &dir, label, &pub_file, &signers);
         }
-
-        // A P-384 key: refused by name, nothing signed or written.
-        let o = h.run(pin, &["keys", "ssh-pub", "label:ssh_p384"]);
-        assert_eq!(code(&o), 1);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert!(e.contains("Ed25519 and ECDSA P-256 keys only"), "{e}");
-        let other = dir.join("other.bin");
-        std::fs::write(&other, b"x").unwrap();
-        let o = h.run(
-            pin,
-            &[
-                "sign",
-                &p(&other),
-                "--key",
-                "label:ssh_p384",
-                "--format",
-                "raw,sshsig",
-            ],
-        );
-        assert_eq!(code(&o), 1);
-        assert!(String::from_utf8_lossy(&o.stderr).contains("Ed25519 and ECDSA P-256 keys only"));
-        assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.sshsig").exists());
+        p384_keys_are_refused_by_name_with_nothing_written(&h, pin, &dir);
     }
+}
+
+/// `keys ssh-pub` of the key `label`: an `ssh_type` line ssh-keygen lists as `kind` with
+/// the same fingerprint, and the HSM's public key as pyca/cryptography encodes it. The
+/// line written to a file, which is returned.
+fn ssh_pub_line_is_the_hsm_key(
+    h: &Hsmc,
+    pin: Option<&str>,
+    dir: &Path,
+    label: &str,
+    kind: &str,
+    ssh_type: &str,
+) -> PathBuf {
+    let k = h.json(pin, &["keys", "ssh-pub", &format!("label:{label}")]);
+    let line = k["line"].as_str().unwrap();
+    assert!(line.starts_with(&format!("{ssh_type} AAAA")), "{k}");
+    assert!(line.ends_with(&format!(" {label}")), "{k}");
+    let pub_file = dir.join(format!("{label}.pub"));
+    let o = h.run(
+        pin,
+        &[
+            "keys",
+            "ssh-pub",
+            &format!("label:{label}"),
+            "--out",
+            &p(&pub_file),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let l = outside("ssh-keygen", dir, &["-l", "-f", &p(&pub_file)], None);
+    let listed = String::from_utf8_lossy(&l.stdout);
+    assert!(l.status.success(), "{}", testkit::tools::text(&l));
+    assert!(
+        listed.contains(k["fingerprint"].as_str().unwrap())
+            && listed.trim_end().ends_with(&format!("({kind})")),
+        "{listed} vs {k}"
+    );
+    // The line is the HSM's public key, as another encoder writes it.
+    let pem = dir.join(format!("{label}.pem"));
+    h.json(
+        pin,
+        &[
+            "keys",
+            "export-pub",
+            &format!("label:{label}"),
+            "--out",
+            &p(&pem),
+        ],
+    );
+    let theirs = python_openssh_line(&pem);
+    assert_eq!(
+        line.split_whitespace().take(2).collect::<Vec<_>>(),
+        theirs.split_whitespace().take(2).collect::<Vec<_>>()
+    );
+    pub_file
+}
+
+/// The key's `allowed_signers` line for release@example.org, namespace "file", written
+/// to a file, which is returned.
+fn allowed_signers_file(
+    h: &Hsmc,
+    pin: Option<&str>,
+    dir: &Path,
+    label: &str,
+    ssh_type: &str,
+) -> PathBuf {
+    let signers = dir.join(format!("{label}.allowed_signers"));
+    let a = h.json(
+        pin,
+        &[
+            "keys",
+            "ssh-pub",
+            &format!("label:{label}"),
+            "--allowed-signers",
+            "release@example.org",
+            "--namespaces",
+            "file",
+        ],
+    );
+    let entry = a["allowed_signers"].as_str().unwrap();
+    assert!(
+        entry.starts_with(&format!(
+            "release@example.org namespaces=\"file\" {ssh_type} AAAA"
+        )),
+        "{a}"
+    );
+    std::fs::write(&signers, format!("{entry}\n")).unwrap();
+    signers
+}
+
+/// An artifact signed as `.sshsig` by the key `label`: `ssh-keygen -Y verify` accepts it
+/// in the "file" namespace only, `hsmc verify` with the key's line or the allowed_signers
+/// line; neither once the artifact changed.
+fn sshsig_verifies_with_ssh_keygen_and_hsmc(
+    h: &Hsmc,
+    pin: Option<&str>,
+    dir: &Path,
+    label: &str,
+    pub_file: &Path,
+    signers: &Path,
+) {
+    let art = dir.join(format!("{label}-app.tar.gz"));
+    std::fs::write(&art, vec![7u8; 70_000]).unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            &format!("label:{label}"),
+            "--format",
+            "sshsig",
+        ],
+    );
+    let sig = dir.join(format!("{label}-app.tar.gz.sshsig"));
+    assert_eq!(r["files"][0]["outputs"][0]["format"], "sshsig", "{r}");
+    assert_eq!(r["files"][0]["outputs"][0]["path"], p(&sig).as_str(), "{r}");
+    assert!(std::fs::read_to_string(&sig)
+        .unwrap()
+        .starts_with("-----BEGIN SSH SIGNATURE-----\n"));
+    let verify = |namespace: &str| {
+        outside(
+            "ssh-keygen",
+            dir,
+            &[
+                "-Y",
+                "verify",
+                "-f",
+                &p(signers),
+                "-I",
+                "release@example.org",
+                "-n",
+                namespace,
+                "-s",
+                &p(&sig),
+            ],
+            Some(&art),
+        )
+    };
+    let v = verify("file");
+    assert!(v.status.success(), "{}", testkit::tools::text(&v));
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("Good \"file\" signature"),
+        "{}",
+        testkit::tools::text(&v)
+    );
+    assert!(!verify("git").status.success(), "another namespace");
+    // hsmc verify reads it too, with the key's line or its allowed_signers line.
+    let hsmc_verify = |key: &Path| {
+        h.run(
+            None,
+            &[
+                "--json",
+                "verify",
+                &p(&art),
+                "--sig",
+                &p(&sig),
+                "--pub",
+                &p(key),
+            ],
+        )
+    };
+    for key in [&pub_file, &signers] {
+        let o = hsmc_verify(key);
+        assert_eq!(code(&o), 0, "{}", testkit::tools::text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            (v["valid"].clone(), v["format"].clone()),
+            (true.into(), "sshsig".into()),
+            "{v}"
+        );
+    }
+    let mut bytes = std::fs::read(&art).unwrap();
+    bytes[35_000] ^= 1;
+    std::fs::write(&art, bytes).unwrap();
+    assert!(!verify("file").status.success(), "a changed file");
+    assert_eq!(code(&hsmc_verify(pub_file)), 3, "a changed file");
+}
+
+/// A P-384 key: refused by name, nothing signed or written.
+fn p384_keys_are_refused_by_name_with_nothing_written(h: &Hsmc, pin: Option<&str>, dir: &Path) {
+    let o = h.run(pin, &["keys", "ssh-pub", "label:ssh_p384"]);
+    assert_eq!(code(&o), 1);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("Ed25519 and ECDSA P-256 keys only"), "{e}");
+    let other = dir.join("other.bin");
+    std::fs::write(&other, b"x").unwrap();
+    let o = h.run(
+        pin,
+        &[
+            "sign",
+            &p(&other),
+            "--key",
+            "label:ssh_p384",
+            "--format",
+            "raw,sshsig",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Ed25519 and ECDSA P-256 keys only"));
+    assert!(!dir.join("other.bin.sig").exists() && !dir.join("other.bin.sshsig").exists());
 }
 
 /// git signs through `hsmc git-ssh` (gpg.format ssh, gpg.ssh.program a wrapper script that
@@ -3272,170 +3490,195 @@ fn git_signs_commits_and_tags_through_hsmc_git_ssh() {
         (&builtin, console::builtin::USER_PIN, "ed25519"),
         (&builtin, console::builtin::USER_PIN, "ec-p256"),
     ] {
-        let label = format!("git_{alg}");
-        h.json(
-            Some(pin),
-            &["keys", "gen", "-a", alg, "-l", &label, "--token"],
-        );
-        let dir = h.data.path().join(format!("git-{alg}"));
-        let repo = dir.join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        let p = |x: &Path| x.to_str().unwrap().to_string();
-        let line = h.json(Some(pin), &["keys", "ssh-pub", &format!("label:{label}")])["line"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let signers = dir.join("allowed_signers");
-        let o = h.run(
-            Some(pin),
-            &[
-                "keys",
-                "ssh-pub",
-                &format!("label:{label}"),
-                "--allowed-signers",
-                "dev@example.org",
-                "--out",
-                &p(&signers),
-            ],
-        );
-        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-
-        // The wrapper git runs: the test's environment, then hsmc git-ssh.
-        let mut script = String::from("#!/bin/sh\n");
-        let mut env: Vec<(String, String)> = vec![
-            ("HSMC_DATA_DIR".into(), p(h.data.path())),
-            ("HSMC_MODULE".into(), h.module.clone()),
-            ("HSMC_PIN".into(), pin.into()),
-            ("USER".into(), "ci-officer".into()),
-        ];
-        env.extend(h.env.iter().cloned());
-        for (k, v) in &env {
-            script.push_str(&format!("export {k}='{}'\n", v.replace('\'', r"'\''")));
-        }
-        script.push_str(&format!(
-            "exec '{}' git-ssh \"$@\"\n",
-            testkit::hsmc_binary().display()
-        ));
-        let wrapper = dir.join("hsmc-git-ssh");
-        std::fs::write(&wrapper, script).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-
-        let git = |args: &[&str]| {
-            let mut c = Command::new("git");
-            c.args(args)
-                .current_dir(&repo)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", &dir)
-                .env_remove("HSMC_PIN")
-                .stdin(Stdio::null());
-            c.output().unwrap()
-        };
-        let ok = |o: Output| {
-            assert!(o.status.success(), "{}", testkit::tools::text(&o));
-            o
-        };
-        ok(git(&["init", "-q", "-b", "main"]));
-        for (k, v) in [
-            ("user.name", "Dev"),
-            ("user.email", "dev@example.org"),
-            ("gpg.format", "ssh"),
-            ("gpg.ssh.program", &p(&wrapper)),
-            ("user.signingkey", &format!("key::{line}")),
-            ("gpg.ssh.allowedSignersFile", &p(&signers)),
-        ] {
-            ok(git(&["config", k, v]));
-        }
-        std::fs::write(repo.join("README"), "release notes\n").unwrap();
-        ok(git(&["add", "README"]));
-        ok(git(&["commit", "-q", "-S", "-m", "first, signed"]));
-        ok(git(&["tag", "-s", "v1.0", "-m", "release 1.0"]));
-        let vc = ok(git(&["verify-commit", "HEAD"]));
-        assert!(
-            testkit::tools::text(&vc).contains("Good \"git\" signature for dev@example.org"),
-            "{}",
-            testkit::tools::text(&vc)
-        );
-        let vt = ok(git(&["verify-tag", "v1.0"]));
-        assert!(testkit::tools::text(&vt).contains("Good \"git\" signature"));
-
-        // The tag's object rewritten to another commit, the signature kept: rejected.
-        std::fs::write(repo.join("README"), "other notes\n").unwrap();
-        ok(git(&["commit", "-q", "-a", "-m", "second, unsigned"]));
-        let second = String::from_utf8(ok(git(&["rev-parse", "HEAD"])).stdout).unwrap();
-        let first = String::from_utf8(ok(git(&["rev-parse", "HEAD~1"])).stdout).unwrap();
-        let tag = String::from_utf8(ok(git(&["cat-file", "tag", "v1.0"])).stdout).unwrap();
-        assert!(tag.contains("-----BEGIN SSH SIGNATURE-----"), "{tag}");
-        let forged = tag.replacen(first.trim(), second.trim(), 1);
-        assert_ne!(forged, tag);
-        let forged_file = dir.join("forged-tag");
-        std::fs::write(&forged_file, forged).unwrap();
-        let mut mktag = Command::new("git");
-        mktag
-            .args(["mktag"])
-            .current_dir(&repo)
-            .env("HOME", &dir)
-            .stdin(Stdio::from(std::fs::File::open(&forged_file).unwrap()));
-        let forged_id = String::from_utf8(ok(mktag.output().unwrap()).stdout).unwrap();
-        let v = git(&["verify-tag", forged_id.trim()]);
-        assert!(
-            !v.status.success(),
-            "a rewritten tag: {}",
-            testkit::tools::text(&v)
-        );
-
-        // Each signature is in the trail: namespace, object, repository, payload hash.
-        let tail = h.json(None, &["audit", "tail", "-n", "30"]);
-        let signs: Vec<Value> = tail
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["action"] == "sign" && r["status"] == "success")
-            .map(|r| serde_json::from_str(r["metadata"].as_str().unwrap()).unwrap())
-            .collect();
-        let kinds: Vec<&str> = signs
-            .iter()
-            .filter(|m| {
-                m["namespace"] == "git"
-                    && m["format"] == "sshsig"
-                    && m["repository"] == p(&repo).as_str()
-            })
-            .map(|m| {
-                assert_eq!(m["sha512"].as_str().unwrap().len(), 128, "{m}");
-                assert_eq!(m["key"]["label"], label.as_str(), "{m}");
-                m["object_type"].as_str().unwrap()
-            })
-            .collect();
-        assert_eq!(kinds, ["commit", "tag"], "{tail}");
-
-        // A key that is not on the partition: refused, nothing written.
-        let stranger = dir.join("stranger.pub");
-        std::fs::write(
-            &stranger,
-            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x\n",
-        )
-        .unwrap();
-        let payload = dir.join("payload");
-        std::fs::write(&payload, "tree 0\n").unwrap();
-        let o = h.run(
-            Some(pin),
-            &[
-                "git-ssh",
-                "-Y",
-                "sign",
-                "-n",
-                "git",
-                "-f",
-                &p(&stranger),
-                &p(&payload),
-            ],
-        );
-        assert_eq!(code(&o), 1);
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("No private key on this partition"),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(!dir.join("payload.sig").exists());
+        git_signs_with_the_key(h, pin, alg);
     }
+}
+
+/// The key of `alg` made on `h`, its allowed_signers file, a repository whose git signs
+/// through `hsmc git-ssh` with it: the signed commit and tag verify, a rewritten tag does
+/// not, the trail has both signatures, a key not on the partition is refused.
+fn git_signs_with_the_key(h: &Hsmc, pin: &str, alg: &str) {
+    let label = format!("git_{alg}");
+    h.json(
+        Some(pin),
+        &["keys", "gen", "-a", alg, "-l", &label, "--token"],
+    );
+    let dir = h.data.path().join(format!("git-{alg}"));
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let line = h.json(Some(pin), &["keys", "ssh-pub", &format!("label:{label}")])["line"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let signers = dir.join("allowed_signers");
+    let o = h.run(
+        Some(pin),
+        &[
+            "keys",
+            "ssh-pub",
+            &format!("label:{label}"),
+            "--allowed-signers",
+            "dev@example.org",
+            "--out",
+            &p(&signers),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let wrapper = git_ssh_wrapper(h, pin, &dir);
+    let git = |args: &[&str]| git_in(&repo, &dir, args);
+    ok(git(&["init", "-q", "-b", "main"]));
+    for (k, v) in [
+        ("user.name", "Dev"),
+        ("user.email", "dev@example.org"),
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.program", &p(&wrapper)),
+        ("user.signingkey", &format!("key::{line}")),
+        ("gpg.ssh.allowedSignersFile", &p(&signers)),
+    ] {
+        ok(git(&["config", k, v]));
+    }
+    std::fs::write(repo.join("README"), "release notes\n").unwrap();
+    ok(git(&["add", "README"]));
+    ok(git(&["commit", "-q", "-S", "-m", "first, signed"]));
+    ok(git(&["tag", "-s", "v1.0", "-m", "release 1.0"]));
+    let vc = ok(git(&["verify-commit", "HEAD"]));
+    assert!(
+        testkit::tools::text(&vc).contains("Good \"git\" signature for dev@example.org"),
+        "{}",
+        testkit::tools::text(&vc)
+    );
+    let vt = ok(git(&["verify-tag", "v1.0"]));
+    assert!(testkit::tools::text(&vt).contains("Good \"git\" signature"));
+    a_rewritten_tag_is_rejected(&repo, &dir);
+    each_git_signature_is_in_the_trail(h, &repo, &label);
+    a_key_not_on_the_partition_is_refused(h, pin, &dir);
+}
+
+/// The wrapper git runs: the test's environment, then hsmc git-ssh.
+fn git_ssh_wrapper(h: &Hsmc, pin: &str, dir: &Path) -> PathBuf {
+    let mut script = String::from("#!/bin/sh\n");
+    let mut env: Vec<(String, String)> = vec![
+        ("HSMC_DATA_DIR".into(), p(h.data.path())),
+        ("HSMC_MODULE".into(), h.module.clone()),
+        ("HSMC_PIN".into(), pin.into()),
+        ("USER".into(), "ci-officer".into()),
+    ];
+    env.extend(h.env.iter().cloned());
+    for (k, v) in &env {
+        script.push_str(&format!("export {k}='{}'\n", v.replace('\'', r"'\''")));
+    }
+    script.push_str(&format!(
+        "exec '{}' git-ssh \"$@\"\n",
+        testkit::hsmc_binary().display()
+    ));
+    let wrapper = dir.join("hsmc-git-ssh");
+    std::fs::write(&wrapper, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// git in `repo`, with `home` as HOME, no system configuration and no PIN of its own.
+fn git_in(repo: &Path, home: &Path, args: &[&str]) -> Output {
+    let (repo, dir) = (repo, home);
+    let mut c = Command::new("git");
+    c.args(args)
+        .current_dir(repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .env_remove("HSMC_PIN")
+        .stdin(Stdio::null());
+    c.output().unwrap()
+}
+
+/// `o`, having checked that it succeeded.
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}", testkit::tools::text(&o));
+    o
+}
+
+/// The tag's object rewritten to another commit, the signature kept: rejected.
+fn a_rewritten_tag_is_rejected(repo: &Path, dir: &Path) {
+    let git = |args: &[&str]| git_in(repo, dir, args);
+    std::fs::write(repo.join("README"), "other notes\n").unwrap();
+    ok(git(&["commit", "-q", "-a", "-m", "second, unsigned"]));
+    let second = String::from_utf8(ok(git(&["rev-parse", "HEAD"])).stdout).unwrap();
+    let first = String::from_utf8(ok(git(&["rev-parse", "HEAD~1"])).stdout).unwrap();
+    let tag = String::from_utf8(ok(git(&["cat-file", "tag", "v1.0"])).stdout).unwrap();
+    assert!(tag.contains("-----BEGIN SSH SIGNATURE-----"), "{tag}");
+    let forged = tag.replacen(first.trim(), second.trim(), 1);
+    assert_ne!(forged, tag);
+    let forged_file = dir.join("forged-tag");
+    std::fs::write(&forged_file, forged).unwrap();
+    let mut mktag = Command::new("git");
+    mktag
+        .args(["mktag"])
+        .current_dir(repo)
+        .env("HOME", dir)
+        .stdin(Stdio::from(std::fs::File::open(&forged_file).unwrap()));
+    let forged_id = String::from_utf8(ok(mktag.output().unwrap()).stdout).unwrap();
+    let v = git(&["verify-tag", forged_id.trim()]);
+    assert!(
+        !v.status.success(),
+        "a rewritten tag: {}",
+        testkit::tools::text(&v)
+    );
+}
+
+/// Each signature is in the trail: namespace, object, repository, payload hash.
+fn each_git_signature_is_in_the_trail(h: &Hsmc, repo: &Path, label: &str) {
+    let tail = h.json(None, &["audit", "tail", "-n", "30"]);
+    let signs: Vec<Value> = tail
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "sign" && r["status"] == "success")
+        .map(|r| serde_json::from_str(r["metadata"].as_str().unwrap()).unwrap())
+        .collect();
+    let kinds: Vec<&str> = signs
+        .iter()
+        .filter(|m| {
+            m["namespace"] == "git"
+                && m["format"] == "sshsig"
+                && m["repository"] == p(repo).as_str()
+        })
+        .map(|m| {
+            assert_eq!(m["sha512"].as_str().unwrap().len(), 128, "{m}");
+            assert_eq!(m["key"]["label"], label, "{m}");
+            m["object_type"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(kinds, ["commit", "tag"], "{tail}");
+}
+
+/// A key that is not on the partition: refused, nothing written.
+fn a_key_not_on_the_partition_is_refused(h: &Hsmc, pin: &str, dir: &Path) {
+    let stranger = dir.join("stranger.pub");
+    std::fs::write(
+        &stranger,
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x\n",
+    )
+    .unwrap();
+    let payload = dir.join("payload");
+    std::fs::write(&payload, "tree 0\n").unwrap();
+    let o = h.run(
+        Some(pin),
+        &[
+            "git-ssh",
+            "-Y",
+            "sign",
+            "-n",
+            "git",
+            "-f",
+            &p(&stranger),
+            &p(&payload),
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("No private key on this partition"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!dir.join("payload.sig").exists());
 }

@@ -37,10 +37,34 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
     assert!(sensitive.value && !sensitive.changeable, "{sensitive:?}");
     assert!(sensitive.reason.as_ref().unwrap().text.contains("never"));
 
+    rename_moves_the_public_half_and_certificate_along(&e, key.private_handle).await;
+    end_date_is_set_or_refused_on_softhsm(&e, key.private_handle, backend).await;
+    pkcs11_tool_sees_the_new_label_and_id(&e, &key.id_hex);
+
+    // A usage flag, both ways.
     let r =
         e.c.set_attributes(
             &e.pid,
             key.private_handle,
+            AttributeChanges {
+                flags: vec![flag("sign", false)],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!r.summary.capabilities.sign);
+
+    one_way_flags_and_a_bad_date_are_refused_before_the_call(&e).await;
+    trail_has_the_request_before_the_change(&e).await;
+}
+
+/// A new label and ID: the pair's other half and its certificate move along.
+async fn rename_moves_the_public_half_and_certificate_along(e: &common::Env, key: u64) {
+    let r =
+        e.c.set_attributes(
+            &e.pid,
+            key,
             AttributeChanges {
                 label: Some("attr_key_renamed".into()),
                 id_hex: Some("c0ffee01".into()),
@@ -57,7 +81,9 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
         "public half and certificate: {:?}",
         r.moved
     );
-    let key_handle = key.private_handle;
+}
+
+async fn end_date_is_set_or_refused_on_softhsm(e: &common::Env, key_handle: u64, backend: Backend) {
     let dates = AttributeChanges {
         end_date: Some("2027-12-31".into()),
         ..Default::default()
@@ -72,8 +98,11 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
         let offer = e.c.editable_attributes(&e.pid, key_handle).await.unwrap();
         assert_eq!(offer.end_date.as_deref(), Some("2027-12-31"));
     }
+}
 
-    // Another lineage sees the label and the three objects under the new ID.
+/// Another lineage sees the label and the three objects under the new ID, none under
+/// `old_id`.
+fn pkcs11_tool_sees_the_new_label_and_id(e: &common::Env, old_id: &str) {
     let t = e.token();
     let o = pkcs11_tool(
         &t.module_path,
@@ -91,25 +120,14 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
     assert!(listed.contains("attr_key_renamed"), "{listed}");
     assert_eq!(listed.matches("c0ffee01").count(), 3, "{listed}");
     assert!(
-        !listed.contains(&key.id_hex),
+        !listed.contains(old_id),
         "nothing left under the old ID: {listed}"
     );
+}
 
-    // A usage flag, both ways.
-    let r =
-        e.c.set_attributes(
-            &e.pid,
-            key.private_handle,
-            AttributeChanges {
-                flags: vec![flag("sign", false)],
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    assert!(!r.summary.capabilities.sign);
-
-    // The standard's one-way flags: refused before the call, nothing changed.
+/// The standard's one-way flags: refused before the call, nothing changed, said in the
+/// officer's language too; a date not in ISO form is refused.
+async fn one_way_flags_and_a_bad_date_are_refused_before_the_call(e: &common::Env) {
     let aes =
         e.c.generate_key(
             &e.pid,
@@ -166,7 +184,9 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
         .await
         .unwrap_err();
     assert!(err.message.contains("end_date"), "{}", err.message);
+}
 
+async fn trail_has_the_request_before_the_change(e: &common::Env) {
     let actions: Vec<String> =
         e.c.audit_records(audit::store::Query {
             limit: 200,

@@ -53,9 +53,21 @@ async fn actions(c: &Console) -> Vec<(String, String)> {
 async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
     let dir = tempfile::tempdir().unwrap();
     let c = Console::open(config(dir.path())).await.unwrap();
+    let pid = builtin_partition_offers_the_luna_extras(&c).await;
+    wrong_and_oversized_pins_are_refused_then_the_user_logs_in(&c, &pid).await;
+    let (g, listed) = generate_ml_dsa_65_and_export_what_openssl_reads(&c, &pid, dir.path()).await;
+    deleting_needs_the_label_typed(&c, &pid, &g, listed).await;
+    trail_holds_the_lifecycle_in_order_and_verifies(&c, &g).await;
+    c.logout(&pid).await.unwrap();
+    c.close().await;
+}
+
+/// The built-in partition is there, labelled as ours, with lunasim's Luna firmware and
+/// named policies: its id.
+async fn builtin_partition_offers_the_luna_extras(c: &Console) -> String {
     let info = c.app_info();
     assert!(info.builtin_available, "{:?}", info.builtin_note);
-    let pid = builtin_partition(&c).await;
+    let pid = builtin_partition(c).await;
     let view = c.partition(&pid).await.unwrap();
     assert!(view.builtin);
     assert_eq!(view.token.label, console::builtin::TOKEN_LABEL);
@@ -68,10 +80,13 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
             .any(|p| p.name.is_some()),
         "policies carry their names"
     );
+    pid
+}
 
+async fn wrong_and_oversized_pins_are_refused_then_the_user_logs_in(c: &Console, pid: &str) {
     // A wrong PIN: refused once, says so, and is recorded (spooled until the key is open).
     let e = c
-        .login(&pid, UserKind::User, p11::pin("not-the-pin"))
+        .login(pid, UserKind::User, p11::pin("not-the-pin"))
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::PinIncorrect, "{e:?}");
@@ -83,7 +98,7 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
     // A PIN longer than any token takes (a paste gone wrong, a hostile page) never reaches
     // C_Login, so it cannot use up an attempt.
     let e = c
-        .login(&pid, UserKind::User, p11::pin("7".repeat(1 << 20)))
+        .login(pid, UserKind::User, p11::pin("7".repeat(1 << 20)))
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::PinInvalid, "{e:?}");
@@ -91,7 +106,7 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
     assert!(e.message.len() < 300, "the message does not echo the PIN");
 
     let r = c
-        .login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
+        .login(pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
         .await
         .unwrap();
     assert!(
@@ -99,10 +114,18 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         "{:?}",
         r.audit
     );
+}
 
+/// An ML-DSA-65 pair, listed and detailed as one; its exported PEM is the SPKI an outside
+/// parser reads as ML-DSA-65, same fingerprint. The pair, and how many keys were listed.
+async fn generate_ml_dsa_65_and_export_what_openssl_reads(
+    c: &Console,
+    pid: &str,
+    dir: &std::path::Path,
+) -> (console::views::GeneratedKey, usize) {
     let g = c
         .generate_key(
-            &pid,
+            pid,
             GenerateRequest {
                 spec: KeySpec::MlDsa { set: MlDsaSet::P65 },
                 label: "release_ml_dsa_65_2026_11".into(),
@@ -113,14 +136,14 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         .await
         .unwrap();
     assert_eq!(g.expected_public_key_len, Some(1952));
-    let keys = c.list_keys(&pid).await.unwrap();
+    let keys = c.list_keys(pid).await.unwrap();
     let private = keys
         .iter()
         .find(|k| k.handle == g.private_handle)
         .expect("the new key is listed");
     assert_eq!(private.algorithm, "ML-DSA-65");
     assert!(private.capabilities.sign);
-    let details = c.key_details(&pid, g.private_handle).await.unwrap();
+    let details = c.key_details(pid, g.private_handle).await.unwrap();
     assert!(
         details
             .attributes
@@ -137,11 +160,11 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
 
     // The exported PEM is the SPKI an outside parser reads as ML-DSA-65, same fingerprint.
     let exp = c
-        .export_public_key(&pid, g.private_handle, PublicKeyFormat::Pem)
+        .export_public_key(pid, g.private_handle, PublicKeyFormat::Pem)
         .await
         .unwrap();
     assert_eq!(exp.fingerprint, pk.fingerprint);
-    let pem_path = dir.path().join(&exp.file_name);
+    let pem_path = dir.join(&exp.file_name);
     std::fs::write(&pem_path, exp.text.as_ref().unwrap()).unwrap();
     let out = std::process::Command::new("openssl")
         .args(["pkey", "-pubin", "-in"])
@@ -162,29 +185,45 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         asn1.contains("2.16.840.1.101.3.4.3.18") || text.contains("ML-DSA-65"),
         "{asn1}"
     );
+    (g, keys.len())
+}
 
-    // Deleting needs the label typed; a wrong confirmation deletes nothing.
+/// Deleting needs the label typed; a wrong confirmation deletes nothing (`listed` keys
+/// stay).
+async fn deleting_needs_the_label_typed(
+    c: &Console,
+    pid: &str,
+    g: &console::views::GeneratedKey,
+    listed: usize,
+) {
     let both = [g.private_handle, g.public_handle.unwrap()];
-    let e = c.destroy_keys(&pid, &both, "yes").await.unwrap_err();
+    let e = c.destroy_keys(pid, &both, "yes").await.unwrap_err();
     assert!(
         e.message.contains("release_ml_dsa_65_2026_11"),
         "{}",
         e.message
     );
-    assert_eq!(c.list_keys(&pid).await.unwrap().len(), keys.len());
+    assert_eq!(c.list_keys(pid).await.unwrap().len(), listed);
     let d = c
-        .destroy_keys(&pid, &both, "release_ml_dsa_65_2026_11")
+        .destroy_keys(pid, &both, "release_ml_dsa_65_2026_11")
         .await
         .unwrap();
     assert_eq!(d.destroyed.len(), 2);
     assert!(c
-        .list_keys(&pid)
+        .list_keys(pid)
         .await
         .unwrap()
         .iter()
         .all(|k| k.label != "release_ml_dsa_65_2026_11"));
+}
 
-    let acts = actions(&c).await;
+/// Every step is in the trail, found by the key's CKA_ID too; the failed login spooled
+/// before the key was open comes before the good one; the trail verifies.
+async fn trail_holds_the_lifecycle_in_order_and_verifies(
+    c: &Console,
+    g: &console::views::GeneratedKey,
+) {
+    let acts = actions(c).await;
     let names: Vec<&str> = acts.iter().map(|(a, _)| a.as_str()).collect();
     for want in [
         "login",
@@ -234,8 +273,6 @@ async fn builtin_partition_key_lifecycle_is_audited_and_verifiable() {
         .await
         .unwrap();
     assert!(v.is_intact(), "{v:?}");
-    c.logout(&pid).await.unwrap();
-    c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,8 +14,71 @@ mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_lists_what_needs_attention_across_the_partition() {
-    let common::Env { c, pid, dir, .. } = &common::builtin().await;
-    // An HSS key of 32 signatures with 4 used: 87.5 % left, below a 90 % warning threshold.
+    let e = common::builtin().await;
+    let hss = hss_key_below_its_warning_threshold(&e).await;
+    // A certificate that expires in 5 days.
+    let ec = e
+        .generate(KeySpec::Ec { curve: Curve::P256 }, "tls_short_lived")
+        .await;
+    e.c.issue_certificate(&e.pid, ec.private_handle, "CN=Short lived", 5, true)
+        .await
+        .unwrap();
+    // A failed operation: an export into a folder that does not exist.
+    let missing = e.dir.path().join("no/such/folder/trail.jsonl");
+    assert!(e
+        .c
+        .audit_export(
+            console::audit_ops::ExportFormat::Jsonl,
+            audit::export::Range::default(),
+            &missing
+        )
+        .await
+        .is_err());
+
+    let o = e.c.overview().await.unwrap();
+    assert_eq!(o.partitions.len(), 1);
+    let card = &o.partitions[0];
+    assert_eq!(card.partition_id, e.pid);
+    assert_eq!(card.login, Some(console::views::UserKind::User));
+    assert!(card.load.is_some(), "lunasim is a Luna: its load is read");
+    assert!(card.holds_audit_key);
+    assert!(!card.user_pin.locked && !card.user_pin.final_try);
+    hss_key_and_certificate_are_listed(&o, &hss.id_hex);
+    assert!(
+        o.failures
+            .items
+            .iter()
+            .any(|i| i.subject.as_deref() == Some("audit.export")
+                && i.message.args["error"] == "AUDIT_UNAVAILABLE"),
+        "{:?}",
+        o.failures.items
+    );
+    assert!(o
+        .audit
+        .items
+        .iter()
+        .any(|i| i.message.key == "overview.items.audit_never_verified"));
+    assert!(o.needs_attention());
+    assert_eq!(o.worst, Some(Severity::Critical));
+
+    // The HSS key's history: full at generation, 28 left after the batch.
+    let k =
+        e.c.hss_keys()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.id_hex == hss.id_hex)
+            .unwrap();
+    assert_eq!(k.history.first().map(|p| p.remaining), Some(32));
+    assert_eq!(k.history.last().map(|p| p.remaining), Some(28));
+
+    once_verified_the_trail_leaves_the_list_and_the_day_is_counted(&e.c).await;
+    e.c.close().await;
+}
+
+/// An HSS key of 32 signatures with 4 used: 87.5 % left, below a 90 % warning threshold.
+async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views::GeneratedKey {
+    let (c, pid) = (&e.c, &e.pid);
     let hss = c
         .generate_key(
             pid,
@@ -32,7 +95,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
         .unwrap();
     let files: Vec<String> = (0..3)
         .map(|i| {
-            let p = dir.path().join(format!("fw-{i}.bin"));
+            let p = e.dir.path().join(format!("fw-{i}.bin"));
             std::fs::write(&p, format!("firmware {i}")).unwrap();
             p.display().to_string()
         })
@@ -56,42 +119,12 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
     let mut s = c.settings();
     s.hss_warning_percent = 90.0;
     c.update_settings(s).await.unwrap();
-    // A certificate that expires in 5 days.
-    let ec = c
-        .generate_key(
-            pid,
-            GenerateRequest {
-                spec: KeySpec::Ec { curve: Curve::P256 },
-                label: "tls_short_lived".into(),
-                token: true,
-                extractable: false,
-            },
-        )
-        .await
-        .unwrap();
-    c.issue_certificate(pid, ec.private_handle, "CN=Short lived", 5, true)
-        .await
-        .unwrap();
-    // A failed operation: an export into a folder that does not exist.
-    let missing = dir.path().join("no/such/folder/trail.jsonl");
-    assert!(c
-        .audit_export(
-            console::audit_ops::ExportFormat::Jsonl,
-            audit::export::Range::default(),
-            &missing
-        )
-        .await
-        .is_err());
+    hss
+}
 
-    let o = c.overview().await.unwrap();
-    assert_eq!(o.partitions.len(), 1);
-    let card = &o.partitions[0];
-    assert_eq!(card.partition_id, *pid);
-    assert_eq!(card.login, Some(console::views::UserKind::User));
-    assert!(card.load.is_some(), "lunasim is a Luna: its load is read");
-    assert!(card.holds_audit_key);
-    assert!(!card.user_pin.locked && !card.user_pin.final_try);
-
+/// The HSS key (`hss_id`) is a warning linking to the HSS view, the certificate expiring in
+/// 5 days critical, each with its numbers.
+fn hss_key_and_certificate_are_listed(o: &console::overview::Overview, hss_id: &str) {
     let key = o
         .keys
         .items
@@ -103,7 +136,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
         (AttentionKind::HssKey, Severity::Warning, Some(28))
     );
     assert_eq!(key.link.view, LinkView::Hss);
-    assert_eq!(key.link.search.as_deref(), Some(hss.id_hex.as_str()));
+    assert_eq!(key.link.search.as_deref(), Some(hss_id));
     assert!(key.days_left.is_some_and(|d| d > 30.0));
     assert!(o.keys.checked >= 1);
 
@@ -118,36 +151,10 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
     assert!((4.0..=5.01).contains(&days), "{days}");
     assert_eq!(cert.message.key, "overview.items.certificate_expires");
     assert_eq!(cert.message.args["days"], format!("{}", days.floor()));
+}
 
-    assert!(
-        o.failures
-            .items
-            .iter()
-            .any(|i| i.subject.as_deref() == Some("audit.export")
-                && i.message.args["error"] == "AUDIT_UNAVAILABLE"),
-        "{:?}",
-        o.failures.items
-    );
-    assert!(o
-        .audit
-        .items
-        .iter()
-        .any(|i| i.message.key == "overview.items.audit_never_verified"));
-    assert!(o.needs_attention());
-    assert_eq!(o.worst, Some(Severity::Critical));
-
-    // The HSS key's history: full at generation, 28 left after the batch.
-    let k = c
-        .hss_keys()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|k| k.id_hex == hss.id_hex)
-        .unwrap();
-    assert_eq!(k.history.first().map(|p| p.remaining), Some(32));
-    assert_eq!(k.history.last().map(|p| p.remaining), Some(28));
-
-    // Once verified, the trail is no longer on the list; and the day's records are counted.
+/// Once verified, the trail is no longer on the list; and the day's records are counted.
+async fn once_verified_the_trail_leaves_the_list_and_the_day_is_counted(c: &console::Console) {
     c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -163,7 +170,6 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
     let today = days.last().unwrap();
     assert!(today.records > 10 && today.failures >= 1, "{today:?}");
     assert!(days[..6].iter().all(|d| d.records == 0));
-    c.close().await;
 }
 
 /// A Luna key with a usage limit: listed with its uses left and days at the trail's rate

@@ -140,137 +140,183 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
     assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
     let pk = pubkey(r);
     for (i, f) in files.iter().enumerate() {
-        let (p7s, sig, bundle) = (out(r, i, "cms"), out(r, i, "raw"), out(r, i, "bundle"));
-        assert_eq!(
-            py(&[Path::new("cms"), f, &p7s]),
-            (true, String::new()),
-            "cms {i}"
-        );
-        assert!(py(&[Path::new("raw"), f, &sig, &pk]).0, "raw {i}");
-        assert!(py(&[Path::new("bundle"), f, &bundle]).0, "bundle {i}");
-        for (sigfile, key) in [
-            (&p7s, "verify.details.cms_ok"),
-            (&sig, "verify.details.raw_ok"),
-            (&bundle, "verify.details.bundle_ok"),
-        ] {
-            let v =
-                e.c.verify_signature(s(f), s(sigfile), Some(s(&pk)), None)
-                    .await
-                    .unwrap();
-            assert!(
-                v.valid,
-                "console verifier on {}: {}",
-                sigfile.display(),
-                v.detail
-            );
-            // The verdict's sentence also travels as a catalog text, the same English.
-            let t = v
-                .detail_text
-                .as_ref()
-                .expect("a verdict has a catalog text");
-            assert_eq!((t.key.as_str(), &t.text), (key, &v.detail));
-        }
+        outputs_pass_the_outside_and_the_console_verifier(e, r, i, f, &pk).await;
         if let Some(kind) = openssl_too {
-            // Debian 12's OpenSSL 3.0 cannot verify Ed25519 in CMS (it hands EdDSA the
-            // SHA-512 digest algorithm and fails with "invalid digest"); pyca checks those.
-            let (ok, msg) = if kind == "ed25519" {
-                (true, String::new())
-            } else {
-                openssl(&[
-                    "cms",
-                    "-verify",
-                    "-binary",
-                    "-inform",
-                    "DER",
-                    "-in",
-                    s(&p7s),
-                    "-content",
-                    s(f),
-                    "-noverify",
-                    "-out",
-                    "/dev/null",
-                ])
-            };
-            assert!(ok, "openssl cms -verify: {msg}");
-            let (ok, msg) = match kind {
-                "ecdsa-p256" => openssl(&[
-                    "dgst",
-                    "-sha256",
-                    "-verify",
-                    s(&pk),
-                    "-signature",
-                    s(&sig),
-                    s(f),
-                ]),
-                "ecdsa-p384" => openssl(&[
-                    "dgst",
-                    "-sha384",
-                    "-verify",
-                    s(&pk),
-                    "-signature",
-                    s(&sig),
-                    s(f),
-                ]),
-                "rsa-pss" => openssl(&[
-                    "dgst",
-                    "-sha256",
-                    "-sigopt",
-                    "rsa_padding_mode:pss",
-                    "-sigopt",
-                    "rsa_pss_saltlen:32",
-                    "-verify",
-                    s(&pk),
-                    "-signature",
-                    s(&sig),
-                    s(f),
-                ]),
-                "ed25519" => openssl(&[
-                    "pkeyutl",
-                    "-verify",
-                    "-pubin",
-                    "-inkey",
-                    s(&pk),
-                    "-rawin",
-                    "-in",
-                    s(f),
-                    "-sigfile",
-                    s(&sig),
-                ]),
-                other => panic!("{other}"),
-            };
-            assert!(ok, "openssl raw {kind}: {msg}");
+            openssl_verifies_the_cms_and_raw_outputs(
+                kind,
+                &out(r, i, "cms"),
+                &out(r, i, "raw"),
+                f,
+                &pk,
+            );
         }
     }
     if let Some(m) = r.manifest.iter().find(|o| o.format == OutputKind::Manifest) {
-        let sig = r
-            .manifest
-            .iter()
-            .find(|o| o.format == OutputKind::ManifestSignature)
-            .unwrap();
-        assert!(
-            py(&[
-                Path::new("manifest"),
-                Path::new(&m.path),
-                Path::new(&sig.path),
-                &pk
-            ])
-            .0,
-            "manifest"
-        );
-        let dir = Path::new(&m.path).parent().unwrap();
-        let o = Command::new("sha256sum")
-            .arg("-c")
-            .arg("SHA256SUMS")
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "sha256sum -c: {}",
-            String::from_utf8_lossy(&o.stdout)
-        );
+        manifest_verifies_and_sha256sum_accepts_it(r, Path::new(&m.path), &pk);
     }
-    // Tamper: one byte of each artifact.
+    tampered_artifacts_fail_every_verifier(e, r, files, &pk, openssl_too).await;
+}
+
+/// The CMS, raw and bundle outputs of file `i` (`f`) pass the outside verifier and the
+/// console's, whose verdict also travels as a catalog text.
+async fn outputs_pass_the_outside_and_the_console_verifier(
+    e: &Env,
+    r: &SignReport,
+    i: usize,
+    f: &Path,
+    pk: &Path,
+) {
+    let (p7s, sig, bundle) = (out(r, i, "cms"), out(r, i, "raw"), out(r, i, "bundle"));
+    assert_eq!(
+        py(&[Path::new("cms"), f, &p7s]),
+        (true, String::new()),
+        "cms {i}"
+    );
+    assert!(py(&[Path::new("raw"), f, &sig, pk]).0, "raw {i}");
+    assert!(py(&[Path::new("bundle"), f, &bundle]).0, "bundle {i}");
+    for (sigfile, key) in [
+        (&p7s, "verify.details.cms_ok"),
+        (&sig, "verify.details.raw_ok"),
+        (&bundle, "verify.details.bundle_ok"),
+    ] {
+        let v =
+            e.c.verify_signature(s(f), s(sigfile), Some(s(pk)), None)
+                .await
+                .unwrap();
+        assert!(
+            v.valid,
+            "console verifier on {}: {}",
+            sigfile.display(),
+            v.detail
+        );
+        // The verdict's sentence also travels as a catalog text, the same English.
+        let t = v
+            .detail_text
+            .as_ref()
+            .expect("a verdict has a catalog text");
+        assert_eq!((t.key.as_str(), &t.text), (key, &v.detail));
+    }
+}
+
+/// `openssl cms -verify` of the detached CMS signature `p7s` over `f` (the signer's
+/// certificate not checked).
+fn openssl_cms_verify(p7s: &Path, f: &Path) -> (bool, String) {
+    openssl(&[
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(p7s),
+        "-content",
+        s(f),
+        "-noverify",
+        "-out",
+        "/dev/null",
+    ])
+}
+
+/// Debian's OpenSSL 3.0 verifies the CMS signature `p7s` and the raw signature `sig` of
+/// `f` by a key of `kind`.
+fn openssl_verifies_the_cms_and_raw_outputs(
+    kind: &str,
+    p7s: &Path,
+    sig: &Path,
+    f: &Path,
+    pk: &Path,
+) {
+    // Debian 12's OpenSSL 3.0 cannot verify Ed25519 in CMS (it hands EdDSA the
+    // SHA-512 digest algorithm and fails with "invalid digest"); pyca checks those.
+    let (ok, msg) = if kind == "ed25519" {
+        (true, String::new())
+    } else {
+        openssl_cms_verify(p7s, f)
+    };
+    assert!(ok, "openssl cms -verify: {msg}");
+    let (ok, msg) = match kind {
+        "ecdsa-p256" => openssl(&[
+            "dgst",
+            "-sha256",
+            "-verify",
+            s(pk),
+            "-signature",
+            s(sig),
+            s(f),
+        ]),
+        "ecdsa-p384" => openssl(&[
+            "dgst",
+            "-sha384",
+            "-verify",
+            s(pk),
+            "-signature",
+            s(sig),
+            s(f),
+        ]),
+        "rsa-pss" => openssl(&[
+            "dgst",
+            "-sha256",
+            "-sigopt",
+            "rsa_padding_mode:pss",
+            "-sigopt",
+            "rsa_pss_saltlen:32",
+            "-verify",
+            s(pk),
+            "-signature",
+            s(sig),
+            s(f),
+        ]),
+        "ed25519" => openssl(&[
+            "pkeyutl",
+            "-verify",
+            "-pubin",
+            "-inkey",
+            s(pk),
+            "-rawin",
+            "-in",
+            s(f),
+            "-sigfile",
+            s(sig),
+        ]),
+        other => panic!("{other}"),
+    };
+    assert!(ok, "openssl raw {kind}: {msg}");
+}
+
+/// The signed manifest `m` passes the outside verifier and `sha256sum -c` in its folder.
+fn manifest_verifies_and_sha256sum_accepts_it(r: &SignReport, m: &Path, pk: &Path) {
+    let sig = r
+        .manifest
+        .iter()
+        .find(|o| o.format == OutputKind::ManifestSignature)
+        .unwrap();
+    assert!(
+        py(&[Path::new("manifest"), m, Path::new(&sig.path), pk]).0,
+        "manifest"
+    );
+    let dir = m.parent().unwrap();
+    let o = Command::new("sha256sum")
+        .arg("-c")
+        .arg("SHA256SUMS")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "sha256sum -c: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Tamper: one byte of each artifact; then neither the outside verifier, nor the
+/// console's, nor OpenSSL (where asked) accepts any of its signatures.
+async fn tampered_artifacts_fail_every_verifier(
+    e: &Env,
+    r: &SignReport,
+    files: &[PathBuf],
+    pk: &Path,
+    openssl_too: Option<&str>,
+) {
     for (i, f) in files.iter().enumerate() {
         let mut data = std::fs::read(f).unwrap();
         let mid = data.len() / 2;
@@ -279,7 +325,7 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
         for kind in ["cms", "raw", "bundle"] {
             let sigf = out(r, i, kind);
             let args: Vec<&Path> = if kind == "raw" {
-                vec![Path::new(kind), f, &sigf, &pk]
+                vec![Path::new(kind), f, &sigf, pk]
             } else {
                 vec![Path::new(kind), f, &sigf]
             };
@@ -290,7 +336,7 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
             );
             assert!(why.contains("invalid"), "{why}");
             let v =
-                e.c.verify_signature(s(f), s(&sigf), Some(s(&pk)), None)
+                e.c.verify_signature(s(f), s(&sigf), Some(s(pk)), None)
                     .await
                     .unwrap();
             assert!(
@@ -299,20 +345,7 @@ async fn check_all_formats(e: &Env, r: &SignReport, files: &[PathBuf], openssl_t
             );
         }
         if openssl_too.is_some_and(|k| k != "ed25519") {
-            let (ok, _) = openssl(&[
-                "cms",
-                "-verify",
-                "-binary",
-                "-inform",
-                "DER",
-                "-in",
-                s(&out(r, i, "cms")),
-                "-content",
-                s(f),
-                "-noverify",
-                "-out",
-                "/dev/null",
-            ]);
+            let (ok, _) = openssl_cms_verify(&out(r, i, "cms"), f);
             assert!(!ok, "openssl accepted a tampered file");
         }
     }
