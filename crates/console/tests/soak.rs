@@ -39,7 +39,7 @@ use console::settings::TimestampAuthority;
 use console::sign::{OutputKind, SignFormat, SignRequest};
 use console::views::{GenerateRequest, GeneratedKey, UserKind};
 use console::{ApiError, Console, ErrorCode};
-use hsm::algo::{Curve, KeySpec};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
 use hsm::keys::ObjectSummary;
 use hsm::pubkey::PublicKeyFormat;
 use testkit::tsa::TestTsa;
@@ -73,7 +73,7 @@ const FAULTS: &[&str] = &[
 ];
 
 /// The kinds of operation, by the number the seed draws (out of [`KINDS`]).
-const KINDS: u64 = 24;
+const KINDS: u64 = 25;
 
 fn kind_name(op: u64) -> &'static str {
     match op {
@@ -92,6 +92,7 @@ fn kind_name(op: u64) -> &'static str {
         18 => "usage limit",
         19 => "role pin",
         20 => "certificate",
+        24 => "sign hss + manifest",
         _ => "openpgp certificate",
     }
 }
@@ -104,6 +105,9 @@ struct Counts {
     lost: u64,
     hung: u64,
     wrong_object: u64,
+    /// One-time keys the HSS key's counter spent that the trail does not account for (or
+    /// the other way round).
+    hss_unaccounted: u64,
     relogins: u64,
     faults: u64,
     by_code: BTreeMap<String, u64>,
@@ -162,6 +166,10 @@ struct Soak<'a> {
     tsa: TimestampAuthority,
     signer: GeneratedKey,
     ed: GeneratedKey,
+    /// The stateful key, its public half, and the signatures it had left before the mix.
+    hss: GeneratedKey,
+    hss_pub: PathBuf,
+    hss_left_at_start: u64,
     /// Held as the window holds them: across every reconnect, never refreshed.
     signer_pub: u64,
     wrapper: u64,
@@ -172,6 +180,8 @@ struct Soak<'a> {
     openpgp_pub: PathBuf,
     minisign_pub: PathBuf,
     signed: Vec<Signed>,
+    /// The signed `SHA256SUMS` of the HSS batches.
+    manifests: Vec<Signed>,
     made: Vec<String>,
     destroyed: Vec<String>,
     imported: Vec<String>,
@@ -226,6 +236,12 @@ impl<'a> Soak<'a> {
         let limited = limited.await.unwrap();
         let cert_key = c.generate_key(pid, generate(p256(), "soak_cert", false));
         let cert_key = cert_key.await.unwrap();
+        let hss = HssParams::new(vec![(LmsType::H10, LmotsType::W4)]).unwrap();
+        let hss = c.generate_key(
+            pid,
+            generate(KeySpec::Hss { params: hss }, "soak_hss", false),
+        );
+        let hss = hss.await.unwrap();
         // The SO trusts the wrapping key, so the key made for backup may leave under it.
         c.logout(pid).await.unwrap();
         c.login(pid, UserKind::So, p11::pin(console::builtin::SO_PIN))
@@ -258,6 +274,9 @@ impl<'a> Soak<'a> {
         let openpgp_pub = write("soak_ed.asc", cert.await.unwrap().armored);
         let mini = c.minisign_public_key(pid, ed.private_handle).await.unwrap();
         let minisign_pub = write("soak_ed.minisign.pub", mini.text);
+        let pk = c.export_public_key(pid, hss.public_handle.unwrap(), PublicKeyFormat::Pem);
+        let hss_pub = write("soak_hss.pub.pem", pk.await.unwrap().text.unwrap());
+        let hss_left_at_start = hss_left(c, pid, &hss).await;
         Soak {
             c,
             pid,
@@ -273,6 +292,9 @@ impl<'a> Soak<'a> {
             signer_pub: signer.public_handle.unwrap(),
             signer,
             ed,
+            hss,
+            hss_pub,
+            hss_left_at_start,
             wrapper: wrapper.private_handle,
             data_key: data.private_handle,
             limited: limited.private_handle,
@@ -281,6 +303,7 @@ impl<'a> Soak<'a> {
             openpgp_pub,
             minisign_pub,
             signed: Vec::new(),
+            manifests: Vec::new(),
             made: Vec::new(),
             destroyed: Vec::new(),
             imported: Vec::new(),
@@ -337,6 +360,7 @@ impl<'a> Soak<'a> {
                 self.role_pins += 1;
                 Ok(())
             }
+            24 => self.sign_hss(i).await,
             20 => {
                 let subject = format!("CN=soak {i}");
                 let r = self
@@ -402,6 +426,46 @@ impl<'a> Soak<'a> {
             })
             .collect();
         self.signed.push(Signed { file: f, outputs });
+        Ok(())
+    }
+
+    /// One file signed with the HSS key, with its batch's `SHA256SUMS` (each a change that
+    /// spends one-time keys).
+    async fn sign_hss(&mut self, i: u64) -> Result<(), ApiError> {
+        let dir = self.files.join(format!("hss-{i:05}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("firmware.bin");
+        std::fs::write(&f, format!("firmware {i} {}", rng_bytes(i))).unwrap();
+        let mut req = common::sign_request(&self.hss.id_hex, &f, SignFormat::Raw);
+        (req.manifest, req.confirm_hss) = (true, true);
+        let r = self.c.sign_files(
+            self.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let r = r.await?;
+        if let Some(e) = &r.files[0].error {
+            return Err(e.clone());
+        }
+        let signed = |outputs: &[console::sign::OutputView], kind: OutputKind| {
+            let o = outputs.iter().find(|o| o.format == kind);
+            PathBuf::from(&o.expect("the output the console reported").path)
+        };
+        let sig = signed(&r.files[0].outputs, OutputKind::Raw);
+        let pub_key = Some(self.hss_pub.clone());
+        self.signed.push(Signed {
+            file: f,
+            outputs: vec![(OutputKind::Raw, sig, pub_key.clone())],
+        });
+        if let Some(e) = r.manifest_error {
+            return Err(e);
+        }
+        let sums = signed(&r.manifest, OutputKind::ManifestSignature);
+        self.manifests.push(Signed {
+            file: signed(&r.manifest, OutputKind::Manifest),
+            outputs: vec![(OutputKind::ManifestSignature, sums, pub_key)],
+        });
         Ok(())
     }
 
@@ -617,12 +681,34 @@ impl<'a> Soak<'a> {
             }
         }
         self.check_signatures(n).await;
+        self.check_hss_counter(n).await;
         self.check_changes_reached_their_objects(&keys, n);
         (duplicated, self.signed.len() as u64)
     }
 
+    /// What the HSS key's counter spent is what the trail's signing records say.
+    async fn check_hss_counter(&self, n: &mut Counts) {
+        let spent = self.hss_left_at_start - hss_left(self.c, self.pid, &self.hss).await;
+        let recorded: u64 = common::all_records(self.c)
+            .await
+            .iter()
+            .filter(|r| matches!(r.event.action.as_str(), "sign" | "sign.manifest"))
+            .filter(|r| r.event.metadata.contains(&self.hss.id_hex))
+            .map(|r| {
+                let meta: serde_json::Value = serde_json::from_str(&r.event.metadata).unwrap();
+                meta["signatures"].as_u64().unwrap_or(0)
+            })
+            .sum();
+        if spent != recorded {
+            eprintln!(
+                "unaccounted: the HSS key spent {spent} one-time keys, the trail says {recorded}"
+            );
+            n.hss_unaccounted += spent.abs_diff(recorded);
+        }
+    }
+
     async fn check_signatures(&self, n: &mut Counts) {
-        for s in &self.signed {
+        for s in self.signed.iter().chain(&self.manifests) {
             for (kind, sig, pub_key) in &s.outputs {
                 let (file, sig_path) = (s.file.display().to_string(), sig.display().to_string());
                 let pub_path = pub_key.as_ref().map(|p| p.display().to_string());
@@ -777,14 +863,9 @@ async fn soak_with_random_faults_loses_nothing() {
             .count() as u64
     };
     let audit_signs = ok("sign");
-    // The soak's six keys made before the mix.
-    let audit_keys = ok("key.generate") - 6;
-    let mut records_by_action: BTreeMap<String, u64> = BTreeMap::new();
-    for r in &records {
-        *records_by_action
-            .entry(format!("{} {}", r.event.action, r.event.status))
-            .or_default() += 1;
-    }
+    // The soak's seven keys made before the mix.
+    let audit_keys = ok("key.generate") - 7;
+    let records_by_action = by_action(&records);
     let v = c
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
@@ -798,7 +879,7 @@ async fn soak_with_random_faults_loses_nothing() {
     let report = serde_json::json!({"soak": {
         "seed": seed, "seconds": started.elapsed().as_secs(), "operations": n.attempted,
         "succeeded": n.succeeded, "failed_with_clear_error": n.failed_clearly, "lost": n.lost,
-        "hung": n.hung, "acted_on_another_object": n.wrong_object,
+        "hung": n.hung, "acted_on_another_object": n.wrong_object, "hss_unaccounted": n.hss_unaccounted,
         "faults_injected": n.faults, "renumbering_reconnects": true, "relogins": n.relogins,
         "errors": n.by_code, "by_kind": by_kind,
         "recovered_calls": pool.recovered_calls, "module_recoveries": pool.module_recoveries,
@@ -825,6 +906,10 @@ async fn soak_with_random_faults_loses_nothing() {
     assert_eq!(n.hung, 0, "an operation did not end within {limit:?}");
     assert_eq!(n.lost, 0, "{n:?}");
     assert_eq!(n.wrong_object, 0, "a change reached another object: {n:?}");
+    assert_eq!(
+        n.hss_unaccounted, 0,
+        "the HSS counter and the trail disagree"
+    );
     assert_eq!(duplicated, 0, "an import or unwrap made its object twice");
     assert_eq!(
         audit_signs, signed_files,
@@ -843,6 +928,25 @@ async fn soak_with_random_faults_loses_nothing() {
     );
     assert!(pool.recovered_calls > 0, "{pool:?}");
     c.close().await;
+}
+
+/// The signatures `key` has left, as the token says.
+async fn hss_left(c: &Console, pid: &str, key: &GeneratedKey) -> u64 {
+    let keys = c.list_keys(pid).await.unwrap();
+    keys.iter()
+        .find(|k| k.id_hex == key.id_hex && k.class == "PRIVATE_KEY")
+        .and_then(|k| k.hss_keys_remaining)
+        .expect("the HSS key and its counter")
+}
+
+/// How many records of each action and status.
+fn by_action(records: &[console::views::RecordView]) -> BTreeMap<String, u64> {
+    let mut by: BTreeMap<String, u64> = BTreeMap::new();
+    for r in records {
+        *by.entry(format!("{} {}", r.event.action, r.event.status))
+            .or_default() += 1;
+    }
+    by
 }
 
 fn rng_bytes(i: u64) -> String {
