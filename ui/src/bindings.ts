@@ -1089,7 +1089,7 @@ kit?: KitRequest,
  */
 chain: Array<string>, };
 
-export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign" | "sshsig";
+export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign" | "sshsig" | "succession";
 
 export type SigningKeyView = { handle: number, label: string, id_hex: string, algorithm: string, scheme: SigAlg, fingerprint: string, hss_remaining: number | null, hss_capacity: string | null, has_certificate: boolean, 
 /**

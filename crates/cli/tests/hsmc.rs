@@ -3682,3 +3682,63 @@ fn a_key_not_on_the_partition_is_refused(h: &Hsmc, pin: &str, dir: &Path) {
     );
     assert!(!dir.join("payload.sig").exists());
 }
+
+/// `hsmc keys succession` from a P-256 key to an ML-DSA-87 key, and `hsmc verify` of the
+/// statement: valid pinned to the old key, refused pinned to another, and a file that is no
+/// statement needs --sig.
+#[test]
+fn a_key_succession_statement_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    for (alg, label) in [("ec-p256", "rel_p256"), ("ml-dsa-87", "rel_mldsa87")] {
+        h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
+    }
+    let dir = h.data.path().join("release");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("succession.json");
+    let made = h.json(
+        pin,
+        &[
+            "keys",
+            "succession",
+            "label:rel_p256",
+            "label:rel_mldsa87",
+            "--out",
+            &p(&out),
+            "--from",
+            "2027-01-01",
+        ],
+    );
+    assert_eq!(
+        made["statement"]["old"]["algorithm"], "ECDSA P-256 SHA-256",
+        "{made}"
+    );
+    assert_eq!(made["statement"]["new"]["algorithm"], "ML-DSA-87", "{made}");
+    assert!(made["statement"]["transition_ends"].is_null(), "{made}");
+    let old_pem = dir.join("rel_p256.pub.pem");
+    for (label, pem) in [
+        ("rel_p256", &old_pem),
+        ("rel_mldsa87", &dir.join("rel_mldsa87.pub.pem")),
+    ] {
+        let sig = dir.join(format!("succession.json.{label}.sig"));
+        assert!(
+            verify_release(&[Path::new("raw"), &out, &sig, pem]),
+            "{label}: the outside verifier"
+        );
+    }
+    let v = h.json(None, &["verify", &p(&out), "--pub", &p(&old_pem)]);
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["format"], "succession", "{v}");
+    let text = h.run(None, &["verify", &p(&out), "--pub", &p(&old_pem)]);
+    assert!(
+        stdout(&text).contains("rel_p256") && stdout(&text).contains("rel_mldsa87"),
+        "{}",
+        stdout(&text)
+    );
+    let other = dir.join("rel_mldsa87.pub.pem");
+    let o = h.run(None, &["verify", &p(&out), "--pub", &p(&other)]);
+    assert_ne!(code(&o), 0, "pinned to another key: {}", stdout(&o));
+    let o = h.run(None, &["verify", &p(&old_pem)]);
+    assert_ne!(code(&o), 0);
+    assert!(stderr(&o).contains("--sig"), "{}", stderr(&o));
+}

@@ -1347,3 +1347,150 @@ async fn a_file_changed_while_the_hsm_signs_it_keeps_no_signature() {
     ]);
     assert!(ok, "{log}");
 }
+
+/// A key succession statement from an Ed25519 key to an ML-DSA-65 key: written once, signed
+/// by both keys (each raw signature named for its key and checked by the outside
+/// verifiers, pyca and dilithium-py), checked by the console with and without the old key
+/// pinned, and refused when changed, pinned to another key, or asked for badly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_succession_statement_is_signed_by_both_keys() {
+    use console::sign::SuccessionRequest;
+    let e = builtin().await;
+    e.key(
+        KeySpec::Ec {
+            curve: Curve::Ed25519,
+        },
+        "rel_ed25519",
+    )
+    .await;
+    e.key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "rel_mldsa65")
+        .await;
+    let dir = e.dir.path().join("succession");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("succession.json");
+    let req = |old: &str, new: &str, from: Option<&str>, until: Option<&str>| SuccessionRequest {
+        old_key: format!("label:{old}"),
+        new_key: format!("label:{new}"),
+        out: out.display().to_string(),
+        new_key_signs_from: from.map(String::from),
+        transition_ends: until.map(String::from),
+        confirm_hss: false,
+    };
+    let made =
+        e.c.key_succession(
+            &e.pid,
+            req(
+                "rel_ed25519",
+                "rel_mldsa65",
+                Some("2027-01-01"),
+                Some("2027-06-30"),
+            ),
+        )
+        .await
+        .unwrap();
+    let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(st["format"], "hsm-console/key-succession", "{st}");
+    assert_eq!(
+        (
+            st["old"]["algorithm"].as_str(),
+            st["new"]["algorithm"].as_str()
+        ),
+        (Some("Ed25519"), Some("ML-DSA-65")),
+        "{st}"
+    );
+    assert_eq!(st["new_key_signs_from"], "2027-01-01");
+    assert_eq!(st["transition_ends"], "2027-06-30");
+    let sigs = [
+        dir.join("succession.json.rel_ed25519.sig"),
+        dir.join("succession.json.rel_mldsa65.sig"),
+    ];
+    assert_eq!(
+        made.signatures,
+        sigs.iter().map(|p| s(p).to_string()).collect::<Vec<_>>()
+    );
+    // Outside lineages: each raw signature over the statement's bytes.
+    for (sig, label) in sigs.iter().zip(["rel_ed25519", "rel_mldsa65"]) {
+        let pem = dir.join(format!("{label}.pub.pem"));
+        let (ok, why) = py(&[Path::new("raw"), &out, sig, &pem]);
+        assert!(ok, "{label}: {why}");
+    }
+    // The console's check, pinned to the old key the user trusts.
+    let old_pem = dir.join("rel_ed25519.pub.pem");
+    let check = |pin: Option<PathBuf>| {
+        let (c, f) = (e.c.clone(), s(&out).to_string());
+        async move {
+            let pin = pin.map(|p| s(&p).to_string());
+            c.verify_succession(&f, pin.as_deref())
+                .await
+                .unwrap()
+                .expect("a statement")
+        }
+    };
+    let r = check(Some(old_pem.clone())).await;
+    assert!(r.valid, "{r:?}");
+    assert!(
+        r.entries.iter().all(|x| x.ok) && r.entries.len() == 2,
+        "{r:?}"
+    );
+    assert_eq!(
+        r.detail_text.unwrap().key,
+        "verify.details.succession_ok_pinned"
+    );
+    let unpinned = check(None).await;
+    assert!(unpinned.valid);
+    assert_eq!(
+        unpinned.detail_text.unwrap().key,
+        "verify.details.succession_ok_unpinned"
+    );
+    // Pinned to another key (the new one): not the key the user trusts.
+    let r = check(Some(dir.join("rel_mldsa65.pub.pem"))).await;
+    assert!(!r.valid);
+    assert_eq!(
+        r.detail_text.unwrap().key,
+        "verify.details.succession_not_your_key"
+    );
+    // A statement changed after signing: both signatures fail, outside and here.
+    let original = std::fs::read(&out).unwrap();
+    std::fs::write(
+        &out,
+        String::from_utf8(original.clone())
+            .unwrap()
+            .replace("2027-01-01", "2026-01-01"),
+    )
+    .unwrap();
+    let r = check(Some(old_pem.clone())).await;
+    assert!(!r.valid && r.entries.iter().all(|x| !x.ok), "{r:?}");
+    assert!(!py(&[Path::new("raw"), &out, &sigs[0], &old_pem]).0);
+    std::fs::write(&out, &original).unwrap();
+    // Refused before anything is written: the statement exists; the same key twice; a bad
+    // date; a transition that ends before it starts.
+    let bad = [
+        req("rel_ed25519", "rel_mldsa65", None, None),
+        req("rel_ed25519", "rel_ed25519", None, None),
+        req("rel_ed25519", "rel_mldsa65", Some("2027-02-30"), None),
+        req(
+            "rel_ed25519",
+            "rel_mldsa65",
+            Some("2027-03-01"),
+            Some("2027-02-01"),
+        ),
+    ];
+    for (i, r) in bad.into_iter().enumerate() {
+        if i > 0 {
+            std::fs::remove_file(&out).unwrap();
+        }
+        let err = e.c.key_succession(&e.pid, r).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{i}: {err:?}");
+        if i > 0 {
+            assert!(!out.exists(), "{i}: nothing written");
+            std::fs::write(&out, &original).unwrap();
+        }
+    }
+    // Not a statement: the console says so (`None`), for hsmc to ask for --sig.
+    assert!(e
+        .c
+        .verify_succession(s(&old_pem), None)
+        .await
+        .unwrap()
+        .is_none());
+}

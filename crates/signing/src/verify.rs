@@ -47,6 +47,8 @@ macro_rules! text {
     };
 }
 
+pub mod succession;
+
 /// The verdict on one artifact.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct VerifyReport {
@@ -82,6 +84,8 @@ pub enum SignatureFormat {
     Minisign,
     /// SSHSIG (`.sshsig`, namespace `file`).
     Sshsig,
+    /// A key succession statement and the signatures of both its keys.
+    Succession,
 }
 
 hsm::wire_display!(SignatureFormat);

@@ -76,8 +76,23 @@ impl Console {
         progress: Progress,
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignReport> {
+        self.sign_batch(partition, req, progress, cancel, false)
+            .await
+    }
+
+    /// [`Console::sign_files`]; with `key_in_names` each output is named for the key too
+    /// (`FILE.<key label>.sig`), so signatures of several keys stand side by side.
+    pub(super) async fn sign_batch(
+        &self,
+        partition: &str,
+        req: SignRequest,
+        progress: Progress,
+        cancel: Arc<AtomicBool>,
+        key_in_names: bool,
+    ) -> ApiResult<SignReport> {
         let kit = req.kit.clone();
         let mut b = SignBatch::open(self, partition, req, progress, cancel).await?;
+        b.key_in_names = key_in_names;
         if b.stop_on_bad_input() {
             return Ok(b.report_unsigned());
         }
@@ -188,6 +203,8 @@ struct SignBatch<'c> {
     tsa: Option<Arc<Tsa>>,
     /// The chain files given (`--chain`), for the audit record.
     chain_files: Vec<String>,
+    /// Outputs named for the key too (`FILE.<key label>.sig`).
+    key_in_names: bool,
 }
 
 /// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
@@ -281,6 +298,7 @@ impl<'c> SignBatch<'c> {
             manifest_error: None,
             tsa,
             chain_files: req.chain,
+            key_in_names: false,
         })
     }
 
@@ -562,6 +580,9 @@ impl<'c> SignBatch<'c> {
         let hss = key.alg == SigAlg::Hss;
         let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
         let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
+        let named = self
+            .key_in_names
+            .then(|| signing::verify::succession::label_stem(&key.summary.label));
         let mut attempts = 0u32;
         // Signing is safe to repeat: after the pool recovered a session or the module, the
         // file is signed again (an HSS key uses its next one-time key; the record says so).
@@ -587,7 +608,7 @@ impl<'c> SignBatch<'c> {
                     return Ok(Err(e));
                 }
                 let mut file = FileSigning::new(&key, s, h, &input, &digests);
-                let r = render_all(&mut file, &formats, out_dir.as_deref())
+                let r = render_all(&mut file, &formats, out_dir.as_deref(), named.as_deref())
                     .map(|mut o| {
                         o.retried_after_recovery = retried;
                         o
@@ -808,7 +829,11 @@ impl<'c> SignBatch<'c> {
 }
 
 /// The key, its public half and its certificate, read in one idempotent pool job.
-async fn read_key(p: &Arc<Partition>, selector: &str, context: Vec<u8>) -> ApiResult<SigningKey> {
+pub(super) async fn read_key(
+    p: &Arc<Partition>,
+    selector: &str,
+    context: Vec<u8>,
+) -> ApiResult<SigningKey> {
     let selector = hk::KeySelector::parse(selector)?;
     let refs = p.clone();
     let (summary, pk, cert, chain, openpgp_created) = p
@@ -871,10 +896,14 @@ fn render_all(
     file: &mut FileSigning<'_>,
     formats: &[SignFormat],
     out_dir: Option<&std::path::Path>,
+    key_stem: Option<&str>,
 ) -> Result<Outputs, SignError> {
     let paths: Vec<PathBuf> = formats
         .iter()
-        .map(|f| beside(&file.input.path, out_dir, f.suffix()))
+        .map(|f| match key_stem {
+            Some(k) => beside(&file.input.path, out_dir, &format!(".{k}{}", f.suffix())),
+            None => beside(&file.input.path, out_dir, f.suffix()),
+        })
         .collect();
     if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Err(SignError::Exists(p.display().to_string()));

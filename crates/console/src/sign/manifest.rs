@@ -259,18 +259,7 @@ impl Change for StatefulManifest {
 /// The key's public half as `LABEL.pub.pem` in `dir`, once: an existing file with the
 /// same key is fine, one with another key is an error (nothing is overwritten).
 pub(super) fn write_public_key(key: &SigningKey, dir: &Path) -> ApiResult<Option<OutputView>> {
-    let stem: String = key
-        .summary
-        .label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = signing::verify::succession::label_stem(&key.summary.label);
     let pem_path = dir.join(format!("{stem}.pub.pem"));
     let pem = key.pk.spki_pem();
     match std::fs::read_to_string(&pem_path) {

@@ -30,6 +30,7 @@ mod restamp;
 mod ssh;
 mod stamping;
 mod stateful;
+mod succession;
 pub mod timestamp;
 mod verify;
 
@@ -51,6 +52,7 @@ pub use minisign::MinisignPublicKey;
 pub use openpgp::{check_openpgp_user_id, OpenPgpCertificate, OpenPgpKeyView};
 pub use restamp::RestampReport;
 pub use ssh::{AllowedSigner, SshPublicKey, SshSignature};
+pub use succession::{SuccessionMade, SuccessionRequest};
 
 /// The formats an officer can ask for, per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

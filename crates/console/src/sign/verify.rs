@@ -39,6 +39,17 @@ impl Console {
             self.verify_classic(file, signature, public_key_pem, context)
                 .await?
         };
+        self.record_verification(file, signature, &r).await;
+        Ok(r)
+    }
+
+    /// The audit record of a verification.
+    pub(super) async fn record_verification(
+        &self,
+        file: &str,
+        signature: &str,
+        r: &signing::verify::VerifyReport,
+    ) {
         let ev = Event::new("verify", "artifact")
             .resource(file)
             .meta("signature", signature)
@@ -54,7 +65,6 @@ impl Console {
             ev.failed(ErrorCode::SignatureInvalid.to_string())
         })
         .await;
-        Ok(r)
     }
 
     /// CMS, raw, bundle and manifest signatures.
@@ -65,40 +75,7 @@ impl Console {
         public_key_pem: Option<&str>,
         context: Option<&str>,
     ) -> ApiResult<signing::verify::VerifyReport> {
-        let pk = match public_key_pem {
-            Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| {
-                    ApiError::io(
-                        text!("hsm.console.cannot_read", "cannot read {{path}}", path = p),
-                        &e,
-                    )
-                })?;
-                let k = if text.contains("BEGIN CERTIFICATE") {
-                    let der_bytes = der::pem::decode_vec(text.as_bytes())
-                        .map_err(|e| {
-                            ApiError::invalid(text!(
-                                "errors.path_error",
-                                "{{path}}: {{error}}",
-                                path = p,
-                                error = e
-                            ))
-                        })?
-                        .1;
-                    signing::cert::public_key(&der_bytes).map_err(sign_error)?.1
-                } else {
-                    PublicKey::from_spki_pem(&text).map_err(|e| {
-                        ApiError::invalid(text!(
-                            "errors.path_error",
-                            "{{path}}: {{error}}",
-                            path = p,
-                            error = e
-                        ))
-                    })?
-                };
-                Some(k)
-            }
-            None => None,
-        };
+        let pk = public_key_pem.map(read_public_key).transpose()?;
         let (f, s, ctx) = (
             PathBuf::from(file),
             PathBuf::from(signature),
@@ -115,6 +92,32 @@ impl Console {
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(sign_error)?;
         Ok(r)
+    }
+}
+
+/// A public key named for verification: PEM SPKI, or a certificate's.
+pub(super) fn read_public_key(p: &str) -> ApiResult<PublicKey> {
+    let text = std::fs::read_to_string(p).map_err(|e| {
+        ApiError::io(
+            text!("hsm.console.cannot_read", "cannot read {{path}}", path = p),
+            &e,
+        )
+    })?;
+    let bad = |e: &dyn std::fmt::Display| {
+        ApiError::invalid(text!(
+            "errors.path_error",
+            "{{path}}: {{error}}",
+            path = p,
+            error = e
+        ))
+    };
+    if text.contains("BEGIN CERTIFICATE") {
+        let der_bytes = der::pem::decode_vec(text.as_bytes())
+            .map_err(|e| bad(&e))?
+            .1;
+        Ok(signing::cert::public_key(&der_bytes).map_err(sign_error)?.1)
+    } else {
+        PublicKey::from_spki_pem(&text).map_err(|e| bad(&e))
     }
 }
 

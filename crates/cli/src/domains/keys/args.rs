@@ -102,6 +102,31 @@ pub enum KeysCommand {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// A key succession statement: OLD vouches for NEW, and both sign it.
+    ///
+    /// Writes the JSON statement (both keys' labels, algorithms, fingerprints and public
+    /// keys, --from and --until) to --out and, beside it, each key's raw signature
+    /// (`OUT.<label>.sig`) and public key (`<label>.pub.pem`). Users who trust OLD check it
+    /// with `hsmc verify OUT --pub OLD.pub.pem`. Nothing is left when either key cannot sign.
+    Succession {
+        /// The key being replaced: label:NAME, id:HEX or uid:UNIQUE-ID
+        old: String,
+        /// Its successor: label:NAME, id:HEX or uid:UNIQUE-ID
+        new: String,
+        /// Where the statement goes (refused when it exists).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// The day from which the new key signs releases (YYYY-MM-DD; default: today).
+        #[arg(long, value_name = "DATE")]
+        from: Option<String>,
+        /// The day the transition ends: until then releases carry both signatures
+        /// (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        until: Option<String>,
+        /// Confirm signing with an HSS key (each signature uses up a one-time key for good).
+        #[arg(long)]
+        yes_hss: bool,
+    },
     /// The minisign.pub of an Ed25519 key.
     MinisignPub {
         /// label:NAME, id:HEX, uid:UNIQUE-ID or handle:N

@@ -75,6 +75,27 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
             uid,
             out: path,
         } => out.show(&openpgp(ctx, &p, key, uid, path.as_deref()).await?),
+        KeysCommand::Succession {
+            old,
+            new,
+            out: path,
+            from,
+            until,
+            yes_hss,
+        } => {
+            ctx.login(&p, Login::Required).await?;
+            let req = console::sign::SuccessionRequest {
+                old_key: old.clone(),
+                new_key: new.clone(),
+                out: path.display().to_string(),
+                new_key_signs_from: from.clone(),
+                transition_ends: until.clone(),
+                confirm_hss: *yes_hss,
+            };
+            out.show(&views::Succession(
+                ctx.console().key_succession(&p.id, req).await?,
+            ))
+        }
         KeysCommand::MinisignPub { key, out: path } => {
             out.show(&minisign_pub(ctx, &p, key, path.as_deref()).await?)
         }

@@ -405,6 +405,35 @@ impl Render for SshOutput {
     }
 }
 
+/// `keys succession`: the statement written and who signed it.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Succession(pub console::sign::SuccessionMade);
+
+impl Render for Succession {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let m = &self.0;
+        let s = &m.statement;
+        writeln!(page, "wrote {}", m.statement_path);
+        for (k, sig) in [&s.old, &s.new].into_iter().zip(&m.signatures) {
+            writeln!(
+                page,
+                "  signed by {} ({}, {}): {sig}",
+                k.label, k.algorithm, k.fingerprint
+            );
+        }
+        match &s.transition_ends {
+            Some(until) => writeln!(
+                page,
+                "  the new key signs from {}; both sign until {until}",
+                s.new_key_signs_from
+            ),
+            None => writeln!(page, "  the new key signs from {}", s.new_key_signs_from),
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use console::keys::DestroyFailure;

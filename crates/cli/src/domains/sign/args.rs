@@ -79,16 +79,18 @@ pub enum SigFormat {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The artifact (or SHA256SUMS, with its .sig and --pub).
+    /// The artifact (or SHA256SUMS, with its .sig and --pub), or a key succession
+    /// statement (`hsmc keys succession`), whose two signatures are found beside it.
     pub file: PathBuf,
     /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig,
-    /// .sshsig.
+    /// .sshsig. Not needed for a key succession statement.
     #[arg(long)]
-    pub sig: PathBuf,
+    pub sig: Option<PathBuf>,
     /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
     /// the key for CMS and bundles), the OpenPGP certificate (.asc) for OpenPGP, the
     /// minisign.pub for minisign, the OpenSSH public key line (or allowed_signers line, or
-    /// PEM) for SSH signatures.
+    /// PEM) for SSH signatures; for a key succession statement, the old key you trust (PEM
+    /// or certificate).
     #[arg(long = "pub", value_name = "KEY")]
     pub public_key: Option<PathBuf>,
     /// ML-DSA context string the signature was made with.

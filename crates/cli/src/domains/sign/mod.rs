@@ -87,11 +87,27 @@ async fn warn_about_certificate(ctx: &Ctx<'_>, partition: &str, key: &str) {
 
 pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> {
     let pubkey = a.public_key.as_ref().map(|p| p.display().to_string());
+    let file = a.file.display().to_string();
+    let Some(sig) = &a.sig else {
+        // Without --sig: a key succession statement, which names its signatures.
+        return match ctx
+            .console()
+            .verify_succession(&file, pubkey.as_deref())
+            .await?
+        {
+            Some(report) => Ok(SignatureCheck(report)),
+            None => Err(ApiError::invalid(text!(
+                "hsm.console.verify_needs_sig",
+                "{{file}} is not a key succession statement: name its signature with --sig.",
+                file = &file
+            ))),
+        };
+    };
     let report = ctx
         .console()
         .verify_signature(
-            &a.file.display().to_string(),
-            &a.sig.display().to_string(),
+            &file,
+            &sig.display().to_string(),
             pubkey.as_deref(),
             a.context.as_deref(),
         )
