@@ -598,7 +598,12 @@ tsa_ca?: string,
 /**
  * The ML-DSA context string the batch was signed with (raw and bundle formats).
  */
-context?: string, };
+context?: string, 
+/**
+ * A key succession statement (`hsmc keys succession`) naming the batch's key, copied
+ * into the kit with its two signatures and checked by `verify.sh`.
+ */
+succession?: string, };
 
 export type KitView = { dir: string, 
 /**
@@ -804,7 +809,7 @@ export type OpenPgpKeyView = { algorithm: PgpAlgorithm,
  */
 fingerprint: string | null, created: string | null, };
 
-export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig";
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession";
 
 export type OutputView = { format: OutputKind, path: string, 
 /**
@@ -1110,6 +1115,20 @@ export type SlotView = { slot_id: number, description: string, manufacturer: str
  */
 partition_id: string | null, };
 
+export type Statement = { format: string, version: number, old: SuccessionKey, new: SuccessionKey, 
+/**
+ * `YYYY-MM-DD`: releases from this day on are signed by the new key.
+ */
+new_key_signs_from: string, 
+/**
+ * `YYYY-MM-DD`: until this day releases carry both signatures; none when open.
+ */
+transition_ends: string | null, 
+/**
+ * When the statement was made (RFC 3339, UTC).
+ */
+made: string, };
+
 export type StatsChart = "load" | "console";
 
 export type StatsPoint = { 
@@ -1125,6 +1144,18 @@ export type StatsSnapshot = { partition_id: string, taken_at: string, manufactur
 ha: HaGroupView | null, };
 
 export type StorageView = { total: number, used: number, free: number, object_count: number | null, };
+
+export type SuccessionKey = { label: string, algorithm: string, 
+/**
+ * `SHA256:` and the hex of the SHA-256 of the DER SubjectPublicKeyInfo.
+ */
+fingerprint: string, 
+/**
+ * PEM SubjectPublicKeyInfo.
+ */
+public_key: string, };
+
+export type SuccessionMade = { statement_path: string, signatures: Array<string>, statement: Statement, };
 
 export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: number, p99_us: number, 
 /**

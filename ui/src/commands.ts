@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, SuccessionMade, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -82,6 +82,11 @@ export interface Commands {
   save_openpgp_certificate: { args: { partitionId: string; handle: number; userId: string; fileName: string }; result: OpenPgpCertificate | null };
   /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
   save_minisign_public_key: { args: { partitionId: string; handle: number }; result: string | null };
+  /**
+   * Ask where, then write a key succession statement from `old_key` to `new_key`, signed by
+   * both (see `hsmc keys succession`); `None` when the officer cancels the dialog.
+   */
+  save_key_succession: { args: { partitionId: string; oldKey: string; newKey: string; newKeySignsFrom: string | null; transitionEnds: string | null; confirmHss: boolean; fileName: string }; result: SuccessionMade | null };
   /**
    * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
    * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.
@@ -191,7 +196,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "save_key_succession", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -291,6 +296,11 @@ export function commandFunctions(invoke: Invoker) {
     saveOpenpgpCertificate: (partitionId: string, handle: number, userId: string, fileName: string) => invoke("save_openpgp_certificate", { partitionId, handle, userId, fileName }),
     /** Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled. */
     saveMinisignPublicKey: (partitionId: string, handle: number) => invoke("save_minisign_public_key", { partitionId, handle }),
+    /**
+     * Ask where, then write a key succession statement from `old_key` to `new_key`, signed by
+     * both (see `hsmc keys succession`); `None` when the officer cancels the dialog.
+     */
+    saveKeySuccession: (partitionId: string, oldKey: string, newKey: string, newKeySignsFrom: string | null, transitionEnds: string | null, confirmHss: boolean, fileName: string) => invoke("save_key_succession", { partitionId, oldKey, newKey, newKeySignsFrom, transitionEnds, confirmHss, fileName }),
     /**
      * Import a certificate (PEM, DER, a chain leaf first, `.p7b`), a public key, or a file as
      * a data object (`C_CreateObject`); a certificate of a key on the token gets its ID.

@@ -3741,4 +3741,63 @@ fn a_key_succession_statement_from_the_command_line() {
     let o = h.run(None, &["verify", &p(&old_pem)]);
     assert_ne!(code(&o), 0);
     assert!(stderr(&o).contains("--sig"), "{}", stderr(&o));
+    the_kit_carries_the_statement(&h, pin, &dir, &out);
+}
+
+/// A release signed by the new key with a verifier kit holding the statement: verify.sh
+/// checks the statement too, and fails once the kit's copy is changed.
+fn the_kit_carries_the_statement(h: &Hsmc, pin: Option<&str>, dir: &Path, statement: &Path) {
+    let artifact = dir.join("app-2.0.tar.gz");
+    std::fs::write(&artifact, vec![3u8; 10_000]).unwrap();
+    let kit = dir.join("kit");
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&artifact),
+            "--key",
+            "label:rel_mldsa87",
+            "--format",
+            "raw",
+            "--kit",
+            &p(&kit),
+            "--succession",
+            &p(statement),
+        ],
+    );
+    assert!(r["kit_error"].is_null(), "{r}");
+    let checks = r["kit"]["checks"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["format"] == "succession"), "{r}");
+    let md = std::fs::read_to_string(kit.join("VERIFY.md")).unwrap();
+    assert!(md.contains("--pub OLD-KEY.pem"), "{md}");
+    let verify_sh = || {
+        Command::new(kit.join("verify.sh"))
+            .env("HSMC", testkit::hsmc_binary())
+            .env("HSMC_DATA_DIR", h.data.path())
+            .output()
+            .unwrap()
+    };
+    let o = verify_sh();
+    assert!(
+        o.status.success(),
+        "verify.sh: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert_eq!(
+        stdout(&o).lines().filter(|l| l.starts_with("ok ")).count(),
+        checks.len(),
+        "{}",
+        stdout(&o)
+    );
+    let copy = kit.join("succession").join("succession.json");
+    let changed = std::fs::read_to_string(&copy)
+        .unwrap()
+        .replace("2027-01-01", "2026-01-01");
+    std::fs::write(&copy, changed).unwrap();
+    assert_eq!(
+        verify_sh().status.code(),
+        Some(1),
+        "a changed statement fails"
+    );
 }

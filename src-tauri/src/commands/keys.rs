@@ -7,7 +7,9 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use console::keys::DestroyResult;
-use console::sign::{CertificateView, OpenPgpCertificate, OpenPgpKeyView};
+use console::sign::{
+    CertificateView, OpenPgpCertificate, OpenPgpKeyView, SuccessionMade, SuccessionRequest,
+};
 use console::views::{
     ExportedPublicKey, GenerateRequest, GeneratedKey, JobEvent, KeyDetails, KeySpecInfo,
 };
@@ -191,6 +193,41 @@ pub async fn save_openpgp_certificate(
     c.save_openpgp_certificate(&partition_id, handle, &user_id, &path)
         .await
         .map(Some)
+}
+
+/// Ask where, then write a key succession statement from `old_key` to `new_key`, signed by
+/// both (see `hsmc keys succession`); `None` when the officer cancels the dialog.
+#[allow(clippy::too_many_arguments)]
+#[ipc_macros::command]
+pub async fn save_key_succession(
+    state: State<'_, AppState>,
+    partition_id: String,
+    old_key: String,
+    new_key: String,
+    new_key_signs_from: Option<String>,
+    transition_ends: Option<String>,
+    confirm_hss: bool,
+    file_name: String,
+) -> Cmd<Option<SuccessionMade>> {
+    let c = state.console()?;
+    let Some(path) = dialogs::save(
+        "Save key succession statement",
+        &file_name,
+        ("Key succession statement", &["json"]),
+    )
+    .await
+    else {
+        return Ok(None);
+    };
+    let req = SuccessionRequest {
+        old_key,
+        new_key,
+        out: path.display().to_string(),
+        new_key_signs_from,
+        transition_ends,
+        confirm_hss,
+    };
+    c.key_succession(&partition_id, req).await.map(Some)
 }
 
 /// Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled.

@@ -16,6 +16,7 @@ import { AttributesDialog } from "./Attributes";
 import { Kcv, UnwrapDialog, WrapDialog } from "./Backup";
 import { CertificatePane, ImportDialog, UriPane } from "./Objects";
 import { KeyFormats } from "./KeyFormats";
+import { KeySuccession } from "./KeySuccession";
 import { UsageLine } from "./Usage";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
@@ -250,6 +251,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
       <PublicKeyExport partitionId={partitionId} details={d} />
       {d.summary.class === "CERTIFICATE" && <CertificatePane partitionId={partitionId} handle={d.summary.handle} label={d.summary.label} />}
       {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeyFormats partitionId={partitionId} details={d} />}
+      {d.summary.class === "PRIVATE_KEY" && d.summary.capabilities.sign && <KeySuccession partitionId={partitionId} details={d} />}
       {isLuna && <UsageLine partitionId={partitionId} summary={d.summary} onChanged={() => void loadDetails(partitionId, handle)} />}
       <table className="table compact attrs">
         <tbody>

@@ -1950,6 +1950,40 @@ export function install(cfg: MockConfig = {}) {
         creation_time_stored: stored,
       };
     },
+    save_key_succession: async (args) => {
+      // As crates/console/src/sign/succession.rs: two different signing keys, both sign.
+      const byId = (sel: unknown) => {
+        const hex = String(sel).replace(/^id:/, "");
+        const k = keys.find((x) => x.id_hex === hex && x.class === "PRIVATE_KEY");
+        if (!k) throw err("KEY_NOT_FOUND", `no private key ${String(sel)}`);
+        return k;
+      };
+      const [old, next] = [byId(args.oldKey), byId(args.newKey)];
+      if (old.id_hex === next.id_hex) throw err("INVALID_INPUT", "The old and the new key are the same key; choose its successor.");
+      if ((old.algorithm === "HSS" || next.algorithm === "HSS") && !args.confirmHss)
+        throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
+      const path = `/home/officer/${String(args.fileName)}`;
+      const named = (k: typeof old) => ({
+        label: k.label,
+        algorithm: k.algorithm,
+        fingerprint: `SHA256:${k.id_hex}`,
+        public_key: "-----BEGIN PUBLIC KEY-----\nMOCK\n-----END PUBLIC KEY-----\n",
+      });
+      for (const k of [old, next]) record("sign", "artifact", path, "success", { key_id: k.id_hex, signatures: 1 });
+      return {
+        statement_path: path,
+        signatures: [old, next].map((k) => `${path}.${k.label}.sig`),
+        statement: {
+          format: "hsm-console/key-succession",
+          version: 1,
+          old: named(old),
+          new: named(next),
+          new_key_signs_from: (args.newKeySignsFrom as string | null) ?? "2026-12-06",
+          transition_ends: (args.transitionEnds as string | null) ?? null,
+          made: "2026-12-06T10:00:00Z",
+        },
+      };
+    },
     save_minisign_public_key: async (args) => {
       const k = find(Number(args.handle));
       if (k.algorithm !== "Ed25519") throw err("UNSUPPORTED", `minisign signs with Ed25519 keys only; this is a ${k.algorithm} key`);

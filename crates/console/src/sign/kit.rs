@@ -40,6 +40,11 @@ pub struct KitRequest {
     #[serde(default)]
     #[ts(optional)]
     pub context: Option<String>,
+    /// A key succession statement (`hsmc keys succession`) naming the batch's key, copied
+    /// into the kit with its two signatures and checked by `verify.sh`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub succession: Option<String>,
 }
 
 impl KitRequest {
@@ -462,8 +467,9 @@ fn checks_for(
             ],
             in_artifacts: true,
         }],
-        // The kit carries the key itself (keys/public.pem).
-        OutputKind::PublicKey => Vec::new(),
+        // The kit carries the key itself (keys/public.pem); a succession statement is not
+        // an output of the batch (its check is `succession_files`').
+        OutputKind::PublicKey | OutputKind::Succession => Vec::new(),
     }
 }
 
@@ -482,6 +488,69 @@ fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
         "errors.kit_nothing_written",
         "Nothing was written under the kit's name."
     ))
+}
+
+/// A key succession statement naming the batch's key `pk`, checked (both signatures) before
+/// it is copied with them into `succession/`; the check `verify.sh` runs on it. The kit
+/// cannot pin the old key (it would vouch for itself): `VERIFY.md` says to add `--pub` with
+/// the old key the reader already trusts.
+fn succession_files(
+    statement: &Path,
+    pk: &hsm::pubkey::PublicKey,
+    files: &mut Vec<(String, Vec<u8>)>,
+) -> ApiResult<Check> {
+    use signing::verify::succession;
+    let not_usable = |why: crate::i18n::Text| {
+        ApiError::invalid(text!(
+            "errors.kit_succession_unusable",
+            "The key succession statement {{file}} cannot go into the kit: {{why}}",
+            file = statement.display(),
+            why = &why
+        ))
+    };
+    let report = succession::verify(statement, None)
+        .map_err(super::sign_error)?
+        .ok_or_else(|| not_usable(text!("errors.kit_succession_not_one", "it is not one.")))?;
+    if !report.valid {
+        return Err(not_usable(text!(
+            "errors.kit_succession_invalid",
+            "it does not verify ({{detail}}).",
+            detail = &report.detail
+        )));
+    }
+    let bytes = std::fs::read(statement).map_err(|e| kit_error("statement", statement, e))?;
+    let st = succession::Statement::parse(&bytes).expect("checked above");
+    if ![&st.old, &st.new]
+        .iter()
+        .any(|k| k.fingerprint == pk.fingerprint())
+    {
+        return Err(not_usable(text!(
+            "errors.kit_succession_other_keys",
+            "it names neither the key that signed the batch nor its successor."
+        )));
+    }
+    let name = statement
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "succession.json".into());
+    files.push((format!("succession/{name}"), bytes));
+    for k in [&st.old, &st.new] {
+        let sig = succession::signature_path(statement, &k.label);
+        let sig_name = sig
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let bytes = std::fs::read(&sig).map_err(|e| kit_error("signature", &sig, e))?;
+        files.push((format!("succession/{sig_name}"), bytes));
+    }
+    Ok(Check {
+        subject: name.clone(),
+        format: OutputKind::Succession,
+        program: "hsmc",
+        args: vec![Arg::Lit("verify"), Arg::Kit(format!("succession/{name}"))],
+        in_artifacts: false,
+    })
 }
 
 /// `verify.sh`: every check, in order, stopping at the first failure.
@@ -543,6 +612,12 @@ fn readme(
                 "the CA of the time-stamp authority (`openssl ts -verify -CAfile`)"
             }
             "VERIFY.md" | "verify.sh" => continue,
+            f if f.starts_with("succession/") && f.ends_with(".sig") => {
+                "a key's signature over the key succession statement"
+            }
+            f if f.starts_with("succession/") => {
+                "the key succession statement (`hsmc keys succession`)"
+            }
             _ => "a signature",
         };
         let _ = writeln!(s, "- `{f}`: {what}");
@@ -566,6 +641,13 @@ fn readme(
             c.format,
             c.program,
             c.for_reader()
+        );
+    }
+    if checks.iter().any(|c| c.format == OutputKind::Succession) {
+        s.push_str(
+            "The key succession statement's check shows that both keys signed it. That it \
+             comes from the key you already trust is known only when you name that key: add \
+             `--pub OLD-KEY.pem` with the copy of the old key you have (not one from this kit).\n\n",
         );
     }
     if checks.iter().any(|c| c.program == "hsmc") {
@@ -706,7 +788,10 @@ impl Console {
             minisign.as_deref(),
             tsa_ca,
         )?;
-        let checks = signatures(report, &key, req, &mut files)?;
+        let mut checks = signatures(report, &key, req, &mut files)?;
+        if let Some(statement) = &req.succession {
+            checks.push(succession_files(Path::new(statement), &pk, &mut files)?);
+        }
         if checks
             .iter()
             .any(|c| c.format == OutputKind::Cms && key.certificate_pem.is_none())

@@ -160,6 +160,8 @@ pub enum OutputKind {
     /// The batch's `SHA256SUMS.asc`, cleartext-signed with OpenPGP.
     ManifestCleartext,
     Sshsig,
+    /// A key succession statement with its two signatures (in a verifier kit).
+    Succession,
 }
 
 hsm::wire_display!(OutputKind);

@@ -65,6 +65,10 @@ pub struct SignArgs {
     /// The user ID of the OpenPGP certificate in the kit ("Name <address>"; with --kit).
     #[arg(long, value_name = "UID", requires = "kit")]
     pub uid: Option<String>,
+    /// A key succession statement (`hsmc keys succession`) naming the signing key, copied
+    /// into the kit with its signatures and checked by verify.sh (with --kit).
+    #[arg(long, value_name = "FILE", requires = "kit")]
+    pub succession: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -46,6 +46,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             user_id: a.uid.clone(),
             tsa_ca: a.tsa_ca.as_ref().map(|f| f.display().to_string()),
             context: a.context.clone(),
+            succession: a.succession.as_ref().map(|f| f.display().to_string()),
         }),
         chain: a.chain.iter().map(|f| f.display().to_string()).collect(),
     };
