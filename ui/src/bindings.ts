@@ -769,7 +769,12 @@ trusted: boolean | null,
 /**
  * `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
  */
-wrap_with_trusted: boolean | null, };
+wrap_with_trusted: boolean | null, 
+/**
+ * `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`) of a key, where set: the period
+ * it is meant to be used in (PKCS#11 leaves enforcing them to the application).
+ */
+start_date: string | null, end_date: string | null, };
 
 export type ObjectUri = { 
 /**

@@ -2875,7 +2875,9 @@ fn pqc_readiness_from_the_command_line() {
     ] {
         h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
     }
+    let used = a_key_is_used_and_another_dated(&h, pin);
     let nist = h.json(pin, &["pqc"]);
+    the_trail_says_which_keys_are_used(&nist, &used);
     nist_ir_8547_classes_and_dates_every_key(&nist);
     let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
     cnsa_2_dates_what_is_outside_its_suite(&h, pin);
@@ -2883,6 +2885,55 @@ fn pqc_readiness_from_the_command_line() {
     an_organisations_policy_makes_rsa_2048_past_due(&h, pin);
     the_cbom_is_valid_cyclonedx_and_never_written_over(&h, pin, keys_listed);
     a_policy_file_with_a_bad_date_is_refused_naming_the_line(&h, pin);
+}
+
+/// `pqc_ec` signs a release file (recorded in the trail); `pqc_rsa` gets a start and an
+/// end date. The file signed.
+fn a_key_is_used_and_another_dated(h: &Hsmc, pin: Option<&str>) -> PathBuf {
+    let file = h.data.path().join("release-1.0.tar.gz");
+    std::fs::write(&file, b"release").unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&file),
+            "--key",
+            "label:pqc_ec",
+            "--format",
+            "raw",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    for (flag, date) in [("--start-date", "2026-01-01"), ("--end-date", "2030-12-31")] {
+        h.json(pin, &["keys", "set", "label:pqc_rsa", flag, date]);
+    }
+    file
+}
+
+/// Evidence of use from the trail: the key that signed says when and what, and ranks first
+/// (the policy judges every key here alike); an unused key says it was never seen. The
+/// dates set on a key are in its row.
+fn the_trail_says_which_keys_are_used(v: &Value, signed: &Path) {
+    let ec = pqc_row(v, "pqc_ec", "PRIVATE_KEY");
+    assert_eq!(ec["evidence"]["seen"], true, "{ec}");
+    assert_eq!(ec["evidence"]["uses_30_days"], 1, "{ec}");
+    assert_eq!(ec["evidence"]["uses_90_days"], 1, "{ec}");
+    assert_eq!(
+        ec["evidence"]["recent_artifacts"][0],
+        signed.file_name().unwrap().to_str().unwrap(),
+        "{ec}"
+    );
+    assert!(ec["evidence"]["last_use"].as_str().is_some(), "{ec}");
+    let first = &v["partitions"][0]["objects"][0];
+    assert_eq!(first["label"], "pqc_ec", "the used key ranks first: {v}");
+    let rsa = pqc_row(v, "pqc_rsa", "PRIVATE_KEY");
+    assert_eq!(rsa["evidence"]["seen"], false, "{rsa}");
+    assert_eq!(rsa["evidence"]["uses_90_days"], 0, "{rsa}");
+    assert_eq!(
+        (rsa["start_date"].as_str(), rsa["end_date"].as_str()),
+        (Some("2026-01-01"), Some("2030-12-31")),
+        "{rsa}"
+    );
 }
 
 /// The row of the object `label` of `class` in a `pqc --json` report `v`.
@@ -3104,6 +3155,17 @@ fn the_cbom_is_valid_cyclonedx_and_never_written_over(
         keys_listed,
         "one component per key"
     );
+    // The dates set on pqc_rsa (CKA_START_DATE, CKA_END_DATE) are its activation and
+    // expiration.
+    let dated = of("related-crypto-material")
+        .into_iter()
+        .filter(|c| c["name"] == "pqc_rsa")
+        .map(|c| &c["cryptoProperties"]["relatedCryptoMaterialProperties"])
+        .find(|p| p["activationDate"].is_string())
+        .unwrap_or_else(|| panic!("pqc_rsa with its dates: {token}"))
+        .clone();
+    assert_eq!(dated["activationDate"], "2026-01-01T00:00:00Z");
+    assert_eq!(dated["expirationDate"], "2030-12-31T00:00:00Z");
     let cert_components = of("certificate");
     assert_eq!(cert_components.len(), 2, "one per certificate: {token}");
     let refs: Vec<&str> = doc["components"]

@@ -195,6 +195,10 @@ pub struct ObjectSummary {
     pub trusted: Option<bool>,
     /// `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
     pub wrap_with_trusted: Option<bool>,
+    /// `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`) of a key, where set: the period
+    /// it is meant to be used in (PKCS#11 leaves enforcing them to the application).
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
 }
 
 /// The attribute and value that find the object whose [`ObjectSummary::unique_id`] is
@@ -245,6 +249,8 @@ const SUMMARY_ATTRS: &[u64] = &[
     p11::names::luna::CKA_OUID,
     CKA_TRUSTED,
     CKA_WRAP_WITH_TRUSTED,
+    CKA_START_DATE,
+    CKA_END_DATE,
 ];
 
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
@@ -427,6 +433,8 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
         unique_id: unique_id_of(&v, family),
         trusted: b(CKA_TRUSTED),
         wrap_with_trusted: b(CKA_WRAP_WITH_TRUSTED),
+        start_date: v.get(&CKA_START_DATE).and_then(|x| x.as_date()),
+        end_date: v.get(&CKA_END_DATE).and_then(|x| x.as_date()),
     }
 }
 

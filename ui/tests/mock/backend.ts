@@ -311,6 +311,8 @@ function summary(
     usage_count: null,
     trusted: cls === "PRIVATE_KEY" ? null : false,
     wrap_with_trusted: priv ? false : null,
+    start_date: null,
+    end_date: null,
   };
 }
 
