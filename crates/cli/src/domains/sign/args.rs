@@ -62,7 +62,7 @@ pub struct SignArgs {
     /// certificate, the signatures, VERIFY.md with the command that checks each, verify.sh.
     #[arg(long, value_name = "DIR")]
     pub kit: Option<PathBuf>,
-    /// The user ID of the OpenPGP certificate in the kit ("Name <address>"; with --kit).
+    /// The user ID of the OpenPGP certificate in the kit (e.g. "Release Signing <release@example.org>"; with --kit).
     #[arg(long, value_name = "UID", requires = "kit")]
     pub uid: Option<String>,
     /// A key succession statement (`hsmc keys succession`) naming the signing key, copied
