@@ -253,7 +253,10 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_END_DATE,
 ];
 
+/// "HSS/LMS H5/W8+H5/W8" (SHA-256), "HSS/LMS SHA-256/192 H5/W8" (every level M24), and for
+/// levels of both: "HSS/LMS H10/W4+H5/W8 (level 1 SHA-256/192)".
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
+    let types: Vec<Option<LmsType>> = lms.iter().map(|l| LmsType::from_code(*l)).collect();
     let levels: Vec<String> = lms
         .iter()
         .zip(ots.iter().chain(std::iter::repeat(&0)))
@@ -262,7 +265,7 @@ fn hss_name(lms: &[u64], ots: &[u64]) -> String {
                 .map(|t| format!("H{}", t.height()))
                 .unwrap_or_else(|| format!("LMS#{l}"));
             let o = LmotsType::from_code(*o)
-                .map(|t| t.name().trim_start_matches("LMOTS_SHA256_N32_").to_string())
+                .map(|t| format!("W{}", t.w()))
                 .unwrap_or_default();
             if o.is_empty() {
                 l
@@ -271,7 +274,21 @@ fn hss_name(lms: &[u64], ots: &[u64]) -> String {
             }
         })
         .collect();
-    format!("HSS/LMS {}", levels.join("+"))
+    let short: Vec<usize> = (0..types.len())
+        .filter(|i| types[*i].is_some_and(|t| t.m() == 24))
+        .collect();
+    if short.is_empty() {
+        format!("HSS/LMS {}", levels.join("+"))
+    } else if short.len() == types.len() {
+        format!("HSS/LMS SHA-256/192 {}", levels.join("+"))
+    } else {
+        let which: Vec<String> = short.iter().map(|i| (i + 1).to_string()).collect();
+        format!(
+            "HSS/LMS {} (level {} SHA-256/192)",
+            levels.join("+"),
+            which.join(", ")
+        )
+    }
 }
 
 /// Describe a key's algorithm from its attributes.
