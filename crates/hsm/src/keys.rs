@@ -1030,3 +1030,19 @@ pub fn new_key_id(s: &Session) -> p11::Result<Vec<u8>> {
     s.generate_random(&mut id)?;
     Ok(id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::hss_name;
+
+    #[test]
+    fn hss_names_say_the_hash_where_it_is_sha256_192() {
+        assert_eq!(hss_name(&[5, 5], &[4, 4]), "HSS/LMS H5/W8+H5/W8");
+        assert_eq!(hss_name(&[11], &[7]), "HSS/LMS SHA-256/192 H10/W4");
+        assert_eq!(
+            hss_name(&[6, 10], &[3, 8]),
+            "HSS/LMS H10/W4+H5/W8 (level 2 SHA-256/192)"
+        );
+        assert_eq!(hss_name(&[99], &[]), "HSS/LMS LMS#99");
+    }
+}
