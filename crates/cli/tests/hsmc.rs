@@ -3863,3 +3863,171 @@ fn the_kit_carries_the_statement(h: &Hsmc, pin: Option<&str>, dir: &Path, statem
         "a changed statement fails"
     );
 }
+
+/// `keys gen` refuses an HSS level whose LMS and LM-OTS types hash to different lengths.
+#[test]
+fn hss_levels_hash_one_way_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let (c, err) = failure(
+        &h,
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "fw_m24_bad",
+            "--hss-lms",
+            "LMS_SHA256_M24_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W8",
+        ],
+    );
+    assert_ne!(c, 0);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("one tree uses one hash"),
+        "{err}"
+    );
+}
+
+/// RFC 9858's SHA-256/192 types from the command line: `keys gen` takes them, `sign` makes
+/// every HSS format with the counter dropping by the signatures made, hsslms (outside
+/// lineage) and `hsmc verify` accept them, and `hsmc hss` names the hash.
+#[test]
+fn hss_sha256_192_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let g = h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "fw_m24",
+            "--persistent",
+            "--hss-lms",
+            "LMS_SHA256_M24_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N24_W8",
+        ],
+    );
+    assert_eq!(g["public_key"]["raw_len"], 52, "{g}");
+    let dir = h.data.path().join("fw");
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [dir.join("fw-1.bin"), dir.join("fw-2.bin")];
+    std::fs::write(&files[0], vec![0x5Au8; 70_000]).unwrap();
+    std::fs::write(&files[1], b"bootloader").unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            files[0].to_str().unwrap(),
+            files[1].to_str().unwrap(),
+            "--key",
+            "label:fw_m24",
+            "--yes-hss",
+            "--format",
+            "cms,raw,bundle",
+            "--manifest",
+        ],
+    );
+    let made = r["signatures_made"].as_u64().unwrap();
+    assert!(made >= 5, "{r}");
+    assert_eq!(r["hss_remaining_after"].as_u64(), Some(32 - made), "{r}");
+    let out = |i: usize, fmt: &str| {
+        PathBuf::from(
+            r["files"][i]["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["format"] == fmt)
+                .unwrap()["path"]
+                .as_str()
+                .unwrap(),
+        )
+    };
+    let pubkey = PathBuf::from(
+        r["manifest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["format"] == "public_key")
+            .unwrap()["path"]
+            .as_str()
+            .unwrap(),
+    );
+    for (i, f) in files.iter().enumerate() {
+        assert!(verify_release(&[Path::new("cms"), f, &out(i, "cms")]), "cms {i}");
+        assert!(
+            verify_release(&[Path::new("raw"), f, &out(i, "raw"), &pubkey]),
+            "raw {i}"
+        );
+        assert!(
+            verify_release(&[Path::new("bundle"), f, &out(i, "bundle")]),
+            "bundle {i}"
+        );
+        for fmt in ["cms", "raw", "bundle"] {
+            let v = h.json(
+                None,
+                &[
+                    "verify",
+                    f.to_str().unwrap(),
+                    "--sig",
+                    out(i, fmt).to_str().unwrap(),
+                    "--pub",
+                    pubkey.to_str().unwrap(),
+                ],
+            );
+            assert_eq!(v["valid"], true, "hsmc verify {fmt} {i}: {v}");
+        }
+    }
+    assert!(verify_release(&[
+        Path::new("manifest"),
+        &dir.join("SHA256SUMS"),
+        &dir.join("SHA256SUMS.sig"),
+        &pubkey
+    ]));
+    // A changed file fails both verifiers.
+    std::fs::write(&files[1], b"bootloadeR").unwrap();
+    assert!(!verify_release(&[
+        Path::new("raw"),
+        &files[1],
+        &out(1, "raw"),
+        &pubkey
+    ]));
+    let o = h.run(
+        None,
+        &[
+            "verify",
+            files[1].to_str().unwrap(),
+            "--sig",
+            out(1, "raw").to_str().unwrap(),
+            "--pub",
+            pubkey.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3);
+    let hss = h.json(pin, &["hss"]);
+    let k = hss
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["label"] == "fw_m24")
+        .unwrap();
+    assert_eq!(
+        (k["remaining"].as_u64(), k["capacity"].as_str()),
+        (Some(32 - made), Some("32")),
+        "{k}"
+    );
+    assert!(
+        k["algorithm"].as_str().unwrap().contains("SHA-256/192"),
+        "{k}"
+    );
+}
