@@ -641,9 +641,9 @@ seq: number | null, };
 
 export type LinkView = "connections" | "partition" | "keys" | "hss" | "stats" | "audit" | "settings";
 
-export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
+export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8" | "LMOTS_SHA256_N24_W1" | "LMOTS_SHA256_N24_W2" | "LMOTS_SHA256_N24_W4" | "LMOTS_SHA256_N24_W8";
 
-export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
+export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25" | "LMS_SHA256_M24_H5" | "LMS_SHA256_M24_H10" | "LMS_SHA256_M24_H15" | "LMS_SHA256_M24_H20" | "LMS_SHA256_M24_H25";
 
 export type LoadView = { busy_percent: number | null, commands_per_second: number | null, firmware: string | null, };
 
@@ -914,7 +914,7 @@ export type ProbeChoice = { op: ProbeOp, name: string, mechanism: string, offere
 
 export type ProbeMode = { "mode": "count", calls: number, } | { "mode": "duration", seconds: number, } | { "mode": "rate", per_second: number, seconds: number, };
 
-export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "slh-dsa-sign" };
+export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "hss-m24-sign" } | { "op": "hss-m24-verify" } | { "op": "slh-dsa-sign" };
 
 export type ProbeProgress = { workers: number, run: number, runs: number, calls: number, 
 /**
