@@ -555,7 +555,9 @@ export function install(cfg: MockConfig = {}) {
       suggested_label: `${p}_${tag}_2026_11`,
       signature_capacity: capacity,
       signature_len: spec.kind === "ml-dsa" ? 3309 : null,
-      public_key_len: spec.kind === "ml-dsa" ? 1952 : null,
+      // HSS: u32 L, the top level's LMS types and I, and its root (24 bytes for SHA-256/192).
+      public_key_len:
+        spec.kind === "ml-dsa" ? 1952 : spec.kind === "hss" ? 28 + (spec.params.levels[0]?.[0].includes("_M24_") ? 24 : 32) : null,
       keygen_warning: warning,
       mechanism: spec.kind === "ml-dsa" ? "CKM_ML_DSA_KEY_PAIR_GEN" : "CKM_HSS_KEY_PAIR_GEN",
     };
