@@ -462,7 +462,10 @@ impl LmotsType {
     }
 
     /// Milliseconds lunasim spends per leaf in key generation on 2 cores (`scripts/bench.sh
-    /// hss`, the `per_leaf_ms` of an H10 tree per type; chains × 2^w hashes).
+    /// hss`, the `per_leaf_ms` of an H10 tree per type; chains × 2^w hashes). Every chain
+    /// step is one SHA-256 block for n = 24 as for n = 32, so the N24 figures are the N32
+    /// ones scaled by the chains (200/265, 101/133, 51/67, 26/34); the bench's M24 per-leaf
+    /// lines agree (W8: 0.77 of N32 on 2026-12-06).
     pub fn lunasim_leaf_ms(self) -> f64 {
         match self {
             LmotsType::W1 => 0.066,
