@@ -142,10 +142,9 @@ impl ProbeOp {
             ProbeOp::MlKemEncaps { .. } | ProbeOp::MlKemDecaps { .. } => {
                 vec![CKM_ML_KEM_KEY_PAIR_GEN, CKM_ML_KEM]
             }
-            ProbeOp::HssSign
-            | ProbeOp::HssVerify
-            | ProbeOp::HssM24Sign
-            | ProbeOp::HssM24Verify => vec![CKM_HSS_KEY_PAIR_GEN, CKM_HSS],
+            ProbeOp::HssSign | ProbeOp::HssVerify | ProbeOp::HssM24Sign | ProbeOp::HssM24Verify => {
+                vec![CKM_HSS_KEY_PAIR_GEN, CKM_HSS]
+            }
             ProbeOp::SlhDsaSign => vec![CKM_SLH_DSA_KEY_PAIR_GEN, CKM_SLH_DSA],
         }
     }
@@ -1074,7 +1073,10 @@ mod tests {
         );
         assert!(ProbeOp::parse("frobnicate").is_none());
         assert_eq!(ProbeOp::parse("hss-m24-sign"), Some(ProbeOp::HssM24Sign));
-        assert_eq!(ProbeOp::HssM24Sign.call_limit(), ProbeOp::HssSign.call_limit());
+        assert_eq!(
+            ProbeOp::HssM24Sign.call_limit(),
+            ProbeOp::HssSign.call_limit()
+        );
     }
 
     #[test]

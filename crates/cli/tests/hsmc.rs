@@ -3964,7 +3964,10 @@ fn hss_sha256_192_from_the_command_line() {
             .unwrap(),
     );
     for (i, f) in files.iter().enumerate() {
-        assert!(verify_release(&[Path::new("cms"), f, &out(i, "cms")]), "cms {i}");
+        assert!(
+            verify_release(&[Path::new("cms"), f, &out(i, "cms")]),
+            "cms {i}"
+        );
         assert!(
             verify_release(&[Path::new("raw"), f, &out(i, "raw"), &pubkey]),
             "raw {i}"

@@ -537,9 +537,8 @@ impl HssParams {
     /// Signature size in bytes (RFC 8554 §6.3): Nspk, then per level an LMS signature, and
     /// a public key for every level below the top.
     pub fn signature_len(&self) -> usize {
-        let lms_sig = |l: LmsType, o: LmotsType| {
-            4 + o.signature_len() + 4 + l.height() as usize * l.m()
-        };
+        let lms_sig =
+            |l: LmsType, o: LmotsType| 4 + o.signature_len() + 4 + l.height() as usize * l.m();
         let mut n = 4;
         for (i, (l, o)) in self.levels.iter().enumerate() {
             n += lms_sig(*l, *o);
@@ -825,10 +824,23 @@ mod tests {
         }
         assert_eq!(
             LmotsType::ALL.map(|t| (t.n(), t.chains())),
-            [(32, 265), (32, 133), (32, 67), (32, 34), (24, 200), (24, 101), (24, 51), (24, 26)]
+            [
+                (32, 265),
+                (32, 133),
+                (32, 67),
+                (32, 34),
+                (24, 200),
+                (24, 101),
+                (24, 51),
+                (24, 26)
+            ]
         );
         assert_eq!(LmsType::parse("lms_sha256_m24_h10"), Some(LmsType::M24H10));
-        assert_eq!(LmsType::from_code(0x0F), None, "SHAKE types are not offered");
+        assert_eq!(
+            LmsType::from_code(0x0F),
+            None,
+            "SHAKE types are not offered"
+        );
     }
 
     #[test]

@@ -267,9 +267,9 @@ impl PublicKey {
             PublicKey::Hss { key } => {
                 // The top level's LMS type sets the length: 60 bytes (SHA-256), 52
                 // (SHA-256/192). A type the console does not know is not checked here.
-                let code = key.get(4..8).map(|t| {
-                    u32::from_be_bytes(t.try_into().expect("4 bytes")) as u64
-                });
+                let code = key
+                    .get(4..8)
+                    .map(|t| u32::from_be_bytes(t.try_into().expect("4 bytes")) as u64);
                 match code.map(LmsType::from_code) {
                     None => (key.len(), 60, "HSS"),
                     Some(None) => return Ok(()),
@@ -363,9 +363,16 @@ mod tests {
         assert!(key(5, 60).check_size().is_ok());
         assert!(key(0x0A, 52).check_size().is_ok(), "SHA-256/192");
         let e = key(0x0A, 60).check_size().unwrap_err();
-        assert!(e.text.contains("HSS (SHA-256/192) keys are 52 bytes"), "{}", e.text);
+        assert!(
+            e.text.contains("HSS (SHA-256/192) keys are 52 bytes"),
+            "{}",
+            e.text
+        );
         assert!(key(5, 52).check_size().is_err());
-        assert!(key(0x14, 52).check_size().is_ok(), "a type it does not know");
+        assert!(
+            key(0x14, 52).check_size().is_ok(),
+            "a type it does not know"
+        );
         let round = key(0x0B, 52);
         assert_eq!(PublicKey::from_spki_der(&round.spki_der()).unwrap(), round);
     }

@@ -1322,7 +1322,9 @@ fn sha256_192_hss_keys_sign_for_both_verifiers() {
         assert_eq!(types.as_ulongs(), Some(params.lms_codes()));
         let ots = s.get_attribute(g.private, CKA_HSS_LMOTS_TYPES).unwrap();
         assert_eq!(ots.as_ulongs(), Some(params.lmots_codes()));
-        let pub_type = s.get_attribute(g.public.unwrap(), CKA_HSS_LMS_TYPE).unwrap();
+        let pub_type = s
+            .get_attribute(g.public.unwrap(), CKA_HSS_LMS_TYPE)
+            .unwrap();
         assert_eq!(pub_type.as_ulong(), Some(levels[0].0.code()));
         let total = params.capacity() as u64;
         assert_eq!(remaining(&s, g.private), total);
@@ -1345,7 +1347,12 @@ fn sha256_192_hss_keys_sign_for_both_verifiers() {
                 assert!(swverify::hss::verify(&public, msg.as_bytes(), &bad).is_err());
             }
             assert!(s
-                .verify(&Mechanism::new(CKM_HSS), g.public.unwrap(), msg.as_bytes(), &sig)
+                .verify(
+                    &Mechanism::new(CKM_HSS),
+                    g.public.unwrap(),
+                    msg.as_bytes(),
+                    &sig
+                )
                 .unwrap());
         }
         // Beyond Luna's single-part limit, in parts.
@@ -1354,7 +1361,10 @@ fn sha256_192_hss_keys_sign_for_both_verifiers() {
         big.chunks(65_536).for_each(|c| s.sign_update(c).unwrap());
         let sig = s.sign_final().unwrap();
         swverify::hss::verify(&public, &big, &sig).expect("multi-part, swverify");
-        assert!(python_verify("hss", &public, &big, &sig, b""), "multi-part, hsslms");
+        assert!(
+            python_verify("hss", &public, &big, &sig, b""),
+            "multi-part, hsslms"
+        );
         assert_eq!(remaining(&s, g.private), total - count as u64 - 1);
     }
     // A restart: the keys load from their files and sign on where they stopped.
@@ -1403,6 +1413,10 @@ fn sha256_192_templates_follow_luna() {
                 &mut private,
             )
             .unwrap_err();
-        assert_eq!(e.rv(), Some(CKR_ATTRIBUTE_VALUE_INVALID), "{lms:#x}/{ots:#x}");
+        assert_eq!(
+            e.rv(),
+            Some(CKR_ATTRIBUTE_VALUE_INVALID),
+            "{lms:#x}/{ots:#x}"
+        );
     }
 }

@@ -432,8 +432,15 @@ mod tests {
                 }
                 let msg = format!("artifact {i}");
                 let sig = sign(&mut engine, &mut pos, msg.as_bytes());
-                assert_eq!(sig.len(), super::super::signature_len(&levels), "{levels:?}");
-                assert!(super::super::verify(&public, msg.as_bytes(), &sig), "{levels:?} {i}");
+                assert_eq!(
+                    sig.len(),
+                    super::super::signature_len(&levels),
+                    "{levels:?}"
+                );
+                assert!(
+                    super::super::verify(&public, msg.as_bytes(), &sig),
+                    "{levels:?} {i}"
+                );
                 assert!(!super::super::verify(&public, b"other", &sig));
                 sigs.push(sig);
             }

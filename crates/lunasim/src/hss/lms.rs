@@ -537,7 +537,12 @@ mod tests {
             .collect();
         assert_eq!(
             ots,
-            [(24, 1, 200, 8), (24, 2, 101, 6), (24, 4, 51, 4), (24, 8, 26, 0)]
+            [
+                (24, 1, 200, 8),
+                (24, 2, 101, 6),
+                (24, 4, 51, 4),
+                (24, 8, 26, 0)
+            ]
         );
         let lms: Vec<_> = (10..=14)
             .map(|c| Lms::from_code(c).unwrap())
@@ -550,9 +555,16 @@ mod tests {
             let u = (8 * o.n).div_ceil(o.w as usize);
             let max = o.max_digit() as usize * u;
             let v = (usize::BITS - max.leading_zeros()).div_ceil(o.w) as usize;
-            assert_eq!((o.p, o.ls as usize), (u + v, 16 - v * o.w as usize), "{o:?}");
+            assert_eq!(
+                (o.p, o.ls as usize),
+                (u + v, 16 - v * o.w as usize),
+                "{o:?}"
+            );
         }
-        assert!(Params::from_codes(10, 4).is_none(), "M24 with an N32 LM-OTS");
+        assert!(
+            Params::from_codes(10, 4).is_none(),
+            "M24 with an N32 LM-OTS"
+        );
         assert!(Params::from_codes(5, 8).is_none(), "M32 with an N24 LM-OTS");
         assert_eq!(Params::from_codes(10, 8).unwrap().signature_len(), 780);
     }

@@ -168,14 +168,13 @@ impl BlockBuilder {
                 self.block.nodes[2 * rel as usize],
                 self.block.nodes[2 * rel as usize + 1],
             );
-            self.block.nodes[rel as usize] =
-                interior(
-                    &id.i,
-                    shape.global(self.block.index, rel),
-                    &l,
-                    &r,
-                    params.lms.m,
-                );
+            self.block.nodes[rel as usize] = interior(
+                &id.i,
+                shape.global(self.block.index, rel),
+                &l,
+                &r,
+                params.lms.m,
+            );
         }
         self.done += 1;
     }
@@ -214,14 +213,13 @@ impl BlockBuilder {
                 self.block.nodes[2 * rel as usize],
                 self.block.nodes[2 * rel as usize + 1],
             );
-            self.block.nodes[rel as usize] =
-                interior(
-                    &id.i,
-                    shape.global(self.block.index, rel),
-                    &l,
-                    &r,
-                    params.lms.m,
-                );
+            self.block.nodes[rel as usize] = interior(
+                &id.i,
+                shape.global(self.block.index, rel),
+                &l,
+                &r,
+                params.lms.m,
+            );
         }
         self.done = shape.block_leaves();
     }
