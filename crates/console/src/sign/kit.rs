@@ -510,7 +510,12 @@ fn succession_files(
     };
     let report = succession::verify(statement, None)
         .map_err(super::sign_error)?
-        .ok_or_else(|| not_usable(text!("errors.kit_succession_not_one", "it is not one.")))?;
+        .ok_or_else(|| {
+            not_usable(text!(
+                "errors.kit_succession_not_a_statement",
+                "it is not one."
+            ))
+        })?;
     if !report.valid {
         return Err(not_usable(text!(
             "errors.kit_succession_invalid",
