@@ -814,7 +814,7 @@ export type OpenPgpKeyView = { algorithm: PgpAlgorithm,
  */
 fingerprint: string | null, created: string | null, };
 
-export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession";
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession" | "openpgp_cleartext";
 
 export type OutputView = { format: OutputKind, path: string, 
 /**
@@ -1043,7 +1043,7 @@ export type Severity = "info" | "warning" | "critical";
 
 export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
-export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "minisign" | "sshsig";
+export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "openpgp_cleartext" | "minisign" | "sshsig";
 
 export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
 

@@ -77,6 +77,10 @@ impl Hsmc {
     }
 }
 
+/// apt repositories: `docs/src/apt.md`'s commands run, and apt itself checking the result.
+#[path = "hsmc/apt.rs"]
+mod apt;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()

@@ -1696,9 +1696,17 @@ export function install(cfg: MockConfig = {}) {
         }
         ch.onmessage({ stage: "signing", index: i });
         await new Promise((r) => setTimeout(r, 40));
+        // As the backend names them: an apt repository's Release gets InRelease and an
+        // armored Release.gpg (crates/console/src/sign/openpgp.rs).
+        const dir = path.slice(0, path.length - name.length);
         const outputs = req.formats.map((f) => ({
           format: f,
-          path: `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig", sshsig: ".sshsig" }[f]}`,
+          path:
+            name === "Release" && f === "openpgp"
+              ? `${dir}Release.gpg`
+              : name === "Release" && f === "openpgp_cleartext"
+                ? `${dir}InRelease`
+                : `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", openpgp_cleartext: ".clearsigned", minisign: ".minisig", sshsig: ".sshsig" }[f]}`,
           verified: true,
         }));
         report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null, unstamped: null });

@@ -890,23 +890,31 @@ async fn stamp(mut outs: Outputs, tsa: Arc<Tsa>, hss: bool) -> Result<Outputs, S
 }
 
 /// Every requested format for one file. Refused before the HSM signs when an output
-/// exists already (a batch run again after a crash must not cost signatures); writing
-/// checks again.
+/// exists already (a batch run again after a crash must not cost signatures) or a format
+/// cannot sign this file (its name, not text for a cleartext signature); writing checks
+/// again.
 fn render_all(
     file: &mut FileSigning<'_>,
     formats: &[SignFormat],
     out_dir: Option<&std::path::Path>,
     key_stem: Option<&str>,
 ) -> Result<Outputs, SignError> {
-    let paths: Vec<PathBuf> = formats
+    let paths = formats
         .iter()
         .map(|f| match key_stem {
-            Some(k) => beside(&file.input.path, out_dir, &format!(".{k}{}", f.suffix())),
-            None => beside(&file.input.path, out_dir, f.suffix()),
+            Some(k) => Ok(beside(
+                &file.input.path,
+                out_dir,
+                &format!(".{k}{}", f.suffix()),
+            )),
+            None => f.format().output_path(file.input, out_dir),
         })
-        .collect();
+        .collect::<Result<Vec<PathBuf>, SignError>>()?;
     if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Err(SignError::Exists(p.display().to_string()));
+    }
+    for f in formats {
+        f.format().check_file(file)?;
     }
     let mut files = Vec::new();
     for (f, path) in formats.iter().zip(paths) {

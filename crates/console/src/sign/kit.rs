@@ -64,9 +64,7 @@ impl KitRequest {
                 "Choose a folder that does not exist yet."
             )));
         }
-        let openpgp = formats
-            .iter()
-            .any(|f| matches!(f, SignFormat::Openpgp | SignFormat::OpenpgpBinary));
+        let openpgp = formats.iter().any(|f| f.is_openpgp());
         match &self.user_id {
             Some(uid) => check_openpgp_user_id(uid)?,
             None if openpgp => {
@@ -422,7 +420,8 @@ fn checks_for(
             "gpg",
             vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg(), art()],
         )],
-        OutputKind::ManifestCleartext => vec![check(
+        // The message carries the text it signs (SHA256SUMS, apt's InRelease).
+        OutputKind::ManifestCleartext | OutputKind::OpenpgpCleartext => vec![check(
             "gpg",
             vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg()],
         )],
@@ -727,6 +726,7 @@ impl Console {
             .filter_map(|k| match k {
                 OutputKind::Openpgp | OutputKind::ManifestCleartext => Some(SignFormat::Openpgp),
                 OutputKind::OpenpgpBinary => Some(SignFormat::OpenpgpBinary),
+                OutputKind::OpenpgpCleartext => Some(SignFormat::OpenpgpCleartext),
                 _ => None,
             })
             .collect();
@@ -975,6 +975,7 @@ mod tests {
             OutputKind::Minisign,
             OutputKind::ManifestCleartext,
             OutputKind::Sshsig,
+            OutputKind::OpenpgpCleartext,
         ] {
             assert_eq!(checks_for(&key, "a", k, "a.x", None).len(), 1, "{k}");
         }

@@ -32,14 +32,19 @@ impl Render for Signed {
                         writeln!(page, "    note: {}", why.in_lang(page.lang()));
                     }
                 }
-                Some(e) => writeln!(page, "{}  NOT SIGNED: {}", f.path, e.message),
+                Some(e) => writeln!(
+                    page,
+                    "{}  NOT SIGNED: {}",
+                    f.path,
+                    e.message_in(page.lang())
+                ),
             }
         }
         for o in &r.manifest {
             writeln!(page, "{:<22} {}", o.format, o.path);
         }
         if let Some(e) = &r.manifest_error {
-            writeln!(page, "manifest: {}", e.message);
+            writeln!(page, "manifest: {}", e.message_in(page.lang()));
         }
         writeln!(
             page,
@@ -66,7 +71,7 @@ impl Render for Signed {
             );
         }
         if let Some(e) = &r.kit_error {
-            writeln!(page, "verifier kit: {}", e.message);
+            writeln!(page, "verifier kit: {}", e.message_in(page.lang()));
         }
         Ok(())
     }
