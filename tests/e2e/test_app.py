@@ -294,7 +294,7 @@ def run(app: App, data: Path):
 
     # Everything is in the audit trail, which verifies.
     app.nav("Audit trail")
-    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.request", "sign", "probe.run"}
+    want = {"login", "key.generate.request", "key.generate", "key.export_public", "key.destroy.request", "key.destroy", "module.add", "sign.batch", "sign", "probe.run"}
     actions = app.wait(lambda: (lambda s: s if want <= s else None)({r.get_attribute("data-action") for r in app.css("[data-testid=audit-row]")}), f"audit rows for {sorted(want)}")
     check(any("failure" in r.text for r in app.css("[data-testid=audit-row][data-action='login']")), "the wrong PIN is recorded")
     app.tid("verify-trail").click()
@@ -507,12 +507,12 @@ def files_changed_while_signed(app: App, data: Path, control: Path):
         for fn in ("C_Sign", "C_SignFinal"):
             c.write(json.dumps({"op": "slow", "function": fn, "ms": 2000}) + "\n")
     db = sqlite3.connect(data / "audit.db", timeout=30)
-    before = db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.request'").fetchone()[0]
+    before = db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.batch'").fetchone()[0]
     start_signing(app, files, continue_on_error=True)
     # The batch's request is recorded once every file is hashed, before the first signature.
     end = time.time() + 60
-    while db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.request'").fetchone()[0] == before:
-        check(time.time() < end, "no sign.request 60 s after Sign")
+    while db.execute("SELECT count(*) FROM audit_log WHERE action = 'sign.batch'").fetchone()[0] == before:
+        check(time.time() < end, "no sign.batch 60 s after Sign")
         time.sleep(0.02)
     db.close()
     with files[0].open("r+b") as f:
@@ -611,7 +611,7 @@ def kill_9_while_signing(app_path: str, artifacts: Path, data: Path):
         signed.add(art)
     check(0 < len(signed) < len(files), f"killed mid-batch: {len(signed)} of {len(files)} signed")
     db = sqlite3.connect(data / "audit.db", timeout=30)
-    request = db.execute("SELECT metadata FROM audit_log WHERE action = 'sign.request' ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    request = db.execute("SELECT metadata FROM audit_log WHERE action = 'sign.batch' ORDER BY seq DESC LIMIT 1").fetchone()[0]
     db.close()
     listed = {f["name"] for f in json.loads(request)["files"]}
     check(signed <= listed, f"signed but not in the write-ahead record: {sorted(signed - listed)}")
