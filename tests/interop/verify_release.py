@@ -3,7 +3,10 @@
 OpenSSL/hbs-lms and the console's RustCrypto): asn1crypto parses the structures,
 pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies HSS/LMS.
 
-    verify_release.py cms FILE P7S                 detached CMS with the signer's certificate
+    verify_release.py cms FILE P7S                 detached CMS, every signer (with its certificate)
+    verify_release.py cms-only P7S OID-PREFIX OUT  writes OUT: P7S with only the signers whose
+                                                   signature algorithm starts with OID-PREFIX
+                                                   (for verifiers that know only some algorithms)
     verify_release.py raw FILE SIG PUBKEY.pem [CONTEXT_HEX]
     verify_release.py bundle FILE BUNDLE.json
     verify_release.py manifest SHA256SUMS SIG PUBKEY.pem
@@ -116,13 +119,35 @@ class SigningCertificateV2(core.Sequence):
 
 
 def cms(path, p7s):
+    """Every signer must verify; prints one line per signer (its signature algorithm)."""
     ci = acms.ContentInfo.load(open(p7s, "rb").read())
     if ci["content_type"].native != "signed_data":
         raise Invalid("not SignedData")
     sd = ci["content"]
     if sd["encap_content_info"]["content"].native is not None:
         raise Invalid("not detached")
-    [si] = list(sd["signer_infos"])
+    signers = list(sd["signer_infos"])
+    if not signers:
+        raise Invalid("no signer")
+    for si in signers:
+        cms_signer(path, sd, si)
+        print(f"signer ok: {si['signature_algorithm']['algorithm'].dotted}")
+
+
+def cms_only(p7s, prefix, out):
+    ci = acms.ContentInfo.load(open(p7s, "rb").read())
+    sd = ci["content"]
+    kept = [si for si in sd["signer_infos"] if si["signature_algorithm"]["algorithm"].dotted.startswith(prefix)]
+    if not kept:
+        raise Invalid(f"no signer with an algorithm under {prefix}")
+    # Only the signer set is new; every other part keeps its bytes.
+    fields = {k: sd[k] for k in ("version", "digest_algorithms", "encap_content_info", "certificates")}
+    fields["signer_infos"] = acms.SignerInfos(kept)
+    only = acms.ContentInfo({"content_type": "signed_data", "content": acms.SignedData(fields)})
+    open(out, "wb").write(only.dump())
+
+
+def cms_signer(path, sd, si):
     sid = si["sid"].chosen
     # The signer's certificate among those included (a chain's issuers may sort first).
     cert = next((c.chosen for c in sd["certificates"] if isinstance(c.chosen, ax509.Certificate)
@@ -190,6 +215,8 @@ def main(argv):
         cmd, args = argv[1], argv[2:]
         if cmd == "cms" and len(args) == 2:
             cms(*args)
+        elif cmd == "cms-only" and len(args) == 3:
+            cms_only(*args)
         elif cmd == "raw" and len(args) in (3, 4):
             raw(args[0], args[1], args[2], bytes.fromhex(args[3]) if len(args) == 4 else b"")
         elif cmd == "bundle" and len(args) == 2:
