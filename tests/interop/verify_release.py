@@ -134,17 +134,41 @@ def cms(path, p7s):
         print(f"signer ok: {si['signature_algorithm']['algorithm'].dotted}")
 
 
+def _tlvs(data):
+    """The DER elements (whole encodings) of `data`, one after another."""
+    out, i = [], 0
+    while i < len(data):
+        start, n = i, data[i + 1]
+        i += 2
+        if n & 0x80:
+            k = n & 0x7F
+            n = int.from_bytes(data[i:i + k], "big")
+            i += k
+        out.append((data[start], data[start:i + n], data[i:i + n]))
+        i += n
+    return out
+
+
+def _der(tag, body):
+    n = len(body)
+    if n < 0x80:
+        return bytes([tag, n]) + body
+    k = (n.bit_length() + 7) // 8
+    return bytes([tag, 0x80 | k]) + n.to_bytes(k, "big") + body
+
+
 def cms_only(p7s, prefix, out):
-    ci = acms.ContentInfo.load(open(p7s, "rb").read())
-    sd = ci["content"]
-    kept = [si for si in sd["signer_infos"] if si["signature_algorithm"]["algorithm"].dotted.startswith(prefix)]
+    """Byte for byte the same, but for the SignerInfos SET: the signers kept are copied."""
+    [(_, _, ci)] = _tlvs(open(p7s, "rb").read())
+    (_, oid, _), (_, _, explicit) = _tlvs(ci)
+    [(_, _, sd)] = _tlvs(explicit)
+    parts = _tlvs(sd)
+    kept = [whole for _, whole, _ in _tlvs(parts[-1][2])
+            if acms.SignerInfo.load(whole)["signature_algorithm"]["algorithm"].dotted.startswith(prefix)]
     if not kept:
         raise Invalid(f"no signer with an algorithm under {prefix}")
-    # Only the signer set is new; every other part keeps its bytes.
-    fields = {k: sd[k] for k in ("version", "digest_algorithms", "encap_content_info", "certificates")}
-    fields["signer_infos"] = acms.SignerInfos(kept)
-    only = acms.ContentInfo({"content_type": "signed_data", "content": acms.SignedData(fields)})
-    open(out, "wb").write(only.dump())
+    body = b"".join(whole for _, whole, _ in parts[:-1]) + _der(0x31, b"".join(sorted(kept)))
+    open(out, "wb").write(_der(0x30, oid + _der(0xA0, _der(0x30, body))))
 
 
 def cms_signer(path, sd, si):

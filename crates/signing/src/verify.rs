@@ -397,6 +397,18 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
 
 /// Verify a signed `SHA256SUMS`: its signature, then every listed file (next to it).
 pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Result<VerifyReport> {
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    verify_manifest_in(manifest, sig_path, pk, dir)
+}
+
+/// As [`verify_manifest`], the listed files in `dir` (a verifier kit's copy of the
+/// manifest is not beside the artifacts).
+pub fn verify_manifest_in(
+    manifest: &Path,
+    sig_path: &Path,
+    pk: &PublicKey,
+    dir: &Path,
+) -> Result<VerifyReport> {
     let mut r = report(manifest, SignatureFormat::Manifest);
     r.key_fingerprint = Some(pk.fingerprint());
     let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
@@ -425,7 +437,6 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
             error = e
         ))
     })?;
-    let dir = manifest.parent().unwrap_or(Path::new("."));
     check_listed(&mut r, dir, &text)?;
     Ok(r)
 }
