@@ -166,11 +166,14 @@ fn check_request(
     assert_eq!(got_lms, lms);
     assert_eq!(got_ots, ots);
     for (l, o) in &req.levels {
+        // SHA-256 (LMS 5–8, LM-OTS 1–4) or SHA-256/192 (LMS 10–13, LM-OTS 5–8); no H25
+        // (9, 14); one tree hashes one way.
         assert!(
-            hss::height(*l).is_some() && *l != 9,
+            hss::height(*l).is_some() && *l != 9 && *l != 14,
             "LMS type {l} accepted"
         );
-        assert!((1..=4).contains(o), "LM-OTS type {o} accepted");
+        assert!((1..=8).contains(o), "LM-OTS type {o} accepted");
+        assert_eq!(*l >= 10, *o >= 5, "LMS type {l} with LM-OTS type {o} accepted");
     }
     for a in [CKA_HSS_LEVELS, CKA_HSS_LMS_TYPES, CKA_HSS_LMOTS_TYPES] {
         assert!(

@@ -658,9 +658,9 @@ seq: number | null, };
 
 export type LinkView = "connections" | "partition" | "keys" | "hss" | "stats" | "audit" | "settings";
 
-export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8";
+export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8" | "LMOTS_SHA256_N24_W1" | "LMOTS_SHA256_N24_W2" | "LMOTS_SHA256_N24_W4" | "LMOTS_SHA256_N24_W8";
 
-export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25";
+export type LmsType = "LMS_SHA256_M32_H5" | "LMS_SHA256_M32_H10" | "LMS_SHA256_M32_H15" | "LMS_SHA256_M32_H20" | "LMS_SHA256_M32_H25" | "LMS_SHA256_M24_H5" | "LMS_SHA256_M24_H10" | "LMS_SHA256_M24_H15" | "LMS_SHA256_M24_H20" | "LMS_SHA256_M24_H25";
 
 export type LoadView = { busy_percent: number | null, commands_per_second: number | null, firmware: string | null, };
 
@@ -786,7 +786,12 @@ trusted: boolean | null,
 /**
  * `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
  */
-wrap_with_trusted: boolean | null, };
+wrap_with_trusted: boolean | null, 
+/**
+ * `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`) of a key, where set: the period
+ * it is meant to be used in (PKCS#11 leaves enforcing them to the application).
+ */
+start_date: string | null, end_date: string | null, };
 
 export type ObjectUri = { 
 /**
@@ -826,7 +831,7 @@ export type OpenPgpKeyView = { algorithm: PgpAlgorithm,
  */
 fingerprint: string | null, created: string | null, };
 
-export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession";
+export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession" | "openpgp_cleartext";
 
 export type OutputView = { format: OutputKind, path: string, 
 /**
@@ -931,7 +936,7 @@ export type ProbeChoice = { op: ProbeOp, name: string, mechanism: string, offere
 
 export type ProbeMode = { "mode": "count", calls: number, } | { "mode": "duration", seconds: number, } | { "mode": "rate", per_second: number, seconds: number, };
 
-export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "slh-dsa-sign" };
+export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "hss-m24-sign" } | { "op": "hss-m24-verify" } | { "op": "slh-dsa-sign" };
 
 export type ProbeProgress = { workers: number, run: number, runs: number, calls: number, 
 /**
@@ -1060,7 +1065,7 @@ export type Severity = "info" | "warning" | "critical";
 
 export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
-export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "minisign" | "sshsig";
+export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "openpgp_cleartext" | "minisign" | "sshsig";
 
 export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
 

@@ -53,6 +53,9 @@ pub enum ProbeOp {
     /// On an ephemeral two-level tree (H10/H5, W4: 32,768 signatures), never an officer's key.
     HssSign,
     HssVerify,
+    /// The same with RFC 9858's SHA-256/192 types (M24 H10/H5, N24 W4).
+    HssM24Sign,
+    HssM24Verify,
     SlhDsaSign,
 }
 
@@ -75,7 +78,13 @@ impl ProbeOp {
             v.push(ProbeOp::MlKemEncaps { set });
             v.push(ProbeOp::MlKemDecaps { set });
         }
-        v.extend([ProbeOp::HssSign, ProbeOp::HssVerify, ProbeOp::SlhDsaSign]);
+        v.extend([
+            ProbeOp::HssSign,
+            ProbeOp::HssVerify,
+            ProbeOp::HssM24Sign,
+            ProbeOp::HssM24Verify,
+            ProbeOp::SlhDsaSign,
+        ]);
         v
     }
 
@@ -96,6 +105,8 @@ impl ProbeOp {
             ProbeOp::MlKemDecaps { set } => format!("{}-decaps", lower(set.name())),
             ProbeOp::HssSign => "hss-sign".into(),
             ProbeOp::HssVerify => "hss-verify".into(),
+            ProbeOp::HssM24Sign => "hss-m24-sign".into(),
+            ProbeOp::HssM24Verify => "hss-m24-verify".into(),
             ProbeOp::SlhDsaSign => "slh-dsa-sha2-128f-sign".into(),
         }
     }
@@ -131,7 +142,9 @@ impl ProbeOp {
             ProbeOp::MlKemEncaps { .. } | ProbeOp::MlKemDecaps { .. } => {
                 vec![CKM_ML_KEM_KEY_PAIR_GEN, CKM_ML_KEM]
             }
-            ProbeOp::HssSign | ProbeOp::HssVerify => vec![CKM_HSS_KEY_PAIR_GEN, CKM_HSS],
+            ProbeOp::HssSign | ProbeOp::HssVerify | ProbeOp::HssM24Sign | ProbeOp::HssM24Verify => {
+                vec![CKM_HSS_KEY_PAIR_GEN, CKM_HSS]
+            }
             ProbeOp::SlhDsaSign => vec![CKM_SLH_DSA_KEY_PAIR_GEN, CKM_SLH_DSA],
         }
     }
@@ -158,7 +171,7 @@ impl ProbeOp {
 
     /// How many calls the probe's key allows (HSS trees run out).
     pub fn call_limit(&self) -> Option<u64> {
-        matches!(self, ProbeOp::HssSign).then_some(32_768 - 16)
+        matches!(self, ProbeOp::HssSign | ProbeOp::HssM24Sign).then_some(32_768 - 16)
     }
 }
 
@@ -481,12 +494,16 @@ fn setup(s: &Session, op: ProbeOp) -> hsm::Result<Fixture> {
             f.ciphertext = ct;
             f.created.push(k);
         }
-        ProbeOp::HssSign | ProbeOp::HssVerify => {
-            let params = HssParams::new(vec![
-                (LmsType::H10, LmotsType::W4),
-                (LmsType::H5, LmotsType::W4),
-            ])
-            .map_err(hsm::HsmError::InvalidInput)?;
+        ProbeOp::HssSign | ProbeOp::HssVerify | ProbeOp::HssM24Sign | ProbeOp::HssM24Verify => {
+            let levels = if matches!(op, ProbeOp::HssM24Sign | ProbeOp::HssM24Verify) {
+                vec![
+                    (LmsType::M24H10, LmotsType::N24W4),
+                    (LmsType::M24H5, LmotsType::N24W4),
+                ]
+            } else {
+                vec![(LmsType::H10, LmotsType::W4), (LmsType::H5, LmotsType::W4)]
+            };
+            let params = HssParams::new(levels).map_err(hsm::HsmError::InvalidInput)?;
             keep(&generate(s, KeySpec::Hss { params })?, &mut f);
             f.signature = s.sign(&Mechanism::new(CKM_HSS), f.key, &f.data)?;
         }
@@ -577,8 +594,10 @@ fn call(
                 &f.ciphertext,
             )
             .map(|k| cleanup.push(k)),
-        ProbeOp::HssSign => s.sign(&Mechanism::new(CKM_HSS), f.key, &f.data).map(|_| ()),
-        ProbeOp::HssVerify => s
+        ProbeOp::HssSign | ProbeOp::HssM24Sign => {
+            s.sign(&Mechanism::new(CKM_HSS), f.key, &f.data).map(|_| ())
+        }
+        ProbeOp::HssVerify | ProbeOp::HssM24Verify => s
             .verify(
                 &Mechanism::new(CKM_HSS),
                 f.public.unwrap_or(f.key),
@@ -1053,6 +1072,11 @@ mod tests {
             })
         );
         assert!(ProbeOp::parse("frobnicate").is_none());
+        assert_eq!(ProbeOp::parse("hss-m24-sign"), Some(ProbeOp::HssM24Sign));
+        assert_eq!(
+            ProbeOp::HssM24Sign.call_limit(),
+            ProbeOp::HssSign.call_limit()
+        );
     }
 
     #[test]

@@ -77,6 +77,10 @@ impl Hsmc {
     }
 }
 
+/// apt repositories: `docs/src/apt.md`'s commands run, and apt itself checking the result.
+#[path = "hsmc/apt.rs"]
+mod apt;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()
@@ -2875,7 +2879,9 @@ fn pqc_readiness_from_the_command_line() {
     ] {
         h.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"]);
     }
+    let used = a_key_is_used_and_another_dated(&h, pin);
     let nist = h.json(pin, &["pqc"]);
+    the_trail_says_which_keys_are_used(&nist, &used);
     nist_ir_8547_classes_and_dates_every_key(&nist);
     let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
     cnsa_2_dates_what_is_outside_its_suite(&h, pin);
@@ -2883,6 +2889,55 @@ fn pqc_readiness_from_the_command_line() {
     an_organisations_policy_makes_rsa_2048_past_due(&h, pin);
     the_cbom_is_valid_cyclonedx_and_never_written_over(&h, pin, keys_listed);
     a_policy_file_with_a_bad_date_is_refused_naming_the_line(&h, pin);
+}
+
+/// `pqc_ec` signs a release file (recorded in the trail); `pqc_rsa` gets a start and an
+/// end date. The file signed.
+fn a_key_is_used_and_another_dated(h: &Hsmc, pin: Option<&str>) -> PathBuf {
+    let file = h.data.path().join("release-1.0.tar.gz");
+    std::fs::write(&file, b"release").unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&file),
+            "--key",
+            "label:pqc_ec",
+            "--format",
+            "raw",
+        ],
+    );
+    assert!(r["files"][0]["error"].is_null(), "{r}");
+    for (flag, date) in [("--start-date", "2026-01-01"), ("--end-date", "2030-12-31")] {
+        h.json(pin, &["keys", "set", "label:pqc_rsa", flag, date]);
+    }
+    file
+}
+
+/// Evidence of use from the trail: the key that signed says when and what, and ranks first
+/// (the policy judges every key here alike); an unused key says it was never seen. The
+/// dates set on a key are in its row.
+fn the_trail_says_which_keys_are_used(v: &Value, signed: &Path) {
+    let ec = pqc_row(v, "pqc_ec", "PRIVATE_KEY");
+    assert_eq!(ec["evidence"]["seen"], true, "{ec}");
+    assert_eq!(ec["evidence"]["uses_30_days"], 1, "{ec}");
+    assert_eq!(ec["evidence"]["uses_90_days"], 1, "{ec}");
+    assert_eq!(
+        ec["evidence"]["recent_artifacts"][0],
+        signed.file_name().unwrap().to_str().unwrap(),
+        "{ec}"
+    );
+    assert!(ec["evidence"]["last_use"].as_str().is_some(), "{ec}");
+    let first = &v["partitions"][0]["objects"][0];
+    assert_eq!(first["label"], "pqc_ec", "the used key ranks first: {v}");
+    let rsa = pqc_row(v, "pqc_rsa", "PRIVATE_KEY");
+    assert_eq!(rsa["evidence"]["seen"], false, "{rsa}");
+    assert_eq!(rsa["evidence"]["uses_90_days"], 0, "{rsa}");
+    assert_eq!(
+        (rsa["start_date"].as_str(), rsa["end_date"].as_str()),
+        (Some("2026-01-01"), Some("2030-12-31")),
+        "{rsa}"
+    );
 }
 
 /// The row of the object `label` of `class` in a `pqc --json` report `v`.
@@ -3104,6 +3159,17 @@ fn the_cbom_is_valid_cyclonedx_and_never_written_over(
         keys_listed,
         "one component per key"
     );
+    // The dates set on pqc_rsa (CKA_START_DATE, CKA_END_DATE) are its activation and
+    // expiration.
+    let dated = of("related-crypto-material")
+        .into_iter()
+        .filter(|c| c["name"] == "pqc_rsa")
+        .map(|c| &c["cryptoProperties"]["relatedCryptoMaterialProperties"])
+        .find(|p| p["activationDate"].is_string())
+        .unwrap_or_else(|| panic!("pqc_rsa with its dates: {token}"))
+        .clone();
+    assert_eq!(dated["activationDate"], "2026-01-01T00:00:00Z");
+    assert_eq!(dated["expirationDate"], "2030-12-31T00:00:00Z");
     let cert_components = of("certificate");
     assert_eq!(cert_components.len(), 2, "one per certificate: {token}");
     let refs: Vec<&str> = doc["components"]
@@ -3902,4 +3968,175 @@ fn sign_with_two_keys_names_each_output_and_verify_checks_each_signer() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("the same name"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before.len());
+}
+
+/// `keys gen` refuses an HSS level whose LMS and LM-OTS types hash to different lengths.
+#[test]
+fn hss_levels_hash_one_way_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let (c, err) = failure(
+        &h,
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "fw_m24_bad",
+            "--hss-lms",
+            "LMS_SHA256_M24_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N32_W8",
+        ],
+    );
+    assert_ne!(c, 0);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("one tree uses one hash"),
+        "{err}"
+    );
+}
+
+/// RFC 9858's SHA-256/192 types from the command line: `keys gen` takes them, `sign` makes
+/// every HSS format with the counter dropping by the signatures made, hsslms (outside
+/// lineage) and `hsmc verify` accept them, and `hsmc hss` names the hash.
+#[test]
+fn hss_sha256_192_from_the_command_line() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    let g = h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "hss",
+            "-l",
+            "fw_m24",
+            "--persistent",
+            "--hss-lms",
+            "LMS_SHA256_M24_H5",
+            "--hss-lmots",
+            "LMOTS_SHA256_N24_W8",
+        ],
+    );
+    assert_eq!(g["public_key"]["raw_len"], 52, "{g}");
+    let dir = h.data.path().join("fw");
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [dir.join("fw-1.bin"), dir.join("fw-2.bin")];
+    std::fs::write(&files[0], vec![0x5Au8; 70_000]).unwrap();
+    std::fs::write(&files[1], b"bootloader").unwrap();
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            files[0].to_str().unwrap(),
+            files[1].to_str().unwrap(),
+            "--key",
+            "label:fw_m24",
+            "--yes-hss",
+            "--format",
+            "cms,raw,bundle",
+            "--manifest",
+        ],
+    );
+    let made = r["signatures_made"].as_u64().unwrap();
+    assert!(made >= 5, "{r}");
+    assert_eq!(r["hss_remaining_after"].as_u64(), Some(32 - made), "{r}");
+    let out = |i: usize, fmt: &str| {
+        PathBuf::from(
+            r["files"][i]["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["format"] == fmt)
+                .unwrap()["path"]
+                .as_str()
+                .unwrap(),
+        )
+    };
+    let pubkey = PathBuf::from(
+        r["manifest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["format"] == "public_key")
+            .unwrap()["path"]
+            .as_str()
+            .unwrap(),
+    );
+    for (i, f) in files.iter().enumerate() {
+        assert!(
+            verify_release(&[Path::new("cms"), f, &out(i, "cms")]),
+            "cms {i}"
+        );
+        assert!(
+            verify_release(&[Path::new("raw"), f, &out(i, "raw"), &pubkey]),
+            "raw {i}"
+        );
+        assert!(
+            verify_release(&[Path::new("bundle"), f, &out(i, "bundle")]),
+            "bundle {i}"
+        );
+        for fmt in ["cms", "raw", "bundle"] {
+            let v = h.json(
+                None,
+                &[
+                    "verify",
+                    f.to_str().unwrap(),
+                    "--sig",
+                    out(i, fmt).to_str().unwrap(),
+                    "--pub",
+                    pubkey.to_str().unwrap(),
+                ],
+            );
+            assert_eq!(v["valid"], true, "hsmc verify {fmt} {i}: {v}");
+        }
+    }
+    assert!(verify_release(&[
+        Path::new("manifest"),
+        &dir.join("SHA256SUMS"),
+        &dir.join("SHA256SUMS.sig"),
+        &pubkey
+    ]));
+    // A changed file fails both verifiers.
+    std::fs::write(&files[1], b"bootloadeR").unwrap();
+    assert!(!verify_release(&[
+        Path::new("raw"),
+        &files[1],
+        &out(1, "raw"),
+        &pubkey
+    ]));
+    let o = h.run(
+        None,
+        &[
+            "verify",
+            files[1].to_str().unwrap(),
+            "--sig",
+            out(1, "raw").to_str().unwrap(),
+            "--pub",
+            pubkey.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3);
+    let hss = h.json(pin, &["hss"]);
+    let k = hss
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["label"] == "fw_m24")
+        .unwrap();
+    assert_eq!(
+        (k["remaining"].as_u64(), k["capacity"].as_str()),
+        (Some(32 - made), Some("32")),
+        "{k}"
+    );
+    assert!(
+        k["algorithm"].as_str().unwrap().contains("SHA-256/192"),
+        "{k}"
+    );
 }

@@ -367,7 +367,7 @@ fn bin_name(b: u64) -> String {
     }
 }
 
-fn days_ago(days: i64) -> String {
+pub(crate) fn days_ago(days: i64) -> String {
     let t = time::OffsetDateTime::now_utc() - time::Duration::days(days);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.000Z",

@@ -42,6 +42,82 @@ impl Readiness {
     }
 }
 
+/// One use of a key, as the trail records it.
+struct Use {
+    at: String,
+    partition: String,
+    key_id: String,
+    key_label: String,
+    signatures: u64,
+    artifact: Option<String>,
+}
+
+impl Use {
+    fn of(r: &audit::Record) -> Option<Use> {
+        if !matches!(
+            r.event.action.as_str(),
+            "sign" | "sign.manifest" | "cert.issue"
+        ) {
+            return None;
+        }
+        let m: serde_json::Value = serde_json::from_str(&r.event.metadata).ok()?;
+        let text = |v: &serde_json::Value| v.as_str().map(String::from);
+        let key_id = text(&m["key_id"]).or_else(|| text(&m["key"]["id"]))?;
+        Some(Use {
+            at: r.event.timestamp.clone(),
+            partition: text(&m["partition"]).unwrap_or_default(),
+            key_label: text(&m["key"]["label"]).unwrap_or_default(),
+            key_id,
+            signatures: m["signatures"].as_u64().unwrap_or(1),
+            artifact: (r.event.action != "cert.issue")
+                .then(|| r.event.resource_id.clone())
+                .flatten(),
+        })
+    }
+
+    /// Of the key `row` on the partition `partition`: by `CKA_ID`, or by label for a key
+    /// without one.
+    fn of_key(&self, partition: &str, row: &Assessed) -> bool {
+        self.partition == partition
+            && if row.id_hex.is_empty() {
+                !row.label.is_empty() && self.key_label == row.label
+            } else {
+                self.key_id == row.id_hex
+            }
+    }
+}
+
+/// What `uses` (newest first) say of the key `row` on `partition`.
+fn evidence(uses: &[Use], partition: &str, row: &Assessed) -> hsmc_pqc::Evidence {
+    if row.object_class == "CERTIFICATE" {
+        return hsmc_pqc::Evidence::default();
+    }
+    let (d30, d90) = (crate::health::days_ago(30), crate::health::days_ago(90));
+    let mine: Vec<&Use> = uses.iter().filter(|u| u.of_key(partition, row)).collect();
+    let sum = |since: &str| {
+        mine.iter()
+            .filter(|u| u.at.as_str() >= since)
+            .map(|u| u.signatures)
+            .sum()
+    };
+    let mut recent: Vec<String> = Vec::new();
+    for a in mine.iter().filter_map(|u| u.artifact.clone()) {
+        if recent.len() == 5 {
+            break;
+        }
+        if !recent.contains(&a) {
+            recent.push(a);
+        }
+    }
+    hsmc_pqc::Evidence {
+        seen: !mine.is_empty(),
+        last_use: mine.first().map(|u| u.at.clone()),
+        uses_30_days: sum(&d30),
+        uses_90_days: sum(&d90),
+        recent_artifacts: recent,
+    }
+}
+
 /// A fresh `urn:uuid:` (version 4) for a BOM's `serialNumber`.
 fn bom_serial_number() -> ApiResult<String> {
     let mut b = [0u8; 16];
@@ -114,6 +190,7 @@ impl Console {
     ) -> ApiResult<(Readiness, Vec<PartitionRead>)> {
         let policy = self.pqc_policy(policy)?;
         let today = time::OffsetDateTime::now_utc().date();
+        let uses = self.recorded_uses().await;
         let mut out = Vec::new();
         let mut reads = Vec::new();
         for id in partitions {
@@ -132,6 +209,10 @@ impl Console {
                     today,
                 )
             }));
+            for row in &mut rows {
+                row.evidence = evidence(&uses, &read.partition.id, row);
+            }
+            hsmc_pqc::rank(&mut rows);
             out.push(PartitionReadiness {
                 partition_id: read.partition.id.clone(),
                 partition_label: read.partition.label.clone(),
@@ -150,6 +231,28 @@ impl Console {
             partitions: out,
         };
         Ok((readiness, reads))
+    }
+
+    /// The trail's records of keys used: signatures (files, manifests, SSH) and issued
+    /// certificates that succeeded. A trail that cannot be read gives none (the readiness
+    /// then says no key was seen; the audit view says why).
+    async fn recorded_uses(&self) -> Vec<Use> {
+        let mut uses = Vec::new();
+        for action in ["sign", "cert.issue"] {
+            let q = audit::store::Query {
+                action: Some(action.into()),
+                status: Some("success".into()),
+                limit: 1_000_000,
+                ..Default::default()
+            };
+            for r in self.audit().records(&q).await.unwrap_or_default() {
+                if let Some(u) = Use::of(&r) {
+                    uses.push(u);
+                }
+            }
+        }
+        uses.sort_by(|a, b| b.at.cmp(&a.at));
+        uses
     }
 
     /// A partition's objects and X.509 certificates (described; a certificate the console

@@ -574,7 +574,7 @@ impl KeySpecInfo {
             K::Hss { params } => (
                 Some(params.capacity().to_string()),
                 Some(params.signature_len()),
-                Some(60),
+                Some(params.public_key_len()),
                 params.keygen_warning(),
             ),
             K::MlDsa { set } => (

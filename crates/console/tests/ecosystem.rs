@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use console::sign::{OnError, OutputKind, SignFormat, SignReport, SignRequest};
+use console::sign::{KitRequest, OnError, OutputKind, SignFormat, SignReport, SignRequest};
 use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use testkit::Backend;
@@ -511,4 +511,136 @@ async fn bad_input_is_refused_clearly_and_nothing_is_half_written() {
     // The signing fixed the creation time once: one data object for the key.
     let after = e.c.list_keys(&e.pid).await.unwrap();
     assert_eq!(objects_of(&after, "DATA"), objects_of(&before, "DATA") + 1);
+}
+
+/// A text with what a cleartext signature must carry faithfully: lines starting with `-`
+/// (dash-escaped), an armor-like line, `From `, a tab inside a line, an empty line.
+const NOTES: &str =
+    "# Changes in 2.0\n\n- first release\n-----BEGIN PGP SIGNATURE-----\nFrom the start:\ta tab\n";
+
+/// Any text file cleartext-signed (`FILE.clearsigned`): gpg and sq accept it with the
+/// exported certificate and hand on the file's text, the console's verifier accepts it
+/// against the file; a changed line is refused by all three; the verifier kit's gpg check
+/// passes. A binary file is refused by name before anything is signed.
+async fn cleartext_round(e: &Env, spec: KeySpec, label: &str) {
+    let key = e.key(spec, label).await;
+    let dir = e.dir.path().join(label);
+    std::fs::create_dir_all(&dir).unwrap();
+    let notes = dir.join("NOTES.md");
+    std::fs::write(&notes, NOTES).unwrap();
+    let kit = dir.join("kit");
+    let mut req = Env::request(
+        &key.0,
+        std::slice::from_ref(&notes),
+        &[SignFormat::OpenpgpCleartext],
+        false,
+    );
+    req.kit = Some(KitRequest {
+        dir: s(&kit).into(),
+        user_id: Some(UID.into()),
+        tsa_ca: None,
+        context: None,
+        succession: None,
+    });
+    let r = e.try_sign(req).await.unwrap();
+    assert!(r.files[0].error.is_none() && r.kit_error.is_none(), "{r:?}");
+    assert_eq!(r.signatures_made, 1, "{label}: one signature");
+    let sig = out(&r, 0, OutputKind::OpenpgpCleartext);
+    assert_eq!(sig, dir.join("NOTES.md.clearsigned"));
+    let (cert, fpr) = e.certificate(key.1, label).await;
+
+    let gpg = Gpg::with(&cert);
+    let (ok, msg) = gpg.verify(&fpr, &[&sig]);
+    assert!(ok, "{label}: gpg --verify: {msg}");
+    let text_out = dir.join("gpg-output.txt");
+    let (ok, msg) = run(gpg
+        .cmd()
+        .arg("--output")
+        .arg(&text_out)
+        .arg("--decrypt")
+        .arg(&sig));
+    assert!(ok, "{label}: gpg --decrypt: {msg}");
+    assert_eq!(
+        std::fs::read_to_string(&text_out).unwrap(),
+        NOTES,
+        "gpg hands on the file's text"
+    );
+    let (ok, msg) = sq(&cert, &sig, None);
+    assert!(
+        ok && msg.contains("- first release\n-----BEGIN PGP SIGNATURE-----\n"),
+        "{label}: sq verify: {msg}"
+    );
+    let v =
+        e.c.verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
+            .await
+            .unwrap();
+    assert!(v.valid, "{label}: console: {}", v.detail);
+    assert_eq!(
+        v.detail_text.map(|t| t.key).as_deref(),
+        Some("verify.details.cleartext_ok")
+    );
+    let (ok, msg) = run(Command::new("sh").arg(kit.join("verify.sh")).arg(&dir));
+    assert!(
+        ok && msg.contains("all signatures verify"),
+        "{label}: the kit: {msg}"
+    );
+
+    let forged = dir.join("FORGED.clearsigned");
+    let text = std::fs::read_to_string(&sig).unwrap();
+    std::fs::write(&forged, text.replacen("first release", "first relaese", 1)).unwrap();
+    assert!(
+        !gpg.verify(&fpr, &[&forged]).0,
+        "{label}: gpg accepted a changed line"
+    );
+    assert!(
+        !sq(&cert, &forged, None).0,
+        "{label}: sq accepted a changed line"
+    );
+    let v =
+        e.c.verify_signature(s(&forged), s(&forged), Some(s(&cert)), None)
+            .await
+            .unwrap();
+    assert!(!v.valid, "{label}: the console accepted a changed line");
+    // The message still verifies, but over another text than the file's now.
+    std::fs::write(&notes, NOTES.replace("first", "last")).unwrap();
+    let v =
+        e.c.verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
+            .await
+            .unwrap();
+    assert!(!v.valid, "{label}: the console matched another file's text");
+
+    let binary = e.files(&format!("{label}-binary"), &[300]);
+    let r = e
+        .try_sign(Env::request(
+            &key.0,
+            &binary,
+            &[SignFormat::Openpgp, SignFormat::OpenpgpCleartext],
+            false,
+        ))
+        .await
+        .unwrap();
+    let err = r.files[0].error.as_ref().expect("a binary file is refused");
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert!(
+        err.message.starts_with(s(&binary[0])) && err.message.contains("lines of text"),
+        "{}",
+        err.message
+    );
+    assert_ne!(
+        err.message_in(console::i18n::Lang::ZhHans),
+        err.message,
+        "translated"
+    );
+    assert_eq!(r.signatures_made, 0, "refused before anything was signed");
+    let written = std::fs::read_dir(binary[0].parent().unwrap())
+        .unwrap()
+        .count();
+    assert_eq!(written, 1, "only the artifact");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_cleartext_text_files_verify_in_gpg_and_sq() {
+    let e = token(Backend::SoftHsm).await;
+    cleartext_round(&e, KeySpec::Ec { curve: Curve::P384 }, "clear_p384").await;
+    cleartext_round(&e, KeySpec::Rsa { bits: 2048 }, "clear_rsa").await;
 }

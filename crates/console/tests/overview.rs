@@ -318,12 +318,27 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
     assert_eq!(items.len(), 1, "{items:?}");
     assert_eq!(items[0].0, Severity::Critical);
     assert!(
-        items[0].1.contains("pq_rsa1024 (RSA-1024)") && items[0].1.contains("NIST IR 8547"),
+        items[0].1.contains("pq_rsa1024 (RSA-1024; 0)") && items[0].1.contains("NIST IR 8547"),
         "{items:?}"
     );
     assert!(!items[0].1.contains("pq_ec"), "{items:?}");
     assert!(o.needs_attention());
 
+    // pq_ec signs a file: the item says how much it is used.
+    let file = e.dir.path().join("release.bin");
+    std::fs::write(&file, b"release").unwrap();
+    let key_id = e.c.list_keys(&e.pid).await.unwrap();
+    let key_id = &key_id.iter().find(|k| k.label == "pq_ec").unwrap().id_hex;
+    let r =
+        e.c.sign_files(
+            &e.pid,
+            common::sign_request(key_id, &file, SignFormat::Raw),
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+        .unwrap();
+    assert!(r.files[0].error.is_none(), "{r:?}");
     let mut s = e.c.settings();
     s.pqc_policy = "cnsa2".into();
     e.c.update_settings(s).await.unwrap();
@@ -332,6 +347,6 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
         .iter()
         .find(|(sev, _)| *sev == Severity::Warning)
         .expect("a warning under CNSA 2.0");
-    assert!(warning.1.contains("pq_ec (ECDSA P-256)"), "{items:?}");
+    assert!(warning.1.contains("pq_ec (ECDSA P-256; 1)"), "{items:?}");
     assert!(!warning.1.contains("pq_mldsa87"), "{items:?}");
 }

@@ -232,3 +232,37 @@ async fn kryoptic_probes_give_complete_reports() {
     )
     .await;
 }
+
+/// The HSS probes on lunasim, SHA-256/192 beside SHA-256: offered, each makes its own
+/// tree, signs (or verifies) without an error, and leaves no key behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_hss_probes_run_for_m24_beside_m32() {
+    let common::Env { c, pid, .. } = &common::builtin().await;
+    let catalog = c.probe_catalog(pid).await.unwrap();
+    for name in ["hss-sign", "hss-m24-sign", "hss-m24-verify"] {
+        assert!(
+            catalog.iter().any(|x| x.name == name && x.offered),
+            "lunasim offers {name}"
+        );
+    }
+    let before = c.list_keys(pid).await.unwrap().len();
+    for op in [ProbeOp::HssSign, ProbeOp::HssM24Sign, ProbeOp::HssM24Verify] {
+        let r = probe(c, pid, req(op, ProbeMode::Count { calls: 200 }, &[])).await;
+        let run = &r.runs[0];
+        assert_eq!(
+            (run.calls, run.errors),
+            (200, 0),
+            "{}: {:?}",
+            op.name(),
+            run.first_error
+        );
+        assert!(run.latency.min_us > 0.0 && run.throughput_per_s > 0.0);
+        assert_eq!(r.mechanism, "CKM_HSS");
+    }
+    assert_eq!(
+        c.list_keys(pid).await.unwrap().len(),
+        before,
+        "the probes' keys are gone"
+    );
+    c.close().await;
+}

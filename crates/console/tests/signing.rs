@@ -1498,3 +1498,48 @@ async fn a_key_succession_statement_is_signed_by_both_keys() {
         .unwrap()
         .is_none());
 }
+
+/// RFC 9858's SHA-256/192 HSS keys through the console: one M24 level, and M24 over M32
+/// (RFC 8554 gives each level its own types). Every HSS format verifies with hsslms and the
+/// console's verifier and fails once the file changes; the counter drops by exactly the
+/// signatures made, as with M32.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_sha256_192_keys_sign_every_format_alone_and_over_m32() {
+    let e = builtin().await;
+    for (name, levels) in [
+        ("m24", vec![(LmsType::M24H5, LmotsType::N24W8)]),
+        (
+            "m24_over_m32",
+            vec![
+                (LmsType::M24H5, LmotsType::N24W4),
+                (LmsType::H5, LmotsType::W4),
+            ],
+        ),
+    ] {
+        let params = HssParams::new(levels).unwrap();
+        let capacity = params.capacity() as u64;
+        let key = e
+            .key(KeySpec::Hss { params }, &format!("fw_hss_{name}"))
+            .await;
+        let remaining = || async {
+            e.c.signing_keys(&e.pid)
+                .await
+                .unwrap()
+                .into_iter()
+                .find(|k| k.handle == key.1)
+                .unwrap()
+                .hss_remaining
+        };
+        assert_eq!(remaining().await, Some(capacity), "{name}");
+        let files = e.files(name, &[10, 70_000]);
+        let r = e.sign(&key, &files, &ALL, true, OnError::Stop, None).await;
+        assert!(r.signatures_made >= 5, "{name}: {r:?}");
+        assert_eq!(
+            r.hss_remaining_after,
+            Some(capacity - r.signatures_made),
+            "{name}: the counter dropped by exactly the signatures made"
+        );
+        assert_eq!(remaining().await, Some(capacity - r.signatures_made));
+        check_all_formats(&e, &r, &files, None).await;
+    }
+}

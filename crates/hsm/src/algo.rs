@@ -245,7 +245,9 @@ pub fn ec_point_raw(value: &[u8], curve: Curve) -> Option<Vec<u8>> {
     None
 }
 
-/// An RFC 8554 LMS type (SHA-256, m = 32).
+/// An LMS type: RFC 8554's SHA-256 ones (m = 32) and RFC 9858's SHA-256/192 ones (m = 24,
+/// SHA-256 cut to 24 bytes; the `M24…` variants). The SHAKE256 types of RFC 9858 are not
+/// offered: no token here (nor Luna) generates them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum LmsType {
     #[serde(rename = "LMS_SHA256_M32_H5")]
@@ -258,16 +260,32 @@ pub enum LmsType {
     H20,
     #[serde(rename = "LMS_SHA256_M32_H25")]
     H25,
+    #[serde(rename = "LMS_SHA256_M24_H5")]
+    M24H5,
+    #[serde(rename = "LMS_SHA256_M24_H10")]
+    M24H10,
+    #[serde(rename = "LMS_SHA256_M24_H15")]
+    M24H15,
+    #[serde(rename = "LMS_SHA256_M24_H20")]
+    M24H20,
+    #[serde(rename = "LMS_SHA256_M24_H25")]
+    M24H25,
 }
 
 impl LmsType {
-    pub const ALL: [LmsType; 5] = [
+    pub const ALL: [LmsType; 10] = [
         LmsType::H5,
         LmsType::H10,
         LmsType::H15,
         LmsType::H20,
         LmsType::H25,
+        LmsType::M24H5,
+        LmsType::M24H10,
+        LmsType::M24H15,
+        LmsType::M24H20,
+        LmsType::M24H25,
     ];
+    /// The IANA type code (RFC 8554 §5.1, RFC 9858 §4).
     pub fn code(self) -> u64 {
         match self {
             LmsType::H5 => 5,
@@ -275,6 +293,11 @@ impl LmsType {
             LmsType::H15 => 7,
             LmsType::H20 => 8,
             LmsType::H25 => 9,
+            LmsType::M24H5 => 0x0A,
+            LmsType::M24H10 => 0x0B,
+            LmsType::M24H15 => 0x0C,
+            LmsType::M24H20 => 0x0D,
+            LmsType::M24H25 => 0x0E,
         }
     }
     pub fn from_code(c: u64) -> Option<Self> {
@@ -282,12 +305,27 @@ impl LmsType {
     }
     pub fn height(self) -> u32 {
         match self {
-            LmsType::H5 => 5,
-            LmsType::H10 => 10,
-            LmsType::H15 => 15,
-            LmsType::H20 => 20,
-            LmsType::H25 => 25,
+            LmsType::H5 | LmsType::M24H5 => 5,
+            LmsType::H10 | LmsType::M24H10 => 10,
+            LmsType::H15 | LmsType::M24H15 => 15,
+            LmsType::H20 | LmsType::M24H20 => 20,
+            LmsType::H25 | LmsType::M24H25 => 25,
         }
+    }
+    /// Bytes of each tree node (the hash's output): 32, or 24 for SHA-256/192.
+    pub fn m(self) -> usize {
+        if self.code() >= 0x0A {
+            24
+        } else {
+            32
+        }
+    }
+    /// The same height with hash output `m` (32 or 24).
+    pub fn with_m(self, m: usize) -> LmsType {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.m() == m && t.height() == self.height())
+            .unwrap_or(self)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -296,6 +334,11 @@ impl LmsType {
             LmsType::H15 => "LMS_SHA256_M32_H15",
             LmsType::H20 => "LMS_SHA256_M32_H20",
             LmsType::H25 => "LMS_SHA256_M32_H25",
+            LmsType::M24H5 => "LMS_SHA256_M24_H5",
+            LmsType::M24H10 => "LMS_SHA256_M24_H10",
+            LmsType::M24H15 => "LMS_SHA256_M24_H15",
+            LmsType::M24H20 => "LMS_SHA256_M24_H20",
+            LmsType::M24H25 => "LMS_SHA256_M24_H25",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -303,9 +346,14 @@ impl LmsType {
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
     }
+    /// Bytes of the LMS public key: types, I, root.
+    pub fn public_key_len(self) -> usize {
+        24 + self.m()
+    }
 }
 
-/// An RFC 8554 LM-OTS type (SHA-256, n = 32).
+/// An LM-OTS type: RFC 8554's SHA-256 ones (n = 32) and RFC 9858's SHA-256/192 ones (n =
+/// 24; the `N24…` variants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub enum LmotsType {
     #[serde(rename = "LMOTS_SHA256_N32_W1")]
@@ -316,16 +364,38 @@ pub enum LmotsType {
     W4,
     #[serde(rename = "LMOTS_SHA256_N32_W8")]
     W8,
+    #[serde(rename = "LMOTS_SHA256_N24_W1")]
+    N24W1,
+    #[serde(rename = "LMOTS_SHA256_N24_W2")]
+    N24W2,
+    #[serde(rename = "LMOTS_SHA256_N24_W4")]
+    N24W4,
+    #[serde(rename = "LMOTS_SHA256_N24_W8")]
+    N24W8,
 }
 
 impl LmotsType {
-    pub const ALL: [LmotsType; 4] = [LmotsType::W1, LmotsType::W2, LmotsType::W4, LmotsType::W8];
+    pub const ALL: [LmotsType; 8] = [
+        LmotsType::W1,
+        LmotsType::W2,
+        LmotsType::W4,
+        LmotsType::W8,
+        LmotsType::N24W1,
+        LmotsType::N24W2,
+        LmotsType::N24W4,
+        LmotsType::N24W8,
+    ];
+    /// The IANA type code (RFC 8554 §4.1, RFC 9858 §4).
     pub fn code(self) -> u64 {
         match self {
             LmotsType::W1 => 1,
             LmotsType::W2 => 2,
             LmotsType::W4 => 3,
             LmotsType::W8 => 4,
+            LmotsType::N24W1 => 5,
+            LmotsType::N24W2 => 6,
+            LmotsType::N24W4 => 7,
+            LmotsType::N24W8 => 8,
         }
     }
     pub fn from_code(c: u64) -> Option<Self> {
@@ -337,12 +407,40 @@ impl LmotsType {
             LmotsType::W2 => "LMOTS_SHA256_N32_W2",
             LmotsType::W4 => "LMOTS_SHA256_N32_W4",
             LmotsType::W8 => "LMOTS_SHA256_N32_W8",
+            LmotsType::N24W1 => "LMOTS_SHA256_N24_W1",
+            LmotsType::N24W2 => "LMOTS_SHA256_N24_W2",
+            LmotsType::N24W4 => "LMOTS_SHA256_N24_W4",
+            LmotsType::N24W8 => "LMOTS_SHA256_N24_W8",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s.trim()))
+    }
+    /// Bytes of each hash (C, each chain value): 32, or 24 for SHA-256/192.
+    pub fn n(self) -> usize {
+        if self.code() >= 5 {
+            24
+        } else {
+            32
+        }
+    }
+    /// The Winternitz parameter w.
+    pub fn w(self) -> u32 {
+        match self {
+            LmotsType::W1 | LmotsType::N24W1 => 1,
+            LmotsType::W2 | LmotsType::N24W2 => 2,
+            LmotsType::W4 | LmotsType::N24W4 => 4,
+            LmotsType::W8 | LmotsType::N24W8 => 8,
+        }
+    }
+    /// The same w with hash output `n` (32 or 24).
+    pub fn with_n(self, n: usize) -> LmotsType {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.n() == n && t.w() == self.w())
+            .unwrap_or(self)
     }
     /// Number of hash chains `p`.
     pub fn chains(self) -> usize {
@@ -351,17 +449,33 @@ impl LmotsType {
             LmotsType::W2 => 133,
             LmotsType::W4 => 67,
             LmotsType::W8 => 34,
+            LmotsType::N24W1 => 200,
+            LmotsType::N24W2 => 101,
+            LmotsType::N24W4 => 51,
+            LmotsType::N24W8 => 26,
         }
     }
 
+    /// Bytes of an LM-OTS signature: type, C, p chain values.
+    pub fn signature_len(self) -> usize {
+        4 + self.n() * (1 + self.chains())
+    }
+
     /// Milliseconds lunasim spends per leaf in key generation on 2 cores (`scripts/bench.sh
-    /// hss`, the `per_leaf_ms` of an H10 tree per type; chains × 2^w hashes).
+    /// hss`, the `per_leaf_ms` of an H10 tree per type; chains × 2^w hashes). Every chain
+    /// step is one SHA-256 block for n = 24 as for n = 32, so the N24 figures are the N32
+    /// ones scaled by the chains (200/265, 101/133, 51/67, 26/34); the bench's M24 per-leaf
+    /// lines agree (W8: 0.77 of N32 on 2026-12-06).
     pub fn lunasim_leaf_ms(self) -> f64 {
         match self {
             LmotsType::W1 => 0.066,
             LmotsType::W2 => 0.058,
             LmotsType::W4 => 0.113,
             LmotsType::W8 => 1.01,
+            LmotsType::N24W1 => 0.050,
+            LmotsType::N24W2 => 0.044,
+            LmotsType::N24W4 => 0.086,
+            LmotsType::N24W8 => 0.77,
         }
     }
 }
@@ -396,9 +510,21 @@ pub struct HssParams {
 }
 
 impl HssParams {
+    /// Levels may differ in type, hash length included (RFC 8554 §6 gives each level its
+    /// own types); within one level the LMS and LM-OTS types hash alike (m = n).
     pub fn new(levels: Vec<(LmsType, LmotsType)>) -> Result<Self, String> {
         if levels.is_empty() || levels.len() > 8 {
             return Err(format!("HSS takes 1 to 8 levels, not {}", levels.len()));
+        }
+        if let Some((i, (l, o))) = levels.iter().enumerate().find(|(_, (l, o))| l.m() != o.n()) {
+            return Err(format!(
+                "level {}: {} hashes to {} bytes, {} to {}; one tree uses one hash",
+                i + 1,
+                l.name(),
+                l.m(),
+                o.name(),
+                o.n()
+            ));
         }
         Ok(HssParams { levels })
     }
@@ -411,17 +537,22 @@ impl HssParams {
     /// Signature size in bytes (RFC 8554 §6.3): Nspk, then per level an LMS signature, and
     /// a public key for every level below the top.
     pub fn signature_len(&self) -> usize {
-        let lms_sig = |l: LmsType, o: LmotsType| {
-            4 + (4 + 32 + o.chains() * 32) + 4 + l.height() as usize * 32
-        };
+        let lms_sig =
+            |l: LmsType, o: LmotsType| 4 + o.signature_len() + 4 + l.height() as usize * l.m();
         let mut n = 4;
         for (i, (l, o)) in self.levels.iter().enumerate() {
             n += lms_sig(*l, *o);
-            if i + 1 < self.levels.len() {
-                n += 56; // the next level's LMS public key
+            if i > 0 {
+                n += l.public_key_len(); // this level's LMS public key, signed above
             }
         }
         n
+    }
+
+    /// The HSS public key's size: `u32(L)` and the top level's LMS public key (60 bytes
+    /// with SHA-256, 52 with SHA-256/192).
+    pub fn public_key_len(&self) -> usize {
+        4 + self.levels[0].0.public_key_len()
     }
 
     /// Leaves key generation builds: one tree per level, 2^h LM-OTS key pairs each.
@@ -656,6 +787,60 @@ mod tests {
             "2 s on lunasim, 2.6 s on a Luna"
         );
         assert!(HssParams::new(vec![]).is_err());
+    }
+
+    #[test]
+    fn hss_sha256_192_sizes_follow_rfc_9858() {
+        // RFC 9858's test case 1: one level, M24 H5 with N24 W8 — 784-byte signatures,
+        // 52-byte public key.
+        let one = HssParams::new(vec![(LmsType::M24H5, LmotsType::N24W8)]).unwrap();
+        assert_eq!((one.signature_len(), one.public_key_len()), (784, 52));
+        assert_eq!(one.capacity(), 32);
+        // M24 over M32: the bottom level's LMS public key (56 bytes) is signed above.
+        let mixed = HssParams::new(vec![
+            (LmsType::M24H10, LmotsType::N24W4),
+            (LmsType::H5, LmotsType::W8),
+        ])
+        .unwrap();
+        assert_eq!(
+            mixed.signature_len(),
+            4 + (4 + (4 + 24 + 51 * 24) + 4 + 10 * 24) + 56 + (4 + 1124 + 4 + 5 * 32)
+        );
+        assert_eq!(mixed.public_key_len(), 52);
+        assert_eq!(mixed.lms_codes(), [0x0B, 5]);
+        assert_eq!(mixed.lmots_codes(), [7, 4]);
+        let err = HssParams::new(vec![(LmsType::M24H5, LmotsType::W8)]).unwrap_err();
+        assert!(err.contains("one tree uses one hash"), "{err}");
+        for t in LmsType::ALL {
+            assert_eq!(LmsType::from_code(t.code()), Some(t));
+            assert_eq!(LmsType::parse(t.name()), Some(t));
+            assert_eq!(t.with_m(24).height(), t.height());
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
+        }
+        for t in LmotsType::ALL {
+            assert_eq!(LmotsType::from_code(t.code()), Some(t));
+            assert_eq!(t.with_n(32).with_n(t.n()), t);
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
+        }
+        assert_eq!(
+            LmotsType::ALL.map(|t| (t.n(), t.chains())),
+            [
+                (32, 265),
+                (32, 133),
+                (32, 67),
+                (32, 34),
+                (24, 200),
+                (24, 101),
+                (24, 51),
+                (24, 26)
+            ]
+        );
+        assert_eq!(LmsType::parse("lms_sha256_m24_h10"), Some(LmsType::M24H10));
+        assert_eq!(
+            LmsType::from_code(0x0F),
+            None,
+            "SHAKE types are not offered"
+        );
     }
 
     #[test]

@@ -195,6 +195,10 @@ pub struct ObjectSummary {
     pub trusted: Option<bool>,
     /// `CKA_WRAP_WITH_TRUSTED`: the key leaves the token only wrapped under a trusted key.
     pub wrap_with_trusted: Option<bool>,
+    /// `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`) of a key, where set: the period
+    /// it is meant to be used in (PKCS#11 leaves enforcing them to the application).
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
 }
 
 /// The attribute and value that find the object whose [`ObjectSummary::unique_id`] is
@@ -245,9 +249,14 @@ const SUMMARY_ATTRS: &[u64] = &[
     p11::names::luna::CKA_OUID,
     CKA_TRUSTED,
     CKA_WRAP_WITH_TRUSTED,
+    CKA_START_DATE,
+    CKA_END_DATE,
 ];
 
+/// "HSS/LMS H5/W8+H5/W8" (SHA-256), "HSS/LMS SHA-256/192 H5/W8" (every level M24), and for
+/// levels of both: "HSS/LMS H10/W4+H5/W8 (level 1 SHA-256/192)".
 fn hss_name(lms: &[u64], ots: &[u64]) -> String {
+    let types: Vec<Option<LmsType>> = lms.iter().map(|l| LmsType::from_code(*l)).collect();
     let levels: Vec<String> = lms
         .iter()
         .zip(ots.iter().chain(std::iter::repeat(&0)))
@@ -256,7 +265,7 @@ fn hss_name(lms: &[u64], ots: &[u64]) -> String {
                 .map(|t| format!("H{}", t.height()))
                 .unwrap_or_else(|| format!("LMS#{l}"));
             let o = LmotsType::from_code(*o)
-                .map(|t| t.name().trim_start_matches("LMOTS_SHA256_N32_").to_string())
+                .map(|t| format!("W{}", t.w()))
                 .unwrap_or_default();
             if o.is_empty() {
                 l
@@ -265,7 +274,21 @@ fn hss_name(lms: &[u64], ots: &[u64]) -> String {
             }
         })
         .collect();
-    format!("HSS/LMS {}", levels.join("+"))
+    let short: Vec<usize> = (0..types.len())
+        .filter(|i| types[*i].is_some_and(|t| t.m() == 24))
+        .collect();
+    if short.is_empty() {
+        format!("HSS/LMS {}", levels.join("+"))
+    } else if short.len() == types.len() {
+        format!("HSS/LMS SHA-256/192 {}", levels.join("+"))
+    } else {
+        let which: Vec<String> = short.iter().map(|i| (i + 1).to_string()).collect();
+        format!(
+            "HSS/LMS {} (level {} SHA-256/192)",
+            levels.join("+"),
+            which.join(", ")
+        )
+    }
 }
 
 /// Describe a key's algorithm from its attributes.
@@ -427,6 +450,8 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
         unique_id: unique_id_of(&v, family),
         trusted: b(CKA_TRUSTED),
         wrap_with_trusted: b(CKA_WRAP_WITH_TRUSTED),
+        start_date: v.get(&CKA_START_DATE).and_then(|x| x.as_date()),
+        end_date: v.get(&CKA_END_DATE).and_then(|x| x.as_date()),
     }
 }
 
@@ -1004,4 +1029,20 @@ pub fn new_key_id(s: &Session) -> p11::Result<Vec<u8>> {
     let mut id = vec![0u8; 16];
     s.generate_random(&mut id)?;
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hss_name;
+
+    #[test]
+    fn hss_names_say_the_hash_where_it_is_sha256_192() {
+        assert_eq!(hss_name(&[5, 5], &[4, 4]), "HSS/LMS H5/W8+H5/W8");
+        assert_eq!(hss_name(&[11], &[7]), "HSS/LMS SHA-256/192 H10/W4");
+        assert_eq!(
+            hss_name(&[6, 10], &[3, 8]),
+            "HSS/LMS H10/W4+H5/W8 (level 2 SHA-256/192)"
+        );
+        assert_eq!(hss_name(&[99], &[]), "HSS/LMS LMS#99");
+    }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 
-use crate::algo::{Curve, MlDsaSet, MlKemSet, SlhDsaSet};
+use crate::algo::{Curve, LmsType, MlDsaSet, MlKemSet, SlhDsaSet};
 
 pub const OID_RSA_ENCRYPTION: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
@@ -264,7 +264,26 @@ impl PublicKey {
             PublicKey::MlKem { set, key } => (key.len(), set.public_key_len(), set.name()),
             PublicKey::SlhDsa { set, key } => (key.len(), set.public_key_len(), set.name()),
             PublicKey::Ec { curve, point } => (point.len(), curve.point_len(), curve.name()),
-            PublicKey::Hss { key } => (key.len(), 60, "HSS (SHA-256/M32)"),
+            PublicKey::Hss { key } => {
+                // The top level's LMS type sets the length: 60 bytes (SHA-256), 52
+                // (SHA-256/192). A type the console does not know is not checked here.
+                let code = key
+                    .get(4..8)
+                    .map(|t| u32::from_be_bytes(t.try_into().expect("4 bytes")) as u64);
+                match code.map(LmsType::from_code) {
+                    None => (key.len(), 60, "HSS"),
+                    Some(None) => return Ok(()),
+                    Some(Some(t)) => (
+                        key.len(),
+                        4 + t.public_key_len(),
+                        if t.m() == 24 {
+                            "HSS (SHA-256/192)"
+                        } else {
+                            "HSS (SHA-256/M32)"
+                        },
+                    ),
+                }
+            }
             PublicKey::Rsa { .. } => return Ok(()),
         };
         if got == want {
@@ -331,6 +350,31 @@ mod tests {
             assert_eq!(PublicKey::from_spki_pem(&k.spki_pem()).unwrap(), k);
         }
         assert!(PublicKey::from_spki_der(b"junk").is_err());
+    }
+
+    #[test]
+    fn hss_public_keys_are_checked_by_their_top_level_type() {
+        let key = |lms: u32, len: usize| {
+            let mut k = 1u32.to_be_bytes().to_vec();
+            k.extend_from_slice(&lms.to_be_bytes());
+            k.resize(len, 7);
+            PublicKey::Hss { key: k }
+        };
+        assert!(key(5, 60).check_size().is_ok());
+        assert!(key(0x0A, 52).check_size().is_ok(), "SHA-256/192");
+        let e = key(0x0A, 60).check_size().unwrap_err();
+        assert!(
+            e.text.contains("HSS (SHA-256/192) keys are 52 bytes"),
+            "{}",
+            e.text
+        );
+        assert!(key(5, 52).check_size().is_err());
+        assert!(
+            key(0x14, 52).check_size().is_ok(),
+            "a type it does not know"
+        );
+        let round = key(0x0B, 52);
+        assert_eq!(PublicKey::from_spki_der(&round.spki_der()).unwrap(), round);
     }
 
     #[test]

@@ -748,6 +748,47 @@ mod cases {
         }
     }
 
+    /// RFC 9858's SHA-256/192 HSS types wherever a module offers HSS: an M24 level over an
+    /// M32 one signs what swverify accepts (lunasim). A module that lists no `CKM_HSS`
+    /// (Kryoptic 1.5.4 implements none; SoftHSM2) refuses the key pair as an unknown
+    /// mechanism — checked, so that the day one of them gains HSS this case fails and the
+    /// M24 types get tested there too.
+    pub fn hss_sha256_192(t: &TestToken) {
+        let s = t.user_session();
+        let mechs = t.module.mechanisms(t.slot).unwrap();
+        let offered = mechs.contains(&CKM_HSS_KEY_PAIR_GEN) && mechs.contains(&CKM_HSS);
+        assert_eq!(offered, t.backend == Backend::LunaSim, "HSS offered");
+        let params = HssParams::new(vec![
+            (LmsType::M24H5, LmotsType::N24W8),
+            (LmsType::H5, LmotsType::W4),
+        ])
+        .unwrap();
+        let spec = KeySpec::Hss {
+            params: params.clone(),
+        };
+        let r = keys::generate(&s, &spec, &attrs("hss_m24"));
+        if !offered {
+            let e = r.expect_err("no HSS, no key");
+            assert_eq!(
+                e.p11().and_then(|e| e.rv()),
+                Some(CKR_MECHANISM_INVALID),
+                "{e}"
+            );
+            return;
+        }
+        let g = r.unwrap();
+        let Some(PublicKey::Hss { key: public }) = g.public_key.clone() else {
+            panic!("an HSS public key")
+        };
+        assert_eq!(public.len(), 52);
+        for msg in [&b"boot"[..], &[0xA5; 5000]] {
+            let sig = s.sign(&Mechanism::new(CKM_HSS), g.private, msg).unwrap();
+            assert_eq!(sig.len(), params.signature_len());
+            swverify::hss::verify(&public, msg, &sig).unwrap();
+            assert!(swverify::hss::verify(&public, msg, &flip(sig, 900)).is_err());
+        }
+    }
+
     pub fn ml_kem_all_sets(t: &TestToken) {
         let s = t.user_session();
         let derived = || {
@@ -879,6 +920,7 @@ suite!(
         pool_async_off_core_threads,
         pool_health_check_replaces_dead_sessions,
         pool_concurrent_callers_get_their_own_sessions,
+        hss_sha256_192,
     ]
 );
 
@@ -910,6 +952,7 @@ suite!(
         pool_concurrent_callers_get_their_own_sessions,
         ml_dsa_all_sets,
         ml_kem_all_sets,
+        hss_sha256_192,
         slh_dsa_all_sets,
     ]
 );
@@ -943,5 +986,6 @@ suite!(
         pool_concurrent_callers_get_their_own_sessions,
         ml_dsa_all_sets,
         ml_kem_all_sets,
+        hss_sha256_192,
     ]
 );

@@ -213,7 +213,7 @@ impl HssKey {
             (None, None) => None,
         };
         let public_key = hex::decode(&kf.public_key).ok()?;
-        if public_key.len() != 60 {
+        if public_key.len() != hss::public_key_len(&kf.levels) {
             return None;
         }
         Some(HssKey {

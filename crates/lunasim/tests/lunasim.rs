@@ -1286,3 +1286,137 @@ fn ouid_identifies_objects_across_a_renumbering_restart() {
     }
     assert_eq!(moved, objects.len(), "every object has a new number");
 }
+
+/// RFC 9858's SHA-256/192 types (M24/N24), alone and under or over an M32 level: keys of
+/// the right size and types, signatures (single- and multi-part) that hsslms and swverify
+/// accept and the token's own verification too, the counter dropping by one each time,
+/// and a restart that signs on from the disk.
+#[test]
+fn sha256_192_hss_keys_sign_for_both_verifiers() {
+    let t = token();
+    let s = t.user_session();
+    let m24 = vec![(LmsType::M24H5, LmotsType::N24W8)];
+    let m24_over_m32 = vec![
+        (LmsType::M24H5, LmotsType::N24W4),
+        (LmsType::H5, LmotsType::W8),
+    ];
+    let m32_over_m24 = vec![
+        (LmsType::H5, LmotsType::W4),
+        (LmsType::M24H5, LmotsType::N24W2),
+    ];
+    for (n, levels) in [m24, m24_over_m32, m32_over_m24].into_iter().enumerate() {
+        let params = HssParams::new(levels.clone()).unwrap();
+        let spec = KeySpec::Hss {
+            params: params.clone(),
+        };
+        let g = keys::generate(&s, &spec, &attrs(&format!("sha256_192_{n}"), true)).unwrap();
+        let Some(PublicKey::Hss { key: public }) = g.public_key.clone() else {
+            panic!("HSS public key")
+        };
+        assert_eq!(public.len(), params.public_key_len(), "{levels:?}");
+        assert_eq!(
+            u32::from_be_bytes(public[4..8].try_into().unwrap()) as u64,
+            levels[0].0.code()
+        );
+        let types = s.get_attribute(g.private, CKA_HSS_LMS_TYPES).unwrap();
+        assert_eq!(types.as_ulongs(), Some(params.lms_codes()));
+        let ots = s.get_attribute(g.private, CKA_HSS_LMOTS_TYPES).unwrap();
+        assert_eq!(ots.as_ulongs(), Some(params.lmots_codes()));
+        let pub_type = s
+            .get_attribute(g.public.unwrap(), CKA_HSS_LMS_TYPE)
+            .unwrap();
+        assert_eq!(pub_type.as_ulong(), Some(levels[0].0.code()));
+        let total = params.capacity() as u64;
+        assert_eq!(remaining(&s, g.private), total);
+        // Past the first bottom tree (32 leaves) where there are two levels.
+        let count = if levels.len() == 2 { 34 } else { 3 };
+        for i in 0..count {
+            let msg = format!("firmware {n}.{i}");
+            let sig = hss_sign(&s, g.private, msg.as_bytes()).unwrap();
+            assert_eq!(sig.len(), params.signature_len(), "{levels:?}");
+            assert_eq!(remaining(&s, g.private), total - 1 - i as u64);
+            swverify::hss::verify(&public, msg.as_bytes(), &sig).expect("swverify accepts");
+            if i == 0 || i == count - 1 {
+                assert!(
+                    python_verify("hss", &public, msg.as_bytes(), &sig, b""),
+                    "hsslms accepts {levels:?} signature {i}"
+                );
+                let mut bad = sig.clone();
+                bad[sig.len() - 30] ^= 1;
+                assert!(!python_verify("hss", &public, msg.as_bytes(), &bad, b""));
+                assert!(swverify::hss::verify(&public, msg.as_bytes(), &bad).is_err());
+            }
+            assert!(s
+                .verify(
+                    &Mechanism::new(CKM_HSS),
+                    g.public.unwrap(),
+                    msg.as_bytes(),
+                    &sig
+                )
+                .unwrap());
+        }
+        // Beyond Luna's single-part limit, in parts.
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        s.sign_init(&Mechanism::new(CKM_HSS), g.private).unwrap();
+        big.chunks(65_536).for_each(|c| s.sign_update(c).unwrap());
+        let sig = s.sign_final().unwrap();
+        swverify::hss::verify(&public, &big, &sig).expect("multi-part, swverify");
+        assert!(
+            python_verify("hss", &public, &big, &sig, b""),
+            "multi-part, hsslms"
+        );
+        assert_eq!(remaining(&s, g.private), total - count as u64 - 1);
+    }
+    // A restart: the keys load from their files and sign on where they stopped.
+    drop(s);
+    t.module.reinitialize().unwrap();
+    let s = t.user_session();
+    let key = keys::find_one(
+        &s,
+        &keys::KeySelector::Label("sha256_192_1".into()),
+        Some(CKO_PRIVATE_KEY),
+    )
+    .unwrap();
+    assert_eq!(remaining(&s, key), 1024 - 35, "M24 over M32, from its file");
+    let public = keys::read_public_key(&s, keys::public_for_private(&s, key).unwrap()).unwrap();
+    let PublicKey::Hss { key: pk } = public else {
+        panic!()
+    };
+    assert_eq!(pk.len(), 52);
+    let sig = hss_sign(&s, key, b"after the restart").unwrap();
+    swverify::hss::verify(&pk, b"after the restart", &sig).unwrap();
+    assert!(python_verify("hss", &pk, b"after the restart", &sig, b""));
+}
+
+/// lunasim refuses what Luna refuses among the new types: one tree hashing two ways, M24
+/// H25, and RFC 9858's SHAKE256 types (Luna lists none).
+#[test]
+fn sha256_192_templates_follow_luna() {
+    let t = token();
+    let s = t.user_session();
+    for (lms, ots) in [(10u64, 4u64), (5, 8), (14, 8), (0x14, 0x10), (0x0F, 0x0C)] {
+        let mut public = Template::new()
+            .ulong(CKA_CLASS, CKO_PUBLIC_KEY)
+            .ulong(CKA_KEY_TYPE, CKK_HSS)
+            .bool(CKA_VERIFY, true);
+        let mut private = Template::new()
+            .ulong(CKA_CLASS, CKO_PRIVATE_KEY)
+            .ulong(CKA_KEY_TYPE, CKK_HSS)
+            .bool(CKA_SIGN, true)
+            .ulong(CKA_HSS_LEVELS, 1)
+            .ulongs(CKA_HSS_LMS_TYPES, &[lms])
+            .ulongs(CKA_HSS_LMOTS_TYPES, &[ots]);
+        let e = s
+            .generate_key_pair(
+                &Mechanism::new(CKM_HSS_KEY_PAIR_GEN),
+                &mut public,
+                &mut private,
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.rv(),
+            Some(CKR_ATTRIBUTE_VALUE_INVALID),
+            "{lms:#x}/{ots:#x}"
+        );
+    }
+}

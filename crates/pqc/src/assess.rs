@@ -23,6 +23,46 @@ pub struct Assessed {
     pub verdict: Verdict,
     /// What to move to, when the policy dates it or leaves it outside.
     pub successor: Option<String>,
+    /// The key's `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`), where set.
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+    /// What the audit trail says of its use (filled by the caller that reads the trail).
+    pub evidence: Evidence,
+}
+
+/// What the audit trail says of a key's use: the signatures it made (files, manifests,
+/// SSH and OpenPGP signatures) and the certificates it issued.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Evidence {
+    /// The trail records a use of the key.
+    pub seen: bool,
+    /// The last recorded use (RFC 3339).
+    pub last_use: Option<String>,
+    /// Signatures made in the last 30 and 90 days.
+    pub uses_30_days: u64,
+    pub uses_90_days: u64,
+    /// The artifacts it signed last, newest first (at most five).
+    pub recent_artifacts: Vec<String>,
+}
+
+/// The order a readiness table lists rows in: what needs doing first — unjudged (a person
+/// must look), past due, deprecated, due within a year — and within each, the keys most
+/// used lately, so an active release-signing key ranks above an unused test key.
+pub fn rank(rows: &mut [Assessed]) {
+    let urgency = |s: Status| match s {
+        Status::Unjudged => 0,
+        Status::PastDue => 1,
+        Status::Deprecated => 2,
+        Status::DueWithinAYear => 3,
+        Status::Ok => 4,
+    };
+    rows.sort_by(|a, b| {
+        urgency(a.verdict.status)
+            .cmp(&urgency(b.verdict.status))
+            .then(b.evidence.uses_90_days.cmp(&a.evidence.uses_90_days))
+            .then(b.evidence.last_use.cmp(&a.evidence.last_use))
+            .then(a.label.cmp(&b.label))
+    });
 }
 
 /// Counts by quantum class and by status.
@@ -79,6 +119,9 @@ pub fn assess(objects: &[ObjectSummary], policy: &Policy, today: Date) -> Vec<As
             purpose,
             verdict,
             successor,
+            start_date: o.start_date.clone(),
+            end_date: o.end_date.clone(),
+            evidence: Evidence::default(),
         }
     })
     .collect()
@@ -205,5 +248,8 @@ pub fn certificate(c: &CertificateInput<'_>, policy: &Policy, today: Date) -> As
         purpose,
         verdict,
         successor,
+        start_date: None,
+        end_date: None,
+        evidence: Evidence::default(),
     }
 }

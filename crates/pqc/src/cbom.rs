@@ -310,6 +310,14 @@ fn key_component(holder: &Holder, o: &ObjectSummary, a: &Assessed, algorithm: &s
     if let Some(b) = key_size(a) {
         props.insert("size".into(), json!(b));
     }
+    // The period PKCS#11 says the key is for (CKA_START_DATE, CKA_END_DATE), as CycloneDX's
+    // date-times (the start of the day, UTC).
+    if let Some(d) = &o.start_date {
+        props.insert("activationDate".into(), json!(format!("{d}T00:00:00Z")));
+    }
+    if let Some(d) = &o.end_date {
+        props.insert("expirationDate".into(), json!(format!("{d}T00:00:00Z")));
+    }
     if kind != "public-key" && o.sensitive == Some(true) {
         props.insert(
             "securedBy".into(),

@@ -143,10 +143,13 @@ pub fn of_key(o: &ObjectSummary, rsa_bits: Option<u32>) -> Algorithm {
         },
         "SLH_DSA" => slh_dsa(pset).unwrap_or_else(|| Algorithm::unknown(name)),
         // SP 800-208 gives LMS/HSS the strength of its hash output: n = 32 bytes with the
-        // SHA-256/256 types lunasim and Luna offer. Mapped to a category as FIPS 205 maps
-        // the same hash-based construction (n = 16/24/32 → 1/3/5).
+        // SHA-256 types, 24 with RFC 9858's SHA-256/192 ones (the console names those
+        // keys "… SHA-256/192 …"; a key with any such level is as strong as that level).
+        // Mapped to a category as FIPS 205 maps the same hash-based construction (n =
+        // 16/24/32 → 1/3/5).
         "HSS" | "LMS" => {
-            let category = if name.contains("M24") { 3 } else { 5 };
+            let short = name.contains("M24") || name.contains("SHA-256/192");
+            let category = if short { 3 } else { 5 };
             Algorithm::new("HSS/LMS", Family::HssLms, None, category)
         }
         "AES" => {
@@ -258,6 +261,24 @@ mod tests {
         assert_eq!(of_name("SLH-DSA-SHAKE-192f").nist_category, 3);
         assert_eq!(of_name("HSS/LMS").class, QuantumClass::PostQuantum);
         assert_eq!(of_name("1.2.3.4").class, QuantumClass::Unknown);
+    }
+
+    #[test]
+    fn hss_categories_follow_the_hash_length() {
+        let hss = |alg: &str| {
+            of_key(
+                &ObjectSummary {
+                    key_type: Some("HSS".into()),
+                    algorithm: alg.into(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .nist_category
+        };
+        assert_eq!(hss("HSS/LMS H5/W8+H5/W8"), 5);
+        assert_eq!(hss("HSS/LMS SHA-256/192 H10/W4"), 3);
+        assert_eq!(hss("HSS/LMS H10/W4+H5/W8 (level 1 SHA-256/192)"), 3);
     }
 
     #[test]

@@ -10,6 +10,6 @@ pub mod cbom;
 pub mod classify;
 pub mod policy;
 
-pub use assess::{assess, certificate, counts, Assessed, CertificateInput, Counts};
+pub use assess::{assess, certificate, counts, rank, Assessed, CertificateInput, Counts, Evidence};
 pub use classify::{Algorithm, Family, QuantumClass};
 pub use policy::{Policy, PolicyError, Purpose, Status, Verdict};

@@ -443,6 +443,16 @@ pub fn verify_manifest_in(
 
 /// Every file a signed manifest lists (in `dir`) against its digest: `r.entries`, and
 /// `r.valid` when all match.
+/// A cleartext-signed text that lists no files (apt's `InRelease`, any text file): the
+/// signature over the text is the verdict.
+pub(crate) fn cleartext_verified(r: &mut VerifyReport) {
+    r.valid = true;
+    r.say(text!(
+        "verify.details.cleartext_ok",
+        "the cleartext signature over the text verifies"
+    ));
+}
+
 pub(crate) fn check_listed(r: &mut VerifyReport, dir: &Path, text: &str) -> Result<()> {
     let mut all = true;
     for (sha, name) in parse_manifest(text)? {

@@ -5,8 +5,11 @@
 //! LMS mode by its type codes, and chains the levels. Written here because no crate from
 //! the reachable registries offers HSS verification that is not the signer's own library.
 //!
-//! Supported: LMS_SHA256_M32_H5..H25 with LMOTS_SHA256_N32_W1..W8 (the SHA-256/M32 family
-//! Luna uses most; `lms-signature` has no M24/SHAKE modes).
+//! Supported: LMS_SHA256_M32_H5..H25 with LMOTS_SHA256_N32_W1..W8 (RFC 8554), and RFC
+//! 9858's SHA-256/192 family, LMS_SHA256_M24_H5..H25 with LMOTS_SHA256_N24_W1..W8 (every
+//! hash SHA-256 cut to 24 bytes); levels may mix them. `lms-signature` has no M24 (nor
+//! SHAKE) modes, so M24 trees go to this crate's RFC 8554 code, checked against RFC 9858's
+//! test vector. The SHAKE256 types are refused as unsupported.
 
 use lms_signature::lms::{LmsSha256M32H10, LmsSha256M32H5};
 use lms_signature::ots::{
@@ -15,16 +18,26 @@ use lms_signature::ots::{
 
 use crate::{Result, VerifyError};
 
-/// LMS type code → tree height (SHA-256, m = 32).
-pub fn lms_height(lms_type: u32) -> Option<u32> {
+/// LMS type code → (m, tree height): SHA-256 (m = 32) and SHA-256/192 (m = 24).
+pub fn lms_mh(lms_type: u32) -> Option<(usize, u32)> {
     match lms_type {
-        5 => Some(5),
-        6 => Some(10),
-        7 => Some(15),
-        8 => Some(20),
-        9 => Some(25),
+        5 => Some((32, 5)),
+        6 => Some((32, 10)),
+        7 => Some((32, 15)),
+        8 => Some((32, 20)),
+        9 => Some((32, 25)),
+        10 => Some((24, 5)),
+        11 => Some((24, 10)),
+        12 => Some((24, 15)),
+        13 => Some((24, 20)),
+        14 => Some((24, 25)),
         _ => None,
     }
+}
+
+/// LMS type code → tree height.
+pub fn lms_height(lms_type: u32) -> Option<u32> {
+    lms_mh(lms_type).map(|(_, h)| h)
 }
 
 /// LM-OTS type code → (n, p).
@@ -34,11 +47,20 @@ pub fn lmots_np(ots_type: u32) -> Option<(usize, usize)> {
         2 => Some((32, 133)),
         3 => Some((32, 67)),
         4 => Some((32, 34)),
+        5 => Some((24, 200)),
+        6 => Some((24, 101)),
+        7 => Some((24, 51)),
+        8 => Some((24, 26)),
         _ => None,
     }
 }
 
-const M: usize = 32;
+/// Length of an LMS public key of this LMS type: types, I (16), T[1] (m).
+fn lms_public_len(lms_type: u32) -> Result<usize> {
+    lms_mh(lms_type)
+        .map(|(m, _)| 24 + m)
+        .ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))
+}
 
 fn be32(b: &[u8], at: usize) -> Result<u32> {
     b.get(at..at + 4)
@@ -53,13 +75,10 @@ fn lms_signature_len(sig: &[u8], at: usize) -> Result<usize> {
         .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
     let ots_len = 4 + n + p * n;
     let lms_type = be32(sig, at + 4 + ots_len)?;
-    let h = lms_height(lms_type)
-        .ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
-    Ok(4 + ots_len + 4 + h as usize * M)
+    let (m, h) =
+        lms_mh(lms_type).ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
+    Ok(4 + ots_len + 4 + h as usize * m)
 }
-
-/// Length of an LMS public key: type, OTS type, I (16), T[1] (m).
-const LMS_PUBLIC_LEN: usize = 4 + 4 + 16 + M;
 
 /// Verify one LMS signature over `message` with an LMS public key. Trees of height 5 and
 /// 10 go to `lms-signature`; it cannot instantiate 15–25 (its type-level array sizes exceed
@@ -108,12 +127,18 @@ fn verify_lms_crate(
 }
 
 /// RFC 8554 Algorithms 4b and 6a (LM-OTS candidate key, LMS verification) for the SHA-256
-/// n = m = 32 types, any tree height.
+/// n = m = 32 types and RFC 9858's SHA-256/192 n = m = 24 ones (SHA-256's first 24 bytes,
+/// for every hash), any tree height.
 pub mod rfc8554 {
     use sha2::{Digest, Sha256};
 
-    use super::{be32, lmots_np, lms_height, M};
+    use super::{be32, lmots_np, lms_mh};
     use crate::{Result, VerifyError};
+
+    /// SHA-256 of what `h` was fed, cut to `n` bytes.
+    fn cut(h: Sha256, n: usize) -> Vec<u8> {
+        h.finalize()[..n].to_vec()
+    }
 
     const D_PBLC: [u8; 2] = [0x80, 0x80];
     const D_MESG: [u8; 2] = [0x81, 0x81];
@@ -121,12 +146,16 @@ pub mod rfc8554 {
     const D_INTR: [u8; 2] = [0x83, 0x83];
 
     fn w_of(ots_type: u32) -> Option<(u32, u32)> {
-        // (w, left shift of the checksum)
+        // (w, left shift of the checksum): RFC 8554 Table 1, RFC 9858 §4.
         match ots_type {
             1 => Some((1, 7)),
             2 => Some((2, 6)),
             3 => Some((4, 4)),
             4 => Some((8, 0)),
+            5 => Some((1, 8)),
+            6 => Some((2, 6)),
+            7 => Some((4, 4)),
+            8 => Some((8, 0)),
             _ => None,
         }
     }
@@ -148,14 +177,15 @@ pub mod rfc8554 {
     }
 
     /// Algorithm 4b: the LM-OTS public key a signature implies. `hash_message` completes
-    /// the message hash from its prefix (the message fed whole, or streamed beforehand).
+    /// the message hash from its prefix (the message fed whole, or streamed beforehand);
+    /// its first n bytes count.
     fn candidate_ots_key(
         ots_type: u32,
         sig: &[u8],
         hash_message: &mut dyn FnMut(Sha256) -> [u8; 32],
         id: &[u8],
         q: u32,
-    ) -> Result<[u8; 32]> {
+    ) -> Result<Vec<u8>> {
         let (n, p) = lmots_np(ots_type)
             .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
         let (w, ls) = w_of(ots_type)
@@ -169,10 +199,11 @@ pub mod rfc8554 {
         let y = &sig[4 + n..];
         let qb = q.to_be_bytes();
         let q_hash = hash_message(message_prefix(id, q, c));
+        let q_hash = &q_hash[..n];
         let max = (1u32 << w) - 1;
         let mut sum = 0u32;
         for i in 0..(n * 8 / w as usize) {
-            sum += max - coef(&q_hash, i, w);
+            sum += max - coef(q_hash, i, w);
         }
         let cksm = ((sum << ls) as u16).to_be_bytes();
         let mut qa = q_hash.to_vec();
@@ -183,20 +214,21 @@ pub mod rfc8554 {
             .chain_update(D_PBLC);
         for i in 0..p {
             let a = coef(&qa, i, w);
-            let mut tmp: [u8; 32] = y[i * n..(i + 1) * n].try_into().expect("n = 32");
+            let mut tmp = y[i * n..(i + 1) * n].to_vec();
             for j in a..max {
-                tmp = Sha256::new()
-                    .chain_update(id)
-                    .chain_update(qb)
-                    .chain_update((i as u16).to_be_bytes())
-                    .chain_update([j as u8])
-                    .chain_update(tmp)
-                    .finalize()
-                    .into();
+                tmp = cut(
+                    Sha256::new()
+                        .chain_update(id)
+                        .chain_update(qb)
+                        .chain_update((i as u16).to_be_bytes())
+                        .chain_update([j as u8])
+                        .chain_update(&tmp),
+                    n,
+                );
             }
-            pub_hash.update(tmp);
+            pub_hash.update(&tmp);
         }
-        Ok(pub_hash.finalize().into())
+        Ok(cut(pub_hash, n))
     }
 
     /// Algorithm 6a: verify one LMS signature.
@@ -212,23 +244,28 @@ pub mod rfc8554 {
         signature: &[u8],
         hash_message: &mut dyn FnMut(Sha256) -> [u8; 32],
     ) -> Result<()> {
-        if public_key.len() != 8 + 16 + M {
-            return Err(VerifyError::BadKey(format!(
-                "an LMS public key is {} bytes, not {}",
-                8 + 16 + M,
-                public_key.len()
-            )));
-        }
         let lms_type = be32(public_key, 0)?;
         let ots_type = be32(public_key, 4)?;
-        let h = lms_height(lms_type)
+        let (m, h) = lms_mh(lms_type)
             .ok_or_else(|| VerifyError::Unsupported(format!("LMS type {lms_type}")))?;
         let (n, p) = lmots_np(ots_type)
             .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
+        if public_key.len() != 8 + 16 + m {
+            return Err(VerifyError::BadKey(format!(
+                "an LMS public key of type {lms_type} is {} bytes, not {}",
+                8 + 16 + m,
+                public_key.len()
+            )));
+        }
+        if m != n {
+            return Err(VerifyError::BadKey(format!(
+                "LMS type {lms_type} (m = {m}) with LM-OTS type {ots_type} (n = {n}): one tree hashes with one function"
+            )));
+        }
         let id = &public_key[8..24];
         let t1 = &public_key[24..];
         let ots_len = 4 + n + p * n;
-        if signature.len() != 4 + ots_len + 4 + h as usize * M {
+        if signature.len() != 4 + ots_len + 4 + h as usize * m {
             return Err(VerifyError::BadSignature(
                 "LMS signature length does not fit its types".into(),
             ));
@@ -245,33 +282,26 @@ pub mod rfc8554 {
         let kc = candidate_ots_key(ots_type, &signature[4..4 + ots_len], hash_message, id, q)?;
         let path = &signature[4 + ots_len + 4..];
         let mut node = (1u64 << h) + q as u64;
-        let mut tmp: [u8; 32] = Sha256::new()
-            .chain_update(id)
-            .chain_update((node as u32).to_be_bytes())
-            .chain_update(D_LEAF)
-            .chain_update(kc)
-            .finalize()
-            .into();
+        let mut tmp = cut(
+            Sha256::new()
+                .chain_update(id)
+                .chain_update((node as u32).to_be_bytes())
+                .chain_update(D_LEAF)
+                .chain_update(kc),
+            m,
+        );
         let mut i = 0usize;
         while node > 1 {
-            let sibling = &path[i * M..(i + 1) * M];
+            let sibling = &path[i * m..(i + 1) * m];
             let parent = ((node / 2) as u32).to_be_bytes();
             let hasher = Sha256::new()
                 .chain_update(id)
                 .chain_update(parent)
                 .chain_update(D_INTR);
             tmp = if node % 2 == 1 {
-                hasher
-                    .chain_update(sibling)
-                    .chain_update(tmp)
-                    .finalize()
-                    .into()
+                cut(hasher.chain_update(sibling).chain_update(&tmp), m)
             } else {
-                hasher
-                    .chain_update(tmp)
-                    .chain_update(sibling)
-                    .finalize()
-                    .into()
+                cut(hasher.chain_update(&tmp).chain_update(sibling), m)
             };
             node /= 2;
             i += 1;
@@ -293,10 +323,11 @@ pub struct HssPublicKey {
 }
 
 pub fn parse_public_key(public_key: &[u8]) -> Result<HssPublicKey> {
-    if public_key.len() != 4 + LMS_PUBLIC_LEN {
+    let lms_type = be32(public_key, 4).map_err(|_| VerifyError::BadKey("truncated".into()))?;
+    let want = 4 + lms_public_len(lms_type)?;
+    if public_key.len() != want {
         return Err(VerifyError::BadKey(format!(
-            "an HSS public key is {} bytes, not {}",
-            4 + LMS_PUBLIC_LEN,
+            "an HSS public key of LMS type {lms_type} is {want} bytes, not {}",
             public_key.len()
         )));
     }
@@ -332,10 +363,11 @@ fn verify_upper_levels(public_key: &[u8], signature: &[u8]) -> Result<(Vec<u8>, 
             .get(at..at + len)
             .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
         at += len;
+        let next_len = lms_public_len(be32(signature, at)?)?;
         let next = signature
-            .get(at..at + LMS_PUBLIC_LEN)
+            .get(at..at + next_len)
             .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
-        at += LMS_PUBLIC_LEN;
+        at += next_len;
         verify_lms(&key, next, sig)?;
         key = next.to_vec();
     }
@@ -364,8 +396,11 @@ impl StreamingVerifier {
         let (bottom_key, at) = verify_upper_levels(public_key, signature)?;
         let bottom_sig = signature[at..].to_vec();
         let q = be32(&bottom_sig, 0)?;
+        let ots_type = be32(&bottom_sig, 4)?;
+        let (n, _) = lmots_np(ots_type)
+            .ok_or_else(|| VerifyError::Unsupported(format!("LM-OTS type {ots_type}")))?;
         let c = bottom_sig
-            .get(8..8 + M)
+            .get(8..8 + n)
             .ok_or_else(|| VerifyError::BadSignature("truncated".into()))?;
         let id = &bottom_key[8..24];
         let hasher = rfc8554::message_prefix(id, q, c);
@@ -521,6 +556,90 @@ mod tests {
         bad[20] ^= 1;
         assert!(streamed(&msg, &bad, 4096).is_err());
         assert!(StreamingVerifier::new(&pk, &sig[..sig.len() - 1]).is_err());
+    }
+
+    /// RFC 9858's test case 1 (draft-fluhrer-lms-more-parm-sets): one level,
+    /// LMS_SHA256_M24_H5 with LMOTS_SHA256_N24_W8, message "Test message for SHA256-192\n".
+    fn rfc_9858_case_1() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let pk = concat!(
+            "000000010000000a00000008202122232425262728292a2b2c2d2e2f2c571450aed99cfb4f4ac285",
+            "da14882796618314508b12d2",
+        );
+        let sig = concat!(
+            "0000000000000005000000080b5040a18c1b5cabcbc85b047402ec6294a30dd8da8fc3dae13b9f08",
+            "75f09361dc77fcc4481ea463c073716249719193614b835b4694c059f12d3aedd34f3db93f3580fb",
+            "88743b8b3d0648c0537b7a50e433d7ea9d6672fffc5f42770feab4f98eb3f3b23fd2061e4d0b38f8",
+            "32860ae76673ad1a1a52a9005dcf1bfb56fe16ff723627612f9a48f790f3c47a67f870b81e919d99",
+            "919c8db48168838cece0abfb683da48b9209868be8ec10c63d8bf80d36498dfc205dc45d0dd87057",
+            "2d6d8f1d90177cf5137b8bbf7bcb67a46f86f26cfa5a44cbcaa4e18da099a98b0b3f96d5ac8ac375",
+            "d8da2a7c248004ba11d7ac775b9218359cddab4cf8ccc6d54cb7e1b35a36ddc9265c087063d2fc67",
+            "42a7177876476a324b03295bfed99f2eaf1f38970583c1b2b616aad0f31cd7a4b1bb0a51e477e94a",
+            "01bbb4d6f8866e2528a159df3d6ce244d2b6518d1f0212285a3c2d4a927054a1e1620b5b02aab0c8",
+            "c10ed48ae518ea73cba81fcfff88bff461dac51e7ab4ca75f47a6259d24820b9995792d139f61ae2",
+            "a8186ae4e3c9bfe0af2cc717f424f41aa67f03faedb0665115f2067a46843a4cbbd297d5e83bc1aa",
+            "fc18d1d03b3d894e8595a6526073f02ab0f08b99fd9eb208b59ff6317e5545e6f9ad5f9c183abd04",
+            "3d5acd6eb2dd4da3f02dbc3167b468720a4b8b92ddfe7960998bb7a0ecf2a26a37598299413f7b2a",
+            "ecd39a30cec527b4d9710c4473639022451f50d01c0457125da0fa4429c07dad859c846cbbd93ab5",
+            "b91b01bc770b089cfede6f651e86dd7c15989c8b5321dea9ca608c71fd862323072b827cee7a7e28",
+            "e4e2b999647233c3456944bb7aef9187c96b3f5b79fb98bc76c3574dd06f0e95685e5b3aef3a54c4",
+            "155fe3ad817749629c30adbe897c4f4454c86c490000000ae9ca10eaa811b22ae07fb195e3590a33",
+            "4ea64209942fbae338d19f152182c807d3c40b189d3fcbea942f44682439b191332d33ae0b761a2a",
+            "8f984b56b2ac2fd4ab08223a69ed1f7719c7aa7e9eee96504b0e60c6bb5c942d695f0493eb25f80a",
+            "5871cffd131d0e04ffe5065bc7875e82d34b40b69dd9f3c1",
+        );
+        let msg = "54657374206d65737361676520666f72205348413235362d3139320a";
+        (unhex(pk), unhex(msg), unhex(sig))
+    }
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn sha256_192_verifies_rfc_9858_test_case_1() {
+        let (pk, msg, sig) = rfc_9858_case_1();
+        assert_eq!(
+            parse_public_key(&pk).unwrap(),
+            HssPublicKey {
+                levels: 1,
+                lms_type: 10,
+                ots_type: 8
+            }
+        );
+        assert_eq!(verify(&pk, &msg, &sig), Ok(()));
+        assert_eq!(verify_reader(&pk, &mut &msg[..], &sig), Ok(()));
+        let mut v = StreamingVerifier::new(&pk, &sig).unwrap();
+        msg.chunks(5).for_each(|c| v.update(c));
+        assert_eq!(v.finish(), Ok(()));
+        assert_eq!(verify(&pk, &msg[1..], &sig), Err(VerifyError::Mismatch));
+        for at in [4usize, 8, 12, 40, 400, 700, 783] {
+            let mut bad = sig.clone();
+            bad[at] ^= 1;
+            assert!(verify(&pk, &msg, &bad).is_err(), "byte {at} changed");
+        }
+        assert!(verify(&pk, &msg, &sig[..783]).is_err());
+        assert_eq!(capacity(&[10]), Some(32));
+        assert_eq!(capacity(&[11, 6]), Some(1 << 20));
+        // The same key announcing an N32 LM-OTS type: one tree, one hash.
+        let mut mixed = pk.clone();
+        mixed[8..12].copy_from_slice(&4u32.to_be_bytes());
+        assert!(verify(&mixed, &msg, &sig).is_err());
+    }
+
+    #[test]
+    fn shake_types_are_refused_as_unsupported() {
+        // RFC 9858's test case 2 key (LMS_SHAKE_M24_H5, LMOTS_SHAKE_N24_W8).
+        let pk = unhex(concat!(
+            "000000010000001400000010505152535455565758595a5b5c5d5e5fdb54a4509901051c",
+            "01e26d9990e550347986da87924ff0b1"
+        ));
+        assert!(matches!(
+            parse_public_key(&pk),
+            Err(VerifyError::Unsupported(_))
+        ));
     }
 
     #[test]

@@ -41,8 +41,41 @@ const PRESETS: Preset[] = [
   { id: "generic-secret", group: "secret", label: "generate.preset_generic", spec: { kind: "generic-secret", bits: 256 } },
 ];
 
-const LMS: LmsType[] = ["LMS_SHA256_M32_H5", "LMS_SHA256_M32_H10", "LMS_SHA256_M32_H15", "LMS_SHA256_M32_H20", "LMS_SHA256_M32_H25"];
-const LMOTS: LmotsType[] = ["LMOTS_SHA256_N32_W1", "LMOTS_SHA256_N32_W2", "LMOTS_SHA256_N32_W4", "LMOTS_SHA256_N32_W8"];
+// SHA-256 (M32/N32) and RFC 9858's SHA-256/192 (M24/N24). A level's LM-OTS type hashes as
+// its LMS type does: the LM-OTS list shows that hash's types, and a change of the LMS
+// type's hash carries the Winternitz parameter over.
+const LMS: LmsType[] = [
+  "LMS_SHA256_M32_H5",
+  "LMS_SHA256_M32_H10",
+  "LMS_SHA256_M32_H15",
+  "LMS_SHA256_M32_H20",
+  "LMS_SHA256_M32_H25",
+  "LMS_SHA256_M24_H5",
+  "LMS_SHA256_M24_H10",
+  "LMS_SHA256_M24_H15",
+  "LMS_SHA256_M24_H20",
+  "LMS_SHA256_M24_H25",
+];
+const LMOTS: LmotsType[] = [
+  "LMOTS_SHA256_N32_W1",
+  "LMOTS_SHA256_N32_W2",
+  "LMOTS_SHA256_N32_W4",
+  "LMOTS_SHA256_N32_W8",
+  "LMOTS_SHA256_N24_W1",
+  "LMOTS_SHA256_N24_W2",
+  "LMOTS_SHA256_N24_W4",
+  "LMOTS_SHA256_N24_W8",
+];
+const lmsBytes = (l: LmsType) => (l.includes("_M24_") ? 24 : 32);
+const lmotsBytes = (o: LmotsType) => (o.includes("_N24_") ? 24 : 32);
+/// The level with its LMS type set to `l`, its LM-OTS type moved to `l`'s hash if needed.
+function withLms(level: [LmsType, LmotsType], l: LmsType): [LmsType, LmotsType] {
+  const n = lmsBytes(l);
+  const o = level[1];
+  if (lmotsBytes(o) === n) return [l, o];
+  const w = o.slice(o.lastIndexOf("_"));
+  return [l, LMOTS.find((x) => lmotsBytes(x) === n && x.endsWith(w)) ?? o];
+}
 
 type T = TFunction;
 type Fmt = ReturnType<typeof useFormat>;
@@ -234,7 +267,7 @@ export function GenerateDialog({
               <span>{t("generate.level", { n: i + 1 })}</span>
               <select
                 value={lv[0]}
-                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [e.target.value as LmsType, x[1]] : x)))}
+                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? withLms(x, e.target.value as LmsType) : x)))}
                 aria-label={t("generate.level_lms", { n: i + 1 })}
                 disabled={busy}
               >
@@ -248,7 +281,7 @@ export function GenerateDialog({
                 aria-label={t("generate.level_lmots", { n: i + 1 })}
                 disabled={busy}
               >
-                {LMOTS.map((x) => (
+                {LMOTS.filter((x) => lmotsBytes(x) === lmsBytes(lv[0])).map((x) => (
                   <option key={x}>{x}</option>
                 ))}
               </select>

@@ -10,6 +10,11 @@ import { api, newJobId } from "../ipc";
 import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../state";
 import { useCommand } from "../useCommand";
 
+// The OpenPGP formats (Ed25519, ECDSA and RSA keys).
+const OPENPGP_FORMATS: SignFormat[] = ["openpgp", "openpgp_binary", "openpgp_cleartext"];
+// The "apt repository" preset: for a file named Release, Release.gpg (armored) and InRelease.
+const APT_FORMATS: SignFormat[] = ["openpgp", "openpgp_cleartext"];
+
 type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
 
 /** Whether a key can make a format (as the backend decides: crates/console/src/sign/formats.rs). */
@@ -19,7 +24,7 @@ function canMake(k: SigningKeyView, f: SignFormat): boolean {
   // signatures (ssh-keygen -Y verify) Ed25519 and ECDSA P-256 keys.
   if (f === "minisign") return s.scheme === "ed25519";
   if (f === "sshsig") return s.scheme === "ed25519" || (s.scheme === "ecdsa" && s.curve === "P256");
-  if (f === "openpgp" || f === "openpgp_binary") return ["ed25519", "ecdsa", "rsa-pss"].includes(s.scheme);
+  if (OPENPGP_FORMATS.includes(f)) return ["ed25519", "ecdsa", "rsa-pss"].includes(s.scheme);
   return true;
 }
 
@@ -112,11 +117,17 @@ export function SignView() {
   const canSshsig = signers.some((k) => canMake(k, "sshsig"));
   // Formats no key can make are kept out of the request (and shown unchecked).
   const chosen = formats.filter((f) =>
-    f === "minisign" ? canMinisign : f === "sshsig" ? canSshsig : f === "openpgp" || f === "openpgp_binary" ? canOpenpgp : true,
+    f === "minisign" ? canMinisign : f === "sshsig" ? canSshsig : OPENPGP_FORMATS.includes(f) ? canOpenpgp : true,
   );
-  const openpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
+  // Detached OpenPGP (armored or binary); `openpgp`: any OpenPGP output, cleartext too (the
+  // kit's OpenPGP certificate, SHA256SUMS.asc with the manifest).
+  const detachedOpenpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
+  const openpgp = detachedOpenpgp || chosen.includes("openpgp_cleartext");
   const toggleOpenpgp = () =>
-    setFormats((cur) => (openpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
+    setFormats((cur) => (detachedOpenpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
+  // An apt repository's Release, signed as apt reads it: InRelease and an armored Release.gpg.
+  const aptPreset = chosen.length === APT_FORMATS.length && APT_FORMATS.every((f) => chosen.includes(f));
+  const aptWithoutRelease = aptPreset && checks.length > 0 && !checks.some((c) => c.name === "Release");
   const setOpenpgpBinary = (binary: boolean) =>
     setFormats((cur) => cur.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)));
   const good = checks.filter((c) => !c.problem).length;
@@ -362,6 +373,24 @@ export function SignView() {
         )}
         <fieldset className="radio-row">
           <legend>{t("sign.formats")}</legend>
+          <div className="inline-form preset-row">
+            <button
+              onClick={() => {
+                setFormats(APT_FORMATS);
+                setManifest(false);
+              }}
+              disabled={!!job || !canOpenpgp}
+              title={canOpenpgp ? t("sign.preset_apt_hint") : t("sign.openpgp_needs_key")}
+              data-testid="preset-apt"
+            >
+              {t("sign.preset_apt")}
+            </button>
+            {aptPreset && (
+              <span className={aptWithoutRelease ? "small warn-text" : "small muted"} data-testid="apt-note">
+                {aptWithoutRelease ? t("sign.apt_no_release") : t("sign.apt_outputs")}
+              </span>
+            )}
+          </div>
           <label>
             <input
               type="checkbox"
@@ -410,10 +439,16 @@ export function SignView() {
             {t("sign.fmt_bundle")}
           </label>
           <label title={canOpenpgp ? undefined : t("sign.openpgp_needs_key")}>
-            <input type="checkbox" checked={openpgp} onChange={toggleOpenpgp} disabled={!!job || !canOpenpgp} data-testid="fmt-openpgp" />{" "}
+            <input
+              type="checkbox"
+              checked={detachedOpenpgp}
+              onChange={toggleOpenpgp}
+              disabled={!!job || !canOpenpgp}
+              data-testid="fmt-openpgp"
+            />{" "}
             {t("sign.fmt_openpgp")}
           </label>
-          {openpgp && (
+          {detachedOpenpgp && (
             <label>
               <input
                 type="checkbox"
@@ -425,6 +460,16 @@ export function SignView() {
               {t("sign.fmt_openpgp_binary")}
             </label>
           )}
+          <label title={canOpenpgp ? t("sign.fmt_openpgp_cleartext_hint") : t("sign.openpgp_needs_key")}>
+            <input
+              type="checkbox"
+              checked={chosen.includes("openpgp_cleartext")}
+              onChange={() => toggleFormat("openpgp_cleartext")}
+              disabled={!!job || !canOpenpgp}
+              data-testid="fmt-openpgp-cleartext"
+            />{" "}
+            {t("sign.fmt_openpgp_cleartext")}
+          </label>
           <label title={canMinisign ? undefined : t("sign.minisign_needs_key")}>
             <input
               type="checkbox"

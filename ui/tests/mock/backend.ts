@@ -312,6 +312,8 @@ function summary(
     usage_count: null,
     trusted: cls === "PRIVATE_KEY" ? null : false,
     wrap_with_trusted: priv ? false : null,
+    start_date: null,
+    end_date: null,
   };
 }
 
@@ -554,7 +556,9 @@ export function install(cfg: MockConfig = {}) {
       suggested_label: `${p}_${tag}_2026_11`,
       signature_capacity: capacity,
       signature_len: spec.kind === "ml-dsa" ? 3309 : null,
-      public_key_len: spec.kind === "ml-dsa" ? 1952 : null,
+      // HSS: u32 L, the top level's LMS types and I, and its root (24 bytes for SHA-256/192).
+      public_key_len:
+        spec.kind === "ml-dsa" ? 1952 : spec.kind === "hss" ? 28 + (spec.params.levels[0]?.[0].includes("_M24_") ? 24 : 32) : null,
       keygen_warning: warning,
       mechanism: spec.kind === "ml-dsa" ? "CKM_ML_DSA_KEY_PAIR_GEN" : "CKM_HSS_KEY_PAIR_GEN",
     };
@@ -1620,7 +1624,7 @@ export function install(cfg: MockConfig = {}) {
       const canMake = (k: ObjectSummary, f: string) =>
         f === "minisign"
           ? k.algorithm === "Ed25519"
-          : f === "sshsig" || f === "openpgp" || f === "openpgp_binary"
+          : f === "sshsig" || f === "openpgp" || f === "openpgp_binary" || f === "openpgp_cleartext"
             ? k.algorithm === "Ed25519" || k.algorithm.startsWith("ECDSA")
             : true;
       const stem = (k: ObjectSummary) => k.label.replace(/[^A-Za-z0-9_-]/g, "_");
@@ -1724,11 +1728,30 @@ export function install(cfg: MockConfig = {}) {
         }
         ch.onmessage({ stage: "signing", index: i });
         await new Promise((r) => setTimeout(r, 40));
+        // As the backend names them: an apt repository's Release gets InRelease and an
+        // armored Release.gpg (crates/console/src/sign/openpgp.rs); with several keys every
+        // output but the .p7s is named for its key.
+        const dir = path.slice(0, path.length - name.length);
         const suffix = (f: SignFormat) =>
-          ({ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", minisign: ".minisig", sshsig: ".sshsig" })[f];
+          ({
+            cms: ".p7s",
+            raw: ".sig",
+            bundle: ".sig.json",
+            openpgp: ".asc",
+            openpgp_binary: ".gpg",
+            openpgp_cleartext: ".clearsigned",
+            minisign: ".minisig",
+            sshsig: ".sshsig",
+          })[f];
+        const single = (f: SignFormat) =>
+          name === "Release" && f === "openpgp"
+            ? `${dir}Release.gpg`
+            : name === "Release" && f === "openpgp_cleartext"
+              ? `${dir}InRelease`
+              : `${path}${suffix(f)}`;
         const outputs = req.formats.flatMap((f) =>
           f === "cms" || !several
-            ? [{ format: f, path: `${path}${suffix(f)}`, verified: true, signed_by: signers.filter((k) => canMake(k, f)).map((k) => k.label) }]
+            ? [{ format: f, path: single(f), verified: true, signed_by: signers.filter((k) => canMake(k, f)).map((k) => k.label) }]
             : signers
                 .filter((k) => canMake(k, f))
                 .map((k) => ({ format: f, path: `${path}.${stem(k)}${suffix(f)}`, verified: true, signed_by: [k.label] })),

@@ -152,3 +152,45 @@ test("a generation that fails in the background says so in a notification; in th
   assert.equal(await page.getByTestId("keygen-indicator").count(), 0);
   assert.deepEqual(page.errors, []);
 });
+
+test("an HSS level in SHA-256/192 lists its own LM-OTS types, keeps w across a change of hash, and is what the request carries", async () => {
+  const page = await openApp(browser, { objects: 5, keygen: { steps: 1, stepMs: 10 } });
+  await openGenerate(page);
+  const lms = page.getByLabel("Level 1 LMS type");
+  const ots = page.getByLabel("Level 1 LM-OTS type");
+  assert.ok((await lms.locator("option").allTextContents()).includes("LMS_SHA256_M24_H10"));
+  await lms.selectOption("LMS_SHA256_M24_H5");
+  assert.equal(await ots.inputValue(), "LMOTS_SHA256_N24_W8", "w = 8 carried over to N24");
+  assert.deepEqual(await ots.locator("option").allTextContents(), [
+    "LMOTS_SHA256_N24_W1",
+    "LMOTS_SHA256_N24_W2",
+    "LMOTS_SHA256_N24_W4",
+    "LMOTS_SHA256_N24_W8",
+  ]);
+  await ots.selectOption("LMOTS_SHA256_N24_W4");
+  await page.getByTestId("spec-info").getByText("52 bytes (checked after generation)").waitFor();
+  assert.match(await page.getByTestId("hss-capacity").innerText(), /1,024/);
+  // Level 2 stays SHA-256: levels may differ.
+  assert.equal(await page.getByLabel("Level 2 LM-OTS type").inputValue(), "LMOTS_SHA256_N32_W8");
+  await shot(page, "61-generate-hss-sha256-192");
+  await page.getByTestId("generate-submit").click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  const req = (await calls(page, "generate_key"))[0].args.request;
+  assert.deepEqual(req.spec, {
+    kind: "hss",
+    params: {
+      levels: [
+        ["LMS_SHA256_M24_H5", "LMOTS_SHA256_N24_W4"],
+        ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
+      ],
+    },
+  });
+  // Back to SHA-256: the LM-OTS type follows with its w.
+  await page.getByTestId("generate-key").click();
+  await page.getByTestId("preset").selectOption("hss");
+  await lms.selectOption("LMS_SHA256_M24_H10");
+  await ots.selectOption("LMOTS_SHA256_N24_W2");
+  await lms.selectOption("LMS_SHA256_M32_H10");
+  assert.equal(await ots.inputValue(), "LMOTS_SHA256_N32_W2");
+  assert.deepEqual(page.errors, []);
+});

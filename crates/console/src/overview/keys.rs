@@ -284,7 +284,8 @@ pub(super) async fn certificates(c: &Console, cards: &[PartitionCard]) -> Sectio
 }
 
 /// Per logged-in partition, the keys the settings' post-quantum policy dates: past due
-/// (critical), deprecated or due within a year (warning), named with the policy.
+/// (critical), deprecated or due within a year (warning), named with the policy and how
+/// much each signed over the last 90 days (the most used first).
 pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
     let policy = c.settings().pqc_policy;
     for card in cards.iter_mut().filter(|c| c.login.is_some()) {
@@ -301,7 +302,12 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
             p.objects
                 .iter()
                 .filter(|o| want.contains(&o.verdict.status))
-                .map(|o| format!("{} ({})", o.label, o.algorithm.name))
+                .map(|o| {
+                    format!(
+                        "{} ({}; {})",
+                        o.label, o.algorithm.name, o.evidence.uses_90_days
+                    )
+                })
                 .collect()
         };
         use hsmc_pqc::Status as St;
@@ -315,7 +321,7 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
                     S::Critical,
                     text!(
                         "overview.pqc_past_due",
-                        "{{n}} key(s) disallowed under {{policy}}: {{keys}}. Replace them (hsmc pqc names a successor).",
+                        "{{n}} key(s) disallowed under {{policy}} (each with its signatures over the last 90 days): {{keys}}. Replace them (hsmc pqc names a successor).",
                         n = past.len(),
                         policy = &r.policy,
                         keys = past.join(", ")
@@ -332,7 +338,7 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
                     S::Warning,
                     text!(
                         "overview.pqc_due_soon",
-                        "{{n}} key(s) deprecated, or disallowed within a year, under {{policy}}: {{keys}}.",
+                        "{{n}} key(s) deprecated, or disallowed within a year, under {{policy}} (each with its signatures over the last 90 days): {{keys}}.",
                         n = soon.len(),
                         policy = &r.policy,
                         keys = soon.join(", ")

@@ -4,12 +4,14 @@
 //! carries it (raw and bundle spend one HSS one-time key, not two). A new format is a
 //! type implementing [`Format`] and a [`SignFormat`] variant that names it.
 
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use p11::Session;
 use signing::formats::{Bundle, BundleFile, BundleKey, BUNDLE_FORMAT};
 use signing::hashing::Digests;
 use signing::input::InputFile;
+use signing::output::beside;
 use signing::whole::{FileSigner, SignPath};
 use signing::SignError;
 
@@ -30,6 +32,17 @@ pub trait Format: Sync {
     fn accepts(&self, _key: &SigningKey) -> Result<(), SignError> {
         Ok(())
     }
+    /// Where the output for `input` goes: its name with the suffix added, beside it or in
+    /// `out_dir`. Asked for every format before the HSM signs anything for the file; an
+    /// `Err` refuses the file (a name whose output the format cannot make as it should be).
+    fn output_path(&self, input: &InputFile, out_dir: Option<&Path>) -> Result<PathBuf, SignError> {
+        Ok(beside(&input.path, out_dir, self.suffix()))
+    }
+    /// Whether this file can be signed in this format (cleartext needs text), asked for
+    /// every format before the HSM signs anything for the file.
+    fn check_file(&self, _file: &FileSigning<'_>) -> Result<(), SignError> {
+        Ok(())
+    }
 }
 
 impl SignFormat {
@@ -42,6 +55,7 @@ impl SignFormat {
             SignFormat::OpenpgpBinary => &super::openpgp::OpenPgp { armored: false },
             SignFormat::Minisign => &super::minisign::Minisign,
             SignFormat::Sshsig => &super::ssh::Sshsig,
+            SignFormat::OpenpgpCleartext => &super::openpgp::Cleartext,
         }
     }
 }
@@ -267,8 +281,15 @@ mod tests {
         // OpenPGP one per file and one more for SHA256SUMS.asc; minisign two per file.
         let f = [SignFormat::Openpgp, SignFormat::Minisign];
         assert_eq!(signatures_needed(2, &f, true, false), 2 * 3 + 2);
-        // SSHSIG one per file.
+        // SSHSIG one per file; apt's pair (Release.gpg and InRelease) two.
         assert_eq!(signatures_needed(2, &[SignFormat::Sshsig], false, false), 2);
+        let apt = [SignFormat::Openpgp, SignFormat::OpenpgpCleartext];
+        assert_eq!(signatures_needed(1, &apt, false, false), 2);
+        // The cleartext format is OpenPGP: with the manifest, SHA256SUMS.asc too.
+        assert_eq!(
+            signatures_needed(1, &[SignFormat::OpenpgpCleartext], true, false),
+            1 + 2
+        );
         assert_eq!(
             signatures_needed(1, &[SignFormat::OpenpgpBinary], false, false),
             1
@@ -284,6 +305,7 @@ mod tests {
         assert_eq!(SignFormat::OpenpgpBinary.suffix(), ".gpg");
         assert_eq!(SignFormat::Minisign.suffix(), ".minisig");
         assert_eq!(SignFormat::Sshsig.suffix(), ".sshsig");
+        assert_eq!(SignFormat::OpenpgpCleartext.suffix(), ".clearsigned");
     }
 
     /// Outputs are the artifact's name plus a suffix: two formats' outputs of two files in
@@ -299,6 +321,7 @@ mod tests {
             SignFormat::OpenpgpBinary,
             SignFormat::Minisign,
             SignFormat::Sshsig,
+            SignFormat::OpenpgpCleartext,
         ];
         for a in all {
             for b in all {

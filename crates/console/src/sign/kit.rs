@@ -65,9 +65,7 @@ impl KitRequest {
                 "Choose a folder that does not exist yet."
             )));
         }
-        let openpgp = formats
-            .iter()
-            .any(|f| matches!(f, SignFormat::Openpgp | SignFormat::OpenpgpBinary));
+        let openpgp = formats.iter().any(|f| f.is_openpgp());
         match &self.user_id {
             Some(uid) => check_openpgp_user_id(uid)?,
             None if openpgp => {
@@ -475,7 +473,8 @@ fn checks_for(
             "gpg",
             vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg(), art()],
         )],
-        OutputKind::ManifestCleartext => vec![check(
+        // The message carries the text it signs (SHA256SUMS, apt's InRelease).
+        OutputKind::ManifestCleartext | OutputKind::OpenpgpCleartext => vec![check(
             "gpg",
             vec![Arg::Lit("--batch"), Arg::Lit("--verify"), sig_arg()],
         )],
@@ -563,7 +562,12 @@ fn succession_files(
     };
     let report = succession::verify(statement, None)
         .map_err(super::sign_error)?
-        .ok_or_else(|| not_usable(text!("errors.kit_succession_not_one", "it is not one.")))?;
+        .ok_or_else(|| {
+            not_usable(text!(
+                "errors.kit_succession_not_a_statement",
+                "it is not one."
+            ))
+        })?;
     if !report.valid {
         return Err(not_usable(text!(
             "errors.kit_succession_invalid",
@@ -836,6 +840,7 @@ impl Console {
             .filter_map(|k| match k {
                 OutputKind::Openpgp | OutputKind::ManifestCleartext => Some(SignFormat::Openpgp),
                 OutputKind::OpenpgpBinary => Some(SignFormat::OpenpgpBinary),
+                OutputKind::OpenpgpCleartext => Some(SignFormat::OpenpgpCleartext),
                 _ => None,
             })
             .collect();
@@ -1179,6 +1184,7 @@ mod tests {
             OutputKind::Minisign,
             OutputKind::ManifestCleartext,
             OutputKind::Sshsig,
+            OutputKind::OpenpgpCleartext,
         ] {
             assert_eq!(checks_for(&key, "a", k, "a.x", None).len(), 1, "{k}");
         }

@@ -10,7 +10,7 @@
 //! - [`chain`]: certificate chain files given at signing time, checked before signing.
 //! - [`manifest`]: the signed `SHA256SUMS` of a batch (and `SHA256SUMS.asc` with OpenPGP).
 //! - [`openpgp`], [`minisign`], [`ssh`]: those formats, the key's OpenPGP creation time and
-//!   certificate, its `minisign.pub`.
+//!   certificate, its `minisign.pub`; apt's `InRelease` and `Release.gpg` are OpenPGP's.
 //! - [`timestamp`]: RFC 3161 time-stamps from a TSA over CMS and bundle signatures.
 //! - [`restamp`]: a time-stamp added to a CMS or bundle signature made earlier.
 //! - [`verify`]: offline verification with the software verifiers.
@@ -64,10 +64,14 @@ pub enum SignFormat {
     Raw,
     /// JSON bundle `.sig.json`.
     Bundle,
-    /// OpenPGP detached signature, ASCII-armored `.asc` (Ed25519, ECDSA, RSA keys).
+    /// OpenPGP detached signature, ASCII-armored `.asc` (Ed25519, ECDSA, RSA keys); for a
+    /// file named `Release`, `Release.gpg` as apt reads it.
     Openpgp,
     /// OpenPGP detached signature, binary `.gpg`.
     OpenpgpBinary,
+    /// OpenPGP cleartext-signed text (`gpg --clearsign`; text files only): `InRelease` for a
+    /// file named `Release` (apt), `FILE.clearsigned` for any other.
+    OpenpgpCleartext,
     /// minisign `.minisig` (Ed25519 keys).
     Minisign,
     /// SSH signature `.sshsig` (SSHSIG, namespace `file`; Ed25519 and ECDSA P-256 keys).
@@ -80,6 +84,15 @@ impl SignFormat {
     /// What the output's name adds to the artifact's.
     pub fn suffix(self) -> &'static str {
         self.format().suffix()
+    }
+
+    /// An OpenPGP format (the key's OpenPGP creation time is fixed for it; the kit carries
+    /// the OpenPGP certificate).
+    pub fn is_openpgp(self) -> bool {
+        matches!(
+            self,
+            SignFormat::Openpgp | SignFormat::OpenpgpBinary | SignFormat::OpenpgpCleartext
+        )
     }
 }
 
@@ -167,6 +180,8 @@ pub enum OutputKind {
     Sshsig,
     /// A key succession statement with its two signatures (in a verifier kit).
     Succession,
+    /// A file cleartext-signed with OpenPGP: `InRelease`, `FILE.clearsigned`.
+    OpenpgpCleartext,
 }
 
 hsm::wire_display!(OutputKind);
@@ -181,6 +196,7 @@ impl From<SignFormat> for OutputKind {
             SignFormat::OpenpgpBinary => OutputKind::OpenpgpBinary,
             SignFormat::Minisign => OutputKind::Minisign,
             SignFormat::Sshsig => OutputKind::Sshsig,
+            SignFormat::OpenpgpCleartext => OutputKind::OpenpgpCleartext,
         }
     }
 }

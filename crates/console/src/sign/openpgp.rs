@@ -1,12 +1,15 @@
 //! OpenPGP for HSM keys: the key's creation time, fixed once and kept on the token (so its
 //! fingerprint never changes), its certificate with a user ID the officer types, and the
-//! detached signatures of the signing pipeline (`FILE.asc` armored, `FILE.gpg` binary).
+//! signatures of the signing pipeline: detached (`FILE.asc` armored, `FILE.gpg` binary) and
+//! cleartext-signed text (`FILE.clearsigned`). An apt repository's `Release` gets the names
+//! apt reads: `Release.gpg` (armored) and `InRelease`.
 //!
 //! The binary form is `FILE.gpg`, not gpg's habitual `FILE.sig`: `.sig` is the raw
 //! format's, and a name like `FILE.pgp.sig` would be the raw signature of a file called
 //! `FILE.pgp` in the same folder. `.gpg` ends no other suffix and no other ends it, so two
 //! outputs of one batch can never share a name.
 
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -17,7 +20,9 @@ use hsm::keys as hk;
 use hsm::pubkey::PublicKey;
 use p11::sys::*;
 use p11::{Session, Template};
-use signing::openpgp::{self, armor, token, verify, PgpAlgorithm, PgpKey};
+use signing::input::InputFile;
+use signing::openpgp::{self, armor, cleartext, token, verify, PgpAlgorithm, PgpKey};
+use signing::output::beside;
 use signing::SignError;
 
 use super::formats::{FileSigning, Format};
@@ -399,9 +404,23 @@ fn check_certificate(armored: &str, key: &PgpKey, uid: &str) -> Result<(), SignE
 
 /// Whether the batch's formats ask for OpenPGP (and so for `SHA256SUMS.asc`).
 pub(super) fn wanted(formats: &[SignFormat]) -> bool {
-    formats
-        .iter()
-        .any(|f| matches!(f, SignFormat::Openpgp | SignFormat::OpenpgpBinary))
+    formats.iter().any(|f| f.is_openpgp())
+}
+
+/// The name of an apt repository's release file: apt fetches its signatures as `InRelease`
+/// (cleartext-signed) and `Release.gpg` (armored, detached) beside it, under no other name.
+const APT_RELEASE: &str = "Release";
+
+fn is_apt_release(input: &InputFile) -> bool {
+    input.path.file_name().is_some_and(|n| n == APT_RELEASE)
+}
+
+/// `NAME` in `out_dir`, or beside `input`.
+fn named(input: &InputFile, out_dir: Option<&Path>, name: &str) -> PathBuf {
+    match out_dir {
+        Some(d) => d.join(name),
+        None => input.path.with_file_name(name),
+    }
 }
 
 /// The key as an OpenPGP key, with the creation time the batch fixed.
@@ -442,6 +461,22 @@ impl Format for OpenPgp {
     fn accepts(&self, key: &SigningKey) -> Result<(), SignError> {
         PgpAlgorithm::for_key(&key.pk).map(|_| ())
     }
+    /// apt reads a `Release` file's detached signature as `Release.gpg`, armored only (apt
+    /// 2.6 refuses a binary one, which gpgv would accept): the armored signature of
+    /// `Release` is `Release.gpg`, and a binary one is refused before anything is signed.
+    fn output_path(&self, input: &InputFile, out_dir: Option<&Path>) -> Result<PathBuf, SignError> {
+        match (is_apt_release(input), self.armored) {
+            (false, _) => Ok(beside(&input.path, out_dir, self.suffix())),
+            (true, true) => Ok(named(input, out_dir, "Release.gpg")),
+            (true, false) => Err(SignError::Input {
+                path: input.path.display().to_string(),
+                reason: hsm::text!(
+                    "errors.inputs.apt_release_binary",
+                    "is apt's Release file, whose Release.gpg apt reads only ASCII-armored (apt 2.6 refuses a binary one); sign it with the armored OpenPGP format, which writes Release.gpg as apt reads it"
+                ),
+            }),
+        }
+    }
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
         let key = pgp_key(file.key)?;
         let (s, h) = (file.session, file.handle);
@@ -471,8 +506,54 @@ impl Format for OpenPgp {
     }
 }
 
+/// A file cleartext-signed, as `gpg --clearsign` makes it: `InRelease` for apt's `Release`,
+/// `FILE.clearsigned` for any other text file — not `FILE.asc`, the armored detached
+/// signature's name, and a suffix that ends no other (nor any other it). Only text a
+/// cleartext signature covers exactly is signed (`signing::openpgp::cleartext`).
+pub(super) struct Cleartext;
+
+impl Format for Cleartext {
+    fn suffix(&self) -> &'static str {
+        ".clearsigned"
+    }
+    fn own_signatures(&self) -> u64 {
+        1
+    }
+    fn uses_message_signature(&self) -> bool {
+        false
+    }
+    fn accepts(&self, key: &SigningKey) -> Result<(), SignError> {
+        PgpAlgorithm::for_key(&key.pk).map(|_| ())
+    }
+    fn output_path(&self, input: &InputFile, out_dir: Option<&Path>) -> Result<PathBuf, SignError> {
+        Ok(if is_apt_release(input) {
+            named(input, out_dir, "InRelease")
+        } else {
+            beside(&input.path, out_dir, self.suffix())
+        })
+    }
+    fn check_file(&self, file: &FileSigning<'_>) -> Result<(), SignError> {
+        cleartext::read_text(file.input, &file.digests.sha256).map(|_| ())
+    }
+    fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
+        let text = cleartext::read_text(file.input, &file.digests.sha256)?;
+        Ok(cleartext_checked(file.session, file.handle, file.key, &text)?.into_bytes())
+    }
+}
+
 /// `SHA256SUMS.asc`: the manifest text cleartext-signed on the token, checked with rpgp.
 pub(super) fn cleartext_manifest(
+    s: &Session,
+    handle: u64,
+    key: &SigningKey,
+    text: &str,
+) -> Result<String, SignError> {
+    cleartext_checked(s, handle, key, text)
+}
+
+/// `text` cleartext-signed on the token, checked with rpgp: the signature verifies and the
+/// text it covers is `text` (up to the final line ending, which the message does not keep).
+fn cleartext_checked(
     s: &Session,
     handle: u64,
     key: &SigningKey,
@@ -487,8 +568,8 @@ pub(super) fn cleartext_manifest(
     if signed != text.strip_suffix('\n').unwrap_or(text) {
         return Err(SignError::SelfCheck(
             text!(
-                "hsm.console.cleartext_not_the_manifest",
-                "the cleartext-signed text is not the manifest"
+                "hsm.console.cleartext_not_the_text",
+                "rpgp reads another text from the cleartext-signed message than was signed"
             )
             .into(),
         ));

@@ -205,27 +205,32 @@ pub fn save(
 /// (`public_key`: the HSS public key, which the top tree's root must match).
 pub fn load(dir: &Path, master: &[u8; 32], params: &[Params], public_key: &[u8]) -> Vec<Level> {
     let mut levels = Vec::new();
-    for (l, p) in params.iter().enumerate() {
-        let Some(mut lv) = load_tree(dir, l, master, *p) else {
+    for l in 0..params.len() {
+        let Some(mut lv) = load_tree(dir, l, master, params) else {
             break;
         };
-        if l == 0 && public_key.get(28..60) != Some(&lv.tree.root()[..]) {
+        let m = params[0].lms.m;
+        if l == 0 && public_key.get(28..28 + m) != Some(&lv.tree.root()[..m]) {
             break;
         }
         lv.next_block = load_next_block(dir, l, &lv);
-        lv.next_tree = load_next_tree(dir, l, master, *p);
+        lv.next_tree = load_next_tree(dir, l, master, params);
         levels.push(lv);
     }
     levels
 }
 
-fn load_tree(dir: &Path, l: usize, master: &[u8; 32], params: Params) -> Option<Level> {
+fn load_tree(dir: &Path, l: usize, master: &[u8; 32], all: &[Params]) -> Option<Level> {
+    let params = all[l];
     let bytes = fs::read(dir.join(Kind::Tree.file(l))).ok()?;
     let mut r = Reader::open(&bytes)?;
     let i = read_header(&mut r, Kind::Tree, l)?;
     let prefix = r.prefix()?;
-    let id = tree_id(master, &prefix);
-    if prefix.len() != l || id.i != i {
+    if prefix.len() != l {
+        return None;
+    }
+    let id = tree_id(master, all, &prefix);
+    if id.i != i {
         return None;
     }
     let shape = Shape::of(params.lms.h);
@@ -256,13 +261,14 @@ fn load_next_tree(
     dir: &Path,
     l: usize,
     master: &[u8; 32],
-    params: Params,
+    all: &[Params],
 ) -> Option<(Vec<u32>, TreeBuilder)> {
+    let params = all[l];
     let bytes = fs::read(dir.join(Kind::NextTree.file(l))).ok()?;
     let mut r = Reader::open(&bytes)?;
     let i = read_header(&mut r, Kind::NextTree, l)?;
     let prefix = r.prefix()?;
-    if prefix.len() != l || tree_id(master, &prefix).i != i {
+    if prefix.len() != l || tree_id(master, all, &prefix).i != i {
         return None;
     }
     let shape = Shape::of(params.lms.h);

@@ -91,7 +91,7 @@ pub struct Reservation {
 impl Reservation {
     /// The message hash, ready for the message.
     pub fn hasher(&self) -> sha2::Sha256 {
-        lms::message_hasher(&self.bottom, self.q, &self.c)
+        lms::message_hasher(&self.bottom, self.q, &self.c, self.params.ots.n)
     }
 
     /// The HSS signature over the message fed to `hasher`.
@@ -104,11 +104,12 @@ impl Reservation {
     }
 }
 
-/// The identity of the tree at `prefix` (its length is its level).
-pub fn tree_id(master: &[u8; 32], prefix: &[u32]) -> TreeId {
-    let mut id = lms::top_tree(master);
-    for q in prefix {
-        id = lms::child_tree(&id, *q);
+/// The identity of the tree at `prefix` (its length is its level) of a key with these
+/// levels' parameters.
+pub fn tree_id(master: &[u8; 32], params: &[Params], prefix: &[u32]) -> TreeId {
+    let mut id = lms::top_tree(master, params[0].n());
+    for (q, child) in prefix.iter().zip(&params[1..]) {
+        id = lms::child_tree(&id, *q, child.n());
     }
     id
 }
@@ -180,7 +181,7 @@ impl Engine {
     }
 
     pub fn tree_id(&self, prefix: &[u32]) -> TreeId {
-        tree_id(&self.master, prefix)
+        tree_id(&self.master, &self.params, prefix)
     }
 
     /// Make every level hold the tree and block of `pos`, and the signed public keys.
@@ -257,8 +258,9 @@ impl Engine {
     fn sign_child(&self, l: usize, q: u32) -> Vec<u8> {
         let parent = &self.levels[l - 1].tree;
         let child = &self.levels[l].tree;
-        let c = lms::randomizer(&child.id, q);
-        let q_hash: Node = lms::message_hasher(&parent.id, q, &c)
+        let n = parent.params.ots.n;
+        let c = lms::randomizer(&child.id, q, n);
+        let q_hash: Node = lms::message_hasher(&parent.id, q, &c, n)
             .chain_update(child.public_key())
             .finalize()
             .into();
@@ -280,7 +282,7 @@ impl Engine {
             bottom: bottom.tree.id.clone(),
             params: bottom.tree.params,
             q,
-            c: lms::randomizer(&bottom.tree.id, q),
+            c: lms::randomizer(&bottom.tree.id, q, bottom.tree.params.ots.n),
             path: bottom.tree.path(q),
         }
     }
@@ -389,6 +391,68 @@ mod tests {
         assert_eq!(left_under(&[0, 30], &params, 1), 2.0);
         assert_eq!(left_under(&[0, 0], &params, 0), 1024.0);
         assert_eq!(left_under(&[0, 0], &params, 2), 1.0);
+    }
+
+    /// One signature at `pos` (moved on), as the key object makes it.
+    fn sign(engine: &mut Engine, pos: &mut Option<Vec<u32>>, message: &[u8]) -> Vec<u8> {
+        let p = pos.clone().expect("not exhausted");
+        engine.align(&p, None);
+        let r = engine.reserve(&p);
+        *pos = increment(&p, &engine.params);
+        if let Some(n) = pos {
+            engine.advance(n);
+        }
+        let mut h = r.hasher();
+        h.update(message);
+        r.finish(h)
+    }
+
+    #[test]
+    fn sha256_192_and_mixed_levels_sign_what_verifies() {
+        // M24 over M24, M24 (W2) over M32 (W4), M32 over M24 (W1): past the first bottom
+        // tree, and after a restart from the disk cache, the same signatures.
+        for levels in [
+            vec![(10, 8), (10, 7)],
+            vec![(10, 6), (5, 3)],
+            vec![(5, 4), (10, 5)],
+        ] {
+            let params: Vec<Params> = levels.iter().map(|(l, o)| p(*l, *o)).collect();
+            let seed = [0x33u8; 32];
+            let mut engine = Engine::new(params.clone(), &seed, Vec::new());
+            engine.align(&[0, 0], None);
+            let public = engine.public_key();
+            assert_eq!(public.len(), super::super::public_key_len(&levels));
+            let dir = tempfile::tempdir().unwrap();
+            let trees = dir.path().join("k.trees");
+            let mut pos = Some(vec![0, 0]);
+            let mut sigs = Vec::new();
+            for i in 0..40 {
+                if i == 20 {
+                    super::super::cache::save(&trees, &engine, &[0, 1], &[0, 1]).unwrap();
+                }
+                let msg = format!("artifact {i}");
+                let sig = sign(&mut engine, &mut pos, msg.as_bytes());
+                assert_eq!(
+                    sig.len(),
+                    super::super::signature_len(&levels),
+                    "{levels:?}"
+                );
+                assert!(
+                    super::super::verify(&public, msg.as_bytes(), &sig),
+                    "{levels:?} {i}"
+                );
+                assert!(!super::super::verify(&public, b"other", &sig));
+                sigs.push(sig);
+            }
+            let cached = super::super::cache::load(&trees, &seed, &params, &public);
+            assert_eq!(cached.len(), 2, "{levels:?}: both levels from the disk");
+            let mut again = Engine::new(params.clone(), &seed, cached);
+            let mut pos = Some(vec![0, 20]);
+            for (i, want) in sigs.iter().enumerate().skip(20) {
+                let msg = format!("artifact {i}");
+                assert_eq!(&sign(&mut again, &mut pos, msg.as_bytes()), want);
+            }
+        }
     }
 
     #[test]

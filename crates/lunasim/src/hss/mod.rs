@@ -1,7 +1,10 @@
 //! HSS/LMS (RFC 8554, SP 800-208), lunasim's own: parameters and Luna's checks of them,
 //! key generation, signing from trees kept in memory and on disk, and verification.
-//! SHA-256/M32 LMS types H5–H20 with LM-OTS W1–W8, as Luna supports them; H25 is refused
-//! as Luna refuses it.
+//! LMS types H5–H20 with LM-OTS W1–W8 in SHA-256 (M32/N32) and RFC 9858's SHA-256/192
+//! (M24/N24), as Luna supports them (its samples list both families); H25 is refused as
+//! Luna refuses it. The SHAKE256 types of RFC 9858 are refused: Luna does not list them.
+//! Levels may differ in type, hash length included (RFC 8554 §6 gives each level its
+//! own types); within one tree the LMS and LM-OTS types share their hash (m = n).
 //!
 //! - [`lms`]: LM-OTS, LMS nodes, the seed derivation (compatible with `hbs-lms`, which
 //!   earlier lunasim versions signed with, so their keys keep working), verification;
@@ -14,7 +17,10 @@
 //! Written here rather than with `hbs-lms`, which rebuilds the active bottom tree for
 //! every signature (1.5 s per signature at H10/H10, 32 s at H10/H15) and exposes no tree
 //! state to keep: a signature here costs one LM-OTS signature, a path lookup and about one
-//! leaf of the next tree.
+//! leaf of the next tree. `hbs-lms` (0.2.0-alpha.1) is no reference for SHA-256/192
+//! either: with its `Sha256_192` hasher it writes the M32/N32 type codes and keeps the
+//! N32 checksum shift for W1 (7, where RFC 9858 has 8); the M24 types are checked against
+//! RFC 9858's test vector instead (`rfc_vectors`), and by `hsslms` in the module tests.
 
 pub mod cache;
 pub mod engine;
@@ -24,6 +30,8 @@ pub mod tree;
 
 #[cfg(test)]
 mod against_reference;
+#[cfg(test)]
+mod rfc_vectors;
 
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -59,18 +67,7 @@ pub enum Op {
 }
 
 pub fn height(lms_type: u32) -> Option<u32> {
-    match lms_type {
-        5 => Some(5),
-        6 => Some(10),
-        7 => Some(15),
-        8 => Some(20),
-        9 => Some(25),
-        _ => None,
-    }
-}
-
-fn chains(ots_type: u32) -> Option<usize> {
-    lms::Ots::from_code(ots_type).map(|o| o.p)
+    lms::Lms::from_code(lms_type).map(|l| l.h)
 }
 
 /// Check the private template's HSS attributes the way Luna does.
@@ -84,8 +81,9 @@ pub fn validate(levels: u64, lms: &[u64], ots: &[u64]) -> Result<Vec<(u32, u32)>
         let (Ok(l), Ok(o)) = (u32::try_from(*l), u32::try_from(*o)) else {
             return Err(CKR_ATTRIBUTE_VALUE_INVALID);
         };
-        // H25 is "not supported by Luna"; M24 and SHAKE types are not implemented here.
-        if !(5..=8).contains(&l) || chains(o).is_none() {
+        // H25 is "not supported by Luna" (types 9 and 14); SHAKE types are not known
+        // here; the tree's LMS and LM-OTS types must hash alike.
+        if l == 9 || l == 14 || Params::from_codes(l, o).is_none() {
             return Err(CKR_ATTRIBUTE_VALUE_INVALID);
         }
         out.push((l, o));
@@ -93,17 +91,21 @@ pub fn validate(levels: u64, lms: &[u64], ots: &[u64]) -> Result<Vec<(u32, u32)>
     Ok(out)
 }
 
-/// Bytes of an HSS signature for these levels (RFC 8554 §6.3).
+/// Bytes of an HSS signature for these (validated) levels (RFC 8554 §6.3): per level an
+/// LMS signature, and below the top the public key it signs.
 pub fn signature_len(levels: &[(u32, u32)]) -> usize {
-    let mut n = 4;
-    for (i, (l, o)) in levels.iter().enumerate() {
-        n +=
-            4 + (4 + 32 + chains(*o).unwrap_or(0) * 32) + 4 + height(*l).unwrap_or(0) as usize * 32;
-        if i + 1 < levels.len() {
-            n += 56;
-        }
-    }
-    n
+    let params = parameters(levels);
+    4 + params.iter().map(|p| p.signature_len()).sum::<usize>()
+        + params[1..]
+            .iter()
+            .map(|p| p.lms.public_key_len())
+            .sum::<usize>()
+}
+
+/// Bytes of the HSS public key of these (validated) levels: `u32(L)` and the top tree's
+/// LMS public key.
+pub fn public_key_len(levels: &[(u32, u32)]) -> usize {
+    4 + parameters(&levels[..1])[0].lms.public_key_len()
 }
 
 /// The parameters of validated levels.
@@ -173,8 +175,30 @@ mod tests {
         assert_eq!(
             validate(1, &[5], &[7]),
             Err(CKR_ATTRIBUTE_VALUE_INVALID),
-            "M24 LM-OTS types are not implemented"
+            "an N24 LM-OTS type in an M32 tree"
         );
+        assert_eq!(
+            validate(1, &[10], &[4]),
+            Err(CKR_ATTRIBUTE_VALUE_INVALID),
+            "an N32 LM-OTS type in an M24 tree"
+        );
+        assert_eq!(
+            validate(2, &[10, 6], &[8, 3]),
+            Ok(vec![(10, 8), (6, 3)]),
+            "SHA-256/192 over SHA-256: levels may differ"
+        );
+        assert_eq!(
+            validate(1, &[14], &[8]),
+            Err(CKR_ATTRIBUTE_VALUE_INVALID),
+            "M24 H25 is refused as M32 H25 is"
+        );
+        for shake in [(15, 12), (20, 16)] {
+            assert_eq!(
+                validate(1, &[shake.0], &[shake.1]),
+                Err(CKR_ATTRIBUTE_VALUE_INVALID),
+                "SHAKE256 types are not Luna's"
+            );
+        }
         // Found by the lunasim_templates fuzz target's reading: types were cut to 32 bits.
         assert_eq!(
             validate(1, &[(1 << 32) | 5], &[4]),
@@ -191,5 +215,11 @@ mod tests {
     #[test]
     fn signature_length_formula() {
         assert_eq!(signature_len(&[(5, 4), (5, 4)]), 2644);
+        // RFC 9858's test case 1 (one level, M24 H5, N24 W8) is 784 bytes.
+        assert_eq!(signature_len(&[(10, 8)]), 784);
+        // M24 over M32: the bottom (M32) tree's 56-byte public key is signed above.
+        assert_eq!(signature_len(&[(10, 8), (5, 4)]), 4 + 780 + 56 + 1292);
+        assert_eq!(public_key_len(&[(5, 4)]), 60);
+        assert_eq!(public_key_len(&[(10, 8), (5, 4)]), 52);
     }
 }

@@ -168,8 +168,13 @@ impl BlockBuilder {
                 self.block.nodes[2 * rel as usize],
                 self.block.nodes[2 * rel as usize + 1],
             );
-            self.block.nodes[rel as usize] =
-                interior(&id.i, shape.global(self.block.index, rel), &l, &r);
+            self.block.nodes[rel as usize] = interior(
+                &id.i,
+                shape.global(self.block.index, rel),
+                &l,
+                &r,
+                params.lms.m,
+            );
         }
         self.done += 1;
     }
@@ -208,8 +213,13 @@ impl BlockBuilder {
                 self.block.nodes[2 * rel as usize],
                 self.block.nodes[2 * rel as usize + 1],
             );
-            self.block.nodes[rel as usize] =
-                interior(&id.i, shape.global(self.block.index, rel), &l, &r);
+            self.block.nodes[rel as usize] = interior(
+                &id.i,
+                shape.global(self.block.index, rel),
+                &l,
+                &r,
+                params.lms.m,
+            );
         }
         self.done = shape.block_leaves();
     }
@@ -246,19 +256,19 @@ impl TreeBuilder {
             return;
         }
         self.current.step(id, params, shape);
-        self.close_block(id, shape);
+        self.close_block(id, params, shape);
     }
 
     /// Finish the whole tree now (on the machine's cores).
     pub fn finish(&mut self, id: &TreeId, params: Params, shape: Shape, progress: Progress<'_>) {
         while !self.complete(shape) {
             self.current.finish(id, params, shape, progress);
-            self.close_block(id, shape);
+            self.close_block(id, params, shape);
         }
     }
 
     /// A completed block goes into the top; the next one starts.
-    fn close_block(&mut self, id: &TreeId, shape: Shape) {
+    fn close_block(&mut self, id: &TreeId, params: Params, shape: Shape) {
         if !self.current.complete(shape) {
             return;
         }
@@ -268,7 +278,7 @@ impl TreeBuilder {
         while r > 1 && r & 1 == 1 {
             r >>= 1;
             let (a, b) = (self.top[2 * r as usize], self.top[2 * r as usize + 1]);
-            self.top[r as usize] = interior(&id.i, r, &a, &b);
+            self.top[r as usize] = interior(&id.i, r, &a, &b, params.lms.m);
         }
         if index == 0 {
             self.first = Some(self.current.block.clone());

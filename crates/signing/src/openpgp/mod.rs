@@ -13,9 +13,11 @@
 //!   fingerprint (SHA-1 over `0x99 ‖ length ‖ body`) and key ID.
 //! - [`PendingSignature`]: a v4 signature being made — data, then the hashed part, then the
 //!   trailer `0x04 0xFF ‖ length`, whose digest the HSM signs ([`token`]).
-//! - [`certificate`], [`detached`], [`cleartext_signed`]: what the console writes.
+//! - [`certificate`], [`detached`], [`cleartext_signed`]: what the console writes;
+//!   [`cleartext::read_text`]: a file's text to cleartext-sign (apt's `InRelease`).
 
 pub mod armor;
+pub mod cleartext;
 mod packet;
 pub mod report;
 pub mod token;

@@ -1,10 +1,12 @@
-//! `hsmc verify` and the Verify view for OpenPGP: a detached signature over a file, or a
-//! cleartext-signed `SHA256SUMS.asc` and the files it lists, with the signer's certificate.
+//! `hsmc verify` and the Verify view for OpenPGP: a detached signature over a file, a
+//! cleartext-signed `SHA256SUMS.asc` and the files it lists, or any other cleartext-signed
+//! text (apt's `InRelease`), with the signer's certificate.
 
 use std::path::Path;
 
 use super::verify::{self, Certificate, Kind};
-use crate::verify::{check_listed, report, SignatureFormat, VerifyReport};
+use crate::formats::parse_manifest;
+use crate::verify::{check_listed, cleartext_verified, report, SignatureFormat, VerifyReport};
 use crate::{Result, SignError};
 
 fn time(secs: Option<u32>) -> Option<String> {
@@ -15,8 +17,9 @@ fn time(secs: Option<u32>) -> Option<String> {
 
 /// Verify `file` with the OpenPGP signature `sig` (of `kind`) and the certificate in
 /// `cert` (armored or binary; required: a signature names its key only by fingerprint).
-/// For a cleartext-signed manifest `file` is the manifest (whose text must be the signed
-/// text) or the `.asc` itself; the files it lists are checked beside it.
+/// For a cleartext-signed message `file` is the signed file (whose text must be the signed
+/// text: `SHA256SUMS`, apt's `Release`) or the message itself; the files a manifest lists
+/// are checked beside it.
 pub fn verify_file(
     file: &Path,
     sig: &[u8],
@@ -87,7 +90,14 @@ pub fn verify_file(
                     return Ok(r);
                 }
             }
-            check_listed(&mut r, file.parent().unwrap_or(Path::new(".")), &signed)?;
+            // A manifest's listed files are checked; any other text (apt's `InRelease`)
+            // is what the signature covers, and that verified.
+            match parse_manifest(&signed) {
+                Ok(listed) if !listed.is_empty() => {
+                    check_listed(&mut r, file.parent().unwrap_or(Path::new(".")), &signed)?
+                }
+                _ => cleartext_verified(&mut r),
+            }
         }
     }
     Ok(r)

@@ -187,10 +187,12 @@ pub struct GenArgs {
     /// subcommand, --token LABEL selects the token).
     #[arg(long, alias = "token")]
     pub persistent: bool,
-    /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5
+    /// HSS: LMS type per level, e.g. LMS_SHA256_M32_H5,LMS_SHA256_M32_H5; SHA-256/192 (RFC
+    /// 9858): LMS_SHA256_M24_H5 … LMS_SHA256_M24_H25
     #[arg(long, value_delimiter = ',')]
     pub hss_lms: Vec<String>,
-    /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8
+    /// HSS: LM-OTS type per level, e.g. LMOTS_SHA256_N32_W8,LMOTS_SHA256_N32_W8; with an M24
+    /// level, LMOTS_SHA256_N24_W1 … LMOTS_SHA256_N24_W8 (a level's types hash alike)
     #[arg(long, value_delimiter = ',')]
     pub hss_lmots: Vec<String>,
     /// Extractable for backup only: the secret or private key may leave the token wrapped

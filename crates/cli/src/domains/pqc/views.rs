@@ -65,6 +65,16 @@ impl Render for ReadinessView {
                             .clone()
                             .unwrap_or_else(|| "-".into()),
                         o.successor.clone().unwrap_or_else(|| "-".into()),
+                        if o.evidence.seen {
+                            o.evidence.uses_90_days.to_string()
+                        } else {
+                            "never".into()
+                        },
+                        o.evidence
+                            .last_use
+                            .as_deref()
+                            .map(|t| t.get(..10).unwrap_or(t).to_string())
+                            .unwrap_or_else(|| "-".into()),
                     ]
                 })
                 .collect();
@@ -78,6 +88,8 @@ impl Render for ReadinessView {
                     "STATUS",
                     "DISALLOWED AFTER",
                     "SUCCESSOR",
+                    "USED (90 D)",
+                    "LAST USE",
                 ],
                 &rows,
             );

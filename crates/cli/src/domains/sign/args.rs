@@ -16,15 +16,25 @@ pub struct SignArgs {
     /// FILE.<label>.<suffix> (the label's letters, digits, - and _; anything else _).
     #[arg(long, required = true)]
     pub key: Vec<String>,
-    /// Output formats (repeat or comma-separate): cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json),
-    /// openpgp (.asc; Ed25519, ECDSA, RSA keys), minisign (.minisig; Ed25519 keys), sshsig
+    /// Output formats (repeat or comma-separate; default cms, none with --clearsign alone):
+    /// cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json), openpgp (.asc; Ed25519,
+    /// ECDSA, RSA keys; for a file named Release, Release.gpg as apt reads it),
+    /// openpgp-cleartext (what --clearsign writes), minisign (.minisig; Ed25519 keys), sshsig
     /// (.sshsig, what ssh-keygen -Y verify -n file checks; Ed25519 and ECDSA P-256 keys).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "cms")]
+    /// An apt repository's Release: --format openpgp --clearsign writes Release.gpg and
+    /// InRelease.
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub format: Vec<SigFormat>,
     /// Write OpenPGP signatures in binary as FILE.gpg instead of armored FILE.asc (.sig is
-    /// the raw format's).
+    /// the raw format's; refused for apt's Release, whose Release.gpg apt reads armored only).
     #[arg(long)]
     pub openpgp_binary: bool,
+    /// Also cleartext-sign each file with OpenPGP, as gpg --clearsign does (the format
+    /// openpgp-cleartext): a file named Release gets InRelease (apt), any other
+    /// FILE.clearsigned. Text files only: UTF-8, LF line endings, no line ending in a space
+    /// or tab.
+    #[arg(long)]
+    pub clearsign: bool,
     /// Also write SHA256SUMS and SHA256SUMS.sig for the batch (and, with openpgp, the
     /// cleartext-signed SHA256SUMS.asc).
     #[arg(long)]
@@ -65,7 +75,7 @@ pub struct SignArgs {
     /// certificate, the signatures, VERIFY.md with the command that checks each, verify.sh.
     #[arg(long, value_name = "DIR")]
     pub kit: Option<PathBuf>,
-    /// The user ID of the OpenPGP certificate in the kit ("Name <address>"; with --kit).
+    /// The user ID of the OpenPGP certificate in the kit (e.g. "Release Signing <release@example.org>"; with --kit).
     #[arg(long, value_name = "UID", requires = "kit")]
     pub uid: Option<String>,
     /// A key succession statement (`hsmc keys succession`) naming the signing key, copied
@@ -80,6 +90,7 @@ pub enum SigFormat {
     Raw,
     Bundle,
     Openpgp,
+    OpenpgpCleartext,
     Minisign,
     Sshsig,
 }
@@ -89,8 +100,9 @@ pub struct VerifyArgs {
     /// The artifact (or SHA256SUMS, with its .sig and --pub), or a key succession
     /// statement (`hsmc keys succession`), whose two signatures are found beside it.
     pub file: PathBuf,
-    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg (or SHA256SUMS.asc), .minisig,
-    /// .sshsig. Not needed for a key succession statement.
+    /// The signature: .p7s, .sig, .sig.json, OpenPGP .asc/.gpg, a cleartext-signed message
+    /// (SHA256SUMS.asc, apt's InRelease, FILE.clearsigned), .minisig, .sshsig. Not needed for
+    /// a key succession statement.
     #[arg(long)]
     pub sig: Option<PathBuf>,
     /// The signer's public key: PEM SPKI or certificate (required for raw signatures, pins
@@ -129,7 +141,8 @@ pub struct TimestampArgs {
 }
 
 impl SignArgs {
-    /// The console's formats; `--openpgp-binary` chooses OpenPGP's binary form.
+    /// The console's formats: `--format` (cms when neither it nor `--clearsign` is given),
+    /// `--openpgp-binary` choosing OpenPGP's binary form, `--clearsign` adding the cleartext.
     pub fn formats(&self) -> console::ApiResult<Vec<SignFormat>> {
         if self.openpgp_binary && !self.format.contains(&SigFormat::Openpgp) {
             return Err(console::ApiError::invalid(console::text!(
@@ -137,18 +150,29 @@ impl SignArgs {
                 "--openpgp-binary goes with --format openpgp."
             )));
         }
-        Ok(self
-            .format
-            .iter()
-            .map(|f| match f {
+        let mut given = self.format.clone();
+        if given.is_empty() && !self.clearsign {
+            given.push(SigFormat::Cms);
+        }
+        if self.clearsign {
+            given.push(SigFormat::OpenpgpCleartext);
+        }
+        let mut formats: Vec<SignFormat> = Vec::new();
+        for f in given {
+            let f = match f {
                 SigFormat::Cms => SignFormat::Cms,
                 SigFormat::Raw => SignFormat::Raw,
                 SigFormat::Bundle => SignFormat::Bundle,
                 SigFormat::Openpgp if self.openpgp_binary => SignFormat::OpenpgpBinary,
                 SigFormat::Openpgp => SignFormat::Openpgp,
+                SigFormat::OpenpgpCleartext => SignFormat::OpenpgpCleartext,
                 SigFormat::Minisign => SignFormat::Minisign,
                 SigFormat::Sshsig => SignFormat::Sshsig,
-            })
-            .collect())
+            };
+            if !formats.contains(&f) {
+                formats.push(f);
+            }
+        }
+        Ok(formats)
     }
 }

@@ -41,17 +41,20 @@ impl Render for Signed {
                         writeln!(page, "    note: {}", why.in_lang(page.lang()));
                     }
                 }
-                Some(e) => match &f.failed_key {
-                    Some(k) => writeln!(page, "{}  NOT SIGNED ({k}): {}", f.path, e.message),
-                    None => writeln!(page, "{}  NOT SIGNED: {}", f.path, e.message),
-                },
+                Some(e) => {
+                    let why = e.message_in(page.lang());
+                    match &f.failed_key {
+                        Some(k) => writeln!(page, "{}  NOT SIGNED ({k}): {why}", f.path),
+                        None => writeln!(page, "{}  NOT SIGNED: {why}", f.path),
+                    }
+                }
             }
         }
         for o in &r.manifest {
             writeln!(page, "{:<22} {}", o.format, o.path);
         }
         if let Some(e) = &r.manifest_error {
-            writeln!(page, "manifest: {}", e.message);
+            writeln!(page, "manifest: {}", e.message_in(page.lang()));
         }
         let keys: Vec<String> = r
             .keys
@@ -92,7 +95,7 @@ impl Render for Signed {
             );
         }
         if let Some(e) = &r.kit_error {
-            writeln!(page, "verifier kit: {}", e.message);
+            writeln!(page, "verifier kit: {}", e.message_in(page.lang()));
         }
         Ok(())
     }

@@ -70,36 +70,46 @@ pub(in crate::sign) struct Naming<'a> {
 }
 
 impl Naming<'_> {
-    pub fn path(&self, input: &Path, f: SignFormat) -> PathBuf {
+    /// With a key's stem `FILE.<stem><suffix>` (a shared `.p7s` excepted); without, the
+    /// format's own name (apt's `Release.gpg` and `InRelease` for a `Release` file).
+    pub fn path(&self, input: &InputFile, f: SignFormat) -> Result<PathBuf, SignError> {
         match self.stem {
             Some(_) if f == SignFormat::Cms && self.shared_cms => {
-                beside(input, self.out_dir, f.suffix())
+                Ok(beside(&input.path, self.out_dir, f.suffix()))
             }
-            Some(k) => beside(input, self.out_dir, &format!(".{k}{}", f.suffix())),
-            None => beside(input, self.out_dir, f.suffix()),
+            Some(k) => Ok(beside(
+                &input.path,
+                self.out_dir,
+                &format!(".{k}{}", f.suffix()),
+            )),
+            None => f.format().output_path(input, self.out_dir),
         }
     }
 }
 
 /// Every requested format for one file. Refused before the HSM signs when an output
 /// exists already (a batch run again after a crash must not cost signatures) — but for
-/// the `.p7s` an earlier key of this batch wrote (`joins`); writing checks again.
+/// the `.p7s` an earlier key of this batch wrote (`joins`) — or a format cannot sign this
+/// file (its name, not text for a cleartext signature); writing checks again.
 pub(in crate::sign) fn render_all(
     file: &mut FileSigning<'_>,
     formats: &[SignFormat],
     naming: Naming<'_>,
     joins: Option<&Path>,
 ) -> Result<Outputs, SignError> {
-    let paths: Vec<PathBuf> = formats
+    let paths = formats
         .iter()
-        .map(|f| naming.path(&file.input.path, *f))
-        .collect();
+        .map(|f| naming.path(file.input, *f))
+        .collect::<Result<Vec<PathBuf>, SignError>>()?;
     if let Some(p) = paths
         .iter()
         .filter(|p| Some(p.as_path()) != joins)
         .find(|p| std::fs::symlink_metadata(p).is_ok())
     {
         return Err(SignError::Exists(p.display().to_string()));
+    }
+    for f in formats {
+        f.format().check_file(file)?;
     }
     let mut files = Vec::new();
     for (f, path) in formats.iter().zip(paths) {
