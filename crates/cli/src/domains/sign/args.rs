@@ -12,8 +12,9 @@ pub struct SignArgs {
     pub files: Vec<PathBuf>,
     /// The signing key: label:NAME, id:HEX or a pkcs11: URI. Repeat it to sign with
     /// several keys at once (dual signing, e.g. a classical and a post-quantum key): one
-    /// .p7s with a signer per key; every other output once per key, named
-    /// FILE.<label>.<suffix> (the label's letters, digits, - and _; anything else _).
+    /// .p7s with a signer per key; every other output once per key, named for it:
+    /// FILE.LABEL.sig, FILE.LABEL.sig.json… (LABEL keeps letters, digits, - and _; anything
+    /// else becomes _).
     #[arg(long, required = true)]
     pub key: Vec<String>,
     /// Output formats (repeat or comma-separate; default cms, none with --clearsign alone):
