@@ -663,3 +663,56 @@ fn cms_raw_bundle_verify_cms_raw(r: &SignReport, f: &Path, i: usize, labels: [&s
         assert!(ok, "{label}: {err}");
     }
 }
+
+/// ECDSA P-256 + an HSS key, time-stamped: each HSS rule holds for the HSS key of the set
+/// (its budget spent exactly, its counter in the report), each CMS signer carries a token
+/// of its own over its own signature (checked by `openssl ts -verify`), and both signers
+/// verify outside (pyca; `hsslms` for HSS) and in the console.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hss_key_beside_ecdsa_spends_what_it_signs_and_each_signer_is_time_stamped() {
+    use console::settings::TimestampAuthority;
+    use testkit::tsa::{openssl_ts_verify, TestTsa};
+    let tsa = TestTsa::start("ec");
+    let e = builtin().await;
+    let labels = ["rel_p256", "rel_hss"];
+    e.generate(KeySpec::Ec { curve: Curve::P256 }, labels[0])
+        .await;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
+    e.generate(KeySpec::Hss { params }, labels[1]).await;
+    let files: Vec<PathBuf> = artifacts(&e, "hss-tsa").into_iter().take(2).collect();
+    let mut req = request(&labels, &files, &[SignFormat::Cms, SignFormat::Raw]);
+    req.timestamp = Some(TimestampAuthority {
+        url: tsa.url("ok"),
+        ca_file: Some(s(&tsa.ca()).into()),
+        timeout_seconds: 10,
+        optional: None,
+    });
+    let r = sign(&e, req).await.unwrap();
+    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+    // HSS: CMS and raw per file, the manifest, the certificate CMS needs.
+    let hss = &r.keys[1];
+    assert_eq!(hss.signatures_made, 2 * 2 + 1 + 1, "{hss:?}");
+    assert_eq!(hss.hss_remaining_after, Some(32 - 6), "{hss:?}");
+    for (i, f) in files.iter().enumerate() {
+        let p7s = output(&r, i, OutputKind::Cms, labels[0]);
+        let signers = signing::cms::parse_signers(&std::fs::read(&p7s).unwrap()).unwrap();
+        assert_eq!(signers.len(), 2);
+        for p in &signers {
+            let token = p.timestamp_token.as_ref().expect("each signer has a token");
+            let (ok, msg) = openssl_ts_verify(token, &p.signature, &tsa.ca());
+            assert!(ok, "openssl ts -verify: {msg}");
+        }
+        let (ok, out, err) = py(&["cms", s(f), s(&p7s)]);
+        assert!(ok && out.matches("signer ok").count() == 2, "{out}{err}");
+        let v =
+            e.c.verify_signature(s(f), s(&p7s), None, None)
+                .await
+                .unwrap();
+        assert!(v.valid, "{}", v.detail);
+        assert!(v.timestamp.is_some());
+        let pem = f.parent().unwrap().join("rel_hss.pub.pem");
+        let sig = output(&r, i, OutputKind::Raw, labels[1]);
+        let (ok, _, err) = py(&["raw", s(f), s(&sig), s(&pem)]);
+        assert!(ok, "hsslms: {err}");
+    }
+}
