@@ -23,7 +23,13 @@ test("a batch signed by two keys: the second chosen under Also sign with, each o
   assert.equal(await page.getByTestId("fmt-minisign").isDisabled(), true, "an ECDSA key makes no minisign");
   assert.equal(await page.getByTestId("chain-add").count(), 1);
   await page.getByTestId("sign-also").selectOption({ label: "release_ed25519 — Ed25519" });
-  assert.equal(await page.getByTestId("also-key").innerText().then((s) => s.includes("release_ed25519")), true);
+  assert.equal(
+    await page
+      .getByTestId("also-key")
+      .innerText()
+      .then((s) => s.includes("release_ed25519")),
+    true,
+  );
   assert.equal(await page.getByTestId("chain-add").count(), 0, "chain files go with one key");
   assert.equal(await page.getByTestId("fmt-minisign").isDisabled(), false, "the Ed25519 key makes minisign");
   await page.getByTestId("fmt-minisign").check();
