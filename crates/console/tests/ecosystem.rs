@@ -538,9 +538,7 @@ async fn cleartext_round(e: &Env, spec: KeySpec, label: &str) {
     req.kit = Some(KitRequest {
         dir: s(&kit).into(),
         user_id: Some(UID.into()),
-        tsa_ca: None,
-        context: None,
-        succession: None,
+        ..Default::default()
     });
     let r = e.try_sign(req).await.unwrap();
     assert!(r.files[0].error.is_none() && r.kit_error.is_none(), "{r:?}");
