@@ -6,6 +6,7 @@
 #   scripts/bench.sh hss              HSS signing per tree size and key generation (minutes:
 #                                     it generates an H20/H10 key)
 #   scripts/bench.sh tsa              CMS + RFC 3161 timestamp per file against the local TSA
+#   scripts/bench.sh dual             dual signing (Ed25519 + ML-DSA-65) vs two single-key runs
 #   scripts/bench.sh audit-app        verifying a 1,000,000-record trail as the app does
 #                                     (SQLite and PostgreSQL, progress events included)
 set -euo pipefail
@@ -15,7 +16,7 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 mkdir -p target/bench
 out="target/bench/results.jsonl"
 which=("$@")
-((${#which[@]})) || which=(pool list hashing probe signing audit startup)
+((${#which[@]})) || which=(pool list hashing probe signing dual audit startup)
 for b in "${which[@]}"; do
   case "$b" in
     pool) cargo bench -q -p hsm --bench pool_overhead | tee -a "$out" ;;
@@ -26,12 +27,13 @@ for b in "${which[@]}"; do
     probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
     tsa) cargo bench -q -p console@0.1.0 --bench timestamp | tee -a "$out" ;;
     signing) cargo bench -q -p console@0.1.0 --bench signing | tee -a "$out" ;;
+    dual) cargo build -q --release -p lunasim && cargo bench -q -p console@0.1.0 --bench dual | tee -a "$out" ;;
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
     audit-app) cargo bench -q -p console@0.1.0 --bench audit_verify | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, signing, tsa, audit, audit-app, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, signing, dual, tsa, audit, audit-app, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"

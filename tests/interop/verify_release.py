@@ -3,7 +3,10 @@
 OpenSSL/hbs-lms and the console's RustCrypto): asn1crypto parses the structures,
 pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies HSS/LMS.
 
-    verify_release.py cms FILE P7S                 detached CMS with the signer's certificate
+    verify_release.py cms FILE P7S                 detached CMS, every signer (with its certificate)
+    verify_release.py cms-only P7S OID-PREFIX OUT  writes OUT: P7S with only the signers whose
+                                                   signature algorithm starts with OID-PREFIX
+                                                   (for verifiers that know only some algorithms)
     verify_release.py raw FILE SIG PUBKEY.pem [CONTEXT_HEX]
     verify_release.py bundle FILE BUNDLE.json
     verify_release.py manifest SHA256SUMS SIG PUBKEY.pem
@@ -116,13 +119,59 @@ class SigningCertificateV2(core.Sequence):
 
 
 def cms(path, p7s):
+    """Every signer must verify; prints one line per signer (its signature algorithm)."""
     ci = acms.ContentInfo.load(open(p7s, "rb").read())
     if ci["content_type"].native != "signed_data":
         raise Invalid("not SignedData")
     sd = ci["content"]
     if sd["encap_content_info"]["content"].native is not None:
         raise Invalid("not detached")
-    [si] = list(sd["signer_infos"])
+    signers = list(sd["signer_infos"])
+    if not signers:
+        raise Invalid("no signer")
+    for si in signers:
+        cms_signer(path, sd, si)
+        print(f"signer ok: {si['signature_algorithm']['algorithm'].dotted}")
+
+
+def _tlvs(data):
+    """The DER elements (whole encodings) of `data`, one after another."""
+    out, i = [], 0
+    while i < len(data):
+        start, n = i, data[i + 1]
+        i += 2
+        if n & 0x80:
+            k = n & 0x7F
+            n = int.from_bytes(data[i:i + k], "big")
+            i += k
+        out.append((data[start], data[start:i + n], data[i:i + n]))
+        i += n
+    return out
+
+
+def _der(tag, body):
+    n = len(body)
+    if n < 0x80:
+        return bytes([tag, n]) + body
+    k = (n.bit_length() + 7) // 8
+    return bytes([tag, 0x80 | k]) + n.to_bytes(k, "big") + body
+
+
+def cms_only(p7s, prefix, out):
+    """Byte for byte the same, but for the SignerInfos SET: the signers kept are copied."""
+    [(_, _, ci)] = _tlvs(open(p7s, "rb").read())
+    (_, oid, _), (_, _, explicit) = _tlvs(ci)
+    [(_, _, sd)] = _tlvs(explicit)
+    parts = _tlvs(sd)
+    kept = [whole for _, whole, _ in _tlvs(parts[-1][2])
+            if acms.SignerInfo.load(whole)["signature_algorithm"]["algorithm"].dotted.startswith(prefix)]
+    if not kept:
+        raise Invalid(f"no signer with an algorithm under {prefix}")
+    body = b"".join(whole for _, whole, _ in parts[:-1]) + _der(0x31, b"".join(sorted(kept)))
+    open(out, "wb").write(_der(0x30, oid + _der(0xA0, _der(0x30, body))))
+
+
+def cms_signer(path, sd, si):
     sid = si["sid"].chosen
     # The signer's certificate among those included (a chain's issuers may sort first).
     cert = next((c.chosen for c in sd["certificates"] if isinstance(c.chosen, ax509.Certificate)
@@ -190,6 +239,8 @@ def main(argv):
         cmd, args = argv[1], argv[2:]
         if cmd == "cms" and len(args) == 2:
             cms(*args)
+        elif cmd == "cms-only" and len(args) == 3:
+            cms_only(*args)
         elif cmd == "raw" and len(args) in (3, 4):
             raw(args[0], args[1], args[2], bytes.fromhex(args[3]) if len(args) == 4 else b"")
         elif cmd == "bundle" and len(args) == 2:

@@ -104,6 +104,18 @@ last_verification: LastVerification | null, auto_verify: AutoVerify, items: Arra
 
 export type AutoVerify = "off" | "hourly" | "daily";
 
+export type BatchKey = { key: SigningKeyView, 
+/**
+ * The formats it made: with several keys, a format only some of them can make
+ * (OpenPGP, minisign, SSHSIG) is made by those.
+ */
+formats: Array<SignFormat>, 
+/**
+ * What its outputs' names add before the format's suffix (`FILE.<stem>.sig`), with
+ * several keys; none for a single key (`FILE.sig`).
+ */
+name_stem: string | null, signatures_made: number, hss_remaining_after: number | null, };
+
 export type BinRate = { bin: string, count: number, 
 /**
  * Per second since the previous sample (≥ 5 s before).
@@ -323,7 +335,12 @@ export type FileOutcome = { path: string, name: string, size: number | null, sha
 /**
  * Signed, but without the time-stamp asked for: why (the TSA was optional and failed).
  */
-unstamped: Text | null, };
+unstamped: Text | null, 
+/**
+ * With several keys: the label of the key that could not sign the file (what the
+ * others signed for it was removed).
+ */
+failed_key: string | null, };
 
 export type Finding = { "kind": "modified", seq: number, } | { "kind": "missing", seq: number, } | { "kind": "inserted", seq: number, } | { "kind": "reordered", seq: number, belongs_at: number, } | { "kind": "grafted", seq: number, foreign_log: string, } | { "kind": "truncated_tail", last_seq: number, checkpoint_seq: number, } | { "kind": "rollback", store_seq: number, anchor_seq: number, anchor_checkpoint: number, } | { "kind": "checkpoint_signature_invalid", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_key_replaced", checkpoint_no: number, seq: number, } | { "kind": "checkpoint_mismatch", checkpoint_no: number, seq: number, } | { "kind": "modified_between", from_seq: number, to_seq: number, checkpoint_no: number, } | { "kind": "torn_last_write", seq: number, };
 
@@ -820,7 +837,12 @@ export type OutputView = { format: OutputKind, path: string,
 /**
  * Verified in software before it was written.
  */
-verified: boolean, };
+verified: boolean, 
+/**
+ * The labels of the keys whose signatures it holds (a dual-signed `.p7s` has several;
+ * the `SHA256SUMS` itself none).
+ */
+signed_by: Array<string>, };
 
 export type Overview = { generated_at: string, 
 /**
@@ -1047,11 +1069,27 @@ export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary"
 
 export type SignProgress = { "stage": "hashing", index: number, done: number, total: number, } | { "stage": "signing", index: number, } | { "stage": "done", index: number, } | { "stage": "failed", index: number, message: string, };
 
-export type SignReport = { key: SigningKeyView, files: Array<FileOutcome>, manifest: Array<OutputView>, manifest_error: ApiError | null, 
+export type SignReport = { 
+/**
+ * The first key (the request's `key`).
+ */
+key: SigningKeyView, 
+/**
+ * Every key of the batch, the first one first (two or more when dual signing).
+ */
+keys: Array<BatchKey>, files: Array<FileOutcome>, manifest: Array<OutputView>, manifest_error: ApiError | null, 
 /**
  * The batch stopped at the first failure (as asked).
  */
-stopped: boolean, cancelled: boolean, hss_remaining_after: number | null, signatures_made: number, 
+stopped: boolean, cancelled: boolean, 
+/**
+ * The first key's HSS signatures left (each key's: `keys`).
+ */
+hss_remaining_after: number | null, 
+/**
+ * By every key together.
+ */
+signatures_made: number, 
 /**
  * The verifier kit, when one was asked for and written.
  */
@@ -1065,7 +1103,13 @@ export type SignRequest = {
 /**
  * The signing key: `id:HEX` (stable across reconnections), `label:NAME` or `handle:N`.
  */
-key: string, files: Array<string>, formats: Array<SignFormat>, 
+key: string, 
+/**
+ * More keys signing the same batch (dual signing, `hsmc sign --key A --key B`, the
+ * Sign view's "Also sign with"): one `.p7s` with a signer per key, and every other
+ * output once per key, named `FILE.<label stem><suffix>`.
+ */
+also_keys: Array<string>, files: Array<string>, formats: Array<SignFormat>, 
 /**
  * Also write a `SHA256SUMS` of the batch and its raw signature.
  */

@@ -3868,6 +3868,108 @@ fn the_kit_carries_the_statement(h: &Hsmc, pin: Option<&str>, dir: &Path, statem
     );
 }
 
+/// `hsmc sign --key A --key B`: one batch dual-signed by Ed25519 and ML-DSA-65 — the text
+/// names both keys and the signers of the shared `.p7s`; the JSON lists every key and, per
+/// output, which keys signed it; `hsmc verify` accepts the `.p7s` (every signer without
+/// `--pub`, the pinned signer with it), each key's raw signature and each key's signature
+/// of SHA256SUMS; pyca checks both CMS signers. Two keys whose labels give one file name
+/// are refused (exit 2) with nothing written.
+#[test]
+fn sign_with_two_keys_names_each_output_and_verify_checks_each_signer() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ed25519", "-l", "rel_ed", "--token"],
+    );
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ml-dsa-65", "-l", "rel_pq", "--token"],
+    );
+    let dir = h.data.path().join("dual");
+    std::fs::create_dir_all(&dir).unwrap();
+    let art = dir.join("app-1.0.tar.gz");
+    std::fs::write(&art, vec![5u8; 20_000]).unwrap();
+    let (a, keys) = (p(&art), ["--key", "label:rel_ed", "--key", "label:rel_pq"]);
+    let mut args = vec!["sign", &a];
+    args.extend(keys);
+    args.extend(["--format", "cms,raw", "--manifest"]);
+    let o = h.run(pin, &args);
+    let text = stdout(&o);
+    assert_eq!(code(&o), 0, "{text}{}", stderr(&o));
+    assert!(
+        text.contains(&format!("cms     {a}.p7s  (rel_ed + rel_pq)")),
+        "{text}"
+    );
+    assert!(
+        text.contains("with rel_ed (Ed25519) and rel_pq (ML-DSA-65)"),
+        "{text}"
+    );
+    for k in ["rel_ed", "rel_pq"] {
+        assert!(text.contains(&format!("raw     {a}.{k}.sig\n")), "{text}");
+        let pem = p(&dir.join(format!("{k}.pub.pem")));
+        let sig = format!("{a}.{k}.sig");
+        let v = h.json(None, &["verify", &a, "--sig", &sig, "--pub", &pem]);
+        assert_eq!(v["valid"], true, "{v}");
+        let v = h.json(
+            None,
+            &["verify", &a, "--sig", &format!("{a}.p7s"), "--pub", &pem],
+        );
+        assert_eq!(v["valid"], true, "{v}");
+        let sums = p(&dir.join("SHA256SUMS"));
+        let msig = p(&dir.join(format!("SHA256SUMS.{k}.sig")));
+        let v = h.json(None, &["verify", &sums, "--sig", &msig, "--pub", &pem]);
+        assert_eq!(v["valid"], true, "{v}");
+    }
+    let v = h.json(None, &["verify", &a, "--sig", &format!("{a}.p7s")]);
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["algorithm"], "Ed25519 + ML-DSA-65", "{v}");
+    let o = Command::new(testkit::python())
+        .arg(testkit::repo_root().join("tests/interop/verify_release.py"))
+        .args(["cms", &a, &format!("{a}.p7s")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("signer ok").count(), 2, "{}", stdout(&o));
+
+    // JSON: every key, and who signed each output.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&art, b"second run").unwrap();
+    let mut args = vec!["sign", &a];
+    args.extend(keys);
+    args.extend(["--format", "raw"]);
+    let r = h.json(pin, &args);
+    let labels: Vec<&str> = r["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["key"]["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["rel_ed", "rel_pq"], "{r}");
+    let outputs = r["files"][0]["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 2, "{r}");
+    assert_eq!(
+        outputs[1]["signed_by"],
+        serde_json::json!(["rel_pq"]),
+        "{r}"
+    );
+
+    // rel.pq and rel_pq would both be FILE.rel_pq.sig.
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ml-dsa-44", "-l", "rel.pq", "--token"],
+    );
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    let o = h.run(
+        pin,
+        &["sign", &a, "--key", "label:rel_pq", "--key", "label:rel.pq"],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("the same name"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before.len());
+}
+
 /// `keys gen` refuses an HSS level whose LMS and LM-OTS types hash to different lengths.
 #[test]
 fn hss_levels_hash_one_way_from_the_command_line() {

@@ -44,6 +44,7 @@ fn files(dir: &Path, n: usize) -> Vec<PathBuf> {
 async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> Duration {
     let req = SignRequest {
         key: key.into(),
+        also_keys: vec![],
         files: files.iter().map(|p| p.display().to_string()).collect(),
         formats: vec![SignFormat::Raw],
         manifest: false,

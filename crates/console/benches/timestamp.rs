@@ -47,6 +47,7 @@ async fn batch(
     let n = files.len();
     let req = SignRequest {
         key: key.into(),
+        also_keys: vec![],
         files,
         formats: vec![SignFormat::Cms],
         manifest: false,

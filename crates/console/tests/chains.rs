@@ -145,6 +145,7 @@ fn verify_chain_py(dir: &Path, args: &[&str]) -> Output {
 fn request(key_id: &str, file: &Path, chain: &[&Path]) -> SignRequest {
     SignRequest {
         key: format!("id:{key_id}"),
+        also_keys: vec![],
         files: vec![file.display().to_string()],
         formats: vec![SignFormat::Cms],
         manifest: false,

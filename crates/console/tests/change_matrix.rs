@@ -570,6 +570,7 @@ async fn sign_batch(
             &m.pid,
             SignRequest {
                 key,
+                also_keys: vec![],
                 files: vec![file.display().to_string()],
                 formats: vec![format],
                 manifest,

@@ -413,6 +413,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
             console::sign::SignRequest {
                 files: vec![f.display().to_string()],
                 key: format!("id:{}", key.id_hex),
+                also_keys: vec![],
                 formats: vec![console::sign::SignFormat::Raw],
                 out_dir: None,
                 manifest: false,

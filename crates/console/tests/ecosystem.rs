@@ -51,6 +51,7 @@ impl Env {
     ) -> SignRequest {
         SignRequest {
             key: key.into(),
+            also_keys: vec![],
             files: files.iter().map(|p| s(p).to_string()).collect(),
             formats: formats.to_vec(),
             manifest,

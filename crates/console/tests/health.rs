@@ -162,6 +162,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         .collect();
     let req = SignRequest {
         key: format!("id:{}", g.id_hex),
+        also_keys: vec![],
         files,
         formats: vec![SignFormat::Cms],
         manifest: false,

@@ -102,6 +102,7 @@ async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views:
         .collect();
     let req = SignRequest {
         key: format!("id:{}", hss.id_hex),
+        also_keys: vec![],
         files,
         formats: vec![SignFormat::Cms],
         manifest: false,

@@ -56,6 +56,7 @@ impl Env {
     ) -> SignReport {
         let req = SignRequest {
             key: key.0.clone(),
+            also_keys: vec![],
             files: files.iter().map(|p| p.display().to_string()).collect(),
             formats: formats.to_vec(),
             manifest,
@@ -439,6 +440,7 @@ async fn ml_dsa_context_is_carried_and_required() {
     // CMS takes no context (RFC 9882).
     let req = SignRequest {
         key: key.0.clone(),
+        also_keys: vec![],
         files: vec![s(&files[0]).into()],
         formats: vec![SignFormat::Cms],
         manifest: false,
@@ -482,6 +484,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
     let files = e.files("hss", &[10, 20]);
     let mut req = SignRequest {
         key: key.0.clone(),
+        also_keys: vec![],
         files: files.iter().map(|p| s(p).to_string()).collect(),
         formats: ALL.to_vec(),
         manifest: true,
@@ -1113,6 +1116,7 @@ async fn sign_watched(
 ) -> SignReport {
     let req = SignRequest {
         key: key.0.clone(),
+        also_keys: vec![],
         files: files.iter().map(|p| p.display().to_string()).collect(),
         formats: formats.to_vec(),
         manifest,

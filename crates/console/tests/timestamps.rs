@@ -99,6 +99,7 @@ async fn sign_on(
     {
         let req = SignRequest {
             key: key.into(),
+            also_keys: vec![],
             files: files.iter().map(|p| s(p).to_string()).collect(),
             formats: formats.to_vec(),
             manifest: false,
@@ -749,6 +750,7 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
     let files = e.files("hss_tsa", 1);
     let req = SignRequest {
         key: format!("id:{}", g.id_hex),
+        also_keys: vec![],
         files: files.iter().map(|p| s(p).to_string()).collect(),
         formats: vec![SignFormat::Bundle],
         manifest: false,

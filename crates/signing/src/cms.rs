@@ -27,6 +27,9 @@ use crate::alg::{DigestAlg, SigAlg};
 use crate::tsp::{EssCertIdV2, SigningCertificateV2};
 use crate::{Result, SignError};
 
+mod merge;
+pub use merge::add_signer;
+
 pub const OID_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.1");
 pub const OID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
 pub const OID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
@@ -246,6 +249,35 @@ pub struct Parsed {
 
 /// Parse a detached `.p7s` with exactly one signer and signed attributes.
 pub fn parse(p7s: &[u8]) -> Result<Parsed> {
+    let mut signers = parse_signers(p7s)?;
+    match signers.len() {
+        1 => Ok(signers.remove(0)),
+        _ => Err(not_checkable(hsm::text!(
+            "signing.cms.one_signer",
+            "exactly one signer is supported"
+        ))),
+    }
+}
+
+/// Parse a detached `.p7s` with one or more signers (a dual-signed `.p7s` has one per
+/// key), each with signed attributes; in the order of its `signerInfos`.
+pub fn parse_signers(p7s: &[u8]) -> Result<Vec<Parsed>> {
+    let sd = signed_data(p7s)?;
+    if sd.signer_infos.0.is_empty() {
+        return Err(not_checkable(hsm::text!(
+            "signing.cms.no_signer",
+            "it has no signer"
+        )));
+    }
+    sd.signer_infos
+        .0
+        .iter()
+        .map(|signer| parse_signer(&sd, signer))
+        .collect()
+}
+
+/// The detached `SignedData` of a `.p7s`, its own fields held to RFC 5652.
+fn signed_data(p7s: &[u8]) -> Result<SignedData> {
     let bad = not_checkable;
     let ci = ContentInfo::from_der(p7s).map_err(|e| bad(der_error(e)))?;
     if ci.content_type != OID_SIGNED_DATA {
@@ -264,23 +296,7 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
             "it carries the content (attached); a detached signature was expected"
         )));
     }
-    let signer = match sd.signer_infos.0.as_slice() {
-        [one] => one,
-        _ => {
-            return Err(bad(hsm::text!(
-                "signing.cms.one_signer",
-                "exactly one signer is supported"
-            )))
-        }
-    };
-    // The parts of SignedData outside the signed attributes are held to RFC 5652 too, so
-    // that no byte of a signature file can change while it still verifies (the embedded
-    // certificate aside: CMS leaves it unsigned; pin the signer's key to rule it out).
-    let sid_version = match &signer.sid {
-        SignerIdentifier::IssuerAndSerialNumber(_) => CmsVersion::V1,
-        SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
-    };
-    if signer.version != sid_version || !matches!(sd.version, CmsVersion::V1 | CmsVersion::V3) {
+    if !matches!(sd.version, CmsVersion::V1 | CmsVersion::V3) {
         return Err(bad(hsm::text!(
             "signing.cms.version",
             "unexpected SignedData or SignerInfo version (RFC 5652 5.1, 5.3)"
@@ -290,6 +306,25 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         return Err(bad(hsm::text!(
             "signing.cms.content_type",
             "the encapsulated content type is not id-data"
+        )));
+    }
+    Ok(sd)
+}
+
+/// One signer of `sd`, checked as [`parse`] checks the only one.
+fn parse_signer(sd: &SignedData, signer: &SignerInfo) -> Result<Parsed> {
+    let bad = not_checkable;
+    // The parts of SignedData outside the signed attributes are held to RFC 5652 too, so
+    // that no byte of a signature file can change while it still verifies (the embedded
+    // certificate aside: CMS leaves it unsigned; pin the signer's key to rule it out).
+    let sid_version = match &signer.sid {
+        SignerIdentifier::IssuerAndSerialNumber(_) => CmsVersion::V1,
+        SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
+    };
+    if signer.version != sid_version {
+        return Err(bad(hsm::text!(
+            "signing.cms.version",
+            "unexpected SignedData or SignerInfo version (RFC 5652 5.1, 5.3)"
         )));
     }
     if !sd.digest_algorithms.iter().any(|d| d == &signer.digest_alg) {
@@ -324,7 +359,7 @@ pub fn parse(p7s: &[u8]) -> Result<Parsed> {
         )));
     }
     // The signer's certificate: the one the signer identifier names.
-    let certificate = signer_certificate(&sd, signer);
+    let certificate = signer_certificate(sd, signer);
     if let (Some(hash), Some(cert)) = (&signing_cert_hash, &certificate) {
         if hash.as_slice() != Sha256::digest(cert).as_slice() {
             return Err(bad(hsm::text!("signing.cms.signing_certificate_mismatch", "the certificate it carries is not the one its signingCertificateV2 attribute names")));

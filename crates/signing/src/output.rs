@@ -10,6 +10,12 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     outfile::write_new(path, bytes).map_err(SignError::from)
 }
 
+/// Write `bytes` to `path` in one step, replacing the regular file of that name (a new
+/// file renamed over it: a reader sees the old bytes or the new, never part of them).
+pub fn write_replace(path: &Path, bytes: &[u8]) -> Result<()> {
+    outfile::write_replace(path, bytes).map_err(SignError::from)
+}
+
 impl From<outfile::WriteError> for SignError {
     fn from(e: outfile::WriteError) -> Self {
         match e {

@@ -170,23 +170,11 @@ pub fn verify_file(
     if let Some(text) = bundle_text(&sig) {
         return verify_bundle(file, &Bundle::parse(text)?, pubkey);
     }
-    if let Ok(parsed) = crate::cms::parse(&sig) {
-        let mut r = report(file, SignatureFormat::Cms);
-        r.signing_time = parsed.signing_time.clone();
-        r.signer =
-            crate::cms::certificate(&parsed).map(|c| c.tbs_certificate().subject().to_string());
-        let digest = digest_of(file, parsed.digest_alg)?;
-        match crate::cms::verify(&parsed, &digest, pubkey) {
-            Ok((pk, alg)) => {
-                r.valid = true;
-                r.algorithm = Some(alg.name());
-                r.key_fingerprint = Some(pk.fingerprint());
-                r.say(text!("verify.details.cms_ok", "the signed attributes carry the file's {{digest}} digest and the {{algorithm}} signature over them verifies", digest = parsed.digest_alg, algorithm = alg.name()));
-                check_timestamp(&mut r, parsed.timestamp_token.as_deref(), &parsed.signature);
-            }
-            Err(e) => r.detail = e.to_string(),
-        }
-        return Ok(r);
+    if let Ok(signers) = crate::cms::parse_signers(&sig) {
+        return match signers.as_slice() {
+            [one] => verify_cms(file, one, pubkey),
+            _ => verify_cms_signers(file, &signers, pubkey),
+        };
     }
     let pk = pubkey.ok_or_else(|| {
         SignError::Format(hsm::text!(
@@ -209,6 +197,96 @@ pub fn verify_file(
         Err(e) => r.detail = e.to_string(),
     }
     Ok(r)
+}
+
+/// A detached CMS signer over `file`: its certificate's key (or `pinned`, which must be
+/// it), the file's digest in the signed attributes, the signature over them, its token.
+fn verify_cms(
+    file: &Path,
+    parsed: &crate::cms::Parsed,
+    pinned: Option<&PublicKey>,
+) -> Result<VerifyReport> {
+    let mut r = report(file, SignatureFormat::Cms);
+    r.signing_time = parsed.signing_time.clone();
+    r.signer = crate::cms::certificate(parsed).map(|c| c.tbs_certificate().subject().to_string());
+    let digest = digest_of(file, parsed.digest_alg)?;
+    match crate::cms::verify(parsed, &digest, pinned) {
+        Ok((pk, alg)) => {
+            r.valid = true;
+            r.algorithm = Some(alg.name());
+            r.key_fingerprint = Some(pk.fingerprint());
+            r.say(text!("verify.details.cms_ok", "the signed attributes carry the file's {{digest}} digest and the {{algorithm}} signature over them verifies", digest = parsed.digest_alg, algorithm = alg.name()));
+            check_timestamp(&mut r, parsed.timestamp_token.as_deref(), &parsed.signature);
+        }
+        Err(e) => r.detail = e.to_string(),
+    }
+    Ok(r)
+}
+
+/// A `.p7s` with several signers (dual signing: one per key). With `pinned`, the signer
+/// whose certificate carries that key is checked (the others are not: a verifier that
+/// trusts one key asks about that one); without, every signer must verify.
+fn verify_cms_signers(
+    file: &Path,
+    signers: &[crate::cms::Parsed],
+    pinned: Option<&PublicKey>,
+) -> Result<VerifyReport> {
+    let count = signers.len();
+    if let Some(pk) = pinned {
+        let key_of = |p: &crate::cms::Parsed| {
+            p.certificate
+                .as_deref()
+                .and_then(|c| crate::cert::public_key(c).ok())
+                .map(|(_, k)| k)
+        };
+        let Some(p) = signers.iter().find(|p| key_of(p).as_ref() == Some(pk)) else {
+            let mut r = report(file, SignatureFormat::Cms);
+            r.say(text!(
+                "verify.details.cms_no_pinned_signer",
+                "none of its {{count}} signers has the expected public key",
+                count = count
+            ));
+            return Ok(r);
+        };
+        let mut r = verify_cms(file, p, Some(pk))?;
+        if r.valid {
+            let stamped = r
+                .timestamp
+                .as_ref()
+                .map(|t| format!("; time-stamped {} by {}", t.time, t.tsa_subject));
+            r.say(text!("verify.details.cms_pinned_signer_ok", "the signer with the expected key, one of {{count}}, verifies: its signed attributes carry the file's {{digest}} digest and the {{algorithm}} signature over them verifies", count = count, digest = p.digest_alg, algorithm = r.algorithm.clone().unwrap_or_default()));
+            r.detail.extend(stamped);
+        }
+        return Ok(r);
+    }
+    let mut all = report(file, SignatureFormat::Cms);
+    let (mut algorithms, mut subjects, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, p) in signers.iter().enumerate() {
+        let one = verify_cms(file, p, None)?;
+        if !one.valid {
+            all.algorithm = one.algorithm;
+            all.signer = one.signer;
+            all.say(text!(
+                "verify.details.cms_signer_bad",
+                "signer {{n}} of {{count}} does not verify: {{error}}",
+                n = i + 1,
+                count = count,
+                error = &one.detail
+            ));
+            return Ok(all);
+        }
+        algorithms.extend(one.algorithm);
+        subjects.extend(one.signer);
+        keys.extend(one.key_fingerprint);
+        all.signing_time = all.signing_time.or(one.signing_time);
+        all.timestamp = all.timestamp.or(one.timestamp);
+    }
+    all.valid = true;
+    all.algorithm = Some(algorithms.join(" + "));
+    all.signer = Some(subjects.join("; "));
+    all.key_fingerprint = Some(keys.join(" + "));
+    all.say(text!("verify.details.cms_signers_ok", "all {{count}} signers verify: the signed attributes of each carry the file's digest and each signature over them verifies ({{algorithms}})", count = count, algorithms = algorithms.join(", ")));
+    Ok(all)
 }
 
 /// A time-stamp token over `signature`, if the signature carries one: shown in the report,
@@ -319,6 +397,18 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
 
 /// Verify a signed `SHA256SUMS`: its signature, then every listed file (next to it).
 pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Result<VerifyReport> {
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    verify_manifest_in(manifest, sig_path, pk, dir)
+}
+
+/// As [`verify_manifest`], the listed files in `dir` (a verifier kit's copy of the
+/// manifest is not beside the artifacts).
+pub fn verify_manifest_in(
+    manifest: &Path,
+    sig_path: &Path,
+    pk: &PublicKey,
+    dir: &Path,
+) -> Result<VerifyReport> {
     let mut r = report(manifest, SignatureFormat::Manifest);
     r.key_fingerprint = Some(pk.fingerprint());
     let sig = std::fs::read(sig_path).map_err(|e| SignError::Input {
@@ -347,7 +437,6 @@ pub fn verify_manifest(manifest: &Path, sig_path: &Path, pk: &PublicKey) -> Resu
             error = e
         ))
     })?;
-    let dir = manifest.parent().unwrap_or(Path::new("."));
     check_listed(&mut r, dir, &text)?;
     Ok(r)
 }

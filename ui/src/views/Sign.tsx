@@ -17,6 +17,17 @@ const APT_FORMATS: SignFormat[] = ["openpgp", "openpgp_cleartext"];
 
 type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
 
+/** Whether a key can make a format (as the backend decides: crates/console/src/sign/formats.rs). */
+function canMake(k: SigningKeyView, f: SignFormat): boolean {
+  const s = k.scheme;
+  // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only; SSH
+  // signatures (ssh-keygen -Y verify) Ed25519 and ECDSA P-256 keys.
+  if (f === "minisign") return s.scheme === "ed25519";
+  if (f === "sshsig") return s.scheme === "ed25519" || (s.scheme === "ecdsa" && s.curve === "P256");
+  if (OPENPGP_FORMATS.includes(f)) return ["ed25519", "ecdsa", "rsa-pss"].includes(s.scheme);
+  return true;
+}
+
 function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" | "bad" {
   if (k.hss_remaining === null || k.hss_capacity === null) return "ok";
   const pct = (100 * k.hss_remaining) / Number(k.hss_capacity);
@@ -34,6 +45,8 @@ export function SignView() {
   const [checks, setChecks] = useState<FileCheck[]>([]);
   const { run: loadKeys, data: keys, error: keysError } = useCommand(api.signingKeys);
   const [keyId, setKeyId] = useState("");
+  // "Also sign with": more keys signing the same batch (dual signing).
+  const [alsoIds, setAlsoIds] = useState<string[]>([]);
   const [formats, setFormats] = useState<SignFormat[]>(["cms"]);
   const [manifest, setManifest] = useState(false);
   const [outDir, setOutDir] = useState<string | null>(null);
@@ -93,14 +106,16 @@ export function SignView() {
   }, [signFiles]);
 
   const key = keys?.find((k) => `id:${k.id_hex}` === keyId) ?? null;
-  const isHss = key?.scheme.scheme === "hss";
-  const isMlDsa = key?.scheme.scheme === "ml-dsa";
-  // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only.
-  const canOpenpgp = !!key && ["ed25519", "ecdsa", "rsa-pss"].includes(key.scheme.scheme);
-  const canMinisign = key?.scheme.scheme === "ed25519";
-  // SSH signatures (ssh-keygen -Y verify): Ed25519 and ECDSA P-256 keys.
-  const canSshsig = !!key && (key.scheme.scheme === "ed25519" || (key.scheme.scheme === "ecdsa" && key.scheme.curve === "P256"));
-  // Formats this key cannot make are kept out of the request (and shown unchecked).
+  const alsoKeys = (keys ?? []).filter((k) => `id:${k.id_hex}` !== keyId && alsoIds.includes(`id:${k.id_hex}`));
+  const signers = key ? [key, ...alsoKeys] : [];
+  const hssKeys = signers.filter((k) => k.scheme.scheme === "hss");
+  const isHss = hssKeys.length > 0;
+  const isMlDsa = signers.some((k) => k.scheme.scheme === "ml-dsa");
+  // With several keys a format one of them can make is made by those that can.
+  const canOpenpgp = signers.some((k) => canMake(k, "openpgp"));
+  const canMinisign = signers.some((k) => canMake(k, "minisign"));
+  const canSshsig = signers.some((k) => canMake(k, "sshsig"));
+  // Formats no key can make are kept out of the request (and shown unchecked).
   const chosen = formats.filter((f) =>
     f === "minisign" ? canMinisign : f === "sshsig" ? canSshsig : OPENPGP_FORMATS.includes(f) ? canOpenpgp : true,
   );
@@ -116,13 +131,21 @@ export function SignView() {
   const setOpenpgpBinary = (binary: boolean) =>
     setFormats((cur) => cur.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)));
   const good = checks.filter((c) => !c.problem).length;
-  const needed = useMemo(() => {
-    const perFile = (formats.includes("cms") ? 1 : 0) + (formats.some((f) => f !== "cms") ? 1 : 0);
-    // A chain file may carry the key's certificate: then no self-signed one is issued.
-    const selfSigned = formats.includes("cms") && key && !key.has_certificate && chainFiles.length === 0;
-    return good * perFile + (manifest ? 1 : 0) + (selfSigned ? 1 : 0);
-  }, [good, formats, manifest, key, chainFiles]);
-  const tooFew = isHss && key?.hss_remaining !== null && key?.hss_remaining !== undefined && key.hss_remaining < needed;
+  // One-time signatures an HSS key of the set uses: per file, CMS and the signature raw and
+  // bundle share, of the formats it makes; the manifest; a certificate for CMS.
+  const neededFor = useMemo(
+    () => (k: SigningKeyView) => {
+      const made = formats.filter((f) => canMake(k, f));
+      const perFile = (made.includes("cms") ? 1 : 0) + (made.some((f) => f !== "cms") ? 1 : 0);
+      // A chain file may carry the key's certificate: then no self-signed one is issued.
+      const selfSigned = made.includes("cms") && !k.has_certificate && chainFiles.length === 0;
+      return good * perFile + (manifest ? 1 : 0) + (selfSigned ? 1 : 0);
+    },
+    [good, formats, manifest, chainFiles],
+  );
+  const short = (k: SigningKeyView) => k.hss_remaining !== null && k.hss_remaining < neededFor(k);
+  const tooFew = hssKeys.some(short);
+  const toggleAlso = (id: string) => setAlsoIds((cur) => (cur.includes(id) ? cur.filter((x) => x !== id) : [...cur, id]));
 
   const toggleFormat = (f: SignFormat) => setFormats((cur) => (cur.includes(f) ? cur.filter((x) => x !== f) : [...cur, f]));
   const { run: addFiles } = useCommand(
@@ -160,6 +183,7 @@ export function SignView() {
     setProgress({});
     await signing.run(partitionId, id, {
       key: `id:${key.id_hex}`,
+      also_keys: alsoKeys.map((k) => `id:${k.id_hex}`),
       files: signFiles,
       formats: chosen,
       manifest,
@@ -175,7 +199,8 @@ export function SignView() {
             context: isMlDsa && context ? context : undefined,
           }
         : undefined,
-      chain: chosen.includes("cms") ? chainFiles : [],
+      // Chain files are one key's chain; with several keys the token's are used.
+      chain: chosen.includes("cms") && alsoKeys.length === 0 ? chainFiles : [],
     });
   };
 
@@ -241,12 +266,16 @@ export function SignView() {
                       {c?.problem ? (
                         <span className="bad-text">{c.problem_text ? textOf(c.problem_text) : c.problem}</span>
                       ) : out?.error ? (
-                        <span className="bad-text">{errorTexts(out.error).message}</span>
+                        <span className="bad-text">
+                          {out.failed_key && `${out.failed_key}: `}
+                          {errorTexts(out.error).message}
+                        </span>
                       ) : out && out.outputs.length ? (
                         <div>
                           {out.outputs.map((o) => (
                             <div key={o.path} className="small">
                               <Badge tone="ok">{o.format}</Badge> {o.path}{" "}
+                              {o.signed_by.length > 1 && <span data-testid="signed-by">({o.signed_by.join(" + ")}) </span>}
                               {o.verified && <span className="muted">{t("sign.verified")}</span>}
                             </div>
                           ))}
@@ -310,6 +339,38 @@ export function SignView() {
             ))}
           </select>
         </Field>
+        {keys && keys.length > 1 && (
+          <Field label={t("sign.also_sign_with")} hint={t("sign.also_hint")}>
+            <div className="inline-form">
+              {alsoKeys.map((k) => (
+                <span key={k.id_hex} className="small" data-testid="also-key">
+                  {`${k.label} — ${k.algorithm}`}{" "}
+                  <button
+                    onClick={() => toggleAlso(`id:${k.id_hex}`)}
+                    disabled={!!job}
+                    aria-label={t("sign.also_remove", { label: k.label })}
+                  >
+                    ×
+                  </button>
+                </span>
+              ))}
+              <select
+                value=""
+                onChange={(e) => e.target.value && toggleAlso(e.target.value)}
+                disabled={!!job}
+                data-testid="sign-also"
+                aria-label={t("sign.also_sign_with")}
+              >
+                <option value="">{t("sign.also_pick")}</option>
+                {keys
+                  .filter((k) => `id:${k.id_hex}` !== keyId && !alsoIds.includes(`id:${k.id_hex}`))
+                  .map((k) => (
+                    <option key={k.id_hex} value={`id:${k.id_hex}`}>{`${k.label} — ${k.algorithm}`}</option>
+                  ))}
+              </select>
+            </div>
+          </Field>
+        )}
         <fieldset className="radio-row">
           <legend>{t("sign.formats")}</legend>
           <div className="inline-form preset-row">
@@ -340,7 +401,7 @@ export function SignView() {
             />{" "}
             {t("sign.fmt_cms")}
           </label>
-          {formats.includes("cms") && (
+          {formats.includes("cms") && alsoKeys.length === 0 && (
             <span className="inline-form" title={t("sign.chain_hint")}>
               <button onClick={() => void addChain()} disabled={!!job} data-testid="chain-add">
                 {t("sign.chain")}
@@ -500,22 +561,23 @@ export function SignView() {
           ))}
         </div>
       )}
-      {key && isHss && (
-        <div className={`notice ${tooFew ? "warn" : ""}`} data-testid="hss-notice">
-          <Badge tone={hssTone(key, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>
+      {hssKeys.map((k) => (
+        <div key={k.id_hex} className={`notice ${short(k) ? "warn" : ""}`} data-testid="hss-notice">
+          {signers.length > 1 && <strong>{k.label}: </strong>}
+          <Badge tone={hssTone(k, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>
             {t("hss.left_of", {
-              left: key.hss_remaining === null ? "?" : fmt.number(key.hss_remaining),
-              total: fmt.number(Number(key.hss_capacity ?? 0)),
+              left: k.hss_remaining === null ? "?" : fmt.number(k.hss_remaining),
+              total: fmt.number(Number(k.hss_capacity ?? 0)),
             })}
           </Badge>{" "}
-          {t("sign.hss_uses", { count: needed })}
-          {tooFew ? ` ${t("sign.hss_not_enough")}` : ""}
+          {t("sign.hss_uses", { count: neededFor(k) })}
+          {short(k) ? ` ${t("sign.hss_not_enough")}` : ""}
           <label className="check">
             <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" />{" "}
-            {t("sign.hss_confirm", { count: needed })}
+            {t("sign.hss_confirm", { count: neededFor(k) })}
           </label>
         </div>
-      )}
+      ))}
       <div className="button-row">
         <button
           className="primary"
@@ -536,8 +598,17 @@ export function SignView() {
         <section className="card" data-testid="sign-report">
           <h3>{t("sign.summary")}</h3>
           <p>
-            {t("sign.summary_text", { count: report.signatures_made, label: report.key.label, algorithm: report.key.algorithm })}
-            {report.hss_remaining_after !== null && ` ${t("sign.hss_left_after", { n: fmt.number(report.hss_remaining_after) })}`}
+            {report.keys.length > 1
+              ? t("sign.summary_keys", {
+                  count: report.signatures_made,
+                  keys: report.keys.map((k) => `${k.key.label} (${k.key.algorithm})`).join(", "),
+                })
+              : t("sign.summary_text", { count: report.signatures_made, label: report.key.label, algorithm: report.key.algorithm })}
+            {report.keys.length > 1
+              ? report.keys
+                  .filter((k) => k.hss_remaining_after !== null)
+                  .map((k) => ` ${t("sign.hss_left_after_key", { label: k.key.label, n: fmt.number(k.hss_remaining_after ?? 0) })}`)
+              : report.hss_remaining_after !== null && ` ${t("sign.hss_left_after", { n: fmt.number(report.hss_remaining_after) })}`}
             {report.stopped && ` ${t("sign.stopped")}`}
             {report.cancelled && ` ${t("errors.cancelled")}`}
           </p>

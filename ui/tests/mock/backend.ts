@@ -31,6 +31,7 @@ import type {
   Finding,
   FileCheck,
   SignProgress,
+  SignFormat,
   SignReport,
   SignRequest,
   ImportRequest,
@@ -1611,6 +1612,40 @@ export function install(cfg: MockConfig = {}) {
       const jobId = String(args.jobId);
       const key = keys.find((k) => `id:${k.id_hex}` === req.key);
       if (!key) throw err("KEY_NOT_FOUND", "Key not found.");
+      // Dual signing (crates/console/src/sign/batch/signers.rs): each key makes the formats
+      // it can; every output but the .p7s is named for its key.
+      const signers = [key];
+      for (const id of req.also_keys ?? []) {
+        const k = keys.find((x) => `id:${x.id_hex}` === id && x.class === "PRIVATE_KEY");
+        if (!k) throw err("KEY_NOT_FOUND", "Key not found.");
+        signers.push(k);
+      }
+      const several = signers.length > 1;
+      const canMake = (k: ObjectSummary, f: string) =>
+        f === "minisign"
+          ? k.algorithm === "Ed25519"
+          : f === "sshsig" || f === "openpgp" || f === "openpgp_binary" || f === "openpgp_cleartext"
+            ? k.algorithm === "Ed25519" || k.algorithm.startsWith("ECDSA")
+            : true;
+      const stem = (k: ObjectSummary) => k.label.replace(/[^A-Za-z0-9_-]/g, "_");
+      const keyView = (k: ObjectSummary): SigningKeyView => ({
+        handle: k.handle,
+        label: k.label,
+        id_hex: k.id_hex,
+        algorithm: k.algorithm,
+        scheme:
+          k.algorithm === "Ed25519"
+            ? { scheme: "ed25519" }
+            : k.algorithm.startsWith("ECDSA")
+              ? { scheme: "ecdsa", curve: "P256" }
+              : { scheme: "ml-dsa", set: "ML-DSA-65" },
+        fingerprint: "SHA256:x",
+        hss_remaining: k.hss_keys_remaining,
+        hss_capacity: k.hss_capacity,
+        has_certificate: true,
+        certificate_subject: `CN=${k.label}`,
+        certificate_warnings: [],
+      });
       if (key.algorithm === "HSS" && !req.confirm_hss)
         throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
       // The backend checks each chain link before signing (crates/console/src/sign/chain.rs).
@@ -1625,19 +1660,14 @@ export function install(cfg: MockConfig = {}) {
       }
       record("sign.batch", "artifact", `${req.files.length} file(s)`, "success");
       const report: SignReport = {
-        key: {
-          handle: key.handle,
-          label: key.label,
-          id_hex: key.id_hex,
-          algorithm: key.algorithm,
-          scheme: { scheme: "ml-dsa", set: "ML-DSA-65" },
-          fingerprint: "SHA256:x",
-          hss_remaining: key.hss_keys_remaining,
-          hss_capacity: key.hss_capacity,
-          has_certificate: true,
-          certificate_subject: `CN=${key.label}`,
-          certificate_warnings: [],
-        },
+        key: { ...keyView(key), scheme: { scheme: "ml-dsa", set: "ML-DSA-65" } },
+        keys: signers.map((k) => ({
+          key: keyView(k),
+          formats: req.formats.filter((f) => canMake(k, f)),
+          name_stem: several ? stem(k) : null,
+          signatures_made: 0,
+          hss_remaining_after: null,
+        })),
         files: [],
         manifest: [],
         manifest_error: null,
@@ -1667,6 +1697,7 @@ export function install(cfg: MockConfig = {}) {
           outputs: [],
           error: problem(path) ? err("INVALID_INPUT", problem(path)!) : null,
           unstamped: null,
+          failed_key: null,
         }));
         return report;
       }
@@ -1683,6 +1714,7 @@ export function install(cfg: MockConfig = {}) {
             outputs: [],
             error: err("INVALID_INPUT", problem(path)!),
             unstamped: null,
+            failed_key: null,
           });
           continue;
         }
@@ -1697,20 +1729,36 @@ export function install(cfg: MockConfig = {}) {
         ch.onmessage({ stage: "signing", index: i });
         await new Promise((r) => setTimeout(r, 40));
         // As the backend names them: an apt repository's Release gets InRelease and an
-        // armored Release.gpg (crates/console/src/sign/openpgp.rs).
+        // armored Release.gpg (crates/console/src/sign/openpgp.rs); with several keys every
+        // output but the .p7s is named for its key.
         const dir = path.slice(0, path.length - name.length);
-        const outputs = req.formats.map((f) => ({
-          format: f,
-          path:
-            name === "Release" && f === "openpgp"
-              ? `${dir}Release.gpg`
-              : name === "Release" && f === "openpgp_cleartext"
-                ? `${dir}InRelease`
-                : `${path}${{ cms: ".p7s", raw: ".sig", bundle: ".sig.json", openpgp: ".asc", openpgp_binary: ".gpg", openpgp_cleartext: ".clearsigned", minisign: ".minisig", sshsig: ".sshsig" }[f]}`,
-          verified: true,
-        }));
-        report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null, unstamped: null });
-        report.signatures_made += req.formats.length;
+        const suffix = (f: SignFormat) =>
+          ({
+            cms: ".p7s",
+            raw: ".sig",
+            bundle: ".sig.json",
+            openpgp: ".asc",
+            openpgp_binary: ".gpg",
+            openpgp_cleartext: ".clearsigned",
+            minisign: ".minisig",
+            sshsig: ".sshsig",
+          })[f];
+        const single = (f: SignFormat) =>
+          name === "Release" && f === "openpgp"
+            ? `${dir}Release.gpg`
+            : name === "Release" && f === "openpgp_cleartext"
+              ? `${dir}InRelease`
+              : `${path}${suffix(f)}`;
+        const outputs = req.formats.flatMap((f) =>
+          f === "cms" || !several
+            ? [{ format: f, path: single(f), verified: true, signed_by: signers.filter((k) => canMake(k, f)).map((k) => k.label) }]
+            : signers
+                .filter((k) => canMake(k, f))
+                .map((k) => ({ format: f, path: `${path}.${stem(k)}${suffix(f)}`, verified: true, signed_by: [k.label] })),
+        );
+        report.files.push({ path, name, size: 1000, sha256: "ab".repeat(32), outputs, error: null, unstamped: null, failed_key: null });
+        report.signatures_made += outputs.reduce((n, o) => n + o.signed_by.length, 0);
+        report.keys.forEach((k) => (k.signatures_made += k.formats.length));
         ch.onmessage({ stage: "done", index: i });
         record("sign", "artifact", name, "success", { path, key_id: key.id_hex, outputs: outputs.map((o) => o.path) });
       }

@@ -1,20 +1,23 @@
 //! A signing batch as a pipeline. [`Console::sign_files`] reads top to bottom as the steps:
 //!
-//! 1. [`SignBatch::open`] — the request checked, the partition, the login, the key, its
-//!    public half and certificate, the input files checked;
+//! 1. [`SignBatch::open`] — the request checked, the partition, the login, the keys (one,
+//!    or several for dual signing: [`signers`]), their public halves and certificates, the
+//!    input files checked;
 //! 2. [`SignBatch::stop_on_bad_input`], [`SignBatch::check_budget`] — nothing signed yet;
-//! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress;
+//! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress, for
+//!    every key;
 //! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch
 //!    (`sign.batch`);
 //! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
 //!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
-//!    on the token if an OpenPGP format is asked for and it is not yet;
-//! 6. [`SignBatch::sign_each`] — per file, one pool job: sign in every format (each
+//!    on the token if an OpenPGP format is asked for and it is not yet (per key);
+//! 6. [`SignBatch::sign_each`] — per file and key, one pool job: sign in every format (each
 //!    signature verified in software); then, with the session back in the pool, the
-//!    time-stamp tokens (`stamping`) → write the outputs → record. With a stateful (HSS)
-//!    key each file is a change to the token and goes through the change engine
-//!    (`stateful`): `sign.request` before the HSM is asked, `sign` with the one-time keys
-//!    it spent after;
+//!    time-stamp tokens (`stamping`) → write the outputs ([`outputs`]) → record. With a
+//!    stateful (HSS) key each file is a change to the token and goes through the change
+//!    engine (`stateful`): `sign.request` before the HSM is asked, `sign` with the one-time
+//!    keys it spent after. With several keys a file is signed by each in turn (the CMS
+//!    signers join one `.p7s`), and by every key or by none;
 //! 7. [`SignBatch::sign_manifest`], [`SignBatch::write_public_key`], [`SignBatch::finish`].
 //!
 //! Each file's outputs are on disk and in the audit trail before the next file is signed: a
@@ -26,16 +29,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use audit::Event;
 use hsm::keys as hk;
 use p11::sys::CKO_PRIVATE_KEY;
 use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
 use signing::input::{ChangeSeen, InputFile};
-use signing::output::{beside, write_new};
-use signing::whole::SignPath;
 use signing::SignError;
 
 use super::formats::{signatures_needed, FileSigning};
@@ -43,29 +42,22 @@ use super::key::{find_certificate, find_chain, key_material, resolve, SigningKey
 use super::manifest::{batch_dir, write_public_key};
 use super::timestamp::Tsa;
 use super::{
-    sign_error, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress, SignReport,
-    SignRequest,
+    sign_error, BatchKey, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress,
+    SignReport, SignRequest,
 };
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::text;
 use crate::{Console, Partition};
 
+mod outputs;
+mod signers;
 mod stateful;
 
-type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
+pub(super) use outputs::Outputs;
+use outputs::{render_all, still_the_signed_file, write_outputs, CmsSoFar, Naming};
+use signers::Signer;
 
-/// One file's outputs, made and verified but not yet written, and how the token was given
-/// the file (schemes that sign it whole: one call, parts, external μ).
-struct Outputs {
-    files: Vec<(SignFormat, PathBuf, Vec<u8>)>,
-    signing_path: Option<SignPath>,
-    /// The RFC 3161 tokens in the outputs, checked.
-    timestamps: Vec<signing::tsp::TimestampInfo>,
-    /// Signed again after the pool recovered from a fault in an earlier attempt.
-    retried_after_recovery: bool,
-    /// Why the signatures carry no time-stamp although one was asked for (optional TSA).
-    unstamped: Option<String>,
-}
+type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 
 impl Console {
     /// Sign a batch of files. See the module documentation.
@@ -92,7 +84,9 @@ impl Console {
     ) -> ApiResult<SignReport> {
         let kit = req.kit.clone();
         let mut b = SignBatch::open(self, partition, req, progress, cancel).await?;
-        b.key_in_names = key_in_names;
+        if key_in_names {
+            b.signers.iter_mut().for_each(Signer::name_outputs);
+        }
         if b.stop_on_bad_input() {
             return Ok(b.report_unsigned());
         }
@@ -104,13 +98,20 @@ impl Console {
         b.record_request().await?;
         b.ensure_certificate().await?;
         b.ensure_openpgp_creation_time().await?;
-        let key = Arc::new(b.key.take().expect("the key is read when the batch opens"));
-        b.sign_each(&key).await;
-        b.sign_manifest(&key).await;
-        b.write_public_key(&key);
-        let mut report = b.finish(&key).await;
+        let keys: Vec<Arc<SigningKey>> = b
+            .signers
+            .iter_mut()
+            .map(|s| Arc::new(s.key.take().expect("the key is read when the batch opens")))
+            .collect();
+        b.sign_each(&keys).await;
+        b.sign_manifest(&keys).await;
+        b.write_public_key(&keys);
+        let mut report = b.finish(&keys).await;
         if let Some(k) = kit {
-            let certs = key.cert.clone().map(|c| (c, key.chain.clone()));
+            let certs = keys
+                .iter()
+                .map(|key| key.cert.clone().map(|c| (c, key.chain.clone())))
+                .collect();
             self.attach_kit(partition, &mut report, &k, certs).await;
         }
         Ok(report)
@@ -118,7 +119,7 @@ impl Console {
 }
 
 /// The request, checked before the HSM is asked anything.
-struct Checked {
+pub(super) struct Checked {
     formats: Vec<SignFormat>,
     context: Vec<u8>,
     out_dir: Option<PathBuf>,
@@ -183,18 +184,16 @@ struct SignBatch<'c> {
     partition: Arc<Partition>,
     on_error: OnError,
     manifest_requested: bool,
+    /// The formats asked for (each key makes those it can: [`Signer::formats`]).
     formats: Vec<SignFormat>,
     out_dir: Option<PathBuf>,
-    /// Until the batch signs; then shared with the pool jobs.
-    key: Option<SigningKey>,
-    /// For the report after the key is shared.
-    key_view: super::SigningKeyView,
+    /// The keys, the request's `key` first.
+    signers: Vec<Signer>,
     inputs: Vec<Result<InputFile, SignError>>,
     digests: Vec<Option<Digests>>,
     outcomes: Vec<FileOutcome>,
     progress: Progress,
     cancel: Arc<AtomicBool>,
-    signatures_made: u64,
     stopped: bool,
     cancelled: bool,
     manifest: Vec<OutputView>,
@@ -203,8 +202,6 @@ struct SignBatch<'c> {
     tsa: Option<Arc<Tsa>>,
     /// The chain files given (`--chain`), for the audit record.
     chain_files: Vec<String>,
-    /// Outputs named for the key too (`FILE.<key label>.sig`).
-    key_in_names: bool,
 }
 
 /// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
@@ -233,7 +230,7 @@ fn batch_tsa(
 }
 
 impl<'c> SignBatch<'c> {
-    /// Step 1: the request, the partition and login, the key, the inputs.
+    /// Step 1: the request, the partition and login, the keys, the inputs.
     async fn open(
         console: &'c Console,
         partition: &str,
@@ -245,20 +242,7 @@ impl<'c> SignBatch<'c> {
         let tsa = batch_tsa(console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
         console.require(&partition, hsm::roles::Action::UseKeys)?;
-        let mut key = read_key(&partition, &req.key, checked.context).await?;
-        super::chain::apply(&mut key, &checked.chain)?;
-        if !key.context.is_empty() && !matches!(key.alg, SigAlg::MlDsa { .. }) {
-            return Err(ApiError::invalid(text!(
-                "errors.only_ml_dsa_signatures_take",
-                "Only ML-DSA signatures take a context."
-            )));
-        }
-        for f in &checked.formats {
-            f.format().accepts(&key).map_err(sign_error)?;
-        }
-        if matches!(key.alg, SigAlg::Hss) && !req.confirm_hss {
-            return Err(ApiError::invalid(text!("errors.signing_hss_key_uses_up", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.")));
-        }
+        let signers = signers::open(&partition, &req, &checked).await?;
         let paths: Vec<PathBuf> = req.files.iter().map(PathBuf::from).collect();
         let inputs = signing::input::check_all(&paths);
         let outcomes = paths
@@ -275,6 +259,7 @@ impl<'c> SignBatch<'c> {
                 outputs: Vec::new(),
                 error: c.as_ref().err().map(|e| sign_error(e.clone())),
                 unstamped: None,
+                failed_key: None,
             })
             .collect();
         Ok(SignBatch {
@@ -284,28 +269,28 @@ impl<'c> SignBatch<'c> {
             manifest_requested: req.manifest,
             formats: checked.formats,
             out_dir: checked.out_dir,
-            key_view: key.view(),
-            key: Some(key),
+            signers,
             digests: vec![None; inputs.len()],
             inputs,
             outcomes,
             progress,
             cancel,
-            signatures_made: 0,
             stopped: false,
             cancelled: false,
             manifest: Vec::new(),
             manifest_error: None,
             tsa,
             chain_files: req.chain,
-            key_in_names: false,
         })
     }
 
+    /// The first key (the one a single-key batch has).
     fn key(&self) -> &SigningKey {
-        self.key
-            .as_ref()
-            .expect("the key is read when the batch opens")
+        self.signers[0].key()
+    }
+
+    fn several_keys(&self) -> bool {
+        self.signers.len() > 1
     }
 
     fn fail(&self, index: usize, e: &ApiError) {
@@ -335,42 +320,51 @@ impl<'c> SignBatch<'c> {
         self.inputs.iter().filter(|c| c.is_ok()).count() as u64
     }
 
-    fn needs_certificate(&self) -> bool {
-        self.formats.contains(&SignFormat::Cms) && self.key().cert.is_none()
+    fn needs_certificate(s: &Signer) -> bool {
+        s.formats.contains(&SignFormat::Cms) && s.key().cert.is_none()
     }
 
-    /// Step 2b: an HSS key must have a one-time signature for everything the batch signs.
+    /// Step 2b: each HSS key must have a one-time signature for everything it signs.
     fn check_budget(&self) -> ApiResult<()> {
-        let k = self.key();
-        let needed = signatures_needed(
-            self.good_inputs(),
-            &self.formats,
-            self.manifest_requested,
-            self.needs_certificate(),
-        );
-        match k.summary.hss_keys_remaining {
-            Some(left) if left < needed => Err(ApiError::new(
-                ErrorCode::InvalidInput,
-                text!(
-                    "errors.has_signatures_left_batch_needs",
-                    "'{{label}}' has {{left}} signatures left; this batch needs {{needed}}.",
-                    label = k.summary.label,
-                    left = left,
-                    needed = needed
-                ),
-            )
-            .details(text!("errors.nothing_signed", "Nothing was signed."))
-            .suggest(text!(
-                "errors.sign_fewer_files_formats_use",
-                "Sign fewer files or formats, or use another key."
-            ))),
-            _ => Ok(()),
+        for s in &self.signers {
+            let k = s.key();
+            let needed = signatures_needed(
+                self.good_inputs(),
+                &s.formats,
+                self.manifest_requested,
+                Self::needs_certificate(s),
+            );
+            match k.summary.hss_keys_remaining {
+                Some(left) if left < needed => {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidInput,
+                        text!(
+                        "errors.has_signatures_left_batch_needs",
+                        "'{{label}}' has {{left}} signatures left; this batch needs {{needed}}.",
+                        label = k.summary.label,
+                        left = left,
+                        needed = needed
+                    ),
+                    )
+                    .details(text!("errors.nothing_signed", "Nothing was signed."))
+                    .suggest(text!(
+                        "errors.sign_fewer_files_formats_use",
+                        "Sign fewer files or formats, or use another key."
+                    )))
+                }
+                _ => {}
+            }
         }
+        Ok(())
     }
 
-    /// Step 3: hash every good file, in order, off the async threads (no HSM session).
+    /// Step 3: hash every good file, in order, off the async threads (no HSM session),
+    /// once for every key (SHA-384 too when a key uses it).
     async fn hash(&mut self) -> ApiResult<()> {
-        let want384 = self.key().alg.digest() == DigestAlg::Sha384;
+        let want384 = self
+            .signers
+            .iter()
+            .any(|s| s.key().alg.digest() == DigestAlg::Sha384);
         for i in 0..self.inputs.len() {
             let input = match &self.inputs[i] {
                 Ok(input) => input.clone(),
@@ -425,8 +419,9 @@ impl<'c> SignBatch<'c> {
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
     }
 
-    /// Step 4: the write-ahead record — the batch as it will be signed. Refused (and
-    /// nothing signed) when the trail cannot record it.
+    /// Step 4: the write-ahead record — the batch as it will be signed (with several keys,
+    /// the first as `key`, the others under `also`). Refused (and nothing signed) when the
+    /// trail cannot record it.
     async fn record_request(&self) -> ApiResult<()> {
         let k = self.key();
         let files: Vec<_> = self
@@ -443,6 +438,22 @@ impl<'c> SignBatch<'c> {
             .meta("files", files)
             .meta("hss_remaining", k.summary.hss_keys_remaining)
             .meta("tsa", self.tsa.as_ref().map(|t| t.url.clone()));
+        if self.several_keys() {
+            let also: Vec<_> = self.signers[1..]
+                .iter()
+                .map(|s| {
+                    serde_json::json!({
+                        "key": s.key().audit_json(),
+                        "algorithm": s.key().alg.name(),
+                        "formats": s.formats,
+                        "hss_remaining": s.key().summary.hss_keys_remaining,
+                    })
+                })
+                .collect();
+            ev = ev
+                .meta("also", also)
+                .meta("key_formats", &self.signers[0].formats);
+        }
         if !self.chain_files.is_empty() {
             let subjects: Vec<String> = k
                 .cert
@@ -457,66 +468,65 @@ impl<'c> SignBatch<'c> {
         self.console.audit_first(ev).await
     }
 
-    /// Step 5: CMS needs a certificate; issue a self-signed one with the key (audited,
-    /// kept on the token) when the token has none.
+    /// Step 5: CMS needs a certificate; issue a self-signed one with each key that has none
+    /// (audited, kept on the token).
     async fn ensure_certificate(&mut self) -> ApiResult<()> {
-        if !self.needs_certificate() {
-            return Ok(());
+        for i in 0..self.signers.len() {
+            if !Self::needs_certificate(&self.signers[i]) {
+                continue;
+            }
+            let summary = &self.signers[i].key().summary;
+            let subject = format!(
+                "CN={}",
+                summary
+                    .label
+                    .replace([',', '+', '=', '\\', '"', '<', '>', ';'], "_")
+            );
+            let c = self
+                .console
+                .issue_certificate(&self.partition.id, summary.handle, &subject, 3 * 365, true)
+                .await?;
+            let der_bytes = der::pem::decode_vec(c.pem.as_bytes())
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+                .1;
+            let s = &mut self.signers[i];
+            s.signatures_made += 1;
+            s.key_mut().cert = Some(der_bytes);
+            s.view.has_certificate = true;
+            s.view.certificate_subject = Some(c.subject.clone());
         }
-        let summary = &self.key().summary;
-        let subject = format!(
-            "CN={}",
-            summary
-                .label
-                .replace([',', '+', '=', '\\', '"', '<', '>', ';'], "_")
-        );
-        let c = self
-            .console
-            .issue_certificate(&self.partition.id, summary.handle, &subject, 3 * 365, true)
-            .await?;
-        self.signatures_made += 1;
-        let der_bytes = der::pem::decode_vec(c.pem.as_bytes())
-            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
-            .1;
-        self.key
-            .as_mut()
-            .expect("the key is read when the batch opens")
-            .cert = Some(der_bytes);
-        self.key_view.has_certificate = true;
-        self.key_view.certificate_subject = Some(c.subject.clone());
         Ok(())
     }
 
     /// Step 5b: OpenPGP signatures name the key by its fingerprint, which needs the key's
     /// creation time: fixed and stored on the token (audited) the first time.
     async fn ensure_openpgp_creation_time(&mut self) -> ApiResult<()> {
-        if !super::openpgp::wanted(&self.formats) || self.key().openpgp_created.is_some() {
-            return Ok(());
+        for i in 0..self.signers.len() {
+            let s = &self.signers[i];
+            if !super::openpgp::wanted(&s.formats) || s.key().openpgp_created.is_some() {
+                continue;
+            }
+            let t = self
+                .console
+                .ensure_openpgp_creation_time(&self.partition, s.key())
+                .await?;
+            self.signers[i].key_mut().openpgp_created = Some(t);
         }
-        let t = self
-            .console
-            .ensure_openpgp_creation_time(&self.partition, self.key())
-            .await?;
-        self.key
-            .as_mut()
-            .expect("the key is read when the batch opens")
-            .openpgp_created = Some(t);
         Ok(())
     }
 
-    /// Step 6: one pool job per file; its outputs written and recorded before the next
-    /// file is signed. After an HSM failure the pool recovers and the batch goes on (or
-    /// stops) from the next file, never signing a file twice.
-    async fn sign_each(&mut self, key: &Arc<SigningKey>) {
+    /// Step 6: one pool job per file and key; a file's outputs written and recorded before
+    /// the next file is signed. After an HSM failure the pool recovers and the batch goes
+    /// on (or stops) from the next file, never signing a file twice. With several keys a
+    /// file is signed by each in turn; when one fails, what the others signed for it is
+    /// removed (a file is signed by every key or by none).
+    async fn sign_each(&mut self, keys: &[Arc<SigningKey>]) {
         let work: Vec<(usize, InputFile, Digests)> = (0..self.inputs.len())
             .filter_map(|i| {
                 let input = self.inputs[i].as_ref().ok()?.clone();
                 Some((i, input, self.digests[i].clone()?))
             })
             .collect();
-        // Object handles hold for the module's lifetime: the key is found once per module
-        // generation (a reinitialization may renumber objects).
-        let handle: Arc<Mutex<Option<(u64, u64)>>> = Arc::new(Mutex::new(None));
         for (i, input, digests) in work {
             if self.stopped {
                 break;
@@ -525,64 +535,92 @@ impl<'c> SignBatch<'c> {
                 self.cancelled = true;
                 break;
             }
-            let made = if key.alg == SigAlg::Hss {
-                // Each signature spends one-time keys for good: a change to the token,
-                // recorded before and after by the change engine.
-                let change = stateful::StatefulFile::new(self, key, &handle, i, input, digests);
-                self.console
-                    .changes()
-                    .apply_on(&self.partition, &mut { change })
-                    .await
-            } else {
-                let made = self
-                    .sign_and_write(key, &handle, i, input, digests)
-                    .await
-                    .map_err(sign_error);
-                let ev = match &made {
-                    Ok(outs) => self.signed_event(self.file_event(key, i), key, outs),
-                    Err(e) => self
-                        .file_event(key, i)
-                        .failed(e.code.to_string())
-                        .meta("error", &e.message),
+            let mut done: Vec<(usize, Outputs)> = Vec::new();
+            let mut failed = None;
+            let mut cms: Option<CmsSoFar> = None;
+            for (k, key) in keys.iter().enumerate() {
+                let file = FileJob {
+                    signer: k,
+                    index: i,
+                    input: input.clone(),
+                    digests: digests.clone(),
+                    joins: cms.clone(),
                 };
-                self.console.record(ev).await;
-                made
-            };
-            self.conclude(i, made);
+                match self.sign_file(key, file).await {
+                    Ok(outs) => {
+                        cms = outs.cms_written().or(cms);
+                        done.push((k, outs));
+                    }
+                    Err(e) => {
+                        failed = Some((k, e));
+                        break;
+                    }
+                }
+            }
+            match failed {
+                None => self.conclude(i, done),
+                Some((k, e)) => self.conclude_failed(i, done, k, e).await,
+            }
         }
+    }
+
+    /// One file signed by one key, written and recorded: for an HSS key as a change run by
+    /// the change engine.
+    async fn sign_file(&self, key: &Arc<SigningKey>, file: FileJob) -> ApiResult<Outputs> {
+        if key.alg == SigAlg::Hss {
+            // Each signature spends one-time keys for good: a change to the token,
+            // recorded before and after by the change engine.
+            let change = stateful::StatefulFile::new(self, key, file);
+            return self
+                .console
+                .changes()
+                .apply_on(&self.partition, &mut { change })
+                .await;
+        }
+        let (k, i) = (file.signer, file.index);
+        let made = self.sign_and_write(key, file).await.map_err(sign_error);
+        let ev = match &made {
+            Ok(outs) => self.signed_event(self.file_event(key, k, i), key, k, outs),
+            Err(e) => self
+                .file_event(key, k, i)
+                .failed(e.code.to_string())
+                .meta("error", &e.message),
+        };
+        self.console.record(ev).await;
+        made
     }
 
     /// Sign one file and write its outputs; removed again when the file changed meanwhile.
     async fn sign_and_write(
         &self,
         key: &Arc<SigningKey>,
-        handle: &Arc<Mutex<Option<(u64, u64)>>>,
-        index: usize,
-        input: InputFile,
-        digests: Digests,
+        file: FileJob,
     ) -> Result<Outputs, SignError> {
-        self.sign_one(key, handle, index, input.clone(), digests)
+        let (input, digests, joins) =
+            (file.input.clone(), file.digests.clone(), file.joins.clone());
+        self.sign_one(key, file)
             .await
-            .and_then(|outs| write_outputs(&outs).map(|()| outs))
+            .and_then(|outs| write_outputs(outs, joins.as_ref(), &digests))
             .and_then(|outs| still_the_signed_file(&input, outs))
     }
 
-    /// Sign one file in every format on a pool session. HSM failures that need recovery go
-    /// to the pool; the file is marked failed by the caller.
-    async fn sign_one(
-        &self,
-        key: &Arc<SigningKey>,
-        handle: &Arc<Mutex<Option<(u64, u64)>>>,
-        index: usize,
-        input: InputFile,
-        digests: Digests,
-    ) -> Result<Outputs, SignError> {
+    /// Sign one file in every format of its key on a pool session. HSM failures that need
+    /// recovery go to the pool; the file is marked failed by the caller.
+    async fn sign_one(&self, key: &Arc<SigningKey>, file: FileJob) -> Result<Outputs, SignError> {
         let hss = key.alg == SigAlg::Hss;
-        let (key, handle, progress) = (key.clone(), handle.clone(), self.progress.clone());
-        let (formats, out_dir) = (self.formats.clone(), self.out_dir.clone());
-        let named = self
-            .key_in_names
-            .then(|| signing::verify::succession::label_stem(&key.summary.label));
+        let signer = &self.signers[file.signer];
+        let (key, handle, progress) = (key.clone(), signer.handle.clone(), self.progress.clone());
+        let (formats, out_dir) = (signer.formats.clone(), self.out_dir.clone());
+        let stem = signer.stem.clone();
+        let shared_cms = self.several_keys();
+        let FileJob {
+            index,
+            input,
+            digests,
+            joins,
+            ..
+        } = file;
+        let joins = joins.map(|j| j.path);
         let mut attempts = 0u32;
         // Signing is safe to repeat: after the pool recovered a session or the module, the
         // file is signed again (an HSS key uses its next one-time key; the record says so).
@@ -608,7 +646,12 @@ impl<'c> SignBatch<'c> {
                     return Ok(Err(e));
                 }
                 let mut file = FileSigning::new(&key, s, h, &input, &digests);
-                let r = render_all(&mut file, &formats, out_dir.as_deref(), named.as_deref())
+                let naming = Naming {
+                    out_dir: out_dir.as_deref(),
+                    stem: stem.as_deref(),
+                    shared_cms,
+                };
+                let r = render_all(&mut file, &formats, naming, joins.as_deref())
                     .map(|mut o| {
                         o.retried_after_recovery = retried;
                         o
@@ -643,42 +686,78 @@ impl<'c> SignBatch<'c> {
         }
     }
 
-    /// After one file: its outcome and progress (its audit record is written already).
-    fn conclude(&mut self, i: usize, made: ApiResult<Outputs>) {
-        match made {
-            Ok(outs) => {
-                self.signatures_made += signatures_needed(1, &self.formats, false, false);
-                let o = &mut self.outcomes[i];
-                o.outputs = outs
-                    .files
-                    .iter()
-                    .map(|(f, p, _)| OutputView {
+    /// After one file signed by every key: its outcome (each output once, a shared `.p7s`
+    /// with every key that signed it) and progress (its audit records are written already).
+    fn conclude(&mut self, i: usize, done: Vec<(usize, Outputs)>) {
+        for (k, outs) in done {
+            let s = &mut self.signers[k];
+            s.signatures_made += signatures_needed(1, &s.formats, false, false);
+            let label = s.view.label.clone();
+            let o = &mut self.outcomes[i];
+            for (f, p, _) in &outs.files {
+                let path = p.display().to_string();
+                match o.outputs.iter_mut().find(|v| v.path == path) {
+                    Some(shared) => shared.signed_by.push(label.clone()),
+                    None => o.outputs.push(OutputView {
                         format: OutputKind::from(*f),
-                        path: p.display().to_string(),
+                        path,
                         verified: true,
-                    })
-                    .collect();
-                if let Some(why) = &outs.unstamped {
-                    o.unstamped = Some(text!(
-                        "sign.unstamped",
-                        "Signed without a time-stamp: the TSA {{reason}}.",
-                        reason = why
-                    ));
-                }
-                (self.progress)(SignProgress::Done { index: i });
-            }
-            Err(e) => {
-                self.fail(i, &e);
-                self.outcomes[i].error = Some(e);
-                if self.on_error == OnError::Stop {
-                    self.stopped = true;
+                        signed_by: vec![label.clone()],
+                    }),
                 }
             }
+            if let (None, Some(why)) = (&o.unstamped, &outs.unstamped) {
+                o.unstamped = Some(text!(
+                    "sign.unstamped",
+                    "Signed without a time-stamp: the TSA {{reason}}.",
+                    reason = why
+                ));
+            }
+        }
+        (self.progress)(SignProgress::Done { index: i });
+    }
+
+    /// A file key `k` could not sign: what the keys before it signed for it is removed (and
+    /// recorded as removed), and the file is marked failed, naming the key when there are
+    /// several.
+    async fn conclude_failed(
+        &mut self,
+        i: usize,
+        done: Vec<(usize, Outputs)>,
+        k: usize,
+        e: ApiError,
+    ) {
+        let removed: Vec<String> = done.iter().flat_map(|(_, outs)| outs.remove()).collect();
+        if self.several_keys() {
+            self.outcomes[i].failed_key = Some(self.signers[k].view.label.clone());
+        }
+        if !removed.is_empty() {
+            let o = &self.outcomes[i];
+            let ev = Event::new("sign.withdrawn", "artifact")
+                .resource(&o.name)
+                .meta("partition", &self.partition.id)
+                .meta("path", &o.path)
+                .meta("failed_key", &self.signers[k].view.label)
+                .meta("removed", &removed)
+                .meta(
+                    "why",
+                    "a file of a batch with several keys is signed by every key or by none",
+                );
+            self.console.record(ev).await;
+            for (k, _) in &done {
+                let s = &mut self.signers[*k];
+                s.signatures_made += signatures_needed(1, &s.formats, false, false);
+            }
+        }
+        self.fail(i, &e);
+        self.outcomes[i].error = Some(e);
+        if self.on_error == OnError::Stop {
+            self.stopped = true;
         }
     }
 
-    /// The `sign` record of file `i`, before the outcome is known.
-    fn file_event(&self, key: &SigningKey, i: usize) -> Event {
+    /// The `sign` record of file `i` by key `k`, before the outcome is known.
+    fn file_event(&self, key: &SigningKey, k: usize, i: usize) -> Event {
         let o = &self.outcomes[i];
         Event::new("sign", "artifact")
             .resource(&o.name)
@@ -689,11 +768,11 @@ impl<'c> SignBatch<'c> {
             .meta("sha256", &o.sha256)
             .meta("key", key.audit_json())
             .meta("key_id", &key.summary.id_hex)
-            .meta("formats", &self.formats)
+            .meta("formats", &self.signers[k].formats)
     }
 
     /// What a file's record adds once its outputs are written.
-    fn signed_event(&self, ev: Event, key: &SigningKey, outs: &Outputs) -> Event {
+    fn signed_event(&self, ev: Event, key: &SigningKey, k: usize, outs: &Outputs) -> Event {
         let mut ev = ev
             .meta(
                 "outputs",
@@ -704,7 +783,7 @@ impl<'c> SignBatch<'c> {
             )
             .meta(
                 "signatures",
-                signatures_needed(1, &self.formats, false, false),
+                signatures_needed(1, &self.signers[k].formats, false, false),
             )
             .meta("signing_path", outs.signing_path)
             .meta("timestamps", &outs.timestamps)
@@ -734,8 +813,10 @@ impl<'c> SignBatch<'c> {
             .collect()
     }
 
-    /// Step 7a: the signed `SHA256SUMS` of what was signed.
-    async fn sign_manifest(&mut self, key: &Arc<SigningKey>) {
+    /// Step 7a: the signed `SHA256SUMS` of what was signed, by every key (one
+    /// `SHA256SUMS`; with several keys `SHA256SUMS.<stem>.sig` per key). When a key cannot
+    /// sign it, what the keys before it wrote is removed.
+    async fn sign_manifest(&mut self, keys: &[Arc<SigningKey>]) {
         let signed = self.signed();
         if !self.manifest_requested || signed.is_empty() || self.cancelled {
             return;
@@ -753,79 +834,130 @@ impl<'c> SignBatch<'c> {
             self.manifest_error = Some(sign_error(e));
             return;
         }
-        let r = self
-            .console
-            .sign_manifest(
-                &self.partition,
-                key,
-                &signed,
-                self.out_dir.as_deref(),
-                super::openpgp::wanted(&self.formats),
-            )
-            .await;
-        match r {
-            Ok(v) => {
-                let cleartext = v.iter().any(|o| o.format == OutputKind::ManifestCleartext);
-                self.signatures_made += 1 + u64::from(cleartext);
-                self.manifest = v;
+        let mut written: Vec<OutputView> = Vec::new();
+        let mut made = Vec::new();
+        for (k, key) in keys.iter().enumerate() {
+            let s = &self.signers[k];
+            let plan = super::manifest::PlanFor {
+                stem: s.stem.as_deref(),
+                text_written: k > 0,
+                cleartext: super::openpgp::wanted(&s.formats),
+                label: &s.view.label,
+            };
+            let r = self
+                .console
+                .sign_manifest(&self.partition, key, &signed, self.out_dir.as_deref(), plan)
+                .await;
+            match r {
+                Ok(v) => {
+                    let cleartext = v.iter().any(|o| o.format == OutputKind::ManifestCleartext);
+                    made.push((k, 1 + u64::from(cleartext)));
+                    written.extend(v);
+                }
+                Err(e) => {
+                    for o in &written {
+                        let _ = std::fs::remove_file(&o.path);
+                    }
+                    self.manifest_error = Some(e);
+                    return;
+                }
             }
-            Err(e) => self.manifest_error = Some(e),
         }
+        for (k, n) in made {
+            self.signers[k].signatures_made += n;
+        }
+        self.manifest = written;
     }
 
-    /// Step 7b: the public key beside raw signatures, once per batch.
-    fn write_public_key(&mut self, key: &SigningKey) {
+    /// Step 7b: each key's public half beside raw signatures, once per batch.
+    fn write_public_key(&mut self, keys: &[Arc<SigningKey>]) {
         let signed = self.signed();
-        if !self.formats.contains(&SignFormat::Raw) || signed.is_empty() {
+        if signed.is_empty() {
             return;
         }
         let dir = batch_dir(self.out_dir.as_deref(), &signed);
-        match write_public_key(key, &dir) {
-            Ok(Some(out)) => self.manifest.push(out),
-            Ok(None) => {}
-            Err(e) => self.manifest_error = Some(e),
+        for (s, key) in self.signers.iter().zip(keys) {
+            if !s.formats.contains(&SignFormat::Raw) {
+                continue;
+            }
+            match write_public_key(key, &dir) {
+                Ok(Some(out)) => self.manifest.push(out),
+                Ok(None) => {}
+                Err(e) => self.manifest_error = Some(e),
+            }
         }
     }
 
     /// The report of a batch that signed nothing (stopped on bad input, or cancelled while
     /// hashing).
     fn report_unsigned(self) -> SignReport {
-        let hss = self.key().summary.hss_keys_remaining;
+        let hss = self
+            .signers
+            .iter()
+            .map(|s| s.key().summary.hss_keys_remaining)
+            .collect();
         self.report(hss)
     }
 
-    fn report(self, hss_remaining_after: Option<u64>) -> SignReport {
+    fn report(self, hss_remaining_after: Vec<Option<u64>>) -> SignReport {
+        let keys: Vec<BatchKey> = self
+            .signers
+            .iter()
+            .zip(hss_remaining_after)
+            .map(|(s, hss)| BatchKey {
+                key: s.view.clone(),
+                formats: s.formats.clone(),
+                name_stem: s.stem.clone(),
+                signatures_made: s.signatures_made,
+                hss_remaining_after: hss,
+            })
+            .collect();
         SignReport {
-            key: self.key_view,
+            key: keys[0].key.clone(),
+            hss_remaining_after: keys[0].hss_remaining_after,
+            signatures_made: keys.iter().map(|k| k.signatures_made).sum(),
+            keys,
             files: self.outcomes,
             manifest: self.manifest,
             manifest_error: self.manifest_error,
             stopped: self.stopped,
             cancelled: self.cancelled,
-            hss_remaining_after,
-            signatures_made: self.signatures_made,
             kit: None,
             kit_error: None,
         }
     }
 
-    /// Step 7c: the report, with the HSS counter as the token now has it.
-    async fn finish(self, key: &Arc<SigningKey>) -> SignReport {
-        let after = if key.summary.hss_keys_remaining.is_some() {
-            let k = key.clone();
-            self.partition
-                .pool
-                .run_service_idempotent_async("sign.hss_after", move |s| {
-                    Ok(hk::summary(s, resolve(s, &k.summary)?)?.hss_keys_remaining)
-                })
-                .await
-                .ok()
-                .flatten()
-        } else {
-            None
-        };
+    /// Step 7c: the report, with each HSS key's counter as the token now has it.
+    async fn finish(self, keys: &[Arc<SigningKey>]) -> SignReport {
+        let mut after = Vec::new();
+        for key in keys {
+            after.push(if key.summary.hss_keys_remaining.is_some() {
+                let k = key.clone();
+                self.partition
+                    .pool
+                    .run_service_idempotent_async("sign.hss_after", move |s| {
+                        Ok(hk::summary(s, resolve(s, &k.summary)?)?.hss_keys_remaining)
+                    })
+                    .await
+                    .ok()
+                    .flatten()
+            } else {
+                None
+            });
+        }
         self.report(after)
     }
+}
+
+/// One file for one key of the batch.
+pub(super) struct FileJob {
+    /// The key's place in the batch.
+    signer: usize,
+    index: usize,
+    input: InputFile,
+    digests: Digests,
+    /// The `.p7s` an earlier key wrote for this file, which this key's signer joins.
+    joins: Option<CmsSoFar>,
 }
 
 /// The key, its public half and its certificate, read in one idempotent pool job.
@@ -887,81 +1019,4 @@ async fn stamp(mut outs: Outputs, tsa: Arc<Tsa>, hss: bool) -> Result<Outputs, S
     })
     .await
     .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-}
-
-/// Every requested format for one file. Refused before the HSM signs when an output
-/// exists already (a batch run again after a crash must not cost signatures) or a format
-/// cannot sign this file (its name, not text for a cleartext signature); writing checks
-/// again.
-fn render_all(
-    file: &mut FileSigning<'_>,
-    formats: &[SignFormat],
-    out_dir: Option<&std::path::Path>,
-    key_stem: Option<&str>,
-) -> Result<Outputs, SignError> {
-    let paths = formats
-        .iter()
-        .map(|f| match key_stem {
-            Some(k) => Ok(beside(
-                &file.input.path,
-                out_dir,
-                &format!(".{k}{}", f.suffix()),
-            )),
-            None => f.format().output_path(file.input, out_dir),
-        })
-        .collect::<Result<Vec<PathBuf>, SignError>>()?;
-    if let Some(p) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
-        return Err(SignError::Exists(p.display().to_string()));
-    }
-    for f in formats {
-        f.format().check_file(file)?;
-    }
-    let mut files = Vec::new();
-    for (f, path) in formats.iter().zip(paths) {
-        files.push((*f, path, f.format().render(file)?));
-    }
-    Ok(Outputs {
-        files,
-        signing_path: file.message_path,
-        timestamps: Vec::new(),
-        retried_after_recovery: false,
-        unstamped: None,
-    })
-}
-
-/// After a file's outputs are written: the file must still be the one that was hashed and
-/// signed, else the outputs (signatures over bytes no longer on disk) are removed again.
-fn still_the_signed_file(input: &InputFile, outs: Outputs) -> Result<Outputs, SignError> {
-    match input.recheck(ChangeSeen::AfterWriting) {
-        Ok(()) => Ok(outs),
-        Err(e) => {
-            for (_, path, _) in &outs.files {
-                let _ = std::fs::remove_file(path);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// All of a file's outputs, or none: refused if any exists already; a failed write
-/// removes the ones written before it.
-fn write_outputs(outs: &Outputs) -> Result<(), SignError> {
-    if let Some((_, p, _)) = outs
-        .files
-        .iter()
-        .find(|(_, p, _)| std::fs::symlink_metadata(p).is_ok())
-    {
-        return Err(SignError::Exists(p.display().to_string()));
-    }
-    let mut written = Vec::new();
-    for (_, path, bytes) in &outs.files {
-        if let Err(e) = write_new(path, bytes) {
-            for w in &written {
-                let _ = std::fs::remove_file(w);
-            }
-            return Err(e);
-        }
-        written.push(path.clone());
-    }
-    Ok(())
 }

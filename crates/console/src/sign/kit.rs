@@ -18,9 +18,10 @@ use signing::alg::SigAlg;
 use ts_rs::TS;
 
 use super::key::{find_certificate, find_chain, key_material};
-use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport};
+use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport, SigningKeyView};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::{text, Console};
+use signing::verify::succession::label_stem;
 
 /// What the officer asks of a kit (`hsmc sign --kit DIR`, the Sign view's option).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -121,6 +122,8 @@ enum Arg {
     Text(String),
     Kit(String),
     Artifact(String),
+    /// The artifacts' folder itself.
+    Artifacts,
 }
 
 /// A check before it is rendered for `VERIFY.md` and `verify.sh`.
@@ -159,6 +162,8 @@ impl Check {
                 Arg::Kit(p) => quote(p),
                 Arg::Artifact(n) if self.in_artifacts => quote(n),
                 Arg::Artifact(n) => format!("../{}", quote(n)),
+                Arg::Artifacts if self.in_artifacts => ".".into(),
+                Arg::Artifacts => "..".into(),
             })
             .collect();
         let cmd = format!("{} {}", self.program, args.join(" "));
@@ -179,6 +184,7 @@ impl Check {
                 Arg::Text(s) => quote(s),
                 Arg::Kit(p) => format!("\"$kit\"/{}", quote(p)),
                 Arg::Artifact(n) => format!("\"$artifacts\"/{}", quote(n)),
+                Arg::Artifacts => "\"$artifacts\"".into(),
             })
             .collect();
         let program = match self.program {
@@ -197,25 +203,44 @@ impl Check {
 /// The principal the kit's `keys/allowed_signers` names the key by (`ssh-keygen -I`).
 const KIT_SSH_PRINCIPAL: &str = "release-signer";
 
-/// The signer's key as the kit needs it.
+/// A signer's key as the kit needs it.
 struct KitKey {
+    label: String,
+    /// As the key list shows it.
+    algorithm: String,
     alg: SigAlg,
     public_pem: String,
     certificate_pem: Option<String>,
+    /// Where its public material is in the kit: `keys` for the only key of a batch,
+    /// `keys/<label stem>` for each of several.
+    dir: String,
+}
+
+impl KitKey {
+    /// One of its files in the kit (`public.pem`, `certificate.pem`, …).
+    fn file(&self, name: &str) -> Arg {
+        Arg::Kit(format!("{}/{name}", self.dir))
+    }
+
+    /// What `hsmc verify --context` gets: the batch's context, for ML-DSA keys only.
+    fn context<'a>(&self, context: Option<&'a str>) -> Option<&'a str> {
+        context.filter(|_| matches!(self.alg, SigAlg::MlDsa { .. } | SigAlg::Hss))
+    }
 }
 
 /// The check of a raw signature over `content` (an artifact or the kit's `SHA256SUMS`):
 /// Debian's OpenSSL for the classical schemes, `hsmc verify` for ML-DSA and HSS (OpenSSL
 /// 3.0 has neither).
 fn raw_check(
-    alg: SigAlg,
+    k: &KitKey,
     subject: &str,
     format: OutputKind,
     sig: Arg,
     content: Arg,
     context: Option<&str>,
 ) -> Check {
-    let key = || Arg::Kit("keys/public.pem".into());
+    let alg = k.alg;
+    let key = || k.file("public.pem");
     let dgst = |hash: &'static str, extra: &[&'static str]| {
         let mut a = vec![Arg::Lit("dgst"), Arg::Lit(hash)];
         a.extend(extra.iter().map(|s| Arg::Lit(s)));
@@ -258,7 +283,9 @@ fn raw_check(
                 sig.clone(),
             ],
         ),
-        SigAlg::MlDsa { .. } | SigAlg::Hss => ("hsmc", hsmc_verify(content, sig, key(), context)),
+        SigAlg::MlDsa { .. } | SigAlg::Hss => {
+            ("hsmc", hsmc_verify(content, sig, key(), k.context(context)))
+        }
     };
     Check {
         subject: subject.to_string(),
@@ -286,10 +313,11 @@ fn hsmc_verify(content: Arg, sig: Arg, key: Arg, context: Option<&str>) -> Vec<A
 }
 
 /// Every signature of the batch copied into the kit (`signatures/NAME`), and the checks that
-/// verify it; two signatures of one name are refused (a kit holds each once).
+/// verify it with the key (or keys) that made it; two signatures of one name are refused (a
+/// kit holds each once).
 fn signatures(
     report: &SignReport,
-    key: &KitKey,
+    keys: &[KitKey],
     req: &KitRequest,
     files: &mut Vec<(String, Vec<u8>)>,
 ) -> ApiResult<Vec<Check>> {
@@ -328,15 +356,45 @@ fn signatures(
         }
         let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
         files.push((format!("signatures/{name}"), bytes));
-        checks.extend(checks_for(
-            key,
-            &subject,
-            o.format,
-            &name,
-            req.context.as_deref(),
-        ));
+        let signers: Vec<&KitKey> = keys
+            .iter()
+            .filter(|k| o.signed_by.contains(&k.label))
+            .collect();
+        let context = req.context.as_deref();
+        match signers.as_slice() {
+            [_, _, ..] if o.format == OutputKind::Cms => {
+                checks.extend(cms_signer_checks(&signers, &subject, &name));
+            }
+            [] => checks.extend(checks_for(&keys[0], &subject, o.format, &name, context)),
+            some => {
+                for k in some {
+                    checks.extend(checks_for(k, &subject, o.format, &name, context));
+                }
+            }
+        }
     }
     Ok(checks)
+}
+
+/// A `.p7s` with a signer per key (dual signing): each signer checked by `hsmc verify`
+/// pinned to that key's certificate. (`openssl cms -verify` checks every signer at once, so
+/// it needs an OpenSSL that knows every algorithm; Debian 12's 3.0 knows no ML-DSA.)
+fn cms_signer_checks(signers: &[&KitKey], subject: &str, sig: &str) -> Vec<Check> {
+    signers
+        .iter()
+        .map(|k| Check {
+            subject: subject.to_string(),
+            format: OutputKind::Cms,
+            program: "hsmc",
+            args: hsmc_verify(
+                Arg::Artifact(subject.to_string()),
+                Arg::Kit(format!("signatures/{sig}")),
+                k.file("certificate.pem"),
+                None,
+            ),
+            in_artifacts: false,
+        })
+        .collect()
 }
 
 /// The checks of one signature file `sig` (its name in the kit) over `subject`.
@@ -373,7 +431,7 @@ fn checks_for(
                     Arg::Lit("-content"),
                     art(),
                     Arg::Lit("-CAfile"),
-                    Arg::Kit("keys/certificate.pem".into()),
+                    key.file("certificate.pem"),
                     Arg::Lit("-partial_chain"),
                     Arg::Lit("-purpose"),
                     Arg::Lit("any"),
@@ -383,37 +441,32 @@ fn checks_for(
             )],
             _ => vec![check(
                 "hsmc",
-                hsmc_verify(
-                    art(),
-                    sig_arg(),
-                    Arg::Kit("keys/certificate.pem".into()),
-                    None,
-                ),
+                hsmc_verify(art(), sig_arg(), key.file("certificate.pem"), None),
             )],
         },
-        OutputKind::Raw => vec![raw_check(
-            key.alg,
-            subject,
-            format,
-            sig_arg(),
-            art(),
-            context,
-        )],
-        OutputKind::ManifestSignature => vec![raw_check(
-            key.alg,
-            subject,
-            format,
-            sig_arg(),
-            Arg::Kit("signatures/SHA256SUMS".into()),
-            None,
-        )],
+        OutputKind::Raw => vec![raw_check(key, subject, format, sig_arg(), art(), context)],
+        OutputKind::ManifestSignature => {
+            let mut c = raw_check(
+                key,
+                subject,
+                format,
+                sig_arg(),
+                Arg::Kit("signatures/SHA256SUMS".into()),
+                None,
+            );
+            // `hsmc verify` checks the files a SHA256SUMS lists too: they are the artifacts.
+            if c.program == "hsmc" {
+                c.args.extend([Arg::Lit("--files"), Arg::Artifacts]);
+            }
+            vec![c]
+        }
         OutputKind::Bundle => vec![check(
             "hsmc",
             hsmc_verify(
                 art(),
                 sig_arg(),
-                Arg::Kit("keys/public.pem".into()),
-                context,
+                key.file("public.pem"),
+                key.context(context),
             ),
         )],
         OutputKind::Openpgp | OutputKind::OpenpgpBinary => vec![check(
@@ -434,7 +487,7 @@ fn checks_for(
                 Arg::Lit("-x"),
                 sig_arg(),
                 Arg::Lit("-p"),
-                Arg::Kit("keys/minisign.pub".into()),
+                key.file("minisign.pub"),
             ],
         )],
         // ssh-keygen reads the artifact on its standard input.
@@ -444,7 +497,7 @@ fn checks_for(
                 Arg::Lit("-Y"),
                 Arg::Lit("verify"),
                 Arg::Lit("-f"),
-                Arg::Kit("keys/allowed_signers".into()),
+                key.file("allowed_signers"),
                 Arg::Lit("-I"),
                 Arg::Lit(KIT_SSH_PRINCIPAL),
                 Arg::Lit("-n"),
@@ -495,7 +548,7 @@ fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
 /// the old key the reader already trusts.
 fn succession_files(
     statement: &Path,
-    pk: &hsm::pubkey::PublicKey,
+    pks: &[hsm::pubkey::PublicKey],
     files: &mut Vec<(String, Vec<u8>)>,
 ) -> ApiResult<Check> {
     use signing::verify::succession;
@@ -526,7 +579,7 @@ fn succession_files(
     let st = succession::Statement::parse(&bytes).expect("checked above");
     if ![&st.old, &st.new]
         .iter()
-        .any(|k| k.fingerprint == pk.fingerprint())
+        .any(|k| pks.iter().any(|pk| k.fingerprint == pk.fingerprint()))
     {
         return Err(not_usable(text!(
             "errors.kit_succession_other_keys",
@@ -557,8 +610,9 @@ fn succession_files(
     })
 }
 
-/// `verify.sh`: every check, in order, stopping at the first failure.
-fn script(checks: &[Check], openpgp: bool) -> String {
+/// `verify.sh`: every check, in order, stopping at the first failure; first the OpenPGP
+/// certificates (`openpgp`: their paths in the kit) imported into a keyring of its own.
+fn script(checks: &[Check], openpgp: &[String]) -> String {
     let mut s = String::from(
         "#!/bin/sh\n\
          # Checks every signature of this verifier kit with standard tools and stops at the\n\
@@ -572,11 +626,17 @@ fn script(checks: &[Check], openpgp: bool) -> String {
          check() {\n  what=$1; shift\n  if \"$@\" >\"$work/out\" 2>&1; then echo \"ok    $what\"\n  \
          else echo \"FAIL  $what\"; echo \"      $*\"; sed 's/^/      /' \"$work/out\"; exit 1; fi\n}\n",
     );
-    if openpgp {
+    if !openpgp.is_empty() {
         s.push_str(
             "GNUPGHOME=\"$work/gnupg\"; export GNUPGHOME; own_gnupg=1\n\
-             mkdir -m 700 \"$GNUPGHOME\"\n\
-             check \"import keys/openpgp.asc\" gpg --batch --import \"$kit/keys/openpgp.asc\"\n",
+             mkdir -m 700 \"$GNUPGHOME\"\n",
+        );
+    }
+    for cert in openpgp {
+        let _ = writeln!(
+            s,
+            // A label stem holds letters, digits, - and _ only: safe in double quotes.
+            "check \"import {cert}\" gpg --batch --import \"$kit/{cert}\""
         );
     }
     for c in checks {
@@ -588,31 +648,42 @@ fn script(checks: &[Check], openpgp: bool) -> String {
 }
 
 /// `VERIFY.md`: what is in the kit and, per file and format, the command that checks it.
-fn readme(
-    key_label: &str,
-    alg: &str,
-    files: &[String],
-    checks: &[Check],
-    openpgp: bool,
-    fingerprint: Option<&str>,
-) -> String {
+fn readme(keys: &[KitKey], files: &[String], checks: &[Check], openpgp: &[OpenPgpInKit]) -> String {
+    let signed_with = match keys {
+        [k] => format!("the HSM key `{}` ({})", k.label, k.algorithm),
+        _ => {
+            let each: Vec<String> = keys
+                .iter()
+                .map(|k| format!("`{}` ({})", k.label, k.algorithm))
+                .collect();
+            format!(
+                "the HSM keys {} (each key's public material in `keys/LABEL/`)",
+                each.join(" and ")
+            )
+        }
+    };
     let mut s = format!(
         "# Verifying these signatures\n\n\
-         Signed with the HSM key `{key_label}` ({alg}). Run `./verify.sh` to check all of them\n\
+         Signed with {signed_with}. Run `./verify.sh` to check all of them\n\
          (it stops at the first failure), or the commands below one by one, in this folder\n\
          with the artifacts in the folder above it (`./verify.sh DIR` if they are elsewhere).\n\n\
          ## Files\n\n"
     );
     for f in files {
-        let what = match f.as_str() {
-            "keys/public.pem" => "the public key (SubjectPublicKeyInfo, PEM)",
-            "keys/certificate.pem" => {
+        let in_keys = f
+            .strip_prefix("keys/")
+            .map(|rest| rest.rsplit('/').next().unwrap_or(rest));
+        let what = match in_keys.unwrap_or(f.as_str()) {
+            "public.pem" if in_keys.is_some() => "the public key (SubjectPublicKeyInfo, PEM)",
+            "certificate.pem" if in_keys.is_some() => {
                 "the signer's certificate and its issuers, as CMS signatures carry them"
             }
-            "keys/openpgp.asc" => "the OpenPGP certificate",
-            "keys/minisign.pub" => "the minisign public key",
-            "keys/allowed_signers" => "the SSH public key as ssh-keygen -Y verify reads it",
-            "keys/tsa-ca.pem" => {
+            "openpgp.asc" if in_keys.is_some() => "the OpenPGP certificate",
+            "minisign.pub" if in_keys.is_some() => "the minisign public key",
+            "allowed_signers" if in_keys.is_some() => {
+                "the SSH public key as ssh-keygen -Y verify reads it"
+            }
+            "tsa-ca.pem" if in_keys.is_some() => {
                 "the CA of the time-stamp authority (`openssl ts -verify -CAfile`)"
             }
             "VERIFY.md" | "verify.sh" => continue,
@@ -626,16 +697,42 @@ fn readme(
         };
         let _ = writeln!(s, "- `{f}`: {what}");
     }
-    if let Some(fp) = fingerprint {
-        let _ = writeln!(s, "\nOpenPGP fingerprint: `{fp}`.");
+    match openpgp {
+        [one] if keys.len() == 1 => {
+            let _ = writeln!(s, "\nOpenPGP fingerprint: `{}`.", one.fingerprint);
+        }
+        some => {
+            for c in some {
+                let _ = writeln!(
+                    s,
+                    "\nOpenPGP fingerprint of `{}`: `{}`.",
+                    c.label, c.fingerprint
+                );
+            }
+        }
     }
     s.push_str("\n## Checks\n\n");
-    if openpgp {
-        s.push_str(
-            "OpenPGP checks need the certificate in a keyring first: \
-             `gpg --import keys/openpgp.asc` (or, with Sequoia, \
-             `sq verify --signer-cert keys/openpgp.asc --detached SIG FILE`).\n\n",
-        );
+    match openpgp {
+        [] => {}
+        [one] => {
+            let _ = writeln!(
+                s,
+                "OpenPGP checks need the certificate in a keyring first: \
+                 `gpg --import {0}` (or, with Sequoia, \
+                 `sq verify --signer-cert {0} --detached SIG FILE`).\n",
+                one.path
+            );
+        }
+        some => {
+            let paths: Vec<&str> = some.iter().map(|c| c.path.as_str()).collect();
+            let _ = writeln!(
+                s,
+                "OpenPGP checks need the certificates in a keyring first: \
+                 `gpg --import {}` (or, with Sequoia, \
+                 `sq verify --signer-cert CERTIFICATE --detached SIG FILE`).\n",
+                paths.join(" ")
+            );
+        }
     }
     for c in checks {
         let _ = writeln!(
@@ -654,6 +751,14 @@ fn readme(
              `--pub OLD-KEY.pem` with the copy of the old key you have (not one from this kit).\n\n",
         );
     }
+    if keys.len() > 1 && checks.iter().any(|c| c.format == OutputKind::Cms) {
+        s.push_str(
+            "A `.p7s` holds one signer per key; each is checked with `hsmc verify --pub` naming \
+             that key's certificate. `openssl cms -verify` checks every signer at once, so it \
+             needs an OpenSSL that knows every algorithm (Debian 12's OpenSSL 3.0 knows no \
+             ML-DSA, and fails on Ed25519 in CMS).\n\n",
+        );
+    }
     if checks.iter().any(|c| c.program == "hsmc") {
         s.push_str(
             "`hsmc verify` checks what no tool of Debian 12 does (ML-DSA and HSS signatures, \
@@ -661,6 +766,14 @@ fn readme(
         );
     }
     s
+}
+
+/// A key's OpenPGP certificate in the kit.
+struct OpenPgpInKit {
+    label: String,
+    fingerprint: String,
+    /// Its path in the kit.
+    path: String,
 }
 
 /// A signer's certificate and its issuers (DER, nearest first).
@@ -674,7 +787,7 @@ impl Console {
         partition: &str,
         report: &mut SignReport,
         kit: &KitRequest,
-        certificates: Option<Certificates>,
+        certificates: Vec<Option<Certificates>>,
     ) {
         let whole = !report.cancelled
             && report.manifest_error.is_none()
@@ -701,17 +814,18 @@ impl Console {
         report: &SignReport,
         req: &KitRequest,
     ) -> ApiResult<KitView> {
-        self.write_kit(partition, report, req, None).await
+        self.write_kit(partition, report, req, Vec::new()).await
     }
 
-    /// As [`Console::write_verifier_kit`], with the signer's certificate and chain the
-    /// batch used (a chain given at signing time) instead of the token's.
+    /// As [`Console::write_verifier_kit`], with each key's certificate and chain the batch
+    /// used (a chain given at signing time) instead of the token's, in the order of
+    /// `report.keys`.
     async fn write_kit(
         &self,
         partition: &str,
         report: &SignReport,
         req: &KitRequest,
-        certificates: Option<Certificates>,
+        certificates: Vec<Option<Certificates>>,
     ) -> ApiResult<KitView> {
         let dir = PathBuf::from(&req.dir);
         let kinds: Vec<OutputKind> = report
@@ -744,7 +858,100 @@ impl Console {
         };
 
         let p = self.partition_ref(partition).await?;
-        let handle = report.key.handle;
+        let views: Vec<&SigningKeyView> = match report.keys.as_slice() {
+            [] => vec![&report.key],
+            keys => keys.iter().map(|k| &k.key).collect(),
+        };
+        // Files of the kit, relative path → content: the public material first.
+        let mut files = Vec::new();
+        let (mut keys, mut pks, mut openpgp) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, view) in views.iter().enumerate() {
+            let dir = match views.len() {
+                1 => "keys".to_string(),
+                _ => format!("keys/{}", label_stem(&view.label)),
+            };
+            let certs = certificates.get(i).cloned().flatten();
+            let made = self
+                .kit_key(&p, view, certs, dir, req.user_id.as_deref())
+                .await?;
+            files.extend(made.files);
+            openpgp.extend(made.openpgp);
+            pks.push(made.pk);
+            keys.push(made.key);
+        }
+        if let Some(ca) = tsa_ca {
+            files.push(("keys/tsa-ca.pem".into(), ca));
+        }
+        let mut checks = signatures(report, &keys, req, &mut files)?;
+        if let Some(statement) = &req.succession {
+            checks.push(succession_files(Path::new(statement), &pks, &mut files)?);
+        }
+        if checks.iter().any(|c| c.format == OutputKind::Cms)
+            && keys.iter().any(|k| k.certificate_pem.is_none())
+        {
+            return Err(ApiError::invalid(text!(
+                "errors.kit_no_certificate",
+                "The key has no certificate on the token, and the kit's CMS checks need one."
+            )));
+        }
+        let names_listed: Vec<String> = files
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(["VERIFY.md".into(), "verify.sh".into()])
+            .collect();
+        let md = readme(&keys, &names_listed, &checks, &openpgp);
+        files.push(("VERIFY.md".into(), md.into_bytes()));
+        let certs: Vec<String> = openpgp.iter().map(|c| c.path.clone()).collect();
+        files.push(("verify.sh".into(), script(&checks, &certs).into_bytes()));
+
+        publish(&dir, &files)?;
+        let mut ev = Event::new("sign.kit", "sign")
+            .resource(dir.display().to_string())
+            .meta("partition", &p.id)
+            .meta("key", &report.key.label)
+            .meta("checks", checks.len());
+        if keys.len() > 1 {
+            ev = ev.meta("keys", keys.iter().map(|k| &k.label).collect::<Vec<_>>());
+        }
+        self.record(ev).await;
+        Ok(KitView {
+            dir: dir.display().to_string(),
+            files: names_listed,
+            checks: checks
+                .iter()
+                .map(|c| KitCheck {
+                    subject: c.subject.clone(),
+                    format: c.format,
+                    tool: c.program.to_string(),
+                    command: c.for_reader(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// One key's part of a kit.
+struct KitKeyMade {
+    key: KitKey,
+    pk: hsm::pubkey::PublicKey,
+    /// Its public material (path in the kit → content).
+    files: Vec<(String, Vec<u8>)>,
+    openpgp: Option<OpenPgpInKit>,
+}
+
+impl Console {
+    /// A key of the batch as the kit holds it under `dir`: its public key, its certificate
+    /// and chain (`certificates`, else the token's), its OpenPGP certificate (made by the
+    /// HSM with `user_id`, when the key has an OpenPGP form), its minisign and SSH keys.
+    async fn kit_key(
+        &self,
+        p: &std::sync::Arc<crate::Partition>,
+        view: &SigningKeyView,
+        certificates: Option<Certificates>,
+        dir: String,
+        user_id: Option<&str>,
+    ) -> ApiResult<KitKeyMade> {
+        let handle = view.handle;
         let (pk, cert, chain) = p
             .pool
             .run_service_idempotent_async("kit.key", move |s| {
@@ -763,6 +970,8 @@ impl Console {
             .await?;
         let alg = SigAlg::for_key(&pk).map_err(super::sign_error)?;
         let key = KitKey {
+            label: view.label.clone(),
+            algorithm: view.algorithm.clone(),
             alg,
             public_pem: pk.spki_pem(),
             // The signer's certificate, then its issuers as CMS signatures carry them.
@@ -772,80 +981,35 @@ impl Console {
                     .map(|c| pem_block("CERTIFICATE", c))
                     .collect()
             }),
+            dir,
         };
         let minisign = if matches!(alg, SigAlg::Ed25519) {
-            Some(self.minisign_public_key(partition, handle).await?.text)
+            Some(self.minisign_public_key(&p.id, handle).await?.text)
         } else {
             None
         };
-        let openpgp = match &req.user_id {
+        let openpgp = match user_id {
             Some(uid) if signing::openpgp::PgpAlgorithm::for_key(&pk).is_ok() => {
-                Some(self.openpgp_certificate(partition, handle, uid).await?)
+                Some(self.openpgp_certificate(&p.id, handle, uid).await?)
             }
             _ => None,
         };
-
-        // Files of the kit, relative path → content: the public material first.
-        let mut files = key_files(
+        let files = key_files(
             &key,
             &pk,
             openpgp.as_ref().map(|c| c.armored.as_str()),
             minisign.as_deref(),
-            tsa_ca,
         )?;
-        let mut checks = signatures(report, &key, req, &mut files)?;
-        if let Some(statement) = &req.succession {
-            checks.push(succession_files(Path::new(statement), &pk, &mut files)?);
-        }
-        if checks
-            .iter()
-            .any(|c| c.format == OutputKind::Cms && key.certificate_pem.is_none())
-        {
-            return Err(ApiError::invalid(text!(
-                "errors.kit_no_certificate",
-                "The key has no certificate on the token, and the kit's CMS checks need one."
-            )));
-        }
-        let names_listed: Vec<String> = files
-            .iter()
-            .map(|(n, _)| n.clone())
-            .chain(["VERIFY.md".into(), "verify.sh".into()])
-            .collect();
-        let md = readme(
-            &report.key.label,
-            &report.key.algorithm,
-            &names_listed,
-            &checks,
-            openpgp.is_some(),
-            openpgp.as_ref().map(|c| c.fingerprint.as_str()),
-        );
-        files.push(("VERIFY.md".into(), md.into_bytes()));
-        files.push((
-            "verify.sh".into(),
-            script(&checks, openpgp.is_some()).into_bytes(),
-        ));
-
-        publish(&dir, &files)?;
-        self.record(
-            Event::new("sign.kit", "sign")
-                .resource(dir.display().to_string())
-                .meta("partition", &p.id)
-                .meta("key", &report.key.label)
-                .meta("checks", checks.len()),
-        )
-        .await;
-        Ok(KitView {
-            dir: dir.display().to_string(),
-            files: names_listed,
-            checks: checks
-                .iter()
-                .map(|c| KitCheck {
-                    subject: c.subject.clone(),
-                    format: c.format,
-                    tool: c.program.to_string(),
-                    command: c.for_reader(),
-                })
-                .collect(),
+        let openpgp = openpgp.map(|c| OpenPgpInKit {
+            label: key.label.clone(),
+            fingerprint: c.fingerprint,
+            path: format!("{}/openpgp.asc", key.dir),
+        });
+        Ok(KitKeyMade {
+            key,
+            pk,
+            files,
+            openpgp,
         })
     }
 }
@@ -907,40 +1071,32 @@ fn publish(dir: &Path, files: &[(String, Vec<u8>)]) -> ApiResult<()> {
     result
 }
 
-/// The kit's public material (relative path → content): the key as PEM, its certificate
-/// and chain, its OpenPGP certificate and minisign key where made, its `allowed_signers`
-/// line for SSH keys, and the TSA's CA.
+/// A key's public material in the kit (relative path → content): the key as PEM, its
+/// certificate and chain, its OpenPGP certificate and minisign key where made, its
+/// `allowed_signers` line for SSH keys — under `key.dir`.
 fn key_files(
     key: &KitKey,
     pk: &hsm::pubkey::PublicKey,
     openpgp: Option<&str>,
     minisign: Option<&str>,
-    tsa_ca: Option<Vec<u8>>,
 ) -> ApiResult<Vec<(String, Vec<u8>)>> {
-    let mut files: Vec<(String, Vec<u8>)> = vec![(
-        "keys/public.pem".into(),
-        key.public_pem.clone().into_bytes(),
-    )];
+    let at = |name: &str| format!("{}/{name}", key.dir);
+    let mut files: Vec<(String, Vec<u8>)> =
+        vec![(at("public.pem"), key.public_pem.clone().into_bytes())];
     if let Some(c) = &key.certificate_pem {
-        files.push(("keys/certificate.pem".into(), c.clone().into_bytes()));
+        files.push((at("certificate.pem"), c.clone().into_bytes()));
     }
     if let Some(c) = openpgp {
-        files.push(("keys/openpgp.asc".into(), c.as_bytes().to_vec()));
+        files.push((at("openpgp.asc"), c.as_bytes().to_vec()));
     }
     if let Some(m) = minisign {
-        files.push(("keys/minisign.pub".into(), m.as_bytes().to_vec()));
+        files.push((at("minisign.pub"), m.as_bytes().to_vec()));
     }
     if let Ok(k) = signing::sshsig::SshKey::new(pk) {
         let line = k
             .allowed_signers_line(KIT_SSH_PRINCIPAL, signing::sshsig::FILE_NAMESPACE)
             .map_err(super::sign_error)?;
-        files.push((
-            "keys/allowed_signers".into(),
-            format!("{line}\n").into_bytes(),
-        ));
-    }
-    if let Some(ca) = tsa_ca {
-        files.push(("keys/tsa-ca.pem".into(), ca));
+        files.push((at("allowed_signers"), format!("{line}\n").into_bytes()));
     }
     Ok(files)
 }
@@ -948,6 +1104,63 @@ fn key_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_key(alg: SigAlg, dir: &str) -> KitKey {
+        KitKey {
+            label: dir.rsplit('/').next().unwrap().into(),
+            algorithm: alg.name(),
+            alg,
+            public_pem: String::new(),
+            certificate_pem: Some(String::new()),
+            dir: dir.into(),
+        }
+    }
+
+    /// Several keys: each key's checks use its own folder of the kit; a `.p7s` with a
+    /// signer per key is checked once per signer, pinned to that signer's certificate; the
+    /// ML-DSA context goes to the ML-DSA key only.
+    #[test]
+    fn each_key_of_several_is_checked_with_its_own_material() {
+        let ed = test_key(SigAlg::Ed25519, "keys/rel_ed25519");
+        let ml = test_key(
+            SigAlg::MlDsa {
+                set: hsm::algo::MlDsaSet::P65,
+            },
+            "keys/rel_mldsa65",
+        );
+        let c = &checks_for(&ed, "a", OutputKind::Raw, "a.rel_ed25519.sig", Some("ctx"))[0];
+        assert_eq!(
+            c.for_reader(),
+            "openssl pkeyutl -verify -pubin -inkey keys/rel_ed25519/public.pem -rawin -in ../a -sigfile signatures/a.rel_ed25519.sig"
+        );
+        let c = &checks_for(&ml, "a", OutputKind::Raw, "a.rel_mldsa65.sig", Some("ctx"))[0];
+        assert_eq!(
+            c.for_reader(),
+            "hsmc verify ../a --sig signatures/a.rel_mldsa65.sig --pub keys/rel_mldsa65/public.pem --context ctx"
+        );
+        let both = cms_signer_checks(&[&ed, &ml], "a", "a.p7s");
+        let shown: Vec<String> = both.iter().map(Check::for_reader).collect();
+        assert_eq!(
+            shown,
+            [
+                "hsmc verify ../a --sig signatures/a.p7s --pub keys/rel_ed25519/certificate.pem",
+                "hsmc verify ../a --sig signatures/a.p7s --pub keys/rel_mldsa65/certificate.pem"
+            ]
+        );
+        let md = readme(&[ed, ml], &[], &both, &[]);
+        assert!(
+            md.contains(
+                "Signed with the HSM keys `rel_ed25519` (Ed25519) and `rel_mldsa65` (ML-DSA-65)"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("one signer per key"), "{md}");
+        let sh = script(&both, &["keys/rel_ed25519/openpgp.asc".into()]);
+        assert!(
+            sh.contains("gpg --batch --import \"$kit/keys/rel_ed25519/openpgp.asc\""),
+            "{sh}"
+        );
+    }
 
     #[test]
     fn quoting_keeps_any_name_one_word() {
@@ -959,11 +1172,7 @@ mod tests {
 
     #[test]
     fn every_output_kind_but_the_public_key_has_a_check() {
-        let key = KitKey {
-            alg: SigAlg::Ed25519,
-            public_pem: String::new(),
-            certificate_pem: Some(String::new()),
-        };
+        let key = test_key(SigAlg::Ed25519, "keys");
         for k in [
             OutputKind::Cms,
             OutputKind::Raw,
@@ -984,11 +1193,7 @@ mod tests {
 
     #[test]
     fn the_manifest_is_checked_in_the_artifacts_folder() {
-        let key = KitKey {
-            alg: SigAlg::Hss,
-            public_pem: String::new(),
-            certificate_pem: None,
-        };
+        let key = test_key(SigAlg::Hss, "keys");
         let c = &checks_for(&key, "SHA256SUMS", OutputKind::Manifest, "SHA256SUMS", None)[0];
         assert_eq!(
             c.for_reader(),

@@ -27,22 +27,38 @@ pub(super) fn batch_dir(out_dir: Option<&Path>, signed: &[&FileOutcome]) -> Path
     })
 }
 
+/// How one key of the batch signs its manifest.
+pub(super) struct PlanFor<'a> {
+    /// `SHA256SUMS.<stem>.sig` (several keys) instead of `SHA256SUMS.sig`.
+    pub stem: Option<&'a str>,
+    /// An earlier key of this batch wrote `SHA256SUMS` (it must hold the same text).
+    pub text_written: bool,
+    /// Also the OpenPGP cleartext-signed `SHA256SUMS.asc` (`SHA256SUMS.<stem>.asc`).
+    pub cleartext: bool,
+    /// The key's label, for the report.
+    pub label: &'a str,
+}
+
 /// A batch's manifest as it will be written: its entries (hash, name) sorted by name, its
-/// text, and the files it goes to (none of which exists yet).
+/// text, and the files it goes to (none of which exists yet; `SHA256SUMS` itself exists
+/// when an earlier key of the batch wrote it).
 struct ManifestPlan {
     entries: usize,
     text: String,
     manifest: PathBuf,
+    /// Whether this key writes `SHA256SUMS` (the first key does).
+    writes_text: bool,
     signature: PathBuf,
     /// `SHA256SUMS.asc`, OpenPGP cleartext-signed, when asked for.
     cleartext: Option<PathBuf>,
+    label: String,
 }
 
 impl ManifestPlan {
     fn new(
         signed: &[&FileOutcome],
         out_dir: Option<&Path>,
-        cleartext: bool,
+        how: &PlanFor<'_>,
     ) -> ApiResult<ManifestPlan> {
         let mut entries: Vec<(String, String)> = signed
             .iter()
@@ -60,14 +76,30 @@ impl ManifestPlan {
             )));
         }
         let dir = batch_dir(out_dir, signed);
+        let named = |ext: &str| match how.stem {
+            Some(k) => dir.join(format!("SHA256SUMS.{k}.{ext}")),
+            None => dir.join(format!("SHA256SUMS.{ext}")),
+        };
         let plan = ManifestPlan {
             entries: entries.len(),
             text: signing::formats::manifest(&entries),
             manifest: dir.join("SHA256SUMS"),
-            signature: dir.join("SHA256SUMS.sig"),
-            cleartext: cleartext.then(|| dir.join("SHA256SUMS.asc")),
+            writes_text: !how.text_written,
+            signature: named("sig"),
+            cleartext: how.cleartext.then(|| named("asc")),
+            label: how.label.to_string(),
         };
-        let mut paths = vec![&plan.manifest, &plan.signature];
+        if how.text_written
+            && std::fs::read_to_string(&plan.manifest).ok().as_deref() != Some(&plan.text)
+        {
+            return Err(ApiError::invalid(text!(
+                "errors.manifest_changed_between_keys",
+                "{{x}} changed after the batch's first key signed it; the other keys did not sign it.",
+                x = plan.manifest.display()
+            )));
+        }
+        let mut paths = vec![&plan.signature];
+        paths.extend(plan.writes_text.then_some(&plan.manifest));
         paths.extend(&plan.cleartext);
         if let Some(x) = paths.iter().find(|x| std::fs::symlink_metadata(x).is_ok()) {
             return Err(ApiError::invalid(text!(
@@ -116,14 +148,15 @@ impl ManifestPlan {
                 Ok((sig, asc))
             })
             .await?;
-        let mut outputs = vec![
-            (
+        let mut outputs = Vec::new();
+        if self.writes_text {
+            outputs.push((
                 self.manifest.clone(),
                 self.text.clone().into_bytes(),
                 OutputKind::Manifest,
-            ),
-            (self.signature.clone(), sig, OutputKind::ManifestSignature),
-        ];
+            ));
+        }
+        outputs.push((self.signature.clone(), sig, OutputKind::ManifestSignature));
         if let (Some(path), Some(a)) = (&self.cleartext, asc) {
             outputs.push((path.clone(), a.into_bytes(), OutputKind::ManifestCleartext));
         }
@@ -143,6 +176,10 @@ impl ManifestPlan {
                 format,
                 path: path.display().to_string(),
                 verified: true,
+                signed_by: match format {
+                    OutputKind::Manifest => Vec::new(),
+                    _ => vec![self.label.clone()],
+                },
             })
             .collect())
     }
@@ -180,17 +217,18 @@ fn sign_verified(
 
 impl Console {
     /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files, and with
-    /// `cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed). All or none. Audited;
-    /// with a stateful (HSS) key, a change run by the change engine.
+    /// `how.cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed); with several keys
+    /// each key's signatures are named for it and `SHA256SUMS` is written by the first.
+    /// All or none. Audited; with a stateful (HSS) key, a change run by the change engine.
     pub(super) async fn sign_manifest(
         &self,
         p: &Arc<Partition>,
         key: &Arc<SigningKey>,
         signed: &[&FileOutcome],
         out_dir: Option<&Path>,
-        cleartext: bool,
+        how: PlanFor<'_>,
     ) -> ApiResult<Vec<OutputView>> {
-        let plan = ManifestPlan::new(signed, out_dir, cleartext)?;
+        let plan = ManifestPlan::new(signed, out_dir, &how)?;
         if key.alg == SigAlg::Hss {
             let mut change = StatefulManifest {
                 spending: Spending::new(key),
@@ -200,11 +238,8 @@ impl Console {
             return self.changes().apply_on(p, &mut change).await;
         }
         let outputs = plan.sign_and_write(p, key).await?;
-        self.record(
-            plan.event(p, key)
-                .meta("signatures", outputs.len() as u64 - 1),
-        )
-        .await;
+        self.record(plan.event(p, key).meta("signatures", plan.signatures()))
+            .await;
         Ok(outputs)
     }
 }
@@ -275,6 +310,7 @@ pub(super) fn write_public_key(key: &SigningKey, dir: &Path) -> ApiResult<Option
                 format: OutputKind::PublicKey,
                 path: pem_path.display().to_string(),
                 verified: true,
+                signed_by: vec![key.summary.label.clone()],
             }))
         }
     }

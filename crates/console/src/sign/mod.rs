@@ -107,6 +107,11 @@ pub enum OnError {
 pub struct SignRequest {
     /// The signing key: `id:HEX` (stable across reconnections), `label:NAME` or `handle:N`.
     pub key: String,
+    /// More keys signing the same batch (dual signing, `hsmc sign --key A --key B`, the
+    /// Sign view's "Also sign with"): one `.p7s` with a signer per key, and every other
+    /// output once per key, named `FILE.<label stem><suffix>`.
+    #[serde(default)]
+    pub also_keys: Vec<String>,
     pub files: Vec<String>,
     pub formats: Vec<SignFormat>,
     /// Also write a `SHA256SUMS` of the batch and its raw signature.
@@ -202,6 +207,9 @@ pub struct OutputView {
     pub path: String,
     /// Verified in software before it was written.
     pub verified: bool,
+    /// The labels of the keys whose signatures it holds (a dual-signed `.p7s` has several;
+    /// the `SHA256SUMS` itself none).
+    pub signed_by: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -214,18 +222,40 @@ pub struct FileOutcome {
     pub error: Option<ApiError>,
     /// Signed, but without the time-stamp asked for: why (the TSA was optional and failed).
     pub unstamped: Option<Text>,
+    /// With several keys: the label of the key that could not sign the file (what the
+    /// others signed for it was removed).
+    pub failed_key: Option<String>,
+}
+
+/// One key of a batch and what it did.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct BatchKey {
+    pub key: SigningKeyView,
+    /// The formats it made: with several keys, a format only some of them can make
+    /// (OpenPGP, minisign, SSHSIG) is made by those.
+    pub formats: Vec<SignFormat>,
+    /// What its outputs' names add before the format's suffix (`FILE.<stem>.sig`), with
+    /// several keys; none for a single key (`FILE.sig`).
+    pub name_stem: Option<String>,
+    pub signatures_made: u64,
+    pub hss_remaining_after: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SignReport {
+    /// The first key (the request's `key`).
     pub key: SigningKeyView,
+    /// Every key of the batch, the first one first (two or more when dual signing).
+    pub keys: Vec<BatchKey>,
     pub files: Vec<FileOutcome>,
     pub manifest: Vec<OutputView>,
     pub manifest_error: Option<ApiError>,
     /// The batch stopped at the first failure (as asked).
     pub stopped: bool,
     pub cancelled: bool,
+    /// The first key's HSS signatures left (each key's: `keys`).
     pub hss_remaining_after: Option<u64>,
+    /// By every key together.
     pub signatures_made: u64,
     /// The verifier kit, when one was asked for and written.
     pub kit: Option<KitView>,

@@ -126,6 +126,7 @@ impl Console {
     ) -> ApiResult<String> {
         let req = SignRequest {
             key: key.to_string(),
+            also_keys: vec![],
             files: vec![path.display().to_string()],
             formats: vec![SignFormat::Raw],
             manifest: false,

@@ -43,6 +43,26 @@ impl Console {
         Ok(r)
     }
 
+    /// Verify a signed `SHA256SUMS` whose listed files are in `files_dir` (`hsmc verify
+    /// --files`, what a verifier kit runs on its copy of the manifest). Recorded.
+    pub async fn verify_manifest_files(
+        &self,
+        manifest: &str,
+        signature: &str,
+        public_key_pem: &str,
+        files_dir: &str,
+    ) -> ApiResult<signing::verify::VerifyReport> {
+        let pk = read_public_key(public_key_pem)?;
+        let (m, s, d) = (
+            PathBuf::from(manifest),
+            PathBuf::from(signature),
+            PathBuf::from(files_dir),
+        );
+        let r = blocking(move || signing::verify::verify_manifest_in(&m, &s, &pk, &d)).await?;
+        self.record_verification(manifest, signature, &r).await;
+        Ok(r)
+    }
+
     /// The audit record of a verification.
     pub(super) async fn record_verification(
         &self,

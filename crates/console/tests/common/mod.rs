@@ -24,6 +24,7 @@ pub struct Env {
 pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) -> SignRequest {
     SignRequest {
         key: format!("id:{id_hex}"),
+        also_keys: vec![],
         files: vec![file.display().to_string()],
         formats: vec![format],
         manifest: false,

@@ -10,9 +10,13 @@ pub struct SignArgs {
     /// The artifacts.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The signing key: label:NAME, id:HEX or a pkcs11: URI.
-    #[arg(long)]
-    pub key: String,
+    /// The signing key: label:NAME, id:HEX or a pkcs11: URI. Repeat it to sign with
+    /// several keys at once (dual signing, e.g. a classical and a post-quantum key): one
+    /// .p7s with a signer per key; every other output once per key, named for it:
+    /// FILE.LABEL.sig, FILE.LABEL.sig.json… (LABEL keeps letters, digits, - and _; anything
+    /// else becomes _).
+    #[arg(long, required = true)]
+    pub key: Vec<String>,
     /// Output formats (repeat or comma-separate; default cms, none with --clearsign alone):
     /// cms (.p7s), raw (.sig + public key PEM), bundle (.sig.json), openpgp (.asc; Ed25519,
     /// ECDSA, RSA keys; for a file named Release, Release.gpg as apt reads it),
@@ -112,6 +116,10 @@ pub struct VerifyArgs {
     /// ML-DSA context string the signature was made with.
     #[arg(long)]
     pub context: Option<String>,
+    /// With a SHA256SUMS (and --sig, --pub): the folder of the files it lists, when they are
+    /// not beside it (a verifier kit's copy of the manifest).
+    #[arg(long, value_name = "DIR", requires_all = ["sig", "public_key"])]
+    pub files: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,8 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
     let formats = a.formats()?;
     let p = ctx.partition_logged_in(Login::Required).await?;
     let req = SignRequest {
-        key: a.key.clone(),
+        key: a.key[0].clone(),
+        also_keys: a.key[1..].to_vec(),
         files: a.files.iter().map(|f| f.display().to_string()).collect(),
         formats,
         manifest: a.manifest,
@@ -51,7 +52,9 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
         chain: a.chain.iter().map(|f| f.display().to_string()).collect(),
     };
     if req.formats.contains(&console::sign::SignFormat::Cms) {
-        warn_about_certificate(ctx, &p.id, &a.key).await;
+        for key in &a.key {
+            warn_about_certificate(ctx, &p.id, key).await;
+        }
     }
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
@@ -104,15 +107,20 @@ pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> 
             ))),
         };
     };
-    let report = ctx
-        .console()
-        .verify_signature(
-            &file,
-            &sig.display().to_string(),
-            pubkey.as_deref(),
-            a.context.as_deref(),
-        )
-        .await?;
+    let sig = sig.display().to_string();
+    let report = match (&a.files, &pubkey) {
+        (Some(dir), Some(pk)) => {
+            let dir = dir.display().to_string();
+            ctx.console()
+                .verify_manifest_files(&file, &sig, pk, &dir)
+                .await?
+        }
+        _ => {
+            ctx.console()
+                .verify_signature(&file, &sig, pubkey.as_deref(), a.context.as_deref())
+                .await?
+        }
+    };
     Ok(SignatureCheck(report))
 }
 

@@ -16,6 +16,15 @@ pub struct Signed(pub SignReport);
 impl Render for Signed {
     fn text(&self, page: &mut Page) -> ApiResult<()> {
         let r = &self.0;
+        // With several keys, a shared output (the .p7s) names its signers.
+        let several = r.keys.len() > 1;
+        let signers = |o: &console::sign::OutputView| {
+            if several && o.signed_by.len() > 1 {
+                format!("  ({})", o.signed_by.join(" + "))
+            } else {
+                String::new()
+            }
+        };
         for f in &r.files {
             match &f.error {
                 None => {
@@ -26,18 +35,19 @@ impl Render for Signed {
                         f.sha256.clone().unwrap_or_default()
                     );
                     for o in &f.outputs {
-                        writeln!(page, "    {:<7} {}", o.format, o.path);
+                        writeln!(page, "    {:<7} {}{}", o.format, o.path, signers(o));
                     }
                     if let Some(why) = &f.unstamped {
                         writeln!(page, "    note: {}", why.in_lang(page.lang()));
                     }
                 }
-                Some(e) => writeln!(
-                    page,
-                    "{}  NOT SIGNED: {}",
-                    f.path,
-                    e.message_in(page.lang())
-                ),
+                Some(e) => {
+                    let why = e.message_in(page.lang());
+                    match &f.failed_key {
+                        Some(k) => writeln!(page, "{}  NOT SIGNED ({k}): {why}", f.path),
+                        None => writeln!(page, "{}  NOT SIGNED: {why}", f.path),
+                    }
+                }
             }
         }
         for o in &r.manifest {
@@ -46,12 +56,26 @@ impl Render for Signed {
         if let Some(e) = &r.manifest_error {
             writeln!(page, "manifest: {}", e.message_in(page.lang()));
         }
+        let keys: Vec<String> = r
+            .keys
+            .iter()
+            .map(|k| format!("{} ({})", k.key.label, k.key.algorithm))
+            .collect();
+        let keys = match keys.is_empty() {
+            true => format!("{} ({})", r.key.label, r.key.algorithm),
+            false => keys.join(" and "),
+        };
         writeln!(
             page,
-            "{} signature(s) with {} ({}), each verified in software before it was written",
-            r.signatures_made, r.key.label, r.key.algorithm
+            "{} signature(s) with {keys}, each verified in software before it was written",
+            r.signatures_made
         );
-        if let Some(left) = r.hss_remaining_after {
+        if several {
+            for k in r.keys.iter().filter(|k| k.hss_remaining_after.is_some()) {
+                let left = k.hss_remaining_after.unwrap_or_default();
+                writeln!(page, "HSS signatures left on {}: {left}", k.key.label);
+            }
+        } else if let Some(left) = r.hss_remaining_after {
             writeln!(page, "HSS signatures left on this key: {left}");
         }
         if r.stopped {
@@ -171,7 +195,7 @@ impl Render for Restamped {
 
 #[cfg(test)]
 mod tests {
-    use console::sign::{FileOutcome, OutputView, SigningKeyView};
+    use console::sign::{BatchKey, FileOutcome, OutputView, SigningKeyView};
     use console::ApiError;
     use signing::alg::SigAlg;
     use signing::verify::ManifestEntry;
@@ -180,20 +204,28 @@ mod tests {
     use crate::render::testing::{json, text};
 
     fn report(manifest_error: Option<ApiError>) -> SignReport {
+        let key = SigningKeyView {
+            handle: 1,
+            label: "rel".into(),
+            id_hex: "0a".into(),
+            algorithm: "Ed25519".into(),
+            scheme: SigAlg::Ed25519,
+            fingerprint: "SHA256:ab".into(),
+            hss_remaining: None,
+            hss_capacity: None,
+            has_certificate: false,
+            certificate_subject: None,
+            certificate_warnings: Vec::new(),
+        };
         SignReport {
-            key: SigningKeyView {
-                handle: 1,
-                label: "rel".into(),
-                id_hex: "0a".into(),
-                algorithm: "Ed25519".into(),
-                scheme: SigAlg::Ed25519,
-                fingerprint: "SHA256:ab".into(),
-                hss_remaining: None,
-                hss_capacity: None,
-                has_certificate: false,
-                certificate_subject: None,
-                certificate_warnings: Vec::new(),
-            },
+            keys: vec![BatchKey {
+                key: key.clone(),
+                formats: vec![console::sign::SignFormat::Raw],
+                name_stem: None,
+                signatures_made: 1,
+                hss_remaining_after: None,
+            }],
+            key,
             files: vec![FileOutcome {
                 path: "/r/a.bin".into(),
                 name: "a.bin".into(),
@@ -203,9 +235,11 @@ mod tests {
                     format: console::sign::OutputKind::Raw,
                     path: "/r/a.bin.sig".into(),
                     verified: true,
+                    signed_by: vec!["rel".into()],
                 }],
                 error: None,
                 unstamped: None,
+                failed_key: None,
             }],
             manifest: Vec::new(),
             manifest_error,
@@ -230,6 +264,36 @@ mod tests {
         assert!(text(&failed).0.contains("manifest: SHA256SUMS exists\n"));
         assert_eq!(failed.exit_code(), 1);
         assert!(json(&failed).0.starts_with("{\n  \"key\": {"));
+    }
+
+    /// With two keys: the shared `.p7s` names its signers, a file one key could not sign
+    /// names that key, the summary names both keys and each HSS key's count.
+    #[test]
+    fn a_dual_signed_batch_names_its_keys() {
+        let mut r = report(None);
+        let mut pq = r.keys[0].clone();
+        pq.key.label = "pq".into();
+        pq.key.algorithm = "HSS".into();
+        pq.hss_remaining_after = Some(7);
+        r.keys.push(pq);
+        r.files[0].outputs = vec![OutputView {
+            format: console::sign::OutputKind::Cms,
+            path: "/r/a.bin.p7s".into(),
+            verified: true,
+            signed_by: vec!["rel".into(), "pq".into()],
+        }];
+        let mut failed = r.files[0].clone();
+        failed.path = "/r/b.bin".into();
+        failed.error = Some(ApiError::invalid("b.bin.pq.sig already exists"));
+        failed.failed_key = Some("pq".into());
+        r.files.push(failed);
+        assert_eq!(
+            text(&Signed(r)).0,
+            "/r/a.bin  sha256 cd\n    cms     /r/a.bin.p7s  (rel + pq)\n\
+             /r/b.bin  NOT SIGNED (pq): b.bin.pq.sig already exists\n\
+             1 signature(s) with rel (Ed25519) and pq (HSS), each verified in software before it was written\n\
+             HSS signatures left on pq: 7\n"
+        );
     }
 
     #[test]

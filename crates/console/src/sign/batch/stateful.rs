@@ -6,11 +6,8 @@ use std::sync::Arc;
 
 use audit::Event;
 use hsm::roles::Action;
-use parking_lot::Mutex;
-use signing::hashing::Digests;
-use signing::input::InputFile;
 
-use super::{signatures_needed, Outputs, SignBatch};
+use super::{signatures_needed, FileJob, Outputs, SignBatch};
 use crate::change::{Change, ChangeKind, Settled};
 use crate::error::{ApiError, ApiResult};
 use crate::sign::key::SigningKey;
@@ -22,29 +19,21 @@ use crate::{Console, Partition};
 pub(super) struct StatefulFile<'b, 'c> {
     batch: &'b SignBatch<'c>,
     key: Arc<SigningKey>,
-    handle: Arc<Mutex<Option<(u64, u64)>>>,
+    /// The key's place in the batch, and the file's.
+    signer: usize,
     index: usize,
-    input: InputFile,
-    digests: Option<Digests>,
+    file: Option<FileJob>,
     spending: Spending,
 }
 
 impl<'b, 'c> StatefulFile<'b, 'c> {
-    pub(super) fn new(
-        batch: &'b SignBatch<'c>,
-        key: &Arc<SigningKey>,
-        handle: &Arc<Mutex<Option<(u64, u64)>>>,
-        index: usize,
-        input: InputFile,
-        digests: Digests,
-    ) -> Self {
+    pub(super) fn new(batch: &'b SignBatch<'c>, key: &Arc<SigningKey>, file: FileJob) -> Self {
         StatefulFile {
             batch,
             key: key.clone(),
-            handle: handle.clone(),
-            index,
-            input,
-            digests: Some(digests),
+            signer: file.signer,
+            index: file.index,
+            file: Some(file),
             spending: Spending::new(key),
         }
     }
@@ -63,25 +52,22 @@ impl Change for StatefulFile<'_, '_> {
 
     /// The counter now, enough for the file's formats.
     async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
-        let needed = signatures_needed(1, &self.batch.formats, false, false);
+        let formats = &self.batch.signers[self.signer].formats;
+        let needed = signatures_needed(1, formats, false, false);
         let name = &self.batch.outcomes[self.index].name;
         let left = self.spending.before(p, needed, name).await?;
         Ok(self
             .batch
-            .file_event(&self.key, self.index)
+            .file_event(&self.key, self.signer, self.index)
             .meta("hss_remaining", left))
     }
 
     /// Sign in every format, time-stamp, write; then read the counter again.
     async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Outputs> {
-        let digests = self
-            .digests
-            .take()
-            .expect("a file is signed once per change");
-        let input = self.input.clone();
+        let file = self.file.take().expect("a file is signed once per change");
         let r = self
             .batch
-            .sign_and_write(&self.key, &self.handle, self.index, input, digests)
+            .sign_and_write(&self.key, file)
             .await
             .map_err(sign_error);
         self.spending.after(p).await;
@@ -99,7 +85,7 @@ impl Change for StatefulFile<'_, '_> {
 
     fn outcome(&self, ev: Event, r: Result<&Outputs, &ApiError>) -> Event {
         let ev = match r {
-            Ok(outs) => self.batch.signed_event(ev, &self.key, outs),
+            Ok(outs) => self.batch.signed_event(ev, &self.key, self.signer, outs),
             Err(_) => ev,
         };
         self.spending.record(ev)
