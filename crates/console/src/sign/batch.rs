@@ -932,12 +932,7 @@ impl<'c> SignBatch<'c> {
         let mut after = Vec::new();
         for key in keys {
             after.push(if key.summary.hss_keys_remaining.is_some() {
-                let k = key.clone();
-                self.partition
-                    .pool
-                    .run_service_idempotent_async("sign.hss_after", move |s| {
-                        Ok(hk::summary(s, resolve(s, &k.summary)?)?.hss_keys_remaining)
-                    })
+                super::stateful::remaining(&self.partition, key)
                     .await
                     .ok()
                     .flatten()

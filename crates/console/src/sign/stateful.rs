@@ -107,7 +107,7 @@ impl Spending {
 }
 
 /// The signatures the key has left, as the token says now.
-async fn remaining(p: &Arc<Partition>, key: &Arc<SigningKey>) -> ApiResult<Option<u64>> {
+pub(super) async fn remaining(p: &Arc<Partition>, key: &Arc<SigningKey>) -> ApiResult<Option<u64>> {
     let k = key.clone();
     Ok(p.pool
         .run_service_idempotent_async("sign.hss_left", move |s| {
