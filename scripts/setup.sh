@@ -47,6 +47,7 @@ else
 fi
 
 if [[ "$mode" == test ]]; then
+  "$root/scripts/build-openssl35.sh"
   "$root/scripts/setup-python.sh"
   if ! cargo nextest --version >/dev/null 2>&1; then
     echo "setup: installing cargo-nextest"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Outside verifier for the console's release signatures (a lineage other than the tokens'
 OpenSSL/hbs-lms and the console's RustCrypto): asn1crypto parses the structures,
-pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies HSS/LMS.
+pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies HSS/LMS, the
+`slh-dsa` package (FIPS 205, pure Python) verifies SLH-DSA.
 
     verify_release.py cms FILE P7S                 detached CMS, every signer (with its certificate)
     verify_release.py cms-only P7S OID-PREFIX OUT  writes OUT: P7S with only the signers whose
@@ -28,6 +29,11 @@ from asn1crypto import x509 as ax509
 HSS_OID = "1.2.840.113549.1.9.16.3.17"
 MLDSA = {"2.16.840.1.101.3.4.3.17": "44", "2.16.840.1.101.3.4.3.18": "65", "2.16.840.1.101.3.4.3.19": "87"}
 ED25519_OID = "1.3.101.112"
+# RFC 9814 §3 / FIPS 205: id-slh-dsa-* → the `slhdsa` package's parameter set names.
+SLHDSA = {f"2.16.840.1.101.3.4.3.{20 + i}": name for i, name in enumerate(
+    f"{h}_{n}{v}" for h in ("sha2", "shake") for n in (128, 192, 256) for v in ("s", "f"))}
+# RFC 8702: SHAKE128 and SHAKE256 digests in CMS are 32 and 64 bytes.
+XOF_LENGTH = {"shake128": 32, "shake256": 64}
 
 
 class Invalid(Exception):
@@ -61,7 +67,7 @@ def file_digest(path, name):
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    return h.digest()
+    return h.digest(XOF_LENGTH[name]) if name in XOF_LENGTH else h.digest()
 
 
 def verify_sig(oid, raw, spki_der, message, sig, ctx=b"", pss=False, digest_name=None):
@@ -82,6 +88,12 @@ def verify_sig(oid, raw, spki_der, message, sig, ctx=b"", pss=False, digest_name
             cls = {"44": mldsa.MLDSA44PublicKey, "65": mldsa.MLDSA65PublicKey, "87": mldsa.MLDSA87PublicKey}[MLDSA[oid]]
             key = cls.from_public_bytes(raw)
             key.verify(sig, message, ctx) if ctx else key.verify(sig, message)
+            return
+        if oid in SLHDSA:
+            import slhdsa
+            key = slhdsa.PublicKey.from_digest(raw, getattr(slhdsa, SLHDSA[oid]))
+            if not key.verify_pure(message, sig, ctx):
+                raise Invalid("SLH-DSA signature invalid")
             return
         if oid == ED25519_OID:
             ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(sig, message)
@@ -196,11 +208,11 @@ def cms_signer(path, sd, si):
     sig_oid = si["signature_algorithm"]["algorithm"].dotted
     key_der = cert["tbs_certificate"]["subject_public_key_info"].dump()
     oid, raw, _ = spki_parts(key_der)
-    if oid in MLDSA and sig_oid != oid:
-        raise Invalid(f"signature algorithm {sig_oid} does not match the ML-DSA key {oid}")
+    if (oid in MLDSA or oid in SLHDSA) and sig_oid != oid:
+        raise Invalid(f"signature algorithm {sig_oid} does not match the key {oid}")
     if oid == HSS_OID and sig_oid != HSS_OID:
         raise Invalid("signature algorithm is not HSS/LMS")
-    verify_sig(oid, raw, key_der, signed, si["signature"].native, digest_name=dname if oid not in MLDSA else None)
+    verify_sig(oid, raw, key_der, signed, si["signature"].native, digest_name=dname if oid not in MLDSA and oid not in SLHDSA else None)
 
 
 def raw(path, sig, pub, ctx=b""):

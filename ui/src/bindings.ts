@@ -255,7 +255,7 @@ members: Array<number>, };
 
 export type DifferenceKind = "missing" | "different";
 
-export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512";
+export type DigestAlg = "SHA-256" | "SHA-384" | "SHA-512" | "SHAKE128" | "SHAKE256";
 
 export type DriftMember = { position: number, serial: string, partition_id: string | null, check: MemberCheck, 
 /**
@@ -1063,7 +1063,7 @@ pqc_policy: string, };
 
 export type Severity = "info" | "warning" | "critical";
 
-export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
+export type SigAlg = { "scheme": "ml-dsa", set: MlDsaSet, } | { "scheme": "slh-dsa", set: SlhDsaSet, } | { "scheme": "hss" } | { "scheme": "ecdsa", curve: Curve, } | { "scheme": "rsa-pss" } | { "scheme": "ed25519" };
 
 export type SignFormat = "cms" | "raw" | "bundle" | "openpgp" | "openpgp_binary" | "openpgp_cleartext" | "minisign" | "sshsig";
 

@@ -375,9 +375,9 @@ async fn dual_outputs_fail_on_a_changed_file(
 /// ECDSA P-256 + ML-DSA-87: every format each can make. Debian's OpenSSL 3.0 checks the
 /// ECDSA signer of the two-signer `.p7s` (cut down to that signer: `openssl cms -verify`
 /// checks every signer and knows no ML-DSA — on the whole file it fails) and the raw ECDSA
-/// signatures.
+/// signatures; OpenSSL 3.5 checks both signers of the whole file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_the_ecdsa_signer() {
+async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_each_signer() {
     let e = builtin().await;
     let labels = ["rel_p256", "rel_mldsa87"];
     e.generate(KeySpec::Ec { curve: Curve::P256 }, labels[0])
@@ -421,8 +421,8 @@ async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_the_ecdsa_si
         );
         cms_raw_bundle_verify(&e, &r, f, i, labels).await;
         let p7s = output(&r, i, OutputKind::Cms, labels[0]);
-        let openssl_cms = |p: &Path| {
-            run(Command::new("openssl").args([
+        let cms_verify = |program: &Path, p: &Path, content: &Path| {
+            run(Command::new(program).args([
                 "cms",
                 "-verify",
                 "-binary",
@@ -431,17 +431,24 @@ async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_the_ecdsa_si
                 "-in",
                 s(p),
                 "-content",
-                s(f),
+                s(content),
                 "-noverify",
                 "-out",
                 "/dev/null",
             ]))
         };
+        let openssl_cms = |p: &Path| cms_verify(Path::new("openssl"), p, f);
         let (ok, _) = openssl_cms(&p7s);
         assert!(
             !ok,
             "OpenSSL 3.0 knows no ML-DSA: the two-signer file fails as a whole"
         );
+        // OpenSSL 3.5 knows both, and checks every signer of the file.
+        let (ok, msg) = cms_verify(&testkit::openssl35(), &p7s, f);
+        assert!(ok, "OpenSSL 3.5 cms -verify, both signers: {msg}");
+        let other = &files[(i + 1) % files.len()];
+        let (ok, _) = cms_verify(&testkit::openssl35(), &p7s, other);
+        assert!(!ok, "OpenSSL 3.5 accepted the .p7s over another file");
         let only = dir.join(format!("app-{i}.ecdsa-only.p7s"));
         let (ok, _, err) = py(&["cms-only", s(&p7s), "1.2.840.10045", s(&only)]);
         assert!(ok, "{err}");

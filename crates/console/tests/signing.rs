@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use console::sign::{OnError, OutputKind, SignFormat, SignReport, SignRequest};
 use console::ErrorCode;
-use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet, SlhDsaSet};
 use testkit::Backend;
 
 mod common;
@@ -99,7 +99,21 @@ fn py(args: &[&Path]) -> (bool, String) {
 }
 
 fn openssl(args: &[&str]) -> (bool, String) {
-    let o = Command::new("openssl").args(args).output().unwrap();
+    run_openssl(Path::new("openssl"), args)
+}
+
+/// The post-quantum kinds are read by OpenSSL 3.5 (built for the tests), the others by
+/// Debian's OpenSSL 3.0.
+fn openssl_for(kind: &str) -> PathBuf {
+    if matches!(kind, "ml-dsa" | "slh-dsa") {
+        testkit::openssl35()
+    } else {
+        PathBuf::from("openssl")
+    }
+}
+
+fn run_openssl(program: &Path, args: &[&str]) -> (bool, String) {
+    let o = Command::new(program).args(args).output().unwrap();
     (
         o.status.success(),
         format!(
@@ -201,25 +215,28 @@ async fn outputs_pass_the_outside_and_the_console_verifier(
 
 /// `openssl cms -verify` of the detached CMS signature `p7s` over `f` (the signer's
 /// certificate not checked).
-fn openssl_cms_verify(p7s: &Path, f: &Path) -> (bool, String) {
-    openssl(&[
-        "cms",
-        "-verify",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        s(p7s),
-        "-content",
-        s(f),
-        "-noverify",
-        "-out",
-        "/dev/null",
-    ])
+fn openssl_cms_verify(kind: &str, p7s: &Path, f: &Path) -> (bool, String) {
+    run_openssl(
+        &openssl_for(kind),
+        &[
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            s(p7s),
+            "-content",
+            s(f),
+            "-noverify",
+            "-out",
+            "/dev/null",
+        ],
+    )
 }
 
-/// Debian's OpenSSL 3.0 verifies the CMS signature `p7s` and the raw signature `sig` of
-/// `f` by a key of `kind`.
+/// OpenSSL verifies the CMS signature `p7s` and the raw signature `sig` of `f` by a key of
+/// `kind`: Debian's 3.0 the classical kinds, 3.5 ML-DSA and SLH-DSA.
 fn openssl_verifies_the_cms_and_raw_outputs(
     kind: &str,
     p7s: &Path,
@@ -232,7 +249,7 @@ fn openssl_verifies_the_cms_and_raw_outputs(
     let (ok, msg) = if kind == "ed25519" {
         (true, String::new())
     } else {
-        openssl_cms_verify(p7s, f)
+        openssl_cms_verify(kind, p7s, f)
     };
     assert!(ok, "openssl cms -verify: {msg}");
     let (ok, msg) = match kind {
@@ -279,6 +296,21 @@ fn openssl_verifies_the_cms_and_raw_outputs(
             "-sigfile",
             s(sig),
         ]),
+        "ml-dsa" | "slh-dsa" => run_openssl(
+            &openssl_for(kind),
+            &[
+                "pkeyutl",
+                "-verify",
+                "-pubin",
+                "-inkey",
+                s(pk),
+                "-rawin",
+                "-in",
+                s(f),
+                "-sigfile",
+                s(sig),
+            ],
+        ),
         other => panic!("{other}"),
     };
     assert!(ok, "openssl raw {kind}: {msg}");
@@ -345,8 +377,8 @@ async fn tampered_artifacts_fail_every_verifier(
                 "the console accepted a tampered file ({kind} {i})"
             );
         }
-        if openssl_too.is_some_and(|k| k != "ed25519") {
-            let (ok, _) = openssl_cms_verify(&out(r, i, "cms"), f);
+        if let Some(kind) = openssl_too.filter(|k| *k != "ed25519") {
+            let (ok, _) = openssl_cms_verify(kind, &out(r, i, "cms"), f);
             assert!(!ok, "openssl accepted a tampered file");
         }
     }
@@ -682,8 +714,69 @@ async fn kryoptic_ml_dsa_44_and_87() {
         let key = e.key(KeySpec::MlDsa { set }, label).await;
         let files = e.files(label, &[333, 5000]);
         let r = e.sign(&key, &files, &ALL, false, OnError::Stop, None).await;
-        check_all_formats(&e, &r, &files, None).await;
+        check_all_formats(&e, &r, &files, Some("ml-dsa")).await;
     }
+}
+
+/// SLH-DSA, one parameter set per CMS digest of RFC 9814 (SHA-256, SHAKE128, SHA-512,
+/// SHAKE256), on Kryoptic (Luna 7.9, and so lunasim, offers no SLH-DSA): CMS, raw and
+/// bundle checked by the `slh-dsa` Python package (FIPS 205, pure Python) over the file and
+/// over the CMS signed attributes, by OpenSSL 3.5's `cms -verify` and `pkeyutl -verify`,
+/// and by the console's verifier; all of them refuse the files once changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_slh_dsa_in_every_format_with_outside_verifiers() {
+    let e = token(Backend::Kryoptic).await;
+    for (set, label, digest) in [
+        (
+            SlhDsaSet::Sha2_128s,
+            "slh_sha2_128s",
+            "2.16.840.1.101.3.4.2.1",
+        ),
+        (
+            SlhDsaSet::Shake128f,
+            "slh_shake_128f",
+            "2.16.840.1.101.3.4.2.11",
+        ),
+        (
+            SlhDsaSet::Sha2_256f,
+            "slh_sha2_256f",
+            "2.16.840.1.101.3.4.2.3",
+        ),
+        (
+            SlhDsaSet::Shake192f,
+            "slh_shake_192f",
+            "2.16.840.1.101.3.4.2.12",
+        ),
+    ] {
+        let key = e.key(KeySpec::SlhDsa { set }, label).await;
+        let files = e.files(label, &[1, 70_000]);
+        let r = e.sign(&key, &files, &ALL, false, OnError::Stop, None).await;
+        for i in 0..files.len() {
+            let p7s = std::fs::read(out(&r, i, "cms")).unwrap();
+            let (sig_oid, digest_oid) = cms_signer_algorithms(&p7s);
+            assert_eq!(
+                sig_oid,
+                hsm::pubkey::slh_dsa_oid(set).to_string(),
+                "{label}"
+            );
+            assert_eq!(digest_oid, digest, "{label}: RFC 9814's digest");
+        }
+        check_all_formats(&e, &r, &files, Some("slh-dsa")).await;
+    }
+}
+
+/// The one SignerInfo's signature and digest algorithm OIDs.
+fn cms_signer_algorithms(p7s: &[u8]) -> (String, String) {
+    use cms::content_info::ContentInfo;
+    use cms::signed_data::SignedData;
+    use der::{Decode, Encode};
+    let ci = ContentInfo::from_der(p7s).unwrap();
+    let sd = SignedData::from_der(&ci.content.to_der().unwrap()).unwrap();
+    let si = sd.signer_infos.0.get(0).unwrap();
+    (
+        si.signature_algorithm.oid.to_string(),
+        si.digest_alg.oid.to_string(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -40,8 +40,7 @@ fn main() {
     let input = signing::input::check(&path).unwrap();
     let ours = || {
         let t = Instant::now();
-        let d =
-            signing::hashing::hash_file(&input, false, &|_| {}, &AtomicBool::new(false)).unwrap();
+        let d = signing::hashing::hash_file(&input, &[], &|_| {}, &AtomicBool::new(false)).unwrap();
         (t.elapsed(), d.sha256)
     };
     let theirs = || {

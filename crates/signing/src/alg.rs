@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256, Sha384, Sha512};
 use spki::AlgorithmIdentifierOwned;
 
-use hsm::algo::{Curve, MlDsaSet};
+use hsm::algo::{Curve, MlDsaSet, SlhDsaSet};
 use hsm::pubkey::PublicKey;
 use p11::sys::*;
 use p11::{Mechanism, ObjectHandle, Session};
@@ -22,6 +22,9 @@ use crate::{Result, SignError};
 pub const OID_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
 pub const OID_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
 pub const OID_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
+/// RFC 8702 §2: SHAKE128 with a 256-bit output, SHAKE256 with a 512-bit output in CMS.
+pub const OID_SHAKE128: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.11");
+pub const OID_SHAKE256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.12");
 pub const OID_ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
 pub const OID_ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 pub const OID_RSASSA_PSS: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
@@ -39,6 +42,12 @@ pub enum DigestAlg {
     Sha384,
     #[serde(rename = "SHA-512")]
     Sha512,
+    /// SHAKE128 with 32 bytes of output (RFC 8702), the CMS digest of SLH-DSA-SHAKE-128*.
+    #[serde(rename = "SHAKE128")]
+    Shake128,
+    /// SHAKE256 with 64 bytes of output (RFC 8702), the CMS digest of SLH-DSA-SHAKE-192/256*.
+    #[serde(rename = "SHAKE256")]
+    Shake256,
 }
 
 hsm::wire_display!(DigestAlg);
@@ -49,16 +58,24 @@ impl DigestAlg {
             DigestAlg::Sha256 => OID_SHA256,
             DigestAlg::Sha384 => OID_SHA384,
             DigestAlg::Sha512 => OID_SHA512,
+            DigestAlg::Shake128 => OID_SHAKE128,
+            DigestAlg::Shake256 => OID_SHAKE256,
         }
     }
 
+    pub const ALL: [DigestAlg; 5] = [
+        DigestAlg::Sha256,
+        DigestAlg::Sha384,
+        DigestAlg::Sha512,
+        DigestAlg::Shake128,
+        DigestAlg::Shake256,
+    ];
+
     pub fn from_oid(oid: ObjectIdentifier) -> Option<DigestAlg> {
-        [DigestAlg::Sha256, DigestAlg::Sha384, DigestAlg::Sha512]
-            .into_iter()
-            .find(|d| d.oid() == oid)
+        DigestAlg::ALL.into_iter().find(|d| d.oid() == oid)
     }
 
-    /// RFC 5754: parameters absent.
+    /// RFC 5754 and RFC 8702: parameters absent.
     pub fn identifier(self) -> AlgorithmIdentifierOwned {
         AlgorithmIdentifierOwned {
             oid: self.oid(),
@@ -71,8 +88,21 @@ impl DigestAlg {
             DigestAlg::Sha256 => Sha256::digest(data).to_vec(),
             DigestAlg::Sha384 => Sha384::digest(data).to_vec(),
             DigestAlg::Sha512 => Sha512::digest(data).to_vec(),
+            DigestAlg::Shake128 => xof::<sha3::Shake128>(data, 32),
+            DigestAlg::Shake256 => xof::<sha3::Shake256>(data, 64),
         }
     }
+}
+
+fn xof<X: Default + sha3::digest::Update + sha3::digest::ExtendableOutput>(
+    data: &[u8],
+    len: usize,
+) -> Vec<u8> {
+    let mut x = X::default();
+    x.update(data);
+    let mut out = vec![0u8; len];
+    sha3::digest::XofReader::read(&mut x.finalize_xof(), &mut out);
+    out
 }
 
 /// A signature scheme, as determined by the key.
@@ -81,6 +111,10 @@ impl DigestAlg {
 pub enum SigAlg {
     MlDsa {
         set: MlDsaSet,
+    },
+    /// SLH-DSA (FIPS 205), pure mode.
+    SlhDsa {
+        set: SlhDsaSet,
     },
     Hss,
     /// ECDSA P-256 with SHA-256, or P-384 with SHA-384.
@@ -104,7 +138,7 @@ struct PssParams {
 }
 
 impl SigAlg {
-    /// The scheme a key signs with. KEM and SLH-DSA keys are refused with the reason.
+    /// The scheme a key signs with. KEM keys are refused with the reason.
     pub fn for_key(pk: &PublicKey) -> Result<SigAlg> {
         Ok(match pk {
             PublicKey::MlDsa { set, .. } => SigAlg::MlDsa { set: *set },
@@ -121,18 +155,14 @@ impl SigAlg {
                     "ML-KEM keys encapsulate; they cannot sign"
                 )))
             }
-            PublicKey::SlhDsa { .. } => {
-                return Err(SignError::Unsupported(hsm::text!(
-                    "signing.slh_dsa_not_offered",
-                    "SLH-DSA release signing is not offered yet; use ML-DSA or HSS/LMS"
-                )))
-            }
+            PublicKey::SlhDsa { set, .. } => SigAlg::SlhDsa { set: *set },
         })
     }
 
     pub fn name(&self) -> String {
         match self {
             SigAlg::MlDsa { set } => set.name().to_string(),
+            SigAlg::SlhDsa { set } => set.name().to_string(),
             SigAlg::Hss => "HSS/LMS".into(),
             SigAlg::Ecdsa { curve: Curve::P384 } => "ECDSA P-384 SHA-384".into(),
             SigAlg::Ecdsa { .. } => "ECDSA P-256 SHA-256".into(),
@@ -146,6 +176,9 @@ impl SigAlg {
         match self {
             // RFC 9882 §3.3: SHA-512 with every ML-DSA parameter set.
             SigAlg::MlDsa { .. } => DigestAlg::Sha512,
+            // RFC 9814 §4: SHA-256 / SHA-512 with the SHA2 sets of category 1 / 3 and 5,
+            // SHAKE128 / SHAKE256 with the SHAKE sets of category 1 / 3 and 5.
+            SigAlg::SlhDsa { set } => slh_dsa_digest(*set),
             // RFC 9708 §4: the hash of the LMS parameter set (SHA-256 here).
             SigAlg::Hss => DigestAlg::Sha256,
             // RFC 8419 §3.1: SHA-512.
@@ -157,13 +190,21 @@ impl SigAlg {
 
     /// Signs the whole message (true) or a digest of it (false).
     pub fn whole_message(&self) -> bool {
-        matches!(self, SigAlg::MlDsa { .. } | SigAlg::Hss | SigAlg::Ed25519)
+        matches!(
+            self,
+            SigAlg::MlDsa { .. } | SigAlg::SlhDsa { .. } | SigAlg::Hss | SigAlg::Ed25519
+        )
     }
 
     pub fn signature_algorithm(&self) -> AlgorithmIdentifierOwned {
         match self {
             SigAlg::MlDsa { set } => AlgorithmIdentifierOwned {
                 oid: hsm::pubkey::ml_dsa_oid(*set),
+                parameters: None,
+            },
+            // RFC 9814 §3: parameters absent.
+            SigAlg::SlhDsa { set } => AlgorithmIdentifierOwned {
+                oid: hsm::pubkey::slh_dsa_oid(*set),
                 parameters: None,
             },
             SigAlg::Hss => AlgorithmIdentifierOwned {
@@ -259,6 +300,8 @@ impl SigAlg {
                     )?)
                 }
             }
+            // Pure SLH-DSA with the empty context (no parameter): what RFC 9814 signs.
+            SigAlg::SlhDsa { .. } => Ok(s.sign(&Mechanism::new(CKM_SLH_DSA), key, message)?),
             SigAlg::Hss => Ok(s.sign(&Mechanism::new(CKM_HSS), key, message)?),
             SigAlg::Ed25519 => Ok(s.sign(&Mechanism::new(CKM_EDDSA), key, message)?),
             SigAlg::Ecdsa { .. } => self.sign_digest(s, key, &self.digest().digest(message)),
@@ -323,6 +366,9 @@ impl SigAlg {
         let r = match (self, pk) {
             (SigAlg::MlDsa { set }, PublicKey::MlDsa { key, .. }) => {
                 swverify::ml_dsa(ml_dsa_set(*set), key, message, context, signature)
+            }
+            (SigAlg::SlhDsa { set }, PublicKey::SlhDsa { key, .. }) => {
+                swverify::slh_dsa::verify(slh_dsa_set(*set), key, message, context, signature)
             }
             (SigAlg::Hss, PublicKey::Hss { key }) => swverify::hss::verify(key, message, signature),
             (SigAlg::Ed25519, PublicKey::Ec { point, .. }) => {
@@ -394,6 +440,35 @@ pub fn ml_dsa_set(set: MlDsaSet) -> swverify::MlDsa {
     }
 }
 
+/// RFC 9814 §4's digest for each SLH-DSA parameter set.
+fn slh_dsa_digest(set: SlhDsaSet) -> DigestAlg {
+    use SlhDsaSet::*;
+    match set {
+        Sha2_128s | Sha2_128f => DigestAlg::Sha256,
+        Sha2_192s | Sha2_192f | Sha2_256s | Sha2_256f => DigestAlg::Sha512,
+        Shake128s | Shake128f => DigestAlg::Shake128,
+        Shake192s | Shake192f | Shake256s | Shake256f => DigestAlg::Shake256,
+    }
+}
+
+pub fn slh_dsa_set(set: SlhDsaSet) -> swverify::slh_dsa::SlhDsa {
+    use swverify::slh_dsa::SlhDsa as V;
+    match set {
+        SlhDsaSet::Sha2_128s => V::Sha2_128s,
+        SlhDsaSet::Shake128s => V::Shake128s,
+        SlhDsaSet::Sha2_128f => V::Sha2_128f,
+        SlhDsaSet::Shake128f => V::Shake128f,
+        SlhDsaSet::Sha2_192s => V::Sha2_192s,
+        SlhDsaSet::Shake192s => V::Shake192s,
+        SlhDsaSet::Sha2_192f => V::Sha2_192f,
+        SlhDsaSet::Shake192f => V::Shake192f,
+        SlhDsaSet::Sha2_256s => V::Sha2_256s,
+        SlhDsaSet::Shake256s => V::Shake256s,
+        SlhDsaSet::Sha2_256f => V::Sha2_256f,
+        SlhDsaSet::Shake256f => V::Shake256f,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +486,17 @@ mod tests {
         assert_eq!(hex::encode(&der), "3030a00d300b0609608648016503040201a11a301806092a864886f70d010108300b0609608648016503040201a203020120");
     }
 
+    /// SHAKE128/256("abc") as FIPS 202's examples give them (32 and 64 bytes).
+    #[test]
+    fn shake_digests_have_rfc_8702_lengths() {
+        assert_eq!(
+            hex::encode(DigestAlg::Shake128.digest(b"abc")),
+            "5881092dd818bf5cf8a3ddb793fbcba74097d5c526a6d35f97b83351940f2cc8"
+        );
+        assert_eq!(hex::encode(DigestAlg::Shake256.digest(b"abc")), "483366601360a8771c6863080cc4114d8db44530f8f1e1ee4f94ea37e78b5739d5a15bef186a5386c75744c0527e1faa9f8726e462a12a4feb06bd8801e751e4");
+        assert_eq!(DigestAlg::from_oid(OID_SHAKE256), Some(DigestAlg::Shake256));
+    }
+
     #[test]
     fn digests_follow_the_rfcs() {
         assert_eq!(
@@ -418,6 +504,11 @@ mod tests {
             DigestAlg::Sha512
         );
         assert_eq!(SigAlg::Hss.digest(), DigestAlg::Sha256);
+        let slh = |set| SigAlg::SlhDsa { set }.digest();
+        assert_eq!(slh(SlhDsaSet::Sha2_128f), DigestAlg::Sha256);
+        assert_eq!(slh(SlhDsaSet::Sha2_192s), DigestAlg::Sha512);
+        assert_eq!(slh(SlhDsaSet::Shake128s), DigestAlg::Shake128);
+        assert_eq!(slh(SlhDsaSet::Shake256f), DigestAlg::Shake256);
         assert_eq!(SigAlg::Ed25519.digest(), DigestAlg::Sha512);
         assert_eq!(
             SigAlg::Ecdsa { curve: Curve::P384 }.digest(),

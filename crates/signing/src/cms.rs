@@ -530,7 +530,9 @@ pub fn verify(
         }
     };
     let alg = SigAlg::from_identifier(&parsed.signature_algorithm, &pk)?;
-    if parsed.digest_alg != alg.digest() && !matches!(alg, SigAlg::MlDsa { .. }) {
+    if parsed.digest_alg != alg.digest()
+        && !matches!(alg, SigAlg::MlDsa { .. } | SigAlg::SlhDsa { .. })
+    {
         return Err(SignError::Invalid(hsm::text!(
             "signing.cms.wrong_digest",
             "{{alg}} signatures use {{expected}}, not {{digest}}",

@@ -1,5 +1,6 @@
-//! Streaming digests of a file: SHA-256 and SHA-512 always, SHA-384 on request, computed in
-//! parallel from one read of the file (1 MiB blocks, never the whole file in memory), with
+//! Streaming digests of a file: SHA-256 and SHA-512 always, SHA-384 and SHAKE128/256 on
+//! request (the CMS digests of P-384 and of SLH-DSA's SHAKE sets), computed in parallel from
+//! one read of the file (1 MiB blocks, never the whole file in memory), with
 //! progress, cancel, and detection of a file that changed while it was read.
 
 use std::fs::File;
@@ -11,6 +12,7 @@ use std::sync::{mpsc, Arc};
 use serde::Serialize;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
+use crate::alg::DigestAlg;
 use crate::input::{Identity, InputFile};
 use crate::{Result, SignError};
 
@@ -23,17 +25,35 @@ pub struct Digests {
     pub sha256: String,
     pub sha512: String,
     pub sha384: Option<String>,
+    /// SHAKE128 (32 bytes) or SHAKE256 (64 bytes), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub shake128: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub shake256: Option<String>,
 }
 
 impl Digests {
-    pub fn get(&self, alg: crate::alg::DigestAlg) -> Option<Vec<u8>> {
-        use crate::alg::DigestAlg::*;
+    pub fn get(&self, alg: DigestAlg) -> Option<Vec<u8>> {
         let h = match alg {
-            Sha256 => Some(&self.sha256),
-            Sha384 => self.sha384.as_ref(),
-            Sha512 => Some(&self.sha512),
+            DigestAlg::Sha256 => Some(&self.sha256),
+            DigestAlg::Sha384 => self.sha384.as_ref(),
+            DigestAlg::Sha512 => Some(&self.sha512),
+            DigestAlg::Shake128 => self.shake128.as_ref(),
+            DigestAlg::Shake256 => self.shake256.as_ref(),
         }?;
         hex::decode(h).ok()
+    }
+
+    fn set(&mut self, alg: DigestAlg, value: String) {
+        match alg {
+            DigestAlg::Sha256 => self.sha256 = value,
+            DigestAlg::Sha384 => self.sha384 = Some(value),
+            DigestAlg::Sha512 => self.sha512 = value,
+            DigestAlg::Shake128 => self.shake128 = Some(value),
+            DigestAlg::Shake256 => self.shake256 = Some(value),
+        }
     }
 }
 
@@ -49,12 +69,38 @@ fn hasher<D: Digest + Send + 'static>(
     })
 }
 
-/// Hash a checked input file. `progress(bytes_done)` is called per block; `cancel` stops
+fn xof_hasher<X>(rx: mpsc::Receiver<Arc<Vec<u8>>>, len: usize) -> std::thread::JoinHandle<Vec<u8>>
+where
+    X: Default + sha3::digest::Update + sha3::digest::ExtendableOutput + Send + 'static,
+{
+    std::thread::spawn(move || {
+        let mut x = X::default();
+        for block in rx {
+            x.update(&block[..]);
+        }
+        let mut out = vec![0u8; len];
+        sha3::digest::XofReader::read(&mut x.finalize_xof(), &mut out);
+        out
+    })
+}
+
+fn spawn(alg: DigestAlg, rx: mpsc::Receiver<Arc<Vec<u8>>>) -> std::thread::JoinHandle<Vec<u8>> {
+    match alg {
+        DigestAlg::Sha256 => hasher::<Sha256>(rx),
+        DigestAlg::Sha384 => hasher::<Sha384>(rx),
+        DigestAlg::Sha512 => hasher::<Sha512>(rx),
+        DigestAlg::Shake128 => xof_hasher::<sha3::Shake128>(rx, 32),
+        DigestAlg::Shake256 => xof_hasher::<sha3::Shake256>(rx, 64),
+    }
+}
+
+/// Hash a checked input file: SHA-256, SHA-512 and each of `extra`. `progress(bytes_done)`
+/// is called per block; `cancel` stops
 /// between blocks. The file must be the same (device, inode, size, modification time) at the
 /// end as it was when checked, and must yield exactly its size.
 pub fn hash_file(
     input: &InputFile,
-    want_sha384: bool,
+    extra: &[DigestAlg],
     progress: &dyn Fn(u64),
     cancel: &AtomicBool,
 ) -> Result<Digests> {
@@ -72,18 +118,18 @@ pub fn hash_file(
         return Err(SignError::Changed(path.display().to_string()));
     }
     // One hashing thread per digest; the reading thread hands each the same blocks.
+    let mut algs = vec![DigestAlg::Sha256, DigestAlg::Sha512];
+    for a in extra {
+        if !algs.contains(a) {
+            algs.push(*a);
+        }
+    }
     let mut senders = Vec::new();
     let mut handles = Vec::new();
-    let (tx, rx) = mpsc::sync_channel(4);
-    senders.push(tx);
-    handles.push(hasher::<Sha256>(rx));
-    let (tx, rx) = mpsc::sync_channel(4);
-    senders.push(tx);
-    handles.push(hasher::<Sha512>(rx));
-    if want_sha384 {
+    for a in &algs {
         let (tx, rx) = mpsc::sync_channel(4);
         senders.push(tx);
-        handles.push(hasher::<Sha384>(rx));
+        handles.push(spawn(*a, rx));
     }
     let mut done: u64 = 0;
     let result = (|| -> Result<()> {
@@ -124,12 +170,18 @@ pub fn hash_file(
     if after != input.identity || done != input.identity.size {
         return Err(SignError::Changed(path.display().to_string()));
     }
-    Ok(Digests {
+    let mut out = Digests {
         size: done,
-        sha256: hex::encode(&digests[0]),
-        sha512: hex::encode(&digests[1]),
-        sha384: digests.get(2).map(hex::encode),
-    })
+        sha256: String::new(),
+        sha512: String::new(),
+        sha384: None,
+        shake128: None,
+        shake256: None,
+    };
+    for (alg, d) in algs.into_iter().zip(digests) {
+        out.set(alg, hex::encode(d));
+    }
+    Ok(out)
 }
 
 fn io_input(path: &Path, e: std::io::Error) -> SignError {
@@ -160,7 +212,7 @@ mod tests {
         let seen = std::sync::Mutex::new(0u64);
         let h = hash_file(
             &inp,
-            true,
+            &[DigestAlg::Sha384, DigestAlg::Shake128, DigestAlg::Shake256],
             &|n| *seen.lock().unwrap() = n,
             &AtomicBool::new(false),
         )
@@ -168,7 +220,15 @@ mod tests {
         assert_eq!(h.sha256, hex::encode(Sha256::digest(&data)));
         assert_eq!(h.sha512, hex::encode(Sha512::digest(&data)));
         assert_eq!(h.sha384.unwrap(), hex::encode(Sha384::digest(&data)));
+        // SHAKE128/256 of this file by Python's hashlib (32 and 64 bytes, RFC 8702's lengths).
+        assert_eq!(
+            h.shake128.unwrap(),
+            "c2bf2a50d3e537d60f84df282d7a0b4f349380a0489a6b705621b2797dadee18"
+        );
+        assert_eq!(h.shake256.unwrap(), "6ce791e7a0c51e41ec2bb0080ad62112e3e43857d4c6464a4654b4d4c6c63937900369dcec7e6f96740751bb48d569ace1d3f2fd583426cb756d1bbb99af4b3d");
         assert_eq!(*seen.lock().unwrap(), data.len() as u64);
+        let plain = hash_file(&inp, &[], &|_| {}, &AtomicBool::new(false)).unwrap();
+        assert_eq!((plain.sha384, plain.shake128), (None, None));
     }
 
     #[test]
@@ -184,12 +244,12 @@ mod tests {
             .unwrap()
             .write_all_at_end(b"more");
         assert!(matches!(
-            hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)),
+            hash_file(&inp, &[], &|_| {}, &AtomicBool::new(false)),
             Err(SignError::Changed(_))
         ));
         let inp = check(&p).unwrap();
         assert!(matches!(
-            hash_file(&inp, false, &|_| {}, &AtomicBool::new(true)),
+            hash_file(&inp, &[], &|_| {}, &AtomicBool::new(true)),
             Err(SignError::Cancelled)
         ));
     }

@@ -284,7 +284,7 @@ pub fn report(
     let input = crate::input::check(file)?;
     let digests = crate::hashing::hash_file(
         &input,
-        false,
+        &[],
         &|_| {},
         &std::sync::atomic::AtomicBool::new(false),
     )?;

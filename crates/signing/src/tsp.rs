@@ -796,6 +796,11 @@ pub(crate) fn verify_signature(
                 DigestAlg::Sha256 => swverify::PssHash::Sha256,
                 DigestAlg::Sha384 => swverify::PssHash::Sha384,
                 DigestAlg::Sha512 => swverify::PssHash::Sha512,
+                other => {
+                    return Err(format!(
+                        "RSA PKCS#1 v1.5 signatures over {other} are not supported"
+                    ))
+                }
             };
             swverify::rsa_pkcs1v15_prehash(modulus, exponent, hash, &hashed, signature)
         }

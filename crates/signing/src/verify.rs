@@ -100,12 +100,7 @@ pub struct ManifestEntry {
 
 fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
     let inp = check(file)?;
-    let d = hash_file(
-        &inp,
-        alg == DigestAlg::Sha384,
-        &|_| {},
-        &AtomicBool::new(false),
-    )?;
+    let d = hash_file(&inp, &[alg], &|_| {}, &AtomicBool::new(false))?;
     d.get(alg).ok_or_else(|| {
         SignError::Format(hsm::text!(
             "signing.digest_not_computed",
@@ -344,7 +339,7 @@ pub fn verify_bundle(file: &Path, b: &Bundle, pinned: Option<&PublicKey>) -> Res
         }
     }
     let inp = check(file)?;
-    let d = hash_file(&inp, false, &|_| {}, &AtomicBool::new(false))?;
+    let d = hash_file(&inp, &[], &|_| {}, &AtomicBool::new(false))?;
     if d.size != b.file.size || d.sha256 != b.file.sha256 || d.sha512 != b.file.sha512 {
         r.say(text!("verify.details.bundle_file_differs", "the file's size or digests differ from the bundle's: it is not the file that was signed"));
         return Ok(r);
@@ -458,7 +453,7 @@ pub(crate) fn check_listed(r: &mut VerifyReport, dir: &Path, text: &str) -> Resu
     for (sha, name) in parse_manifest(text)? {
         let p = dir.join(&name);
         let (ok, detail, detail_text) = match check(&p)
-            .and_then(|inp| hash_file(&inp, false, &|_| {}, &AtomicBool::new(false)))
+            .and_then(|inp| hash_file(&inp, &[], &|_| {}, &AtomicBool::new(false)))
         {
             Ok(d) if d.sha256 == sha => {
                 let t = text!("verify.details.entry_matches", "matches");

@@ -3,7 +3,7 @@
 //! The tokens the console drives sign with OpenSSL (Kryoptic, SoftHSM2) or with lunasim's
 //! own HSS signer. Checking a signature with the library that made it proves nothing, so
 //! every signature the console writes is first checked here, with RustCrypto
-//! implementations: `ml-dsa`, `p256`/`p384`, `ed25519-dalek`, `rsa`, and `lms-signature` plus
+//! implementations: `ml-dsa`, `slh-dsa`, `p256`/`p384`, `ed25519-dalek`, `rsa`, and `lms-signature` plus
 //! the RFC 8554 §6.3 HSS layer written below (the crate verifies single LMS trees only; a
 //! message streamed from a large file is checked by this crate's RFC 8554 code). Nothing
 //! here shares code with lunasim.
@@ -296,6 +296,7 @@ pub fn rsa_pss(
 
 pub mod hss;
 pub mod mlkem;
+pub mod slh_dsa;
 
 /// RSA-PSS over a digest the caller computed (for files too large to hold in memory).
 pub fn rsa_pss_prehash(

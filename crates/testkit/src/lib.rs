@@ -116,6 +116,15 @@ pub fn python() -> PathBuf {
     )
 }
 
+/// OpenSSL 3.5's `openssl` program, built for the tests only: `openssl cms -verify` and
+/// `pkeyutl -verify` of ML-DSA and SLH-DSA, which Debian 12's OpenSSL 3.0 cannot read.
+pub fn openssl35() -> PathBuf {
+    require(
+        repo_root().join("target/tools/openssl-3.5/bin/openssl"),
+        "build it with scripts/build-openssl35.sh (make setup)",
+    )
+}
+
 static CLAIMED: AtomicBool = AtomicBool::new(false);
 
 /// A freshly initialized token with a user PIN, in its own directory.

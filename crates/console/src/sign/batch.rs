@@ -359,12 +359,9 @@ impl<'c> SignBatch<'c> {
     }
 
     /// Step 3: hash every good file, in order, off the async threads (no HSM session),
-    /// once for every key (SHA-384 too when a key uses it).
+    /// once for every key (SHA-384 or SHAKE too when a key's CMS digest is one of them).
     async fn hash(&mut self) -> ApiResult<()> {
-        let want384 = self
-            .signers
-            .iter()
-            .any(|s| s.key().alg.digest() == DigestAlg::Sha384);
+        let extra: Vec<DigestAlg> = self.signers.iter().map(|s| s.key().alg.digest()).collect();
         for i in 0..self.inputs.len() {
             let input = match &self.inputs[i] {
                 Ok(input) => input.clone(),
@@ -377,7 +374,7 @@ impl<'c> SignBatch<'c> {
                     continue;
                 }
             };
-            match self.hash_one(i, input, want384).await? {
+            match self.hash_one(i, input, extra.clone()).await? {
                 Ok(d) => {
                     self.outcomes[i].sha256 = Some(d.sha256.clone());
                     self.digests[i] = Some(d);
@@ -403,14 +400,14 @@ impl<'c> SignBatch<'c> {
         &self,
         index: usize,
         input: InputFile,
-        want384: bool,
+        extra: Vec<DigestAlg>,
     ) -> ApiResult<Result<Digests, SignError>> {
         let (progress, cancel) = (self.progress.clone(), self.cancel.clone());
         let total = input.size();
         tokio::task::spawn_blocking(move || {
             signing::hashing::hash_file(
                 &input,
-                want384,
+                &extra,
                 &|done| progress(SignProgress::Hashing { index, done, total }),
                 &cancel,
             )

@@ -229,8 +229,8 @@ impl KitKey {
 }
 
 /// The check of a raw signature over `content` (an artifact or the kit's `SHA256SUMS`):
-/// Debian's OpenSSL for the classical schemes, `hsmc verify` for ML-DSA and HSS (OpenSSL
-/// 3.0 has neither).
+/// Debian's OpenSSL for the classical schemes, `hsmc verify` for ML-DSA, SLH-DSA and HSS
+/// (OpenSSL 3.0 has none of them).
 fn raw_check(
     k: &KitKey,
     subject: &str,
@@ -283,7 +283,7 @@ fn raw_check(
                 sig.clone(),
             ],
         ),
-        SigAlg::MlDsa { .. } | SigAlg::Hss => {
+        SigAlg::MlDsa { .. } | SigAlg::SlhDsa { .. } | SigAlg::Hss => {
             ("hsmc", hsmc_verify(content, sig, key(), k.context(context)))
         }
     };

@@ -91,10 +91,10 @@ impl PgpAlgorithm {
 
     /// The digest of its signatures: SHA-512 with Ed25519 and P-384 (gpg wants a hash at
     /// least as long as an ECDSA curve's order), SHA-256 with P-256 and RSA.
-    pub fn hash(self) -> DigestAlg {
+    pub fn hash(self) -> PgpHash {
         match self {
-            PgpAlgorithm::EddsaLegacy | PgpAlgorithm::EcdsaP384 => DigestAlg::Sha512,
-            PgpAlgorithm::EcdsaP256 | PgpAlgorithm::Rsa => DigestAlg::Sha256,
+            PgpAlgorithm::EddsaLegacy | PgpAlgorithm::EcdsaP384 => PgpHash::Sha512,
+            PgpAlgorithm::EcdsaP256 | PgpAlgorithm::Rsa => PgpHash::Sha256,
         }
     }
 
@@ -108,21 +108,41 @@ impl PgpAlgorithm {
     }
 }
 
+/// The hashes the console's OpenPGP signatures are made with: SHA-2 only (RFC 9580 §9.5
+/// defines no SHAKE), a narrower type than [`DigestAlg`] so no other digest can reach the
+/// packet code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgpHash {
+    Sha256,
+    Sha384,
+    Sha512,
+}
+
+impl PgpHash {
+    pub fn digest(self) -> DigestAlg {
+        match self {
+            PgpHash::Sha256 => DigestAlg::Sha256,
+            PgpHash::Sha384 => DigestAlg::Sha384,
+            PgpHash::Sha512 => DigestAlg::Sha512,
+        }
+    }
+}
+
 /// RFC 9580 §9.5 hash algorithm IDs.
-fn hash_id(d: DigestAlg) -> u8 {
+fn hash_id(d: PgpHash) -> u8 {
     match d {
-        DigestAlg::Sha256 => 8,
-        DigestAlg::Sha384 => 9,
-        DigestAlg::Sha512 => 10,
+        PgpHash::Sha256 => 8,
+        PgpHash::Sha384 => 9,
+        PgpHash::Sha512 => 10,
     }
 }
 
 /// The name in a cleartext message's `Hash:` header.
-pub fn hash_name(d: DigestAlg) -> &'static str {
+pub fn hash_name(d: PgpHash) -> &'static str {
     match d {
-        DigestAlg::Sha256 => "SHA256",
-        DigestAlg::Sha384 => "SHA384",
-        DigestAlg::Sha512 => "SHA512",
+        PgpHash::Sha256 => "SHA256",
+        PgpHash::Sha384 => "SHA384",
+        PgpHash::Sha512 => "SHA512",
     }
 }
 
@@ -134,11 +154,11 @@ enum Hasher {
 }
 
 impl Hasher {
-    fn new(d: DigestAlg) -> Hasher {
+    fn new(d: PgpHash) -> Hasher {
         match d {
-            DigestAlg::Sha256 => Hasher::Sha256(Sha256::new()),
-            DigestAlg::Sha384 => Hasher::Sha384(Sha384::new()),
-            DigestAlg::Sha512 => Hasher::Sha512(Sha512::new()),
+            PgpHash::Sha256 => Hasher::Sha256(Sha256::new()),
+            PgpHash::Sha384 => Hasher::Sha384(Sha384::new()),
+            PgpHash::Sha512 => Hasher::Sha512(Sha512::new()),
         }
     }
 
@@ -262,7 +282,7 @@ pub enum SigType {
 /// A v4 signature being made: the hashed part is fixed first, then the data is hashed.
 pub struct PendingSignature<'k> {
     key: &'k PgpKey,
-    hash: DigestAlg,
+    hash: PgpHash,
     hashed_part: Vec<u8>,
     unhashed: Vec<u8>,
     hasher: Hasher,
@@ -330,7 +350,7 @@ impl<'k> PendingSignature<'k> {
         Ok(packet::packet(packet::TAG_SIGNATURE, &body))
     }
 
-    pub fn hash(&self) -> DigestAlg {
+    pub fn hash(&self) -> PgpHash {
         self.hash
     }
 }

@@ -5,21 +5,20 @@
 use p11::sys::*;
 use p11::{Mechanism, ObjectHandle, Session};
 
-use super::PgpAlgorithm;
-use crate::alg::DigestAlg;
+use super::{PgpAlgorithm, PgpHash};
 
 /// RFC 8017 §9.2 note 1: the DER of `DigestInfo` up to the digest.
-fn digest_info_prefix(d: DigestAlg) -> &'static [u8] {
+fn digest_info_prefix(d: PgpHash) -> &'static [u8] {
     match d {
-        DigestAlg::Sha256 => &[
+        PgpHash::Sha256 => &[
             0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
             0x01, 0x05, 0x00, 0x04, 0x20,
         ],
-        DigestAlg::Sha384 => &[
+        PgpHash::Sha384 => &[
             0x30, 0x41, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
             0x02, 0x05, 0x00, 0x04, 0x30,
         ],
-        DigestAlg::Sha512 => &[
+        PgpHash::Sha512 => &[
             0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
             0x03, 0x05, 0x00, 0x04, 0x40,
         ],
@@ -32,7 +31,7 @@ pub fn sign_digest(
     s: &Session,
     key: ObjectHandle,
     alg: PgpAlgorithm,
-    hash: DigestAlg,
+    hash: PgpHash,
     digest: &[u8],
 ) -> hsm::Result<Vec<u8>> {
     Ok(match alg {
@@ -55,15 +54,15 @@ mod tests {
     #[test]
     fn digest_info_prefixes_end_with_the_digest_length() {
         for (d, n) in [
-            (DigestAlg::Sha256, 32),
-            (DigestAlg::Sha384, 48),
-            (DigestAlg::Sha512, 64),
+            (PgpHash::Sha256, 32),
+            (PgpHash::Sha384, 48),
+            (PgpHash::Sha512, 64),
         ] {
             let p = digest_info_prefix(d);
             assert_eq!(*p.last().unwrap() as usize, n);
             assert_eq!(p[1] as usize, p.len() - 2 + n);
             // The hash OID inside matches the one the CMS code uses.
-            let oid = der::Encode::to_der(&d.oid()).unwrap();
+            let oid = der::Encode::to_der(&d.digest().oid()).unwrap();
             assert!(p.windows(oid.len()).any(|w| w == oid.as_slice()));
         }
     }
