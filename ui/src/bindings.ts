@@ -936,7 +936,7 @@ export type ProbeChoice = { op: ProbeOp, name: string, mechanism: string, offere
 
 export type ProbeMode = { "mode": "count", calls: number, } | { "mode": "duration", seconds: number, } | { "mode": "rate", per_second: number, seconds: number, };
 
-export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "hss-m24-sign" } | { "op": "hss-m24-verify" } | { "op": "slh-dsa-sign" };
+export type ProbeOp = { "op": "random32" } | { "op": "session-open" } | { "op": "aes-gcm", bytes: number, } | { "op": "ecdsa-p256-sign" } | { "op": "rsa2048-sign" } | { "op": "ed25519-sign" } | { "op": "ml-dsa-sign", set: MlDsaSet, } | { "op": "ml-dsa-verify", set: MlDsaSet, } | { "op": "ml-kem-encaps", set: MlKemSet, } | { "op": "ml-kem-decaps", set: MlKemSet, } | { "op": "hss-sign" } | { "op": "hss-verify" } | { "op": "hss-m24-sign" } | { "op": "hss-m24-verify" } | { "op": "slh-dsa-sign", set: SlhDsaSet, } | { "op": "slh-dsa-verify", set: SlhDsaSet, };
 
 export type ProbeProgress = { workers: number, run: number, runs: number, calls: number, 
 /**

@@ -56,7 +56,19 @@ pub enum ProbeOp {
     /// The same with RFC 9858's SHA-256/192 types (M24 H10/H5, N24 W4).
     HssM24Sign,
     HssM24Verify,
-    SlhDsaSign,
+    /// Pure SLH-DSA, per FIPS 205 parameter set (runs stored before the set was named were
+    /// SHA2-128f).
+    SlhDsaSign {
+        #[serde(default = "slh_dsa_probe_default")]
+        set: SlhDsaSet,
+    },
+    SlhDsaVerify {
+        set: SlhDsaSet,
+    },
+}
+
+fn slh_dsa_probe_default() -> SlhDsaSet {
+    SlhDsaSet::Sha2_128f
 }
 
 impl ProbeOp {
@@ -83,8 +95,11 @@ impl ProbeOp {
             ProbeOp::HssVerify,
             ProbeOp::HssM24Sign,
             ProbeOp::HssM24Verify,
-            ProbeOp::SlhDsaSign,
         ]);
+        for set in SlhDsaSet::ALL {
+            v.push(ProbeOp::SlhDsaSign { set });
+            v.push(ProbeOp::SlhDsaVerify { set });
+        }
         v
     }
 
@@ -107,7 +122,8 @@ impl ProbeOp {
             ProbeOp::HssVerify => "hss-verify".into(),
             ProbeOp::HssM24Sign => "hss-m24-sign".into(),
             ProbeOp::HssM24Verify => "hss-m24-verify".into(),
-            ProbeOp::SlhDsaSign => "slh-dsa-sha2-128f-sign".into(),
+            ProbeOp::SlhDsaSign { set } => format!("{}-sign", lower(set.name())),
+            ProbeOp::SlhDsaVerify { set } => format!("{}-verify", lower(set.name())),
         }
     }
 
@@ -145,7 +161,9 @@ impl ProbeOp {
             ProbeOp::HssSign | ProbeOp::HssVerify | ProbeOp::HssM24Sign | ProbeOp::HssM24Verify => {
                 vec![CKM_HSS_KEY_PAIR_GEN, CKM_HSS]
             }
-            ProbeOp::SlhDsaSign => vec![CKM_SLH_DSA_KEY_PAIR_GEN, CKM_SLH_DSA],
+            ProbeOp::SlhDsaSign { .. } | ProbeOp::SlhDsaVerify { .. } => {
+                vec![CKM_SLH_DSA_KEY_PAIR_GEN, CKM_SLH_DSA]
+            }
         }
     }
 
@@ -507,15 +525,12 @@ fn setup(s: &Session, op: ProbeOp) -> hsm::Result<Fixture> {
             keep(&generate(s, KeySpec::Hss { params })?, &mut f);
             f.signature = s.sign(&Mechanism::new(CKM_HSS), f.key, &f.data)?;
         }
-        ProbeOp::SlhDsaSign => keep(
-            &generate(
-                s,
-                KeySpec::SlhDsa {
-                    set: SlhDsaSet::Sha2_128f,
-                },
-            )?,
-            &mut f,
-        ),
+        ProbeOp::SlhDsaSign { set } | ProbeOp::SlhDsaVerify { set } => {
+            keep(&generate(s, KeySpec::SlhDsa { set })?, &mut f);
+            if matches!(op, ProbeOp::SlhDsaVerify { .. }) {
+                f.signature = s.sign(&Mechanism::new(CKM_SLH_DSA), f.key, &f.data)?;
+            }
+        }
     }
     Ok(f)
 }
@@ -570,15 +585,7 @@ fn call(
                 &f.data,
                 &f.signature,
             )
-            .and_then(|ok| {
-                if ok {
-                    Ok(())
-                } else {
-                    Err(p11::Error::InvalidArgument(
-                        "the probe's signature did not verify".into(),
-                    ))
-                }
-            }),
+            .and_then(verified),
         ProbeOp::MlKemEncaps { .. } => s
             .encapsulate(
                 &Mechanism::new(CKM_ML_KEM),
@@ -604,18 +611,29 @@ fn call(
                 &f.data,
                 &f.signature,
             )
-            .and_then(|ok| {
-                if ok {
-                    Ok(())
-                } else {
-                    Err(p11::Error::InvalidArgument(
-                        "the probe's signature did not verify".into(),
-                    ))
-                }
-            }),
-        ProbeOp::SlhDsaSign => s
+            .and_then(verified),
+        ProbeOp::SlhDsaSign { .. } => s
             .sign(&Mechanism::new(CKM_SLH_DSA), f.key, &f.data)
             .map(|_| ()),
+        ProbeOp::SlhDsaVerify { .. } => s
+            .verify(
+                &Mechanism::new(CKM_SLH_DSA),
+                f.public.unwrap_or(f.key),
+                &f.data,
+                &f.signature,
+            )
+            .and_then(verified),
+    }
+}
+
+/// A verify probe's call fails when the token says its own signature does not verify.
+fn verified(ok: bool) -> p11::Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(p11::Error::InvalidArgument(
+            "the probe's signature did not verify".into(),
+        ))
     }
 }
 
@@ -1077,6 +1095,31 @@ mod tests {
             ProbeOp::HssM24Sign.call_limit(),
             ProbeOp::HssSign.call_limit()
         );
+        assert_eq!(
+            ProbeOp::parse("slh-dsa-shake-256s-verify"),
+            Some(ProbeOp::SlhDsaVerify {
+                set: SlhDsaSet::Shake256s
+            })
+        );
+    }
+
+    /// A run stored before SLH-DSA probes named their set reads back as the one probe
+    /// there was (SHA2-128f); new runs keep their set.
+    #[test]
+    fn stored_slh_dsa_runs_keep_their_set() {
+        let old: ProbeOp = serde_json::from_str(r#"{"op":"slh-dsa-sign"}"#).unwrap();
+        assert_eq!(
+            old,
+            ProbeOp::SlhDsaSign {
+                set: SlhDsaSet::Sha2_128f
+            }
+        );
+        let new = ProbeOp::SlhDsaSign {
+            set: SlhDsaSet::Shake192s,
+        };
+        let json = serde_json::to_string(&new).unwrap();
+        assert_eq!(json, r#"{"op":"slh-dsa-sign","set":"Shake192s"}"#);
+        assert_eq!(serde_json::from_str::<ProbeOp>(&json).unwrap(), new);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bench::probe::{ProbeMode, ProbeOp, ProbeRequest};
 use console::Console;
-use hsm::algo::MlDsaSet;
+use hsm::algo::{MlDsaSet, SlhDsaSet};
 use testkit::Backend;
 
 mod common;
@@ -228,6 +228,12 @@ async fn kryoptic_probes_give_complete_reports() {
                 set: hsm::algo::MlKemSet::P768,
             },
             ProbeOp::Ed25519Sign,
+            ProbeOp::SlhDsaSign {
+                set: SlhDsaSet::Sha2_128f,
+            },
+            ProbeOp::SlhDsaVerify {
+                set: SlhDsaSet::Shake128f,
+            },
         ],
     )
     .await;

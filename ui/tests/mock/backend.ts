@@ -2184,7 +2184,7 @@ export function install(cfg: MockConfig = {}) {
         { op: { op: "random32" }, name: "random32", mechanism: "C_GenerateRandom", offered: true },
         { op: { op: "ecdsa-p256-sign" }, name: "ecdsa-p256-sign", mechanism: "CKM_ECDSA", offered: true },
         { op: { op: "ml-dsa-sign", set: "ML-DSA-65" }, name: "ml-dsa-65-sign", mechanism: "CKM_ML_DSA", offered: true },
-        { op: { op: "slh-dsa-sign" }, name: "slh-dsa-sha2-128f-sign", mechanism: "CKM_SLH_DSA", offered: false },
+        { op: { op: "slh-dsa-sign", set: "Sha2_128f" }, name: "slh-dsa-sha2-128f-sign", mechanism: "CKM_SLH_DSA", offered: false },
       ] satisfies ProbeChoice[];
     },
     run_probe: async (args) => {

@@ -8,7 +8,8 @@ use clap::Args;
 pub struct ProbeArgs {
     /// random32, session-open, aes-gcm-1k, ecdsa-p256-sign, rsa-2048-sign, ed25519-sign,
     /// ml-dsa-65-sign, ml-dsa-65-verify, ml-kem-768-encaps, ml-kem-768-decaps, hss-sign,
-    /// hss-m24-sign (SHA-256/192), …
+    /// hss-m24-sign (SHA-256/192), slh-dsa-sha2-128f-sign, slh-dsa-shake-256s-verify (every
+    /// SLH-DSA set), … (--list shows them all)
     #[arg(long, required_unless_present = "list")]
     pub op: Option<String>,
     /// What this partition offers.
