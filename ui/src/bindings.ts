@@ -1004,7 +1004,13 @@ export type RunResult = { workers: number, calls: number, errors: number, first_
 /**
  * (upper bound µs, count), log-spaced.
  */
-histogram: Array<[number, number]>, };
+histogram: Array<[number, number]>, 
+/**
+ * The console process's CPU time during the run ÷ (the run's wall time × this machine's
+ * cores): 1.0 when it kept every core busy. It includes a module loaded into the
+ * process (lunasim, SoftHSM2, Kryoptic); absent in runs stored before it was measured.
+ */
+client_cpu: number | null, };
 
 export type Section = { 
 /**
@@ -1210,7 +1216,11 @@ export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: n
 /**
  * Throughput ÷ (one worker's throughput × workers).
  */
-efficiency: number, };
+efficiency: number, 
+/**
+ * [`RunResult::client_cpu`] of the run.
+ */
+client_cpu: number | null, };
 
 export type Text = { 
 /**

@@ -246,6 +246,11 @@ pub struct RunResult {
     pub series: Vec<SeriesPoint>,
     /// (upper bound µs, count), log-spaced.
     pub histogram: Vec<(f64, u64)>,
+    /// The console process's CPU time during the run ÷ (the run's wall time × this machine's
+    /// cores): 1.0 when it kept every core busy. It includes a module loaded into the
+    /// process (lunasim, SoftHSM2, Kryoptic); absent in runs stored before it was measured.
+    #[serde(default)]
+    pub client_cpu: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
@@ -256,6 +261,9 @@ pub struct SweepPoint {
     pub p99_us: f64,
     /// Throughput ÷ (one worker's throughput × workers).
     pub efficiency: f64,
+    /// [`RunResult::client_cpu`] of the run.
+    #[serde(default)]
+    pub client_cpu: Option<f64>,
 }
 
 /// Live progress while a run goes.
@@ -301,6 +309,24 @@ pub enum SweepVerdict {
         workers: u32,
         host_cores: usize,
     },
+    /// Throughput stopped growing while the console's own process kept (nearly) every core
+    /// of this machine busy: the ceiling measured is this computer's, not the HSM's.
+    ClientCeiling {
+        best_per_s: f64,
+        workers: u32,
+        cpu_percent: f64,
+        host_cores: usize,
+    },
+}
+
+/// From this share of all cores used by the console's process, a sweep that stops scaling
+/// is said to be limited by this computer.
+pub const CLIENT_SATURATED: f64 = 0.85;
+
+fn host_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// Where the ceiling is, from a sweep of at least two points.
@@ -317,7 +343,15 @@ pub fn sweep_verdict(points: &[SweepPoint]) -> Option<SweepVerdict> {
     let prev = &points[points.len() - 2];
     let flat = last.throughput_per_s < prev.throughput_per_s * 1.10;
     let latency_grows = last.mean_us > prev.mean_us * 1.5;
-    Some(if flat && latency_grows {
+    let saturated = last.client_cpu.is_some_and(|c| c >= CLIENT_SATURATED);
+    Some(if saturated && (flat || last.efficiency < 0.7) {
+        SweepVerdict::ClientCeiling {
+            best_per_s: best,
+            workers: last.workers,
+            cpu_percent: 100.0 * last.client_cpu.unwrap_or(0.0),
+            host_cores: host_cores(),
+        }
+    } else if flat && latency_grows {
         SweepVerdict::Ceiling {
             best_per_s: best,
             from_workers: prev.workers,
@@ -337,9 +371,7 @@ pub fn sweep_verdict(points: &[SweepPoint]) -> Option<SweepVerdict> {
         SweepVerdict::Shared {
             efficiency: last.efficiency,
             workers: last.workers,
-            host_cores: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            host_cores: host_cores(),
         }
     })
 }
@@ -374,6 +406,14 @@ impl SweepVerdict {
             } => format!(
                 "Throughput grows less than the workers ({:.0} % efficiency at {workers} workers); the limit is shared between the HSM and the host (CPU cores of this machine: {host_cores}).",
                 100.0 * efficiency
+            ),
+            SweepVerdict::ClientCeiling {
+                best_per_s,
+                workers,
+                cpu_percent,
+                host_cores,
+            } => format!(
+                "Ceiling on this computer, not in the HSM: at {workers} workers the console's process (with any module loaded into it, such as lunasim) used {cpu_percent:.0} % of this machine's {host_cores} cores while throughput stopped at about {best_per_s:.0} ops/s. Probe from a machine with more cores, or with the module out of process, before sizing HSMs."
             ),
         }
     }
@@ -724,6 +764,7 @@ fn run_once(
     *shared.start.lock() = Instant::now() + Duration::from_millis(5);
     shared.barrier.wait();
     let start = *shared.start.lock();
+    let cpu_at_start = cpu_time::ProcessTime::try_now().ok();
     let watch = Monitor {
         plan,
         shared: &shared,
@@ -735,7 +776,8 @@ fn run_once(
     for h in handles {
         let _ = h.join();
     }
-    run_result(plan.workers, &shared, total, series, start)
+    let cpu = cpu_at_start.and_then(|t| t.try_elapsed().ok());
+    run_result(plan.workers, &shared, total, series, start, cpu)
 }
 
 /// One worker of a run, on its own pool session.
@@ -953,6 +995,7 @@ fn run_result(
     mut total: Histogram<u64>,
     series: Vec<SeriesPoint>,
     start: Instant,
+    cpu: Option<Duration>,
 ) -> RunResult {
     let leftover = std::mem::replace(&mut *shared.interval.lock(), new_histogram());
     total.add(&leftover).ok();
@@ -969,6 +1012,7 @@ fn run_result(
         latency: summarize(&total),
         series,
         histogram: buckets(&total, 30),
+        client_cpu: cpu.map(|c| c.as_secs_f64() / (elapsed * host_cores() as f64)),
     }
 }
 
@@ -1056,6 +1100,7 @@ pub fn run(
                 } else {
                     0.0
                 },
+                client_cpu: r.client_cpu,
             })
             .collect()
     } else {
@@ -1130,6 +1175,7 @@ mod tests {
             mean_us: m,
             p99_us: m * 2.0,
             efficiency: e,
+            client_cpu: Some(0.1),
         };
         // The seed's Luna PQC table: flat at ~65 ops/s while latency doubles.
         let flat = [
@@ -1148,6 +1194,38 @@ mod tests {
         assert!(verdict(&shared)
             .unwrap()
             .starts_with("Throughput grows less than the workers (50 % efficiency at 4 workers)"));
+        // The same flat table with the console's process keeping 95 % of the cores busy:
+        // the ceiling is this computer's; below the threshold it stays the HSM's.
+        let cpu = |pts: &[SweepPoint], c: f64| -> Vec<SweepPoint> {
+            pts.iter()
+                .map(|x| SweepPoint {
+                    client_cpu: Some(c),
+                    ..x.clone()
+                })
+                .collect()
+        };
+        assert_eq!(
+            sweep_verdict(&cpu(&flat, 0.95)),
+            Some(SweepVerdict::ClientCeiling {
+                best_per_s: 65.5,
+                workers: 4,
+                cpu_percent: 95.0,
+                host_cores: host_cores(),
+            })
+        );
+        assert!(matches!(
+            sweep_verdict(&cpu(&flat, 0.80)),
+            Some(SweepVerdict::Ceiling { .. })
+        ));
+        assert!(matches!(
+            sweep_verdict(&cpu(&shared, 0.90)),
+            Some(SweepVerdict::ClientCeiling { workers: 4, .. })
+        ));
+        // Scaling well is scaling, however busy the process is.
+        assert!(matches!(
+            sweep_verdict(&cpu(&scaling, 0.97)),
+            Some(SweepVerdict::Scales { .. })
+        ));
     }
 
     #[test]

@@ -52,6 +52,19 @@ pub fn verdict_text(v: &SweepVerdict) -> Text {
             workers = workers,
             cores = host_cores
         ),
+        SweepVerdict::ClientCeiling {
+            best_per_s,
+            workers,
+            cpu_percent,
+            host_cores,
+        } => text!(
+            "probes.verdicts.client_ceiling",
+            "Ceiling on this computer, not in the HSM: at {{workers}} workers the console's process (with any module loaded into it, such as lunasim) used {{percent}} % of this machine's {{cores}} cores while throughput stopped at about {{best}} ops/s. Probe from a machine with more cores, or with the module out of process, before sizing HSMs.",
+            workers = workers,
+            percent = n0(cpu_percent),
+            cores = host_cores,
+            best = n0(best_per_s)
+        ),
     }
 }
 
@@ -80,6 +93,12 @@ mod tests {
             SweepVerdict::Shared {
                 efficiency: 0.5,
                 workers: 4,
+                host_cores: 2,
+            },
+            SweepVerdict::ClientCeiling {
+                best_per_s: 812.4,
+                workers: 4,
+                cpu_percent: 96.2,
                 host_cores: 2,
             },
         ];

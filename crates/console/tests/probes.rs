@@ -272,3 +272,55 @@ async fn lunasim_hss_probes_run_for_m24_beside_m32() {
     );
     c.close().await;
 }
+
+/// The probes read the console's own CPU time: a sweep that keeps lunasim (in process, over
+/// Kryoptic) signing uses far more of this machine than one that waits on lunasim's PQC
+/// service queue, and the verdict says the ceiling is on this computer exactly when the
+/// process kept the cores busy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_cpu_bound_sweeps_are_told_from_the_hsms_ceiling() {
+    let common::Env { c, pid, .. } = &common::builtin().await;
+    let p = c.partition_ref(pid).await.unwrap();
+    let sweep = |op| req(op, ProbeMode::Duration { seconds: 1.0 }, &[1, 2, 4]);
+    let ml_dsa = ProbeOp::MlDsaSign { set: MlDsaSet::P65 };
+    p.module
+        .module
+        .sim_control(r#"{"op":"pqc_queue","enabled":true,"service_ms":15}"#)
+        .unwrap();
+    let waiting = probe(c, pid, sweep(ml_dsa)).await;
+    p.module
+        .module
+        .sim_control(r#"{"op":"pqc_queue","enabled":false}"#)
+        .unwrap();
+    let busy = probe(c, pid, sweep(ml_dsa)).await;
+    let cpu = |r: &console::probes::ProbeReport| -> Vec<f64> {
+        r.sweep
+            .iter()
+            .map(|s| s.client_cpu.expect("every run measures the console's CPU"))
+            .collect()
+    };
+    let (w, b) = (cpu(&waiting), cpu(&busy));
+    assert!(
+        w.iter().chain(&b).all(|x| *x > 0.0 && *x <= 1.05),
+        "{w:?} {b:?}"
+    );
+    assert!(
+        w[2] < bench::probe::CLIENT_SATURATED,
+        "waiting on the queue does not saturate the cores: {w:?}"
+    );
+    assert!(
+        b[2] > 2.0 * w[2],
+        "signing in process costs the console's CPU: busy {b:?}, waiting {w:?}"
+    );
+    for (r, top) in [(&waiting, w[2]), (&busy, b[2])] {
+        let key = &r.verdict_text.as_ref().expect("a sweep has a verdict").key;
+        let scales = key == "probes.verdicts.scales";
+        assert_eq!(
+            key == "probes.verdicts.client_ceiling",
+            top >= bench::probe::CLIENT_SATURATED && !scales,
+            "{key} at {top:.2} of the cores: {:?}",
+            r.verdict
+        );
+    }
+    c.close().await;
+}

@@ -140,6 +140,7 @@ function ReportView({ report }: { report: ProbeReport }) {
             <th>p99.9</th>
             <th>{t("probes.col_max")}</th>
             {report.sweep.length > 0 && <th>{t("probes.col_efficiency")}</th>}
+            <th title={t("probes.col_console_cpu_hint")}>{t("probes.col_console_cpu")}</th>
           </tr>
         </thead>
         <tbody>
@@ -159,6 +160,7 @@ function ReportView({ report }: { report: ProbeReport }) {
               <td>{num(r.latency.p999_us)}</td>
               <td>{num(r.latency.max_us)}</td>
               {report.sweep.length > 0 && <td>{num(100 * (report.sweep[i]?.efficiency ?? 0))} %</td>}
+              <td>{r.client_cpu !== undefined && r.client_cpu !== null ? `${num(100 * r.client_cpu)} %` : "—"}</td>
             </tr>
           ))}
         </tbody>

@@ -424,6 +424,10 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   await page.getByTestId("probe-report").waitFor();
   assert.match(await page.getByTestId("probe-verdict").innerText(), /Ceiling in the HSM at about 66 ops\/s/);
   assert.equal(await page.getByTestId("probe-runs").locator("tbody tr").count(), 3);
+  // The console's own CPU per run: the mock's 3 % per worker, in the last column.
+  const cpuCells = page.getByTestId("probe-runs").locator("tbody tr td:last-child");
+  assert.deepEqual(await cpuCells.allInnerTexts(), ["3 %", "6 %", "12 %"]);
+  assert.match(await page.getByTestId("probe-runs").locator("thead th").last().innerText(), /Console CPU/);
   const req = (await calls(page, "run_probe"))[0].args.request;
   assert.deepEqual(req.sweep, [1, 2, 4]);
   assert.equal(req.mode.mode, "duration");

@@ -68,6 +68,9 @@ impl Render for ProbeOutcome {
                     format!("{:.0}", l.p99_us),
                     format!("{:.0}", l.p999_us),
                     format!("{:.0}", l.max_us),
+                    x.client_cpu
+                        .map(|c| format!("{:.0} %", 100.0 * c))
+                        .unwrap_or_default(),
                 ]
             })
             .collect();
@@ -84,6 +87,7 @@ impl Render for ProbeOutcome {
                 "P99",
                 "P99.9",
                 "MAX",
+                "CONSOLE CPU",
             ],
             &rows,
         );
