@@ -4140,3 +4140,107 @@ fn hss_sha256_192_from_the_command_line() {
         "{k}"
     );
 }
+
+/// An SLH-DSA key on Kryoptic signs through `hsmc sign` in CMS, raw and bundle with a
+/// manifest and a verifier kit: `hsmc verify` accepts each output (and names the parameter
+/// set), the outside verifier accepts the raw signature, and the kit's `verify.sh` passes,
+/// then fails naming the file once it changed.
+#[test]
+fn kryoptic_slh_dsa_signs_through_hsmc_and_its_kit() {
+    let t = TestToken::new(Backend::Kryoptic);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    h.json(
+        pin,
+        &[
+            "keys",
+            "gen",
+            "-a",
+            "slh-dsa-shake-128f",
+            "-l",
+            "rel_slh",
+            "--token",
+        ],
+    );
+    let rel = h.data.path().join("release-slh");
+    std::fs::create_dir_all(&rel).unwrap();
+    let art = rel.join("app-1.0.tar.gz");
+    std::fs::write(&art, vec![5u8; 70_000]).unwrap();
+    let kit = rel.join("kit");
+    let r = h.json(
+        pin,
+        &[
+            "sign",
+            &p(&art),
+            "--key",
+            "label:rel_slh",
+            "--format",
+            "cms,raw,bundle",
+            "--manifest",
+            "--kit",
+            &p(&kit),
+        ],
+    );
+    let checks = r["kit"]["checks"].as_array().expect("a kit in the report");
+    let tools: std::collections::BTreeSet<&str> =
+        checks.iter().map(|c| c["tool"].as_str().unwrap()).collect();
+    assert_eq!(
+        tools.into_iter().collect::<Vec<_>>(),
+        ["hsmc", "sha256sum"],
+        "Debian's tools know no SLH-DSA: {r}"
+    );
+    let pem = rel.join("rel_slh.pub.pem");
+    for sig in [
+        "app-1.0.tar.gz.p7s",
+        "app-1.0.tar.gz.sig",
+        "app-1.0.tar.gz.sig.json",
+    ] {
+        let (a, s, k) = (p(&art), p(&rel.join(sig)), p(&pem));
+        let v = h.json(pin, &["verify", &a, "--sig", &s, "--pub", &k]);
+        assert_eq!(v["valid"], true, "{sig}: {v}");
+        assert!(
+            v["algorithm"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("SLH-DSA-SHAKE-128f"),
+            "{sig}: {v}"
+        );
+    }
+    let o = Command::new(testkit::python())
+        .arg(testkit::repo_root().join("tests/interop/verify_release.py"))
+        .args([
+            "raw",
+            &p(&art),
+            &p(&rel.join("app-1.0.tar.gz.sig")),
+            &p(&pem),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let verify_sh = || {
+        Command::new(kit.join("verify.sh"))
+            .env("HSMC", testkit::hsmc_binary())
+            .env("HSMC_DATA_DIR", h.data.path())
+            .output()
+            .unwrap()
+    };
+    let o = verify_sh();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "verify.sh: {out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("ok ")).count(),
+        checks.len(),
+        "{out}"
+    );
+    let mut bytes = std::fs::read(&art).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&art, bytes).unwrap();
+    let o = verify_sh();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL  app-1.0.tar.gz"), "{out}");
+}
