@@ -7,6 +7,7 @@
 #                                     it generates an H20/H10 key)
 #   scripts/bench.sh tsa              CMS + RFC 3161 timestamp per file against the local TSA
 #   scripts/bench.sh dual             dual signing (Ed25519 + ML-DSA-65) vs two single-key runs
+#   scripts/bench.sh pqc              PQC readiness of a 10,000-object partition vs listing it
 #   scripts/bench.sh slh-dsa          SLH-DSA sign/verify latency per parameter set (Kryoptic),
 #                                     beside ML-DSA-65 signing
 #   scripts/bench.sh audit-app        verifying a 1,000,000-record trail as the app does
@@ -27,6 +28,7 @@ for b in "${which[@]}"; do
     # HSS_BENCH_MODULE=PATH measures another lunasim build (before/after); see the bench.
     hss) cargo build -q --release -p lunasim && cargo bench -q -p lunasim --bench hss | tee -a "$out" ;;
     probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
+    pqc) cargo bench -q -p console@0.1.0 --bench pqc_classify | tee -a "$out" ;;
     slh-dsa) cargo bench -q -p bench --bench slh_dsa | tee -a "$out" ;;
     tsa) cargo bench -q -p console@0.1.0 --bench timestamp | tee -a "$out" ;;
     signing) cargo bench -q -p console@0.1.0 --bench signing | tee -a "$out" ;;
@@ -36,7 +38,7 @@ for b in "${which[@]}"; do
       scripts/measure-startup.sh | tee -a "$out" ;;
     audit-app) cargo bench -q -p console@0.1.0 --bench audit_verify | tee -a "$out" ;;
     audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
-    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, slh-dsa, signing, dual, tsa, audit, audit-app, startup)"; exit 2 ;;
+    *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, pqc, slh-dsa, signing, dual, tsa, audit, audit-app, startup)"; exit 2 ;;
   esac
 done
 echo "bench: results appended to $out"
