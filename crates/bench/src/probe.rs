@@ -561,7 +561,7 @@ fn setup(s: &Session, op: ProbeOp) -> hsm::Result<Fixture> {
             } else {
                 vec![(LmsType::H10, LmotsType::W4), (LmsType::H5, LmotsType::W4)]
             };
-            let params = HssParams::new(levels).map_err(hsm::HsmError::InvalidInput)?;
+            let params = HssParams::new(levels).map_err(|e| hsm::HsmError::InvalidInput(e.text))?;
             keep(&generate(s, KeySpec::Hss { params })?, &mut f);
             f.signature = s.sign(&Mechanism::new(CKM_HSS), f.key, &f.data)?;
         }

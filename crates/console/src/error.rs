@@ -144,6 +144,11 @@ impl From<Text> for Message {
         Message::Keyed(t)
     }
 }
+impl From<hsm::Msg> for Message {
+    fn from(m: hsm::Msg) -> Self {
+        Message::Keyed(Text::from(m))
+    }
+}
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<Message>) -> Self {

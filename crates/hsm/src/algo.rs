@@ -512,18 +512,23 @@ pub struct HssParams {
 impl HssParams {
     /// Levels may differ in type, hash length included (RFC 8554 §6 gives each level its
     /// own types); within one level the LMS and LM-OTS types hash alike (m = n).
-    pub fn new(levels: Vec<(LmsType, LmotsType)>) -> Result<Self, String> {
+    pub fn new(levels: Vec<(LmsType, LmotsType)>) -> Result<Self, crate::Msg> {
         if levels.is_empty() || levels.len() > 8 {
-            return Err(format!("HSS takes 1 to 8 levels, not {}", levels.len()));
+            return Err(crate::text!(
+                "errors.hss_levels_count",
+                "HSS takes 1 to 8 levels, not {{count}}",
+                count = levels.len()
+            ));
         }
         if let Some((i, (l, o))) = levels.iter().enumerate().find(|(_, (l, o))| l.m() != o.n()) {
-            return Err(format!(
-                "level {}: {} hashes to {} bytes, {} to {}; one tree uses one hash",
-                i + 1,
-                l.name(),
-                l.m(),
-                o.name(),
-                o.n()
+            return Err(crate::text!(
+                "errors.hss_level_mixed_hash",
+                "level {{level}}: {{lms}} hashes to {{lms_bytes}} bytes, {{lmots}} to {{lmots_bytes}}; one tree uses one hash",
+                level = i + 1,
+                lms = l.name(),
+                lms_bytes = l.m(),
+                lmots = o.name(),
+                lmots_bytes = o.n()
             ));
         }
         Ok(HssParams { levels })
@@ -810,7 +815,11 @@ mod tests {
         assert_eq!(mixed.lms_codes(), [0x0B, 5]);
         assert_eq!(mixed.lmots_codes(), [7, 4]);
         let err = HssParams::new(vec![(LmsType::M24H5, LmotsType::W8)]).unwrap_err();
-        assert!(err.contains("one tree uses one hash"), "{err}");
+        assert_eq!(err.key, "errors.hss_level_mixed_hash");
+        assert_eq!(
+            err.text,
+            "level 1: LMS_SHA256_M24_H5 hashes to 24 bytes, LMOTS_SHA256_N32_W8 to 32; one tree uses one hash"
+        );
         for t in LmsType::ALL {
             assert_eq!(LmsType::from_code(t.code()), Some(t));
             assert_eq!(LmsType::parse(t.name()), Some(t));
