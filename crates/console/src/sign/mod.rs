@@ -26,6 +26,7 @@ mod kit;
 mod manifest;
 mod minisign;
 mod openpgp;
+mod payload;
 mod restamp;
 mod ssh;
 mod stamping;
