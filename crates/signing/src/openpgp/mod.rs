@@ -108,8 +108,8 @@ impl PgpAlgorithm {
     }
 }
 
-/// RFC 9580 §9.5 hash algorithm IDs.
-fn hash_id(d: DigestAlg) -> u8 {
+/// RFC 9580 §9.5 hash algorithm IDs (gpg's `SIG_CREATED` status line names them too).
+pub fn hash_id(d: DigestAlg) -> u8 {
     match d {
         DigestAlg::Sha256 => 8,
         DigestAlg::Sha384 => 9,
