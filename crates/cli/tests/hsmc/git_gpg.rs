@@ -300,7 +300,7 @@ fn the_pin_is_asked_on_the_terminal(h: &Hsmc, pin: &str, label: &str, fpr: &str,
     std::fs::write(&payload, "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n").unwrap();
     let sig = dir.join("tty-payload.asc");
     let script = r#"
-import os, pty, sys
+import os, pty, sys, termios, time
 hsmc_gpg, fpr, payload, sig, pin = sys.argv[1:]
 pid, fd = pty.fork()
 if pid == 0:
@@ -310,6 +310,11 @@ if pid == 0:
 seen = b""
 while b"PIN" not in seen:
     seen += os.read(fd, 1024)
+# Answer once the prompt has turned echo off (the master reads the terminal's settings):
+# typed earlier, the line discipline would echo the PIN as it would a person's keys.
+deadline = time.time() + 30
+while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:
+    time.sleep(0.01)
 os.write(fd, pin.encode() + b"\n")
 rest = b""
 try:
