@@ -210,9 +210,13 @@ fn git_signs_with_the_openpgp_key(h: &Hsmc, pin: &str, alg: &str) {
     );
     a_rewritten_tag_is_rejected(&repo, &dir, "-----BEGIN PGP SIGNATURE-----");
     each_git_signature_is_in_the_trail(h, &repo, &label, "openpgp");
-    // The long key ID, 0x and lower case: the same key.
+    // The long key ID, 0x and lower case: the same key; the PIN from HSMC_PIN_FILE.
     let short = format!("0x{}", fpr[24..].to_ascii_lowercase());
-    let o = hsmc_gpg_run(&env, &["--status-fd=2", "-bsau", &short], b"tree 0\n");
+    let pin_file = dir.join("pin");
+    std::fs::write(&pin_file, format!("{pin}\n")).unwrap();
+    let mut with_file = hsmc_env(h, None);
+    with_file.push(("HSMC_PIN_FILE".into(), p(&pin_file)));
+    let o = hsmc_gpg_run(&with_file, &["--status-fd=2", "-bsau", &short], b"tree 0\n");
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("\n[GNUPG:] SIG_CREATED D "),
