@@ -10,6 +10,7 @@ use console::views::UserKind;
 pub use crate::domains::admin::args::{PinCommand, TokenCommand};
 pub use crate::domains::audit::args::AuditCommand;
 pub use crate::domains::git::args::GitSshArgs;
+pub use crate::domains::git::gpg_args::GitGpgArgs;
 pub use crate::domains::ha::args::HaArgs;
 pub use crate::domains::keys::args::KeysCommand;
 pub use crate::domains::objects::args::ObjectsCommand;
@@ -70,7 +71,13 @@ pub struct Global {
     #[arg(long = "token", env = "HSMC_TOKEN", value_name = "LABEL|URI")]
     pub token_label: Option<String>,
     /// Read the PIN from the first line of this file.
-    #[arg(long, global = true, value_name = "PATH", conflicts_with = "pin_fd")]
+    #[arg(
+        long,
+        global = true,
+        env = "HSMC_PIN_FILE",
+        value_name = "PATH",
+        conflicts_with = "pin_fd"
+    )]
     pub pin_file: Option<PathBuf>,
     /// Read the PIN from this open file descriptor.
     #[arg(long, global = true, value_name = "N")]
@@ -157,6 +164,15 @@ pub enum HsmCommand {
     /// git runs gpg.ssh.program without arguments of its own: point it at a script that
     /// runs `exec hsmc git-ssh "$@"` (see the git SSH signing chapter of the guide).
     GitSsh(GitSshArgs),
+    /// git's OpenPGP signing program (gpg.format openpgp, gpg.program `hsmc-gpg`): `--status-fd=2
+    /// -bsau KEYID` signs the payload on standard input with the HSM key whose OpenPGP
+    /// certificate (`keys openpgp`) has that fingerprint or key ID (user.signingkey), writing
+    /// the armored signature and gpg's SIG_CREATED status line; `--verify` is gpg's, run
+    /// unchanged.
+    ///
+    /// `hsmc-gpg`, installed beside `hsmc`, runs this with gpg's arguments; options come from
+    /// HSMC_* variables (HSMC_MODULE, HSMC_TOKEN, HSMC_PIN or HSMC_PIN_FILE).
+    GitGpg(GitGpgArgs),
     /// Add an RFC 3161 time-stamp to a CMS (.p7s) or bundle (.sig.json) signature made
     /// earlier, in place; the HSM is not used.
     Timestamp(TimestampArgs),

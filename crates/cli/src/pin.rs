@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use console::ApiError;
 use zeroize::Zeroize;
@@ -114,6 +115,28 @@ pub fn get_new(src: &NewPinSource<'_>, what: &str) -> Result<p11::Pin, ApiError>
     )))
 }
 
+/// Set when standard input is not the person's (`git-gpg` reads the payload there): a
+/// prompt is then asked on the controlling terminal when there is one.
+static ON_THE_TERMINAL: AtomicBool = AtomicBool::new(false);
+
+/// Ask for a PIN on the controlling terminal (`/dev/tty`, where the prompt is read anyway)
+/// rather than only when standard input is a terminal.
+pub fn ask_on_the_terminal() {
+    ON_THE_TERMINAL.store(true, Ordering::Relaxed);
+}
+
+/// Whether a prompt can be answered: standard input is a terminal, or (see
+/// [`ask_on_the_terminal`]) the process has a controlling terminal.
+fn can_prompt() -> bool {
+    std::io::stdin().is_terminal()
+        || (ON_THE_TERMINAL.load(Ordering::Relaxed)
+            && std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")
+                .is_ok())
+}
+
 /// The PIN, if one is available without asking (`interactive = false`) or at all.
 pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pin>, ApiError> {
     if let Some(path) = &g.pin_file {
@@ -146,7 +169,7 @@ pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pi
         v.zeroize();
         return Ok(Some(pin));
     }
-    if interactive && std::io::stdin().is_terminal() {
+    if interactive && can_prompt() {
         let mut v = rpassword::prompt_password(prompt).map_err(|e| {
             ApiError::invalid(text!(
                 "errors.cannot_read_pin",

@@ -81,6 +81,10 @@ impl Hsmc {
 #[path = "hsmc/apt.rs"]
 mod apt;
 
+/// git's OpenPGP signing through `hsmc-gpg`, with `docs/src/git-openpgp.md`'s configuration.
+#[path = "hsmc/git_gpg.rs"]
+mod git_gpg;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()
@@ -3615,8 +3619,8 @@ fn git_signs_with_the_key(h: &Hsmc, pin: &str, alg: &str) {
     );
     let vt = ok(git(&["verify-tag", "v1.0"]));
     assert!(testkit::tools::text(&vt).contains("Good \"git\" signature"));
-    a_rewritten_tag_is_rejected(&repo, &dir);
-    each_git_signature_is_in_the_trail(h, &repo, &label);
+    a_rewritten_tag_is_rejected(&repo, &dir, "-----BEGIN SSH SIGNATURE-----");
+    each_git_signature_is_in_the_trail(h, &repo, &label, "sshsig");
     a_key_not_on_the_partition_is_refused(h, pin, &dir);
 }
 
@@ -3653,6 +3657,7 @@ fn git_in(repo: &Path, home: &Path, args: &[&str]) -> Output {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
         .env_remove("HSMC_PIN")
+        .env_remove("GNUPGHOME")
         .stdin(Stdio::null());
     c.output().unwrap()
 }
@@ -3663,15 +3668,16 @@ fn ok(o: Output) -> Output {
     o
 }
 
-/// The tag's object rewritten to another commit, the signature kept: rejected.
-fn a_rewritten_tag_is_rejected(repo: &Path, dir: &Path) {
+/// The tag's object rewritten to another commit, the signature (which starts with
+/// `armor`) kept: rejected.
+fn a_rewritten_tag_is_rejected(repo: &Path, dir: &Path, armor: &str) {
     let git = |args: &[&str]| git_in(repo, dir, args);
     std::fs::write(repo.join("README"), "other notes\n").unwrap();
     ok(git(&["commit", "-q", "-a", "-m", "second, unsigned"]));
     let second = String::from_utf8(ok(git(&["rev-parse", "HEAD"])).stdout).unwrap();
     let first = String::from_utf8(ok(git(&["rev-parse", "HEAD~1"])).stdout).unwrap();
     let tag = String::from_utf8(ok(git(&["cat-file", "tag", "v1.0"])).stdout).unwrap();
-    assert!(tag.contains("-----BEGIN SSH SIGNATURE-----"), "{tag}");
+    assert!(tag.contains(armor), "{tag}");
     let forged = tag.replacen(first.trim(), second.trim(), 1);
     assert_ne!(forged, tag);
     let forged_file = dir.join("forged-tag");
@@ -3691,8 +3697,9 @@ fn a_rewritten_tag_is_rejected(repo: &Path, dir: &Path) {
     );
 }
 
-/// Each signature is in the trail: namespace, object, repository, payload hash.
-fn each_git_signature_is_in_the_trail(h: &Hsmc, repo: &Path, label: &str) {
+/// Each signature is in the trail in `format`: namespace (SSH), object, repository, payload
+/// hash.
+fn each_git_signature_is_in_the_trail(h: &Hsmc, repo: &Path, label: &str, format: &str) {
     let tail = h.json(None, &["audit", "tail", "-n", "30"]);
     let signs: Vec<Value> = tail
         .as_array()
@@ -3704,8 +3711,8 @@ fn each_git_signature_is_in_the_trail(h: &Hsmc, repo: &Path, label: &str) {
     let kinds: Vec<&str> = signs
         .iter()
         .filter(|m| {
-            m["namespace"] == "git"
-                && m["format"] == "sshsig"
+            (format != "sshsig" || m["namespace"] == "git")
+                && m["format"] == format
                 && m["repository"] == p(repo).as_str()
         })
         .map(|m| {

@@ -38,6 +38,12 @@ pub async fn run(cli: &Cli, out: Renderer) -> ApiResult<u8> {
             return r;
         }
     }
+    // So is gpg's, through `git-gpg`.
+    if let Command::Hsm(HsmCommand::GitGpg(a)) = &cli.command {
+        if let Some(r) = git::gpg::without_console(a) {
+            return r;
+        }
+    }
     match &cli.command {
         Command::Shell(ShellCommand::Completions { shell }) => {
             out.show(&shell::completions(*shell)?)
@@ -72,6 +78,7 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Verify(a) => out.show(&sign::verify(ctx, a).await?),
         HsmCommand::Timestamp(a) => out.show(&sign::timestamp(ctx, a).await?),
         HsmCommand::GitSsh(a) => git::run(ctx, a).await,
+        HsmCommand::GitGpg(a) => git::gpg::run(ctx, a).await,
         HsmCommand::Status(a) => out.show(&status::status(ctx, a).await?),
         HsmCommand::Hss => out.show(&health::hss(ctx).await?),
         HsmCommand::Stats { watch } => health::stats(ctx, *watch).await,

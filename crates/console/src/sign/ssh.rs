@@ -14,6 +14,7 @@ use signing::SignError;
 
 use super::formats::{FileSigning, Format};
 use super::key::{key_material, resolve, SigningKey};
+use super::payload::PayloadRecord;
 use super::{hsm_side, sign_error};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::text;
@@ -172,70 +173,48 @@ impl Console {
         let key = SshKey::new(&pk).map_err(sign_error)?;
         let alg = SigAlg::for_key(&pk).map_err(sign_error)?;
         let sha512 = DigestAlg::Sha512.digest(payload);
-        let key_json = serde_json::json!({
-            "label": summary.label,
-            "id": summary.id_hex,
-            "fingerprint": key.fingerprint(),
-        });
-        let with_context = |mut ev: Event| {
-            for (k, v) in &context {
-                ev = ev.meta(k, v);
-            }
-            ev.resource(resource)
-                .algorithm(alg.name())
-                .meta("partition", &p.id)
-                .meta("format", "sshsig")
-                .meta("namespace", namespace)
-                .meta("size", payload.len())
-                .meta("sha512", hex::encode(&sha512))
-                .meta("key", &key_json)
+        let mut fields = context;
+        fields.push(("namespace", namespace.into()));
+        let rec = PayloadRecord {
+            partition: &p.id,
+            resource,
+            algorithm: &alg.name(),
+            format: "sshsig",
+            payload,
+            key: serde_json::json!({
+                "label": summary.label,
+                "id": summary.id_hex,
+                "fingerprint": key.fingerprint(),
+            }),
+            fields,
         };
-        self.audit_first(with_context(Event::new("sign.request", "artifact")))
-            .await?;
         let (k, ns, digest, sum) = (
             key.clone(),
             namespace.to_string(),
             sha512.clone(),
             summary.clone(),
         );
-        let r = p
-            .pool
-            .run_service_async("sign.ssh", move |s| {
-                let h = resolve(s, &sum)?;
-                sshsig::signature_file(&k, &ns, &digest, &mut |m| Ok(alg.sign(s, h, m, &[])?))
-                    .map_err(hsm_side)
+        let armored = self
+            .sign_payload_recorded(&rec, async {
+                p.pool
+                    .run_service_async("sign.ssh", move |s| {
+                        let h = resolve(s, &sum)?;
+                        sshsig::signature_file(&k, &ns, &digest, &mut |m| {
+                            Ok(alg.sign(s, h, m, &[])?)
+                        })
+                        .map_err(hsm_side)
+                    })
+                    .await
+                    .map_err(ApiError::from)
             })
-            .await
-            .map_err(ApiError::from);
-        match r {
-            Ok(armored) => {
-                self.record(
-                    with_context(Event::new("sign", "artifact"))
-                        .meta("signatures", 1)
-                        .meta(
-                            "verified",
-                            "software verifier accepted the signature before it was returned",
-                        ),
-                )
-                .await;
-                Ok(SshSignature {
-                    armored,
-                    key_label: summary.label.clone(),
-                    fingerprint: key.fingerprint(),
-                    namespace: namespace.to_string(),
-                    sha512: hex::encode(&sha512),
-                })
-            }
-            Err(e) => {
-                self.record(
-                    with_context(Event::new("sign", "artifact"))
-                        .failed(e.code.to_string())
-                        .meta("error", &e.message),
-                )
-                .await;
-                Err(e)
-            }
-        }
+            .await?;
+        Ok(SshSignature {
+            armored,
+            key_label: summary.label.clone(),
+            fingerprint: key.fingerprint(),
+            namespace: namespace.to_string(),
+            sha512: hex::encode(&sha512),
+        })
     }
 }
 

@@ -128,8 +128,8 @@ impl PgpHash {
     }
 }
 
-/// RFC 9580 §9.5 hash algorithm IDs.
-fn hash_id(d: PgpHash) -> u8 {
+/// RFC 9580 §9.5 hash algorithm IDs (gpg's `SIG_CREATED` status line names them too).
+pub fn hash_id(d: PgpHash) -> u8 {
     match d {
         PgpHash::Sha256 => 8,
         PgpHash::Sha384 => 9,

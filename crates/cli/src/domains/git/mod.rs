@@ -3,8 +3,11 @@
 //! makes the SSHSIG with the HSM key whose public key git passes (`user.signingkey`,
 //! matched against the partition's keys), audited with the repository, the object type
 //! and the payload's hash; everything else — verification — is ssh-keygen's, unchanged.
+//! `hsmc git-gpg` ([`gpg`]) is the same for `gpg.format openpgp`.
 
 pub mod args;
+pub mod gpg;
+pub mod gpg_args;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -82,6 +85,49 @@ impl Render for Signed {
     }
 }
 
+/// The largest payload read: git's commits and tags are far smaller, and a payload is held
+/// in memory while it is signed.
+pub const MAX_PAYLOAD: u64 = 64 << 20;
+
+/// A payload to sign: the file, or standard input for `-`; refused beyond [`MAX_PAYLOAD`].
+fn read_payload(file: &str) -> ApiResult<Vec<u8>> {
+    let unreadable = |e: std::io::Error| {
+        ApiError::io(
+            text!(
+                "cli.git_ssh.cannot_read_payload",
+                "cannot read {{path}}",
+                path = file
+            ),
+            &e,
+        )
+    };
+    let source: Box<dyn Read> = if file == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(file).map_err(unreadable)?)
+    };
+    let mut b = Vec::new();
+    source
+        .take(MAX_PAYLOAD + 1)
+        .read_to_end(&mut b)
+        .map_err(unreadable)?;
+    if b.len() as u64 > MAX_PAYLOAD {
+        return Err(ApiError::invalid(text!(
+            "cli.git.payload_too_large",
+            "The payload to sign is larger than {{max}} MiB; git's commits and tags are far smaller. Nothing was signed.",
+            max = MAX_PAYLOAD >> 20
+        )));
+    }
+    Ok(b)
+}
+
+/// The repository git runs the program in (its working folder).
+fn repository() -> String {
+    std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default()
+}
+
 /// The object a git payload is: a commit starts with its tree, a tag with its object.
 fn object_type(payload: &[u8]) -> Option<&'static str> {
     if payload.starts_with(b"tree ") {
@@ -125,27 +171,10 @@ async fn sign(ctx: &Ctx<'_>, req: &SignRequest) -> ApiResult<Signed> {
     ctx.login(&p, Login::Required).await?;
     let c = ctx.console();
     let key = c.find_ssh_key(&p.id, &key_text).await?;
-    let repository = std::env::current_dir()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default();
+    let repository = repository();
     let mut done = Vec::new();
     for file in &req.files {
-        let payload = if file == "-" {
-            let mut b = Vec::new();
-            std::io::stdin().read_to_end(&mut b).map(|_| b)
-        } else {
-            std::fs::read(file)
-        }
-        .map_err(|e| {
-            ApiError::io(
-                text!(
-                    "cli.git_ssh.cannot_read_payload",
-                    "cannot read {{path}}",
-                    path = file
-                ),
-                &e,
-            )
-        })?;
+        let payload = read_payload(file)?;
         let object = if req.namespace == "git" {
             object_type(&payload)
         } else {
