@@ -3808,6 +3808,23 @@ fn a_key_succession_statement_from_the_command_line() {
         "{}",
         stdout(&text)
     );
+    // In Chinese the entries name the old and new key in Chinese, "old"/"new" included.
+    let zh = h.run(
+        None,
+        &[
+            "--lang",
+            "zh-Hant",
+            "verify",
+            &p(&out),
+            "--pub",
+            &p(&old_pem),
+        ],
+    );
+    let zh_out = stdout(&zh);
+    assert!(
+        zh_out.contains("由舊金鑰「rel_p256」") && zh_out.contains("由新金鑰「rel_mldsa87」"),
+        "{zh_out}"
+    );
     let other = dir.join("rel_mldsa87.pub.pem");
     let o = h.run(None, &["verify", &p(&out), "--pub", &p(&other)]);
     assert_ne!(code(&o), 0, "pinned to another key: {}", stdout(&o));

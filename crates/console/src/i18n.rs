@@ -65,6 +65,17 @@ impl Text {
     }
 }
 
+/// A verdict's sentence written in `signing` (its `text!`), with its key and arguments.
+impl From<&signing::verify::DetailText> for Text {
+    fn from(d: &signing::verify::DetailText) -> Text {
+        Text {
+            key: d.key.clone(),
+            args: d.args.clone(),
+            text: d.text.clone(),
+        }
+    }
+}
+
 /// A message written in `hsm` (`hsm::text!`), with its key and arguments.
 impl From<hsm::Msg> for Text {
     fn from(m: hsm::Msg) -> Text {

@@ -38,6 +38,17 @@ impl DetailText {
             text,
         }
     }
+
+    /// `inner` as the argument `name` (whose English it already holds): its key and
+    /// arguments travel as `name.key` and `name.ARG`, as `console::Text::nest` does, so a
+    /// language translates the part inside too.
+    pub fn nest(mut self, name: &str, inner: &DetailText) -> Self {
+        self.args.insert(format!("{name}.key"), inner.key.clone());
+        for (k, v) in &inner.args {
+            self.args.insert(format!("{name}.{k}"), v.clone());
+        }
+        self
+    }
 }
 
 /// `text!(KEY, TEMPLATE, name = value, …)`: a [`DetailText`] (as `console::text!`).

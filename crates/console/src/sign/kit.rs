@@ -354,7 +354,7 @@ fn signatures(
                 "Sign files with different names into one kit."
             )));
         }
-        let bytes = std::fs::read(path).map_err(|e| kit_error("reading", path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| kit_read_error(path, e))?;
         files.push((format!("signatures/{name}"), bytes));
         let signers: Vec<&KitKey> = keys
             .iter()
@@ -525,6 +525,23 @@ fn checks_for(
     }
 }
 
+/// A file the kit should carry (a signature, a succession statement) cannot be read.
+fn kit_read_error(path: &Path, e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::Io,
+        text!(
+            "errors.kit_cannot_read",
+            "The verifier kit cannot be made: {{path}}, which it should carry, cannot be read: {{reason}}.",
+            path = path.display(),
+            reason = e
+        ),
+    )
+    .details(text!(
+        "errors.kit_nothing_written",
+        "Nothing was written under the kit's name."
+    ))
+}
+
 fn kit_error(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
     ApiError::new(
         ErrorCode::Io,
@@ -575,7 +592,7 @@ fn succession_files(
             detail = &report.detail
         )));
     }
-    let bytes = std::fs::read(statement).map_err(|e| kit_error("statement", statement, e))?;
+    let bytes = std::fs::read(statement).map_err(|e| kit_read_error(statement, e))?;
     let st = succession::Statement::parse(&bytes).expect("checked above");
     if ![&st.old, &st.new]
         .iter()
@@ -598,7 +615,7 @@ fn succession_files(
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let bytes = std::fs::read(&sig).map_err(|e| kit_error("signature", &sig, e))?;
+        let bytes = std::fs::read(&sig).map_err(|e| kit_read_error(&sig, e))?;
         files.push((format!("succession/{sig_name}"), bytes));
     }
     Ok(Check {

@@ -121,8 +121,16 @@ pub fn verify(path: &Path, trusted_old: Option<&PublicKey>) -> Result<Option<Ver
         return Ok(Some(r));
     }
     r.entries = vec![
-        signed_by(path, &st.old, "old"),
-        signed_by(path, &st.new, "new"),
+        signed_by(
+            path,
+            &st.old,
+            &text!("verify.details.succession_role_old", "old"),
+        ),
+        signed_by(
+            path,
+            &st.new,
+            &text!("verify.details.succession_role_new", "new"),
+        ),
     ];
     let pinned = trusted_old.map(|k| k.fingerprint() == st.old.fingerprint);
     r.valid = r.entries.iter().all(|e| e.ok) && pinned != Some(false);
@@ -155,7 +163,7 @@ pub fn verify(path: &Path, trusted_old: Option<&PublicKey>) -> Result<Option<Ver
 
 /// The signature of `key` (the statement's `role` key) over the statement, checked with
 /// the public key the statement carries, which must have the stated fingerprint.
-fn signed_by(path: &Path, key: &SuccessionKey, role: &str) -> ManifestEntry {
+fn signed_by(path: &Path, key: &SuccessionKey, role: &DetailText) -> ManifestEntry {
     let sig_path = signature_path(path, &key.label);
     let name = sig_path
         .file_name()
@@ -166,19 +174,21 @@ fn signed_by(path: &Path, key: &SuccessionKey, role: &str) -> ManifestEntry {
             text!(
                 "verify.details.succession_key_unreadable",
                 "the {{role}} key in the statement cannot be read: {{error}}",
-                role = role,
+                role = &role.text,
                 error = e
             )
+            .nest("role", role)
         })
         .and_then(|pk| {
             if pk.fingerprint() != key.fingerprint {
                 return Err(text!(
                     "verify.details.succession_fingerprint_mismatch",
                     "the {{role}} key in the statement has the fingerprint {{actual}}, not the {{stated}} it states",
-                    role = role,
+                    role = &role.text,
                     actual = pk.fingerprint(),
                     stated = &key.fingerprint
-                ));
+                )
+                .nest("role", role));
             }
             let sig = std::fs::read(&sig_path).map_err(|e| {
                 text!(
@@ -192,19 +202,21 @@ fn signed_by(path: &Path, key: &SuccessionKey, role: &str) -> ManifestEntry {
                 text!(
                     "verify.details.succession_signature_bad",
                     "the {{role}} key's signature does not verify: {{error}}",
-                    role = role,
+                    role = &role.text,
                     error = e
                 )
+                .nest("role", role)
             })
         });
     let t = match checked {
         Ok(alg) => text!(
             "verify.details.succession_signed",
             "signed by the {{role}} key '{{label}}' ({{algorithm}})",
-            role = role,
+            role = &role.text,
             label = &key.label,
             algorithm = alg.name()
-        ),
+        )
+        .nest("role", role),
         Err(t) => t,
     };
     ManifestEntry {

@@ -147,14 +147,26 @@ impl Render for SignatureCheck {
                 writeln!(page, "  TSA name    {n}");
             }
         }
-        writeln!(page, "  {}", r.detail);
+        // The verdict's sentences in the reader's language where they have a catalog text.
+        let lang = page.lang();
+        let said = |t: &Option<signing::verify::DetailText>, english: &str| match t {
+            Some(t) => console::i18n::Text::from(t).in_lang(lang),
+            None => english.to_string(),
+        };
+        writeln!(page, "  {}", said(&r.detail_text, &r.detail));
         for e in &r.entries {
+            let detail = said(&e.detail_text, &e.detail);
             writeln!(
                 page,
                 "  {} {} {}",
                 if e.ok { "ok  " } else { "FAIL" },
                 e.name,
-                if e.ok { "" } else { &e.detail }
+                // A file that matches needs no words; a signature that verifies says by whom.
+                if e.ok && e.detail_text.is_none() {
+                    ""
+                } else {
+                    &detail
+                }
             );
         }
         Ok(())
