@@ -1337,7 +1337,11 @@ export type ToolCommand = { tool: string,
 /**
  * What it does, in words.
  */
-purpose: string, command: string, };
+purpose: string, command: string, 
+/**
+ * Why the line may not work on this token, and what does instead.
+ */
+caveat: Text | null, };
 
 export type Unwrapped = { summary: ObjectSummary, kcv: string | null, 
 /**

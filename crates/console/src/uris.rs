@@ -8,16 +8,29 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::error::ApiResult;
+use crate::i18n::Text;
 use crate::partitions::Partition;
+use crate::text;
 use crate::Console;
 
-/// One tool's command line for a key.
+/// One tool's command line for a key. The PIN is read from a file named `PIN-FILE` (or asked
+/// for where the tool only prompts); `FILE`, `CERT.pem` and the like are the user's files.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ToolCommand {
     pub tool: String,
     /// What it does, in words.
     pub purpose: String,
     pub command: String,
+    /// Why the line may not work on this token, and what does instead.
+    pub caveat: Option<Text>,
+}
+
+/// Key types Debian 12's libp11 (the OpenSSL pkcs11 engine, which osslsigncode and sbsign
+/// load too) does not know: one of them on a token makes it give up listing the token's
+/// private keys ("Unable to enumerate private keys"), so no key there can be used.
+/// It knows RSA and ECDSA; EdDSA keys stop it too, as the tests show.
+fn unknown_to_libp11(algorithm: &str) -> bool {
+    !(algorithm.starts_with("ECDSA") || algorithm.starts_with("RSA"))
 }
 
 /// The URIs of an object and what uses them.
@@ -39,12 +52,14 @@ fn sh(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The command lines other tools take for a private key's URI.
+/// The command lines other tools take for a private key's URI. `others` are the algorithms
+/// of the token's other private keys (libp11 reads every key of a token to find one).
 pub fn tool_commands(
     key_uri: &str,
     token_uri: &str,
     module_path: &str,
     algorithm: &str,
+    others: &[String],
 ) -> Vec<ToolCommand> {
     let (k, t, m) = (sh(key_uri), sh(token_uri), sh(module_path));
     let digest = if algorithm.starts_with("Ed25519") {
@@ -55,47 +70,73 @@ pub fn tool_commands(
     let engine_conf = format!(
         "printf '%s\\n' 'openssl_conf = init' '[init]' 'engines = engines' '[engines]' 'pkcs11 = pkcs11' '[pkcs11]' 'engine_id = pkcs11' 'MODULE_PATH = {module_path}' 'init = 0' > pkcs11-engine.cnf"
     );
+    let mut unknown: Vec<&str> = others
+        .iter()
+        .map(String::as_str)
+        .chain([algorithm])
+        .filter(|a| unknown_to_libp11(a))
+        .collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    let libp11 = (!unknown.is_empty()).then(|| {
+        text!(
+            "uris.caveat_libp11",
+            "Will not work on this token: Debian 12's libp11 (the pkcs11 engine) stops listing a token's keys when the token holds a key type it does not know, and this one holds {{algorithms}}. Sign with hsmc sign or the Sign view instead, or keep this key on a partition of classic keys.",
+            algorithms = unknown.join(", ")
+        )
+    });
     vec![
         ToolCommand {
             tool: "OpenSSL 3 (pkcs11 engine)".into(),
-            purpose: "sign a file (Debian: libengine-pkcs11-openssl)".into(),
+            purpose: "sign a file; the PIN is read from PIN-FILE (Debian: libengine-pkcs11-openssl)".into(),
             command: format!(
-                "{engine_conf}\nOPENSSL_CONF=pkcs11-engine.cnf openssl dgst{digest} -engine pkcs11 -keyform engine -sign {k} -out FILE.sig FILE"
+                "{engine_conf}\nOPENSSL_CONF=pkcs11-engine.cnf openssl dgst{digest} -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign {k} -out FILE.sig FILE"
             ),
+            caveat: libp11.clone(),
         },
         ToolCommand {
             tool: "OpenSSL 3 (pkcs11 provider)".into(),
-            purpose: "sign a file (Debian: pkcs11-provider)".into(),
+            purpose: "sign a file; asks for the PIN (pkcs11-provider, packaged from Debian 13)".into(),
             command: format!(
                 "PKCS11_PROVIDER_MODULE={m} openssl dgst{digest} -provider pkcs11 -provider default -sign {k} -out FILE.sig FILE"
             ),
+            caveat: Some(text!(
+                "uris.caveat_provider_untested",
+                "Not tested here: Debian 12 has no pkcs11-provider package."
+            )),
         },
         ToolCommand {
             tool: "osslsigncode".into(),
-            purpose: "Authenticode-sign a Windows binary".into(),
+            purpose: "Authenticode-sign a Windows binary; the PIN is read from PIN-FILE".into(),
             command: format!(
-                "osslsigncode sign -pkcs11module {m} -key {k} -certs CERT.pem -h sha256 -in app.exe -out app-signed.exe"
+                "osslsigncode sign -pkcs11module {m} -key {k} -readpass PIN-FILE -certs CERT.pem -h sha256 -in app.exe -out app-signed.exe"
             ),
+            caveat: libp11.clone(),
         },
         ToolCommand {
             tool: "sbsign".into(),
-            purpose: "sign an EFI binary for Secure Boot".into(),
+            purpose: "sign an EFI binary for Secure Boot; asks for the PIN".into(),
             command: format!(
                 "sbsign --engine pkcs11 --key {k} --cert CERT.pem --output grubx64.efi.signed grubx64.efi"
             ),
+            caveat: libp11,
         },
         ToolCommand {
             tool: "cosign".into(),
-            purpose: "sign a blob (cosign built with PKCS#11 support)".into(),
+            purpose: "sign a blob (cosign built with PKCS#11 support); asks for the PIN".into(),
             command: format!(
                 "cosign sign-blob --key {} --output-signature FILE.sig FILE",
                 sh(&format!("{key_uri}?module-path={module_path}"))
             ),
+            caveat: None,
         },
         ToolCommand {
             tool: "p11tool".into(),
-            purpose: "list the token's objects (GnuTLS)".into(),
-            command: format!("p11tool --provider={m} --login --list-all {t}"),
+            purpose: "list the token's objects (GnuTLS); the PIN is read from PIN-FILE".into(),
+            command: format!(
+                "GNUTLS_PIN=\"$(cat PIN-FILE)\" p11tool --provider={m} --login --list-all {t}"
+            ),
+            caveat: None,
         },
     ]
 }
@@ -146,7 +187,20 @@ impl Console {
         );
         let module_path = p.module.path.display().to_string();
         let commands = if summary.class == "PRIVATE_KEY" {
-            tool_commands(&object, &token, &module_path, &summary.algorithm)
+            let others: Vec<String> = p
+                .pool
+                .run_idempotent_async("objects.uri", |s| {
+                    hk::list_objects(
+                        s,
+                        &mut p11::Template::new()
+                            .ulong(p11::sys::CKA_CLASS, p11::sys::CKO_PRIVATE_KEY),
+                    )
+                })
+                .await?
+                .into_iter()
+                .map(|o| o.algorithm)
+                .collect();
+            tool_commands(&object, &token, &module_path, &summary.algorithm, &others)
         } else {
             Vec::new()
         };
@@ -171,11 +225,26 @@ mod tests {
             "pkcs11:token=t",
             "/usr/lib/m.so",
             "ECDSA P-256",
+            &["RSA-2048".into()],
         );
         assert_eq!(c.len(), 6);
-        assert!(c[0]
-            .command
-            .contains("-engine pkcs11 -keyform engine -sign 'pkcs11:object=it'\\''s'"));
+        assert!(c[0].command.contains(
+            "-engine pkcs11 -keyform engine -passin file:PIN-FILE -sign 'pkcs11:object=it'\\''s'"
+        ));
         assert!(c[4].command.contains("?module-path=/usr/lib/m.so"));
+        assert!(c[0].caveat.is_none() && c[2].caveat.is_none());
+        // One ML-DSA key on the token: every line through libp11 says it will not work.
+        let c = tool_commands(
+            "pkcs11:object=k",
+            "pkcs11:token=t",
+            "/usr/lib/m.so",
+            "ECDSA P-256",
+            &["ML-DSA-65".into(), "ECDSA P-256".into()],
+        );
+        for i in [0, 2, 3] {
+            let caveat = c[i].caveat.as_ref().expect("libp11 cannot read the token");
+            assert!(caveat.text.contains("holds ML-DSA-65"), "{}", caveat.text);
+        }
+        assert!(c[5].caveat.is_none(), "p11tool reads such tokens");
     }
 }

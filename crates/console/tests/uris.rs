@@ -1,7 +1,8 @@
 //! PKCS#11 URIs on real tokens: the console's URI selects the key it names (and a URI that
-//! matches several is an error listing them); OpenSSL with Debian's libengine-pkcs11-openssl
-//! signs with the URI the console printed and the console's software verifier accepts the
-//! signature; GnuTLS's p11tool finds the key with the token URI. One test per process.
+//! matches several is an error listing them); the "use this key from…" lines run as printed:
+//! OpenSSL with Debian's libengine-pkcs11-openssl signs (and the console's software verifier
+//! accepts the signature) where libp11 can read the token, and fails as its caveat says where
+//! it cannot; GnuTLS's p11tool lists the key. One test per process.
 
 use std::process::Command;
 
@@ -64,48 +65,38 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         err.message
     );
 
-    // OpenSSL's pkcs11 engine signs with the URI as the console printed it. Debian 12's
-    // libp11 0.4.12 gives up enumerating a token that holds a key type it does not know
-    // ("Unable to enumerate private keys"): on Kryoptic and lunasim the audit trail's
-    // ML-DSA checkpoint key is one, so the engine runs where every private key is classic.
-    let classic =
-        e.c.list_keys(&e.pid)
-            .await
-            .unwrap()
-            .iter()
-            .filter(|k| k.class == "PRIVATE_KEY")
-            .all(|k| k.algorithm.starts_with("ECDSA") || k.algorithm.starts_with("RSA"));
-    assert_eq!(
-        classic,
-        backend == Backend::SoftHsm,
-        "which tokens the engine can read"
-    );
+    // The printed lines run as printed, in a folder holding the files they name (`FILE`,
+    // `PIN-FILE`). Debian 12's libp11 0.4.12 gives up enumerating a token that holds a key
+    // type it does not know ("Unable to enumerate private keys"): on Kryoptic and lunasim
+    // the audit trail's ML-DSA checkpoint key is one, and the lines through libp11 say so.
     let t = e.token();
-    if classic {
-        let dir = e.dir.path();
-        std::fs::write(
-            dir.join("engine.cnf"),
-            format!(
-                "openssl_conf = init\n[init]\nengines = engines\n[engines]\npkcs11 = pkcs11\n[pkcs11]\nengine_id = pkcs11\nMODULE_PATH = {}\ninit = 0\n",
-                t.module_path.display()
-            ),
-        )
-        .unwrap();
-        let file = dir.join("release.bin");
-        std::fs::write(&file, b"signed by OpenSSL through the console's URI\n").unwrap();
-        let mut cmd = Command::new("openssl");
-        cmd.current_dir(dir)
-            .env("OPENSSL_CONF", dir.join("engine.cnf"))
-            .args([
-                "dgst", "-sha256", "-engine", "pkcs11", "-keyform", "engine", "-passin",
-            ])
-            .arg(format!("pass:{USER_PIN}"))
-            .args(["-sign", &u.uri, "-out", "release.sig", "release.bin"]);
+    let dir = e.dir.path().join("tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("PIN-FILE"), format!("{USER_PIN}\n")).unwrap();
+    std::fs::write(
+        dir.join("FILE"),
+        b"signed by OpenSSL through the console's URI\n",
+    )
+    .unwrap();
+    let run_printed = |tool: &str| {
+        let c = u.commands.iter().find(|c| c.tool == tool).unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.current_dir(&dir).arg("-c").arg(&c.command);
         for (k, v) in t.env() {
             cmd.env(k, v);
         }
-        let o = cmd.output().unwrap();
-        assert!(o.status.success(), "openssl with the engine: {}", text(&o));
+        (c.clone(), cmd.output().unwrap())
+    };
+    let (engine, o) = run_printed("OpenSSL 3 (pkcs11 engine)");
+    let classic = backend == Backend::SoftHsm;
+    assert_eq!(
+        engine.caveat.is_none(),
+        classic,
+        "which tokens the engine can read: {:?}",
+        engine.caveat
+    );
+    if classic {
+        assert!(o.status.success(), "the printed engine line: {}", text(&o));
         let pem =
             e.c.key_details(&e.pid, key.private_handle)
                 .await
@@ -115,12 +106,44 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
                 .pem;
         let pk = PublicKey::from_spki_pem(&pem).unwrap();
         let alg = signing::SigAlg::for_key(&pk).unwrap();
-        let sig = std::fs::read(dir.join("release.sig")).unwrap();
-        alg.verify(&pk, &std::fs::read(&file).unwrap(), &[], &sig)
+        let sig = std::fs::read(dir.join("FILE.sig")).unwrap();
+        alg.verify(&pk, &std::fs::read(dir.join("FILE")).unwrap(), &[], &sig)
             .expect("the console's verifier accepts OpenSSL's signature");
+        // An Ed25519 key beside it is one libp11 0.4.12 does not know either: now the
+        // line carries the caveat, and fails as it says.
+        e.generate(
+            KeySpec::Ec {
+                curve: Curve::Ed25519,
+            },
+            "ed beside",
+        )
+        .await;
+        let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
+        let engine = u.commands.iter().find(|c| c.tool == engine.tool).unwrap();
+        let caveat = engine.caveat.as_ref().expect("an EdDSA key on the token");
+        assert!(caveat.text.contains("Ed25519"), "{}", caveat.text);
+        let mut cmd = Command::new("sh");
+        cmd.current_dir(&dir).arg("-c").arg(&engine.command);
+        for (k, v) in t.env() {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
+        assert!(!o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("enumerate"), "{}", text(&o));
+    } else {
+        // The caveat is true: the line as printed fails on this token, and says why.
+        assert!(!o.status.success(), "{}", text(&o));
+        let caveat = engine.caveat.unwrap();
+        assert!(caveat.text.contains("ML-DSA"), "{}", caveat.text);
+        assert!(text(&o).contains("enumerate"), "{}", text(&o));
     }
 
-    // p11tool lists the key under the token URI.
+    // p11tool, as printed, lists the key under the token URI on every token.
+    let (p11, o) = run_printed("p11tool");
+    assert!(p11.caveat.is_none());
+    assert!(o.status.success(), "the printed p11tool line: {}", text(&o));
+    assert!(text(&o).contains("uri key; release/1"), "{}", text(&o));
+    // And the helper the other tests use agrees.
     let listed = p11tool(
         &t.module_path,
         t.env(),

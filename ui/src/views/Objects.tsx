@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ImportResult, ObjectFormat } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
+import { textOf } from "../i18n";
 import { api } from "../ipc";
 import { useToast } from "../state";
 import { useCommand } from "../useCommand";
@@ -246,6 +247,11 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
                 <strong>{c.tool}</strong> <span className="muted small">— {c.purpose}</span>{" "}
                 <button onClick={() => copy(c.command)}>{t("objects.copy")}</button>
               </p>
+              {c.caveat && (
+                <p className="warn small" role="note" data-testid="tool-caveat">
+                  {textOf(c.caveat)}
+                </p>
+              )}
               <pre className="pem">{c.command}</pre>
             </div>
           ))}

@@ -1909,8 +1909,14 @@ export function install(cfg: MockConfig = {}) {
             ? [
                 {
                   tool: "OpenSSL 3 (pkcs11 engine)",
-                  purpose: "sign a file",
-                  command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -sign '${uri}'`,
+                  purpose: "sign a file; the PIN is read from PIN-FILE",
+                  command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign '${uri}'`,
+                  // The built-in partition holds the trail's ML-DSA key.
+                  caveat: text(
+                    "uris.caveat_libp11",
+                    "Will not work on this token: Debian 12's libp11 (the pkcs11 engine) stops listing a token's keys when the token holds a key type it does not know, and this one holds {{algorithms}}. Sign with hsmc sign or the Sign view instead, or keep this key on a partition of classic keys.",
+                    { algorithms: "ML-DSA-65" },
+                  ),
                 },
               ]
             : [],

@@ -143,8 +143,12 @@ impl Render for UriView {
                 "# module: {} ({})",
                 self.uri.module_uri, self.uri.module_path
             );
+            let lang = page.lang();
             for c in &self.uri.commands {
                 writeln!(page, "\n# {} — {}", c.tool, c.purpose);
+                if let Some(caveat) = &c.caveat {
+                    writeln!(page, "# ! {}", caveat.in_lang(lang));
+                }
                 writeln!(page, "{}", c.command);
             }
         }
