@@ -124,6 +124,8 @@ per_second: number | null, };
 
 export type BreakerState = "closed" | "open" | "half_open";
 
+export type CallProfile = "pool" | "session-per-call" | "find-per-call";
+
 export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
 
 export type CapacityPlan = { target_per_s: number, ceiling_per_s: number, hsms: number, per_hsm_per_s: number, pool_size_per_hsm: number, explanation: string, };
@@ -970,7 +972,11 @@ sweep: Array<number>,
 /**
  * Untimed calls per worker before timing starts.
  */
-warmup: number, };
+warmup: number, 
+/**
+ * How each call reaches the token (requests stored before it was asked: the pool).
+ */
+profile: CallProfile, };
 
 export type ProbeSummary = { id: string, created_at: string, op_name: string, partition_id: string, workers: string, throughput_per_s: number, p50_us: number, p99_us: number, };
 

@@ -21,6 +21,7 @@ fn measure(token: &TestToken, op: ProbeOp, calls: u64) -> (f64, f64) {
         workers: 1,
         sweep: vec![],
         warmup: 2,
+        profile: Default::default(),
     };
     let out = run(
         &token.module,

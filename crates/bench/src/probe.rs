@@ -212,6 +212,40 @@ pub enum ProbeMode {
     },
 }
 
+/// How each timed call reaches the token: the way the console does (a pooled session, the
+/// key's handle kept), or the ways applications often do, which the seed's "10× gap between
+/// client languages" usually comes from. (A login per call cannot be timed from a console
+/// that is logged in: a token keeps one login per application, so `C_Login` answers at
+/// once that it is already logged in.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallProfile {
+    /// A session of the pool, the key's handle found once.
+    #[default]
+    Pool,
+    /// `C_OpenSession` before and `C_CloseSession` after every call.
+    SessionPerCall,
+    /// `C_FindObjectsInit`/`C_FindObjects`/`C_FindObjectsFinal` for the key before every
+    /// call, on the pooled session.
+    FindPerCall,
+}
+
+impl CallProfile {
+    pub const ALL: [CallProfile; 3] = [
+        CallProfile::Pool,
+        CallProfile::SessionPerCall,
+        CallProfile::FindPerCall,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CallProfile::Pool => "pool",
+            CallProfile::SessionPerCall => "session-per-call",
+            CallProfile::FindPerCall => "find-per-call",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
 pub struct ProbeRequest {
     pub op: ProbeOp,
@@ -222,6 +256,9 @@ pub struct ProbeRequest {
     pub sweep: Vec<u32>,
     /// Untimed calls per worker before timing starts.
     pub warmup: u32,
+    /// How each call reaches the token (requests stored before it was asked: the pool).
+    #[serde(default)]
+    pub profile: CallProfile,
 }
 
 /// A point of the live series: latency percentiles and throughput in one interval.
@@ -481,6 +518,9 @@ pub fn overhead_ns() -> f64 {
 struct Fixture {
     key: ObjectHandle,
     public: Option<ObjectHandle>,
+    /// The key's `CKA_ID` and class, for the find-per-call profile.
+    key_id: Vec<u8>,
+    key_class: CK_OBJECT_CLASS,
     data: Vec<u8>,
     signature: Vec<u8>,
     ciphertext: Vec<u8>,
@@ -513,6 +553,8 @@ fn setup(s: &Session, op: ProbeOp) -> hsm::Result<Fixture> {
     let mut f = Fixture {
         key: 0,
         public: None,
+        key_id: Vec::new(),
+        key_class: CKO_PRIVATE_KEY,
         data: vec![0x5A; op.payload() as usize],
         signature: Vec::new(),
         ciphertext: Vec::new(),
@@ -571,6 +613,15 @@ fn setup(s: &Session, op: ProbeOp) -> hsm::Result<Fixture> {
                 f.signature = s.sign(&Mechanism::new(CKM_SLH_DSA), f.key, &f.data)?;
             }
         }
+    }
+    if f.key != 0 {
+        let summary = hk::summary(s, f.key)?;
+        f.key_id = hex::decode(&summary.id_hex).unwrap_or_default();
+        f.key_class = if summary.class == "SECRET_KEY" {
+            CKO_SECRET_KEY
+        } else {
+            CKO_PRIVATE_KEY
+        };
     }
     Ok(f)
 }
@@ -686,6 +737,9 @@ struct Shared {
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     first_call_ns: Mutex<Option<u64>>,
+    /// When the last call of the run ended, in ns from the start: the run's length (the
+    /// monitor notices the end only at its next 250 ms look).
+    last_end_ns: AtomicU64,
     /// Set on cancel: workers stop after their current call.
     stop: AtomicBool,
     /// Everyone starts together, after warming up.
@@ -704,6 +758,7 @@ impl Shared {
 struct RunPlan {
     op: ProbeOp,
     mode: ProbeMode,
+    profile: CallProfile,
     workers: u32,
     warmup: u32,
     run: u32,
@@ -740,6 +795,7 @@ fn run_once(
         errors: AtomicU64::new(0),
         first_error: Mutex::new(None),
         first_call_ns: Mutex::new(None),
+        last_end_ns: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         barrier: Barrier::new(plan.workers as usize + 1),
         start: Mutex::new(Instant::now()),
@@ -805,15 +861,33 @@ impl Worker {
     }
 
     fn call(&self, s: &Session, i: u64, cleanup: &mut Vec<ObjectHandle>) -> p11::Result<()> {
-        call(
-            s,
-            self.plan.op,
-            &self.fixture,
-            i,
-            &self.module,
-            self.slot,
-            cleanup,
-        )
+        let f = &self.fixture;
+        let (op, module, slot) = (self.plan.op, &self.module, self.slot);
+        match self.plan.profile {
+            CallProfile::Pool => call(s, op, f, i, module, slot, cleanup),
+            CallProfile::SessionPerCall => {
+                // Derived keys are session objects of this session: gone when it closes.
+                let own = module.open_session(slot, true)?;
+                let r = call(&own, op, f, i, module, slot, &mut Vec::new());
+                drop(own);
+                r
+            }
+            // A probe without a key (random, session open) has nothing to find.
+            CallProfile::FindPerCall if f.key == 0 => call(s, op, f, i, module, slot, cleanup),
+            CallProfile::FindPerCall => {
+                let found = s.find_objects(
+                    &mut Template::new()
+                        .ulong(CKA_CLASS, f.key_class)
+                        .bytes(CKA_ID, &f.key_id),
+                )?;
+                match found.first() {
+                    Some(h) if *h == f.key => call(s, op, f, i, module, slot, cleanup),
+                    _ => Err(p11::Error::InvalidArgument(
+                        "the probe's key was not found by its CKA_ID".into(),
+                    )),
+                }
+            }
+        }
     }
 
     /// Untimed calls first (caches, sessions, lazily loaded code paths).
@@ -889,6 +963,9 @@ impl Worker {
                 &mut cleanup,
             );
             let ns = t.elapsed().as_nanos() as u64 + 1;
+            shared
+                .last_end_ns
+                .fetch_max(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
             for k in cleanup.drain(..) {
                 let _ = s.destroy_object(k);
             }
@@ -999,7 +1076,12 @@ fn run_result(
 ) -> RunResult {
     let leftover = std::mem::replace(&mut *shared.interval.lock(), new_histogram());
     total.add(&leftover).ok();
-    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+    let last_end = shared.last_end_ns.load(Ordering::Relaxed);
+    let elapsed = if last_end > 0 {
+        last_end as f64 / 1e9
+    } else {
+        start.elapsed().as_secs_f64().max(1e-9)
+    };
     let calls = total.len();
     RunResult {
         workers,
@@ -1073,6 +1155,7 @@ pub fn run(
         let plan = RunPlan {
             op: req.op,
             mode: req.mode,
+            profile: req.profile,
             workers: *w,
             warmup: req.warmup,
             run: i as u32 + 1,

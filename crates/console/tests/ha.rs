@@ -292,6 +292,7 @@ async fn a_probe_on_the_group_reports_each_members_share() {
         workers: 1,
         sweep: Vec::new(),
         warmup: 10,
+        profile: Default::default(),
     };
     let report =
         e.c.run_probe(

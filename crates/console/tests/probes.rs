@@ -19,6 +19,7 @@ fn req(op: ProbeOp, mode: ProbeMode, sweep: &[u32]) -> ProbeRequest {
         workers: 1,
         sweep: sweep.to_vec(),
         warmup: 3,
+        profile: Default::default(),
     }
 }
 
@@ -322,5 +323,53 @@ async fn lunasim_cpu_bound_sweeps_are_told_from_the_hsms_ceiling() {
             r.verdict
         );
     }
+    c.close().await;
+}
+
+/// The integration profile on lunasim: the same ECDSA probe through the pool, with a
+/// session per call and with a find per call. lunasim's own call counts show each profile
+/// did what it says per call, and finding the key every time costs more than keeping its
+/// handle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lunasim_integration_profile_opens_or_finds_per_call() {
+    use bench::probe::CallProfile;
+    let common::Env { c, pid, .. } = &common::builtin().await;
+    let p = c.partition_ref(pid).await.unwrap();
+    let calls_of = |name: &str| -> u64 {
+        let st: serde_json::Value =
+            serde_json::from_str(&p.module.module.sim_control(r#"{"op":"stats"}"#).unwrap())
+                .unwrap();
+        st["calls"][name].as_u64().unwrap_or(0)
+    };
+    let mut mean = Vec::new();
+    for profile in CallProfile::ALL {
+        let (opens, finds) = (calls_of("C_OpenSession"), calls_of("C_FindObjectsInit"));
+        let mut r = req(ProbeOp::EcdsaP256Sign, ProbeMode::Count { calls: 400 }, &[]);
+        r.profile = profile;
+        let report = probe(c, pid, r).await;
+        let run = &report.runs[0];
+        assert_eq!(
+            (run.calls, run.errors),
+            (400, 0),
+            "{profile:?}: {:?}",
+            run.first_error
+        );
+        assert_eq!(report.request.profile, profile, "kept with the run");
+        let (opened, found) = (
+            calls_of("C_OpenSession") - opens,
+            calls_of("C_FindObjectsInit") - finds,
+        );
+        // 400 timed calls and 3 warm-up calls; the set-up may open or find a few more.
+        match profile {
+            CallProfile::Pool => assert!(opened < 10 && found < 10, "{opened} {found}"),
+            CallProfile::SessionPerCall => assert!(opened >= 403, "{opened}"),
+            CallProfile::FindPerCall => assert!(found >= 403, "{found}"),
+        }
+        mean.push(run.latency.mean_us);
+    }
+    assert!(
+        mean[2] > mean[0],
+        "a find per call costs more than the kept handle: {mean:?}"
+    );
     c.close().await;
 }

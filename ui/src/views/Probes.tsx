@@ -3,7 +3,7 @@
 // exports, a capacity helper; stored runs side by side.
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../bindings";
+import type { CallProfile, ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../bindings";
 import { BarChart, LineChart } from "../charts/Chart";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../components";
 import { formatter, textOf, useFormat } from "../i18n";
@@ -232,6 +232,7 @@ export function ProbesView() {
   const [rate, setRate] = useState(100);
   const [workers, setWorkers] = useState("1");
   const [warmup, setWarmup] = useState(10);
+  const [profile, setProfile] = useState<CallProfile>("pool");
   const [job, setJob] = useState<string | null>(null);
   const [runInfo, setRunInfo] = useState<{ run: number; runs: number; fraction: number; workers: number; calls: number } | null>(null);
   const [live, setLive] = useState<{ title: string; points: SeriesPoint[] } | null>(null);
@@ -305,6 +306,7 @@ export function ProbesView() {
       workers: sweep.length ? 1 : Math.max(1, Number(workers) || 1),
       sweep,
       warmup,
+      profile,
     });
   };
 
@@ -409,6 +411,18 @@ export function ProbesView() {
             onChange={(e) => setWarmup(Number(e.target.value))}
             aria-label={t("probes.warmup_label")}
           />
+        </Field>
+        <Field label={t("probes.profile")}>
+          <select
+            value={profile}
+            onChange={(e) => setProfile(e.target.value as CallProfile)}
+            data-testid="probe-profile"
+            title={t("probes.profile_hint")}
+          >
+            <option value="pool">{t("probes.profile_pool")}</option>
+            <option value="session-per-call">{t("probes.profile_session_per_call")}</option>
+            <option value="find-per-call">{t("probes.profile_find_per_call")}</option>
+          </select>
         </Field>
       </section>
       <div className="button-row">

@@ -431,6 +431,7 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   const req = (await calls(page, "run_probe"))[0].args.request;
   assert.deepEqual(req.sweep, [1, 2, 4]);
   assert.equal(req.mode.mode, "duration");
+  assert.equal(req.profile, "pool", "calls go through the pool unless asked otherwise");
   await page.getByTestId("capacity-target").fill("200");
   await page.getByTestId("capacity-plan").click();
   assert.match(
@@ -440,8 +441,11 @@ test("a probe sweep shows live progress, the percentiles, the verdict, capacity 
   await shot(page, "16-probe-sweep");
   // A second run, then compare the two stored runs side by side.
   await page.getByTestId("probe-workers").fill("1");
+  // The second run as an application often calls: finding the key every time.
+  await page.getByTestId("probe-profile").selectOption("find-per-call");
   await page.getByTestId("probe-run").click();
   await page.locator("[data-testid=probe-history] tbody tr").nth(1).waitFor();
+  assert.equal((await calls(page, "run_probe"))[1].args.request.profile, "find-per-call");
   for (const box of await page.locator("[data-testid=probe-history] input[type=checkbox]").all()) await box.check();
   await page.getByTestId("probe-compare").waitFor();
   assert.match(await page.getByTestId("probe-compare").innerText(), /ops\/s/);

@@ -45,4 +45,13 @@ pub struct ProbeArgs {
     /// Plan capacity for this many operations per second from the measured ceiling.
     #[arg(long, value_name = "OPS_PER_S")]
     pub capacity_target: Option<f64>,
+    /// How each call reaches the token: pool (as the console does), session-per-call
+    /// (C_OpenSession/C_CloseSession around every call) or find-per-call (C_FindObjects for
+    /// the key before every call).
+    #[arg(long, default_value = "pool", value_parser = ["pool", "session-per-call", "find-per-call"], conflicts_with = "integration")]
+    pub profile: String,
+    /// The integration profile: the same probe through the pool, with a session per call
+    /// and with a find per call, side by side (where gaps between applications come from).
+    #[arg(long, conflicts_with_all = ["sweep", "out", "csv", "svg", "capacity_target"])]
+    pub integration: bool,
 }

@@ -6,13 +6,13 @@ mod views;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use bench::probe::{capacity, ProbeMode, ProbeOp, ProbeProgress, ProbeRequest};
+use bench::probe::{capacity, CallProfile, ProbeMode, ProbeOp, ProbeProgress, ProbeRequest};
 use console::probes::ProbeReport;
 use console::{ApiError, ApiResult, ErrorCode, Partition};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::args::ProbeArgs;
-use self::views::{ProbeCatalog, ProbeOutcome};
+use self::views::{IntegrationProfile, ProbeCatalog, ProbeOutcome};
 use crate::context::{Ctx, Login};
 use console::text;
 
@@ -22,12 +22,35 @@ pub async fn run(ctx: &Ctx<'_>, a: &ProbeArgs) -> ApiResult<u8> {
         let catalog = ctx.console().probe_catalog(&p.id).await?;
         return ctx.out.show(&ProbeCatalog(catalog));
     }
+    if a.integration {
+        let mut reports = Vec::new();
+        for profile in CallProfile::ALL {
+            let mut req = request(a)?;
+            req.profile = profile;
+            reports.push(run_one(ctx, &p, req).await?);
+        }
+        return ctx.out.show(&IntegrationProfile(reports));
+    }
     ctx.out.show(&probe(ctx, &p, a).await?)
 }
 
 /// Run one probe, write the files asked for, plan capacity when asked.
 async fn probe(ctx: &Ctx<'_>, p: &Partition, a: &ProbeArgs) -> ApiResult<ProbeOutcome> {
-    let req = request(a)?;
+    let report = run_one(ctx, p, request(a)?).await?;
+    write_files(a, &report)?;
+    let capacity = a.capacity_target.map(|t| {
+        let best = report
+            .runs
+            .iter()
+            .max_by(|x, y| x.throughput_per_s.total_cmp(&y.throughput_per_s))
+            .expect("one run");
+        capacity(best.throughput_per_s, best.latency.mean_us, t)
+    });
+    Ok(ProbeOutcome { report, capacity })
+}
+
+/// One probe run with a progress bar.
+async fn run_one(ctx: &Ctx<'_>, p: &Partition, req: ProbeRequest) -> ApiResult<ProbeReport> {
     ctx.login(p, Login::Required).await?;
     let bar = progress_bar(ctx.out.draws_progress());
     let b2 = bar.clone();
@@ -49,16 +72,7 @@ async fn probe(ctx: &Ctx<'_>, p: &Partition, a: &ProbeArgs) -> ApiResult<ProbeOu
         .run_probe(&p.id, req, progress, Arc::new(AtomicBool::new(false)))
         .await?;
     bar.finish_and_clear();
-    write_files(a, &report)?;
-    let capacity = a.capacity_target.map(|t| {
-        let best = report
-            .runs
-            .iter()
-            .max_by(|x, y| x.throughput_per_s.total_cmp(&y.throughput_per_s))
-            .expect("one run");
-        capacity(best.throughput_per_s, best.latency.mean_us, t)
-    });
-    Ok(ProbeOutcome { report, capacity })
+    Ok(report)
 }
 
 /// The probe the arguments name: operation, count/duration/rate, workers.
@@ -91,6 +105,10 @@ fn request(a: &ProbeArgs) -> ApiResult<ProbeRequest> {
         workers: a.workers,
         sweep: a.sweep.clone(),
         warmup: a.warmup,
+        profile: CallProfile::ALL
+            .into_iter()
+            .find(|c| c.name() == a.profile)
+            .unwrap_or_default(),
     })
 }
 

@@ -135,3 +135,62 @@ impl Render for ProbeOutcome {
         }
     }
 }
+
+/// `probe --integration`: the same probe per call profile, side by side, with each
+/// profile's mean latency against the pool's.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct IntegrationProfile(pub Vec<ProbeReport>);
+
+impl Render for IntegrationProfile {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let Some(first) = self.0.first() else {
+            return Ok(());
+        };
+        writeln!(
+            page,
+            "{} on {} ({}), one run per call profile",
+            first.op_name, first.partition_id, first.mechanism
+        );
+        let pool_mean = first.runs.first().map(|r| r.latency.mean_us).unwrap_or(0.0);
+        let rows: Vec<Vec<String>> = self
+            .0
+            .iter()
+            .filter_map(|r| r.runs.first().map(|run| (r, run)))
+            .map(|(r, run)| {
+                vec![
+                    r.request.profile.name().to_string(),
+                    run.calls.to_string(),
+                    run.errors.to_string(),
+                    format!("{:.1}", run.throughput_per_s),
+                    format!("{:.0}", run.latency.mean_us),
+                    format!("{:.0}", run.latency.p50_us),
+                    format!("{:.0}", run.latency.p99_us),
+                    if pool_mean > 0.0 {
+                        format!("{:.2}×", run.latency.mean_us / pool_mean)
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect();
+        page.table(
+            &[
+                "PROFILE",
+                "CALLS",
+                "ERRORS",
+                "OPS/S",
+                "MEAN µs",
+                "P50",
+                "P99",
+                "MEAN VS POOL",
+            ],
+            &rows,
+        );
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        u8::from(self.0.iter().any(|r| r.runs.iter().any(|x| x.errors > 0)))
+    }
+}
