@@ -102,13 +102,13 @@ export function successorLabel(old: string, preset: string): string {
 }
 
 /// Objects by the year their deprecation and disallowance dates fall in, every year from the
-/// first to the last (so the axis reads as a time line).
-export function timeline(rows: Assessed[]): { year: number; deprecated: number; disallowed: number }[] {
+/// first (or `thisYear`, if earlier) to the last, so the axis reads as a time line from now.
+export function timeline(rows: Assessed[], thisYear: number): { year: number; deprecated: number; disallowed: number }[] {
   const year = (d: string | null) => (d ? Number(d.slice(0, 4)) : null);
   const dated = rows.flatMap((r) => [year(r.deprecated_after), year(r.disallowed_after)]).filter((y): y is number => y !== null);
   if (dated.length === 0) return [];
   const out = [];
-  for (let y = Math.min(...dated); y <= Math.max(...dated); y++) {
+  for (let y = Math.min(thisYear, ...dated); y <= Math.max(...dated); y++) {
     out.push({
       year: y,
       deprecated: rows.filter((r) => year(r.deprecated_after) === y).length,
@@ -165,10 +165,10 @@ function CountsTable({ readiness }: { readiness: Readiness }) {
 }
 
 /// The years objects become deprecated and disallowed: a chart, and the same numbers as text.
-function Timeline({ rows, policy }: { rows: Row[]; policy: string }) {
+function Timeline({ rows, policy, today }: { rows: Row[]; policy: string; today: string }) {
   const { t } = useTranslation();
   const fmt = useFormat();
-  const years = timeline(rows);
+  const years = timeline(rows, Number(today.slice(0, 4)));
   if (years.length === 0)
     return (
       <p className="muted" data-testid="pqc-timeline-empty">
@@ -184,7 +184,8 @@ function Timeline({ rows, policy }: { rows: Row[]; policy: string }) {
         spec={{
           title: t("pqc.timeline_title", { policy }),
           x: { label: t("pqc.timeline_x"), format: (v) => String(v) },
-          y: { label: t("pqc.timeline_y"), format: (v) => fmt.number(v) },
+          // Objects are whole: no tick between two counts.
+          y: { label: t("pqc.timeline_y"), format: (v) => (Number.isInteger(v) ? fmt.number(v) : "") },
           bars: years.map((y) => ({ label: String(y.year), values: [y.deprecated, y.disallowed] })),
           names: [t("pqc.timeline_deprecated"), t("pqc.timeline_disallowed")],
           colors: TIMELINE_COLORS,
@@ -467,7 +468,7 @@ export function PqcView() {
             <CountsTable readiness={readiness} />
           </section>
           <section className="card chart">
-            <Timeline rows={rows} policy={policyName} />
+            <Timeline rows={rows} policy={policyName} today={readiness.date} />
           </section>
           <ObjectsTable rows={rows} policy={policyName} onGenerate={(row, successor) => setGen({ row, successor })} />
         </>
