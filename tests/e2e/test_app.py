@@ -534,14 +534,21 @@ def pqc_readiness(app: App):
     app.nav("Keys")
     app.tid("generate-key").click()
     Select(app.tid("preset")).select_by_value("ec-p256")
+    # The suggested label comes with the spec's description: typed over after it.
+    app.tid("spec-info")
     app.fill(app.tid("key-label"), "e2e_test_p256")
+    app.wait(lambda: app.tid("key-label").get_attribute("value") == "e2e_test_p256", "the label as typed")
     app.tid("generate-submit").click()
     app.gone("[role=dialog]", "the generate dialog")
     app.nav("PQC readiness")
 
     def cells(label: str):
         sel = f"[data-testid=pqc-row][data-label='{label}'][data-class=PRIVATE_KEY]"
-        row = app.wait(lambda: next(iter(app.css(sel)), None), f"the {label} row")
+        try:
+            row = app.wait(lambda: next(iter(app.css(sel)), None), f"the {label} row")
+        except AssertionError:
+            print("e2e: readiness rows:", [r.get_attribute("data-label") for r in app.css("[data-testid=pqc-row]")], file=sys.stderr)
+            raise
         return row, [td.text for td in row.find_elements(By.CSS_SELECTOR, "td")]
 
     check("Judged under NIST IR 8547" in app.tid("pqc-policy-name").text, app.tid("pqc-policy-name").text)
