@@ -2,7 +2,9 @@
 
 Connect, log in (after a wrong PIN), generate an ML-DSA-65 key, read its attributes,
 export its public key (checked by OpenSSL and by recomputing the fingerprint), delete it,
-survive a token pulled mid-session, and find all of it in the audit view, which verifies.
+survive a token pulled mid-session, judge the keys in the PQC readiness view and export a
+CBOM through the save dialog (validated by CycloneDX's own library), and find all of it in
+the audit view, which verifies.
 Then `kill -9` the app in the middle of a signing batch, start it again on the same data
 and finish the batch. Last, an HA group of two members (a copy of lunasim with its own
 configuration beside it, its tokens made and a key pair generated through the group by
@@ -261,6 +263,7 @@ def run(app: App, data: Path):
     # Release signing by a real X11 drag and drop from a GTK drag source.
     sign_by_drag_and_drop(app, data)
     files_changed_while_signed(app, data, control)
+    pqc_readiness(app)
 
     # The health dashboard with live charts (two samples 5 s apart give the busy share).
     app.nav("Statistics")
@@ -492,6 +495,108 @@ def sign_by_drag_and_drop(app: App, data: Path):
     app.tid("verify-submit").click()
     app.wait(lambda: app.tid("verify-report").get_attribute("data-valid") == "true", "a valid verdict")
     app.shot("verify")
+
+
+def save_in_gtk_dialog(title: str, path: Path):
+    """Answer the app's native (GTK) save dialog as an officer would: the path typed into its
+    name field, then Enter."""
+    found = subprocess.run(["xdotool", "search", "--sync", "--name", title], capture_output=True, text=True, timeout=30)
+    windows = found.stdout.split()
+    check(bool(windows), f"the {title!r} dialog: {found.stderr}")
+    subprocess.run(["xdotool", "windowfocus", windows[-1]], check=True)
+    time.sleep(0.8)
+    subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], check=True)
+    subprocess.run(["xdotool", "type", "--delay", "40", str(path)], check=True)
+    time.sleep(0.5)
+    subprocess.run(["xdotool", "key", "Return"], check=True)
+
+
+def cyclonedx_errors(doc: str):
+    """What CycloneDX's own validator (cyclonedx-python-lib, strict, 1.6) finds wrong; None if valid."""
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+
+    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(doc)
+
+
+def components(c):
+    """Every component of a CycloneDX document, nested ones too."""
+    for x in c.get("components", []):
+        yield x
+        yield from components(x)
+
+
+def pqc_readiness(app: App):
+    """The PQC readiness view on the keys of the run so far and a P-256 key made for it:
+    judged as NIST IR 8547 and SP 800-57 say, with the release key's signatures from the
+    trail; its successor dialog filled in; a CBOM exported through the real save dialog and
+    validated by CycloneDX's own library."""
+    app.nav("Keys")
+    app.tid("generate-key").click()
+    Select(app.tid("preset")).select_by_value("ec-p256")
+    # The suggested label comes with the spec's description: typed over after it.
+    app.tid("spec-info")
+    app.fill(app.tid("key-label"), "e2e_test_p256")
+    app.wait(lambda: app.tid("key-label").get_attribute("value") == "e2e_test_p256", "the label as typed")
+    app.tid("generate-submit").click()
+    app.gone("[role=dialog]", "the generate dialog")
+    app.nav("PQC readiness")
+
+    def cells(label: str):
+        sel = f"[data-testid=pqc-row][data-label='{label}'][data-class=PRIVATE_KEY]"
+        try:
+            row = app.wait(lambda: next(iter(app.css(sel)), None), f"the {label} row")
+        except AssertionError:
+            print("e2e: readiness rows:", [r.get_attribute("data-label") for r in app.css("[data-testid=pqc-row]")], file=sys.stderr)
+            raise
+        return row, [td.text for td in row.find_elements(By.CSS_SELECTOR, "td")]
+
+    check("Judged under NIST IR 8547" in app.tid("pqc-policy-name").text, app.tid("pqc-policy-name").text)
+    # P-256: 128 bits of classical security (SP 800-57), so NIST IR 8547 disallows it after
+    # 2035 with no deprecation in 2030; the trail never saw it sign.
+    p256, c = cells("e2e_test_p256")
+    check(c[2] == "Quantum-vulnerable" and "128-bit" in c[1], str(c))
+    check("disallowed after 2035-12-31" in c[4] and "deprecated after" not in c[4], c[4])
+    check("Never used" in c[6], c[6])
+    check("ML-DSA-65" in c[7], c[7])
+    # The release key: ML-DSA-65 is FIPS 204 category 3; it signed the dropped files.
+    _, c = cells("e2e_release_ml_dsa_65")
+    check(c[2] == "Post-quantum" and c[3] == "category 3" and c[4] == "no date", str(c))
+    used = re.search(r"(\d+) signatures in 30 days", c[6])
+    check(used is not None and int(used.group(1)) >= 3, c[6])
+    app.shot("pqc-readiness")
+
+    # Generate successor…: the dialog with ML-DSA-65 and a label from the old one. The
+    # notices of the last steps sit over the table's right-hand column until they fade.
+    app.gone(".toast:not(.toast-error)", "the notices")
+    button = p256.find_element(By.CSS_SELECTOR, "[data-testid=pqc-generate-successor]")
+    app.d.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    check(Select(app.tid("preset")).first_selected_option.get_attribute("value") == "ml-dsa-65", "the successor's preset")
+    check(app.tid("key-label").get_attribute("value") == "e2e_test_ml_dsa_65", app.tid("key-label").get_attribute("value"))
+    app.shot("pqc-successor")
+    app.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+    app.gone("[role=dialog]", "the successor dialog")
+
+    # The CBOM, saved where the officer types it in the save dialog.
+    out = Path(tempfile.mkdtemp(prefix="e2e-cbom-")) / "token.cdx.json"
+    app.tid("pqc-export-cbom").click()
+    save_in_gtk_dialog("Export a CBOM", out)
+    app.wait(lambda: any(f"CBOM saved to {out}" in e.text for e in app.css("[role=status], .toast")), "the CBOM saved notice", timeout=30)
+    doc = out.read_text()
+    errors = cyclonedx_errors(doc)
+    check(errors is None, f"CycloneDX 1.6 validation: {errors}")
+    # The validator is not blind: an asset type the schema does not know is refused.
+    check(cyclonedx_errors(doc.replace('"assetType": "algorithm"', '"assetType": "no-such-asset"', 1)) is not None, "a broken CBOM refused")
+    bom = json.loads(doc)
+    check(bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.6", str(bom.get("specVersion")))
+    named = {x["name"]: x for x in components(bom)}
+    for label in ("e2e_test_p256", "e2e_release_ml_dsa_65"):
+        check(label in named, f"{label} in the CBOM: {sorted(named)}")
+    props = {p["name"]: p["value"] for p in named["e2e_test_p256"]["properties"]}
+    check(props.get("hsm-console:disallowed-after") == "2035-12-31", str(props))
+    check(any(x.get("cryptoProperties", {}).get("assetType") == "algorithm" and x["name"] == "ML-DSA-65" for x in components(bom)), "ML-DSA-65 as an algorithm component")
+    print(f"e2e: CBOM of {len(named)} components valid CycloneDX 1.6")
 
 
 def files_changed_while_signed(app: App, data: Path, control: Path):

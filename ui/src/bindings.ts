@@ -3,6 +3,20 @@
 
 export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token" | "trust_keys";
 
+export type Algorithm = { 
+/**
+ * "RSA-2048", "ECDSA P-256", "Ed25519", "ML-DSA-65", "AES-256", "HSS/LMS", …
+ */
+name: string, family: Family, 
+/**
+ * Classical security strength in bits (SP 800-57), where known.
+ */
+classical_bits: number | null, 
+/**
+ * NIST PQC security category, 0–5 (0: none).
+ */
+nist_category: number, class: QuantumClass, };
+
 export type ApiError = { code: ErrorCode, 
 /**
  * English (what `hsmc` and the logs show).
@@ -21,6 +35,32 @@ export type AppInfo = { version: string, data_dir: string, audit_location: strin
 startup_warnings: Array<string>, };
 
 export type AppStatus = { info: AppInfo | null, startup_error: ApiError | null, };
+
+export type Assessed = { 
+/**
+ * `PRIVATE_KEY`, `PUBLIC_KEY`, `SECRET_KEY`.
+ */
+object_class: string, label: string, id_hex: string, 
+/**
+ * `uid:` reference (see `ObjectSummary::unique_id`).
+ */
+unique_id: string | null, algorithm: Algorithm, purpose: Purpose | null, 
+/**
+ * What to move to, when the policy dates it or leaves it outside.
+ */
+successor: string | null, 
+/**
+ * The key's `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`), where set.
+ */
+start_date: string | null, end_date: string | null, 
+/**
+ * What the audit trail says of its use (filled by the caller that reads the trail).
+ */
+evidence: Evidence, verdict: string, 
+/**
+ * `YYYY-MM-DD`: in use after this day, the algorithm is deprecated.
+ */
+deprecated_after: string | null, disallowed_after: string | null, status: PqcStatus, };
 
 export type AttentionItem = { kind: AttentionKind, severity: Severity, partition_id: string | null, partition_label: string | null, 
 /**
@@ -230,6 +270,8 @@ error: ApiError | null, };
 
 export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, } | { "kind": "ha_changed", partition_id: string, };
 
+export type Counts = { quantum_vulnerable: number, post_quantum: number, not_quantum_relevant: number, unknown: number, past_due: number, deprecated: number, due_within_a_year: number, };
+
 export type Curve = "P256" | "P384" | "Ed25519";
 
 export type DayCount = { day: string, records: number, failures: number, };
@@ -309,6 +351,24 @@ export type ErrorText = { message: string | null, suggestion: string | null, det
  */
 args: { [key in string]: string }, };
 
+export type Evidence = { 
+/**
+ * The trail records a use of the key.
+ */
+seen: boolean, 
+/**
+ * The last recorded use (RFC 3339).
+ */
+last_use: string | null, 
+/**
+ * Signatures made in the last 30 and 90 days.
+ */
+uses_30_days: number, uses_90_days: number, 
+/**
+ * The artifacts it signed last, newest first (at most five).
+ */
+recent_artifacts: Array<string>, };
+
 export type ExportContent = { "text": string } | { "base64": string };
 
 export type ExportFormat = "jsonl" | "csv";
@@ -322,6 +382,8 @@ export type ExportedPublicKey = { format: PublicKeyFormat, file_name: string,
  * PEM text, or base64 of DER/raw bytes.
  */
 text: string | null, base64: string | null, fingerprint: string, };
+
+export type Family = "rsa" | "ecdsa" | "eddsa" | "ml-dsa" | "ml-kem" | "slh-dsa" | "hss-lms" | "aes" | "generic-secret" | "unknown";
 
 export type FileCheck = { path: string, name: string, size: number | null, 
 /**
@@ -658,7 +720,7 @@ day: string | null,
  */
 seq: number | null, };
 
-export type LinkView = "connections" | "partition" | "keys" | "hss" | "stats" | "audit" | "settings";
+export type LinkView = "connections" | "partition" | "keys" | "hss" | "pqc" | "stats" | "audit" | "settings";
 
 export type LmotsType = "LMOTS_SHA256_N32_W1" | "LMOTS_SHA256_N32_W2" | "LMOTS_SHA256_N32_W4" | "LMOTS_SHA256_N32_W8" | "LMOTS_SHA256_N24_W1" | "LMOTS_SHA256_N24_W2" | "LMOTS_SHA256_N24_W4" | "LMOTS_SHA256_N24_W8";
 
@@ -890,6 +952,8 @@ ha: Array<HaSummary>, holds_audit_key: boolean,
  */
 items: Array<AttentionItem>, };
 
+export type PartitionReadiness = { partition_id: string, partition_label: string, serial: string, counts: Counts, objects: Array<Assessed>, };
+
 export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, 
 /**
  * The role logged in, as the module's documentation names it ("Crypto Officer").
@@ -931,6 +995,8 @@ export type PinState = { count_low: boolean, final_try: boolean, locked: boolean
 export type Pkcs11Error = { function: string, code: number, name: string, class: ErrorClass, };
 
 export type PoolStatus = { slot: number, size: number, open: number, idle: number, in_use: number, waiting: number, breaker: BreakerState, breaker_opened: number, logged_in: boolean, module_generation: number, };
+
+export type PqcStatus = "ok" | "due-within-a-year" | "deprecated" | "past-due" | "unjudged";
 
 export type ProbeChart = "latency" | "histogram" | "sweep";
 
@@ -984,6 +1050,10 @@ export type PublicKeyFormat = "pem" | "der" | "raw";
 
 export type PublicKeyView = { algorithm: string, fingerprint: string, pem: string, raw_len: number, };
 
+export type Purpose = "signing" | "key-establishment";
+
+export type QuantumClass = "quantum-vulnerable" | "post-quantum" | "not-quantum-relevant" | "unknown";
+
 export type Query = { 
 /**
  * Only records with `seq` below this (for paging newest-first); `None` = from the end.
@@ -999,6 +1069,20 @@ text: string | null,
 ascending: boolean, };
 
 export type Range = { from_time: string | null, to_time: string | null, };
+
+export type Readiness = { policy: string, 
+/**
+ * Where the policy's rules come from.
+ */
+source: string, 
+/**
+ * `YYYY-MM-DD`: the day the dates were compared with.
+ */
+date: string, partitions: Array<PartitionReadiness>, 
+/**
+ * All partitions together.
+ */
+counts: Counts, };
 
 export type RecordView = { seq: number, epoch: number, hmac_chain: string, timestamp: string, session_id: string, actor_id: string | null, actor_ip: string, action: string, resource_type: string, resource_id: string | null, algorithm: string | null, status: string, error_code: string | null, 
 /**

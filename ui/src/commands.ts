@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, SuccessionMade, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, Readiness, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, SuccessionMade, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -176,6 +176,16 @@ export interface Commands {
   usage_keys: { args: {}; result: Array<UsageKeyView> };
   /** Set or raise a key's usage limit (Luna: the crypto officer or the SO). */
   set_usage_limit: { args: { partitionId: string; handle: number; limit: number }; result: ObjectSummary };
+  /**
+   * The readiness of `partition_id` (every logged-in partition when `None`) under `policy`
+   * (`nist`, `cnsa2`, or a policy file: see `Console::pqc_policy`), judged today.
+   */
+  pqc_readiness: { args: { partitionId: string | null; policy: string }; result: Readiness };
+  /**
+   * Save a CycloneDX 1.6 CBOM of the same keys where the officer chooses, never over an
+   * existing file; the path written, or `None` when the dialog is cancelled.
+   */
+  pqc_export_cbom: { args: { partitionId: string | null; policy: string }; result: string | null };
   /** The probes this partition offers (and why others are not). */
   probe_catalog: { args: { partitionId: string }; result: Array<ProbeChoice> };
   /** Run a probe with live progress; `cancel_job(job_id)` stops it. */
@@ -196,7 +206,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "save_key_succession", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "save_key_succession", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "pqc_readiness", "pqc_export_cbom", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -390,6 +400,16 @@ export function commandFunctions(invoke: Invoker) {
     usageKeys: () => invoke("usage_keys", {}),
     /** Set or raise a key's usage limit (Luna: the crypto officer or the SO). */
     setUsageLimit: (partitionId: string, handle: number, limit: number) => invoke("set_usage_limit", { partitionId, handle, limit }),
+    /**
+     * The readiness of `partition_id` (every logged-in partition when `None`) under `policy`
+     * (`nist`, `cnsa2`, or a policy file: see `Console::pqc_policy`), judged today.
+     */
+    pqcReadiness: (partitionId: string | null, policy: string) => invoke("pqc_readiness", { partitionId, policy }),
+    /**
+     * Save a CycloneDX 1.6 CBOM of the same keys where the officer chooses, never over an
+     * existing file; the path written, or `None` when the dialog is cancelled.
+     */
+    pqcExportCbom: (partitionId: string | null, policy: string) => invoke("pqc_export_cbom", { partitionId, policy }),
     /** The probes this partition offers (and why others are not). */
     probeCatalog: (partitionId: string) => invoke("probe_catalog", { partitionId }),
     /** Run a probe with live progress; `cancel_job(job_id)` stops it. */

@@ -10,6 +10,7 @@ import { HssView } from "./views/Hss";
 import { KeysView } from "./views/Keys";
 import { OverviewView } from "./views/Overview";
 import { PartitionViewPage } from "./views/Partition";
+import { PqcView } from "./views/Pqc";
 import { ProbesView } from "./views/Probes";
 import { SettingsView } from "./views/Settings";
 import { SignView } from "./views/Sign";
@@ -19,7 +20,8 @@ import { VerifyView } from "./views/Verify";
 export interface NavEntry {
   view: string;
   label: `nav.${keyof typeof en.nav}`;
-  /// With Alt: Alt+1 … Alt+9, Alt+0 (the Overview has none: it is where the window opens).
+  /// With Alt: Alt+1 … Alt+9, Alt+0 (the Overview has none: it is where the window opens; the
+  /// PQC readiness view has none left: it is in the sidebar and behind the Overview's items).
   key: string | null;
   Component: ComponentType;
 }
@@ -32,6 +34,7 @@ export const NAV = [
   { view: "sign", label: "nav.sign", key: "4", Component: SignView },
   { view: "verify", label: "nav.verify", key: "5", Component: VerifyView },
   { view: "hss", label: "nav.hss", key: "6", Component: HssView },
+  { view: "pqc", label: "nav.pqc", key: null, Component: PqcView },
   { view: "stats", label: "nav.stats", key: "7", Component: StatsView },
   { view: "probes", label: "nav.probes", key: "8", Component: ProbesView },
   { view: "audit", label: "nav.audit", key: "9", Component: AuditView },

@@ -314,6 +314,13 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
             .collect::<Vec<_>>()
     };
     let o = e.c.overview().await.unwrap();
+    // Each leads to the readiness view of its partition.
+    for i in o.partitions.iter().flat_map(|p| p.items.iter()) {
+        if i.kind == AttentionKind::Pqc {
+            assert_eq!(i.link.view, LinkView::Pqc);
+            assert_eq!(i.link.partition_id.as_deref(), Some(e.pid.as_str()));
+        }
+    }
     let items = pqc_items(&o);
     assert_eq!(items.len(), 1, "{items:?}");
     assert_eq!(items[0].0, Severity::Critical);

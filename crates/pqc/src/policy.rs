@@ -100,6 +100,7 @@ pub enum PolicyError {
 
 /// What a policy says of one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "PqcVerdict")]
 pub struct Verdict {
     pub verdict: String,
     /// `YYYY-MM-DD`: in use after this day, the algorithm is deprecated.
@@ -111,6 +112,7 @@ pub struct Verdict {
 /// Where an object stands on the day it is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, ts_rs::TS)]
 #[serde(rename_all = "kebab-case")]
+#[ts(rename = "PqcStatus")]
 pub enum Status {
     /// Allowed with no date, or its date is more than a year away.
     Ok,

@@ -12,6 +12,7 @@ pub mod health;
 pub mod keys;
 pub mod objects;
 pub mod overview;
+pub mod pqc;
 pub mod probes;
 pub mod sign;
 

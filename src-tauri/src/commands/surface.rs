@@ -13,5 +13,6 @@ surface! {
     audit::{audit_status, audit_records, audit_verify, audit_export, audit_checkpoint, audit_checkpoints, audit_public_key, audit_rotate_key, audit_days},
     health::{hss_keys, stats, stats_history, stats_chart},
     ha::{ha_groups, ha_group, ha_drift, ha_warnings, usage_keys, set_usage_limit},
+    pqc::{pqc_readiness, pqc_export_cbom},
     probes::{probe_catalog, run_probe, probe_history, probe_report, probe_chart, probe_csv, probe_live_chart, probe_capacity},
 }

@@ -97,6 +97,7 @@ pub fn events() -> Vec<EventSpec> {
 pub struct Collector<'a> {
     cfg: &'a Config,
     seen: HashSet<TypeId>,
+    names: BTreeMap<String, TypeId>,
     decls: BTreeMap<String, String>,
 }
 
@@ -105,7 +106,17 @@ impl TypeVisitor for Collector<'_> {
         if T::output_path().is_none() || !self.seen.insert(TypeId::of::<T>()) {
             return;
         }
-        self.decls.insert(T::ident(self.cfg), T::decl(self.cfg));
+        // Two Rust types of one name would leave the page one of them: rename one
+        // (`#[ts(rename = "...")]`).
+        let ident = T::ident(self.cfg);
+        if let Some(other) = self.names.insert(ident.clone(), TypeId::of::<T>()) {
+            assert_eq!(
+                other,
+                TypeId::of::<T>(),
+                "two types named {ident} cross IPC"
+            );
+        }
+        self.decls.insert(ident, T::decl(self.cfg));
         T::visit_dependencies(self);
     }
 }
@@ -123,6 +134,7 @@ fn declarations(cfg: &Config, commands: &[Signature]) -> BTreeMap<String, String
     let mut c = Collector {
         cfg,
         seen: HashSet::new(),
+        names: BTreeMap::new(),
         decls: BTreeMap::new(),
     };
     for s in commands {

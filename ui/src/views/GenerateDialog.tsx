@@ -103,10 +103,13 @@ export function progressText(job: KeygenJob, t: T, fmt: Fmt, short = false): str
 
 export function GenerateDialog({
   partitionId,
+  initial,
   onClose,
   onDone,
 }: {
   partitionId: string;
+  /// The form filled in (a successor from the PQC readiness view): the preset and a label.
+  initial?: { preset: string; label: string };
   onClose: () => void;
   onDone: (label: string) => void;
 }) {
@@ -115,7 +118,7 @@ export function GenerateDialog({
   const { job, lastDone } = useKeygen();
   const { start, attach, dismiss } = useKeygenActions();
   // A generation under way (or one that failed here) is shown with the form it was started from.
-  const [preset, setPreset] = useState(job?.form.preset ?? "ml-dsa-65");
+  const [preset, setPreset] = useState(job?.form.preset ?? initial?.preset ?? "ml-dsa-65");
   const [levels, setLevels] = useState<[LmsType, LmotsType][]>(
     job?.form.levels ?? [
       ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"],
@@ -123,8 +126,9 @@ export function GenerateDialog({
     ],
   );
   const [purpose, setPurpose] = useState(job?.form.purpose ?? "release");
-  const [label, setLabel] = useState(job?.form.label ?? "");
-  const [labelEdited, setLabelEdited] = useState(job?.form.labelEdited ?? false);
+  // A label given with the form stands as if typed: the suggestion does not replace it.
+  const [label, setLabel] = useState(job?.form.label ?? initial?.label ?? "");
+  const [labelEdited, setLabelEdited] = useState(job?.form.labelEdited ?? initial !== undefined);
   const [token, setToken] = useState(job?.form.token ?? true);
   const [extractableAsked, setExtractable] = useState(job?.form.extractable ?? false);
   // HSS keys never leave the token: a copy would sign with the same one-time keys again.

@@ -55,7 +55,9 @@ import type {
   PartitionCard,
   Text,
   DayCount,
+  Evidence,
 } from "../../src/bindings";
+import { POLICY_NAMES, readiness } from "./pqc";
 
 /// signing::input's reasons for refusing a path (the ones the mock makes).
 const REASONS = {
@@ -108,6 +110,16 @@ export interface MockConfig {
   pickedFolder?: string;
   /** What the native file dialog answers (default: cancelled). */
   pickedFiles?: string[];
+  /** What the native save dialog answers for a CBOM (default: cancelled). */
+  savedCbom?: string;
+  /**
+   * Keys for the post-quantum readiness: an RSA-2048 release key pair signing lately, a
+   * test P-256 pair never used, an ML-DSA-65 pair, an AES-256 key, a legacy RSA-1024 key,
+   * a P-384 key-agreement key and an X.509 certificate of a P-256 key.
+   */
+  pqc?: boolean;
+  /** The day the readiness is judged on (`YYYY-MM-DD`; default today). */
+  today?: string;
   /** The partition is an HA group's virtual slot (two members) in this state. */
   ha?: "in_sync" | "drift" | "member_down";
   /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
@@ -380,6 +392,39 @@ export function install(cfg: MockConfig = {}) {
     const id = hex(8888);
     keys.push(summary(handle++, "release_ed25519", "PUBLIC_KEY", "Ed25519", id));
     keys.push(summary(handle++, "release_ed25519", "PRIVATE_KEY", "Ed25519", id));
+  }
+  // What the trail records of the readiness keys' use (as console::pqc reads it), by CKA_ID.
+  const pqcEvidence = new Map<string, Evidence>();
+  if (cfg.pqc) {
+    const pair = (label: string, alg: string, id: string, keyType: string) => {
+      for (const cls of ["PUBLIC_KEY", "PRIVATE_KEY"] as const) {
+        const k = summary(handle++, label, cls, alg, id);
+        k.key_type = keyType;
+        keys.push(k);
+      }
+    };
+    const days = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().replace(/\.\d+Z$/, "Z");
+    pair("release_rsa_2048", "RSA-2048", hex(5001), "RSA");
+    pqcEvidence.set(hex(5001), {
+      seen: true,
+      last_use: days(2),
+      uses_30_days: 12,
+      uses_90_days: 40,
+      recent_artifacts: ["app-2.4.1.tar.gz", "app-2.4.0.tar.gz", "app-2.3.9.tar.gz"],
+    });
+    pair("test_p256", "ECDSA P-256", hex(5002), "EC");
+    pair("release_ml_dsa_65", "ML-DSA-65", hex(5003), "ML_DSA");
+    pqcEvidence.set(hex(5003), { seen: true, last_use: days(2), uses_30_days: 3, uses_90_days: 3, recent_artifacts: ["app-2.4.1.tar.gz"] });
+    keys.push(summary(handle++, "backup_aes_256", "SECRET_KEY", "AES-256", hex(5004)));
+    const legacy = summary(handle++, "legacy_rsa_1024", "PRIVATE_KEY", "RSA-1024", hex(5005));
+    legacy.key_type = "RSA";
+    keys.push(legacy);
+    const kex = summary(handle++, "tls_kex_p384", "PRIVATE_KEY", "ECDSA P-384", hex(5006));
+    kex.capabilities = { ...kex.capabilities, sign: false, derive: true };
+    keys.push(kex);
+    const cert = summary(handle++, "codesign_2026", "CERTIFICATE", "X.509", hex(5002));
+    cert.key_type = null;
+    keys.push(cert);
   }
   // OpenPGP creation times fixed per key ID (as the data object on the token).
   const openpgpCreated = new Map<string, string>();
@@ -690,6 +735,65 @@ export function install(cfg: MockConfig = {}) {
     ];
   }
 
+  /// The readiness under `policy` (console::pqc): the partition's keys once logged in.
+  function pqcReadiness(policy: string) {
+    if (!POLICY_NAMES[policy])
+      throw err(
+        "INVALID_INPUT",
+        `There is no policy '${policy}': it is neither nist nor cnsa2, nor a file that can be read (No such file or directory).`,
+      );
+    const part = loggedIn ? { id: PARTITION, label: pinState.label, serial: "0f0aea212282d895" } : null;
+    const none: Evidence = { seen: false, last_use: null, uses_30_days: 0, uses_90_days: 0, recent_artifacts: [] };
+    return readiness(
+      keys.filter((k) => loggedIn === "user" || !k.private),
+      policy,
+      part,
+      (o) => pqcEvidence.get(o.id_hex) ?? none,
+      (o) => (o.label === "codesign_2026" ? { key: "ECDSA P-256", sig: "ecdsa-with-SHA256" } : null),
+      cfg.today ?? new Date().toISOString().slice(0, 10),
+    );
+  }
+
+  /// The post-quantum items of the partition's card (console::overview::keys::post_quantum).
+  function pqcItems(): AttentionItem[] {
+    if (!loggedIn || !cfg.pqc) return [];
+    const r = pqcReadiness(settings.pqc_policy);
+    const objects = r.partitions[0]?.objects ?? [];
+    const named = (want: string[]) =>
+      objects.filter((o) => want.includes(o.status)).map((o) => `${o.label} (${o.algorithm.name}; ${o.evidence.uses_90_days})`);
+    const past = named(["past-due"]);
+    const soon = named(["deprecated", "due-within-a-year"]);
+    const out: AttentionItem[] = [];
+    const args = (keys: string[]) => ({ n: keys.length, policy: r.policy, keys: keys.join(", ") });
+    if (past.length)
+      out.push(
+        item(
+          "pqc",
+          "critical",
+          text(
+            "overview.pqc_past_due",
+            "{{n}} key(s) disallowed under {{policy}} (each with its signatures over the last 90 days): {{keys}}. Replace them (the PQC readiness view and hsmc pqc name a successor).",
+            args(past),
+          ),
+          "pqc",
+        ),
+      );
+    if (soon.length)
+      out.push(
+        item(
+          "pqc",
+          "warning",
+          text(
+            "overview.pqc_due_soon",
+            "{{n}} key(s) deprecated, or disallowed within a year, under {{policy}} (each with its signatures over the last 90 days): {{keys}}.",
+            args(soon),
+          ),
+          "pqc",
+        ),
+      );
+    return out;
+  }
+
   /// The overview from the mock's state, as the Rust side composes it (console/src/overview).
   async function overview(): Promise<Overview> {
     const rank = { info: 0, warning: 1, critical: 2 } as const;
@@ -750,6 +854,7 @@ export function install(cfg: MockConfig = {}) {
             "connections",
           ),
         );
+      items.push(...pqcItems());
       cards.push({
         partition_id: PARTITION,
         module_id: "builtin",
@@ -1180,6 +1285,7 @@ export function install(cfg: MockConfig = {}) {
       return settings;
     },
     connections: async () => {
+      if (cfg.noModules) return [];
       return connections().filter((c) => !removedModules.has(c.module.id));
     },
     add_module: async (args) => {
@@ -1371,9 +1477,15 @@ export function install(cfg: MockConfig = {}) {
         });
       }
       const id = hex(handle);
-      const alg = req.spec.kind === "ml-dsa" ? req.spec.set : "HSS";
+      const alg = req.spec.kind === "ml-dsa" || req.spec.kind === "ml-kem" ? req.spec.set : "HSS";
       const pub = summary(handle++, req.label, "PUBLIC_KEY", alg, id);
       const priv = summary(handle++, req.label, "PRIVATE_KEY", alg, id);
+      if (req.spec.kind === "ml-kem") {
+        // A KEM pair encapsulates and decapsulates; it does not sign.
+        pub.key_type = priv.key_type = "ML_KEM";
+        pub.capabilities = { ...pub.capabilities, verify: false, encapsulate: true };
+        priv.capabilities = { ...priv.capabilities, sign: false, decapsulate: true };
+      }
       keys.push(pub, priv);
       record("key.generate", "key", req.label, "success", { id });
       const g: GeneratedKey = {
@@ -2150,6 +2262,15 @@ export function install(cfg: MockConfig = {}) {
     },
     save_export: async () => {
       return null;
+    },
+    pqc_readiness: async (args) => {
+      if (args.partitionId !== null && args.partitionId !== PARTITION)
+        throw err("PARTITION_NOT_FOUND", `No partition ${args.partitionId} is known.`);
+      return pqcReadiness(args.policy);
+    },
+    pqc_export_cbom: async (args) => {
+      pqcReadiness(args.policy);
+      return cfg.savedCbom ?? null;
     },
     audit_checkpoints: async () => {
       return [

@@ -313,7 +313,8 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
         use hsmc_pqc::Status as St;
         let past = named(&[St::PastDue]);
         let soon = named(&[St::Deprecated, St::DueWithinAYear]);
-        let link = Link::to(LinkView::Keys).partition(&card.partition_id);
+        // The readiness view lists the keys with their successors and evidence of use.
+        let link = Link::to(LinkView::Pqc).partition(&card.partition_id);
         if !past.is_empty() {
             card.items.push(
                 AttentionItem::new(
@@ -321,7 +322,7 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
                     S::Critical,
                     text!(
                         "overview.pqc_past_due",
-                        "{{n}} key(s) disallowed under {{policy}} (each with its signatures over the last 90 days): {{keys}}. Replace them (hsmc pqc names a successor).",
+                        "{{n}} key(s) disallowed under {{policy}} (each with its signatures over the last 90 days): {{keys}}. Replace them (the PQC readiness view and hsmc pqc name a successor).",
                         n = past.len(),
                         policy = &r.policy,
                         keys = past.join(", ")

@@ -82,6 +82,8 @@ pub enum LinkView {
     Partition,
     Keys,
     Hss,
+    /// The post-quantum readiness view.
+    Pqc,
     Stats,
     Audit,
     Settings,
