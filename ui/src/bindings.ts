@@ -1425,9 +1425,9 @@ so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: bool
 
 export type ToolCommand = { tool: string, 
 /**
- * What it does, in words.
+ * What it does, and how it gets the PIN.
  */
-purpose: string, command: string, 
+purpose: Text, command: string, 
 /**
  * Why the line may not work on this token, and what does instead.
  */

@@ -251,7 +251,7 @@ impl<'a> Ctx<'a> {
             ))
             .suggest(text!(
                 "errors.set_hsmc_pin_use_pin",
-                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
+                "Set HSMC_PIN or HSMC_PIN_FILE, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
             ))),
             None => Ok(None),
         }
@@ -267,7 +267,7 @@ impl<'a> Ctx<'a> {
             ))
             .suggest(text!(
                 "errors.set_hsmc_pin_use_pin",
-                "Set HSMC_PIN, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
+                "Set HSMC_PIN or HSMC_PIN_FILE, or use --pin-file / --pin-fd, or run it on a terminal to be asked."
             ))
         })
     }

@@ -18,8 +18,8 @@ use crate::Console;
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ToolCommand {
     pub tool: String,
-    /// What it does, in words.
-    pub purpose: String,
+    /// What it does, and how it gets the PIN.
+    pub purpose: Text,
     pub command: String,
     /// Why the line may not work on this token, and what does instead.
     pub caveat: Option<Text>,
@@ -88,7 +88,7 @@ pub fn tool_commands(
     vec![
         ToolCommand {
             tool: "OpenSSL 3 (pkcs11 engine)".into(),
-            purpose: "sign a file; the PIN is read from PIN-FILE (Debian: libengine-pkcs11-openssl)".into(),
+            purpose: text!("uris.purpose_openssl_engine", "sign a file; the PIN is read from PIN-FILE (Debian: libengine-pkcs11-openssl)"),
             command: format!(
                 "{engine_conf}\nOPENSSL_CONF=pkcs11-engine.cnf openssl dgst{digest} -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign {k} -out FILE.sig FILE"
             ),
@@ -96,7 +96,7 @@ pub fn tool_commands(
         },
         ToolCommand {
             tool: "OpenSSL 3 (pkcs11 provider)".into(),
-            purpose: "sign a file; asks for the PIN (pkcs11-provider, packaged from Debian 13)".into(),
+            purpose: text!("uris.purpose_openssl_provider", "sign a file; asks for the PIN (pkcs11-provider, packaged from Debian 13)"),
             command: format!(
                 "PKCS11_PROVIDER_MODULE={m} openssl dgst{digest} -provider pkcs11 -provider default -sign {k} -out FILE.sig FILE"
             ),
@@ -107,7 +107,7 @@ pub fn tool_commands(
         },
         ToolCommand {
             tool: "osslsigncode".into(),
-            purpose: "Authenticode-sign a Windows binary; the PIN is read from PIN-FILE".into(),
+            purpose: text!("uris.purpose_osslsigncode", "Authenticode-sign a Windows binary; the PIN is read from PIN-FILE"),
             command: format!(
                 "osslsigncode sign -pkcs11module {m} -key {k} -readpass PIN-FILE -certs CERT.pem -h sha256 -in app.exe -out app-signed.exe"
             ),
@@ -115,7 +115,7 @@ pub fn tool_commands(
         },
         ToolCommand {
             tool: "sbsign".into(),
-            purpose: "sign an EFI binary for Secure Boot; asks for the PIN".into(),
+            purpose: text!("uris.purpose_sbsign", "sign an EFI binary for Secure Boot; asks for the PIN"),
             command: format!(
                 "sbsign --engine pkcs11 --key {k} --cert CERT.pem --output grubx64.efi.signed grubx64.efi"
             ),
@@ -123,7 +123,7 @@ pub fn tool_commands(
         },
         ToolCommand {
             tool: "cosign".into(),
-            purpose: "sign a blob (cosign built with PKCS#11 support); asks for the PIN".into(),
+            purpose: text!("uris.purpose_cosign", "sign a blob (cosign built with PKCS#11 support); asks for the PIN"),
             command: format!(
                 "cosign sign-blob --key {} --output-signature FILE.sig FILE",
                 sh(&format!("{key_uri}?module-path={module_path}"))
@@ -132,7 +132,7 @@ pub fn tool_commands(
         },
         ToolCommand {
             tool: "p11tool".into(),
-            purpose: "list the token's objects (GnuTLS); the PIN is read from PIN-FILE".into(),
+            purpose: text!("uris.purpose_p11tool", "list the token's objects (GnuTLS); the PIN is read from PIN-FILE"),
             command: format!(
                 "GNUTLS_PIN=\"$(cat PIN-FILE)\" p11tool --provider={m} --login --list-all {t}"
             ),

@@ -244,7 +244,7 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
           {u.commands.map((c) => (
             <div key={c.tool}>
               <p>
-                <strong>{c.tool}</strong> <span className="muted small">— {c.purpose}</span>{" "}
+                <strong>{c.tool}</strong> <span className="muted small">— {textOf(c.purpose)}</span>{" "}
                 <button onClick={() => copy(c.command)}>{t("objects.copy")}</button>
               </p>
               {c.caveat && (

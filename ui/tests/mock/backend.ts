@@ -2021,7 +2021,10 @@ export function install(cfg: MockConfig = {}) {
             ? [
                 {
                   tool: "OpenSSL 3 (pkcs11 engine)",
-                  purpose: "sign a file; the PIN is read from PIN-FILE",
+                  purpose: text(
+                    "uris.purpose_openssl_engine",
+                    "sign a file; the PIN is read from PIN-FILE (Debian: libengine-pkcs11-openssl)",
+                  ),
                   command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign '${uri}'`,
                   // The built-in partition holds the trail's ML-DSA key.
                   caveat: text(

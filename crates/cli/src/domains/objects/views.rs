@@ -145,7 +145,7 @@ impl Render for UriView {
             );
             let lang = page.lang();
             for c in &self.uri.commands {
-                writeln!(page, "\n# {} — {}", c.tool, c.purpose);
+                writeln!(page, "\n# {} — {}", c.tool, c.purpose.in_lang(lang));
                 if let Some(caveat) = &c.caveat {
                     writeln!(page, "# ! {}", caveat.in_lang(lang));
                 }
