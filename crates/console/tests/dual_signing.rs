@@ -421,22 +421,7 @@ async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_each_signer(
         );
         cms_raw_bundle_verify(&e, &r, f, i, labels).await;
         let p7s = output(&r, i, OutputKind::Cms, labels[0]);
-        let cms_verify = |program: &Path, p: &Path, content: &Path| {
-            run(Command::new(program).args([
-                "cms",
-                "-verify",
-                "-binary",
-                "-inform",
-                "DER",
-                "-in",
-                s(p),
-                "-content",
-                s(content),
-                "-noverify",
-                "-out",
-                "/dev/null",
-            ]))
-        };
+        let cms_verify = common::openssl_cms_verify;
         let openssl_cms = |p: &Path| cms_verify(Path::new("openssl"), p, f);
         let (ok, _) = openssl_cms(&p7s);
         assert!(

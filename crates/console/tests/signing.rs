@@ -216,23 +216,7 @@ async fn outputs_pass_the_outside_and_the_console_verifier(
 /// `openssl cms -verify` of the detached CMS signature `p7s` over `f` (the signer's
 /// certificate not checked).
 fn openssl_cms_verify(kind: &str, p7s: &Path, f: &Path) -> (bool, String) {
-    run_openssl(
-        &openssl_for(kind),
-        &[
-            "cms",
-            "-verify",
-            "-binary",
-            "-inform",
-            "DER",
-            "-in",
-            s(p7s),
-            "-content",
-            s(f),
-            "-noverify",
-            "-out",
-            "/dev/null",
-        ],
-    )
+    common::openssl_cms_verify(&openssl_for(kind), p7s, f)
 }
 
 /// OpenSSL verifies the CMS signature `p7s` and the raw signature `sig` of `f` by a key of

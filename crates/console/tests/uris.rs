@@ -78,7 +78,8 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         b"signed by OpenSSL through the console's URI\n",
     )
     .unwrap();
-    let run_printed = |tool: &str| {
+    // The line of `tool` among `u`'s, and what running it as printed gave.
+    let run_printed = |u: &console::uris::ObjectUri, tool: &str| {
         let c = u.commands.iter().find(|c| c.tool == tool).unwrap();
         let mut cmd = Command::new("sh");
         cmd.current_dir(&dir).arg("-c").arg(&c.command);
@@ -87,7 +88,7 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         }
         (c.clone(), cmd.output().unwrap())
     };
-    let (engine, o) = run_printed("OpenSSL 3 (pkcs11 engine)");
+    let (engine, o) = run_printed(&u, "OpenSSL 3 (pkcs11 engine)");
     let classic = backend == Backend::SoftHsm;
     assert_eq!(
         engine.caveat.is_none(),
@@ -119,15 +120,9 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         )
         .await;
         let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
-        let engine = u.commands.iter().find(|c| c.tool == engine.tool).unwrap();
+        let (engine, o) = run_printed(&u, &engine.tool);
         let caveat = engine.caveat.as_ref().expect("an EdDSA key on the token");
         assert!(caveat.text.contains("Ed25519"), "{}", caveat.text);
-        let mut cmd = Command::new("sh");
-        cmd.current_dir(&dir).arg("-c").arg(&engine.command);
-        for (k, v) in t.env() {
-            cmd.env(k, v);
-        }
-        let o = cmd.output().unwrap();
         assert!(!o.status.success(), "{}", text(&o));
         assert!(text(&o).contains("enumerate"), "{}", text(&o));
     } else {
@@ -139,7 +134,7 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     }
 
     // p11tool, as printed, lists the key under the token URI on every token.
-    let (p11, o) = run_printed("p11tool");
+    let (p11, o) = run_printed(&u, "p11tool");
     assert!(p11.caveat.is_none());
     assert!(o.status.success(), "the printed p11tool line: {}", text(&o));
     assert!(text(&o).contains("uri key; release/1"), "{}", text(&o));

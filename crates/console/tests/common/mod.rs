@@ -172,3 +172,29 @@ pub async fn on<T: Send + 'static>(
     let p = e.c.partition_ref(&e.pid).await.unwrap();
     p.pool.run_async("test.session", f).await.unwrap()
 }
+
+/// `PROGRAM cms -verify` of the detached `p7s` over `content`, the signer's certificate not
+/// checked (`-noverify`): every signer's signature and digest are. (exit 0, stdout+stderr).
+/// `PROGRAM` is Debian's `openssl` or `testkit::openssl35()`.
+pub fn openssl_cms_verify(
+    program: &std::path::Path,
+    p7s: &std::path::Path,
+    content: &std::path::Path,
+) -> (bool, String) {
+    let o = std::process::Command::new(program)
+        .args(["cms", "-verify", "-binary", "-inform", "DER", "-in"])
+        .arg(p7s)
+        .arg("-content")
+        .arg(content)
+        .args(["-noverify", "-out", "/dev/null"])
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
