@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use testkit::{Backend, TestToken};
 
 struct Hsmc {
@@ -2886,6 +2886,7 @@ fn pqc_readiness_from_the_command_line() {
     let used = a_key_is_used_and_another_dated(&h, pin);
     let nist = h.json(pin, &["pqc"]);
     the_trail_says_which_keys_are_used(&nist, &used);
+    the_capacity_costs_the_trail_at_the_successors_probe(&h, pin, &nist);
     nist_ir_8547_classes_and_dates_every_key(&nist);
     let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
     cnsa_2_dates_what_is_outside_its_suite(&h, pin);
@@ -2944,6 +2945,75 @@ fn the_trail_says_which_keys_are_used(v: &Value, signed: &Path) {
     );
 }
 
+/// The one signature of `pqc_ec` (P-256 → ML-DSA-65) is the partition's volume; until
+/// ML-DSA-65 signing is probed there it asks for that probe, and after one it is costed at
+/// the probe's best throughput: 1/60 per second at the peak minute, one HSM.
+fn the_capacity_costs_the_trail_at_the_successors_probe(h: &Hsmc, pin: Option<&str>, v: &Value) {
+    let c = &v["partitions"][0]["capacity"];
+    assert_eq!(
+        (&c["signatures"], &c["peak_per_minute"], &c["peak_per_day"]),
+        (&json!(1), &json!(1), &json!(1)),
+        "{c}"
+    );
+    assert_eq!(c["keys"].as_array().unwrap().len(), 1, "{c}");
+    assert_eq!(
+        (&c["keys"][0]["label"], &c["keys"][0]["costed_as"]),
+        (&json!("pqc_ec"), &json!("ml-dsa-65-sign")),
+        "{c}"
+    );
+    assert_eq!(c["verdict"], "needs_probe", "{c}");
+    assert_eq!(c["operations"][0]["ceiling"], Value::Null, "{c}");
+    let suggested = &v["partitions"][0]["suggested_probes"];
+    assert_eq!(suggested[0]["op_name"], "ml-dsa-65-sign", "{suggested}");
+    let probe = h.json(
+        pin,
+        &[
+            "probe",
+            "--op",
+            "ml-dsa-65-sign",
+            "--sweep",
+            "1,2",
+            "--duration",
+            "0.3",
+        ],
+    );
+    let best = probe["report"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["throughput_per_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(best > 0.0, "{probe}");
+    let after = h.json(pin, &["pqc"]);
+    let c = &after["partitions"][0]["capacity"];
+    let op = &c["operations"][0];
+    assert_eq!(op["ceiling"]["probe_id"], probe["report"]["id"], "{c}");
+    assert_eq!(op["ceiling"]["per_s"].as_f64(), Some(best), "{c}");
+    assert_eq!(
+        (&c["verdict"], &c["hsms"]),
+        (&json!("keeps_up"), &json!(1)),
+        "{c}"
+    );
+    let share = c["peak_share"].as_f64().unwrap();
+    assert!((share - 1.0 / 60.0 / best).abs() < 1e-9, "{c}");
+    assert!(
+        (c["headroom"].as_f64().unwrap() - 0.8 / share).abs() < 1e-6,
+        "{c}"
+    );
+    assert_eq!(
+        after["partitions"][0]["suggested_probes"],
+        json!([]),
+        "{after}"
+    );
+    let text = h.run(pin, &["pqc"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Capacity over 90 days: 1 signature(s); peak 1 per minute")
+            && text.contains("Keeps up: the peak minute takes"),
+        "{text}"
+    );
+}
+
 /// The row of the object `label` of `class` in a `pqc --json` report `v`.
 fn pqc_row(v: &Value, label: &str, class: &str) -> Value {
     v["partitions"][0]["objects"]
@@ -2986,10 +3056,7 @@ fn nist_ir_8547_classes_and_dates_every_key(nist: &Value) {
     let rsa = pqc_row(nist, "pqc_rsa", "PRIVATE_KEY");
     assert_eq!(rsa["algorithm"]["name"], "RSA-2048");
     assert_eq!(rsa["deprecated_after"], "2030-12-31");
-    assert!(
-        rsa["successor"].as_str().unwrap().contains("ML-DSA"),
-        "{rsa}"
-    );
+    assert!(rsa["successor"]["preset"] == "ml-dsa-65", "{rsa}");
 }
 
 /// Every key pkcs11-tool lists is in the table, and nothing else: how many it lists.
@@ -3035,8 +3102,8 @@ fn cnsa_2_dates_what_is_outside_its_suite(h: &Hsmc, pin: Option<&str>) {
         "2033-12-31"
     );
     assert_eq!(
-        pqc_row(&cnsa, "pqc_aes128", "SECRET_KEY")["successor"],
-        "AES-256"
+        pqc_row(&cnsa, "pqc_aes128", "SECRET_KEY")["successor"]["preset"],
+        "aes-256"
     );
 }
 

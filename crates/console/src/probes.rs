@@ -339,6 +339,33 @@ impl Console {
         Ok(out)
     }
 
+    /// The latest finished run of the operation `op_name` on `partition` through the pool
+    /// (the integration profile's runs measure something else).
+    pub async fn latest_probe(
+        &self,
+        partition: &str,
+        op_name: &str,
+    ) -> ApiResult<Option<ProbeReport>> {
+        let db = self.probe_db().await?;
+        let rows = sqlx::query(
+            "SELECT report FROM probe_runs WHERE partition_id = ? AND op = ? ORDER BY created_at DESC LIMIT 50",
+        )
+        .bind(partition)
+        .bind(op_name)
+        .fetch_all(&db)
+        .await
+        .map_err(store_error)?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| row.try_get::<String, _>("report").ok())
+            .filter_map(|text| serde_json::from_str::<ProbeReport>(&text).ok())
+            .find(|r| {
+                !r.cancelled
+                    && r.request.profile == bench::probe::CallProfile::Pool
+                    && !r.runs.is_empty()
+            }))
+    }
+
     pub async fn probe_report(&self, id: &str) -> ApiResult<ProbeReport> {
         let db = self.probe_db().await?;
         let row = sqlx::query("SELECT report FROM probe_runs WHERE id = ?")

@@ -22,7 +22,7 @@ pub struct Assessed {
     #[serde(flatten)]
     pub verdict: Verdict,
     /// What to move to, when the policy dates it or leaves it outside.
-    pub successor: Option<String>,
+    pub successor: Option<Successor>,
     /// The key's `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`), where set.
     pub start_date: Option<String>,
     pub end_date: Option<String>,
@@ -109,7 +109,7 @@ pub fn assess(objects: &[ObjectSummary], policy: &Policy, today: Date) -> Vec<As
         let alg = classify::of_key(o, rsa_bits_of_pair(objects, o));
         let purpose = purpose_of(o);
         let verdict = policy.judge(&alg, purpose, today);
-        let successor = successor(&alg, purpose, &verdict, policy);
+        let successor = successor(&alg, purpose, &verdict, policy, &o.class, &o.label);
         Assessed {
             object_class: o.class.clone(),
             label: o.label.clone(),
@@ -139,33 +139,90 @@ fn rsa_bits_of_pair(objects: &[ObjectSummary], o: &ObjectSummary) -> Option<u32>
         .find_map(|p| p.algorithm.strip_prefix("RSA-")?.parse().ok())
 }
 
-/// The successor by purpose (release and CA signing → ML-DSA-65, or ML-DSA-87 under CNSA
-/// 2.0, with LMS/HSS for firmware; key establishment → ML-KEM-768, or ML-KEM-1024; AES →
-/// AES-256), for what the policy dates or leaves outside.
+/// What to move a key to: the key-generation preset (`hsmc keys gen -a PRESET`, the
+/// generate dialog's preset) and why, as the readiness view and `hsmc pqc` say it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Successor {
+    /// `ml-dsa-65`, `ml-dsa-87`, `ml-kem-768`, `ml-kem-1024`, `aes-256` or `generic-secret`.
+    pub preset: String,
+    pub advice: Advice,
+}
+
+/// Why that successor (each has a catalog text `pqc.advice_<advice>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Advice {
+    /// Release signing: ML-DSA-65 (ML-DSA-87 for the highest category; firmware: LMS/HSS).
+    Signing,
+    /// Any signing under CNSA 2.0: ML-DSA-87 (LMS/HSS for firmware).
+    SigningCnsa,
+    /// A CA's key: ML-DSA-87.
+    Ca,
+    /// A certificate: issue its successor for an ML-DSA key.
+    Certificate,
+    /// Key establishment: ML-KEM-768 (ML-KEM-1024 for the highest category).
+    Kem,
+    /// Key establishment under CNSA 2.0: ML-KEM-1024.
+    KemCnsa,
+    Aes,
+    Secret,
+}
+
+impl Successor {
+    fn new(preset: &str, advice: Advice) -> Successor {
+        Successor {
+            preset: preset.into(),
+            advice,
+        }
+    }
+}
+
+/// Whether a label names a CA's key: "root", "ca" or "issuing" as a word of it.
+fn is_ca_label(label: &str) -> bool {
+    label
+        .split(['_', '-', '.', ' '])
+        .any(|w| ["root", "ca", "issuing"].contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// The successor by purpose, for what the policy dates or leaves outside: release signing
+/// → ML-DSA-65 (ML-DSA-87 under CNSA 2.0), CA keys → ML-DSA-87, key establishment →
+/// ML-KEM-768 (ML-KEM-1024 under CNSA 2.0), AES → AES-256. What the key may do decides;
+/// a key that says nothing is taken by its algorithm (ECDSA, EdDSA, ML-DSA: signing).
 fn successor(
     alg: &Algorithm,
     purpose: Option<Purpose>,
     v: &Verdict,
     policy: &Policy,
-) -> Option<String> {
+    object_class: &str,
+    label: &str,
+) -> Option<Successor> {
     if v.status == Status::Unjudged
         || (v.deprecated_after.is_none() && v.disallowed_after.is_none())
     {
         return None;
     }
     let cnsa = policy.name.contains("CNSA");
-    let signing = purpose == Some(Purpose::Signing)
-        || matches!(
+    let signing = match purpose {
+        Some(p) => p == Purpose::Signing,
+        None => matches!(
             alg.family,
             Family::MlDsa | Family::SlhDsa | Family::HssLms | Family::Eddsa | Family::Ecdsa
-        );
-    Some(match (alg.class, alg.family) {
-        (QuantumClass::NotQuantumRelevant, Family::Aes) => "AES-256".into(),
-        (QuantumClass::NotQuantumRelevant, _) => "a 256-bit secret".into(),
-        _ if signing && cnsa => "ML-DSA-87 (LMS/HSS for firmware)".into(),
-        _ if signing => "ML-DSA-65, or ML-DSA-87 for CA keys (LMS/HSS or ML-DSA-87 for firmware); sign with both during the transition".into(),
-        _ if cnsa => "ML-KEM-1024".into(),
-        _ => "ML-KEM-768 (ML-KEM-1024 for the highest category)".into(),
+        ),
+    };
+    Some(match alg.class {
+        QuantumClass::NotQuantumRelevant if alg.family == Family::Aes => {
+            Successor::new("aes-256", Advice::Aes)
+        }
+        QuantumClass::NotQuantumRelevant => Successor::new("generic-secret", Advice::Secret),
+        _ if object_class == "CERTIFICATE" => Successor::new(
+            if cnsa { "ml-dsa-87" } else { "ml-dsa-65" },
+            Advice::Certificate,
+        ),
+        _ if signing && is_ca_label(label) => Successor::new("ml-dsa-87", Advice::Ca),
+        _ if signing && cnsa => Successor::new("ml-dsa-87", Advice::SigningCnsa),
+        _ if signing => Successor::new("ml-dsa-65", Advice::Signing),
+        _ if cnsa => Successor::new("ml-kem-1024", Advice::KemCnsa),
+        _ => Successor::new("ml-kem-768", Advice::Kem),
     })
 }
 
@@ -231,7 +288,7 @@ pub fn certificate(c: &CertificateInput<'_>, policy: &Policy, today: Date) -> As
         .into_iter()
         .max_by(|a, b| rank(&a.1).cmp(&rank(&b.1)))
         .expect("two algorithms");
-    let successor = successor(&alg, purpose, &verdict, policy);
+    let successor = successor(&alg, purpose, &verdict, policy, "CERTIFICATE", c.label);
     Assessed {
         object_class: "CERTIFICATE".into(),
         label: c.label.to_string(),

@@ -394,3 +394,55 @@ fn a_policy_file_is_refused_with_the_line_at_fault() {
     );
     assert_eq!(rows[0].verdict.status, Status::PastDue);
 }
+
+/// The successor by purpose, as the issue states it: release signing → ML-DSA-65 (ML-DSA-87
+/// under CNSA 2.0), CA keys → ML-DSA-87, key establishment → ML-KEM-768 (ML-KEM-1024 under
+/// CNSA 2.0), AES → AES-256. What a key may do decides, not its family: a P-384 key that
+/// only derives is a key-establishment key.
+#[test]
+fn successors_follow_what_the_key_does() {
+    let mut agreement = key("EC", "ECDSA P-384", None, false);
+    agreement.capabilities = Capabilities {
+        derive: true,
+        ..Default::default()
+    };
+    let mut ca = key("RSA", "RSA-3072", None, true);
+    ca.label = "issuing-ca-2026".into();
+    let keys = [
+        key("RSA", "RSA-2048", None, true),
+        agreement,
+        ca,
+        key("AES", "AES-128", None, false),
+    ];
+    let today = date!(2026 - 12 - 06);
+    let preset = |policy: &str| -> Vec<(String, Option<String>)> {
+        assess(&keys, &Policy::builtin(policy).unwrap(), today)
+            .into_iter()
+            .map(|a| (a.label, a.successor.map(|s| s.preset)))
+            .collect()
+    };
+    let named = |v: [(&str, Option<&str>); 4]| -> Vec<(String, Option<String>)> {
+        v.iter()
+            .map(|(l, p)| (l.to_string(), p.map(String::from)))
+            .collect()
+    };
+    assert_eq!(
+        preset("nist"),
+        named([
+            ("RSA-2048", Some("ml-dsa-65")),
+            ("ECDSA P-384", Some("ml-kem-768")),
+            ("issuing-ca-2026", Some("ml-dsa-87")),
+            // NIST IR 8547 dates no AES key: nothing to move to.
+            ("AES-128", None),
+        ])
+    );
+    assert_eq!(
+        preset("cnsa2"),
+        named([
+            ("RSA-2048", Some("ml-dsa-87")),
+            ("ECDSA P-384", Some("ml-kem-1024")),
+            ("issuing-ca-2026", Some("ml-dsa-87")),
+            ("AES-128", Some("aes-256")),
+        ])
+    );
+}

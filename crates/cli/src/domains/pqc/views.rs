@@ -2,6 +2,7 @@
 
 use console::pqc::Readiness;
 use console::ApiResult;
+use hsmc_pqc::capacity::{Capacity, CapacityVerdict};
 use hsmc_pqc::Status;
 use serde::Serialize;
 
@@ -19,6 +20,79 @@ fn status_word(s: Status) -> &'static str {
         Status::Deprecated => "DEPRECATED",
         Status::PastDue => "PAST DUE",
         Status::Unjudged => "CHECK BY HAND",
+    }
+}
+
+/// The partition's signing volume and whether it keeps up with the successors.
+fn capacity(page: &mut Page, c: &Capacity) {
+    writeln!(page);
+    if c.signatures == 0 {
+        writeln!(
+            page,
+            "  Capacity: the trail records no signature on this partition in the last {} days.",
+            c.window_days
+        );
+        return;
+    }
+    writeln!(
+        page,
+        "  Capacity over {} days: {} signature(s); peak {} per minute ({}), {} per day ({}).",
+        c.window_days,
+        c.signatures,
+        c.peak_per_minute,
+        c.peak_minute.as_deref().unwrap_or("-"),
+        c.peak_per_day,
+        c.peak_day.as_deref().unwrap_or("-")
+    );
+    for o in &c.operations {
+        match &o.ceiling {
+            Some(ceiling) => writeln!(
+                page,
+                "  As {}: {} keys, {:.2}/s at the peak minute against {:.1}/s measured by {} ({}){}.",
+                o.op,
+                o.keys,
+                o.needed_per_s,
+                ceiling.per_s,
+                ceiling.probe_id,
+                ceiling.measured_at.get(..10).unwrap_or(&ceiling.measured_at),
+                if ceiling.client_bound {
+                    "; that probe hit this computer's limit, not the HSM's"
+                } else {
+                    ""
+                }
+            ),
+            None => writeln!(
+                page,
+                "  As {}: {} keys, {:.2}/s at the peak minute; not probed on this partition yet (hsmc probe --op {} --sweep 1,2,4,8,16 --duration 3).",
+                o.op, o.keys, o.needed_per_s, o.op
+            ),
+        }
+    }
+    match c.verdict {
+        CapacityVerdict::KeepsUp | CapacityVerdict::DoesNotKeepUp => writeln!(
+            page,
+            "  {}: the peak minute takes {:.1} % of one HSM; headroom ×{:.1}; {} HSM(s) at 80 % of the ceiling.",
+            if c.verdict == CapacityVerdict::KeepsUp {
+                "Keeps up"
+            } else {
+                "DOES NOT KEEP UP"
+            },
+            100.0 * c.peak_share.unwrap_or(0.0),
+            c.headroom.unwrap_or(0.0),
+            c.hsms.unwrap_or(1)
+        ),
+        CapacityVerdict::NeedsProbe => writeln!(
+            page,
+            "  Whether it keeps up: run the probes above first."
+        ),
+        CapacityVerdict::NoUse => {}
+    }
+    if c.uncosted_signatures > 0 {
+        writeln!(
+            page,
+            "  {} signatures by keys no probe operation fits are not costed.",
+            c.uncosted_signatures
+        );
     }
 }
 
@@ -64,7 +138,9 @@ impl Render for ReadinessView {
                             .disallowed_after
                             .clone()
                             .unwrap_or_else(|| "-".into()),
-                        o.successor.clone().unwrap_or_else(|| "-".into()),
+                        o.successor
+                            .as_ref()
+                            .map_or_else(|| "-".into(), |s| s.preset.clone()),
                         if o.evidence.seen {
                             o.evidence.uses_90_days.to_string()
                         } else {
@@ -93,6 +169,7 @@ impl Render for ReadinessView {
                 ],
                 &rows,
             );
+            capacity(page, &p.capacity);
         }
         Ok(())
     }

@@ -6,11 +6,16 @@
 
 use std::path::PathBuf;
 
+use hsmc_pqc::capacity::Capacity;
 use hsmc_pqc::{Assessed, Counts, Policy};
 use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::{text, Console};
+
+mod capacity;
+
+pub use capacity::{SuggestedProbe, WINDOW_DAYS};
 
 /// One partition's keys, judged.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -20,6 +25,10 @@ pub struct PartitionReadiness {
     pub serial: String,
     pub counts: Counts,
     pub objects: Vec<Assessed>,
+    /// Its signing volume from the trail and whether it keeps up with the successors.
+    pub capacity: Capacity,
+    /// Probes to run for what the capacity needs and no probe measured yet.
+    pub suggested_probes: Vec<SuggestedProbe>,
 }
 
 /// The readiness of every partition asked for, under one policy, on one day.
@@ -213,12 +222,16 @@ impl Console {
                 row.evidence = evidence(&uses, &read.partition.id, row);
             }
             hsmc_pqc::rank(&mut rows);
+            let (capacity, suggested_probes) =
+                self.capacity_of(&read.partition.id, &rows, &uses).await;
             out.push(PartitionReadiness {
                 partition_id: read.partition.id.clone(),
                 partition_label: read.partition.label.clone(),
                 serial: read.partition.serial.clone(),
                 counts: hsmc_pqc::counts(&rows),
                 objects: rows,
+                capacity,
+                suggested_probes,
             });
             reads.push(read);
         }
