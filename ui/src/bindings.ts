@@ -3,6 +3,8 @@
 
 export type Action = "use_keys" | "generate_keys" | "import_objects" | "edit_attributes" | "delete_objects" | "wrap_keys" | "unwrap_keys" | "change_own_pin" | "set_user_pin" | "set_role_pin" | "init_token" | "trust_keys";
 
+export type Advice = "signing" | "signing_cnsa" | "ca" | "certificate" | "kem" | "kem_cnsa" | "aes" | "secret";
+
 export type Algorithm = { 
 /**
  * "RSA-2048", "ECDSA P-256", "Ed25519", "ML-DSA-65", "AES-256", "HSS/LMS", …
@@ -48,7 +50,7 @@ unique_id: string | null, algorithm: Algorithm, purpose: Purpose | null,
 /**
  * What to move to, when the policy dates it or leaves it outside.
  */
-successor: string | null, 
+successor: Successor | null, 
 /**
  * The key's `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`), where set.
  */
@@ -168,7 +170,66 @@ export type CallProfile = "pool" | "session-per-call" | "find-per-call";
 
 export type Capabilities = { sign: boolean, verify: boolean, encrypt: boolean, decrypt: boolean, wrap: boolean, unwrap: boolean, derive: boolean, encapsulate: boolean, decapsulate: boolean, };
 
+export type Capacity = { window_days: number, 
+/**
+ * Signatures in the window.
+ */
+signatures: number, peak_per_minute: number, 
+/**
+ * `YYYY-MM-DDTHH:MM` (UTC).
+ */
+peak_minute: string | null, peak_per_day: number, 
+/**
+ * `YYYY-MM-DD`.
+ */
+peak_day: string | null, 
+/**
+ * Keys with signatures in the window, busiest first.
+ */
+keys: Array<KeyLoad>, 
+/**
+ * By the operation the load moves to.
+ */
+operations: Array<OperationLoad>, 
+/**
+ * Signatures no probe operation fits (not costed).
+ */
+uncosted_signatures: number, 
+/**
+ * The busiest minute's load on one HSM with the successors, as a share of its ceiling.
+ */
+peak_share: number | null, 
+/**
+ * How many times the busiest minute could grow within 80 % of the ceiling.
+ */
+headroom: number | null, 
+/**
+ * HSMs the busiest minute takes at 80 % of the ceiling.
+ */
+hsms: number | null, verdict: CapacityVerdict, };
+
 export type CapacityPlan = { target_per_s: number, ceiling_per_s: number, hsms: number, per_hsm_per_s: number, pool_size_per_hsm: number, explanation: string, };
+
+export type CapacityVerdict = "no_use" | "needs_probe" | "keeps_up" | "does_not_keep_up";
+
+export type Ceiling = { 
+/**
+ * The probe operation (`ml-dsa-65-sign`).
+ */
+op: string, 
+/**
+ * The best throughput of the run (operations per second).
+ */
+per_s: number, probe_id: string, 
+/**
+ * When it was measured (RFC 3339).
+ */
+measured_at: string, 
+/**
+ * The probe found the ceiling on the computer that ran it, not in the HSM (its own CPU
+ * was saturated): the HSM may do more.
+ */
+client_bound: boolean, };
 
 export type CertificateDetails = { handle: number, label: string, id_hex: string, info: CertificateInfo, 
 /**
@@ -636,6 +697,12 @@ export type JobEvent = { "kind": "progress", done: number, total: number, } | { 
 
 export type KeyDetails = { summary: ObjectSummary, attributes: Array<AttributeView>, public_key: PublicKeyView | null, };
 
+export type KeyLoad = { label: string, id_hex: string, algorithm: string, 
+/**
+ * The probe operation its signatures are costed at (`None`: none fits, not costed).
+ */
+costed_as: string | null, signatures: number, peak_per_minute: number, peak_per_day: number, };
+
 export type KeySpec = { "kind": "ml-dsa", set: MlDsaSet, } | { "kind": "ml-kem", set: MlKemSet, } | { "kind": "slh-dsa", set: SlhDsaSet, } | { "kind": "hss", params: HssParams, } | { "kind": "ec", curve: Curve, } | { "kind": "rsa", bits: number, } | { "kind": "aes", bits: number, } | { "kind": "generic-secret", bits: number, };
 
 export type KeySpecInfo = { display: string, suggested_label: string, 
@@ -895,6 +962,32 @@ export type OpenPgpKeyView = { algorithm: PgpAlgorithm,
  */
 fingerprint: string | null, created: string | null, };
 
+export type OperationLoad = { 
+/**
+ * The probe operation (`ml-dsa-65-sign`).
+ */
+op: string, 
+/**
+ * The keys costed at it.
+ */
+keys: number, 
+/**
+ * Their signatures in their busiest minute together.
+ */
+peak_per_minute: number, 
+/**
+ * That minute's rate (operations per second).
+ */
+needed_per_s: number, 
+/**
+ * The latest probe of it on this partition (`None`: not probed yet).
+ */
+ceiling: Ceiling | null, 
+/**
+ * `needed_per_s` as a share of the ceiling.
+ */
+share: number | null, };
+
 export type OutputKind = "cms" | "raw" | "bundle" | "manifest" | "manifest_signature" | "public_key" | "openpgp" | "openpgp_binary" | "minisign" | "manifest_cleartext" | "sshsig" | "succession" | "openpgp_cleartext";
 
 export type OutputView = { format: OutputKind, path: string, 
@@ -952,7 +1045,15 @@ ha: Array<HaSummary>, holds_audit_key: boolean,
  */
 items: Array<AttentionItem>, };
 
-export type PartitionReadiness = { partition_id: string, partition_label: string, serial: string, counts: Counts, objects: Array<Assessed>, };
+export type PartitionReadiness = { partition_id: string, partition_label: string, serial: string, counts: Counts, objects: Array<Assessed>, 
+/**
+ * Its signing volume from the trail and whether it keeps up with the successors.
+ */
+capacity: Capacity, 
+/**
+ * Probes to run for what the capacity needs and no probe measured yet.
+ */
+suggested_probes: Array<SuggestedProbe>, };
 
 export type PartitionView = { id: string, module_id: string, module_path: string, slot_id: number, builtin: boolean, token: TokenView, logged_in: UserKind | null, 
 /**
@@ -1301,6 +1402,22 @@ fingerprint: string,
 public_key: string, };
 
 export type SuccessionMade = { statement_path: string, signatures: Array<string>, statement: Statement, };
+
+export type Successor = { 
+/**
+ * `ml-dsa-65`, `ml-dsa-87`, `ml-kem-768`, `ml-kem-1024`, `aes-256` or `generic-secret`.
+ */
+preset: string, advice: Advice, };
+
+export type SuggestedProbe = { 
+/**
+ * `ml-dsa-65-sign`.
+ */
+op_name: string, 
+/**
+ * A sweep over 1–16 workers, 3 s each, through the pool.
+ */
+request: ProbeRequest, };
 
 export type SweepPoint = { workers: number, throughput_per_s: number, mean_us: number, p99_us: number, 
 /**

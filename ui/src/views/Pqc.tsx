@@ -8,7 +8,7 @@
 import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
-import type { Assessed, Counts, PqcStatus, QuantumClass, Readiness } from "../bindings";
+import type { Assessed, Counts, PqcStatus, QuantumClass, Readiness, Successor } from "../bindings";
 import { BarChart, type BarSpec } from "../charts/Chart";
 import { Badge, EmptyState, ErrorBox, Field } from "../components";
 import { useFormat } from "../i18n";
@@ -17,15 +17,10 @@ import { useAudit, useConnections, useJumps, useNavigate, useSettings, useToast 
 import { useConsoleEvent } from "../state/events";
 import { useCommand } from "../useCommand";
 import { GenerateDialog } from "./GenerateDialog";
+import { CapacityCard } from "./PqcCapacity";
 
 /// An object with the partition it is on.
 export type Row = Assessed & { partition_id: string; partition_label: string };
-
-/// What to move to, as the key generation dialog's preset and the advice shown.
-export interface Successor {
-  preset: string;
-  advice: "signing" | "signing_cnsa" | "ca" | "certificate" | "kem" | "kem_cnsa" | "aes" | "secret";
-}
 
 const CLASS_TONE: Record<Assessed["algorithm"]["class"], "ok" | "warn" | "bad" | "info" | "neutral"> = {
   "quantum-vulnerable": "bad",
@@ -65,28 +60,6 @@ const OBJECT_KEY = {
 const objectKind = (cls: string) => OBJECT_KEY[cls as keyof typeof OBJECT_KEY] ?? OBJECT_KEY.SECRET_KEY;
 /// Deprecated in the first series colour, disallowed in red (and named in the legend).
 const TIMELINE_COLORS: BarSpec["colors"] = [2, "bad"];
-
-/// A CA's key by its label ("root", "ca", "issuing" as a word of it).
-const CA_LABEL = /(^|[_\-. ])(root|ca|issuing)([_\-. ]|$)/i;
-const SIGNING_FAMILIES = ["ml-dsa", "slh-dsa", "hss-lms", "eddsa", "ecdsa"];
-
-/// The successor by purpose: release signing → ML-DSA-65 (ML-DSA-87 under CNSA 2.0), CA keys
-/// → ML-DSA-87, key establishment → ML-KEM-768 (ML-KEM-1024 under CNSA 2.0), AES → AES-256.
-/// None when the policy dates nothing for the object (the backend names no successor).
-export function successorOf(row: Assessed, policyName: string): Successor | null {
-  if (row.successor === null) return null;
-  const cnsa = policyName.includes("CNSA");
-  const { family, class: cls } = row.algorithm;
-  if (cls === "not-quantum-relevant")
-    return family === "aes" ? { preset: "aes-256", advice: "aes" } : { preset: "generic-secret", advice: "secret" };
-  if (row.object_class === "CERTIFICATE") return { preset: cnsa ? "ml-dsa-87" : "ml-dsa-65", advice: "certificate" };
-  // What the key does decides; a key that says nothing, its algorithm (ECDSA, ML-DSA: signing).
-  if (row.purpose === "signing" || (row.purpose === null && SIGNING_FAMILIES.includes(family))) {
-    if (CA_LABEL.test(row.label)) return { preset: "ml-dsa-87", advice: "ca" };
-    return cnsa ? { preset: "ml-dsa-87", advice: "signing_cnsa" } : { preset: "ml-dsa-65", advice: "signing" };
-  }
-  return cnsa ? { preset: "ml-kem-1024", advice: "kem_cnsa" } : { preset: "ml-kem-768", advice: "kem" };
-}
 
 /// The classical algorithm in a label ("rsa_2048", "p256", "ed25519").
 const CLASSICAL_IN_LABEL = /(rsa|aes)[_-]?\d{3,4}|ecdsa[_-]?p?[_-]?\d{3}|ec[_-]?p[_-]?\d{3}|p[_-]?(256|384|521)|ed25519|ed448|ecdsa|rsa/i;
@@ -251,7 +224,7 @@ function ActionCell({ row, successor, onGenerate }: { row: Row; successor: Succe
   );
 }
 
-function ObjectsTable({ rows, policy, onGenerate }: { rows: Row[]; policy: string; onGenerate: (r: Row, s: Successor) => void }) {
+function ObjectsTable({ rows, onGenerate }: { rows: Row[]; onGenerate: (r: Row, s: Successor) => void }) {
   const { t } = useTranslation();
   const onKey = (e: KeyboardEvent<HTMLTableRowElement>, r: Row, s: Successor | null) => {
     if (e.target !== e.currentTarget) return;
@@ -281,7 +254,7 @@ function ObjectsTable({ rows, policy, onGenerate }: { rows: Row[]; policy: strin
       </thead>
       <tbody>
         {rows.map((r) => {
-          const s = successorOf(r, policy);
+          const s = r.successor;
           return (
             <tr
               key={`${r.partition_id}-${r.object_class}-${r.unique_id ?? r.id_hex}-${r.label}`}
@@ -470,7 +443,12 @@ export function PqcView() {
           <section className="card chart">
             <Timeline rows={rows} policy={policyName} today={readiness.date} />
           </section>
-          <ObjectsTable rows={rows} policy={policyName} onGenerate={(row, successor) => setGen({ row, successor })} />
+          {readiness.partitions
+            .filter((p) => scope === ALL || p.partition_id === scope)
+            .map((p) => (
+              <CapacityCard key={p.partition_id} partition={p} onProbed={() => policy && void load(null, policy)} />
+            ))}
+          <ObjectsTable rows={rows} onGenerate={(row, successor) => setGen({ row, successor })} />
         </>
       ) : (
         loading && <p className="muted">{t("pqc.reading")}</p>

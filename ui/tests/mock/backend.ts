@@ -404,17 +404,19 @@ export function install(cfg: MockConfig = {}) {
       }
     };
     const days = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().replace(/\.\d+Z$/, "Z");
+    // Both release keys signed last in the same minute (the capacity's busiest).
+    const lately = days(2);
     pair("release_rsa_2048", "RSA-2048", hex(5001), "RSA");
     pqcEvidence.set(hex(5001), {
       seen: true,
-      last_use: days(2),
+      last_use: lately,
       uses_30_days: 12,
       uses_90_days: 40,
       recent_artifacts: ["app-2.4.1.tar.gz", "app-2.4.0.tar.gz", "app-2.3.9.tar.gz"],
     });
     pair("test_p256", "ECDSA P-256", hex(5002), "EC");
     pair("release_ml_dsa_65", "ML-DSA-65", hex(5003), "ML_DSA");
-    pqcEvidence.set(hex(5003), { seen: true, last_use: days(2), uses_30_days: 3, uses_90_days: 3, recent_artifacts: ["app-2.4.1.tar.gz"] });
+    pqcEvidence.set(hex(5003), { seen: true, last_use: lately, uses_30_days: 3, uses_90_days: 3, recent_artifacts: ["app-2.4.1.tar.gz"] });
     keys.push(summary(handle++, "backup_aes_256", "SECRET_KEY", "AES-256", hex(5004)));
     const legacy = summary(handle++, "legacy_rsa_1024", "PRIVATE_KEY", "RSA-1024", hex(5005));
     legacy.key_type = "RSA";
@@ -751,6 +753,12 @@ export function install(cfg: MockConfig = {}) {
       (o) => pqcEvidence.get(o.id_hex) ?? none,
       (o) => (o.label === "codesign_2026" ? { key: "ECDSA P-256", sig: "ecdsa-with-SHA256" } : null),
       cfg.today ?? new Date().toISOString().slice(0, 10),
+      (op) => {
+        const r = [...probes].reverse().find((p) => p.op_name === op && p.partition_id === PARTITION && !p.cancelled);
+        if (!r) return null;
+        const best = Math.max(...r.runs.map((x) => x.throughput_per_s));
+        return { op, per_s: best, probe_id: r.id, measured_at: r.created_at, client_bound: false };
+      },
     );
   }
 

@@ -5,14 +5,19 @@
 import type {
   Algorithm,
   Assessed,
+  Capacity,
+  Ceiling,
   Counts,
   Evidence,
   Family,
+  MlDsaSet,
   ObjectSummary,
   PqcStatus,
   Purpose,
   QuantumClass,
   Readiness,
+  Successor,
+  SuggestedProbe,
 } from "../../src/bindings";
 
 const ALGORITHMS: Record<string, [Family, number | null, number]> = {
@@ -94,6 +99,22 @@ export const POLICY_NAMES: Record<string, [string, string]> = {
   cnsa2: ["CNSA 2.0", "NSA CNSA 2.0 (CSA, 2022-09; FAQ 2024-12)"],
 };
 
+const CA_LABEL = /(^|[_\-. ])(root|ca|issuing)([_\-. ]|$)/i;
+const SIGNING_FAMILIES: Family[] = ["ml-dsa", "slh-dsa", "hss-lms", "eddsa", "ecdsa"];
+
+/// The successor by purpose (hsmc_pqc::assess): what the key may do decides, a key that says
+/// nothing goes by its family.
+function successorOf(o: ObjectSummary, a: Algorithm, purpose: Purpose | null, policy: string, cert: boolean): Successor {
+  const cnsa = policy === "cnsa2";
+  if (a.class === "not-quantum-relevant")
+    return a.family === "aes" ? { preset: "aes-256", advice: "aes" } : { preset: "generic-secret", advice: "secret" };
+  if (cert) return { preset: cnsa ? "ml-dsa-87" : "ml-dsa-65", advice: "certificate" };
+  const signing = purpose ? purpose === "signing" : SIGNING_FAMILIES.includes(a.family);
+  if (signing && CA_LABEL.test(o.label)) return { preset: "ml-dsa-87", advice: "ca" };
+  if (signing) return cnsa ? { preset: "ml-dsa-87", advice: "signing_cnsa" } : { preset: "ml-dsa-65", advice: "signing" };
+  return cnsa ? { preset: "ml-kem-1024", advice: "kem_cnsa" } : { preset: "ml-kem-768", advice: "kem" };
+}
+
 function assessed(
   o: ObjectSummary,
   policy: string,
@@ -122,7 +143,7 @@ function assessed(
     deprecated_after: r?.deprecated ?? null,
     disallowed_after: r?.disallowed ?? null,
     status: st,
-    successor: dated ? "(named by purpose)" : null,
+    successor: dated ? successorOf(o, alg, purpose, policy, cert !== null) : null,
     start_date: o.start_date,
     end_date: o.end_date,
     evidence: cert ? { seen: false, last_use: null, uses_30_days: 0, uses_90_days: 0, recent_artifacts: [] } : evidence,
@@ -150,6 +171,94 @@ export function counts(rows: Assessed[]): Counts {
   return c;
 }
 
+/// The probe operation a key's signatures are costed at (hsmc_pqc::capacity::costed_as).
+function costedAs(r: Assessed): string | null {
+  const preset = r.successor?.preset ?? (["ml-dsa", "ml-kem"].includes(r.algorithm.family) ? r.algorithm.name.toLowerCase() : null);
+  if (!preset) return null;
+  if (preset.startsWith("ml-dsa-")) return `${preset}-sign`;
+  if (preset.startsWith("ml-kem-")) return `${preset}-decaps`;
+  return null;
+}
+
+/// The partition's capacity (hsmc_pqc::capacity), from each used private key's signatures in
+/// the last 90 days, recorded at its last use; and the probes to run where none was.
+function capacity(rows: Assessed[], ceilingOf: (op: string) => Ceiling | null): [Capacity, SuggestedProbe[]] {
+  const used = rows.filter((r) => r.object_class === "PRIVATE_KEY" && r.evidence.uses_90_days > 0 && r.evidence.last_use);
+  const minute = new Map<string, number>();
+  const day = new Map<string, number>();
+  const ops = new Map<string, { keys: number; minutes: Map<string, number> }>();
+  for (const r of used) {
+    const at = r.evidence.last_use!;
+    const n = r.evidence.uses_90_days;
+    minute.set(at.slice(0, 16), (minute.get(at.slice(0, 16)) ?? 0) + n);
+    day.set(at.slice(0, 10), (day.get(at.slice(0, 10)) ?? 0) + n);
+    const op = costedAs(r);
+    if (op) {
+      const o = ops.get(op) ?? { keys: 0, minutes: new Map<string, number>() };
+      o.keys += 1;
+      o.minutes.set(at.slice(0, 16), (o.minutes.get(at.slice(0, 16)) ?? 0) + n);
+      ops.set(op, o);
+    }
+  }
+  const peak = (m: Map<string, number>): [number, string | null] => {
+    const [at, n] = [...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0] ?? [null, 0];
+    return [n, at];
+  };
+  const [perMinute, atMinute] = peak(minute);
+  const [perDay, atDay] = peak(day);
+  const operations = [...ops.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([op, o]) => {
+      const ceiling = ceilingOf(op);
+      const [busiest] = peak(o.minutes);
+      const needed = busiest / 60;
+      return { op, keys: o.keys, peak_per_minute: busiest, needed_per_s: needed, ceiling, share: ceiling ? needed / ceiling.per_s : null };
+    });
+  const signatures = used.reduce((a, r) => a + r.evidence.uses_90_days, 0);
+  const probed = operations.length > 0 && operations.every((o) => o.ceiling);
+  const share = probed ? operations.reduce((a, o) => a + (o.share ?? 0), 0) : null;
+  const c: Capacity = {
+    window_days: 90,
+    signatures,
+    peak_per_minute: perMinute,
+    peak_minute: atMinute,
+    peak_per_day: perDay,
+    peak_day: atDay,
+    keys: used.map((r) => ({
+      label: r.label,
+      id_hex: r.id_hex,
+      algorithm: r.algorithm.name,
+      costed_as: costedAs(r),
+      signatures: r.evidence.uses_90_days,
+      peak_per_minute: r.evidence.uses_90_days,
+      peak_per_day: r.evidence.uses_90_days,
+    })),
+    operations,
+    uncosted_signatures: used.filter((r) => !costedAs(r)).reduce((a, r) => a + r.evidence.uses_90_days, 0),
+    peak_share: share,
+    headroom: share ? 0.8 / share : null,
+    hsms: share === null ? null : Math.max(1, Math.ceil(share / 0.8)),
+    verdict: signatures === 0 ? "no_use" : share === null ? "needs_probe" : share <= 0.8 ? "keeps_up" : "does_not_keep_up",
+  };
+  const probes: SuggestedProbe[] = operations
+    .filter((o) => !o.ceiling)
+    .map((o) => {
+      const [, set] = /^ml-dsa-(\d+)-sign$/.exec(o.op) ?? [];
+      return {
+        op_name: o.op,
+        request: {
+          op: { op: "ml-dsa-sign", set: `ML-DSA-${set ?? "65"}` as MlDsaSet },
+          mode: { mode: "duration", seconds: 3 },
+          workers: 1,
+          sweep: [1, 2, 4, 8, 16],
+          warmup: 20,
+          profile: "pool",
+        },
+      };
+    });
+  return [c, probes];
+}
+
 /// The readiness of the mock's one partition (none when logged out).
 export function readiness(
   keys: ObjectSummary[],
@@ -158,6 +267,7 @@ export function readiness(
   evidenceOf: (o: ObjectSummary) => Evidence,
   certificateOf: (o: ObjectSummary) => { key: string; sig: string } | null,
   today: string,
+  ceilingOf: (op: string) => Ceiling | null,
 ): Readiness {
   const [name, source] = POLICY_NAMES[policy] ?? [policy, policy];
   const rows = partition
@@ -173,12 +283,23 @@ export function readiness(
       (b.evidence.last_use ?? "").localeCompare(a.evidence.last_use ?? "") ||
       a.label.localeCompare(b.label),
   );
+  const [cap, probes] = capacity(rows, ceilingOf);
   return {
     policy: name,
     source,
     date: today,
     partitions: partition
-      ? [{ partition_id: partition.id, partition_label: partition.label, serial: partition.serial, counts: counts(rows), objects: rows }]
+      ? [
+          {
+            partition_id: partition.id,
+            partition_label: partition.label,
+            serial: partition.serial,
+            counts: counts(rows),
+            objects: rows,
+            capacity: cap,
+            suggested_probes: probes,
+          },
+        ]
       : [],
     counts: counts(rows),
   };

@@ -258,3 +258,42 @@ test("the readiness view in 繁體中文: every word from the catalog", async ()
   await shot(page, "63-pqc-zh-Hant");
   assert.deepEqual(page.errors, []);
 });
+
+// Part 5 of the issue: today's volume from the trail (the two release keys: 40 + 3
+// signatures, last in the same minute), costed at their successor ML-DSA-65, against the
+// latest probe of ML-DSA-65 signing on the partition — run here with one click. The mock's
+// sweep peaks at 68/s: 43/60 = 0.717/s is 1.05 % of one HSM, 0.8 / 0.0105 = 75.9× headroom.
+test("will the HSM keep up: the trail's volume at the successor, probed with one click", async () => {
+  const page = await openApp(browser, SEEDED);
+  await login(page);
+  await page.getByText("user logged in").first().waitFor();
+  await openPqc(page);
+  const card = page.getByTestId("pqc-capacity");
+  await card.waitFor();
+  assert.match(
+    await card.getByTestId("pqc-capacity-volume").innerText(),
+    /^Signatures in the last 90 days: 43\. Busiest minute: 43 \(.+ UTC\); busiest day: 43 \(.+\)\.$/,
+  );
+  const op = card.locator("[data-testid=pqc-capacity-op][data-op=ml-dsa-65-sign]");
+  assert.deepEqual(await op.locator("td").allInnerTexts(), ["ML-DSA-65 signing", "2", "0.72/s", "Run a probe", "—"]);
+  assert.equal(await card.getByTestId("pqc-capacity-verdict").getAttribute("data-verdict"), "needs_probe");
+
+  await op.getByTestId("pqc-run-probe").click();
+  await card.getByTestId("pqc-probe-progress").waitFor();
+  await card.locator("[data-testid=pqc-capacity-verdict][data-verdict=keeps_up]").waitFor({ timeout: 20_000 });
+  const [run] = await calls(page, "run_probe");
+  assert.deepEqual(run.args.request.op, { op: "ml-dsa-sign", set: "ML-DSA-65" });
+  assert.deepEqual(run.args.request.sweep, [1, 2, 4, 8, 16]);
+  const cells = await op.locator("td").allInnerTexts();
+  assert.match(cells[3], /^68\.0\/s measured on /);
+  assert.equal(cells[4], "1.1 % of one HSM");
+  assert.match(
+    await card.getByTestId("pqc-capacity-verdict").innerText(),
+    /Keeps up\s+At the successors, the busiest minute takes 1\.1 % of one HSM: it could grow 75\.9 times before it passes 80 % of the measured ceiling\./,
+  );
+  await card.getByText("By key").click();
+  const keys = await card.locator("[data-testid=pqc-capacity-key]").evaluateAll((rs) => rs.map((r) => r.dataset.label));
+  assert.deepEqual(keys.sort(), ["release_ml_dsa_65", "release_rsa_2048"]);
+  await shot(page, "64-pqc-capacity");
+  assert.deepEqual(page.errors, []);
+});
