@@ -236,6 +236,7 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_DECAPSULATE,
     CKA_PARAMETER_SET,
     CKA_MODULUS_BITS,
+    CKA_MODULUS,
     CKA_VALUE_LEN,
     CKA_EC_PARAMS,
     CKA_HSS_LMS_TYPES,
@@ -347,7 +348,13 @@ fn describe(
                 None => ("EC".into(), None),
             }
         }
-        Some(CKK_RSA) => match ulong(CKA_MODULUS_BITS) {
+        // A key made by C_CreateObject or C_UnwrapKey (an import, an HA group's copy) may
+        // answer no CKA_MODULUS_BITS, which is a generation attribute: its modulus says it.
+        Some(CKK_RSA) => match ulong(CKA_MODULUS_BITS).or_else(|| {
+            let m = v.get(&CKA_MODULUS).and_then(|x| x.bytes())?;
+            let m = &m[m.iter().position(|b| *b != 0)?..];
+            Some(m.len() as u64 * 8 - u64::from(m[0].leading_zeros()))
+        }) {
             Some(b) => (format!("RSA-{b}"), None),
             None => ("RSA".into(), None),
         },

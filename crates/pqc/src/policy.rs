@@ -96,6 +96,9 @@ pub enum PolicyError {
     },
     #[error("a policy needs at least one [[rule]]")]
     NoRules,
+    /// An algorithm the console never names, so the rule could never match it.
+    #[error("line {line}: unknown algorithm \"{name}\"; name it as the console shows it: RSA-2048, ECDSA P-256, Ed25519, ML-DSA-65, ML-KEM-768, SLH-DSA-SHA2-128s, HSS/LMS, AES-256")]
+    UnknownAlgorithm { line: usize, name: String },
 }
 
 /// What a policy says of one object.
@@ -154,6 +157,19 @@ impl Policy {
         })?;
         if file.rules.is_empty() {
             return Err(PolicyError::NoRules);
+        }
+        for r in &file.rules {
+            if let Some(name) = r.algorithms.iter().find(|a| !known_algorithm(a)) {
+                let quoted = format!("\"{name}\"");
+                let line = text
+                    .lines()
+                    .position(|l| l.contains(&quoted))
+                    .map_or(1, |i| i + 1);
+                return Err(PolicyError::UnknownAlgorithm {
+                    line,
+                    name: name.clone(),
+                });
+            }
         }
         let mut rules = Vec::new();
         for (i, r) in file.rules.into_iter().enumerate() {
@@ -218,6 +234,16 @@ fn date(
         }
         _ => Err(not_a_date()),
     }
+}
+
+/// A name the console gives an algorithm (see [`crate::classify::of_name`]; AES by its
+/// length).
+fn known_algorithm(name: &str) -> bool {
+    let a = crate::classify::of_name(name);
+    (a.class != QuantumClass::Unknown && a.name.eq_ignore_ascii_case(name))
+        || ["AES-128", "AES-192", "AES-256"]
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name))
 }
 
 fn matches(r: &Rule, alg: &Algorithm, purpose: Option<Purpose>) -> bool {

@@ -385,6 +385,19 @@ fn a_policy_file_is_refused_with_the_line_at_fault() {
     let not_a_day = "name = \"x\"\n[[rule]]\nverdict = \"v\"\ndisallowed_after = \"31/12/2030\"\n";
     let e = Policy::parse(not_a_day).unwrap_err().to_string();
     assert!(e.starts_with("line 4:"), "{e}");
+    // An algorithm the console never names (a typo) would match nothing: refused, named.
+    for typo in ["RSA2048", "ML-DSA-99", "P-256"] {
+        let text = format!(
+            "name = \"x\"\n[[rule]]\nverdict = \"v\"\nalgorithms = [\"ML-DSA-87\", \"{typo}\"]\n"
+        );
+        let e = Policy::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("line 4: unknown algorithm") && e.contains(typo),
+            "{e}"
+        );
+    }
+    let known = "name = \"x\"\n[[rule]]\nverdict = \"v\"\nalgorithms = [\"RSA-2048\", \"ECDSA P-256\", \"Ed25519\", \"ML-KEM-1024\", \"SLH-DSA-SHA2-128s\", \"HSS/LMS\", \"aes-256\"]\n";
+    assert!(Policy::parse(known).is_ok());
     let own = "name = \"Example\"\nsource = \"std 12\"\n[[rule]]\nalgorithms = [\"RSA-2048\"]\nverdict = \"gone by 2027\"\ndisallowed_after = 2026-12-31\n[[rule]]\nverdict = \"fine\"\n";
     let p = Policy::parse(own).unwrap();
     let rows = assess(
