@@ -910,6 +910,107 @@ async fn large_files_go_through_cms_and_whole_message_formats_say_why_not() {
     );
 }
 
+/// Ed25519 beyond 1 MiB: Kryoptic takes PureEdDSA in parts but keeps at most 1 MiB of it
+/// (`CKR_TOKEN_RESOURCE_EXCEEDED`), so the raw format refuses a 3 MiB file naming the limit,
+/// the token's answer and CMS, and writes nothing of it. The console's verifier reads such a
+/// file in parts: a signature OpenSSL made over it verifies, and fails once the file changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_ed25519_over_one_mib_is_refused_and_verified_in_parts() {
+    let e = token(Backend::Kryoptic).await;
+    let spec = KeySpec::Ec {
+        curve: Curve::Ed25519,
+    };
+    let key = e.key(spec, "big_ed25519").await;
+    let files = e.files("big_ed25519", &[3 << 20]);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Raw],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    let err = r.files[0].error.as_ref().expect("refused");
+    assert!(
+        err.message.contains("at most 1 MiB")
+            && err.message.contains("CKR_TOKEN_RESOURCE_EXCEEDED")
+            && err.message.contains("CMS"),
+        "{}",
+        err.message
+    );
+    assert!(!PathBuf::from(format!("{}.sig", files[0].display())).exists());
+    let d = e.dir.path();
+    let (k, pk, sig) = (d.join("ed.pem"), d.join("ed.pub.pem"), d.join("big.sig"));
+    for args in [
+        vec!["genpkey", "-algorithm", "ed25519", "-out", s(&k)],
+        vec!["pkey", "-in", s(&k), "-pubout", "-out", s(&pk)],
+        vec![
+            "pkeyutl",
+            "-sign",
+            "-inkey",
+            s(&k),
+            "-rawin",
+            "-in",
+            s(&files[0]),
+            "-out",
+            s(&sig),
+        ],
+    ] {
+        let (ok, msg) = openssl(&args);
+        assert!(ok, "openssl {args:?}: {msg}");
+    }
+    let v =
+        e.c.verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
+            .await
+            .unwrap();
+    assert!(v.valid, "{}", v.detail);
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    bytes[2 << 20] ^= 1;
+    std::fs::write(&files[0], &bytes).unwrap();
+    let v =
+        e.c.verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
+            .await
+            .unwrap();
+    assert!(!v.valid, "a changed 3 MiB file");
+}
+
+/// Where the token does not take PureEdDSA in parts (SoftHSM2), a file over 1 MiB is refused
+/// in the raw format with the limit and CMS named, and nothing of it is written; CMS signs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_ed25519_over_one_mib_names_the_limit_and_cms() {
+    let e = token(Backend::SoftHsm).await;
+    let spec = KeySpec::Ec {
+        curve: Curve::Ed25519,
+    };
+    let key = e.key(spec, "big_ed25519").await;
+    let files = e.files("big_ed25519", &[(1 << 20) + 1]);
+    let r = e
+        .sign(
+            &key,
+            &files,
+            &[SignFormat::Cms, SignFormat::Raw],
+            false,
+            OnError::Continue,
+            None,
+        )
+        .await;
+    let err = r.files[0].error.as_ref().expect("refused in parts");
+    assert!(
+        err.message.contains("1 MiB") && err.message.contains("CMS"),
+        "{}",
+        err.message
+    );
+    assert!(r.files[0].outputs.is_empty(), "{:?}", r.files[0].outputs);
+    assert!(!PathBuf::from(format!("{}.sig", files[0].display())).exists());
+    assert!(!PathBuf::from(format!("{}.p7s", files[0].display())).exists());
+    let r = e
+        .sign(&key, &files, &[SignFormat::Cms], false, OnError::Stop, None)
+        .await;
+    assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_hsm_failing_mid_batch_fails_one_file_and_the_batch_goes_on_or_stops() {
     let e = builtin().await;

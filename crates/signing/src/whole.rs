@@ -10,7 +10,9 @@
 //!   external μ (FIPS 204 §6.2: μ = SHAKE256(tr ‖ M′) computed here, the token signs μ)
 //!   where it offers a mechanism for that (Luna's `CKM_EXTMU_ML_DSA`, the PKCS#11 3.3
 //!   draft's `CKM_ML_DSA_EXTERNAL_MU`); otherwise a refusal that says so.
-//! - Ed25519 (PureEdDSA reads the message twice): one `C_Sign`, up to 1 MiB.
+//! - Ed25519 (PureEdDSA reads the message twice): one `C_Sign` up to 1 MiB; above,
+//!   multi-part where the token takes PureEdDSA in parts (Kryoptic keeps the message until
+//!   `C_SignFinal`); otherwise a refusal that names the limit and CMS.
 //!
 //! Which way was used ([`SignPath`]) goes into the bundle and the audit record. The
 //! signature is the same either way: a verifier cannot tell and need not know.
@@ -154,6 +156,7 @@ impl FileSigner<'_> {
         let signed = match self.alg {
             SigAlg::Hss => self.sign_hss(input, sha256)?,
             SigAlg::MlDsa { set } => self.sign_ml_dsa(set, input, sha256)?,
+            SigAlg::Ed25519 => self.sign_ed25519(input, sha256)?,
             _ => self.sign_single(input, sha256)?,
         };
         verify_file(
@@ -187,6 +190,30 @@ impl FileSigner<'_> {
             signature,
             path: SignPath::MultiPart,
         })
+    }
+
+    /// Up to 1 MiB in one `C_Sign`; above, multi-part where the token takes PureEdDSA in
+    /// parts (it keeps the message until `C_SignFinal`, as PureEdDSA hashes it twice), and
+    /// a refusal naming the limit and CMS where it does not.
+    fn sign_ed25519(&self, input: &InputFile, sha256: &str) -> Result<Signed> {
+        if input.size() <= MAX_WHOLE_MESSAGE {
+            return self.sign_single(input, sha256);
+        }
+        match self.multi_part(&Mechanism::new(CKM_EDDSA), input, sha256) {
+            Ok(signature) => Ok(Signed {
+                signature,
+                path: SignPath::MultiPart,
+            }),
+            Err(SignError::Hsm(e)) => Err(SignError::Unsupported(hsm::text!(
+                "signing.ed25519_too_large_for_token",
+                "{{file}} is {{size}} bytes; this token signs Ed25519 messages of at most {{mib}} MiB at once and refused it in parts ({{error}}) — choose the CMS format for it",
+                file = input.name(),
+                size = input.size(),
+                mib = MAX_WHOLE_MESSAGE >> 20,
+                error = e
+            ))),
+            Err(other) => Err(other),
+        }
     }
 
     fn sign_ml_dsa(&self, set: MlDsaSet, input: &InputFile, sha256: &str) -> Result<Signed> {
@@ -381,6 +408,13 @@ pub fn verify_file(
             swverify::ml_dsa_reader(ml_dsa_set(set), key, &mut open()?, context, signature)
                 .map_err(invalid)
         }
+        (
+            SigAlg::Ed25519,
+            PublicKey::Ec {
+                curve: hsm::algo::Curve::Ed25519,
+                point,
+            },
+        ) => swverify::ed25519_reader(point, &mut open()?, signature).map_err(invalid),
         _ => Err(SignError::Unsupported(hsm::text!(
             "signing.whole_message_verify_too_large",
             "{{alg}} signs whole messages; files over {{mib}} MiB are signed and verified in CMS (.p7s) form",

@@ -157,6 +157,40 @@ pub fn ml_dsa_reader(
     }
 }
 
+/// [`ed25519`] over a message read from `message` to its end (PureEdDSA's hash of R, A and
+/// the message, streamed: none of the message kept). Keys of small order are refused, as
+/// `verify_strict` refuses them.
+pub fn ed25519_reader(
+    public_key: &[u8],
+    message: &mut dyn std::io::Read,
+    signature: &[u8],
+) -> Result<()> {
+    let pk: [u8; 32] = public_key
+        .try_into()
+        .map_err(|_| VerifyError::BadKey(format!("{} bytes", public_key.len())))?;
+    let vk = ed25519_dalek::VerifyingKey::from_bytes(&pk)
+        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    if vk.is_weak() {
+        return Err(VerifyError::BadKey("a key of small order".into()));
+    }
+    let sig: [u8; 64] = signature
+        .try_into()
+        .map_err(|_| VerifyError::BadSignature(format!("{} bytes", signature.len())))?;
+    let Ok(mut v) = vk.verify_stream(&ed25519_dalek::Signature::from_bytes(&sig)) else {
+        return Err(VerifyError::Mismatch);
+    };
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match message.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => v.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(VerifyError::Read(e.to_string())),
+        }
+    }
+    verdict(v.finalize_and_verify().is_ok())
+}
+
 /// ECDSA signature encodings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EcdsaEncoding {
@@ -395,6 +429,22 @@ mod tests {
         let sig = hex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
         assert_eq!(ed25519(&pk, b"", &sig), Ok(()));
         assert_eq!(ed25519(&pk, b"x", &sig), Err(VerifyError::Mismatch));
+        assert_eq!(ed25519_reader(&pk, &mut &b""[..], &sig), Ok(()));
+        // TEST 3 (message af82), the message read in two parts.
+        let pk3 = hex("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025");
+        let sig3 = hex("6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a");
+        assert_eq!(ed25519(&pk3, &[0xaf, 0x82], &sig3), Ok(()));
+        let mut parts = std::io::Read::chain(&[0xafu8][..], &[0x82u8][..]);
+        assert_eq!(ed25519_reader(&pk3, &mut parts, &sig3), Ok(()));
+        let mut other = std::io::Read::chain(&[0xafu8][..], &[0x83u8][..]);
+        assert_eq!(
+            ed25519_reader(&pk3, &mut other, &sig3),
+            Err(VerifyError::Mismatch)
+        );
+        assert_eq!(
+            ed25519_reader(&pk, &mut &b"x"[..], &sig),
+            Err(VerifyError::Mismatch)
+        );
     }
 
     pub(crate) fn hex(s: &str) -> Vec<u8> {
