@@ -50,6 +50,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             succession: a.succession.as_ref().map(|f| f.display().to_string()),
         }),
         chain: a.chain.iter().map(|f| f.display().to_string()).collect(),
+        context_login: None,
     };
     if req.formats.contains(&console::sign::SignFormat::Cms) {
         for key in &a.key {
