@@ -85,6 +85,11 @@ mod apt;
 #[path = "hsmc/git_gpg.rs"]
 mod git_gpg;
 
+/// Keys that want the PIN for each signature: `keys gen --always-authenticate`, `sign
+/// --context-login`.
+#[path = "hsmc/context_login.rs"]
+mod context_login;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()
