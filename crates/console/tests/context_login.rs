@@ -227,6 +227,38 @@ async fn a_wrong_pin_stops_the_batch_with_nothing_half_written() {
     assert!(signs
         .iter()
         .all(|(_, m)| m["context_login"] == "per-signature"));
+
+    // No PIN given at the prompt: the token says "not logged in" — a PIN error too, not a
+    // lost session the pool would log in again for and sign again.
+    let more: Vec<PathBuf> = files
+        .iter()
+        .map(|f| PathBuf::from(format!("{}.again", f.display())))
+        .collect();
+    for (f, g) in files.iter().zip(&more) {
+        std::fs::copy(f, g).unwrap();
+    }
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let none = ContextPins::new(
+        move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            None
+        },
+        true,
+    );
+    let r = sign(
+        &e,
+        request(&id, &more, Some(ContextLogin::PerSignature)),
+        none,
+    )
+    .await
+    .unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once, not again");
+    assert!(r.stopped);
+    let err = r.files[0].error.clone().expect("no PIN");
+    assert!(matches!(err.code, ErrorCode::NotLoggedIn), "{err:?}");
+    assert!(err.details.unwrap().contains("No PIN was given"));
+    assert!(more.iter().all(|f| !sig_path(f).exists()));
 }
 
 /// A key made with the option on a token that refuses it (lunasim's HSS keys): refused in

@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use audit::Event;
 use hsm::keys as hk;
-use p11::sys::CKO_PRIVATE_KEY;
+use p11::sys::{CKO_PRIVATE_KEY, CKR_USER_NOT_LOGGED_IN};
 use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
 use signing::input::{ChangeSeen, InputFile};
@@ -708,6 +708,15 @@ impl<'c> SignBatch<'c> {
                         e => e,
                     });
                 match r {
+                    // A key that wants the PIN for each signature answers "not logged in"
+                    // when its context login is missing: a PIN error, not a lost session
+                    // for the pool to log in again and retry.
+                    Err(SignError::Hsm(hsm::HsmError::P11(e)))
+                        if per_use.is_some() && e.rv() == Some(CKR_USER_NOT_LOGGED_IN) =>
+                    {
+                        let e = hsm::HsmError::P11(e);
+                        Ok(Err(SignError::Hsm(e)))
+                    }
                     Err(SignError::Hsm(e))
                         if matches!(
                             e.class(),

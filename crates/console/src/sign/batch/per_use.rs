@@ -37,10 +37,13 @@ pub struct ContextPinAsk {
     pub file: Option<String>,
 }
 
+/// Asks for a PIN (`None`: none was given).
+type AskPin = dyn Fn(&ContextPinAsk) -> Option<Pin> + Send + Sync;
+
 /// Where a batch gets the PINs of its per-use keys' context logins.
 #[derive(Clone)]
 pub struct ContextPins {
-    ask: Arc<dyn Fn(&ContextPinAsk) -> Option<Pin> + Send + Sync>,
+    ask: Arc<AskPin>,
     per_signature: bool,
 }
 
@@ -242,6 +245,14 @@ fn extra_signature_refused(label: &str) -> ApiError {
 
 /// The message of the file a PIN error stopped the batch at.
 pub(super) fn stopped_by_pin(e: ApiError, label: &str, signed: usize) -> ApiError {
+    if e.code == ErrorCode::NotLoggedIn {
+        return e.details(text!(
+            "errors.context_login_stopped_no_pin",
+            "No PIN was given for a signature of '{{label}}'; the batch stopped here. The {{signed}} file(s) signed before stay signed and recorded; this file and the rest were not signed.",
+            label = label,
+            signed = signed
+        ));
+    }
     e.details(text!(
         "errors.context_login_stopped",
         "The PIN for '{{label}}' was refused; the batch stopped here. The {{signed}} file(s) signed before stay signed and recorded; this file and the rest were not signed.",
