@@ -331,6 +331,8 @@ error: ApiError | null, };
 
 export type ConsoleEvent = { "kind": "audit_record", record: RecordView, } | { "kind": "audit_changed", } | { "kind": "partition_changed", partition_id: string, } | { "kind": "audit_key", state: AuditKeyView, } | { "kind": "ha_changed", partition_id: string, };
 
+export type ContextLogin = "per_signature" | "once_per_batch";
+
 export type Counts = { quantum_vulnerable: number, post_quantum: number, not_quantum_relevant: number, unknown: number, past_due: number, deprecated: number, due_within_a_year: number, };
 
 export type Curve = "P256" | "P384" | "Ed25519";
@@ -491,7 +493,13 @@ token: boolean,
  * `CKA_WRAP_WITH_TRUSTED` where the token has it, so the key leaves the token only
  * wrapped under a key the security officer marked trusted. Never for HSS keys.
  */
-extractable: boolean, };
+extractable: boolean, 
+/**
+ * `CKA_ALWAYS_AUTHENTICATE` on the private key: every signature it makes wants the
+ * PIN again (a context-specific login; `hsmc keys gen --always-authenticate`). Refused
+ * with a clear message where the token cannot make such keys.
+ */
+always_authenticate: boolean, };
 
 export type GeneratedKey = { private_handle: number, public_handle: number | null, label: string, id_hex: string, algorithm: string, public_key: PublicKeyView | null, 
 /**
@@ -922,7 +930,12 @@ wrap_with_trusted: boolean | null,
  * `CKA_START_DATE` and `CKA_END_DATE` (`YYYY-MM-DD`) of a key, where set: the period
  * it is meant to be used in (PKCS#11 leaves enforcing them to the application).
  */
-start_date: string | null, end_date: string | null, };
+start_date: string | null, end_date: string | null, 
+/**
+ * `CKA_ALWAYS_AUTHENTICATE` of a private key: each signature wants a context-specific
+ * login (the PIN again). `None`: not a private key, or the token does not say.
+ */
+always_authenticate?: boolean, };
 
 export type ObjectUri = { 
 /**
@@ -1338,7 +1351,13 @@ kit?: KitRequest,
  * more certificates), DER or PKCS#7, in any order; the issuers of the signer's
  * certificate, and optionally that certificate itself. Checked before signing.
  */
-chain: Array<string>, };
+chain: Array<string>, 
+/**
+ * For a key that wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): how
+ * the batch logs in for them. Without it such a batch is refused before anything is
+ * signed.
+ */
+context_login?: ContextLogin, };
 
 export type SignatureFormat = "cms" | "raw" | "bundle" | "manifest" | "openpgp" | "minisign" | "sshsig" | "succession";
 
@@ -1351,7 +1370,12 @@ certificate_subject: string | null,
  * Why that certificate should not sign code (expired, no digitalSignature key usage,
  * no codeSigning EKU), shown before signing.
  */
-certificate_warnings: Array<string>, };
+certificate_warnings: Array<string>, 
+/**
+ * The key wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): the batch
+ * dialog asks how ([`ContextLogin`]).
+ */
+always_authenticate: boolean, };
 
 export type SlhDsaSet = "Sha2_128s" | "Shake128s" | "Sha2_128f" | "Shake128f" | "Sha2_192s" | "Shake192s" | "Sha2_192f" | "Shake192f" | "Sha2_256s" | "Shake256s" | "Sha2_256f" | "Shake256f";
 

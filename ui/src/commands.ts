@@ -132,8 +132,12 @@ export interface Commands {
   pick_files: { args: { title: string; multiple: boolean }; result: Array<string> };
   /** The native dialog for choosing a folder; `None` when cancelled. */
   pick_folder: { args: { title: string }; result: string | null };
-  /** Sign a batch with progress per file; `cancel_job(job_id)` stops it between files. */
-  sign_files: { args: { partitionId: string; jobId: string; request: SignRequest; onEvent: Channel<SignProgress> }; result: SignReport };
+  /**
+   * Sign a batch with progress per file; `cancel_job(job_id)` stops it between files.
+   * `context_pin`: the PIN for a key that wants one for each signature, given once with the
+   * officer's consent for the batch (`SignRequest::context_login`).
+   */
+  sign_files: { args: { partitionId: string; jobId: string; request: SignRequest; contextPin: string | null; onEvent: Channel<SignProgress> }; result: SignReport };
   /** Verify a file against a signature offline, with the software verifiers only. */
   verify_signature: { args: { file: string; signature: string; publicKey: string | null; context: string | null }; result: VerifyReport };
   audit_status: { args: {}; result: AuditStatusView };
@@ -356,8 +360,12 @@ export function commandFunctions(invoke: Invoker) {
     pickFiles: (title: string, multiple: boolean) => invoke("pick_files", { title, multiple }),
     /** The native dialog for choosing a folder; `None` when cancelled. */
     pickFolder: (title: string) => invoke("pick_folder", { title }),
-    /** Sign a batch with progress per file; `cancel_job(job_id)` stops it between files. */
-    signFiles: (partitionId: string, jobId: string, request: SignRequest, onEvent: (message: SignProgress) => void) => invoke("sign_files", { partitionId, jobId, request, onEvent: channel(onEvent) }),
+    /**
+     * Sign a batch with progress per file; `cancel_job(job_id)` stops it between files.
+     * `context_pin`: the PIN for a key that wants one for each signature, given once with the
+     * officer's consent for the batch (`SignRequest::context_login`).
+     */
+    signFiles: (partitionId: string, jobId: string, request: SignRequest, contextPin: string | null, onEvent: (message: SignProgress) => void) => invoke("sign_files", { partitionId, jobId, request, contextPin, onEvent: channel(onEvent) }),
     /** Verify a file against a signature offline, with the software verifiers only. */
     verifySignature: (file: string, signature: string, publicKey: string | null, context: string | null) => invoke("verify_signature", { file, signature, publicKey, context }),
     auditStatus: () => invoke("audit_status", {}),

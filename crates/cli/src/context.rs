@@ -37,6 +37,11 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The global options (where PINs come from, …).
+    pub fn global(&self) -> &'a Global {
+        self.global
+    }
+
     /// Open the console as the app would (same settings, data folder and audit trail), as
     /// `hsmc`, with the built-in partition only when `--module builtin` asks for it.
     pub async fn open(global: &'a Global, out: Renderer) -> ApiResult<Ctx<'a>> {

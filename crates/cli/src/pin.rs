@@ -139,7 +139,17 @@ fn can_prompt() -> bool {
 
 /// The PIN, if one is available without asking (`interactive = false`) or at all.
 pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pin>, ApiError> {
-    if let Some(path) = &g.pin_file {
+    get_from(g.pin_file.as_deref(), g.pin_fd, interactive, prompt)
+}
+
+/// [`get`] from these sources.
+fn get_from(
+    pin_file: Option<&Path>,
+    pin_fd: Option<u32>,
+    interactive: bool,
+    prompt: &str,
+) -> Result<Option<p11::Pin>, ApiError> {
+    if let Some(path) = pin_file {
         let f = std::fs::File::open(path).map_err(|e| {
             ApiError::invalid(text!(
                 "errors.cannot_open_pin_file",
@@ -150,7 +160,7 @@ pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pi
         })?;
         return first_line(f, &path.display().to_string()).map(Some);
     }
-    if let Some(fd) = g.pin_fd {
+    if let Some(fd) = pin_fd {
         // The descriptor is inherited from the caller; reading it through /proc needs no
         // unsafe code and leaves the caller's descriptor as it was.
         let p = format!("/proc/self/fd/{fd}");
@@ -182,4 +192,54 @@ pub fn get(g: &Global, interactive: bool, prompt: &str) -> Result<Option<p11::Pi
         return Ok(Some(pin));
     }
     Ok(None)
+}
+
+/// Where `sign --context-login` gets the PINs of a key that wants one for each signature
+/// (`CKA_ALWAYS_AUTHENTICATE`): once for the batch from the same sources as the login's
+/// PIN (`HSMC_PIN`, `--pin-file`, `--pin-fd`, else a prompt), or before each signature
+/// from the terminal — which only a terminal can answer (without one, `each` is refused
+/// before anything is signed).
+pub fn context_pins(g: &Global) -> console::sign::ContextPins {
+    let (file, fd) = (g.pin_file.clone(), g.pin_fd);
+    let each = can_prompt();
+    console::sign::ContextPins::new(
+        move |ask| {
+            let asked = match ask.signatures {
+                Some(n) => get_from(
+                    file.as_deref(),
+                    fd,
+                    true,
+                    &format!(
+                        "PIN for '{}', for the {n} signature(s) of this batch: ",
+                        ask.key
+                    ),
+                ),
+                None => rpassword::prompt_password(format!(
+                    "PIN for '{}' to sign {}: ",
+                    ask.key,
+                    ask.file.as_deref().unwrap_or_default()
+                ))
+                .map(|mut v| {
+                    let pin = p11::pin(v.clone());
+                    v.zeroize();
+                    Some(pin)
+                })
+                .map_err(|e| {
+                    ApiError::invalid(text!(
+                        "errors.cannot_read_pin",
+                        "cannot read the PIN: {{error}}",
+                        error = e
+                    ))
+                }),
+            };
+            match asked {
+                Ok(pin) => pin,
+                Err(e) => {
+                    eprintln!("{}", e.message);
+                    None
+                }
+            }
+        },
+        each,
+    )
 }

@@ -89,6 +89,11 @@ mod git_gpg;
 #[path = "hsmc/pqc_seeded.rs"]
 mod pqc_seeded;
 
+/// Keys that want the PIN for each signature: `keys gen --always-authenticate`, `sign
+/// --context-login`.
+#[path = "hsmc/context_login.rs"]
+mod context_login;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()

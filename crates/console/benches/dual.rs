@@ -48,6 +48,7 @@ async fn batch(e: &common::Env, keys: &[&str], files: &[PathBuf]) -> Duration {
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let t = Instant::now();
     let r =

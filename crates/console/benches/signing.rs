@@ -55,6 +55,7 @@ async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> 
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let t = Instant::now();
     let r = c
@@ -126,6 +127,7 @@ fn main() {
                     label: "bench_p256".into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await

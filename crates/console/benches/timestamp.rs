@@ -58,6 +58,7 @@ async fn batch(
         timestamp: tsa,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let t = Instant::now();
     let r = c
@@ -128,6 +129,7 @@ fn main() {
                     label: "bench_p256".into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await

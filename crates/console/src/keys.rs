@@ -378,20 +378,41 @@ fn generate_for_backup(
     s: &p11::Session,
     spec: &KeySpec,
     attrs: &KeyAttrs,
+    always_authenticate: bool,
 ) -> hsm::Result<hk::Generated> {
-    match hk::generate_with(s, spec, attrs, Export::ForBackup { trusted_only: true }) {
+    let trusted = Export::ForBackup { trusted_only: true };
+    match hk::generate_opts(s, spec, attrs, trusted, always_authenticate) {
         Err(hsm::HsmError::P11(e)) if e.rv() == Some(CKR_ATTRIBUTE_TYPE_INVALID) => {
-            hk::generate_with(
-                s,
-                spec,
-                attrs,
-                Export::ForBackup {
-                    trusted_only: false,
-                },
-            )
+            let any = Export::ForBackup {
+                trusted_only: false,
+            };
+            hk::generate_opts(s, spec, attrs, any, always_authenticate)
         }
         r => r,
     }
+}
+
+/// A token that would not make a key that wants the PIN for each signature: said so, in
+/// words (the PKCS#11 answer stays in the error).
+fn per_use_refused(e: ApiError, label: &str) -> ApiError {
+    let refused = e.pkcs11.as_ref().map(|p| p.code).is_some_and(|rv| {
+        matches!(
+            rv,
+            CKR_ATTRIBUTE_TYPE_INVALID | CKR_ATTRIBUTE_VALUE_INVALID | CKR_TEMPLATE_INCONSISTENT
+        )
+    });
+    if !refused {
+        return e;
+    }
+    e.details(text!(
+        "errors.always_authenticate_refused",
+        "The token does not make '{{label}}' as a key that wants the PIN for each signature (CKA_ALWAYS_AUTHENTICATE); nothing was made.",
+        label = label
+    ))
+    .suggest(text!(
+        "errors.always_authenticate_refused_hint",
+        "Generate it without that option, or on a token that supports such keys."
+    ))
 }
 
 /// `CKA_WRAP_WITH_TRUSTED` of a key as the token answers it (`None`: it has none, or it
@@ -553,6 +574,10 @@ impl Change for GenerateKey {
             .algorithm(self.req.spec.display())
             .meta("partition", &p.id)
             .meta("token_object", self.req.token);
+        let ev = match self.req.always_authenticate {
+            true => ev.meta("always_authenticate", true),
+            false => ev,
+        };
         Ok(if self.req.extractable {
             ev.meta("extractable", "for_backup")
         } else {
@@ -564,6 +589,7 @@ impl Change for GenerateKey {
         let spec = self.req.spec.clone();
         let (label, token) = (self.req.label.clone(), self.req.token);
         let extractable = self.req.extractable;
+        let always_authenticate = self.req.always_authenticate;
         let tried = self.tried.clone();
         // Not idempotent: after a reconnect interrupted an attempt, the token is read first
         // (by the new key's CKA_ID), so a key that came to be is not made twice.
@@ -587,13 +613,18 @@ impl Change for GenerateKey {
                     token,
                 };
                 let g = if extractable {
-                    generate_for_backup(s, &spec, &attrs)?
+                    generate_for_backup(s, &spec, &attrs, always_authenticate)?
                 } else {
-                    hk::generate(s, &spec, &attrs)?
+                    let never = Export::Never;
+                    hk::generate_opts(s, &spec, &attrs, never, always_authenticate)?
                 };
                 Ok((Self::read_made(s, &g), g, id, false))
             })
-            .await?;
+            .await
+            .map_err(|e| match always_authenticate {
+                true => per_use_refused(e.into(), &self.req.label),
+                false => ApiError::from(e),
+            })?;
         self.settled_by_reading = found;
         if extractable {
             let private = g.private;

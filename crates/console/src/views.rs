@@ -394,6 +394,11 @@ pub struct GenerateRequest {
     /// wrapped under a key the security officer marked trusted. Never for HSS keys.
     #[serde(default)]
     pub extractable: bool,
+    /// `CKA_ALWAYS_AUTHENTICATE` on the private key: every signature it makes wants the
+    /// PIN again (a context-specific login; `hsmc keys gen --always-authenticate`). Refused
+    /// with a clear message where the token cannot make such keys.
+    #[serde(default)]
+    pub always_authenticate: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]

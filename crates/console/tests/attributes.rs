@@ -136,6 +136,7 @@ async fn one_way_flags_and_a_bad_date_are_refused_before_the_call(e: &common::En
                 label: "attr_aes".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await

@@ -115,6 +115,7 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
                 label: "fixed".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await

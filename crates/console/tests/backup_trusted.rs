@@ -37,6 +37,7 @@ fn request(spec: KeySpec, label: &str) -> GenerateRequest {
         label: label.into(),
         token: true,
         extractable: true,
+        always_authenticate: false,
     }
 }
 

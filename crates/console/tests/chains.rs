@@ -156,6 +156,7 @@ fn request(key_id: &str, file: &Path, chain: &[&Path]) -> SignRequest {
         timestamp: None,
         kit: None,
         chain: chain.iter().map(|p| p.display().to_string()).collect(),
+        context_login: None,
     }
 }
 

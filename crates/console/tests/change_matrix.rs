@@ -135,6 +135,7 @@ impl Matrix {
                     label: label.into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await
@@ -151,6 +152,7 @@ impl Matrix {
                     label: label.into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await
@@ -377,6 +379,7 @@ async fn key_generate(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), A
             label: name.into(),
             token: true,
             extractable: false,
+            always_authenticate: false,
         },
     );
     let r = faulted(m, ChangeKind::KeyGenerate, fault, call).await;
@@ -581,6 +584,7 @@ async fn sign_batch(
                 timestamp: None,
                 kit: None,
                 chain: vec![],
+                context_login: None,
             },
             Arc::new(|_| {}),
             Arc::new(AtomicBool::new(false)),
@@ -765,6 +769,7 @@ async fn matrix() -> Matrix {
             label: "matrix_hss".into(),
             token: true,
             extractable: false,
+            always_authenticate: false,
         },
     )
     .await

@@ -131,6 +131,7 @@ async fn generate_ml_dsa_65_and_export_what_openssl_reads(
                 label: "release_ml_dsa_65_2026_11".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -291,6 +292,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
                 label: "first".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -315,6 +317,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
                 label: "second".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -342,6 +345,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
             label: "second".into(),
             token: true,
             extractable: false,
+            always_authenticate: false,
         },
     )
     .await
@@ -368,6 +372,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
             label: "third".into(),
             token: false,
             extractable: false,
+            always_authenticate: false,
         },
     )
     .await
@@ -531,6 +536,7 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
                 label: "unaudited".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -553,6 +559,7 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
             label: "audited".into(),
             token: true,
             extractable: false,
+            always_authenticate: false,
         },
     )
     .await
@@ -797,6 +804,7 @@ async fn hss_key_generation_reports_its_progress_on_lunasim() {
                 label: "fw_hss_progress".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await

@@ -386,6 +386,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
                 label: "cu_attempt".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -423,6 +424,7 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
                 timestamp: None,
                 kit: None,
                 chain: vec![],
+                context_login: None,
             },
             std::sync::Arc::new(|_| {}),
             std::sync::Arc::new(AtomicBool::new(false)),

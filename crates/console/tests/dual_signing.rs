@@ -50,6 +50,7 @@ fn request(keys: &[&str], files: &[PathBuf], formats: &[SignFormat]) -> SignRequ
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     }
 }
 

@@ -62,6 +62,7 @@ impl Env {
             timestamp: None,
             kit: None,
             chain: vec![],
+            context_login: None,
         }
     }
 

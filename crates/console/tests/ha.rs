@@ -73,6 +73,7 @@ impl Env {
                     label: label.into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await

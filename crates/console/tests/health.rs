@@ -35,6 +35,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 label: "stats_ec".into(),
                 token: false,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -47,6 +48,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 label: "stats_ml".into(),
                 token: false,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -59,6 +61,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
                 label: "stats_aes".into(),
                 token: false,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -149,6 +152,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
                 label: "fw_hss".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -173,6 +177,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let r = c
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))

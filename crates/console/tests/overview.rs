@@ -89,6 +89,7 @@ async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views:
                 label: "fw_hss_overview".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await
@@ -113,6 +114,7 @@ async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views:
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
@@ -186,6 +188,7 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
                 label: "limited_overview".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await

@@ -97,6 +97,7 @@ async fn pins_are_in_no_log_file_record_or_response() {
                 label: "pin_probe".into(),
                 token: true,
                 extractable: false,
+                always_authenticate: false,
             },
         )
         .await

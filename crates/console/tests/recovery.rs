@@ -148,6 +148,7 @@ async fn an_interrupted_generation_makes_one_key() {
                     label: case.into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await

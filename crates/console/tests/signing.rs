@@ -67,6 +67,7 @@ impl Env {
             timestamp: None,
             kit: None,
             chain: vec![],
+            context_login: None,
         };
         self.c
             .sign_files(
@@ -467,6 +468,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let err =
         e.c.sign_files(
@@ -511,6 +513,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let err =
         e.c.sign_files(
@@ -1305,6 +1308,7 @@ async fn sign_watched(
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     e.c.sign_files(&e.pid, req, progress, Arc::new(AtomicBool::new(false)))
         .await

@@ -204,6 +204,7 @@ fn generate(spec: KeySpec, label: &str, extractable: bool) -> GenerateRequest {
         label: label.into(),
         token: true,
         extractable,
+        always_authenticate: false,
     }
 }
 

@@ -127,6 +127,7 @@ fn ec_request(label: String) -> GenerateRequest {
         label,
         token: true,
         extractable: false,
+        always_authenticate: false,
     }
 }
 

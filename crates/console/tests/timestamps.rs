@@ -110,6 +110,7 @@ async fn sign_on(
             timestamp,
             kit: None,
             chain: vec![],
+            context_login: None,
         };
         c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
             .await
@@ -761,6 +762,7 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
         timestamp: Some(closed.clone()),
         kit: None,
         chain: vec![],
+        context_login: None,
     };
     let r =
         e.c.sign_files(

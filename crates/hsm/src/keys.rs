@@ -199,6 +199,10 @@ pub struct ObjectSummary {
     /// it is meant to be used in (PKCS#11 leaves enforcing them to the application).
     pub start_date: Option<String>,
     pub end_date: Option<String>,
+    /// `CKA_ALWAYS_AUTHENTICATE` of a private key: each signature wants a context-specific
+    /// login (the PIN again). `None`: not a private key, or the token does not say.
+    #[ts(optional)]
+    pub always_authenticate: Option<bool>,
 }
 
 /// The attribute and value that find the object whose [`ObjectSummary::unique_id`] is
@@ -252,6 +256,7 @@ const SUMMARY_ATTRS: &[u64] = &[
     CKA_WRAP_WITH_TRUSTED,
     CKA_START_DATE,
     CKA_END_DATE,
+    CKA_ALWAYS_AUTHENTICATE,
 ];
 
 /// "HSS/LMS H5/W8+H5/W8" (SHA-256), "HSS/LMS SHA-256/192 H5/W8" (every level M24), and for
@@ -459,6 +464,7 @@ fn summarize(handle: ObjectHandle, values: &[AttrValue], family: Family) -> Obje
         wrap_with_trusted: b(CKA_WRAP_WITH_TRUSTED),
         start_date: v.get(&CKA_START_DATE).and_then(|x| x.as_date()),
         end_date: v.get(&CKA_END_DATE).and_then(|x| x.as_date()),
+        always_authenticate: b(CKA_ALWAYS_AUTHENTICATE),
     }
 }
 
@@ -982,8 +988,25 @@ pub fn generate_with(
     attrs: &KeyAttrs,
     export: templates::Export,
 ) -> Result<Generated> {
+    generate_opts(s, spec, attrs, export, false)
+}
+
+/// As [`generate_with`]; with `always_authenticate` the private key gets
+/// `CKA_ALWAYS_AUTHENTICATE` true: each signature it makes wants a context-specific login
+/// (a token that cannot make such keys refuses the template).
+pub fn generate_opts(
+    s: &Session,
+    spec: &KeySpec,
+    attrs: &KeyAttrs,
+    export: templates::Export,
+    always_authenticate: bool,
+) -> Result<Generated> {
     let t = templates::keygen_with(spec, attrs, s.module().family(), export);
-    let mut private = t.private;
+    let mut private = if always_authenticate {
+        t.private.bool(CKA_ALWAYS_AUTHENTICATE, true)
+    } else {
+        t.private
+    };
     match t.public {
         None => {
             let h = s.generate_key(&t.mechanism, &mut private)?;

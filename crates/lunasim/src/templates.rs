@@ -63,8 +63,11 @@ pub fn hss_request(
             }
         }
     }
+    // The simulator's own HSS keys take no per-use login (`CKA_ALWAYS_AUTHENTICATE`):
+    // asked for one, the generation is refused rather than the key made without it.
     if raw::find(private, CKA_EXTRACTABLE).and_then(raw::as_bool) == Some(true)
         || raw::find(private, CKA_SENSITIVE).and_then(raw::as_bool) == Some(false)
+        || raw::find(private, CKA_ALWAYS_AUTHENTICATE).and_then(raw::as_bool) == Some(true)
     {
         return Err(CKR_ATTRIBUTE_VALUE_INVALID);
     }

@@ -26,7 +26,7 @@ pub use error::{CkError, Error, ErrorClass, Result};
 pub use mechanism::{Hedge, Mechanism};
 pub use module::{EntryPoint, Module};
 pub use names::Family;
-pub use session::{baseline, handle_generation, token_handle, Session};
+pub use session::{baseline, handle_generation, token_handle, ContextAuth, Session};
 pub use types::*;
 
 /// Raw PKCS#11 types and constants (PKCS#11 3.2 headers).

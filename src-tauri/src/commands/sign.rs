@@ -71,12 +71,15 @@ pub async fn pick_folder(title: String) -> Cmd<Option<String>> {
 }
 
 /// Sign a batch with progress per file; `cancel_job(job_id)` stops it between files.
+/// `context_pin`: the PIN for a key that wants one for each signature, given once with the
+/// officer's consent for the batch (`SignRequest::context_login`).
 #[ipc_macros::command]
 pub async fn sign_files(
     state: State<'_, AppState>,
     partition_id: String,
     job_id: String,
     request: SignRequest,
+    context_pin: Option<String>,
     on_event: Channel<SignProgress>,
 ) -> Cmd<SignReport> {
     let c = state.console()?;
@@ -84,7 +87,16 @@ pub async fn sign_files(
     let progress = std::sync::Arc::new(move |p: SignProgress| {
         let _ = on_event.send(p);
     });
-    let r = c.sign_files(&partition_id, request, progress, cancel).await;
+    // A key that wants the PIN for each signature: the PIN the officer gave with the
+    // batch's consent, straight into zeroizing memory (never stored).
+    let r = match context_pin {
+        Some(pin) => {
+            let pins = console::sign::ContextPins::given(p11::pin(pin));
+            c.sign_files_with_pins(&partition_id, request, progress, cancel, pins)
+                .await
+        }
+        None => c.sign_files(&partition_id, request, progress, cancel).await,
+    };
     state.finish_job(&job_id);
     r
 }

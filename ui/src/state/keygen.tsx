@@ -21,6 +21,8 @@ export interface KeygenForm {
   token: boolean;
   /// Extractable for backup only (never for HSS).
   extractable: boolean;
+  /// The private key wants the PIN for each signature (CKA_ALWAYS_AUTHENTICATE).
+  alwaysAuthenticate?: boolean;
 }
 
 export interface KeygenJob {

@@ -133,6 +133,7 @@ export function GenerateDialog({
   const [extractableAsked, setExtractable] = useState(job?.form.extractable ?? false);
   // HSS keys never leave the token: a copy would sign with the same one-time keys again.
   const extractable = extractableAsked && preset !== "hss";
+  const [alwaysAuthenticate, setAlwaysAuthenticate] = useState(job?.form.alwaysAuthenticate ?? false);
   const { run: describe, data: info, error: infoError } = useCommand(api.describeKeySpec, { keepError: true });
   const busy = job?.state === "running";
   const error = job?.state === "failed" ? job.error : null;
@@ -165,8 +166,8 @@ export function GenerateDialog({
     const l = label.trim();
     start(
       job?.partitionId ?? partitionId,
-      { spec, label: l, token, extractable },
-      { preset, levels, purpose, label: l, labelEdited, token, extractable },
+      { spec, label: l, token, extractable, always_authenticate: alwaysAuthenticate },
+      { preset, levels, purpose, label: l, labelEdited, token, extractable, alwaysAuthenticate },
       onDone,
     );
   };
@@ -263,6 +264,17 @@ export function GenerateDialog({
       <p className="muted small" data-testid="generate-extractable-hint">
         {preset === "hss" ? t("generate.extractable_hss") : t("generate.extractable_hint")}
       </p>
+      <label className="checkbox" title={t("generate.always_authenticate_hint")}>
+        <input
+          type="checkbox"
+          checked={alwaysAuthenticate}
+          onChange={(e) => setAlwaysAuthenticate(e.target.checked)}
+          disabled={busy}
+          data-testid="generate-always-authenticate"
+        />{" "}
+        {t("generate.always_authenticate")}
+      </label>
+      <p className="muted small">{t("generate.always_authenticate_hint")}</p>
       {preset === "hss" && (
         <section className="hss-levels">
           <h4>{t("generate.hss_levels")}</h4>

@@ -29,7 +29,8 @@ function classLabel(c: string) {
 }
 
 /// A row's flags: token or session, sensitive, non-extractable or extractable only under trusted
-/// keys, trusted (a wrapping key the SO marked), HSS signatures left.
+/// keys, trusted (a wrapping key the SO marked), the PIN wanted per signature, HSS signatures
+/// left.
 function flags(k: ObjectSummary): string {
   const t = i18n.t;
   return [
@@ -38,6 +39,7 @@ function flags(k: ObjectSummary): string {
     k.extractable === false ? t("keys.flag_non_extractable") : null,
     k.extractable === true && k.wrap_with_trusted === true ? t("keys.flag_trusted_wrap_only") : null,
     k.trusted === true ? t("keys.flag_trusted") : null,
+    k.always_authenticate === true ? t("keys.flag_pin_per_signature") : null,
     k.hss_keys_remaining !== null ? t("keys.flag_left", { n: formatter().number(k.hss_keys_remaining) }) : null,
   ]
     .filter(Boolean)

@@ -56,6 +56,10 @@ export function SignView() {
   const [context, setContext] = useState("");
   const [continueOnError, setContinueOnError] = useState(false);
   const [confirmHss, setConfirmHss] = useState(false);
+  // A key that wants the PIN for each signature: the officer's consent to give it once for
+  // the batch, and that PIN (asked here again: the login's is not reused).
+  const [consentPerUse, setConsentPerUse] = useState(false);
+  const [perUsePin, setPerUsePin] = useState("");
   const [job, setJob] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<number, FileState>>({});
   const onEvent = (e: SignProgress) =>
@@ -73,15 +77,17 @@ export function SignView() {
       }
     });
 
-  const signing = useCommand(async (partitionId: string, id: string, request: SignRequest) => {
+  const signing = useCommand(async (partitionId: string, id: string, request: SignRequest, pin: string | null) => {
     try {
-      const r = await api.signFiles(partitionId, id, request, onEvent);
+      const r = await api.signFiles(partitionId, id, request, pin, onEvent);
       const ok = r.files.filter((f) => !f.error).length;
       toast(ok === r.files.length ? "ok" : "info", t("sign.signed_n", { ok, count: r.files.length }));
       return r;
     } finally {
       setJob(null);
       setConfirmHss(false);
+      setConsentPerUse(false);
+      setPerUsePin("");
     }
   });
   const { data: report, error } = signing;
@@ -110,6 +116,8 @@ export function SignView() {
   const signers = key ? [key, ...alsoKeys] : [];
   const hssKeys = signers.filter((k) => k.scheme.scheme === "hss");
   const isHss = hssKeys.length > 0;
+  const perUseKeys = signers.filter((k) => k.always_authenticate);
+  const perUseReady = perUseKeys.length === 0 || (consentPerUse && perUsePin.length > 0);
   const isMlDsa = signers.some((k) => k.scheme.scheme === "ml-dsa");
   // With several keys a format one of them can make is made by those that can.
   const canOpenpgp = signers.some((k) => canMake(k, "openpgp"));
@@ -133,15 +141,22 @@ export function SignView() {
   const good = checks.filter((c) => !c.problem).length;
   // One-time signatures an HSS key of the set uses: per file, CMS and the signature raw and
   // bundle share, of the formats it makes; the manifest; a certificate for CMS.
+  const perFileFor = useMemo(
+    () => (k: SigningKeyView) => {
+      const made = formats.filter((f) => canMake(k, f));
+      return (made.includes("cms") ? 1 : 0) + (made.some((f) => f !== "cms") ? 1 : 0);
+    },
+    [formats],
+  );
   const neededFor = useMemo(
     () => (k: SigningKeyView) => {
       const made = formats.filter((f) => canMake(k, f));
-      const perFile = (made.includes("cms") ? 1 : 0) + (made.some((f) => f !== "cms") ? 1 : 0);
+      const perFile = perFileFor(k);
       // A chain file may carry the key's certificate: then no self-signed one is issued.
       const selfSigned = made.includes("cms") && !k.has_certificate && chainFiles.length === 0;
       return good * perFile + (manifest ? 1 : 0) + (selfSigned ? 1 : 0);
     },
-    [good, formats, manifest, chainFiles],
+    [good, formats, manifest, chainFiles, perFileFor],
   );
   const short = (k: SigningKeyView) => k.hss_remaining !== null && k.hss_remaining < neededFor(k);
   const tooFew = hssKeys.some(short);
@@ -181,27 +196,33 @@ export function SignView() {
     setJob(id);
     signing.reset();
     setProgress({});
-    await signing.run(partitionId, id, {
-      key: `id:${key.id_hex}`,
-      also_keys: alsoKeys.map((k) => `id:${k.id_hex}`),
-      files: signFiles,
-      formats: chosen,
-      manifest,
-      out_dir: outDir,
-      context: isMlDsa && context ? context : null,
-      on_error: continueOnError ? "continue" : "stop",
-      confirm_hss: confirmHss,
-      kit: kitDir
-        ? {
-            dir: kitDir,
-            user_id: kitUid.trim() || undefined,
-            tsa_ca: (settings?.timestamp.enabled && settings.timestamp.ca_file) || undefined,
-            context: isMlDsa && context ? context : undefined,
-          }
-        : undefined,
-      // Chain files are one key's chain; with several keys the token's are used.
-      chain: chosen.includes("cms") && alsoKeys.length === 0 ? chainFiles : [],
-    });
+    await signing.run(
+      partitionId,
+      id,
+      {
+        key: `id:${key.id_hex}`,
+        also_keys: alsoKeys.map((k) => `id:${k.id_hex}`),
+        files: signFiles,
+        formats: chosen,
+        manifest,
+        out_dir: outDir,
+        context: isMlDsa && context ? context : null,
+        on_error: continueOnError ? "continue" : "stop",
+        confirm_hss: confirmHss,
+        kit: kitDir
+          ? {
+              dir: kitDir,
+              user_id: kitUid.trim() || undefined,
+              tsa_ca: (settings?.timestamp.enabled && settings.timestamp.ca_file) || undefined,
+              context: isMlDsa && context ? context : undefined,
+            }
+          : undefined,
+        // Chain files are one key's chain; with several keys the token's are used.
+        chain: chosen.includes("cms") && alsoKeys.length === 0 ? chainFiles : [],
+        context_login: perUseKeys.length > 0 ? "once_per_batch" : undefined,
+      },
+      perUseKeys.length > 0 ? perUsePin : null,
+    );
   };
 
   if (!partitionId || !loggedIn) {
@@ -578,11 +599,38 @@ export function SignView() {
           </label>
         </div>
       ))}
+      {perUseKeys.map((k) => (
+        <div key={k.id_hex} className="notice warn" data-testid="per-use-notice">
+          {t("sign.per_use_notice", { label: k.label })}
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={consentPerUse}
+              onChange={(e) => setConsentPerUse(e.target.checked)}
+              disabled={!!job}
+              data-testid="consent-per-use"
+            />{" "}
+            {t("sign.per_use_consent", { count: good * perFileFor(k) })}
+          </label>
+        </div>
+      ))}
+      {perUseKeys.length > 0 && (
+        <Field label={t("sign.per_use_pin")}>
+          <input
+            type="password"
+            autoComplete="off"
+            value={perUsePin}
+            onChange={(e) => setPerUsePin(e.target.value)}
+            disabled={!!job || !consentPerUse}
+            data-testid="per-use-pin"
+          />
+        </Field>
+      )}
       <div className="button-row">
         <button
           className="primary"
           onClick={() => void run()}
-          disabled={!!job || !key || good === 0 || chosen.length === 0 || kitNeedsUid || (isHss && (!confirmHss || tooFew))}
+          disabled={!!job || !key || good === 0 || chosen.length === 0 || kitNeedsUid || (isHss && (!confirmHss || tooFew)) || !perUseReady}
           data-testid="sign-submit"
         >
           {job ? t("sign.signing") : t("sign.sign_n", { count: good })}

@@ -1494,6 +1494,8 @@ export function install(cfg: MockConfig = {}) {
         pub.capabilities = { ...pub.capabilities, verify: false, encapsulate: true };
         priv.capabilities = { ...priv.capabilities, sign: false, decapsulate: true };
       }
+      // CKA_ALWAYS_AUTHENTICATE on the private key, as the token reports it back.
+      priv.always_authenticate = req.always_authenticate;
       keys.push(pub, priv);
       record("key.generate", "key", req.label, "success", { id });
       const g: GeneratedKey = {
@@ -1700,6 +1702,7 @@ export function install(cfg: MockConfig = {}) {
           has_certificate: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex),
           certificate_subject: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex) ? `CN=${k.label}` : null,
           certificate_warnings: [],
+          always_authenticate: k.always_authenticate === true,
         }));
       return ks;
     },
@@ -1765,6 +1768,7 @@ export function install(cfg: MockConfig = {}) {
         has_certificate: true,
         certificate_subject: `CN=${k.label}`,
         certificate_warnings: [],
+        always_authenticate: k.always_authenticate === true,
       });
       if (key.algorithm === "HSS" && !req.confirm_hss)
         throw err("INVALID_INPUT", "Signing with an HSS key uses up one-time signatures for good; confirm it to go on.");
@@ -1778,7 +1782,16 @@ export function install(cfg: MockConfig = {}) {
           { details: "Nothing was signed.", i18n: { message: "errors.chain_does_not_chain", suggestion: null, args } },
         );
       }
+      // A key that wants the PIN for each signature (crates/console/src/sign/batch/per_use.rs):
+      // the Sign view gives it once, with the consent; without both, nothing is signed.
+      const perUse = signers.find((k) => k.always_authenticate === true);
+      if (perUse && (req.context_login !== "once_per_batch" || !args.contextPin))
+        throw err(
+          "INVALID_INPUT",
+          `'${perUse.label}' wants the PIN for each signature it makes (CKA_ALWAYS_AUTHENTICATE). Nothing was signed.`,
+        );
       record("sign.batch", "artifact", `${req.files.length} file(s)`, "success");
+      if (perUse) record("sign.consent", "artifact", perUse.label, "success", { context_login: "once-per-batch" });
       const report: SignReport = {
         key: { ...keyView(key), scheme: { scheme: "ml-dsa", set: "ML-DSA-65" } },
         keys: signers.map((k) => ({

@@ -63,7 +63,13 @@ test("generate an ML-DSA-65 key: suggested label, progress, row, attributes, pub
   await page.getByTestId("export-pem").click();
   assert.match(await page.getByTestId("pem-text").inputValue(), /BEGIN PUBLIC KEY/);
   const gen = (await calls(page, "generate_key"))[0].args;
-  assert.deepEqual(gen.request, { spec: { kind: "ml-dsa", set: "ML-DSA-65" }, label, token: true, extractable: false });
+  assert.deepEqual(gen.request, {
+    spec: { kind: "ml-dsa", set: "ML-DSA-65" },
+    label,
+    token: true,
+    extractable: false,
+    always_authenticate: false,
+  });
   await shot(page, "03-keys-after-generate");
 });
 

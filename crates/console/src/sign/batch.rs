@@ -3,11 +3,14 @@
 //! 1. [`SignBatch::open`] — the request checked, the partition, the login, the keys (one,
 //!    or several for dual signing: [`signers`]), their public halves and certificates, the
 //!    input files checked;
-//! 2. [`SignBatch::stop_on_bad_input`], [`SignBatch::check_budget`] — nothing signed yet;
+//! 2. [`SignBatch::stop_on_bad_input`], [`SignBatch::check_budget`],
+//!    [`SignBatch::prepare_context_logins`] (keys that want the PIN for each signature:
+//!    [`per_use`]) — nothing signed yet;
 //! 3. [`SignBatch::hash`] — every file streamed once (SHA-256/384/512), with progress, for
 //!    every key;
 //! 4. [`SignBatch::record_request`] — the write-ahead audit record of the whole batch
-//!    (`sign.batch`);
+//!    (`sign.batch`); [`SignBatch::record_consents`] — a per-use key's consent
+//!    (`sign.consent`);
 //! 5. [`SignBatch::ensure_certificate`] — a self-signed certificate for CMS if none exists;
 //!    [`SignBatch::ensure_openpgp_creation_time`] — the key's OpenPGP creation time fixed
 //!    on the token if an OpenPGP format is asked for and it is not yet (per key);
@@ -31,7 +34,7 @@ use std::sync::Arc;
 
 use audit::Event;
 use hsm::keys as hk;
-use p11::sys::CKO_PRIVATE_KEY;
+use p11::sys::{CKO_PRIVATE_KEY, CKR_USER_NOT_LOGGED_IN};
 use signing::alg::{DigestAlg, SigAlg};
 use signing::hashing::Digests;
 use signing::input::{ChangeSeen, InputFile};
@@ -50,8 +53,12 @@ use crate::text;
 use crate::{Console, Partition};
 
 mod outputs;
+mod per_use;
 mod signers;
 mod stateful;
+
+use per_use::{is_pin_error, stopped_by_pin, PerUse};
+pub use per_use::{ContextPinAsk, ContextPins};
 
 pub(super) use outputs::Outputs;
 use outputs::{render_all, still_the_signed_file, write_outputs, CmsSoFar, Naming};
@@ -68,7 +75,21 @@ impl Console {
         progress: Progress,
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignReport> {
-        self.sign_batch(partition, req, progress, cancel, false)
+        self.sign_batch(partition, req, progress, cancel, false, None)
+            .await
+    }
+
+    /// [`Console::sign_files`] with where the PINs of keys that want one for each signature
+    /// come from (`CKA_ALWAYS_AUTHENTICATE`; see [`SignRequest::context_login`]).
+    pub async fn sign_files_with_pins(
+        &self,
+        partition: &str,
+        req: SignRequest,
+        progress: Progress,
+        cancel: Arc<AtomicBool>,
+        pins: ContextPins,
+    ) -> ApiResult<SignReport> {
+        self.sign_batch(partition, req, progress, cancel, false, Some(pins))
             .await
     }
 
@@ -81,8 +102,10 @@ impl Console {
         progress: Progress,
         cancel: Arc<AtomicBool>,
         key_in_names: bool,
+        pins: Option<ContextPins>,
     ) -> ApiResult<SignReport> {
         let kit = req.kit.clone();
+        let context_login = req.context_login;
         let mut b = SignBatch::open(self, partition, req, progress, cancel).await?;
         if key_in_names {
             b.signers.iter_mut().for_each(Signer::name_outputs);
@@ -91,11 +114,13 @@ impl Console {
             return Ok(b.report_unsigned());
         }
         b.check_budget()?;
+        b.prepare_context_logins(context_login, pins.as_ref())?;
         b.hash().await?;
         if b.cancelled {
             return Ok(b.report_unsigned());
         }
         b.record_request().await?;
+        b.record_consents().await?;
         b.ensure_certificate().await?;
         b.ensure_openpgp_creation_time().await?;
         let keys: Vec<Arc<SigningKey>> = b
@@ -202,6 +227,8 @@ struct SignBatch<'c> {
     tsa: Option<Arc<Tsa>>,
     /// The chain files given (`--chain`), for the audit record.
     chain_files: Vec<String>,
+    /// Per key: how it logs in for each signature, when it wants to ([`per_use`]).
+    per_use: Vec<Option<PerUse>>,
 }
 
 /// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
@@ -281,6 +308,7 @@ impl<'c> SignBatch<'c> {
             manifest_error: None,
             tsa,
             chain_files: req.chain,
+            per_use: Vec::new(),
         })
     }
 
@@ -556,9 +584,22 @@ impl<'c> SignBatch<'c> {
             }
             match failed {
                 None => self.conclude(i, done),
+                Some((k, e)) if self.per_use_of(k).is_some() && is_pin_error(&e) => {
+                    // Never tried again: the batch stops at this file.
+                    let label = self.signers[k].view.label.clone();
+                    let signed = self.signed().len();
+                    self.conclude_failed(i, done, k, stopped_by_pin(e, &label, signed))
+                        .await;
+                    self.stopped = true;
+                }
                 Some((k, e)) => self.conclude_failed(i, done, k, e).await,
             }
         }
+    }
+
+    /// How key `k` logs in for each signature, when it wants to.
+    fn per_use_of(&self, k: usize) -> Option<&PerUse> {
+        self.per_use.get(k).and_then(Option::as_ref)
     }
 
     /// One file signed by one key, written and recorded: for an HSS key as a change run by
@@ -610,6 +651,8 @@ impl<'c> SignBatch<'c> {
         let (formats, out_dir) = (signer.formats.clone(), self.out_dir.clone());
         let stem = signer.stem.clone();
         let shared_cms = self.several_keys();
+        let per_use = self.per_use_of(file.signer).cloned();
+        let name = self.outcomes[file.index].name.clone();
         let FileJob {
             index,
             input,
@@ -648,7 +691,11 @@ impl<'c> SignBatch<'c> {
                     stem: stem.as_deref(),
                     shared_cms,
                 };
-                let r = render_all(&mut file, &formats, naming, joins.as_deref())
+                // A key that wants the PIN for each signature: this job's logins.
+                s.set_context_auth(per_use.as_ref().map(|p| p.hook(&name)));
+                let r = render_all(&mut file, &formats, naming, joins.as_deref());
+                s.set_context_auth(None);
+                let r = r
                     .map(|mut o| {
                         o.retried_after_recovery = retried;
                         o
@@ -661,6 +708,15 @@ impl<'c> SignBatch<'c> {
                         e => e,
                     });
                 match r {
+                    // A key that wants the PIN for each signature answers "not logged in"
+                    // when its context login is missing: a PIN error, not a lost session
+                    // for the pool to log in again and retry.
+                    Err(SignError::Hsm(hsm::HsmError::P11(e)))
+                        if per_use.is_some() && e.rv() == Some(CKR_USER_NOT_LOGGED_IN) =>
+                    {
+                        let e = hsm::HsmError::P11(e);
+                        Ok(Err(SignError::Hsm(e)))
+                    }
                     Err(SignError::Hsm(e))
                         if matches!(
                             e.class(),
@@ -756,7 +812,7 @@ impl<'c> SignBatch<'c> {
     /// The `sign` record of file `i` by key `k`, before the outcome is known.
     fn file_event(&self, key: &SigningKey, k: usize, i: usize) -> Event {
         let o = &self.outcomes[i];
-        Event::new("sign", "artifact")
+        let ev = Event::new("sign", "artifact")
             .resource(&o.name)
             .algorithm(key.alg.name())
             .meta("partition", &self.partition.id)
@@ -765,7 +821,11 @@ impl<'c> SignBatch<'c> {
             .meta("sha256", &o.sha256)
             .meta("key", key.audit_json())
             .meta("key_id", &key.summary.id_hex)
-            .meta("formats", &self.signers[k].formats)
+            .meta("formats", &self.signers[k].formats);
+        match self.per_use_of(k) {
+            Some(p) => ev.meta("context_login", p.mode().as_str()),
+            None => ev,
+        }
     }
 
     /// What a file's record adds once its outputs are written.

@@ -144,6 +144,7 @@ pub(super) fn view(
             .as_ref()
             .map(signing::objects::signing_warnings)
             .unwrap_or_default(),
+        always_authenticate: summary.always_authenticate == Some(true),
     }
 }
 

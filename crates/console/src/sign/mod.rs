@@ -47,6 +47,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Text;
 use crate::text;
 
+pub use batch::{ContextPinAsk, ContextPins};
 pub use certificates::CertificateView;
 pub use inputs::input_problem;
 pub use kit::{KitCheck, KitRequest, KitView};
@@ -106,6 +107,31 @@ pub enum OnError {
     Continue,
 }
 
+/// How a batch logs in for each signature of a key with `CKA_ALWAYS_AUTHENTICATE` (a
+/// qualified-signature key, a Luna per-key authorization set-up): the token wants a
+/// context-specific login (the PIN again) before every signature the key makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextLogin {
+    /// The PIN is asked for each signature (`hsmc sign --context-login each`, at a
+    /// terminal).
+    PerSignature,
+    /// The officer gives the PIN once and consents that it is used for every signature of
+    /// this batch (`--context-login once`, the Sign view's consent box); the consent is
+    /// recorded, with the key and the count, before anything is signed.
+    OncePerBatch,
+}
+
+impl ContextLogin {
+    /// As the trail and `hsmc` write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextLogin::PerSignature => "per-signature",
+            ContextLogin::OncePerBatch => "once-per-batch",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct SignRequest {
     /// The signing key: `id:HEX` (stable across reconnections), `label:NAME` or `handle:N`.
@@ -141,6 +167,12 @@ pub struct SignRequest {
     /// certificate, and optionally that certificate itself. Checked before signing.
     #[serde(default)]
     pub chain: Vec<String>,
+    /// For a key that wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): how
+    /// the batch logs in for them. Without it such a batch is refused before anything is
+    /// signed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub context_login: Option<ContextLogin>,
 }
 
 /// A key the signing view can offer.
@@ -160,6 +192,9 @@ pub struct SigningKeyView {
     /// Why that certificate should not sign code (expired, no digitalSignature key usage,
     /// no codeSigning EKU), shown before signing.
     pub certificate_warnings: Vec<String>,
+    /// The key wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): the batch
+    /// dialog asks how ([`ContextLogin`]).
+    pub always_authenticate: bool,
 }
 
 /// What an output file is.

@@ -137,6 +137,7 @@ impl Console {
             timestamp: None,
             kit: None,
             chain: vec![],
+            context_login: None,
         };
         let r = self
             .sign_batch(
@@ -145,6 +146,7 @@ impl Console {
                 Arc::new(|_| {}),
                 Arc::new(AtomicBool::new(false)),
                 true,
+                None,
             )
             .await?;
         let file = r.files.into_iter().next().expect("one file");

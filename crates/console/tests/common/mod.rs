@@ -35,6 +35,7 @@ pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) ->
         timestamp: None,
         kit: None,
         chain: vec![],
+        context_login: None,
     }
 }
 
@@ -134,6 +135,7 @@ impl Env {
                     label: label.into(),
                     token: true,
                     extractable: false,
+                    always_authenticate: false,
                 },
             )
             .await

@@ -1,7 +1,8 @@
 //! Logging in and out and setting PINs, with Luna's extra roles and policy 21 (the rules
 //! are in [`crate::roles`]): `C_Login` for the Crypto User and Limited Crypto Officer,
 //! `C_SetPIN` for any role, `C_InitPIN` flagging the Crypto Officer's PIN to be changed,
-//! Luna's `CA_InitRolePIN`, and [`refusal`], the check the object and key functions make
+//! Luna's `CA_InitRolePIN`, the context-specific login of keys with
+//! `CKA_ALWAYS_AUTHENTICATE`, and [`refusal`], the check the object and key functions make
 //! before they act.
 
 use cryptoki_sys::*;
@@ -117,6 +118,9 @@ pub extern "C" fn C_Login(
         let Some(login) = s.f().C_Login else {
             return CKR_FUNCTION_NOT_SUPPORTED;
         };
+        if user == CKU_CONTEXT_SPECIFIC {
+            return context_login(s, login, h, pin, len);
+        }
         let Some(wanted) = Role::from_user_type(user) else {
             return CKR_USER_TYPE_INVALID;
         };
@@ -159,6 +163,54 @@ pub extern "C" fn C_Login(
         }
         rv
     })
+}
+
+/// `C_Login` with `CKU_CONTEXT_SPECIFIC`: the login a key with `CKA_ALWAYS_AUTHENTICATE`
+/// wants after each `C_SignInit`, with the PIN of the role logged in. The Crypto Officer's
+/// (and the SO's) goes to the inner module, which checks it against the user PIN, counts
+/// a wrong one toward the lockout as a failed login, and authorizes the one operation; an
+/// extra role's PIN is checked (and counted) here and the inner module gets the Crypto
+/// Officer's. A public session has no one to authenticate: `CKR_USER_NOT_LOGGED_IN`.
+fn context_login(
+    s: &Sim,
+    login: unsafe extern "C" fn(
+        CK_SESSION_HANDLE,
+        CK_USER_TYPE,
+        *mut CK_UTF8CHAR,
+        CK_ULONG,
+    ) -> CK_RV,
+    h: CK_SESSION_HANDLE,
+    pin: *mut CK_UTF8CHAR,
+    len: CK_ULONG,
+) -> CK_RV {
+    let bytes = match pin_bytes(pin, len) {
+        Ok(p) => p,
+        Err(rv) => return rv,
+    };
+    let (slot, role) = match role_of(s, h) {
+        Ok(v) => v,
+        Err(rv) => return rv,
+    };
+    match role {
+        None => CKR_USER_NOT_LOGGED_IN,
+        Some(r @ (Role::CryptoUser | Role::LimitedCryptoOfficer)) => {
+            let co_pin = match s.roles.lock().open_extra(&s.store, slot, r, bytes) {
+                Ok(p) => p,
+                Err(rv) => return rv,
+            };
+            // SAFETY: the sealed PIN copy lives for the call; the module copies it.
+            unsafe {
+                login(
+                    h,
+                    CKU_CONTEXT_SPECIFIC,
+                    co_pin.as_ptr() as *mut _,
+                    co_pin.len() as CK_ULONG,
+                )
+            }
+        }
+        // SAFETY: pass-through of the caller's PIN buffer.
+        Some(_) => unsafe { login(h, CKU_CONTEXT_SPECIFIC, pin, len) },
+    }
 }
 
 pub extern "C" fn C_Logout(h: CK_SESSION_HANDLE) -> CK_RV {

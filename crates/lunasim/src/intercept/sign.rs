@@ -28,7 +28,16 @@ pub extern "C" fn C_SignInit(
 ) -> CK_RV {
     entry::call("C_SignInit", |s| {
         let Some(mech) = mechanism_of(m) else {
-            return CKR_ARGUMENTS_BAD;
+            // A NULL mechanism ends the active operation (PKCS#11 3.0): ours, or the inner
+            // module's.
+            if end_hss_op(s, h) {
+                return CKR_OK;
+            }
+            return match s.f().C_SignInit {
+                // SAFETY: pass-through.
+                Some(f) => unsafe { f(h, m, key) },
+                None => CKR_FUNCTION_NOT_SUPPORTED,
+            };
         };
         if let Some(rv) = super::auth::refusal(s, h, crate::roles::Action::Use) {
             return rv;

@@ -30,6 +30,25 @@ impl Session {
         login.check(rv)
     }
 
+    /// `C_Login` with `CKU_CONTEXT_SPECIFIC`: authorize the one operation just begun with a
+    /// key that has `CKA_ALWAYS_AUTHENTICATE` (a signature: one `C_Sign`, or one
+    /// `C_SignUpdate`…`C_SignFinal`). A wrong PIN is `CKR_PIN_INCORRECT`, and counts toward
+    /// the user PIN's lockout as a failed login does.
+    pub fn context_login(&self, pin: &Pin) -> Result<()> {
+        let login = p11_fn!(self.module, C_Login)?;
+        let p = pin.expose_secret().as_bytes();
+        // SAFETY: the PIN bytes live for the call; the module copies what it needs.
+        let rv = unsafe {
+            (login.f)(
+                self.handle,
+                CKU_CONTEXT_SPECIFIC,
+                p.as_ptr() as *mut _,
+                p.len() as CK_ULONG,
+            )
+        };
+        login.check(rv)
+    }
+
     pub fn logout(&self) -> Result<()> {
         let logout = p11_fn!(self.module, C_Logout)?;
         // SAFETY: takes the handle only.

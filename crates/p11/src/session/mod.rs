@@ -8,7 +8,7 @@
 //! type system keeps one session on one thread at a time. Dropping it closes it, unless the
 //! module was reinitialized since (then the handle is already dead and may even be reused).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -44,8 +44,17 @@ pub struct Session {
     handle: CK_SESSION_HANDLE,
     generation: u64,
     open: bool,
+    /// Where [`Session::sign_init`] gets the PIN of a context-specific login from, while
+    /// set ([`Session::set_context_auth`]).
+    context_auth: RefCell<Option<ContextAuth>>,
     _not_sync: PhantomData<Cell<()>>,
 }
+
+/// The PIN for the context-specific login (`C_Login` with `CKU_CONTEXT_SPECIFIC`) a key
+/// with `CKA_ALWAYS_AUTHENTICATE` needs after each `C_SignInit`: asked with the key's
+/// handle; `None` when that key needs none (or no PIN can be had: the token then refuses
+/// the signature with `CKR_USER_NOT_LOGGED_IN`).
+pub type ContextAuth = Box<dyn FnMut(ObjectHandle) -> Option<crate::Pin> + Send>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -86,6 +95,7 @@ impl Module {
             handle,
             generation,
             open: true,
+            context_auth: RefCell::new(None),
             _not_sync: PhantomData,
         })
     }

@@ -2,11 +2,15 @@
 
 use cryptoki_sys::*;
 
-use super::{output_call, Session, OUTPUT_GUESS};
+use super::{output_call, ContextAuth, Session, OUTPUT_GUESS};
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::module::func::{p11_fn, NamedFn};
 use crate::types::*;
+
+/// Room for any signature (SLH-DSA-256f's are ~50 KB), so ending an operation with a
+/// refused `C_Sign` is never answered `CKR_BUFFER_TOO_SMALL` (which would keep it active).
+const MAX_SIGNATURE_GUESS: usize = 64 << 10;
 
 impl Session {
     pub fn sign(&self, mechanism: &Mechanism, key: ObjectHandle, data: &[u8]) -> Result<Vec<u8>> {
@@ -19,13 +23,65 @@ impl Session {
         })
     }
 
+    /// `C_SignInit`; then, while a [`ContextAuth`] is set and gives a PIN for `key`, the
+    /// context-specific login that authorizes this one operation. When that login fails
+    /// (a wrong PIN), the operation is ended and the error returned: never tried again.
     pub fn sign_init(&self, mechanism: &Mechanism, key: ObjectHandle) -> Result<()> {
+        let given = key;
         let key = self.on_token(key)?;
         let sign_init = p11_fn!(self.module, C_SignInit)?;
         let mut m = mechanism.raw();
         // SAFETY: the mechanism and its parameter live for the call; the module copies them.
         let rv = unsafe { (sign_init.f)(self.handle, &mut m, key) };
-        sign_init.check(rv)
+        sign_init.check(rv)?;
+        let pin = match self.context_auth.borrow_mut().as_mut() {
+            Some(auth) => auth(given),
+            None => None,
+        };
+        if let Some(pin) = pin {
+            if let Err(e) = self.context_login(&pin) {
+                self.end_unauthorized_sign();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// End a signing operation whose context login failed, so the session can sign again:
+    /// `C_SignInit` with a NULL mechanism (PKCS#11 3.0), else — a 2.40 module such as
+    /// SoftHSM2 — a `C_Sign` the token refuses (`CKR_USER_NOT_LOGGED_IN`: not
+    /// authorized), which ends it too. No signature is made either way.
+    fn end_unauthorized_sign(&self) {
+        if let Ok(sign_init) = p11_fn!(self.module, C_SignInit) {
+            // SAFETY: a NULL mechanism and no key: the call reads neither.
+            let rv = unsafe { (sign_init.f)(self.handle, std::ptr::null_mut(), 0) };
+            if rv == CKR_OK {
+                return;
+            }
+        }
+        if let Ok(sign) = p11_fn!(self.module, C_Sign) {
+            let mut scratch = vec![0u8; MAX_SIGNATURE_GUESS];
+            let mut len = scratch.len() as CK_ULONG;
+            // Not NULL: some modules refuse a NULL input before they look at the operation.
+            let mut nothing = [0u8; 1];
+            // SAFETY: an input of 0 bytes at a valid pointer; the output is our own buffer
+            // of `len` bytes.
+            let _ = unsafe {
+                (sign.f)(
+                    self.handle,
+                    nothing.as_mut_ptr(),
+                    0,
+                    scratch.as_mut_ptr(),
+                    &mut len,
+                )
+            };
+        }
+    }
+
+    /// Set (or clear, with `None`) where the PIN of a context-specific login comes from;
+    /// returns the one set before.
+    pub fn set_context_auth(&self, auth: Option<ContextAuth>) -> Option<ContextAuth> {
+        std::mem::replace(&mut *self.context_auth.borrow_mut(), auth)
     }
 
     pub fn sign_update(&self, part: &[u8]) -> Result<()> {

@@ -201,6 +201,11 @@ pub struct GenArgs {
     /// (`hsmc --so keys set KEY --set trusted=true`). Not for HSS keys, which never leave.
     #[arg(long)]
     pub extractable: bool,
+    /// The private key wants the PIN again for each signature (CKA_ALWAYS_AUTHENTICATE, as
+    /// qualified-signature keys do): `sign` then needs --context-login. Refused where the
+    /// token cannot make such keys.
+    #[arg(long)]
+    pub always_authenticate: bool,
 }
 
 #[derive(Debug, Args)]

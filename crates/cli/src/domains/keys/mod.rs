@@ -178,6 +178,7 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
                 label: a.label.clone(),
                 token: a.persistent,
                 extractable: a.extractable,
+                always_authenticate: a.always_authenticate,
             },
         )
         .await?;

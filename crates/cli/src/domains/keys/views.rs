@@ -52,6 +52,9 @@ fn key_row(o: &ObjectSummary) -> Vec<String> {
     if o.extractable == Some(false) {
         flags.push("non-extractable");
     }
+    if o.always_authenticate == Some(true) {
+        flags.push("PIN per signature");
+    }
     if o.duplicate_label {
         flags.push("DUPLICATE LABEL");
     }

@@ -52,6 +52,12 @@ pub struct SignArgs {
     /// Confirm signing with an HSS key (each signature uses up a one-time key for good).
     #[arg(long)]
     pub yes_hss: bool,
+    /// For a key that wants the PIN for each signature (CKA_ALWAYS_AUTHENTICATE): `each`
+    /// asks for it at the terminal before every signature; `once` asks once (or takes it
+    /// from HSMC_PIN, --pin-file or --pin-fd) and uses it for every signature of this
+    /// batch: your consent, recorded in the audit trail before anything is signed.
+    #[arg(long, value_name = "WHEN", value_enum)]
+    pub context_login: Option<ContextLoginArg>,
     /// Time-stamp CMS and bundle signatures with this RFC 3161 authority (http:// or
     /// https://); without it, the one in the settings when that is on.
     #[arg(long, value_name = "URL")]
@@ -176,4 +182,13 @@ impl SignArgs {
         }
         Ok(formats)
     }
+}
+
+/// `--context-login`: how a key that wants the PIN for each signature logs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextLoginArg {
+    /// The PIN once, for every signature of this batch.
+    Once,
+    /// The PIN asked at the terminal before each signature.
+    Each,
 }

@@ -10,11 +10,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::settings::TimestampAuthority;
-use console::sign::{KitRequest, OnError, SignRequest};
+use console::sign::{ContextLogin, KitRequest, OnError, SignRequest};
 use console::text;
 use console::{ApiError, ApiResult};
 
-use self::args::{SignArgs, TimestampArgs, VerifyArgs};
+use self::args::{ContextLoginArg, SignArgs, TimestampArgs, VerifyArgs};
 use self::progress::FileBars;
 use self::views::{Restamped, SignatureCheck, Signed};
 use crate::context::{Ctx, Login};
@@ -50,6 +50,10 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
             succession: a.succession.as_ref().map(|f| f.display().to_string()),
         }),
         chain: a.chain.iter().map(|f| f.display().to_string()).collect(),
+        context_login: a.context_login.map(|c| match c {
+            ContextLoginArg::Once => ContextLogin::OncePerBatch,
+            ContextLoginArg::Each => ContextLogin::PerSignature,
+        }),
     };
     if req.formats.contains(&console::sign::SignFormat::Cms) {
         for key in &a.key {
@@ -59,11 +63,12 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
         .console()
-        .sign_files(
+        .sign_files_with_pins(
             &p.id,
             req,
             bars.callback(),
             Arc::new(AtomicBool::new(false)),
+            crate::pin::context_pins(ctx.global()),
         )
         .await?;
     bars.clear();

@@ -228,6 +228,7 @@ mod tests {
             has_certificate: false,
             certificate_subject: None,
             certificate_warnings: Vec::new(),
+            always_authenticate: false,
         };
         SignReport {
             keys: vec![BatchKey {
