@@ -108,7 +108,18 @@ pub fn assess(objects: &[ObjectSummary], policy: &Policy, today: Date) -> Vec<As
     keys.map(|o| {
         let alg = classify::of_key(o, rsa_bits_of_pair(objects, o));
         let purpose = purpose_of(o);
-        let verdict = policy.judge(&alg, purpose, today);
+        let verdict = match alg.family {
+            // A size or curve the token did not answer: the policy's dates depend on it (an
+            // RSA-1024 key is disallowed already), so a person must look.
+            Family::Rsa | Family::Ecdsa if alg.classical_bits.is_none() => Verdict {
+                verdict: "its size or curve could not be read from the token: check it by hand"
+                    .into(),
+                deprecated_after: None,
+                disallowed_after: None,
+                status: Status::Unjudged,
+            },
+            _ => policy.judge(&alg, purpose, today),
+        };
         let successor = successor(&alg, purpose, &verdict, policy, &o.class, &o.label);
         Assessed {
             object_class: o.class.clone(),

@@ -370,6 +370,22 @@ fn an_unknown_key_type_is_listed_and_left_to_the_officer() {
     assert_eq!(counts(&rows).unknown, 1);
 }
 
+/// A key whose size the token did not answer (an unreadable CKA_MODULUS_BITS and no public
+/// half, or EC parameters it would not give): listed, quantum-vulnerable, and left to the
+/// officer rather than given the latest date — an RSA-1024 key is disallowed already.
+#[test]
+fn a_key_whose_size_cannot_be_read_is_left_to_the_officer() {
+    let nist = Policy::builtin("nist").unwrap();
+    let unread = [key("RSA", "RSA", None, true), key("EC", "EC", None, true)];
+    let rows = assess(&unread, &nist, date!(2026 - 12 - 06));
+    assert_eq!(rows.len(), 2, "never dropped");
+    for r in &rows {
+        assert_eq!(r.algorithm.class, QuantumClass::QuantumVulnerable, "{r:?}");
+        assert_eq!(r.verdict.status, Status::Unjudged, "{r:?}");
+        assert!(r.verdict.verdict.contains("check it by hand"), "{r:?}");
+    }
+}
+
 #[test]
 fn a_policy_file_is_refused_with_the_line_at_fault() {
     let bad_family = "name = \"x\"\n\n[[rule]]\nfamilies = [\"quantum-rsa\"]\nverdict = \"v\"\n";

@@ -308,3 +308,38 @@ fn an_ha_groups_virtual_slot_and_all_partitions() {
         .collect();
     assert!(serials.contains(&testkit::HA_SERIAL), "{serials:?}");
 }
+
+/// SoftHSM2 (PKCS#11 2.40, no post-quantum keys): its RSA, EC and AES keys judged as
+/// elsewhere, and the CBOM valid with a component per key pkcs11-tool lists.
+#[test]
+fn softhsm_keys_and_cbom() {
+    let t = TestToken::new(Backend::SoftHsm);
+    let h = Hsmc::token(&t);
+    let pin = Some(testkit::USER_PIN);
+    let seed: &[Expected] = &[
+        ("s_rsa2048", "rsa-2048", QV, 0, Y2030, Y2035, Y2030),
+        ("s_p384", "ec-p384", QV, 0, None, Y2035, Y2030),
+        ("s_aes256", "aes-256", SYM, 5, None, None, None),
+    ];
+    for (label, alg, ..) in seed {
+        h.json(
+            pin,
+            &["keys", "gen", "-a", alg, "-l", label, "--persistent"],
+        );
+    }
+    let nist = h.json(pin, &["pqc"]);
+    let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
+    check_against(&nist, &cnsa, seed);
+    let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
+    let cbom = h.data.path().join("softhsm.cbom.json");
+    h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&cbom).unwrap();
+    assert_eq!(cyclonedx_verdict(&text), "valid");
+    let related = text
+        .matches("\"assetType\": \"related-crypto-material\"")
+        .count();
+    assert_eq!(
+        related, keys_listed,
+        "a component per key pkcs11-tool lists"
+    );
+}
