@@ -204,7 +204,7 @@ pub enum HsmCommand {
         /// label:NAME, id:HEX, uid:UNIQUE-ID, handle:N or a pkcs11: URI
         key: String,
         /// Also print command lines of other tools using the key (OpenSSL, osslsigncode,
-        /// sbsign, cosign, p11tool).
+        /// sbsign, p11tool), each with the tool's check of what it made.
         #[arg(long)]
         commands: bool,
     },

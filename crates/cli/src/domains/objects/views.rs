@@ -144,12 +144,23 @@ impl Render for UriView {
                 self.uri.module_uri, self.uri.module_path
             );
             let lang = page.lang();
+            if !self.uri.commands.is_empty() {
+                let note = console::text!(
+                    "uris.pin_file_note",
+                    "PIN-FILE holds the PIN alone, without a line break (printf '%s' \"$PIN\" > PIN-FILE; chmod 600 PIN-FILE)."
+                );
+                writeln!(page, "# {}", note.in_lang(lang));
+            }
             for c in &self.uri.commands {
                 writeln!(page, "\n# {} — {}", c.tool, c.purpose.in_lang(lang));
                 if let Some(caveat) = &c.caveat {
                     writeln!(page, "# ! {}", caveat.in_lang(lang));
                 }
                 writeln!(page, "{}", c.command);
+                if let Some(verify) = &c.verify {
+                    let then = console::text!("uris.then_check", "then check what it made:");
+                    writeln!(page, "# {}\n{verify}", then.in_lang(lang));
+                }
             }
         }
         Ok(())
