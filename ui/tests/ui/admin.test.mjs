@@ -212,7 +212,10 @@ test("Test this line: the tool's own verdict beside the line, ok or failed, by k
     sent.map((c) => c.args.tool),
     ["OpenSSL 3 (pkcs11 engine)", "p11tool"],
   );
-  assert.ok(sent.every((c) => !("pin" in c.args)), "the PIN never travels from the window");
+  assert.ok(
+    sent.every((c) => !("pin" in c.args)),
+    "the PIN never travels from the window",
+  );
   await shot(page, "admin-uri-test-this-line");
   assert.deepEqual(page.errors, []);
 
