@@ -14,7 +14,9 @@ TAURI_FRONTEND_PATH="$root/ui" ui/node_modules/.bin/tauri build --bundles deb --
 ls -l target/release/bundle/deb/*.deb
 # The command line is in the package, where PATH finds it.
 for deb in target/release/bundle/deb/*.deb; do
+  # The listing first: with pipefail, `dpkg-deb -c | grep -q` fails when grep stops early.
+  listing="$(dpkg-deb -c "$deb")"
   for bin in hsmc hsmc-gpg; do
-    dpkg-deb -c "$deb" | grep -q " \./usr/bin/$bin\$" || { echo "build-deb: $deb lacks /usr/bin/$bin" >&2; exit 1; }
+    grep -qE " (\./)?usr/bin/$bin\$" <<<"$listing" || { echo "build-deb: $deb lacks /usr/bin/$bin" >&2; exit 1; }
   done
 done
