@@ -207,6 +207,11 @@ pub enum HsmCommand {
         /// sbsign, p11tool), each with the tool's check of what it made.
         #[arg(long)]
         commands: bool,
+        /// Test the line of TOOL (its name as --commands prints it, or the start of it:
+        /// osslsigncode, sbsign, p11tool): run it as printed against a throwaway file with
+        /// this session's PIN, then the tool's check; exit status 1 when either fails
+        #[arg(long, value_name = "TOOL")]
+        test: Option<String>,
     },
     /// The audit trail.
     #[command(subcommand)]

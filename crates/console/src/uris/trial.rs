@@ -250,6 +250,8 @@ async fn run_step(dir: &Path, command: &str, pin: &str) -> TrialStep {
         .arg("-c")
         .arg(command)
         .current_dir(dir)
+        // hsmc may have been given the PIN in its environment: the tools get PIN-FILE only.
+        .env_remove("HSMC_PIN")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -166,3 +166,40 @@ impl Render for UriView {
         Ok(())
     }
 }
+
+/// `uri --test TOOL`: the tools' verdict on a line.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct TrialView(pub console::uris::ToolVerdict);
+
+impl Render for TrialView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let lang = page.lang();
+        let verdict = if self.0.ok {
+            console::text!(
+                "objects.trial_ok",
+                "It works: the line, and the tool's check where there is one, exited with 0."
+            )
+        } else {
+            console::text!("objects.trial_failed", "It failed; the tool says:")
+        };
+        writeln!(page, "# {} — {}", self.0.tool, verdict.in_lang(lang));
+        for s in &self.0.steps {
+            let status = match s.exit_code {
+                Some(code) => {
+                    console::text!("objects.trial_exit", "exit status {{code}}", code = code)
+                }
+                None => console::text!("objects.trial_stopped", "stopped (no answer in time)"),
+            };
+            writeln!(page, "\n$ {}\n# {}", s.command, status.in_lang(lang));
+            if !s.output.is_empty() {
+                writeln!(page, "{}", s.output);
+            }
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        u8::from(!self.0.ok)
+    }
+}
