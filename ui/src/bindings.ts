@@ -1564,15 +1564,39 @@ user_pin_final_try: boolean, user_pin_locked: boolean, user_pin_to_be_changed: b
  */
 so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: boolean, so_pin_locked: boolean, session_count: number | null, max_session_count: number | null, rw_session_count: number | null, max_rw_session_count: number | null, free_public_memory: number | null, total_public_memory: number | null, free_private_memory: number | null, total_private_memory: number | null, min_pin_len: number, max_pin_len: number, hardware_version: string, firmware_version: string, utc_time: string, flags: number, };
 
-export type ToolCommand = { tool: string, 
+export type ToolCommand = { 
+/**
+ * Which tool; also names the line for [`Console::try_tool_line`].
+ */
+tool: string, 
 /**
  * What it does, and how it gets the PIN.
  */
 purpose: Text, command: string, 
 /**
+ * The tool's own check of what `command` made (`None` where it makes nothing).
+ */
+verify: string | null, 
+/**
  * Why the line may not work on this token, and what does instead.
  */
 caveat: Text | null, };
+
+export type ToolVerdict = { tool: string, 
+/**
+ * Every step exited with 0 (the line and its check).
+ */
+ok: boolean, steps: Array<TrialStep>, };
+
+export type TrialStep = { command: string, 
+/**
+ * The exit status; `None` when it was stopped (timeout) or killed by a signal.
+ */
+exit_code: number | null, 
+/**
+ * Its standard output then standard error, trimmed; the PIN never appears.
+ */
+output: string, };
 
 export type Unwrapped = { summary: ObjectSummary, kcv: string | null, 
 /**

@@ -2,7 +2,7 @@
 // run `make bindings` after changing a command or a type that crosses IPC.
 
 import { Channel } from "@tauri-apps/api/core";
-import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, Readiness, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, SuccessionMade, TokenContents, TokenInitialized, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
+import type { AppStatus, AttributeChanges, AttributesChanged, AuditStatusView, CapacityPlan, CertificateDetails, CertificateView, Checkpoint, CheckpointView, ConnectionView, ConsoleEvent, DayCount, DestroyResult, DriftReport, EditableAttributes, ExportContent, ExportFormat, ExportKind, ExportSummary, ExportedPublicKey, FileCheck, GenerateRequest, GeneratedKey, HaGroupView, HaWarning, HssKeyView, ImportRequest, ImportResult, InitTokenRequest, JobEvent, KeyDetails, KeySpec, KeySpecInfo, LoginResult, MechanismView, ModuleView, OaepHash, ObjectFormat, ObjectSummary, ObjectUri, OpenPgpCertificate, OpenPgpKeyView, Overview, PartitionView, PinChanged, ProbeChart, ProbeChoice, ProbeProgress, ProbeReport, ProbeRequest, ProbeSummary, PublicKeyFormat, Query, Range, Readiness, RecordView, SeriesPoint, Settings, SignProgress, SignReport, SignRequest, SigningKeyView, StatsChart, StatsPoint, StatsSnapshot, SuccessionMade, TokenContents, TokenInitialized, ToolVerdict, Unwrapped, UsageKeyView, UserKind, Verdict, VerifyReport, WrapFile } from "./bindings";
 
 /** Every IPC command: the arguments the page sends (camelCase) and the result. */
 export interface Commands {
@@ -114,6 +114,12 @@ export interface Commands {
    * command lines of other tools that use it.
    */
   object_uri: { args: { partitionId: string; handle: number }; result: ObjectUri };
+  /**
+   * Test a key's tool line: run it as printed against a throwaway file, with the logged-in
+   * session's PIN handed over in a private file (never shown), then the tool's own check.
+   * Audited before it runs.
+   */
+  try_tool_line: { args: { partitionId: string; handle: number; tool: string }; result: ToolVerdict };
   /** An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE). */
   key_check_value: { args: { partitionId: string; handle: number }; result: string };
   /**
@@ -210,7 +216,7 @@ export interface Commands {
 export type CommandName = keyof Commands;
 
 /** Every command, in the order the surface lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "save_key_succession", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "pqc_readiness", "pqc_export_cbom", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
+export const COMMAND_NAMES: readonly CommandName[] = ["overview", "app_info", "get_settings", "update_settings", "cancel_job", "save_export", "connections", "add_module", "pick_module_file", "remove_module", "partition", "mechanisms", "save_mechanisms_csv", "login", "logout", "change_pin", "set_user_pin", "set_role_pin", "token_contents", "init_token", "list_keys", "key_details", "describe_key_spec", "generate_key", "deletion_phrase", "destroy_keys", "export_public_key", "save_public_key", "issue_certificate", "certificate_request", "openpgp_key", "save_openpgp_certificate", "save_minisign_public_key", "save_key_succession", "import_objects", "certificate_details", "save_object", "editable_attributes", "set_attributes", "object_uri", "try_tool_line", "key_check_value", "wrap_key", "unwrap_key", "signing_keys", "inspect_files", "pick_files", "pick_folder", "sign_files", "verify_signature", "audit_status", "audit_records", "audit_verify", "audit_export", "audit_checkpoint", "audit_checkpoints", "audit_public_key", "audit_rotate_key", "audit_days", "hss_keys", "stats", "stats_history", "stats_chart", "ha_groups", "ha_group", "ha_drift", "ha_warnings", "usage_keys", "set_usage_limit", "pqc_readiness", "pqc_export_cbom", "probe_catalog", "run_probe", "probe_history", "probe_report", "probe_chart", "probe_csv", "probe_live_chart", "probe_capacity"];
 
 /** Every event the backend emits to the window, by name, with its payload. */
 export interface Events {
@@ -342,6 +348,12 @@ export function commandFunctions(invoke: Invoker) {
      * command lines of other tools that use it.
      */
     objectUri: (partitionId: string, handle: number) => invoke("object_uri", { partitionId, handle }),
+    /**
+     * Test a key's tool line: run it as printed against a throwaway file, with the logged-in
+     * session's PIN handed over in a private file (never shown), then the tool's own check.
+     * Audited before it runs.
+     */
+    tryToolLine: (partitionId: string, handle: number, tool: string) => invoke("try_tool_line", { partitionId, handle, tool }),
     /** An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE). */
     keyCheckValue: (partitionId: string, handle: number) => invoke("key_check_value", { partitionId, handle }),
     /**

@@ -204,9 +204,14 @@ pub enum HsmCommand {
         /// label:NAME, id:HEX, uid:UNIQUE-ID, handle:N or a pkcs11: URI
         key: String,
         /// Also print command lines of other tools using the key (OpenSSL, osslsigncode,
-        /// sbsign, cosign, p11tool).
+        /// sbsign, p11tool), each with the tool's check of what it made.
         #[arg(long)]
         commands: bool,
+        /// Test the line of TOOL (its name as --commands prints it, or the start of it:
+        /// osslsigncode, sbsign, p11tool): run it as printed against a throwaway file with
+        /// this session's PIN, then the tool's check; exit status 1 when either fails
+        #[arg(long, value_name = "TOOL")]
+        test: Option<String>,
     },
     /// The audit trail.
     #[command(subcommand)]

@@ -526,6 +526,20 @@ fn softhsm_uris_on_the_command_line() {
             .contains("bad percent-encoding"),
         "{e}"
     );
+    // --test runs a line as printed with this session's PIN: p11tool lists the key. A name
+    // that fits two lines (the engine's and the provider's) is refused, listing them.
+    let o = h.run(Some(USER_PIN), None, &["uri", &uri, "--test", "p11tool"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("Label: cli uri"), "{}", text(&o));
+    assert!(!text(&o).contains(USER_PIN), "{}", text(&o));
+    let (_, e) = h.error(Some(USER_PIN), None, &["uri", &uri, "--test", "openssl"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("osslsigncode, sbsign"),
+        "{e}"
+    );
     let (_, e) = h.error(Some(USER_PIN), None, &["uri", "pkcs11:object=nobody"]);
     assert!(
         e["message"]

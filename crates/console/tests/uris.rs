@@ -2,9 +2,14 @@
 //! matches several is an error listing them); the "use this key from…" lines run as printed:
 //! OpenSSL with Debian's libengine-pkcs11-openssl signs (and the console's software verifier
 //! accepts the signature) where libp11 can read the token, and fails as its caveat says where
-//! it cannot; GnuTLS's p11tool lists the key. One test per process.
+//! it cannot; GnuTLS's p11tool lists the key. On SoftHSM2, with RSA-2048 and ECDSA P-256
+//! keys and their certificates, the engine, osslsigncode and sbsign lines sign as printed and
+//! the tools' own checks (`openssl dgst -verify`, `osslsigncode verify`, `sbverify`) accept
+//! what they made and refuse it changed; "Test this line" gives the same verdicts, and on a
+//! token the caveat names it fails in the tool's words. One test per process.
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use hsm::algo::{Curve, KeySpec};
 use hsm::pubkey::PublicKey;
@@ -26,7 +31,7 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         u.uri
     );
     assert!(u.uri.ends_with(";type=private"), "{}", u.uri);
-    assert_eq!(u.commands.len(), 6);
+    assert_eq!(u.commands.len(), 5);
 
     // The URI selects the key; a URI without id or type matches the pair: listed.
     let found = e.c.find_key(&e.pid, &u.uri).await.unwrap();
@@ -72,7 +77,7 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     let t = e.token();
     let dir = e.dir.path().join("tools");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("PIN-FILE"), format!("{USER_PIN}\n")).unwrap();
+    std::fs::write(dir.join("PIN-FILE"), USER_PIN).unwrap();
     std::fs::write(
         dir.join("FILE"),
         b"signed by OpenSSL through the console's URI\n",
@@ -169,4 +174,185 @@ async fn kryoptic_uris_select_and_openssl_signs_with_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lunasim_uris_select_and_openssl_signs_with_them() {
     uris_select_and_other_tools_use_them(Backend::LunaSim).await;
+}
+
+/// `line` run with `sh -c` in `dir`, as a user would paste it (the token's configuration is
+/// in this process's environment).
+fn sh_in(dir: &Path, line: &str) -> Output {
+    Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(line)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The file a tool line made (or, for OpenSSL, signed), that its check reads.
+fn made_by(tool: &str) -> &'static str {
+    match tool {
+        "osslsigncode" => "app-signed.exe",
+        "sbsign" => "grubx64.efi.signed",
+        _ => "FILE",
+    }
+}
+
+/// Run `tool`'s line and its check as printed in `dir`; both succeed, and the check refuses
+/// the file with one byte changed.
+fn signs_and_checks(dir: &Path, u: &console::uris::ObjectUri, tool: &str) {
+    let c = u.commands.iter().find(|c| c.tool == tool).unwrap();
+    assert!(c.caveat.is_none(), "{tool}: {:?}", c.caveat);
+    // osslsigncode does not write over a file: the last key's output goes first.
+    for made in ["app-signed.exe", "grubx64.efi.signed", "FILE.sig"] {
+        let _ = std::fs::remove_file(dir.join(made));
+    }
+    let o = sh_in(dir, &c.command);
+    assert!(o.status.success(), "{tool} as printed: {}", text(&o));
+    let verify = c.verify.as_deref().expect("a check");
+    let o = sh_in(dir, verify);
+    assert!(o.status.success(), "{tool}'s check: {}", text(&o));
+    let made = dir.join(made_by(tool));
+    let good = std::fs::read(&made).unwrap();
+    let mut bad = good.clone();
+    let at = (bad.len() / 2).min(0x1000);
+    bad[at] ^= 1;
+    std::fs::write(&made, &bad).unwrap();
+    let o = sh_in(dir, verify);
+    assert!(
+        !o.status.success(),
+        "{tool}'s check took a changed file: {}",
+        text(&o)
+    );
+    std::fs::write(&made, &good).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
+    let e = common::token(Backend::SoftHsm).await;
+    let dir = e.dir.path().join("tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("PIN-FILE"), USER_PIN).unwrap();
+    std::fs::write(dir.join("FILE"), b"signed through the console's URI\n").unwrap();
+    for name in ["app.exe", "grubx64.efi"] {
+        std::fs::copy(console::uris::EFI_SAMPLE, dir.join(name)).unwrap();
+    }
+    // A key without a certificate first: testing a line that needs one is refused.
+    let bare = e
+        .generate(KeySpec::Rsa { bits: 2048 }, "no certificate")
+        .await;
+    let err =
+        e.c.try_tool_line(&e.pid, bare.private_handle, "sbsign")
+            .await
+            .unwrap_err();
+    assert!(err.message.contains("certificate"), "{}", err.message);
+    let specs = [
+        (KeySpec::Rsa { bits: 2048 }, "secure boot rsa"),
+        (KeySpec::Ec { curve: Curve::P256 }, "authenticode p-256"),
+    ];
+    for (spec, label) in specs {
+        // Secure Boot is RSA: sbsign is run with the RSA key only.
+        let rsa = matches!(spec, KeySpec::Rsa { .. });
+        let key = e.generate(spec, label).await;
+        let h = key.private_handle;
+        let cert =
+            e.c.issue_certificate(&e.pid, h, &format!("CN={label}"), 30, true)
+                .await
+                .unwrap();
+        std::fs::write(dir.join("CERT.pem"), &cert.pem).unwrap();
+        let pem =
+            e.c.key_details(&e.pid, h)
+                .await
+                .unwrap()
+                .public_key
+                .unwrap()
+                .pem;
+        std::fs::write(dir.join("PUBLIC.pem"), &pem).unwrap();
+        let u = e.c.object_uri(&e.pid, h).await.unwrap();
+        let tools: &[&str] = if rsa {
+            &["OpenSSL 3 (pkcs11 engine)", "osslsigncode", "sbsign"]
+        } else {
+            &["OpenSSL 3 (pkcs11 engine)", "osslsigncode"]
+        };
+        for tool in tools {
+            signs_and_checks(&dir, &u, tool);
+            // The console's trial runs the same line and check, in its own folder.
+            let v = e.c.try_tool_line(&e.pid, h, tool).await.unwrap();
+            assert!(v.ok, "{tool}: {v:?}");
+            assert_eq!(v.steps.len(), 2, "{tool}: the line and its check");
+            let said = &v.steps[1].output;
+            assert!(
+                said.contains("Verified OK")
+                    || said.contains("verification: ok")
+                    || said.contains("verification OK"),
+                "{tool}'s check: {said}"
+            );
+            assert!(v.steps.iter().all(|s| !s.output.contains(USER_PIN)));
+        }
+    }
+    // p11tool makes nothing to check: its verdict is its listing.
+    let v =
+        e.c.try_tool_line(&e.pid, bare.private_handle, "p11tool")
+            .await
+            .unwrap();
+    assert!(v.ok && v.steps.len() == 1, "{v:?}");
+    assert!(v.steps[0].output.contains("no certificate"), "{v:?}");
+    // Each trial is in the audit trail, with the tool and the key; the PIN is not.
+    let records =
+        e.c.audit_records(audit::store::Query {
+            limit: 500,
+            ascending: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let trials: Vec<_> = records
+        .iter()
+        .filter(|r| r.event.action == "uri.trial")
+        .collect();
+    assert_eq!(
+        trials.len(),
+        6,
+        "5 trials with a certificate and the p11tool one"
+    );
+    assert!(!format!("{records:?}").contains(USER_PIN));
+    // Logged out, there is no PIN to hand over: refused.
+    e.c.logout(&e.pid).await.unwrap();
+    let err =
+        e.c.try_tool_line(&e.pid, bare.private_handle, "p11tool")
+            .await
+            .unwrap_err();
+    assert_eq!(err.code, console::ErrorCode::NotLoggedIn, "{}", err.message);
+}
+
+/// On a token whose caveat says libp11 cannot read it, the trial runs and fails in the
+/// engine's own words.
+async fn a_trial_where_the_caveat_applies_fails_in_the_tools_words(backend: Backend) {
+    let e = common::token(backend).await;
+    let key = e
+        .generate(KeySpec::Ec { curve: Curve::P256 }, "classic")
+        .await;
+    let tool = "OpenSSL 3 (pkcs11 engine)";
+    let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
+    let c = u.commands.iter().find(|c| c.tool == tool).unwrap();
+    assert!(
+        c.caveat.is_some(),
+        "the audit trail's ML-DSA key is on this token"
+    );
+    let v =
+        e.c.try_tool_line(&e.pid, key.private_handle, tool)
+            .await
+            .unwrap();
+    assert!(!v.ok, "{v:?}");
+    assert_eq!(
+        v.steps.len(),
+        1,
+        "no check of a signature never made: {v:?}"
+    );
+    assert_ne!(v.steps[0].exit_code, Some(0));
+    assert!(v.steps[0].output.contains("enumerate"), "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kryoptic_a_trial_where_the_caveat_applies_fails_in_the_tools_words() {
+    a_trial_where_the_caveat_applies_fails_in_the_tools_words(Backend::Kryoptic).await;
 }

@@ -279,6 +279,17 @@ impl Pool {
         self.inner.credentials.lock().as_ref().map(|c| c.user)
     }
 
+    /// The PIN of the user (`CKU_USER`) logged in, for another program the officer runs to
+    /// log in as the same user. `None` when nobody, or another role, is logged in.
+    pub fn user_pin(&self) -> Option<Pin> {
+        self.inner
+            .credentials
+            .lock()
+            .as_ref()
+            .filter(|c| c.user == UserType::User)
+            .map(|c| c.pin.clone())
+    }
+
     /// Find this pool's token again after the slot list changed. Returns whether the slot
     /// moved.
     fn follow_token(&self) -> bool {

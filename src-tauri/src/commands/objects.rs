@@ -6,7 +6,7 @@ use tauri::State;
 use console::attributes::{AttributeChanges, AttributesChanged, EditableAttributes};
 use console::backup::{OaepHash, Unwrapped, WrapFile};
 use console::objects::{CertificateDetails, ImportRequest, ImportResult, ObjectFormat};
-use console::uris::ObjectUri;
+use console::uris::{ObjectUri, ToolVerdict};
 
 use super::{dialogs, Cmd};
 use crate::state::AppState;
@@ -98,6 +98,22 @@ pub async fn object_uri(
     handle: u64,
 ) -> Cmd<ObjectUri> {
     state.console()?.object_uri(&partition_id, handle).await
+}
+
+/// Test a key's tool line: run it as printed against a throwaway file, with the logged-in
+/// session's PIN handed over in a private file (never shown), then the tool's own check.
+/// Audited before it runs.
+#[ipc_macros::command]
+pub async fn try_tool_line(
+    state: State<'_, AppState>,
+    partition_id: String,
+    handle: u64,
+    tool: String,
+) -> Cmd<ToolVerdict> {
+    state
+        .console()?
+        .try_tool_line(&partition_id, handle, &tool)
+        .await
 }
 
 /// An AES or generic secret key's check value (first 3 bytes of its CKA_CHECK_VALUE).

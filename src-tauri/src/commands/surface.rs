@@ -8,7 +8,7 @@ surface! {
     connections::{connections, add_module, pick_module_file, remove_module, partition, mechanisms, save_mechanisms_csv, login, logout},
     credentials::{change_pin, set_user_pin, set_role_pin, token_contents, init_token},
     keys::{list_keys, key_details, describe_key_spec, generate_key, deletion_phrase, destroy_keys, export_public_key, save_public_key, issue_certificate, certificate_request, openpgp_key, save_openpgp_certificate, save_minisign_public_key, save_key_succession},
-    objects::{import_objects, certificate_details, save_object, editable_attributes, set_attributes, object_uri, key_check_value, wrap_key, unwrap_key},
+    objects::{import_objects, certificate_details, save_object, editable_attributes, set_attributes, object_uri, try_tool_line, key_check_value, wrap_key, unwrap_key},
     sign::{signing_keys, inspect_files, pick_files, pick_folder, sign_files, verify_signature},
     audit::{audit_status, audit_records, audit_verify, audit_export, audit_checkpoint, audit_checkpoints, audit_public_key, audit_rotate_key, audit_days},
     health::{hss_keys, stats, stats_history, stats_chart},

@@ -3,7 +3,7 @@
 // (subject, issuer, validity, usages, fingerprints, chain; export as PEM/DER).
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ImportResult, ObjectFormat } from "../bindings";
+import type { ImportResult, ObjectFormat, ToolCommand } from "../bindings";
 import { Badge, Dialog, ErrorBox, Field } from "../components";
 import { textOf } from "../i18n";
 import { api } from "../ipc";
@@ -241,23 +241,78 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
       {u.commands.length > 0 && (
         <details data-testid="use-key-from">
           <summary>{t("objects.use_key_from")}</summary>
+          <p className="muted small">{t("uris.pin_file_note")}</p>
           {u.commands.map((c) => (
-            <div key={c.tool}>
-              <p>
-                <strong>{c.tool}</strong> <span className="muted small">— {textOf(c.purpose)}</span>{" "}
-                <button onClick={() => copy(c.command)}>{t("objects.copy")}</button>
-              </p>
-              {c.caveat && (
-                <p className="warn small" role="note" data-testid="tool-caveat">
-                  {textOf(c.caveat)}
-                </p>
-              )}
-              <pre className="pem">{c.command}</pre>
-            </div>
+            <ToolLine key={c.tool} partitionId={partitionId} handle={handle} line={c} copy={copy} />
           ))}
         </details>
       )}
     </section>
+  );
+}
+
+/// One tool's line with Copy and "Test this line": the console runs it against a throwaway
+/// file with the session's PIN (never shown) and shows the tools' own verdict.
+function ToolLine({
+  partitionId,
+  handle,
+  line: c,
+  copy,
+}: {
+  partitionId: string;
+  handle: number;
+  line: ToolCommand;
+  copy: (text: string) => void;
+}) {
+  const { t } = useTranslation();
+  const { run, data: v, error, loading } = useCommand(api.tryToolLine);
+  return (
+    <div data-testid="tool-line" data-tool={c.tool}>
+      <p>
+        <strong>{c.tool}</strong> <span className="muted small">— {textOf(c.purpose)}</span>{" "}
+        <button onClick={() => copy(c.command)}>{t("objects.copy")}</button>{" "}
+        <button
+          onClick={() => void run(partitionId, handle, c.tool)}
+          disabled={loading}
+          aria-busy={loading}
+          title={t("objects.test_line_hint")}
+          data-testid="test-line"
+        >
+          {loading ? t("objects.testing_line") : t("objects.test_line")}
+        </button>
+      </p>
+      {c.caveat && (
+        <p className="warn small" role="note" data-testid="tool-caveat">
+          {textOf(c.caveat)}
+        </p>
+      )}
+      <pre className="pem">{c.command}</pre>
+      {c.verify && (
+        <>
+          <p className="muted small">{t("uris.then_check")}</p>
+          <pre className="pem">{c.verify}</pre>
+        </>
+      )}
+      <div aria-live="polite">
+        {error && <ErrorBox error={error} />}
+        {v && !loading && (
+          <div data-testid="trial-verdict" data-ok={String(v.ok)}>
+            <p className={v.ok ? "ok" : "warn"} role="status">
+              <strong>{v.ok ? t("objects.trial_ok") : t("objects.trial_failed")}</strong>
+            </p>
+            {v.steps.map((s) => (
+              <div key={s.command}>
+                <p className="muted small">
+                  <code>{s.command.split("\n").pop()}</code> —{" "}
+                  {s.exit_code === null ? t("objects.trial_stopped") : t("objects.trial_exit", { code: s.exit_code })}
+                </p>
+                {s.output && <pre className="pem">{s.output}</pre>}
+              </div>
+            ))}
+          </div>
+        )}
+      </div>
+    </div>
   );
 }
 

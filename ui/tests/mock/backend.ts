@@ -2047,6 +2047,7 @@ export function install(cfg: MockConfig = {}) {
                     "sign a file; the PIN is read from PIN-FILE (Debian: libengine-pkcs11-openssl)",
                   ),
                   command: `openssl dgst -sha256 -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign '${uri}'`,
+                  verify: "openssl dgst -sha256 -verify PUBLIC.pem -signature FILE.sig FILE",
                   // The built-in partition holds the trail's ML-DSA key.
                   caveat: text(
                     "uris.caveat_libp11",
@@ -2054,8 +2055,36 @@ export function install(cfg: MockConfig = {}) {
                     { algorithms: "ML-DSA-65" },
                   ),
                 },
+                {
+                  tool: "p11tool",
+                  purpose: text("uris.purpose_p11tool", "list the token's objects (GnuTLS); the PIN is read from PIN-FILE"),
+                  command: `GNUTLS_PIN="$(cat PIN-FILE)" p11tool --provider='/usr/lib/liblunasim.so' --login --list-all '${token}'`,
+                  verify: null,
+                  caveat: null,
+                },
               ]
             : [],
+      };
+    },
+    // The engine cannot read the built-in partition (its caveat); p11tool lists the key.
+    try_tool_line: async (args) => {
+      const k = find(Number(args.handle));
+      if (args.tool === "p11tool")
+        return {
+          tool: "p11tool",
+          ok: true,
+          steps: [{ command: "p11tool --login --list-all", exit_code: 0, output: `Object 0:\n\tLabel: ${k.label}\n\tType: Private key` }],
+        };
+      return {
+        tool: String(args.tool),
+        ok: false,
+        steps: [
+          {
+            command: "OPENSSL_CONF=pkcs11-engine.cnf openssl dgst -sha256 -engine pkcs11 …",
+            exit_code: 1,
+            output: "Unable to enumerate private keys\nPKCS11_get_private_key returned NULL",
+          },
+        ],
       };
     },
     editable_attributes: async (args) => {

@@ -184,6 +184,57 @@ test("a key's PKCS#11 URI is shown and copied; 'Use this key from…' gives the 
   assert.deepEqual(page.errors, []);
 });
 
+test("Test this line: the tool's own verdict beside the line, ok or failed, by keyboard; 中文 too", async () => {
+  const page = await openApp(browser, { objects: 3 });
+  await login(page);
+  await page.getByText("user logged in").waitFor();
+  await page.keyboard.press("Alt+3");
+  await page.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  await page.getByTestId("use-key-from").locator("summary").click();
+  assert.match(await page.getByTestId("use-key-from").innerText(), /without a line break/);
+  const engine = page.locator("[data-testid=tool-line][data-tool='OpenSSL 3 (pkcs11 engine)']");
+  assert.match(await engine.innerText(), /then check what it made:\s*openssl dgst -sha256 -verify PUBLIC\.pem/);
+  // From the keyboard: focus the button, press Enter.
+  await engine.getByTestId("test-line").focus();
+  await page.keyboard.press("Enter");
+  const failed = engine.getByTestId("trial-verdict");
+  await failed.waitFor();
+  assert.equal(await failed.getAttribute("data-ok"), "false");
+  assert.match(await failed.innerText(), /It failed; the tool says:[\s\S]*exit status 1[\s\S]*Unable to enumerate private keys/);
+  const p11tool = page.locator("[data-testid=tool-line][data-tool=p11tool]");
+  await p11tool.getByTestId("test-line").click();
+  const ok = p11tool.getByTestId("trial-verdict");
+  await ok.waitFor();
+  assert.equal(await ok.getAttribute("data-ok"), "true");
+  assert.match(await ok.innerText(), /It works[\s\S]*Label: bulk_key_00001/);
+  const sent = await calls(page, "try_tool_line");
+  assert.deepEqual(
+    sent.map((c) => c.args.tool),
+    ["OpenSSL 3 (pkcs11 engine)", "p11tool"],
+  );
+  assert.ok(
+    sent.every((c) => !("pin" in c.args)),
+    "the PIN never travels from the window",
+  );
+  await shot(page, "admin-uri-test-this-line");
+  assert.deepEqual(page.errors, []);
+
+  const zh = await openApp(browser, { objects: 3 }, { locale: "zh-TW" });
+  await zh.keyboard.press("Alt+1");
+  await zh.getByTestId("login-button").click();
+  await zh.getByTestId("pin-input").fill("12345678");
+  await zh.getByTestId("login-submit").click();
+  await zh.getByText("使用者已登入").first().waitFor();
+  await zh.keyboard.press("Alt+3");
+  await zh.locator("[data-testid=key-row][data-label=bulk_key_00001]").click();
+  await zh.getByTestId("use-key-from").locator("summary").click();
+  const line = zh.locator("[data-testid=tool-line][data-tool=p11tool]");
+  await line.getByRole("button", { name: "測試此指令列" }).click();
+  await line.getByTestId("trial-verdict").waitFor();
+  assert.match(await line.getByTestId("trial-verdict").innerText(), /可用：[\s\S]*結束狀態 0/);
+  assert.deepEqual(zh.errors, []);
+});
+
 test("a wrap file is unwrapped from the Keys view: a bad file is named, a good one lands in the list", async () => {
   const page = await openApp(browser, { objects: 3 });
   await login(page);

@@ -87,7 +87,11 @@ async fn route(ctx: &Ctx<'_>, command: &HsmCommand) -> ApiResult<u8> {
         HsmCommand::Pin(a) => admin::pin(ctx, a).await,
         HsmCommand::Token(a) => admin::token(ctx, a).await,
         HsmCommand::Objects(a) => objects::run(ctx, a).await,
-        HsmCommand::Uri { key, commands } => objects::uri(ctx, key, *commands).await,
+        HsmCommand::Uri {
+            key,
+            commands,
+            test,
+        } => objects::uri(ctx, key, *commands, test.as_deref()).await,
         HsmCommand::Ha(a) => ha::run(ctx, a).await,
         HsmCommand::Usage(a) => usage::run(ctx, a).await,
         HsmCommand::Pqc(a) => pqc::run(ctx, a).await,

@@ -66,7 +66,7 @@ pub(super) fn key_material(
 /// The certificate stored with the key's `CKA_ID`, DER. When there are several (the
 /// console's self-signed one, then the one a CA issued and the officer imported), the
 /// CA-issued one wins, and among those the one valid longest.
-pub(super) fn find_certificate(s: &Session, id: &[u8]) -> p11::Result<Option<Vec<u8>>> {
+pub(crate) fn find_certificate(s: &Session, id: &[u8]) -> p11::Result<Option<Vec<u8>>> {
     if id.is_empty() {
         return Ok(None);
     }

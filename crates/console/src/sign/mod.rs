@@ -21,7 +21,7 @@ mod certificates;
 mod chain;
 pub mod formats;
 mod inputs;
-mod key;
+pub(crate) mod key;
 mod kit;
 mod manifest;
 mod minisign;

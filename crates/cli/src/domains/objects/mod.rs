@@ -6,10 +6,10 @@ mod views;
 use std::path::Path;
 
 use console::objects::{ImportRequest, ObjectFormat};
-use console::ApiResult;
+use console::{text, ApiError, ApiResult};
 
 use self::args::{FormatArg, ObjectsCommand};
-use self::views::{Exported, Imported, ObjectList, Row, UriView};
+use self::views::{Exported, Imported, ObjectList, Row, TrialView, UriView};
 use crate::context::{Ctx, Login};
 
 pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
@@ -74,12 +74,45 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
 }
 
 /// `hsmc uri KEY [--commands]`.
-pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool) -> ApiResult<u8> {
-    let p = ctx.partition_logged_in(Login::IfPinGiven).await?;
+pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool, test: Option<&str>) -> ApiResult<u8> {
+    // Testing a line hands the session's PIN to the tool: it needs one.
+    let login = match test {
+        Some(_) => Login::Required,
+        None => Login::IfPinGiven,
+    };
+    let p = ctx.partition_logged_in(login).await?;
     let c = ctx.console();
     let o = c.find_key(&p.id, key).await?;
     let u = c.object_uri(&p.id, o.handle).await?;
-    ctx.out.show(&UriView { uri: u, commands })
+    let Some(test) = test else {
+        return ctx.out.show(&UriView { uri: u, commands });
+    };
+    let tools: Vec<&str> = u.commands.iter().map(|c| c.tool.as_str()).collect();
+    let tool = pick_tool(&tools, test).ok_or_else(|| {
+        ApiError::invalid(text!(
+            "uris.trial_which_tool",
+            "'{{tool}}' names no single line of this key; its lines are: {{tools}}.",
+            tool = test,
+            tools = tools.join(", ")
+        ))
+    })?;
+    let verdict = c.try_tool_line(&p.id, o.handle, tool).await?;
+    ctx.out.show(&TrialView(verdict))
+}
+
+/// The tool `asked` names: exactly (ignoring case), else the one whose name starts so.
+fn pick_tool<'a>(tools: &[&'a str], asked: &str) -> Option<&'a str> {
+    let asked = asked.to_lowercase();
+    if let Some(t) = tools.iter().find(|t| t.to_lowercase() == asked) {
+        return Some(t);
+    }
+    let mut starting = tools
+        .iter()
+        .filter(|t| t.to_lowercase().starts_with(&asked));
+    match (starting.next(), starting.next()) {
+        (Some(t), None) => Some(t),
+        _ => None,
+    }
 }
 
 fn format_for(f: Option<FormatArg>, out: &Path) -> ObjectFormat {

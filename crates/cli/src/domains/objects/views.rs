@@ -144,14 +144,62 @@ impl Render for UriView {
                 self.uri.module_uri, self.uri.module_path
             );
             let lang = page.lang();
+            if !self.uri.commands.is_empty() {
+                let note = console::text!(
+                    "uris.pin_file_note",
+                    "PIN-FILE holds the PIN alone, without a line break (printf '%s' \"$PIN\" > PIN-FILE; chmod 600 PIN-FILE)."
+                );
+                writeln!(page, "# {}", note.in_lang(lang));
+            }
             for c in &self.uri.commands {
                 writeln!(page, "\n# {} — {}", c.tool, c.purpose.in_lang(lang));
                 if let Some(caveat) = &c.caveat {
                     writeln!(page, "# ! {}", caveat.in_lang(lang));
                 }
                 writeln!(page, "{}", c.command);
+                if let Some(verify) = &c.verify {
+                    let then = console::text!("uris.then_check", "then check what it made:");
+                    writeln!(page, "# {}\n{verify}", then.in_lang(lang));
+                }
             }
         }
         Ok(())
+    }
+}
+
+/// `uri --test TOOL`: the tools' verdict on a line.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct TrialView(pub console::uris::ToolVerdict);
+
+impl Render for TrialView {
+    fn text(&self, page: &mut Page) -> ApiResult<()> {
+        let lang = page.lang();
+        let verdict = if self.0.ok {
+            console::text!(
+                "objects.trial_ok",
+                "It works: the line, and the tool's check where there is one, exited with 0."
+            )
+        } else {
+            console::text!("objects.trial_failed", "It failed; the tool says:")
+        };
+        writeln!(page, "# {} — {}", self.0.tool, verdict.in_lang(lang));
+        for s in &self.0.steps {
+            let status = match s.exit_code {
+                Some(code) => {
+                    console::text!("objects.trial_exit", "exit status {{code}}", code = code)
+                }
+                None => console::text!("objects.trial_stopped", "stopped (no answer in time)"),
+            };
+            writeln!(page, "\n$ {}\n# {}", s.command, status.in_lang(lang));
+            if !s.output.is_empty() {
+                writeln!(page, "{}", s.output);
+            }
+        }
+        Ok(())
+    }
+
+    fn exit_code(&self) -> u8 {
+        u8::from(!self.0.ok)
     }
 }

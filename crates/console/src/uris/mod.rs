@@ -1,6 +1,13 @@
 //! PKCS#11 URIs (RFC 7512) for a partition and its objects, and ready-to-copy command lines
 //! that use a key from other tools: OpenSSL 3 with the pkcs11 engine or provider,
-//! osslsigncode, sbsign, cosign and p11tool — filled in with the key's URI and the module.
+//! osslsigncode, sbsign and p11tool — filled in with the key's URI and the module — each
+//! with the tool's own check of what it made. `trial` runs a line against a throwaway file.
+//!
+//! cosign is not offered: Debian 12 does not package it, so its line could not be run by
+//! the tests, and a line nobody ran is not one the console can say works.
+
+mod trial;
+pub use trial::{ToolVerdict, TrialStep, EFI_SAMPLE};
 
 use hsm::keys as hk;
 use hsm::uri::{self, TokenIdent};
@@ -13,14 +20,19 @@ use crate::partitions::Partition;
 use crate::text;
 use crate::Console;
 
-/// One tool's command line for a key. The PIN is read from a file named `PIN-FILE` (or asked
-/// for where the tool only prompts); `FILE`, `CERT.pem` and the like are the user's files.
+/// One tool's command line for a key. The PIN is read from a file named `PIN-FILE` holding
+/// the PIN alone, without a line break (libp11's `pin-source` and osslsigncode 2.5 read the
+/// break as part of the PIN), or asked for where the tool only prompts; `FILE`, `CERT.pem`
+/// (the key's certificate), `PUBLIC.pem` (its public key) and the like are the user's files.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ToolCommand {
+    /// Which tool; also names the line for [`Console::try_tool_line`].
     pub tool: String,
     /// What it does, and how it gets the PIN.
     pub purpose: Text,
     pub command: String,
+    /// The tool's own check of what `command` made (`None` where it makes nothing).
+    pub verify: Option<String>,
     /// Why the line may not work on this token, and what does instead.
     pub caveat: Option<Text>,
 }
@@ -70,6 +82,8 @@ pub fn tool_commands(
     let engine_conf = format!(
         "printf '%s\\n' 'openssl_conf = init' '[init]' 'engines = engines' '[engines]' 'pkcs11 = pkcs11' '[pkcs11]' 'engine_id = pkcs11' 'MODULE_PATH = {module_path}' 'init = 0' > pkcs11-engine.cnf"
     );
+    let openssl_verify =
+        format!("openssl dgst{digest} -verify PUBLIC.pem -signature FILE.sig FILE");
     let mut unknown: Vec<&str> = others
         .iter()
         .map(String::as_str)
@@ -92,6 +106,7 @@ pub fn tool_commands(
             command: format!(
                 "{engine_conf}\nOPENSSL_CONF=pkcs11-engine.cnf openssl dgst{digest} -engine pkcs11 -keyform engine -passin file:PIN-FILE -sign {k} -out FILE.sig FILE"
             ),
+            verify: Some(openssl_verify.clone()),
             caveat: libp11.clone(),
         },
         ToolCommand {
@@ -100,6 +115,7 @@ pub fn tool_commands(
             command: format!(
                 "PKCS11_PROVIDER_MODULE={m} openssl dgst{digest} -provider pkcs11 -provider default -sign {k} -out FILE.sig FILE"
             ),
+            verify: Some(openssl_verify),
             caveat: Some(text!(
                 "uris.caveat_provider_untested",
                 "Not tested here: Debian 12 has no pkcs11-provider package."
@@ -111,24 +127,18 @@ pub fn tool_commands(
             command: format!(
                 "osslsigncode sign -pkcs11module {m} -key {k} -readpass PIN-FILE -certs CERT.pem -h sha256 -in app.exe -out app-signed.exe"
             ),
+            verify: Some("osslsigncode verify -CAfile CERT.pem -in app-signed.exe".into()),
             caveat: libp11.clone(),
         },
         ToolCommand {
             tool: "sbsign".into(),
-            purpose: text!("uris.purpose_sbsign", "sign an EFI binary for Secure Boot; asks for the PIN"),
+            purpose: text!("uris.purpose_sbsign", "sign an EFI binary for Secure Boot; libp11 reads the PIN from PIN-FILE, named in the URI"),
             command: format!(
-                "sbsign --engine pkcs11 --key {k} --cert CERT.pem --output grubx64.efi.signed grubx64.efi"
+                "{engine_conf}\nOPENSSL_CONF=pkcs11-engine.cnf sbsign --engine pkcs11 --key {} --cert CERT.pem --output grubx64.efi.signed grubx64.efi",
+                sh(&format!("{key_uri}?pin-source=file:PIN-FILE"))
             ),
+            verify: Some("sbverify --cert CERT.pem grubx64.efi.signed".into()),
             caveat: libp11,
-        },
-        ToolCommand {
-            tool: "cosign".into(),
-            purpose: text!("uris.purpose_cosign", "sign a blob (cosign built with PKCS#11 support); asks for the PIN"),
-            command: format!(
-                "cosign sign-blob --key {} --output-signature FILE.sig FILE",
-                sh(&format!("{key_uri}?module-path={module_path}"))
-            ),
-            caveat: None,
         },
         ToolCommand {
             tool: "p11tool".into(),
@@ -136,6 +146,7 @@ pub fn tool_commands(
             command: format!(
                 "GNUTLS_PIN=\"$(cat PIN-FILE)\" p11tool --provider={m} --login --list-all {t}"
             ),
+            verify: None,
             caveat: None,
         },
     ]
@@ -227,11 +238,13 @@ mod tests {
             "ECDSA P-256",
             &["RSA-2048".into()],
         );
-        assert_eq!(c.len(), 6);
+        assert_eq!(c.len(), 5);
         assert!(c[0].command.contains(
             "-engine pkcs11 -keyform engine -passin file:PIN-FILE -sign 'pkcs11:object=it'\\''s'"
         ));
-        assert!(c[4].command.contains("?module-path=/usr/lib/m.so"));
+        assert!(c[3]
+            .command
+            .contains("--key 'pkcs11:object=it'\\''s?pin-source=file:PIN-FILE'"));
         assert!(c[0].caveat.is_none() && c[2].caveat.is_none());
         // One ML-DSA key on the token: every line through libp11 says it will not work.
         let c = tool_commands(
@@ -245,6 +258,33 @@ mod tests {
             let caveat = c[i].caveat.as_ref().expect("libp11 cannot read the token");
             assert!(caveat.text.contains("holds ML-DSA-65"), "{}", caveat.text);
         }
-        assert!(c[5].caveat.is_none(), "p11tool reads such tokens");
+        assert!(c[4].caveat.is_none(), "p11tool reads such tokens");
+    }
+
+    /// The integration pages show the lines the console prints, verbatim (the tests run
+    /// those): for a placeholder key on SoftHSM2.
+    #[test]
+    fn the_integration_pages_show_the_printed_lines() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src");
+        let pages = [
+            ("authenticode.md", "code-signing", "osslsigncode"),
+            ("secure-boot.md", "secure-boot", "sbsign"),
+        ];
+        for (page, object, tool) in pages {
+            let text = std::fs::read_to_string(docs.join(page)).unwrap();
+            let lines = tool_commands(
+                &format!("pkcs11:token=release;object={object};type=private"),
+                "pkcs11:token=release",
+                "/usr/lib/softhsm/libsofthsm2.so",
+                "RSA-2048",
+                &[],
+            );
+            let c = lines.iter().find(|c| c.tool == tool).unwrap();
+            let verify = c.verify.as_deref().unwrap();
+            for line in [c.command.as_str(), verify] {
+                let block = format!("```sh\n{line}\n```");
+                assert!(text.contains(&block), "{page} lacks, verbatim:\n{block}");
+            }
+        }
     }
 }
