@@ -357,8 +357,7 @@ fn describe(
         // answer no CKA_MODULUS_BITS, which is a generation attribute: its modulus says it.
         Some(CKK_RSA) => match ulong(CKA_MODULUS_BITS).or_else(|| {
             let m = v.get(&CKA_MODULUS).and_then(|x| x.bytes())?;
-            let m = &m[m.iter().position(|b| *b != 0)?..];
-            Some(m.len() as u64 * 8 - u64::from(m[0].leading_zeros()))
+            Some(crate::pubkey::significant_bits(m) as u64).filter(|b| *b > 0)
         }) {
             Some(b) => (format!("RSA-{b}"), None),
             None => ("RSA".into(), None),

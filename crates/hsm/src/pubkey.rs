@@ -308,7 +308,8 @@ fn strip_zeros(b: &[u8]) -> &[u8] {
     &b[i..]
 }
 
-fn significant_bits(b: &[u8]) -> usize {
+/// The bit length of a big-endian unsigned integer (an RSA modulus): 0 for zero.
+pub(crate) fn significant_bits(b: &[u8]) -> usize {
     let b = strip_zeros(b);
     match b.first() {
         Some(&x) => b.len() * 8 - x.leading_zeros() as usize,

@@ -165,18 +165,11 @@ pub fn ed25519_reader(
     message: &mut dyn std::io::Read,
     signature: &[u8],
 ) -> Result<()> {
-    let pk: [u8; 32] = public_key
-        .try_into()
-        .map_err(|_| VerifyError::BadKey(format!("{} bytes", public_key.len())))?;
-    let vk = ed25519_dalek::VerifyingKey::from_bytes(&pk)
-        .map_err(|e| VerifyError::BadKey(e.to_string()))?;
+    let (vk, sig) = ed25519_parts(public_key, signature)?;
     if vk.is_weak() {
         return Err(VerifyError::BadKey("a key of small order".into()));
     }
-    let sig: [u8; 64] = signature
-        .try_into()
-        .map_err(|_| VerifyError::BadSignature(format!("{} bytes", signature.len())))?;
-    let Ok(mut v) = vk.verify_stream(&ed25519_dalek::Signature::from_bytes(&sig)) else {
+    let Ok(mut v) = vk.verify_stream(&sig) else {
         return Err(VerifyError::Mismatch);
     };
     let mut buf = vec![0u8; 1 << 20];
@@ -289,6 +282,15 @@ pub fn ecdsa_raw_to_der(curve_bytes: usize, raw: &[u8]) -> Result<Vec<u8>> {
 
 /// Pure Ed25519 (RFC 8032), strict verification. An Ed25519ph signature fails here.
 pub fn ed25519(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    let (vk, sig) = ed25519_parts(public_key, signature)?;
+    verdict(vk.verify_strict(message, &sig).is_ok())
+}
+
+/// An Ed25519 public key (32 bytes) and signature (64 bytes), decoded.
+fn ed25519_parts(
+    public_key: &[u8],
+    signature: &[u8],
+) -> Result<(ed25519_dalek::VerifyingKey, ed25519_dalek::Signature)> {
     let pk: [u8; 32] = public_key
         .try_into()
         .map_err(|_| VerifyError::BadKey(format!("{} bytes", public_key.len())))?;
@@ -297,8 +299,7 @@ pub fn ed25519(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()
     let sig: [u8; 64] = signature
         .try_into()
         .map_err(|_| VerifyError::BadSignature(format!("{} bytes", signature.len())))?;
-    let sig = ed25519_dalek::Signature::from_bytes(&sig);
-    verdict(vk.verify_strict(message, &sig).is_ok())
+    Ok((vk, ed25519_dalek::Signature::from_bytes(&sig)))
 }
 
 /// Hash functions for RSA-PSS.
