@@ -7,6 +7,8 @@
 //! judged link by link; the CBOM validated by CycloneDX's own library with a component per
 //! key `pkcs11-tool` lists; and the same on lunasim (HSS) and an HA group's virtual slot.
 
+use std::collections::HashMap;
+
 use super::*;
 
 /// (label, `keys gen -a`, class, NIST category, NIST IR 8547 deprecated / disallowed after,
@@ -46,25 +48,48 @@ const KRYOPTIC_SEED: &[Expected] = &[
     ("s_aes256", "aes-256", SYM, 5, None, None, None),
 ];
 
-/// The key's own row: the private (or secret) key.
-fn key_row(v: &Value, label: &str) -> Value {
-    v["partitions"][0]["objects"]
+/// The key's own row (not its public half): the secret key of an AES seed, else the private
+/// key.
+fn key_row(v: &Value, label: &str, alg: &str) -> Value {
+    let class = if alg.starts_with("aes") {
+        "SECRET_KEY"
+    } else {
+        "PRIVATE_KEY"
+    };
+    pqc_row(v, label, class)
+}
+
+/// `pqc --cbom` written and valid under CycloneDX's validator: how many components of each
+/// asset type the tokens in it hold.
+fn cbom_assets(h: &Hsmc, pin: Option<&str>, name: &str) -> HashMap<String, usize> {
+    let cbom = h.data.path().join(name);
+    h.json(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&cbom).unwrap();
+    assert_eq!(cyclonedx_verdict(&text), "valid");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let mut counts = HashMap::new();
+    for device in doc["components"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|o| o["label"] == label && o["object_class"] != "PUBLIC_KEY")
-        .cloned()
-        .unwrap_or_else(|| panic!("{label} in {v}"))
+        .filter(|c| c["type"] == "device")
+    {
+        for c in device["components"].as_array().unwrap() {
+            let asset = c["cryptoProperties"]["assetType"].as_str().unwrap();
+            *counts.entry(asset.to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
 }
 
 fn check_against(nist: &Value, cnsa: &Value, seed: &[Expected]) {
-    for (label, _, class, category, deprecated, disallowed, cnsa_disallowed) in seed {
-        let n = key_row(nist, label);
+    for (label, alg, class, category, deprecated, disallowed, cnsa_disallowed) in seed {
+        let n = key_row(nist, label, alg);
         assert_eq!(n["algorithm"]["class"], *class, "{label}: {n}");
         assert_eq!(n["algorithm"]["nist_category"], *category, "{label}: {n}");
         assert_eq!(n["deprecated_after"].as_str(), *deprecated, "{label}: {n}");
         assert_eq!(n["disallowed_after"].as_str(), *disallowed, "{label}: {n}");
-        let c = key_row(cnsa, label);
+        let c = key_row(cnsa, label, alg);
         assert_eq!(
             c["disallowed_after"].as_str(),
             *cnsa_disallowed,
@@ -121,15 +146,7 @@ fn write_rsa_chain(t: &TestToken, dir: &Path) {
 }
 
 fn check_certificates(nist: &Value, cnsa: &Value) {
-    let cert = |v: &Value, label: &str| -> Value {
-        v["partitions"][0]["objects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["label"] == label && o["object_class"] == "CERTIFICATE")
-            .cloned()
-            .unwrap_or_else(|| panic!("certificate {label} in {v}"))
-    };
+    let cert = |v: &Value, label: &str| pqc_row(v, label, "CERTIFICATE");
     // Each link of the RSA chain is quantum-vulnerable by its key and by its RSA signature.
     for label in ["s_root_ca", "s_leaf"] {
         let n = cert(nist, label);
@@ -184,42 +201,14 @@ fn kryoptic_token_seeded_with_every_algorithm() {
     let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
     check_against(&nist, &cnsa, KRYOPTIC_SEED);
     check_certificates(&nist, &cnsa);
-    let keys_listed = keys_pkcs11_tool_lists(&t);
-    let key_rows = nist["partitions"][0]["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["object_class"] != "CERTIFICATE")
-        .count();
+    let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
+    let assets = cbom_assets(&h, pin, "seeded.cbom.json");
     assert_eq!(
-        key_rows, keys_listed,
-        "the table holds every key pkcs11-tool lists"
-    );
-    let cbom = h.data.path().join("seeded.cbom.json");
-    h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
-    let text = std::fs::read_to_string(&cbom).unwrap();
-    assert_eq!(cyclonedx_verdict(&text), "valid");
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let held: Vec<Value> = doc["components"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["type"] == "device")
-        .flat_map(|d| d["components"].as_array().cloned().unwrap_or_default())
-        .collect();
-    let count = |asset: &str| {
-        held.iter()
-            .filter(|c| c["cryptoProperties"]["assetType"] == asset)
-            .count()
-    };
-    assert_eq!(
-        count("related-crypto-material"),
-        keys_listed,
+        assets["related-crypto-material"], keys_listed,
         "a component per key pkcs11-tool lists"
     );
     assert_eq!(
-        count("certificate"),
-        3,
+        assets["certificate"], 3,
         "the chain's two and the ML-DSA one"
     );
 }
@@ -290,7 +279,7 @@ fn an_ha_groups_virtual_slot_and_all_partitions() {
     let one = h.json(pin, &["--slot", &slot, "pqc"]);
     assert_eq!(one["partitions"].as_array().unwrap().len(), 1, "{one}");
     assert_eq!(one["partitions"][0]["serial"], testkit::HA_SERIAL, "{one}");
-    let rsa = key_row(&one, "s_ha_rsa");
+    let rsa = pqc_row(&one, "s_ha_rsa", "PRIVATE_KEY");
     assert_eq!(
         (
             rsa["deprecated_after"].as_str(),
@@ -331,15 +320,9 @@ fn softhsm_keys_and_cbom() {
     let cnsa = h.json(pin, &["pqc", "--policy", "cnsa2"]);
     check_against(&nist, &cnsa, seed);
     let keys_listed = the_table_holds_every_key_pkcs11_tool_lists(&t, &nist);
-    let cbom = h.data.path().join("softhsm.cbom.json");
-    h.run(pin, &["pqc", "--cbom", cbom.to_str().unwrap()]);
-    let text = std::fs::read_to_string(&cbom).unwrap();
-    assert_eq!(cyclonedx_verdict(&text), "valid");
-    let related = text
-        .matches("\"assetType\": \"related-crypto-material\"")
-        .count();
+    let assets = cbom_assets(&h, pin, "softhsm.cbom.json");
     assert_eq!(
-        related, keys_listed,
+        assets["related-crypto-material"], keys_listed,
         "a component per key pkcs11-tool lists"
     );
 }
