@@ -9,7 +9,7 @@ use hsmc_pqc::capacity::{Capacity, Ceiling, Signed};
 use hsmc_pqc::Assessed;
 use serde::Serialize;
 
-use super::Use;
+use super::UsesByKey;
 use crate::probes::ProbeReport;
 use crate::Console;
 
@@ -61,36 +61,33 @@ pub(crate) fn ceiling_of(r: &ProbeReport) -> Option<Ceiling> {
     })
 }
 
-/// The row each use of the trail belongs to: the private key (or the key) with its `CKA_ID`,
-/// or its label for a key without one. A key's public half shares its ID and is not counted
-/// again.
-fn signed_rows(uses: &[Use], partition: &str, rows: &[Assessed]) -> Vec<Signed> {
-    let mut by_ref: HashMap<(bool, &str), usize> = HashMap::new();
+/// The trail's signatures by the row of the key that made them: one row per key — the
+/// private key where there is one, as its public half names the same uses.
+fn signed_rows(uses: &UsesByKey<'_>, rows: &[Assessed]) -> Vec<Signed> {
+    let mut by_key: HashMap<(&str, &str), usize> = HashMap::new();
     for (i, r) in rows.iter().enumerate() {
         if r.object_class == "CERTIFICATE" {
             continue;
         }
+        // A key is named by its CKA_ID, or by its label when it has none.
         let key = if r.id_hex.is_empty() {
-            (false, r.label.as_str())
+            ("", r.label.as_str())
         } else {
-            (true, r.id_hex.as_str())
+            (r.id_hex.as_str(), "")
         };
-        let private = r.object_class == "PRIVATE_KEY";
-        match by_ref.get(&key) {
-            Some(&j) if rows[j].object_class == "PRIVATE_KEY" || !private => {}
+        match by_key.get(&key) {
+            Some(&j)
+                if rows[j].object_class == "PRIVATE_KEY" || r.object_class != "PRIVATE_KEY" => {}
             _ => {
-                by_ref.insert(key, i);
+                by_key.insert(key, i);
             }
         }
     }
-    uses.iter()
-        .filter(|u| u.partition == partition)
-        .filter_map(|u| {
-            let row = by_ref
-                .get(&(true, u.key_id.as_str()))
-                .or_else(|| by_ref.get(&(false, u.key_label.as_str())))?;
-            Some(Signed {
-                row: *row,
+    by_key
+        .into_values()
+        .flat_map(|i| {
+            uses.of_row(&rows[i]).iter().map(move |u| Signed {
+                row: i,
                 at: u.at.clone(),
                 count: u.signatures,
             })
@@ -105,9 +102,9 @@ impl Console {
         &self,
         partition: &str,
         rows: &[Assessed],
-        uses: &[Use],
+        uses: &UsesByKey<'_>,
     ) -> (Capacity, Vec<SuggestedProbe>) {
-        let signed = signed_rows(uses, partition, rows);
+        let signed = signed_rows(uses, rows);
         let mut ops: Vec<String> = rows
             .iter()
             .filter_map(hsmc_pqc::capacity::costed_as)

@@ -4,6 +4,7 @@
 //! A policy is named `nist` or `cnsa2`, or is a TOML file: a path, or the name of a file in
 //! the data folder's `policies/` (`policies/NAME.toml`).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use hsmc_pqc::capacity::Capacity;
@@ -83,26 +84,50 @@ impl Use {
                 .flatten(),
         })
     }
+}
 
-    /// Of the key `row` on the partition `partition`: by `CKA_ID`, or by label for a key
-    /// without one.
-    fn of_key(&self, partition: &str, row: &Assessed) -> bool {
-        self.partition == partition
-            && if row.id_hex.is_empty() {
-                !row.label.is_empty() && self.key_label == row.label
-            } else {
-                self.key_id == row.id_hex
-            }
+/// One partition's recorded uses by the key they name: its `CKA_ID`, or its label for a key
+/// without one (newest first, as `recorded_uses` sorts them).
+struct UsesByKey<'a> {
+    by_id: HashMap<&'a str, Vec<&'a Use>>,
+    by_label: HashMap<&'a str, Vec<&'a Use>>,
+}
+
+impl<'a> UsesByKey<'a> {
+    fn of(uses: &'a [Use], partition: &str) -> UsesByKey<'a> {
+        let (mut by_id, mut by_label) = (HashMap::new(), HashMap::new());
+        for u in uses.iter().filter(|u| u.partition == partition) {
+            by_id
+                .entry(u.key_id.as_str())
+                .or_insert_with(Vec::new)
+                .push(u);
+            by_label
+                .entry(u.key_label.as_str())
+                .or_insert_with(Vec::new)
+                .push(u);
+        }
+        UsesByKey { by_id, by_label }
+    }
+
+    /// The uses of the key `row`.
+    fn of_row(&self, row: &Assessed) -> &[&'a Use] {
+        let found = if row.id_hex.is_empty() {
+            (!row.label.is_empty())
+                .then(|| self.by_label.get(row.label.as_str()))
+                .flatten()
+        } else {
+            self.by_id.get(row.id_hex.as_str())
+        };
+        found.map_or(&[], Vec::as_slice)
     }
 }
 
-/// What `uses` (newest first) say of the key `row` on `partition`.
-fn evidence(uses: &[Use], partition: &str, row: &Assessed) -> hsmc_pqc::Evidence {
+/// What the uses of the key `row` (newest first) say of it.
+fn evidence(mine: &[&Use], row: &Assessed) -> hsmc_pqc::Evidence {
     if row.object_class == "CERTIFICATE" {
         return hsmc_pqc::Evidence::default();
     }
     let (d30, d90) = (crate::health::days_ago(30), crate::health::days_ago(90));
-    let mine: Vec<&Use> = uses.iter().filter(|u| u.of_key(partition, row)).collect();
     let sum = |since: &str| {
         mine.iter()
             .filter(|u| u.at.as_str() >= since)
@@ -218,12 +243,13 @@ impl Console {
                     today,
                 )
             }));
+            let used = UsesByKey::of(&uses, &read.partition.id);
             for row in &mut rows {
-                row.evidence = evidence(&uses, &read.partition.id, row);
+                row.evidence = evidence(used.of_row(row), row);
             }
             hsmc_pqc::rank(&mut rows);
             let (capacity, suggested_probes) =
-                self.capacity_of(&read.partition.id, &rows, &uses).await;
+                self.capacity_of(&read.partition.id, &rows, &used).await;
             out.push(PartitionReadiness {
                 partition_id: read.partition.id.clone(),
                 partition_label: read.partition.label.clone(),
