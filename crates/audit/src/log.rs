@@ -17,7 +17,7 @@ use zeroize::Zeroizing;
 use crate::anchor::Anchor;
 use crate::encode::{self, ChainKey, GENESIS};
 use crate::store::{KeyRow, Query, Store};
-use crate::verify::{self, Verdict, VerifyInput};
+use crate::verify::{self, Verdict, VerifyInput, CHECKPOINT_KEY_MOVE_ACTION, KEY_MOVE_ACTION};
 use crate::{
     now_rfc3339, AuditError, Checkpoint, CheckpointSigner, Event, KeyWrapper, Prepared, Record,
     Result,
@@ -652,6 +652,89 @@ impl AuditLog {
         drop(st);
         self.checkpoint().await?;
         Ok(new_epoch)
+    }
+
+    /// Move the trail's MAC keys to another wrapping key (another partition): the move is
+    /// recorded under the current key first, then every epoch's key is unwrapped by `old`
+    /// and wrapped by `new`, all epochs in one transaction. The keys themselves do not
+    /// change, so every record keeps its seal. Returns the epochs moved.
+    pub async fn rewrap(
+        &self,
+        old: Arc<dyn KeyWrapper>,
+        new: Arc<dyn KeyWrapper>,
+    ) -> Result<usize> {
+        if self.state.lock().await.keys.is_none() {
+            return Err(AuditError::KeyUnavailable(
+                "unlock the trail before moving its key".into(),
+            ));
+        }
+        let rows = self.store.keys(&self.log_id).await?;
+        self.append(
+            Event::new(KEY_MOVE_ACTION, "audit_key")
+                .resource(hex::encode(new.kek_id()))
+                .meta("from_holder", old.holder())
+                .meta("to_holder", new.holder())
+                .meta("epochs", rows.len()),
+        )
+        .await?;
+        let mut moved = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let wrapped = hex::decode(&row.wrapped_key).map_err(|_| {
+                AuditError::Invalid(format!("wrapped key of epoch {} is not hex", row.epoch))
+            })?;
+            let (o, n) = (old.clone(), new.clone());
+            let rewrapped = blocking(move || -> std::result::Result<Vec<u8>, String> {
+                let key = o.unwrap(&wrapped)?;
+                n.wrap(&key)
+            })
+            .await?
+            .map_err(AuditError::Hsm)?;
+            moved.push(KeyRow {
+                wrapped_key: hex::encode(rewrapped),
+                wrap_mechanism: new.mechanism(),
+                kek_id: hex::encode(new.kek_id()),
+                holder: new.holder(),
+                ..row.clone()
+            });
+        }
+        if !self.store.rewrap_keys(&rows, &moved).await? {
+            return Err(AuditError::Invalid(
+                "another console moved the trail's key meanwhile; log in again".into(),
+            ));
+        }
+        if let Some(k) = self.state.lock().await.keys.as_mut() {
+            k.holder = new.holder();
+        }
+        Ok(moved.len())
+    }
+
+    /// Sign checkpoints with another key from here on. The move (both public keys) is
+    /// recorded and checkpointed under the old key, then a checkpoint is signed by the new
+    /// one: a verifier that trusts the new key reaches the old one through that record
+    /// (see [`crate::verify::KeyMove`]), so the checkpoints made before still verify.
+    pub async fn move_checkpoint_key(&self, new: Arc<dyn CheckpointSigner>) -> Result<()> {
+        let old =
+            self.state.lock().await.signer.clone().ok_or_else(|| {
+                AuditError::KeyUnavailable("no checkpoint key: not unlocked".into())
+            })?;
+        self.append(
+            Event::new(CHECKPOINT_KEY_MOVE_ACTION, "audit_checkpoint_key")
+                .algorithm(new.algorithm())
+                .meta("from_public_key", hex::encode(old.public_key_spki()))
+                .meta("to_public_key", hex::encode(new.public_key_spki()))
+                .meta("from_algorithm", old.algorithm()),
+        )
+        .await?;
+        self.checkpoint().await?;
+        self.state.lock().await.signer = Some(new);
+        self.checkpoint().await?;
+        Ok(())
+    }
+
+    /// The checkpoint-key moves recorded in the trail (not verified here: a verification
+    /// checks their seals).
+    pub async fn key_moves(&self) -> Result<Vec<verify::KeyMove>> {
+        verify::recorded_moves(&self.store, &self.log_id, i64::MAX).await
     }
 
     pub async fn records(&self, q: &Query) -> Result<Vec<Record>> {

@@ -41,6 +41,9 @@ pub const INSERT_TRAIL: &str = "INSERT INTO audit_trail (log_id, created_at) VAL
 pub const KEYS: &str = "SELECT log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at FROM audit_key WHERE log_id = ? ORDER BY epoch";
 /// An epoch that exists already is left as it is (another console created it first).
 pub const INSERT_KEY: &str = "INSERT INTO audit_key (log_id, epoch, wrapped_key, wrap_mechanism, kek_id, holder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+/// An epoch's key wrapped again under another HSM key; only while it is still wrapped as
+/// read (another console that moved it first wins).
+pub const REWRAP_KEY: &str = "UPDATE audit_key SET wrapped_key = ?, wrap_mechanism = ?, kek_id = ?, holder = ? WHERE log_id = ? AND epoch = ? AND wrapped_key = ?";
 
 /// The last record's position and chain value.
 pub const HEAD: &str =

@@ -307,6 +307,35 @@ impl Store {
         Ok(inserted == 1)
     }
 
+    /// Replace the wrapped keys of `rows`' epochs (read before as `old`) in one transaction:
+    /// every epoch moves to the new wrapping key, or none does. `false` when another
+    /// console changed one of them meanwhile.
+    pub async fn rewrap_keys(&self, old: &[KeyRow], rows: &[KeyRow]) -> Result<bool> {
+        let text = self.sql(sql::REWRAP_KEY);
+        on_pool!(self, p => {
+            let mut tx = p.begin_exclusive().await?;
+            for (was, k) in old.iter().zip(rows) {
+                let changed = sqlx::query(text)
+                    .bind(&k.wrapped_key)
+                    .bind(&k.wrap_mechanism)
+                    .bind(&k.kek_id)
+                    .bind(&k.holder)
+                    .bind(&k.log_id)
+                    .bind(k.epoch)
+                    .bind(&was.wrapped_key)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if changed != 1 {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+            }
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
     /// Append records in one transaction. `build` gets the current head (seq, chain value)
     /// and, when `with_pending`, the pending spool, and returns the records to insert (the
     /// spooled ones first). SQLite: under the write lock (`BEGIN IMMEDIATE`), so the head

@@ -356,6 +356,133 @@ mod cases {
         );
     }
 
+    /// The trail's keys move to another holder (the built-in module's own audit slot):
+    /// every epoch is wrapped again under the new key, checkpoints are signed by the new
+    /// key from the recorded move on, and a verifier that pins only the new key still
+    /// accepts the checkpoints made before — but not a retired key signing after it, nor a
+    /// key change that no sealed record announces.
+    pub async fn keys_move_to_another_holder(env: Env) {
+        use audit::CheckpointSigner;
+        let log = trail(&env).await;
+        let (new_wrapper, new_signer) = (
+            Arc::new(SoftWrapper::new([8; 32], b"kek")),
+            Arc::new(SoftSigner::new([10; 32])),
+        );
+        let pinned_new = Some(new_signer.public_key_spki());
+        assert_eq!(log.rewrap(wrapper(), new_wrapper.clone()).await.unwrap(), 1);
+        log.move_checkpoint_key(new_signer.clone()).await.unwrap();
+        fill(&log, 20).await;
+        log.checkpoint().await.unwrap();
+        let moved = log
+            .records(&audit::store::Query {
+                limit: 400,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let actions: Vec<&str> = moved[250..252]
+            .iter()
+            .map(|r| r.event.action.as_str())
+            .collect();
+        assert_eq!(actions, ["audit.key_move", "audit.checkpoint_key_move"]);
+        let v = log
+            .verify(pinned_new.clone(), &|_, _| {}, &AtomicBool::new(false))
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                v,
+                Verdict::Intact {
+                    key_pinned: true,
+                    records: 272,
+                    checkpoints: 5,
+                    ..
+                }
+            ),
+            "{v:?}"
+        );
+        // Pinning the old key: the first checkpoint of the new one is a replaced key.
+        assert!(matches!(
+            finding(verify(&log).await),
+            Finding::CheckpointKeyReplaced {
+                checkpoint_no: 4,
+                ..
+            }
+        ));
+        // An export checked offline with only the new key follows the same move.
+        let out = env.dir.path().join("moved.jsonl");
+        audit::export::export_jsonl(&log, &Default::default(), &out, None)
+            .await
+            .unwrap();
+        let parsed = audit::export::read_jsonl(&out).unwrap();
+        let offline = audit::export::verify_export(&parsed, None, pinned_new.clone());
+        assert!(offline.is_intact(), "{offline:?}");
+        drop(log);
+
+        // The old wrapping key no longer opens the trail; the new one does.
+        let log = env.open_locked().await;
+        assert!(matches!(
+            log.unlock(wrapper(), new_signer.clone()).await,
+            Err(AuditError::KeyUnavailable(_))
+        ));
+        log.unlock(new_wrapper.clone(), new_signer.clone())
+            .await
+            .unwrap();
+        assert!(log
+            .verify(pinned_new.clone(), &|_, _| {}, &AtomicBool::new(false))
+            .await
+            .unwrap()
+            .is_intact());
+
+        // The retired key signing again after the new one did is refused by name.
+        log.lock().await;
+        log.unlock(new_wrapper.clone(), signer()).await.unwrap();
+        let late = log.checkpoint().await.unwrap();
+        log.lock().await;
+        log.unlock(new_wrapper, new_signer).await.unwrap();
+        assert_eq!(
+            finding(
+                log.verify(pinned_new, &|_, _| {}, &AtomicBool::new(false))
+                    .await
+                    .unwrap()
+            ),
+            Finding::CheckpointKeyReplaced {
+                checkpoint_no: late.checkpoint_no,
+                seq: late.seq
+            }
+        );
+    }
+
+    /// A checkpoint key that changed without a recorded move is not followed.
+    pub async fn unannounced_checkpoint_key_is_refused(env: Env) {
+        use audit::CheckpointSigner;
+        let log = trail(&env).await;
+        log.lock().await;
+        let other = Arc::new(SoftSigner::new([10; 32]));
+        log.unlock(wrapper(), other.clone()).await.unwrap();
+        fill(&log, 5).await;
+        log.checkpoint().await.unwrap();
+        let v = log
+            .verify(
+                Some(other.public_key_spki()),
+                &|_, _| {},
+                &AtomicBool::new(false),
+            )
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                finding(v),
+                Finding::CheckpointKeyReplaced {
+                    checkpoint_no: 1,
+                    ..
+                }
+            ),
+            "the old key's checkpoints are not vouched for by any record"
+        );
+    }
+
     /// The store's queries on their own, each once per backend: an epoch's key is created
     /// only once, paging covers the store, browsing filters combine.
     pub async fn store_queries(env: Env) {
@@ -1086,6 +1213,8 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        keys_move_to_another_holder,
+        unannounced_checkpoint_key_is_refused,
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
@@ -1120,6 +1249,8 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        keys_move_to_another_holder,
+        unannounced_checkpoint_key_is_refused,
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
@@ -1155,6 +1286,8 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        keys_move_to_another_holder,
+        unannounced_checkpoint_key_is_refused,
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,
@@ -1194,6 +1327,8 @@ suite!(
         fail_closed_and_pending_spool,
         key_unavailable_in_the_hsm,
         key_rotation_starts_an_epoch,
+        keys_move_to_another_holder,
+        unannounced_checkpoint_key_is_refused,
         store_queries,
         tamper_modified,
         tamper_modified_deep_in_a_large_trail,

@@ -94,6 +94,10 @@ mod pqc_seeded;
 #[path = "hsmc/context_login.rs"]
 mod context_login;
 
+/// The audit trail's keys in the built-in module's own slot, and the move of old folders.
+#[path = "hsmc/audit_slot.rs"]
+mod audit_slot;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()

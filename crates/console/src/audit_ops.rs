@@ -342,7 +342,7 @@ impl Console {
                 ))
             })?;
         let log_id = self.audit().log_id().to_string();
-        let pool = holder.pool.clone();
+        let (pool, holder_name) = self.trail_pool_for(&holder);
         let kek = crate::audit_hsm::kek_id(&log_id);
         let label = format!("hsm-console audit key {log_id}");
         let wrapper =
@@ -350,9 +350,9 @@ impl Console {
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
         let w = Arc::new(crate::audit_hsm::HsmKeyWrapper {
-            pool: holder.pool.clone(),
+            pool: self.trail_pool_for(&holder).0,
             wrapper,
-            holder: holder.holder_name(),
+            holder: holder_name,
         });
         let epoch = self.audit().rotate_key(w).await?;
         self.emit(ConsoleEvent::AuditChanged {});
@@ -361,7 +361,14 @@ impl Console {
 
     /// Every checkpoint with its signature checked, and whether it was made by the HSM's key.
     pub async fn audit_checkpoints(&self) -> ApiResult<Vec<CheckpointView>> {
-        let pinned = self.audit_signer_spki().map(hex::encode);
+        // The HSM's key, and the keys it succeeded as the trail recorded (upgrades).
+        let trusted = match self.audit_signer_spki() {
+            Some(k) => Some(audit::verify::trusted_keys(
+                &k,
+                &self.audit().key_moves().await?,
+            )),
+            None => None,
+        };
         Ok(self
             .audit()
             .checkpoints()
@@ -384,7 +391,7 @@ impl Console {
                     epoch: c.epoch,
                     algorithm: c.algorithm.clone(),
                     key_fingerprint: fp,
-                    key_is_hsm_key: pinned.as_ref().map(|p| p == &c.public_key),
+                    key_is_hsm_key: trusted.as_ref().map(|t| t.contains(&c.public_key)),
                     signature_valid: check.is_ok(),
                     problem: check.err(),
                 }

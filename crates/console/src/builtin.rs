@@ -11,6 +11,13 @@ use crate::error::{ApiError, ApiResult};
 use crate::text;
 
 pub const TOKEN_LABEL: &str = "Built-in lunasim";
+/// The built-in module's second slot, which holds only the audit trail's keys: the
+/// officer's partition stays free of the trail's ML-DSA key, which some tools (Debian 12's
+/// libp11) cannot enumerate. The console logs in to it itself, with the demo PINs below,
+/// once the officer logged in to the built-in partition.
+pub const AUDIT_TOKEN_LABEL: &str = "Built-in audit trail";
+/// Kryoptic's slot number for it in the built-in configuration.
+const AUDIT_INNER_SLOT: u32 = 2;
 /// Demo PINs of the built-in partition (documented in the README). Not secrets.
 pub const USER_PIN: &str = "12345678";
 pub const SO_PIN: &str = "87654321";
@@ -81,15 +88,21 @@ pub fn configure(dir: &Path, paths: &BuiltinPaths) -> ApiResult<PathBuf> {
         )
     })?;
     let kconf = dir.join("kryoptic.conf");
-    if !kconf.exists() {
-        std::fs::write(
-            &kconf,
-            format!(
-                "[[slots]]\nslot = 1\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n",
-                dir.join("token.sql").display()
-            ),
+    // Written whole on every start (data folders from before the audit slot gain it; the
+    // partition's own database keeps its name).
+    let slot = |n: u32, db: &str| {
+        format!(
+            "[[slots]]\nslot = {n}\ndbtype = \"sqlite\"\ndbargs = \"{}\"\n",
+            dir.join(db).display()
         )
-        .map_err(|e| {
+    };
+    let kryoptic = format!(
+        "{}{}",
+        slot(1, "token.sql"),
+        slot(AUDIT_INNER_SLOT, "audit.sql")
+    );
+    if std::fs::read_to_string(&kconf).ok().as_deref() != Some(kryoptic.as_str()) {
+        std::fs::write(&kconf, kryoptic).map_err(|e| {
             ApiError::io(
                 text!(
                     "hsm.console.cannot_write_builtin_configuration",
@@ -140,7 +153,7 @@ pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
     let slots = module.slots(true)?;
     for slot in &slots {
         let ti = module.token_info(*slot)?;
-        if ti.initialized() && ti.user_pin_initialized() {
+        if ti.initialized() && ti.user_pin_initialized() && ti.label != AUDIT_TOKEN_LABEL {
             return Ok(*slot);
         }
     }
@@ -150,7 +163,41 @@ pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
             "the built-in partition has no slot"
         ))
     })?;
-    module.init_token(slot, &p11::pin(SO_PIN), TOKEN_LABEL)?;
+    init_with_demo_pins(module, slot, TOKEN_LABEL)
+}
+
+/// The audit slot: found by its label, or — when the console wrote the module's
+/// configuration (`owned`) — the partition's neighbour, initialized on first use. `None`
+/// under a configuration of someone else's (`LUNASIM_CONF`), which then keeps the trail's
+/// keys on the partition as before.
+pub fn ensure_audit_slot(
+    module: &Arc<Module>,
+    partition: SlotId,
+    owned: bool,
+) -> ApiResult<Option<SlotId>> {
+    let mut blank = None;
+    for slot in module.slots(true)? {
+        if slot == partition {
+            continue;
+        }
+        let ti = module.token_info(slot)?;
+        if ti.label == AUDIT_TOKEN_LABEL && ti.initialized() && ti.user_pin_initialized() {
+            return Ok(Some(slot));
+        }
+        if !ti.initialized() && blank.is_none() {
+            blank = Some(slot);
+        }
+    }
+    match blank {
+        Some(slot) if owned => init_with_demo_pins(module, slot, AUDIT_TOKEN_LABEL).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// `C_InitToken` with the demo SO PIN, then the demo user PIN set; returns the slot the
+/// token is in afterwards.
+fn init_with_demo_pins(module: &Arc<Module>, slot: SlotId, label: &str) -> ApiResult<SlotId> {
+    module.init_token(slot, &p11::pin(SO_PIN), label)?;
     // SoftHSM-style renumbering after initialization: find it by label.
     let slot = module
         .slots(true)?
@@ -158,7 +205,7 @@ pub fn ensure_token(module: &Arc<Module>) -> ApiResult<SlotId> {
         .find(|s| {
             module
                 .token_info(*s)
-                .map(|t| t.label == TOKEN_LABEL)
+                .map(|t| t.label == label)
                 .unwrap_or(false)
         })
         .unwrap_or(slot);

@@ -240,7 +240,7 @@ impl Console {
         let spool = match self.audit.key_status().await? {
             KeyStatus::Unlocked { .. } => false,
             KeyStatus::NoKeyYet => true,
-            KeyStatus::Locked { holder } => holder == p.holder_name(),
+            KeyStatus::Locked { holder } => holder == self.trail_holder_for(p),
         };
         if !spool {
             return self.audit_first(e).await;
@@ -461,8 +461,7 @@ impl Console {
 
     /// Is this the partition the trail's key lives on (open here, or locked and named so)?
     async fn holds_trail_key(&self, p: &Partition) -> bool {
-        p.holds_audit_key()
-            || matches!(self.audit.key_status().await, Ok(KeyStatus::Locked { holder }) if holder == p.holder_name())
+        self.trail_keys_on(p).await
     }
 
     /// Initialize the token (`C_InitToken`): every object on it is destroyed. The officer

@@ -6,6 +6,7 @@
 pub mod attributes;
 pub mod audit_hsm;
 pub mod audit_ops;
+pub mod audit_slot;
 pub mod backup;
 pub mod builtin;
 pub mod change;
@@ -110,6 +111,8 @@ pub struct Console {
     audit_location: String,
     /// The checkpoint key's SPKI as read from the HSM at unlock (pins verification).
     audit_signer_spki: RwLock<Option<Vec<u8>>>,
+    /// The built-in module's audit slot, when it has one (see `builtin::AUDIT_TOKEN_LABEL`).
+    audit_slot: RwLock<Option<Arc<audit_slot::AuditSlot>>>,
     events: broadcast::Sender<ConsoleEvent>,
     builtin_note: RwLock<Option<String>>,
     startup_warnings: RwLock<Vec<String>>,
@@ -169,6 +172,7 @@ impl Console {
             audit: Arc::new(log),
             audit_location,
             audit_signer_spki: RwLock::new(None),
+            audit_slot: RwLock::new(None),
             events,
             builtin_note: RwLock::new(None),
             startup_warnings: RwLock::new(Vec::new()),

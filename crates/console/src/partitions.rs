@@ -9,11 +9,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use audit::Event;
-use hsm::vault::{SigningKey, Wrapper};
 use hsm::{Pool, PoolConfig};
 use p11::{Module, SlotId};
 
-use crate::audit_hsm::{self, HsmAnchor, HsmCheckpointSigner, HsmKeyWrapper};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::i18n::Text;
 use crate::text;
@@ -42,7 +40,7 @@ pub struct Partition {
     /// The handles handed out, to find their objects again after a reconnect.
     pub key_refs: crate::key_refs::KeyRefs,
     logged_in: Mutex<Option<UserKind>>,
-    holds_audit: AtomicBool,
+    pub(crate) holds_audit: AtomicBool,
 }
 
 impl Partition {
@@ -175,10 +173,18 @@ impl Console {
             return Err(ApiError::new(ErrorCode::ModuleLoadFailed, text!("errors.built_partition_needs_kryoptic_libkryoptic", "The built-in partition needs Kryoptic (libkryoptic_pkcs11.so), which was not found."))
                 .suggest(text!("errors.run_scripts_build_kryoptic_sh", "Run scripts/build-kryoptic.sh (make run does).")));
         }
+        let owned = std::env::var_os("LUNASIM_CONF").is_none();
         builtin::configure(&self.config.data_dir.join("builtin"), &paths)?;
         let lm = self.load_module_path(paths.lunasim.clone(), true).await?;
         let m = lm.module.clone();
-        blocking(move || builtin::ensure_token(&m)).await??;
+        let found = blocking(move || -> ApiResult<Option<SlotId>> {
+            let partition = builtin::ensure_token(&m)?;
+            builtin::ensure_audit_slot(&m, partition, owned)
+        })
+        .await??;
+        if let Some(slot) = found {
+            self.open_audit_slot(&lm, slot).await?;
+        }
         Ok(())
     }
 
@@ -338,6 +344,14 @@ impl Console {
         .await??;
         let mut views = Vec::new();
         for (slot, si, ti) in raw {
+            // The built-in module's audit slot is the console's own, not a partition.
+            if lm.builtin
+                && ti
+                    .as_ref()
+                    .is_some_and(|t| t.label == builtin::AUDIT_TOKEN_LABEL)
+            {
+                continue;
+            }
             let partition_id = ti
                 .as_ref()
                 .filter(|t| t.initialized())
@@ -731,59 +745,6 @@ impl Console {
         })
     }
 
-    /// Open (or create) the audit trail's key on this partition.
-    pub(crate) async fn attach_audit(&self, p: &Arc<Partition>) -> ApiResult<AuditKeyView> {
-        let status = self.audit.key_status().await?;
-        let log_id = self.audit.log_id().to_string();
-        let kek = audit_hsm::kek_id(&log_id);
-        let pool = p.pool.clone();
-        match &status {
-            audit::KeyStatus::Unlocked { .. } => return Ok(status.into()),
-            audit::KeyStatus::NoKeyYet => {}
-            audit::KeyStatus::Locked { .. } => {
-                let stored = self.audit.kek_id().await?;
-                if stored.as_deref() != Some(kek.as_slice()) {
-                    return Ok(status.into());
-                }
-                let (pool, kek) = (pool.clone(), kek.clone());
-                if !blocking(move || Wrapper::exists(&pool, &kek)).await?? {
-                    return Ok(status.into());
-                }
-            }
-        }
-        let holder = p.holder_name();
-        let (pool2, kek2, log2, holder2) =
-            (pool.clone(), kek.clone(), log_id.clone(), holder.clone());
-        let (wrapper, signer) = blocking(move || -> ApiResult<(Wrapper, SigningKey)> {
-            let w = Wrapper::ensure(&pool2, &kek2, &format!("hsm-console audit key {log2}"))?;
-            let s = SigningKey::ensure(
-                &pool2,
-                &audit_hsm::signer_id(&log2),
-                &format!("hsm-console audit checkpoints {log2}"),
-            )?;
-            Ok((w, s))
-        })
-        .await??;
-        *self.audit_signer_spki.write() = Some(signer.public_key.spki_der());
-        self.audit
-            .unlock(
-                Arc::new(HsmKeyWrapper {
-                    pool: pool.clone(),
-                    wrapper,
-                    holder: holder2,
-                }),
-                Arc::new(HsmCheckpointSigner {
-                    pool: pool.clone(),
-                    key: signer,
-                }),
-            )
-            .await?;
-        self.audit
-            .add_anchor(Arc::new(HsmAnchor::new(pool, &log_id)));
-        p.holds_audit.store(true, Ordering::Release);
-        Ok(self.audit.key_status().await?.into())
-    }
-
     pub async fn logout(&self, id: &str) -> ApiResult<()> {
         let p = self.partition_ref(id).await?;
         if p.holds_audit_key() {
@@ -795,6 +756,7 @@ impl Console {
         if p.holds_audit.swap(false, Ordering::AcqRel) {
             self.audit.lock().await;
             *self.audit_signer_spki.write() = None;
+            self.close_audit_slot(&p).await;
             self.emit(ConsoleEvent::AuditKey {
                 state: self
                     .audit

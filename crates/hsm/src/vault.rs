@@ -207,6 +207,21 @@ impl SigningKey {
         }
     }
 
+    /// The key pair with this ID, if the token holds both halves (never generates one).
+    pub fn find(pool: &Pool, id: &[u8]) -> Result<Option<SigningKey>> {
+        let id = id.to_vec();
+        let public_key = pool.run_idempotent("vault.find_signer", |s| {
+            match (
+                find(s, CKO_PUBLIC_KEY, &id)?,
+                find(s, CKO_PRIVATE_KEY, &id)?,
+            ) {
+                (Some(h), Some(_)) => keys::read_public_key(s, h).map(Some).map_err(to_p11),
+                _ => Ok(None),
+            }
+        })?;
+        Ok(public_key.map(|public_key| SigningKey { id, public_key }))
+    }
+
     /// Find the key pair with this ID or generate one: ML-DSA-65 when the token lists
     /// `CKM_ML_DSA_KEY_PAIR_GEN`, else ECDSA P-256.
     pub fn ensure(pool: &Pool, id: &[u8], label: &str) -> Result<SigningKey> {
@@ -311,6 +326,36 @@ impl DataObject {
                 }
             }
             Ok(())
+        })
+    }
+}
+
+/// Destroy every object of these classes with this `CKA_ID` (the audit trail's keys, once
+/// they moved elsewhere). Returns how many were destroyed.
+pub fn destroy_by_id(pool: &Pool, classes: &[u64], id: &[u8]) -> Result<usize> {
+    pool.run("vault.destroy", |s| {
+        let mut destroyed = 0;
+        for class in classes {
+            for h in
+                s.find_objects(&mut Template::new().ulong(CKA_CLASS, *class).bytes(CKA_ID, id))?
+            {
+                s.destroy_object(h)?;
+                destroyed += 1;
+            }
+        }
+        Ok(destroyed)
+    })
+}
+
+impl DataObject {
+    /// Destroy the object (every copy); `true` when there was one.
+    pub fn destroy(&self, pool: &Pool) -> Result<bool> {
+        pool.run("vault.destroy_data", |s| {
+            let found = s.find_objects(&mut self.template())?;
+            for h in &found {
+                s.destroy_object(*h)?;
+            }
+            Ok(!found.is_empty())
         })
     }
 }

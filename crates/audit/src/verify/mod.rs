@@ -30,6 +30,7 @@ use crate::{AuditError, Checkpoint, Record, Result};
 
 mod store;
 
+pub(crate) use store::recorded_moves;
 pub use store::verify_store;
 
 /// What is wrong, at which record.
@@ -257,6 +258,79 @@ pub fn verify_spki_signature(
     }
 }
 
+/// The action of the record that moves the trail's MAC keys to another wrapping key.
+pub const KEY_MOVE_ACTION: &str = "audit.key_move";
+/// The action of the record that hands checkpoint signing to another key.
+pub const CHECKPOINT_KEY_MOVE_ACTION: &str = "audit.checkpoint_key_move";
+
+/// A checkpoint key handed over to another, as a sealed record of the trail says (both
+/// SubjectPublicKeyInfo, hex). The record is written and checkpointed under the old key
+/// before the new one signs anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyMove {
+    pub from: String,
+    pub to: String,
+}
+
+/// The checkpoint-key moves recorded in `records` (read only once the records verified).
+pub fn key_moves<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<KeyMove> {
+    records
+        .into_iter()
+        .filter(|r| r.event.action == CHECKPOINT_KEY_MOVE_ACTION)
+        .filter_map(|r| {
+            let meta: serde_json::Value = serde_json::from_str(&r.event.metadata).ok()?;
+            Some(KeyMove {
+                from: meta.get("from_public_key")?.as_str()?.to_string(),
+                to: meta.get("to_public_key")?.as_str()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The checkpoint keys (SPKI, hex) that `pinned` vouches for through the recorded moves,
+/// oldest first, `pinned` last.
+pub fn trusted_keys(pinned: &[u8], moves: &[KeyMove]) -> Vec<String> {
+    Trust::new(Some(pinned), moves).chain.unwrap_or_default()
+}
+
+/// The checkpoint keys a verifier that pins one trusts, oldest first: the pinned key and,
+/// through the recorded moves, each key it succeeded. A checkpoint may be signed by any of
+/// them, but never by a key older than one that already signed (a retired key signs no
+/// more). Without a pinned key every key is taken and the verdict says it was not pinned.
+struct Trust {
+    chain: Option<Vec<String>>,
+}
+
+impl Trust {
+    fn new(pinned: Option<&[u8]>, moves: &[KeyMove]) -> Trust {
+        let chain = pinned.map(|p| {
+            let mut chain = vec![hex::encode(p)];
+            // Walk back from the pinned key; a loop in forged moves cannot run forever.
+            while let Some(m) = moves
+                .iter()
+                .find(|m| &m.to == chain.last().expect("never empty") && !chain.contains(&m.from))
+            {
+                chain.push(m.from.clone());
+            }
+            chain.reverse();
+            chain
+        });
+        Trust { chain }
+    }
+
+    /// The position of `key` in the chain; `Some(0)` for any key when nothing is pinned.
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.chain {
+            None => Some(0),
+            Some(chain) => chain.iter().position(|k| k == key),
+        }
+    }
+
+    fn trusts(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+}
+
 pub struct VerifyInput {
     pub log_id: String,
     pub keys: BTreeMap<i64, ChainKey>,
@@ -402,28 +476,23 @@ fn malformed(r: &Record) -> bool {
 /// the public digest chain, when it was computed.
 fn check_checkpoints(
     input: &VerifyInput,
+    moves: &[KeyMove],
     checkpoints: &[Checkpoint],
     heads: &HashMap<i64, [u8; 32]>,
     digests: Option<&HashMap<i64, [u8; 32]>>,
     last_seq: i64,
 ) -> Option<Finding> {
-    let trusted = input.trusted_public_key.as_ref().map(hex::encode);
-    check_each_checkpoint(
-        input,
-        trusted.as_deref(),
-        checkpoints,
-        heads,
-        digests,
-        last_seq,
-    )
-    .or_else(|| check_anchors(input, trusted.as_deref(), checkpoints, last_seq))
+    let trust = Trust::new(input.trusted_public_key.as_deref(), moves);
+    check_each_checkpoint(input, &trust, checkpoints, heads, digests, last_seq)
+        .or_else(|| check_anchors(input, &trust, checkpoints, last_seq))
 }
 
-/// Each checkpoint in order: signed by the trusted key, validly, for this trail, not beyond
-/// the last record, and matching the chain (and digest) values at its position.
+/// Each checkpoint in order: signed by a trusted key (not one retired before it),
+/// validly, for this trail, not beyond the last record, and matching the chain (and
+/// digest) values at its position.
 fn check_each_checkpoint(
     input: &VerifyInput,
-    trusted: Option<&str>,
+    trust: &Trust,
     checkpoints: &[Checkpoint],
     heads: &HashMap<i64, [u8; 32]>,
     digests: Option<&HashMap<i64, [u8; 32]>>,
@@ -431,13 +500,16 @@ fn check_each_checkpoint(
 ) -> Option<Finding> {
     // The last record a checkpoint that held vouched for: a span's damage starts after it.
     let mut vouched = 0;
+    // The newest trusted key that signed so far.
+    let mut newest = 0;
     for c in checkpoints {
-        if let Some(t) = trusted {
-            if c.public_key != t {
+        match trust.position(&c.public_key) {
+            Some(at) if at >= newest => newest = at,
+            _ => {
                 return Some(Finding::CheckpointKeyReplaced {
                     checkpoint_no: c.checkpoint_no,
                     seq: c.seq,
-                });
+                })
             }
         }
         if check_checkpoint_signature(c).is_err() || c.log_id != input.log_id {
@@ -451,7 +523,7 @@ fn check_each_checkpoint(
             let checkpoint_seq = checkpoints
                 .iter()
                 .filter(|x| x.seq > c.seq && x.log_id == input.log_id)
-                .filter(|x| trusted.is_none_or(|t| x.public_key == t))
+                .filter(|x| trust.trusts(&x.public_key))
                 .filter(|x| check_checkpoint_signature(x).is_ok())
                 .map(|x| x.seq)
                 .fold(c.seq, i64::max);
@@ -505,7 +577,7 @@ fn check_each_checkpoint(
 /// of its number, a mismatch. Anchors that do not verify are ignored.
 fn check_anchors(
     input: &VerifyInput,
-    trusted: Option<&str>,
+    trust: &Trust,
     checkpoints: &[Checkpoint],
     last_seq: i64,
 ) -> Option<Finding> {
@@ -514,7 +586,7 @@ fn check_anchors(
         if a.log_id != input.log_id {
             continue;
         }
-        if check_checkpoint_signature(a).is_err() || trusted.is_some_and(|t| t != a.public_key) {
+        if check_checkpoint_signature(a).is_err() || !trust.trusts(&a.public_key) {
             // An anchor that does not verify is ignored, not believed.
             continue;
         }
@@ -599,7 +671,9 @@ pub fn verify_records(
     }
     // Without the MAC key, a record changed after the last checkpoint cannot be told; the
     // digest chain still binds everything up to it.
-    if let Some(f) = check_checkpoints(input, checkpoints, &heads, Some(&digests), last_seq) {
+    let moves = key_moves(records);
+    if let Some(f) = check_checkpoints(input, &moves, checkpoints, &heads, Some(&digests), last_seq)
+    {
         return Verdict::broken(f, records.len() as i64);
     }
     intact(input, checkpoints, records.len() as i64, last_seq, use_macs)

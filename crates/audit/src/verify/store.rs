@@ -22,12 +22,12 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::{
-    check_checkpoints, intact, judge_by_successor, torn_or_modified, written_after, written_first,
-    Finding, Verdict, VerifyInput,
+    check_checkpoints, intact, judge_by_successor, key_moves, torn_or_modified, written_after,
+    written_first, Finding, KeyMove, Verdict, VerifyInput, CHECKPOINT_KEY_MOVE_ACTION,
 };
 use crate::encode::{self, ChainKey, GENESIS};
 use crate::scan::{self, Range};
-use crate::store::Store;
+use crate::store::{Query, Store};
 use crate::{AuditError, Checkpoint, Record, Result};
 
 /// Verify a whole store with the MAC keys: every record of the trail, the checkpoints, the
@@ -64,8 +64,11 @@ pub async fn verify_store(
         Merged::Cancelled => return Err(AuditError::Cancelled),
     };
     progress(walked.checked, survey.total);
+    // Read once every record verified: a move is believed only when it is sealed.
+    let moves = recorded_moves(store, &input.log_id, walked.last_seq).await?;
     if let Some(f) = check_checkpoints(
         &input,
+        &moves,
         &survey.checkpoints,
         &walked.heads,
         None,
@@ -80,6 +83,27 @@ pub async fn verify_store(
         walked.last_seq,
         true,
     ))
+}
+
+/// The checkpoint-key moves among the verified records (up to `last_seq`).
+pub(crate) async fn recorded_moves(
+    store: &Store,
+    log_id: &str,
+    last_seq: i64,
+) -> Result<Vec<KeyMove>> {
+    let records = store
+        .query(
+            log_id,
+            &Query {
+                action: Some(CHECKPOINT_KEY_MOVE_ACTION.into()),
+                after_seq: Some(0),
+                limit: 10_000,
+                ascending: true,
+                ..Query::default()
+            },
+        )
+        .await?;
+    Ok(key_moves(records.iter().filter(|r| r.seq <= last_seq)))
 }
 
 /// Step 1: the first record (by trail, seq) that carries another trail's ID.
