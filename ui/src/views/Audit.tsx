@@ -130,7 +130,7 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
   return (
     <aside className="detail-pane record-detail" data-testid="record-detail">
       <header className="card-header">
-        <h3>{t("audit.record", { seq: r.seq })}</h3>
+        <h2>{t("audit.record", { seq: r.seq })}</h2>
         <button className="icon-button" onClick={onClose} aria-label={t("audit.close_record")}>
           ×
         </button>
@@ -155,9 +155,9 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
           </div>
         ))}
       </dl>
-      <h4>{t("audit.chain_value")}</h4>
+      <h3>{t("audit.chain_value")}</h3>
       <code className="hex">{r.hmac_chain}</code>
-      <h4>{t("audit.metadata")}</h4>
+      <h3>{t("audit.metadata")}</h3>
       <pre className="meta">{meta}</pre>
       {keyId && (
         <button onClick={() => showKeys(keyId)} data-testid="record-key">
@@ -593,7 +593,7 @@ export function AuditView() {
       )}
       <section className="card" data-testid="checkpoints">
         <header className="card-header">
-          <h3>{t("audit.checkpoints")}</h3>
+          <h2>{t("audit.checkpoints")}</h2>
           <button onClick={() => void exportKey()}>{t("audit.export_key")}</button>
         </header>
         {checkpoints && checkpoints.length > 0 ? (

@@ -141,7 +141,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
   if (!pk) return null;
   return (
     <section className="pubkey">
-      <h4>{t("generate.public_key")}</h4>
+      <h3>{t("generate.public_key")}</h3>
       <p>{`${pk.algorithm} · ${t("generate.bytes", { bytes: pk.raw_len })}`}</p>
       <p>
         <code className="fingerprint" data-testid="fingerprint">
@@ -190,7 +190,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
   if (!d) return <p className="muted">{t("keys.reading_attributes")}</p>;
   return (
     <div className="details" data-testid="key-details">
-      <h3>{d.summary.label || <span className="muted">{t("connections.no_label")}</span>}</h3>
+      <h2>{d.summary.label || <span className="muted">{t("connections.no_label")}</span>}</h2>
       <p className="muted">
         {t("keys.detail_line", {
           class: classLabel(d.summary.class),

@@ -103,10 +103,10 @@ function ReportView({ report }: { report: ProbeReport }) {
     <section className="card" data-testid="probe-report">
       <header className="card-header">
         <div>
-          <h3>
+          <h2>
             {report.op_name}{" "}
             <span className="muted">{t("probes.mechanism_payload", { mechanism: report.mechanism, bytes: report.payload_bytes })}</span>
-          </h3>
+          </h2>
           <div className="muted small">
             {t("probes.report_line", {
               module: report.module,
@@ -455,7 +455,7 @@ export function ProbesView() {
       {error && <ErrorBox error={error} title={t("probes.did_not_run")} />}
       {report && <ReportView report={report} />}
       <section className="card">
-        <h3>{t("probes.stored_runs")}</h3>
+        <h2>{t("probes.stored_runs")}</h2>
         {history.length === 0 ? (
           <p className="muted">{t("probes.stored_empty")}</p>
         ) : (
