@@ -256,7 +256,9 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
               <th>{t("connections.col_serial")}</th>
               <th>{t("connections.col_model")}</th>
               <th>{t("connections.col_pin")}</th>
-              <th aria-label={t("connections.col_actions")} />
+              <th>
+                <span className="sr-only">{t("connections.col_actions")}</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -462,7 +462,9 @@ export function ProbesView() {
           <table className="table compact" data-testid="probe-history">
             <thead>
               <tr>
-                <th aria-label={t("probes.compare")} />
+                <th>
+                  <span className="sr-only">{t("probes.compare")}</span>
+                </th>
                 <th>{t("probes.col_when")}</th>
                 <th>{t("probes.probe")}</th>
                 <th>{t("probes.col_workers")}</th>
@@ -497,7 +499,9 @@ export function ProbesView() {
           <table className="table compact" data-testid="probe-compare">
             <thead>
               <tr>
-                <th />
+                <th>
+                  <span className="sr-only">{t("probes.col_measure")}</span>
+                </th>
                 <th>{pair[0]!.created_at}</th>
                 <th>{pair[1]!.created_at}</th>
                 <th>{t("probes.difference")}</th>

@@ -262,7 +262,9 @@ export function SignView() {
                 <th>{t("sign.col_file")}</th>
                 <th>{t("sign.col_size")}</th>
                 <th>{t("audit.col_status")}</th>
-                <th aria-label={t("connections.remove")} />
+                <th>
+                  <span className="sr-only">{t("connections.remove")}</span>
+                </th>
               </tr>
             </thead>
             <tbody>
