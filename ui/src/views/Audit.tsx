@@ -540,7 +540,9 @@ export function AuditView() {
               <span role="columnheader">{t("audit.col_actor")}</span>
               <span role="columnheader">{t("audit.col_details")}</span>
             </div>
-            <div className="record-scroll" ref={parentRef}>
+            {/* The records' row group, focusable so that they scroll from the keyboard too (they
+                hold no control that would take the focus). */}
+            <div className="record-scroll" role="rowgroup" ref={parentRef} tabIndex={0}>
               <div style={{ height: virt.getTotalSize(), position: "relative" }}>
                 {virt.getVirtualItems().map((v) => {
                   const r = records![v.index]!;
@@ -582,10 +584,15 @@ export function AuditView() {
                 })}
               </div>
             </div>
+            {/* A grid holds only rows: the button for older records is a row's one cell. */}
             {more && (
-              <button onClick={() => void older()} className="load-more">
-                {t("audit.load_older")}
-              </button>
+              <div role="row">
+                <div role="gridcell" aria-colspan={7} className="load-more-cell">
+                  <button onClick={() => void older()} className="load-more">
+                    {t("audit.load_older")}
+                  </button>
+                </div>
+              </div>
             )}
           </div>
           {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
