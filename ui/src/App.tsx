@@ -236,16 +236,20 @@ function Shell() {
         <div className="sidebar-footer">{status?.info ? `v${status.info.version}` : ""}</div>
       </nav>
       <div className="main">
-        <header className="topbar">
-          <CurrentPartition />
-          <div className="topbar-badges">
-            <KeygenIndicator />
-            <HaWarningBadge />
-            <VerificationBadge />
-            <AuditBadge />
+        {/* The window's banner landmark: the partition, the badges and the notices under them
+            (everything outside the sidebar and the view is in a landmark). */}
+        <header>
+          <div className="topbar">
+            <CurrentPartition />
+            <div className="topbar-badges">
+              <KeygenIndicator />
+              <HaWarningBadge />
+              <VerificationBadge />
+              <AuditBadge />
+            </div>
           </div>
+          <Notices />
         </header>
-        <Notices />
         <main className="content">{status === null ? <p className="muted">{t("app.starting")}</p> : <Current />}</main>
       </div>
       <Toasts />

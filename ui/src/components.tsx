@@ -38,7 +38,7 @@ export function ErrorBox({ error, title }: { error: ApiError; title?: string }) 
 export function EmptyState({ title, children, action }: { title: string; children?: ReactNode; action?: ReactNode }) {
   return (
     <div className="empty-state">
-      <h3>{title}</h3>
+      <h2>{title}</h2>
       {children && <p>{children}</p>}
       {action}
     </div>

@@ -130,7 +130,7 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
   return (
     <aside className="detail-pane record-detail" data-testid="record-detail">
       <header className="card-header">
-        <h3>{t("audit.record", { seq: r.seq })}</h3>
+        <h2>{t("audit.record", { seq: r.seq })}</h2>
         <button className="icon-button" onClick={onClose} aria-label={t("audit.close_record")}>
           ×
         </button>
@@ -155,9 +155,9 @@ function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
           </div>
         ))}
       </dl>
-      <h4>{t("audit.chain_value")}</h4>
+      <h3>{t("audit.chain_value")}</h3>
       <code className="hex">{r.hmac_chain}</code>
-      <h4>{t("audit.metadata")}</h4>
+      <h3>{t("audit.metadata")}</h3>
       <pre className="meta">{meta}</pre>
       {keyId && (
         <button onClick={() => showKeys(keyId)} data-testid="record-key">
@@ -540,7 +540,9 @@ export function AuditView() {
               <span role="columnheader">{t("audit.col_actor")}</span>
               <span role="columnheader">{t("audit.col_details")}</span>
             </div>
-            <div className="record-scroll" ref={parentRef}>
+            {/* The records' row group, focusable so that they scroll from the keyboard too (they
+                hold no control that would take the focus). */}
+            <div className="record-scroll" role="rowgroup" ref={parentRef} tabIndex={0}>
               <div style={{ height: virt.getTotalSize(), position: "relative" }}>
                 {virt.getVirtualItems().map((v) => {
                   const r = records![v.index]!;
@@ -582,10 +584,15 @@ export function AuditView() {
                 })}
               </div>
             </div>
+            {/* A grid holds only rows: the button for older records is a row's one cell. */}
             {more && (
-              <button onClick={() => void older()} className="load-more">
-                {t("audit.load_older")}
-              </button>
+              <div role="row">
+                <div role="gridcell" aria-colspan={7} className="load-more-cell">
+                  <button onClick={() => void older()} className="load-more">
+                    {t("audit.load_older")}
+                  </button>
+                </div>
+              </div>
             )}
           </div>
           {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
@@ -593,7 +600,7 @@ export function AuditView() {
       )}
       <section className="card" data-testid="checkpoints">
         <header className="card-header">
-          <h3>{t("audit.checkpoints")}</h3>
+          <h2>{t("audit.checkpoints")}</h2>
           <button onClick={() => void exportKey()}>{t("audit.export_key")}</button>
         </header>
         {checkpoints && checkpoints.length > 0 ? (

@@ -226,7 +226,7 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
     <section className="card" data-testid={`module-${m.id}`}>
       <header className="card-header">
         <div>
-          <h3>{m.builtin ? t("connections.builtin_title") : m.library_description || m.path}</h3>
+          <h2>{m.builtin ? t("connections.builtin_title") : m.library_description || m.path}</h2>
           <div className="muted small">
             {t("connections.module_line", {
               path: m.path,
@@ -256,7 +256,9 @@ function ModuleCard({ conn }: { conn: ConnectionView }) {
               <th>{t("connections.col_serial")}</th>
               <th>{t("connections.col_model")}</th>
               <th>{t("connections.col_pin")}</th>
-              <th aria-label={t("connections.col_actions")} />
+              <th>
+                <span className="sr-only">{t("connections.col_actions")}</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -299,7 +301,7 @@ function AddModule() {
   };
   return (
     <section className="card">
-      <h3>{t("connections.add_title")}</h3>
+      <h2>{t("connections.add_title")}</h2>
       <form
         className="inline-form"
         onSubmit={(e) => {

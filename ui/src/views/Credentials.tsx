@@ -441,7 +441,7 @@ export function CredentialsCard({ p }: { p: PartitionView }) {
   };
   return (
     <section className="card" data-testid="credentials-card">
-      <h3>{tr("credentials.title")}</h3>
+      <h2>{tr("credentials.title")}</h2>
       <p>
         {p.logged_in ? (
           <Badge tone="ok">{tr("app.role_logged_in", { role: roleNameText(p.role_name) })}</Badge>

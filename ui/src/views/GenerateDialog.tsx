@@ -277,7 +277,7 @@ export function GenerateDialog({
       <p className="muted small">{t("generate.always_authenticate_hint")}</p>
       {preset === "hss" && (
         <section className="hss-levels">
-          <h4>{t("generate.hss_levels")}</h4>
+          <h3>{t("generate.hss_levels")}</h3>
           {levels.map((lv, i) => (
             <div className="inline-form" key={i}>
               <span>{t("generate.level", { n: i + 1 })}</span>

@@ -114,7 +114,7 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
     <div className="ha-groups">
       {mine.map((g) => (
         <div key={g.partition_id} className="ha-group" data-testid={`ha-group-${g.serial}`}>
-          <h4>
+          <h3>
             {t("ha.group", { label: g.label })}{" "}
             <span className="muted">{t("ha.serial_virtual_slot", { serial: g.serial, slot: g.slot_id })}</span>{" "}
             {g.warning ? (
@@ -122,7 +122,7 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
             ) : (
               <Badge tone="ok">{t("ha.n_alive", { n: g.members.filter((m) => m.alive).length })}</Badge>
             )}
-          </h4>
+          </h3>
           <MembersTable group={g} stats={false} />
         </div>
       ))}
@@ -135,7 +135,7 @@ function Differences({ title, list }: { title: string; list: Difference[] }) {
   if (list.length === 0) return null;
   return (
     <>
-      <h4>{title}</h4>
+      <h3>{title}</h3>
       <table className="table compact" data-testid="drift-differences">
         <thead>
           <tr>
@@ -174,7 +174,7 @@ function DriftCard({ partitionId, last }: { partitionId: string; last: DriftRepo
   return (
     <section className="card" data-testid="drift-card">
       <header className="card-header">
-        <h3>{t("ha.drift_check")}</h3>
+        <h2>{t("ha.drift_check")}</h2>
         <button onClick={() => void check(partitionId)} disabled={loading} data-testid="drift-check">
           {loading ? t("ha.comparing") : t("ha.check_now")}
         </button>
@@ -241,9 +241,9 @@ export function HaGroupPanel({ partitionId }: { partitionId: string }) {
     <>
       <section className="card" data-testid="ha-group">
         <header className="card-header">
-          <h3>
+          <h2>
             {t("ha.group", { label: group.label })} <span className="muted">{t("common.serial", { serial: group.serial })}</span>
-          </h3>
+          </h2>
           {group.warning ? (
             <Badge tone="bad">{group.warning_text ? textOf(group.warning_text) : group.warning}</Badge>
           ) : (
@@ -301,7 +301,7 @@ export function HaProbeShares({ share }: { share: HaProbeShare }) {
   const fmt = useFormat();
   return (
     <div data-testid="probe-ha">
-      <h4>{t("ha.probe_total", { rate: fmt.number(share.total_per_s, 1) })}</h4>
+      <h3>{t("ha.probe_total", { rate: fmt.number(share.total_per_s, 1) })}</h3>
       <table className="table compact">
         <thead>
           <tr>

@@ -47,7 +47,7 @@ export function KeyFormats({ partitionId, details }: { partitionId: string; deta
   const problem = uid ? uidProblem(uid) : null;
   return (
     <section className="pubkey" data-testid="key-formats">
-      <h4>{t("key_formats.title")}</h4>
+      <h3>{t("key_formats.title")}</h3>
       <p>
         {t("key_formats.fingerprint")}{" "}
         {pgp.fingerprint ? (

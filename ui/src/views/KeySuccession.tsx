@@ -41,7 +41,7 @@ export function KeySuccession({ partitionId, details }: { partitionId: string; d
   });
   return (
     <section className="pubkey" data-testid="key-succession">
-      <h4>{t("key_succession.title")}</h4>
+      <h3>{t("key_succession.title")}</h3>
       <p className="muted">{t("key_succession.explain")}</p>
       {candidates.length === 0 ? (
         <p className="muted" data-testid="succession-empty">

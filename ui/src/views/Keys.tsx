@@ -141,7 +141,7 @@ function PublicKeyExport({ partitionId, details }: { partitionId: string; detail
   if (!pk) return null;
   return (
     <section className="pubkey">
-      <h4>{t("generate.public_key")}</h4>
+      <h3>{t("generate.public_key")}</h3>
       <p>{`${pk.algorithm} · ${t("generate.bytes", { bytes: pk.raw_len })}`}</p>
       <p>
         <code className="fingerprint" data-testid="fingerprint">
@@ -190,7 +190,7 @@ function DetailsPane({ partitionId, handle, onChanged }: { partitionId: string; 
   if (!d) return <p className="muted">{t("keys.reading_attributes")}</p>;
   return (
     <div className="details" data-testid="key-details">
-      <h3>{d.summary.label || <span className="muted">{t("connections.no_label")}</span>}</h3>
+      <h2>{d.summary.label || <span className="muted">{t("connections.no_label")}</span>}</h2>
       <p className="muted">
         {t("keys.detail_line", {
           class: classLabel(d.summary.class),
@@ -475,25 +475,36 @@ export function KeysView() {
           className="key-table"
           role="grid"
           aria-label={t("nav.keys")}
-          aria-rowcount={shown.length}
+          aria-rowcount={shown.length + 1}
           tabIndex={0}
           onKeyDown={onKeyDown}
           data-testid="key-table"
         >
-          <div className="key-row key-head" role="row">
-            <span role="columnheader" aria-label={t("keys.selected")} />
+          <div className="key-row key-head" role="row" aria-rowindex={1}>
+            <span role="columnheader">
+              <span className="sr-only">{t("keys.selected")}</span>
+            </span>
             <span role="columnheader">{t("generate.label")}</span>
             <span role="columnheader">{t("keys.class")}</span>
             <span role="columnheader">{t("audit.col_algorithm")}</span>
             <span role="columnheader">ID</span>
             <span role="columnheader">{t("partition.col_flags")}</span>
           </div>
+          {/* A grid holds only rows: the messages in place of the keys are a row's one cell. */}
           {keys === null && !error ? (
-            <p className="muted pad">{t("keys.reading_objects")}</p>
+            <div role="row">
+              <p role="gridcell" aria-colspan={6} className="muted pad">
+                {t("keys.reading_objects")}
+              </p>
+            </div>
           ) : shown.length === 0 ? (
-            <EmptyState title={keys && keys.length > 0 ? t("keys.no_match") : t("keys.no_objects")}>
-              {keys && keys.length > 0 ? t("keys.clear_filters") : loggedIn ? t("keys.generate_first") : t("keys.log_in_private")}
-            </EmptyState>
+            <div role="row">
+              <div role="gridcell" aria-colspan={6}>
+                <EmptyState title={keys && keys.length > 0 ? t("keys.no_match") : t("keys.no_objects")}>
+                  {keys && keys.length > 0 ? t("keys.clear_filters") : loggedIn ? t("keys.generate_first") : t("keys.log_in_private")}
+                </EmptyState>
+              </div>
+            </div>
           ) : (
             <div className="key-scroll" ref={parentRef}>
               <div style={{ height: virt.getTotalSize(), position: "relative" }}>
@@ -503,7 +514,7 @@ export function KeysView() {
                     <div
                       key={k.handle}
                       role="row"
-                      aria-rowindex={v.index + 1}
+                      aria-rowindex={v.index + 2}
                       aria-selected={k.handle === active}
                       className={`key-row${k.handle === active ? " active" : ""}`}
                       style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}

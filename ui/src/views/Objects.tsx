@@ -135,7 +135,7 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
   const i = c.info;
   return (
     <section className="certificate" data-testid="certificate-details">
-      <h4>{t("objects.certificate")}</h4>
+      <h3>{t("objects.certificate")}</h3>
       <table className="table compact">
         <tbody>
           <tr>
@@ -226,7 +226,7 @@ export function UriPane({ partitionId, handle }: { partitionId: string; handle: 
   if (!u) return null;
   return (
     <section className="uri" data-testid="uri-pane">
-      <h4>{t("objects.uri_heading")}</h4>
+      <h3>{t("objects.uri_heading")}</h3>
       <p>
         <code className="hex" data-testid="object-uri">
           {u.uri}

@@ -86,7 +86,7 @@ function Card({ card }: { card: PartitionCard }) {
     <section className="card" data-testid="partition-card" data-partition={card.partition_id}>
       <header className="card-header">
         <div>
-          <h3>{card.label}</h3>
+          <h2>{card.label}</h2>
           <div className="muted small">
             {t("common.serial", { serial: card.serial })}
             {card.model ? ` · ${card.model}` : ""} · {t("overview.slot", { slot: card.slot_id })}
@@ -177,7 +177,7 @@ function List({ title, section, empty, testId }: { title: string; section: Secti
   return (
     <section className="card" data-testid={testId}>
       <header className="card-header">
-        <h3>{title}</h3>
+        <h2>{title}</h2>
         <span className="muted small">{t("overview.checked", { count: section.checked })}</span>
       </header>
       {section.items.length > 0 ? (
@@ -209,7 +209,7 @@ function AuditCard({ o }: { o: Overview }) {
   return (
     <section className="card" data-testid="overview-audit">
       <header className="card-header">
-        <h3>{t("overview.audit")}</h3>
+        <h2>{t("overview.audit")}</h2>
         <button onClick={() => navigate("audit")} title={t("overview.open_audit")}>
           {t("overview.open")}
         </button>

@@ -39,7 +39,7 @@ function Settings({ title, items }: { title: string; items: NamedSetting[] }) {
   const { t } = useTranslation();
   return (
     <section className="card">
-      <h3>{title}</h3>
+      <h2>{title}</h2>
       <table className="table compact">
         <thead>
           <tr>
@@ -92,10 +92,10 @@ function Mechanisms({ partitionId }: { partitionId: string }) {
   return (
     <section className="card">
       <header className="card-header">
-        <h3>
+        <h2>
           {t("partition.mechanisms")}{" "}
           {list && <span className="muted">{t("partition.shown_of", { shown: shown.length, total: list.length })}</span>}
-        </h3>
+        </h2>
         <div className="inline-form">
           <input
             type="search"
@@ -168,7 +168,7 @@ export function PartitionViewPage() {
       </header>
       <div className="cards">
         <section className="card">
-          <h3>{tr("stats.token")}</h3>
+          <h2>{tr("stats.token")}</h2>
           <Info
             rows={[
               [tr("partition.serial"), t.serial],
@@ -192,7 +192,7 @@ export function PartitionViewPage() {
           />
         </section>
         <section className="card">
-          <h3>{tr("partition.pool")}</h3>
+          <h2>{tr("partition.pool")}</h2>
           <Info
             rows={[
               [tr("connections.col_slot"), p.slot_id],
@@ -213,7 +213,7 @@ export function PartitionViewPage() {
         </section>
         {p.luna && (
           <section className="card">
-            <h3>Luna</h3>
+            <h2>Luna</h2>
             <Info
               rows={[
                 [tr("stats.firmware"), p.luna.firmware ?? "—"],

@@ -103,10 +103,10 @@ function ReportView({ report }: { report: ProbeReport }) {
     <section className="card" data-testid="probe-report">
       <header className="card-header">
         <div>
-          <h3>
+          <h2>
             {report.op_name}{" "}
             <span className="muted">{t("probes.mechanism_payload", { mechanism: report.mechanism, bytes: report.payload_bytes })}</span>
-          </h3>
+          </h2>
           <div className="muted small">
             {t("probes.report_line", {
               module: report.module,
@@ -455,14 +455,16 @@ export function ProbesView() {
       {error && <ErrorBox error={error} title={t("probes.did_not_run")} />}
       {report && <ReportView report={report} />}
       <section className="card">
-        <h3>{t("probes.stored_runs")}</h3>
+        <h2>{t("probes.stored_runs")}</h2>
         {history.length === 0 ? (
           <p className="muted">{t("probes.stored_empty")}</p>
         ) : (
           <table className="table compact" data-testid="probe-history">
             <thead>
               <tr>
-                <th aria-label={t("probes.compare")} />
+                <th>
+                  <span className="sr-only">{t("probes.compare")}</span>
+                </th>
                 <th>{t("probes.col_when")}</th>
                 <th>{t("probes.probe")}</th>
                 <th>{t("probes.col_workers")}</th>
@@ -497,7 +499,9 @@ export function ProbesView() {
           <table className="table compact" data-testid="probe-compare">
             <thead>
               <tr>
-                <th />
+                <th>
+                  <span className="sr-only">{t("probes.col_measure")}</span>
+                </th>
                 <th>{pair[0]!.created_at}</th>
                 <th>{pair[1]!.created_at}</th>
                 <th>{t("probes.difference")}</th>

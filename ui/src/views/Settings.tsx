@@ -69,7 +69,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
       </header>
       {error && <ErrorBox error={error} title={t("settings.not_saved")} />}
       <section className="card form-grid">
-        <h3>{t("settings.appearance")}</h3>
+        <h2>{t("settings.appearance")}</h2>
         <Field label={t("settings.theme")}>
           <select
             value={draft.theme}
@@ -99,7 +99,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
         </Field>
       </section>
       <section className="card form-grid">
-        <h3>{t("settings.partitions")}</h3>
+        <h2>{t("settings.partitions")}</h2>
         <Field label={t("settings.pool_size")} hint={t("settings.pool_size_hint")}>
           <input
             type="number"
@@ -139,7 +139,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
         </Field>
       </section>
       <section className="card form-grid">
-        <h3>{t("settings.hss")}</h3>
+        <h2>{t("settings.hss")}</h2>
         <Field label={t("settings.hss_warning")}>
           <input
             type="number"
@@ -164,7 +164,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
         </Field>
       </section>
       <section className="card form-grid">
-        <h3>{t("settings.audit")}</h3>
+        <h2>{t("settings.audit")}</h2>
         <Field label={t("settings.store")} hint={t("settings.store_hint")}>
           <input
             type="text"
@@ -205,7 +205,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
         </Field>
       </section>
       <section className="card form-grid">
-        <h3>{t("settings.tsa_title")}</h3>
+        <h2>{t("settings.tsa_title")}</h2>
         <label className="check">
           <input
             type="checkbox"

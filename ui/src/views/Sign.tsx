@@ -262,7 +262,9 @@ export function SignView() {
                 <th>{t("sign.col_file")}</th>
                 <th>{t("sign.col_size")}</th>
                 <th>{t("audit.col_status")}</th>
-                <th aria-label={t("connections.remove")} />
+                <th>
+                  <span className="sr-only">{t("connections.remove")}</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -340,7 +342,7 @@ export function SignView() {
         )}
       </section>
       <section className="card form-grid">
-        <h3>{t("sign.key_and_formats")}</h3>
+        <h2>{t("sign.key_and_formats")}</h2>
         {keysError && <ErrorBox error={keysError} />}
         <Field label={t("sign.signing_key")} hint={keys && keys.length === 0 ? t("sign.no_key") : undefined}>
           <select
@@ -644,7 +646,7 @@ export function SignView() {
       {error && <ErrorBox error={error} title={t("sign.nothing_signed")} />}
       {report && (
         <section className="card" data-testid="sign-report">
-          <h3>{t("sign.summary")}</h3>
+          <h2>{t("sign.summary")}</h2>
           <p>
             {report.keys.length > 1
               ? t("sign.summary_keys", {

@@ -176,7 +176,7 @@ export function StatsView() {
       {snap && tk && (
         <div className="cards" data-testid="stats-cards">
           <section className="card">
-            <h3>{t("stats.token")}</h3>
+            <h2>{t("stats.token")}</h2>
             <dl className="info-grid">
               <div>
                 <dt>{t("stats.library")}</dt>
@@ -222,7 +222,7 @@ export function StatsView() {
             </dl>
           </section>
           <section className="card" data-testid="stats-luna">
-            <h3>{t("stats.luna")}</h3>
+            <h2>{t("stats.luna")}</h2>
             {l ? (
               <>
                 <dl className="info-grid">
@@ -277,7 +277,7 @@ export function StatsView() {
             )}
           </section>
           <section className="card">
-            <h3>{t("stats.console")}</h3>
+            <h2>{t("stats.console")}</h2>
             <p>
               {t("stats.pool_line", { open: snap.pool.open, size: snap.pool.size, in_use: snap.pool.in_use })}{" "}
               <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{t(`overview.breaker_${snap.pool.breaker}`)}</Badge>
