@@ -18,7 +18,7 @@
 //! record (`first_checkpoint_s`, what every checkpoint cost while the chain was computed
 //! from record 1); the next, one record later, carries on from it (`next_checkpoint_s`).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/console/common/mod.rs"]
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -9,7 +9,7 @@
 //! ≤ 1.1. `DUAL_BENCH_FILES` (default 1000) sets N; every file of every run must be signed,
 //! and the last dual `.p7s` must hold both signers, or the bench fails.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/console/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

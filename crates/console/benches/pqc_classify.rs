@@ -8,7 +8,7 @@
 //! readiness takes ≤ 1.2× the listing. `PQC_BENCH_OBJECTS` changes the count (default
 //! 10000): three in four AES-256 keys, one in four P-256 public keys, each object judged.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/console/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -13,7 +13,7 @@
 //! sets N; the baseline checks its last signature with `openssl dgst -verify`, so both
 //! sides produce a signature a user can check.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/console/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

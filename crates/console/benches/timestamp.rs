@@ -9,7 +9,7 @@
 //! batch size. Most of the added time is the TSA itself: one `openssl ts -reply` process per
 //! request (it is measured alone, too, as `tsa_ms_per_request`).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/console/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

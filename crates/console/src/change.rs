@@ -16,7 +16,7 @@
 //!
 //! A change supplies only what is its own: its targets and checks, the call, how to read
 //! its effect back, and what its records say. [`ChangeKind::ALL`] lists every kind, so the
-//! fault matrix (`tests/change_matrix.rs`) runs each of them under each fault.
+//! fault matrix (`tests/console/change_matrix.rs`) runs each of them under each fault.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use p11::sys::*;
 use p11::Mechanism;
 use testkit::Backend;
 
-mod common;
+use crate::common;
 
 fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
     s.luna

@@ -10,7 +10,7 @@ use console::{Console, ConsoleConfig, ErrorCode};
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use hsm::pubkey::PublicKeyFormat;
 
-mod common;
+use crate::common;
 
 fn config(dir: &std::path::Path) -> ConsoleConfig {
     // The built-in partition configures itself inside the data dir unless this is set.

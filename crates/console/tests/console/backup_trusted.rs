@@ -19,7 +19,7 @@ use p11::{Mechanism, Template};
 use testkit::tools::{p11tool, pkcs11_tool, text};
 use testkit::{Backend, SO_PIN, TOKEN_LABEL, USER_PIN};
 
-mod common;
+use crate::common;
 
 fn flag(name: &str, value: bool) -> AttributeChanges {
     AttributeChanges {

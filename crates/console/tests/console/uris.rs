@@ -16,7 +16,7 @@ use hsm::pubkey::PublicKey;
 use testkit::tools::{p11tool, text};
 use testkit::{Backend, USER_PIN};
 
-mod common;
+use crate::common;
 
 async fn uris_select_and_other_tools_use_them(backend: Backend) {
     let e = common::token(backend).await;

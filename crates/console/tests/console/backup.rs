@@ -16,7 +16,7 @@ use p11::sys::*;
 use p11::{Mechanism, Template};
 use testkit::Backend;
 
-mod common;
+use crate::common;
 
 async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     let b = common::builtin().await;

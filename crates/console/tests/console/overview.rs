@@ -10,7 +10,7 @@ use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::GenerateRequest;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
 
-mod common;
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_lists_what_needs_attention_across_the_partition() {

@@ -13,7 +13,7 @@ use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use testkit::Backend;
 
-mod common;
+use crate::common;
 use common::{builtin, token, Env};
 
 const UID: &str = "Release Signing <release@example.org>";
@@ -23,26 +23,6 @@ fn s(p: &Path) -> &str {
 }
 
 impl Env {
-    async fn key(&self, spec: KeySpec, label: &str) -> (String, u64) {
-        let g = self.generate(spec, label).await;
-        (format!("id:{}", g.id_hex), g.private_handle)
-    }
-
-    fn files(&self, sub: &str, sizes: &[usize]) -> Vec<PathBuf> {
-        let d = self.dir.path().join(sub);
-        std::fs::create_dir_all(&d).unwrap();
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let p = d.join(format!("artifact-{i}.bin"));
-                std::fs::write(&p, (0..*n).map(|j| (j * 7 + i) as u8).collect::<Vec<u8>>())
-                    .unwrap();
-                p
-            })
-            .collect()
-    }
-
     fn request(
         key: &str,
         files: &[PathBuf],

@@ -31,7 +31,7 @@ use testkit::pg::PgCluster;
 use testkit::tools::pkcs11_tool_logs_in;
 use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
 
-mod common;
+use crate::common;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Fault {

@@ -18,7 +18,7 @@ use console::sign::{KitRequest, OnError, OutputKind, SignFormat, SignReport, Sig
 use console::ErrorCode;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
 
-mod common;
+use crate::common;
 use common::{builtin, Env};
 
 const UID: &str = "Release Signing <release@example.org>";

@@ -13,7 +13,7 @@ use hsm::roles::Action;
 use testkit::tools::{p11tool_logs_in, pkcs11_tool, pkcs11_tool_logs_in, text};
 use testkit::{Backend, SO_PIN, TOKEN_LABEL, USER_PIN};
 
-mod common;
+use crate::common;
 
 const NEW_PIN: &str = "officer-new-9753";
 

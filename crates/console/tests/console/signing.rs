@@ -12,39 +12,10 @@ use console::ErrorCode;
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet, SlhDsaSet};
 use testkit::Backend;
 
-mod common;
+use crate::common;
 use common::{builtin, token, Env};
 
 impl Env {
-    /// The new key as `id:HEX`, and its current handle.
-    async fn key(&self, spec: KeySpec, label: &str) -> (String, u64) {
-        let g = self.generate(spec, label).await;
-        (format!("id:{}", g.id_hex), g.private_handle)
-    }
-
-    /// A sparse file of `len` zero bytes (no disk used), at `rel` under the test's folder.
-    fn sparse(&self, rel: &str, len: u64) -> PathBuf {
-        let p = self.dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::File::create(&p).unwrap().set_len(len).unwrap();
-        p
-    }
-
-    fn files(&self, sub: &str, sizes: &[usize]) -> Vec<PathBuf> {
-        let d = self.dir.path().join(sub);
-        std::fs::create_dir_all(&d).unwrap();
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let p = d.join(format!("artifact-{i}.bin"));
-                std::fs::write(&p, (0..*n).map(|j| (j * 31 + i) as u8).collect::<Vec<u8>>())
-                    .unwrap();
-                p
-            })
-            .collect()
-    }
-
     async fn sign(
         &self,
         key: &(String, u64),

@@ -3,6 +3,7 @@
 // Each test binary uses the part it needs.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use console::sign::{OnError, SignFormat, SignRequest};
@@ -199,4 +200,37 @@ pub fn openssl_cms_verify(
             String::from_utf8_lossy(&o.stderr)
         ),
     )
+}
+
+/// The signing tests' shared set-ups: a key by ID, files to sign.
+impl Env {
+    /// The new key as `id:HEX`, and its current handle.
+    pub async fn key(&self, spec: KeySpec, label: &str) -> (String, u64) {
+        let g = self.generate(spec, label).await;
+        (format!("id:{}", g.id_hex), g.private_handle)
+    }
+
+    /// A sparse file of `len` zero bytes (no disk used), at `rel` under the test's folder.
+    pub fn sparse(&self, rel: &str, len: u64) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::File::create(&p).unwrap().set_len(len).unwrap();
+        p
+    }
+
+    /// Files of the given sizes under `sub`, each with its own bytes.
+    pub fn files(&self, sub: &str, sizes: &[usize]) -> Vec<PathBuf> {
+        let d = self.dir.path().join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let p = d.join(format!("artifact-{i}.bin"));
+                std::fs::write(&p, (0..*n).map(|j| (j * 31 + i) as u8).collect::<Vec<u8>>())
+                    .unwrap();
+                p
+            })
+            .collect()
+    }
 }

@@ -19,7 +19,7 @@ use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use testkit::tools::text;
 use testkit::Backend;
 
-mod common;
+use crate::common;
 use common::Env;
 
 fn run(dir: &Path, program: &Path, args: &[&str]) -> Output {

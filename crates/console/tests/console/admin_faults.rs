@@ -11,7 +11,7 @@ use hsm::algo::{Curve, KeySpec};
 use testkit::tools::pkcs11_tool_logs_in;
 use testkit::{Backend, TOKEN_LABEL, USER_PIN};
 
-mod common;
+use crate::common;
 
 const NEW_PIN: &str = "officer-new-2468";
 

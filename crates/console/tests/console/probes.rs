@@ -10,7 +10,7 @@ use console::Console;
 use hsm::algo::{MlDsaSet, SlhDsaSet};
 use testkit::Backend;
 
-mod common;
+use crate::common;
 
 fn req(op: ProbeOp, mode: ProbeMode, sweep: &[u32]) -> ProbeRequest {
     ProbeRequest {

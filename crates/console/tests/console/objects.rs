@@ -15,7 +15,7 @@ use hsm::algo::{Curve, KeySpec};
 use testkit::tools::{pkcs11_tool, text};
 use testkit::{Backend, TOKEN_LABEL};
 
-mod common;
+use crate::common;
 use common::Env;
 
 fn openssl(dir: &Path, args: &[&str]) -> String {

@@ -10,7 +10,7 @@ use hsm::algo::{Curve, KeySpec};
 use testkit::tools::{pkcs11_tool, text};
 use testkit::{Backend, TOKEN_LABEL, USER_PIN};
 
-mod common;
+use crate::common;
 
 fn flag(name: &str, value: bool) -> FlagChange {
     FlagChange {

@@ -20,7 +20,7 @@ use hsm::algo::{Curve, KeySpec};
 use testkit::tsa::{openssl_ts_verify, TestTsa};
 use testkit::Backend;
 
-mod common;
+use crate::common;
 use common::{token, Env};
 
 fn s(p: &Path) -> &str {
@@ -62,7 +62,7 @@ impl Env {
         format!("id:{}", g.id_hex)
     }
 
-    fn files(&self, sub: &str, n: usize) -> Vec<PathBuf> {
+    fn release_files(&self, sub: &str, n: usize) -> Vec<PathBuf> {
         let d = self.dir.path().join(sub);
         std::fs::create_dir_all(&d).unwrap();
         (0..n)
@@ -74,7 +74,7 @@ impl Env {
             .collect()
     }
 
-    async fn sign(
+    async fn sign_stamped(
         &self,
         key: &str,
         files: &[PathBuf],
@@ -155,9 +155,9 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
     let tsa = TestTsa::start("ec");
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("stamped_p256").await;
-    let files = e.files("stamped", 2);
+    let files = e.release_files("stamped", 2);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Cms, SignFormat::Bundle, SignFormat::Raw],
@@ -232,9 +232,9 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
     st.timestamp.url = tsa.url("ok");
     st.timestamp.ca_file = Some(s(&tsa.ca()).to_string());
     e.c.update_settings(st).await.unwrap();
-    let more = e.files("from_settings", 1);
+    let more = e.release_files("from_settings", 1);
     let r = e
-        .sign(&key, &more, &[SignFormat::Bundle], OnError::Stop, None)
+        .sign_stamped(&key, &more, &[SignFormat::Bundle], OnError::Stop, None)
         .await
         .unwrap();
     let v =
@@ -250,9 +250,9 @@ async fn an_rsa_tsa_is_checked_and_accepted() {
     let tsa = TestTsa::start("rsa:2048");
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("rsa_tsa").await;
-    let files = e.files("rsa_tsa", 1);
+    let files = e.release_files("rsa_tsa", 1);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Cms],
@@ -319,10 +319,10 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
     ];
     for (name, authority, reason) in cases {
         for format in [SignFormat::Cms, SignFormat::Bundle] {
-            let files = e.files(&format!("{name}-{format}"), 2);
+            let files = e.release_files(&format!("{name}-{format}"), 2);
             let url = authority.url.clone();
             let r = e
-                .sign(
+                .sign_stamped(
                     &key,
                     &files,
                     &[format],
@@ -356,9 +356,9 @@ async fn a_tsa_that_answers_wrong_or_not_at_all_fails_the_file() {
         }
     }
     // With "stop at the first failure", the second file is never signed.
-    let files = e.files("stop", 2);
+    let files = e.release_files("stop", 2);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Cms],
@@ -382,10 +382,10 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
     let tsa = TestTsa::start("ec");
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("tsa_batch").await;
-    let files = e.files("batch", 100);
+    let files = e.release_files("batch", 100);
     let url = tsa.url("drop-every-3rd");
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Cms],
@@ -435,9 +435,9 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
     assert_eq!(signs, signed.len());
 
     // A slow TSA: past the timeout each file fails saying so; within it, all are stamped.
-    let few = e.files("slow", 2);
+    let few = e.release_files("slow", 2);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &few,
             &[SignFormat::Cms],
@@ -450,9 +450,9 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
         let err = f.error.as_ref().expect("the TSA outlasted the timeout");
         assert!(err.message.contains("in time"), "{}", err.message);
     }
-    let few = e.files("slow-ok", 2);
+    let few = e.release_files("slow-ok", 2);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &few,
             &[SignFormat::Cms],
@@ -467,12 +467,12 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
     // The officer chose to sign without a time-stamp when the TSA fails: the signatures are
     // kept (an HSS key's one-time keys are not wasted), written without a token, and the
     // outcome and the record say why.
-    let kept = e.files("optional", 3);
+    let kept = e.release_files("optional", 3);
     let mut optional = authority(&tsa, "drop", None, 10);
     optional.optional = Some(true);
     let drop_url = optional.url.clone();
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &kept,
             &[SignFormat::Cms],
@@ -512,7 +512,7 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
 async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("bad_url").await;
-    let files = e.files("bad_url", 1);
+    let files = e.release_files("bad_url", 1);
     for url in [
         "ftp://tsa.example/",
         "tsa.example:318",
@@ -525,7 +525,7 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
             optional: None,
         };
         let err = e
-            .sign(&key, &files, &[SignFormat::Cms], OnError::Stop, Some(a))
+            .sign_stamped(&key, &files, &[SignFormat::Cms], OnError::Stop, Some(a))
             .await
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
@@ -552,7 +552,7 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
         optional: None,
     };
     let err = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Raw],
@@ -574,9 +574,9 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     let tsa = TestTsa::start("ec");
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("later").await;
-    let files = e.files("later", 1);
+    let files = e.release_files("later", 1);
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
             &files,
             &[SignFormat::Cms, SignFormat::Bundle],
@@ -636,9 +636,9 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
 
     // A TSA that answers wrong: nothing is written.
     let r = e
-        .sign(
+        .sign_stamped(
             &key,
-            &e.files("later-bad", 1),
+            &e.release_files("later-bad", 1),
             &[SignFormat::Cms],
             OnError::Stop,
             None,
@@ -748,7 +748,7 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
             optional: None,
         }
     };
-    let files = e.files("hss_tsa", 1);
+    let files = e.release_files("hss_tsa", 1);
     let req = SignRequest {
         key: format!("id:{}", g.id_hex),
         also_keys: vec![],
@@ -829,7 +829,7 @@ async fn the_tsa_exchange_holds_no_hsm_session() {
     let tsa = TestTsa::start("ec");
     let e = token(Backend::SoftHsm).await;
     let key = e.p256("tsa_gate").await;
-    let files = e.files("gate", 1);
+    let files = e.release_files("gate", 1);
     let c = e.c.clone();
     let (pid, key2, files2) = (e.pid.clone(), key.clone(), files.clone());
     let auth = authority(&tsa, "gate", Some("ca.pem"), 60);

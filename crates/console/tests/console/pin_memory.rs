@@ -14,7 +14,7 @@ use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec};
 use p11::heapwatch::{self, SecretWatch};
 
-mod common;
+use crate::common;
 
 #[global_allocator]
 static HEAP: SecretWatch = SecretWatch;

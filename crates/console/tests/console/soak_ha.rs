@@ -22,7 +22,7 @@ use p11::sys::*;
 use p11::Template;
 use testkit::{HaRig, HA_SLOT};
 
-mod common;
+use crate::common;
 
 struct Rng(u64);
 impl Rng {

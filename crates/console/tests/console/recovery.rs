@@ -12,7 +12,7 @@ use console::views::{GenerateRequest, RecordView};
 use hsm::algo::{Curve, KeySpec};
 use hsm::pubkey::PublicKeyFormat;
 
-mod common;
+use crate::common;
 
 async fn control(e: &common::Env, cmd: &str) {
     let p = e.c.partition_ref(&e.pid).await.unwrap();

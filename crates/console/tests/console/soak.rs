@@ -44,7 +44,7 @@ use hsm::keys::ObjectSummary;
 use hsm::pubkey::PublicKeyFormat;
 use testkit::tsa::TestTsa;
 
-mod common;
+use crate::common;
 
 /// xorshift64*: reproducible from the seed, no dependency.
 struct Rng(u64);

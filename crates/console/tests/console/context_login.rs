@@ -18,7 +18,7 @@ use console::ErrorCode;
 use hsm::algo::{Curve, KeySpec};
 use testkit::{Backend, USER_PIN};
 
-mod common;
+use crate::common;
 use common::{all_records, sign_request, token, Env};
 
 /// A P-256 key that wants the PIN for each signature, made through the console.
