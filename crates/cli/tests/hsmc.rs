@@ -94,6 +94,10 @@ mod pqc_seeded;
 #[path = "hsmc/context_login.rs"]
 mod context_login;
 
+/// The book's and the README's shell examples, run, their shown output compared.
+#[path = "hsmc/docs_run.rs"]
+mod docs_run;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()
