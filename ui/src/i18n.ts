@@ -138,6 +138,15 @@ export function formatter(lang: Language = currentLanguage()) {
   return {
     locale: loc,
     number: num,
+    /// A latency given in microseconds, in the unit that reads best: "850 µs", "1.2 ms",
+    /// "12 ms", "1.5 s" — two significant digits below 10 of a unit, never µs decimals.
+    latency: (us: number | null | undefined) => {
+      if (us === null || us === undefined) return "—";
+      const scaled = (v: number, unit: string) => `${num(v, v < 9.95 ? 1 : 0)} ${unit}`;
+      if (us < 999.5) return `${num(Math.round(us), 0)} µs`;
+      if (us < 999_500) return scaled(us / 1000, "ms");
+      return scaled(us / 1_000_000, "s");
+    },
     /// A share as "12.5 %" (the space before % as the console has always written it).
     percent: (n: number | null | undefined, digits = 1) => (n === null || n === undefined ? "—" : `${num(n, digits)} %`),
     dateTime: (iso: string | number | Date) => when(iso, { dateStyle: "medium", timeStyle: "medium" }),

@@ -152,20 +152,23 @@ pub enum HsmCommand {
     /// Keys and other objects.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Sign release artifacts with an HSM key; every signature is verified in software
-    /// before it is written.
+    /// Sign release artifacts with an HSM key.
+    ///
+    /// Every signature is verified in software before it is written.
     Sign(SignArgs),
     /// Verify a file against a signature offline (software verifiers only).
     Verify(VerifyArgs),
-    /// git's SSH signing program (gpg.format ssh): `-Y sign -n git -f KEYFILE FILE` signs
-    /// with the HSM key whose public key KEYFILE holds (user.signingkey, from `keys
+    /// git's SSH signing program (gpg.format ssh).
+    ///
+    /// `-Y sign -n git -f KEYFILE FILE` signs with the HSM key whose public key KEYFILE holds (user.signingkey, from `keys
     /// ssh-pub`) and writes FILE.sig; verification is ssh-keygen's, run unchanged.
     ///
     /// git runs gpg.ssh.program without arguments of its own: point it at a script that
     /// runs `exec hsmc git-ssh "$@"` (see the git SSH signing chapter of the guide).
     GitSsh(GitSshArgs),
-    /// git's OpenPGP signing program (gpg.format openpgp, gpg.program `hsmc-gpg`): `--status-fd=2
-    /// -bsau KEYID` signs the payload on standard input with the HSM key whose OpenPGP
+    /// git's OpenPGP signing program (gpg.format openpgp, gpg.program `hsmc-gpg`).
+    ///
+    /// `--status-fd=2 -bsau KEYID` signs the payload on standard input with the HSM key whose OpenPGP
     /// certificate (`keys openpgp`) has that fingerprint or key ID (user.signingkey), writing
     /// the armored signature and gpg's SIG_CREATED status line; `--verify` is gpg's, run
     /// unchanged.
@@ -173,12 +176,16 @@ pub enum HsmCommand {
     /// `hsmc-gpg`, installed beside `hsmc`, runs this with gpg's arguments; options come from
     /// HSMC_* variables (HSMC_MODULE, HSMC_TOKEN, HSMC_PIN or HSMC_PIN_FILE).
     GitGpg(GitGpgArgs),
-    /// Add an RFC 3161 time-stamp to a CMS (.p7s) or bundle (.sig.json) signature made
-    /// earlier, in place; the HSM is not used.
+    /// Add an RFC 3161 time-stamp to a signature made earlier, in place.
+    ///
+    /// The signature is a CMS (.p7s) or bundle (.sig.json); the HSM is not used.
     Timestamp(TimestampArgs),
-    /// Everything at a glance: each partition (login, PIN state, load, breaker) and what
-    /// needs attention across them (keys running out, certificates expiring, the audit
-    /// trail, failed operations of the last 24 h). Exit 1 when anything does.
+    /// Everything at a glance: each partition and what needs attention.
+    ///
+    /// Each partition (login, PIN state, load, breaker) and what needs attention across them
+    /// (keys running out, certificates expiring, the audit trail, failed operations of the
+    /// last 24 h). Exit 1 when anything does — also on a new partition, whose audit trail
+    /// was never verified: `hsmc audit verify` clears that.
     Status(StatusArgs),
     /// Every HSS key: total, remaining, burn rate, projected exhaustion, audit cross-check.
     Hss,
@@ -216,13 +223,16 @@ pub enum HsmCommand {
     /// The audit trail.
     #[command(subcommand)]
     Audit(AuditCommand),
-    /// HA groups: members, alive/down, needs sync, statistics; `ha drift` compares the
-    /// members object by object.
+    /// HA groups: members, alive/down, needs sync, statistics.
+    ///
+    /// `ha drift` compares the members object by object.
     Ha(HaArgs),
     /// Luna keys with a usage limit (uses left, burn rate); `usage set` sets or raises one.
     Usage(UsageArgs),
-    /// Post-quantum readiness: each key's algorithm, category and quantum class under a
-    /// policy (exit 1 when anything is past due).
+    /// Post-quantum readiness of every key under a policy.
+    ///
+    /// Each key's algorithm, category and quantum class under a policy (exit 1 when anything
+    /// is past due).
     Pqc(PqcArgs),
 }
 

@@ -98,6 +98,10 @@ mod context_login;
 #[path = "hsmc/audit_slot.rs"]
 mod audit_slot;
 
+/// The book's and the README's shell examples, run, their shown output compared.
+#[path = "hsmc/docs_run.rs"]
+mod docs_run;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()
@@ -2597,41 +2601,59 @@ fn timestamp_adds_a_token_to_a_signature_made_earlier() {
     assert!(err.contains("needs --tsa"), "{err}");
 }
 
+/// `hsmc status` on a new partition exits 1 because its trail was never verified, and says
+/// so (in each language) with the command that clears it; once verified it exits 0.
+#[test]
+fn a_new_partitions_first_red_status_says_why() {
+    let h = Hsmc::builtin();
+    let pin = Some(console::builtin::USER_PIN);
+    h.json(
+        pin,
+        &["keys", "gen", "-a", "ed25519", "-l", "first_red", "--token"],
+    );
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("Exit status 1: this audit trail has never been verified")
+            && stdout(&o).contains("`hsmc audit verify`"),
+        "{}",
+        stdout(&o)
+    );
+    let o = h.run(pin, &["--lang", "zh-Hans", "status"]);
+    assert!(stdout(&o).contains("退出状态为 1"), "{}", stdout(&o));
+    h.json(pin, &["audit", "verify"]);
+    let o = h.run(pin, &["status"]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert!(!stdout(&o).contains("Exit status 1"), "{}", stdout(&o));
+}
+
 /// Every `hsmc …` command a message in the catalogs names exists: `hsmc WORD --help`
 /// succeeds, and so does `hsmc WORD SUB --help` when WORD has subcommands and the message
-/// names one (a hint once named `hsmc keys limit`, which never existed).
+/// names one (a hint once named `hsmc keys limit`, which never existed). All three catalogs
+/// (the code's English templates are en.json's, the catalogs test holds them to it); a
+/// failure names the catalog, the key and the message.
 #[test]
 fn every_command_a_message_names_exists() {
-    let catalog = testkit::repo_root().join("ui/src/locales/en.json");
-    let text = std::fs::read_to_string(&catalog).unwrap();
-    let mut named: Vec<(String, Option<String>)> = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(i) = rest.find("hsmc ") {
-        rest = &rest[i + 5..];
-        let words: Vec<&str> = rest
-            .split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
-            .take(2)
-            .collect();
-        let first = words[0];
-        if first.is_empty() {
-            continue;
+    fn strings(v: &Value, key: String, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::String(s) => out.push((key, s.clone())),
+            Value::Object(m) => m.iter().for_each(|(k, v)| {
+                let key = if key.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{key}.{k}")
+                };
+                strings(v, key, out)
+            }),
+            _ => {}
         }
-        // The second word counts only when it follows the first after one space.
-        let second = rest[first.len()..]
-            .strip_prefix(' ')
-            .map(|r| {
-                r.split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
-                    .next()
-                    .unwrap_or("")
-            })
-            .filter(|w| !w.is_empty())
-            .map(String::from);
-        named.push((first.to_string(), second));
     }
-    assert!(
-        named.len() >= 5,
-        "the catalog names hsmc commands: {named:?}"
-    );
+    let word = |r: &str| -> String {
+        r.split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
     let help = |args: &[&str]| {
         Command::new(testkit::hsmc_binary())
             .args(args)
@@ -2639,43 +2661,84 @@ fn every_command_a_message_names_exists() {
             .output()
             .unwrap()
     };
-    for (first, second) in named {
-        let o = help(&[&first]);
-        assert!(o.status.success(), "hsmc {first} does not exist");
-        let has_subcommands = String::from_utf8_lossy(&o.stdout).contains("\nCommands:");
-        if let (true, Some(sub)) = (has_subcommands, second) {
-            let o = help(&[&first, &sub]);
-            assert!(o.status.success(), "hsmc {first} {sub} does not exist");
+    let mut checked = 0;
+    for lang in ["en", "zh-Hant", "zh-Hans"] {
+        let path = testkit::repo_root().join(format!("ui/src/locales/{lang}.json"));
+        let catalog: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut all = Vec::new();
+        strings(&catalog, String::new(), &mut all);
+        for (key, message) in all {
+            let mut rest = message.as_str();
+            while let Some(i) = rest.find("hsmc ") {
+                rest = &rest[i + 5..];
+                let first = word(rest);
+                if first.is_empty() {
+                    continue;
+                }
+                // The second word counts only when it follows the first after one space.
+                let second = rest[first.len()..].strip_prefix(' ').map(word);
+                let o = help(&[&first]);
+                assert!(
+                    o.status.success(),
+                    "{lang}.json {key}: hsmc {first} does not exist: {message}"
+                );
+                checked += 1;
+                let has_subcommands = stdout(&o).contains("\nCommands:");
+                if let (true, Some(sub)) = (has_subcommands, second.filter(|w| !w.is_empty())) {
+                    let o = help(&[&first, &sub]);
+                    assert!(
+                        o.status.success(),
+                        "{lang}.json {key}: hsmc {first} {sub} does not exist: {message}"
+                    );
+                }
+            }
         }
     }
+    assert!(checked >= 15, "the catalogs name hsmc commands: {checked}");
 }
 
-/// Each subcommand's summary in `hsmc keys --help` (and the top level's) is one short
-/// line; the details are in the subcommand's own help.
+/// Each subcommand's summary in `hsmc --help` and in every group's help (`keys`, `pin`,
+/// `token`, `ha`, …, found from the top level) is one short line; the details are in the
+/// subcommand's own help.
 #[test]
 fn subcommand_summaries_are_one_short_line() {
-    for args in [
-        &["keys", "--help"][..],
-        &["objects", "--help"],
-        &["audit", "--help"],
-    ] {
+    let help = |args: &[&str]| {
         let o = Command::new(testkit::hsmc_binary())
             .args(args)
+            .arg("--help")
             .output()
             .unwrap();
-        let help = String::from_utf8_lossy(&o.stdout);
-        let commands = help
-            .split("\nCommands:\n")
+        assert!(o.status.success(), "hsmc {args:?} --help");
+        stdout(&o)
+    };
+    let commands = |help: &str| -> Vec<String> {
+        help.split("\nCommands:\n")
             .nth(1)
-            .unwrap_or_else(|| panic!("{args:?}: no commands:\n{help}"))
-            .split("\n\n")
-            .next()
-            .unwrap();
-        for line in commands.lines() {
+            .map(|c| {
+                c.split("\n\n")
+                    .next()
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let top = commands(&help(&[]));
+    let mut groups: Vec<Vec<String>> = vec![Vec::new()];
+    for line in &top {
+        let name = line.split_whitespace().next().unwrap().to_string();
+        if name != "help" && !commands(&help(&[&name])).is_empty() {
+            groups.push(vec![name]);
+        }
+    }
+    assert!(groups.len() >= 8, "groups found: {groups:?}");
+    for g in groups {
+        let args: Vec<&str> = g.iter().map(String::as_str).collect();
+        for line in commands(&help(&args)) {
             assert!(
                 line.chars().count() <= 100,
-                "hsmc {}: a summary longer than a line: {line}",
-                args[0]
+                "hsmc {g:?} --help: a summary longer than a line: {line}"
             );
         }
     }

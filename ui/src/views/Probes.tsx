@@ -29,7 +29,7 @@ function LatencyChart({ title, points, testId }: { title: string; points: Series
       spec={{
         title,
         x: { label: t("probes.chart_time"), unit: t("stats.unit_s"), format: (v) => fmt.number(v) },
-        y: { label: t("probes.chart_latency"), unit: "µs", format: (v) => fmt.number(v) },
+        y: { label: t("probes.chart_latency"), format: (v) => fmt.latency(v) },
         series: [
           { name: "p50", points: points.map((p) => [p.t, p.p50_us]) },
           { name: "p99", points: points.map((p) => [p.t, p.p99_us]) },
@@ -71,9 +71,9 @@ function ReportCharts({ report }: { report: ProbeReport }) {
             exportName={`${report.op_name}-histogram`}
             spec={{
               title: t("probes.chart_histogram", { op: report.op_name }),
-              x: { label: t("probes.chart_latency"), unit: "µs", format: (v) => String(v) },
+              x: { label: t("probes.chart_latency"), format: (v) => fmt.latency(v) },
               y: { label: t("probes.chart_calls"), format: (v) => fmt.number(v) },
-              bars: last.histogram.map(([upper, count]) => ({ label: `≤ ${fmt.number(upper)}`, values: [count] })),
+              bars: last.histogram.map(([upper, count]) => ({ label: `≤ ${fmt.latency(upper)}`, values: [count] })),
               names: [t("probes.chart_calls")],
               colors: [0],
             }}

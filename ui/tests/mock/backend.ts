@@ -2406,8 +2406,17 @@ export function install(cfg: MockConfig = {}) {
             p999_us: lat * 1.2,
             max_us: lat * 1.3,
           },
-          series: [],
-          histogram: [[lat, 64]],
+          series: [
+            { t: 0.5, p50_us: lat, p99_us: lat * 1.1, ops_per_s: 64 },
+            { t: 1, p50_us: lat, p99_us: lat * 1.2, ops_per_s: 64 },
+          ],
+          // Buckets as the backend's are: sub-millisecond, fractional microseconds, seconds.
+          histogram: [
+            [849.7, 2],
+            [1234.567, 12],
+            [lat, 48],
+            [1_500_000, 2],
+          ],
           // Waiting on the HSM's queue: the console's process is nearly idle.
           client_cpu: 0.03 * w,
         });

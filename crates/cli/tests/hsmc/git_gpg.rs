@@ -11,9 +11,6 @@ use std::io::Write;
 
 use super::*;
 
-/// The fingerprint the page writes, replaced by the key's.
-const PAGE_FINGERPRINT: &str = "0123456789ABCDEF0123456789ABCDEF01234567";
-
 /// `hsmc-gpg`, built beside `hsmc`.
 fn hsmc_gpg() -> PathBuf {
     testkit::hsmc_binary().with_file_name("hsmc-gpg")
@@ -173,14 +170,14 @@ fn git_signs_with_the_openpgp_key(h: &Hsmc, pin: &str, alg: &str) {
     ok(git(&["config", "user.name", "Dev"]));
     ok(git(&["config", "user.email", "dev@example.org"]));
     for line in the_pages_git_config() {
-        let line: Vec<String> = line
-            .into_iter()
-            .map(|w| match w.as_str() {
-                "hsmc-gpg" => p(&hsmc_gpg()),
-                PAGE_FINGERPRINT => fpr.clone(),
-                _ => w,
-            })
-            .collect();
+        // The page reads the fingerprint from `hsmc --json keys openpgp`; this key's is fpr.
+        let line: Vec<String> = if line[0] == "user.signingkey" {
+            vec![line[0].clone(), fpr.clone()]
+        } else {
+            line.into_iter()
+                .map(|w| if w == "hsmc-gpg" { p(&hsmc_gpg()) } else { w })
+                .collect()
+        };
         let mut args = vec!["config"];
         args.extend(line.iter().map(String::as_str));
         ok(git(&args));

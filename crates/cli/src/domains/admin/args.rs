@@ -17,11 +17,14 @@ pub struct NewPinArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum PinCommand {
-    /// Change the PIN of the role you log in as (`--so`, `--role`): the current PIN from the
-    /// usual sources, the new one from HSMC_NEW_PIN, --new-pin-file, --new-pin-fd or a
+    /// Change the PIN of the role you log in as (`--so`, `--role`).
+    ///
+    /// The current PIN from the usual sources, the new one from HSMC_NEW_PIN, --new-pin-file, --new-pin-fd or a
     /// prompt asked twice. Checked against the token's length range first.
     Change(NewPinArgs),
-    /// Set another role's PIN: the user's, as the security officer (C_InitPIN; also unlocks
+    /// Set another role's PIN (the user's as SO; a Luna CU's or LCO's as Crypto Officer).
+    ///
+    /// The user's, as the security officer (C_InitPIN; also unlocks
     /// a locked user PIN), or a Luna Crypto User's or Limited Crypto Officer's, as the
     /// Crypto Officer (CA_InitRolePIN). The logging-in PIN from the usual sources.
     Init {
@@ -43,8 +46,9 @@ pub enum PinTarget {
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Initialize the token (C_InitToken): every object on it is destroyed. The SO PIN from
-    /// the usual sources (HSMC_PIN, --pin-file, --pin-fd, a prompt).
+    /// Initialize the token (C_InitToken): every object on it is destroyed.
+    ///
+    /// The SO PIN from the usual sources (HSMC_PIN, --pin-file, --pin-fd, a prompt).
     Init {
         /// The new label (at most 32 bytes).
         #[arg(long)]

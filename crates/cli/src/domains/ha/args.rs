@@ -10,8 +10,10 @@ pub struct HaArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HaCommand {
-    /// Compare the members object by object (class, key type, label, CKA_ID, public-key
-    /// fingerprint, KCV, modifiable/extractable/sensitive) and their partition policies.
+    /// Compare the members object by object.
+    ///
+    /// The objects' class, key type, label, CKA_ID, public-key
+    /// fingerprint, KCV, modifiable/extractable/sensitive and the partition policies.
     /// Exit 3 when they differ or a member is down.
     Drift,
 }

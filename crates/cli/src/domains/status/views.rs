@@ -257,6 +257,14 @@ impl Render for Status {
             text!("cli.status.all_well", "Nothing needs attention.")
         };
         writeln!(page, "\n{}", verdict.in_lang(lang));
+        if o.needs_attention() && a.last_verification.is_none() && a.records > 0 {
+            // A monitoring job's first red on a new partition: say why, and what clears it.
+            let why = text!(
+                "cli.status.never_verified_exit",
+                "Exit status 1: this audit trail has never been verified (a new partition's never has). Run `hsmc audit verify` once; it clears this item."
+            );
+            writeln!(page, "{}", why.in_lang(lang));
+        }
         Ok(())
     }
 

@@ -1,0 +1,1 @@
+hsmc audit export --out trail.jsonl >/dev/null

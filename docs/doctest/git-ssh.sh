@@ -1,0 +1,1 @@
+source "$REPO/docs/doctest/_git.sh"

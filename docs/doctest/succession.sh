@@ -1,0 +1,1 @@
+source "$REPO/docs/doctest/_rel.sh"
