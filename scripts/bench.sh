@@ -22,22 +22,22 @@ which=("$@")
 ((${#which[@]})) || which=(pool list hashing probe signing dual audit startup)
 for b in "${which[@]}"; do
   case "$b" in
-    pool) cargo bench -q -p hsm --bench pool_overhead | tee -a "$out" ;;
-    list) cargo bench -q -p hsm --bench list_objects | tee -a "$out" ;;
-    hashing) cargo bench -q -p signing --bench hashing | tee -a "$out" ;;
+    pool) cargo bench -q -p hsmc-hsm --bench pool_overhead | tee -a "$out" ;;
+    list) cargo bench -q -p hsmc-hsm --bench list_objects | tee -a "$out" ;;
+    hashing) cargo bench -q -p hsmc-signing --bench hashing | tee -a "$out" ;;
     # HSS_BENCH_MODULE=PATH measures another lunasim build (before/after); see the bench.
-    hss) cargo build -q --release -p lunasim && cargo bench -q -p lunasim --bench hss | tee -a "$out" ;;
-    probe) cargo bench -q -p bench --bench overhead | tee -a "$out" ;;
-    pqc) cargo bench -q -p console@0.1.0 --bench pqc_classify | tee -a "$out" ;;
-    slh-dsa) cargo bench -q -p bench --bench slh_dsa | tee -a "$out" ;;
-    tsa) cargo bench -q -p console@0.1.0 --bench timestamp | tee -a "$out" ;;
-    signing) cargo bench -q -p console@0.1.0 --bench signing | tee -a "$out" ;;
-    dual) cargo build -q --release -p lunasim && cargo bench -q -p console@0.1.0 --bench dual | tee -a "$out" ;;
+    hss) cargo build -q --release -p hsmc-lunasim && cargo bench -q -p hsmc-lunasim --bench hss | tee -a "$out" ;;
+    probe) cargo bench -q -p hsmc-bench --bench overhead | tee -a "$out" ;;
+    pqc) cargo bench -q -p hsmc-console --bench pqc_classify | tee -a "$out" ;;
+    slh-dsa) cargo bench -q -p hsmc-bench --bench slh_dsa | tee -a "$out" ;;
+    tsa) cargo bench -q -p hsmc-console --bench timestamp | tee -a "$out" ;;
+    signing) cargo bench -q -p hsmc-console --bench signing | tee -a "$out" ;;
+    dual) cargo build -q --release -p hsmc-lunasim && cargo bench -q -p hsmc-console --bench dual | tee -a "$out" ;;
     startup)
       cargo build --release --quiet --bin hsm-console --features custom-protocol
       scripts/measure-startup.sh | tee -a "$out" ;;
-    audit-app) cargo bench -q -p console@0.1.0 --bench audit_verify | tee -a "$out" ;;
-    audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p audit --bench throughput | tee -a "$out" ;;
+    audit-app) cargo bench -q -p hsmc-console --bench audit_verify | tee -a "$out" ;;
+    audit) AUDIT_BENCH_RECORDS="${AUDIT_BENCH_RECORDS:-200000}" cargo bench -q -p hsmc-audit --bench throughput | tee -a "$out" ;;
     *) echo "unknown benchmark $b (pool, list, hashing, hss, probe, pqc, slh-dsa, signing, dual, tsa, audit, audit-app, startup)"; exit 2 ;;
   esac
 done

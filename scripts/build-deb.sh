@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
-cargo build --release -p lunasim -p cli
+cargo build --release -p hsmc-lunasim -p hsmc-cli
 cp target/release/liblunasim.so target/pkcs11/liblunasim.so
 # The frontend is ui/ (the CLI would otherwise take the parent folder of tauri.conf.json).
 TAURI_FRONTEND_PATH="$root/ui" ui/node_modules/.bin/tauri build --bundles deb --config tauri.deb.conf.json

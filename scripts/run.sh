@@ -6,7 +6,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 (cd ui && npm run --silent build)
-cargo build --quiet -p lunasim -p cli
+cargo build --quiet -p hsmc-lunasim -p hsmc-cli
 cargo build --quiet --bin hsm-console --features custom-protocol
 if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
   echo "run: no display. On a headless machine: xvfb-run -a target/debug/hsm-console" >&2

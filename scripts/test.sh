@@ -69,7 +69,7 @@ lint_ui() {
 
 rust_tests() {
   # cdylib and binaries the tests load or spawn
-  cargo build --quiet -p lunasim -p cli &&
+  cargo build --quiet -p hsmc-lunasim -p hsmc-cli &&
     cargo nextest run --workspace --profile ci
 }
 

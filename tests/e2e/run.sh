@@ -9,7 +9,7 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 (cd ui && npm run --silent build)
 # custom-protocol: serve the embedded ui/dist instead of the dev server.
-cargo build --quiet -p lunasim
+cargo build --quiet -p hsmc-lunasim
 cargo build --quiet --bin hsm-console --features custom-protocol
 
 driver="$root/target/tools/bin/tauri-driver"

@@ -1,6 +1,6 @@
 //! Audit throughput against baselines measured in the same run.
 //!
-//! `cargo bench -p audit --bench throughput` prints JSON lines:
+//! `cargo bench -p hsmc-audit --bench throughput` prints JSON lines:
 //! - `append_<store>`: chained appends per second (each its own durable transaction, with
 //!   the head read and the HMAC, and the sealing of the two blocks whose ends the appends
 //!   pass) vs raw inserts of the same rows without HMAC, each also its own durable

@@ -2,7 +2,7 @@
 //! untimed and timed the way probes time them (two clock reads and an HDR histogram
 //! record), in alternating rounds; the median difference per call is the overhead.
 //!
-//! `cargo bench -p bench --bench overhead` prints one JSON line. Target: < 1 µs per call.
+//! `cargo bench -p hsmc-bench --bench overhead` prints one JSON line. Target: < 1 µs per call.
 
 use std::time::Instant;
 

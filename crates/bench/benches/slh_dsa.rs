@@ -2,7 +2,7 @@
 //! offers no SLH-DSA), through the probe engine the Probes view uses — beside ML-DSA-65
 //! signing measured in the same run, the baseline each set is compared with.
 //!
-//! `cargo bench -p bench --bench slh_dsa` (or `scripts/bench.sh slh-dsa`) prints one JSON
+//! `cargo bench -p hsmc-bench --bench slh_dsa` (or `scripts/bench.sh slh-dsa`) prints one JSON
 //! line per parameter set and one for the baseline. No target: the figures say what a
 //! successor in each set costs beside ML-DSA-65 on the same token.
 

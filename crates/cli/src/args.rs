@@ -185,7 +185,9 @@ pub enum HsmCommand {
     /// Each partition (login, PIN state, load, breaker) and what needs attention across them
     /// (keys running out, certificates expiring, the audit trail, failed operations of the
     /// last 24 h). Exit 1 when anything does — also on a new partition, whose audit trail
-    /// was never verified: `hsmc audit verify` clears that.
+    /// was never verified: `hsmc audit verify` clears that. The app calls this view the
+    /// Overview; `hsmc overview` is the same command.
+    #[command(visible_alias = "overview")]
     Status(StatusArgs),
     /// Every HSS key: total, remaining, burn rate, projected exhaustion, audit cross-check.
     Hss,

@@ -4,7 +4,7 @@
 //! each event serialized to JSON as the app's IPC channel does, and the verification's own
 //! audit record written at the end.
 //!
-//! `cargo bench -p console@0.1.0 --bench audit_verify` prints one JSON line per store
+//! `cargo bench -p hsmc-console --bench audit_verify` prints one JSON line per store
 //! (SQLite in the data folder, then a PostgreSQL database): the wall time from the call to
 //! the verdict, records per second, the progress events sent, and raw HMAC-SHA256 over the
 //! same encoded records in the same run (the ratio is the one `audit throughput` reports

@@ -4,7 +4,7 @@
 //! `.p7s` the first wrote, every output named for its key), against the same formats signed
 //! by each key alone in a batch of its own (other copies of the files).
 //!
-//! `cargo bench -p console@0.1.0 --bench dual` prints one JSON line: ms per file for each
+//! `cargo bench -p hsmc-console --bench dual` prints one JSON line: ms per file for each
 //! single-key run and for the dual run, and the ratio dual / (Ed25519 + ML-DSA-65), target
 //! ≤ 1.1. `DUAL_BENCH_FILES` (default 1000) sets N; every file of every run must be signed,
 //! and the last dual `.p7s` must hold both signers, or the bench fails.

@@ -3,7 +3,7 @@
 //! the trail read for evidence of use, the rows ranked) against `Console::list_keys` (what
 //! the Objects view's Refresh does, and the readiness's own first step).
 //!
-//! `cargo bench -p console@0.1.0 --bench pqc_classify` (or `scripts/bench.sh pqc`) prints
+//! `cargo bench -p hsmc-console --bench pqc_classify` (or `scripts/bench.sh pqc`) prints
 //! one JSON line; rounds alternate which goes first and medians are compared. Target: the
 //! readiness takes ≤ 1.2× the listing. `PQC_BENCH_OBJECTS` changes the count (default
 //! 10000): three in four AES-256 keys, one in four P-256 public keys, each object judged.

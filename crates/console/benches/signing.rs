@@ -8,7 +8,7 @@
 //!   --signature-format openssl` on the same token (`sh -c`, as a script would run it): a
 //!   process pair per file, each loading the module and logging in.
 //!
-//! `cargo bench -p console@0.1.0 --bench signing` prints one JSON line: ms per file for
+//! `cargo bench -p hsmc-console --bench signing` prints one JSON line: ms per file for
 //! both and the ratio (baseline / console; target ≥ 3). `SIGN_BENCH_FILES` (default 1000)
 //! sets N; the baseline checks its last signature with `openssl dgst -verify`, so both
 //! sides produce a signature a user can check.

@@ -4,7 +4,7 @@
 //! checked (status, imprint, nonce, the TSA's signature, EKU, chain to the CA), verified
 //! and written, with the audit record.
 //!
-//! `cargo bench -p console --bench timestamp` prints one JSON line: ms per file with and
+//! `cargo bench -p hsmc-console --bench timestamp` prints one JSON line: ms per file with and
 //! without the TSA and what the timestamp adds. `TSA_BENCH_FILES` (default 100) sets the
 //! batch size. Most of the added time is the TSA itself: one `openssl ts -reply` process per
 //! request (it is measured alone, too, as `tsa_ms_per_request`).

@@ -166,7 +166,7 @@ impl Console {
             )
             .suggest(text!(
                 "errors.build_cargo_build_p_lunasim",
-                "Build it with `cargo build -p lunasim` (make run does), or add a PKCS#11 module."
+                "Build it with `cargo build -p hsmc-lunasim` (make run does), or add a PKCS#11 module."
             ))
         })?;
         if paths.kryoptic.is_none() && std::env::var_os("LUNASIM_CONF").is_none() {

@@ -1,7 +1,7 @@
 //! Listing 10,000 objects on one SoftHSM2 token: the console's service against
 //! `pkcs11-tool --list-objects`, in one run.
 //!
-//! `cargo bench -p hsm --bench list_objects` prints JSON lines. The console side is what an
+//! `cargo bench -p hsmc-hsm --bench list_objects` prints JSON lines. The console side is what an
 //! officer's Refresh does: `keys::list_objects` through the session pool (one search, one
 //! `C_GetAttributeValue` round per object, summaries decoded). The baseline is what an
 //! officer would otherwise run: `pkcs11-tool --login --list-objects` as a process on the same

@@ -1,6 +1,6 @@
 //! Pool overhead against the bare function pointer, on one SoftHSM2 token, in one run.
 //!
-//! `cargo bench -p hsm --bench pool_overhead` prints one JSON object per case:
+//! `cargo bench -p hsmc-hsm --bench pool_overhead` prints one JSON object per case:
 //! `{"case", "raw_ops_per_s", "pool_ops_per_s", "ratio", ...}`. Raw = a loop calling the
 //! module's `C_GenerateRandom`/`C_Sign` pointer directly (`p11::baseline`); pool = the same
 //! operation through `Pool::run` (checkout, breaker, metrics, checkin). Rounds alternate

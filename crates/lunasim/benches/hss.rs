@@ -2,7 +2,7 @@
 //! and key generation time per configuration — with SHA-256 (M32/N32) and RFC 9858's
 //! SHA-256/192 (M24/N24) side by side.
 //!
-//! `cargo bench -p lunasim --bench hss` (or `scripts/bench.sh hss`) prints one JSON object
+//! `cargo bench -p hsmc-lunasim --bench hss` (or `scripts/bench.sh hss`) prints one JSON object
 //! per line (`"hash"`: `"M32"` or `"M24"`; an M24 configuration is named `M24 H10/H10`):
 //! - `{"bench":"hss","kind":"keygen","config":"H10/H10","hash":"M32","lmots":"W4","leaves":2048,"seconds":…}`
 //!   for every configuration, and for one H10 tree of each LM-OTS type and hash

@@ -1,7 +1,7 @@
 //! Hashing a 1 GiB artifact: the console's streaming digests (SHA-256 and SHA-512 in
 //! parallel from one read, as signing does) against `sha256sum` on the same file, in one run.
 //!
-//! `cargo bench -p signing --bench hashing` prints one JSON line. Rounds alternate which
+//! `cargo bench -p hsmc-signing --bench hashing` prints one JSON line. Rounds alternate which
 //! goes first; medians are compared; the file is read once beforehand so both see a warm
 //! page cache. Target: ratio (console throughput / sha256sum throughput) ≥ 0.9.
 //! `HASH_BENCH_MIB` changes the size (default 1024).

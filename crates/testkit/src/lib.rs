@@ -96,7 +96,7 @@ pub fn profile_dir() -> PathBuf {
 pub fn lunasim_module() -> PathBuf {
     require(
         profile_dir().join("liblunasim.so"),
-        "build it with `cargo build -p lunasim` (make test does)",
+        "build it with `cargo build -p hsmc-lunasim` (make test does)",
     )
 }
 
@@ -104,7 +104,7 @@ pub fn lunasim_module() -> PathBuf {
 pub fn hsmc_binary() -> PathBuf {
     require(
         profile_dir().join("hsmc"),
-        "build it with `cargo build -p cli` (make test does)",
+        "build it with `cargo build -p hsmc-cli` (make test does)",
     )
 }
 

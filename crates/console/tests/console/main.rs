@@ -1,7 +1,7 @@
 //! The console's integration tests, one binary: every module is one area (linking the
 //! whole tree once instead of once per area is most of a cold test build). Each test runs
 //! in its own process under nextest, so tests that set process-wide state (`LUNASIM_CONF`)
-//! stay apart. Run one area with `cargo nextest run -p console@0.1.0 --test console -E
+//! stay apart. Run one area with `cargo nextest run -p hsmc-console --test console -E
 //! 'test(/^soak::/)'`.
 
 mod common;
