@@ -9,7 +9,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-secs="${1:-${HSMC_FUZZ_SECONDS:-30}}"
+secs="${1:-${HSMC_FUZZ_SECONDS:-20}}"
 shift || true
 tools="$root/target/tools"
 export PATH="$tools/bin:$PATH"

@@ -84,7 +84,7 @@ e2e_tests() {
 }
 
 fuzz_targets() {
-  scripts/fuzz.sh "${HSMC_FUZZ_SECONDS:-30}"
+  scripts/fuzz.sh "${HSMC_FUZZ_SECONDS:-20}"
 }
 
 for s in "${stages[@]}"; do
