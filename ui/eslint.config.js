@@ -95,7 +95,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
   },
-  // Every word a person reads comes from the catalogs (src/locales/*.json): a literal string
+  // Every word a person reads comes from the catalogs (../locales/*.json): a literal string
   // in JSX — text, or an attribute a person sees — is an error. tests/ui/i18n.test.mjs runs
   // this rule too, with the catalog checks.
   {

@@ -6,6 +6,7 @@ export default defineConfig({
   plugins: [react()],
   base: "./",
   clearScreen: false,
-  server: { port: 5173, strictPort: true },
+  // The catalogs live in ../locales (the backend reads them too).
+  server: { port: 5173, strictPort: true, fs: { allow: [".."] } },
   build: { target: "es2022", outDir: "dist", emptyOutDir: true, sourcemap: false },
 });

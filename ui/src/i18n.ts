@@ -1,5 +1,5 @@
 // The window's languages: English, 繁體中文 (zh-Hant), 简体中文 (zh-Hans). One i18next
-// catalog per language (./locales/*.json: nested keys, {{name}} placeholders, plurals as
+// catalog per language (../../locales/*.json, shared with the backend: nested keys, {{name}} placeholders, plurals as
 // key_one/key_other), shared with the backend: its ApiError and Overview texts carry a key
 // and arguments from the same files (the English text is the fallback), and `hsmc --lang`
 // reads them too. The language follows the system's on first start and is a setting after;
@@ -7,9 +7,9 @@
 import i18next from "i18next";
 import { initReactI18next, useTranslation } from "react-i18next";
 import type { ApiError, Finding, Language, Text } from "./bindings";
-import en from "./locales/en.json";
-import zhHans from "./locales/zh-Hans.json";
-import zhHant from "./locales/zh-Hant.json";
+import en from "../../locales/en.json";
+import zhHans from "../../locales/zh-Hans.json";
+import zhHant from "../../locales/zh-Hant.json";
 import { remember, remembered } from "./state/storage";
 
 /// The languages, each named in itself (the Settings choice).

@@ -3,7 +3,7 @@
 // key under nav.*), its Alt+key shortcut and the component shown for it. The first is shown
 // on a first start.
 import type { ComponentType } from "react";
-import type en from "./locales/en.json";
+import type en from "../../locales/en.json";
 import { AuditView } from "./views/Audit";
 import { ConnectionsView } from "./views/Connections";
 import { HssView } from "./views/Hss";

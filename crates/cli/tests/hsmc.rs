@@ -2663,7 +2663,7 @@ fn every_command_a_message_names_exists() {
     };
     let mut checked = 0;
     for lang in ["en", "zh-Hant", "zh-Hans"] {
-        let path = testkit::repo_root().join(format!("ui/src/locales/{lang}.json"));
+        let path = testkit::repo_root().join(format!("locales/{lang}.json"));
         let catalog: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let mut all = Vec::new();
         strings(&catalog, String::new(), &mut all);

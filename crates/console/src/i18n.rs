@@ -1,6 +1,6 @@
 //! Messages in the console's languages. The backend writes English (what `hsmc`, its JSON
 //! and the logs show); a message an officer reads also carries a stable key and its
-//! arguments, so the UI can show it from its catalogs (`ui/src/locales/*.json`, i18next's
+//! arguments, so the UI can show it from its catalogs (`locales/*.json` at the repository root, read by the UI build and by this crate, i18next's
 //! format: nested keys, `{{name}}` placeholders), and `hsmc --lang` can too.
 //!
 //! ```
@@ -173,9 +173,9 @@ impl Lang {
 
     fn catalog_source(self) -> &'static str {
         match self {
-            Lang::En => include_str!("../../../ui/src/locales/en.json"),
-            Lang::ZhHant => include_str!("../../../ui/src/locales/zh-Hant.json"),
-            Lang::ZhHans => include_str!("../../../ui/src/locales/zh-Hans.json"),
+            Lang::En => include_str!("../../../locales/en.json"),
+            Lang::ZhHant => include_str!("../../../locales/zh-Hant.json"),
+            Lang::ZhHans => include_str!("../../../locales/zh-Hans.json"),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Messages an officer reads, written where the refusal is made: a catalog key, the
 //! arguments of its `{{name}}` placeholders and the English text. `hsm` knows no languages;
 //! the console turns a [`Msg`] into its `Text`, so the UI and `hsmc --lang` show it from the
-//! catalogs (`ui/src/locales/*.json`), whose English must be the template written here (the
+//! catalogs (`locales/*.json`), whose English must be the template written here (the
 //! console's catalogs test reads every `text!` in the workspace, this crate's too).
 
 /// A message: its catalog key, arguments and English text.

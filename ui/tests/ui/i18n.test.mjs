@@ -1,4 +1,4 @@
-// The catalogs (src/locales/*.json), without a browser: every language has every key (a
+// The catalogs (../locales/*.json), without a browser: every language has every key (a
 // plural has the forms its language needs), placeholders match, every key the code names
 // exists, and no word a person reads is written in the code instead of a catalog (the
 // ESLint rule i18next/no-literal-string, as the lint step runs it).
@@ -11,7 +11,7 @@ import { ESLint } from "eslint";
 
 const ui = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const LANGS = ["en", "zh-Hant", "zh-Hans"];
-const catalog = (l) => JSON.parse(readFileSync(join(ui, "src/locales", `${l}.json`), "utf8"));
+const catalog = (l) => JSON.parse(readFileSync(join(ui, "../locales", `${l}.json`), "utf8"));
 
 function flat(o, pre = "", out = {}) {
   for (const [k, v] of Object.entries(o)) {
