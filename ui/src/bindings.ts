@@ -343,8 +343,6 @@ export type DestroyFailure = { handle: number, label: string, error: ApiError, }
 
 export type DestroyResult = { destroyed: Array<number>, failed: Array<DestroyFailure>, };
 
-export type DetailText = { key: string, args: { [key in string]: string }, text: string, };
-
 export type Difference = { 
 /**
  * "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
@@ -834,7 +832,7 @@ export type LunaView = {
  */
 firmware: string | null, hsm_storage: StorageView | null, token_storage: StorageView | null, partition_policies: Array<NamedSetting> | null, hsm_capabilities: Array<NamedSetting> | null, token_status_flags: number | null, };
 
-export type ManifestEntry = { name: string, ok: boolean, detail: string, detail_text: DetailText | null, };
+export type ManifestEntry = { name: string, ok: boolean, detail: string, detail_text: Text | null, };
 
 export type MechanismView = { code: number, hex: string, 
 /**
@@ -1649,7 +1647,7 @@ detail: string,
 /**
  * The same as a catalog text (absent when `detail` is an error's own words).
  */
-detail_text: DetailText | null, 
+detail_text: Text | null, 
 /**
  * Manifest: each listed file and whether it matches.
  */

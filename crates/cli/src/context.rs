@@ -124,7 +124,7 @@ impl<'a> Ctx<'a> {
         // `--token pkcs11:…`: its token label, slot-id and module-path select; serial,
         // manufacturer and model must then agree.
         let u = hsm::uri::Pkcs11Uri::parse(uri).map_err(|e| {
-            let reason = console::i18n::Text::from(e);
+            let reason = e;
             ApiError::invalid(
                 text!(
                     "errors.token_option_bad",

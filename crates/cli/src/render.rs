@@ -9,6 +9,7 @@
 use std::fmt::{self, Display};
 use std::io::{IsTerminal, Write};
 
+use console::i18n::InLang;
 use console::i18n::Lang;
 use console::{text, ApiError, ApiResult};
 use serde::Serialize;

@@ -190,13 +190,10 @@ fn kwp_of(s: &Session) -> hsm::Result<(u64, &'static str)> {
         .into_iter()
         .find(|(m, _)| mechs.contains(m))
         .ok_or_else(|| {
-            hsm::HsmError::NotSupported(
-                crate::text!(
-                    "errors.wrap_no_kwp",
-                    "the token offers no AES key wrap with padding (RFC 5649)"
-                )
-                .into(),
-            )
+            hsm::HsmError::NotSupported(crate::text!(
+                "errors.wrap_no_kwp",
+                "the token offers no AES key wrap with padding (RFC 5649)"
+            ))
         })
 }
 
@@ -322,13 +319,10 @@ fn unwrap_with(
                 .map(<[u8]>::len)
                 .unwrap_or(0);
             if k == 0 || wrapped.len() <= k {
-                return Err(hsm::HsmError::Refused(
-                    crate::text!(
-                        "errors.wrapped_shorter_than_modulus",
-                        "the wrapped key is shorter than the RSA key's modulus"
-                    )
-                    .into(),
-                ));
+                return Err(hsm::HsmError::Refused(crate::text!(
+                    "errors.wrapped_shorter_than_modulus",
+                    "the wrapped key is shorter than the RSA key's modulus"
+                )));
             }
             let (outer, inner) = wrapped.split_at(k);
             let eph = s.unwrap_key(&h.mechanism(), with, outer, &mut ephemeral_template())?;

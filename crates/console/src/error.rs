@@ -144,11 +144,6 @@ impl From<Text> for Message {
         Message::Keyed(t)
     }
 }
-impl From<hsm::Msg> for Message {
-    fn from(m: hsm::Msg) -> Self {
-        Message::Keyed(Text::from(m))
-    }
-}
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<Message>) -> Self {
@@ -210,7 +205,7 @@ impl ApiError {
     /// arguments travel along (a plain message stays plain).
     pub fn into_refused(self) -> hsm::HsmError {
         match self.i18n.and_then(|i| Some((i.message?, i.args))) {
-            Some((key, args)) => hsm::HsmError::Refused(hsm::Msg {
+            Some((key, args)) => hsm::HsmError::Refused(hsm::Text {
                 key,
                 args: args.into_iter().collect(),
                 text: self.message,
@@ -428,7 +423,7 @@ impl From<hsm::HsmError> for ApiError {
             H::KeyNotFound(m) => ApiError::new(
                 ErrorCode::KeyNotFound,
                 {
-                    let what = Text::from(m);
+                    let what = m;
                     text!("errors.key_not_found", "Key not found: {{what}}.", what = what)
                         .nest("what", &what)
                 },
@@ -439,9 +434,9 @@ impl From<hsm::HsmError> for ApiError {
             )),
             H::InvalidInput(m) => ApiError::invalid(m),
             H::Unsupported(m) => ApiError::new(ErrorCode::Unsupported, m),
-            H::Refused(m) => ApiError::invalid(Text::from(m)),
-            H::NotSupported(m) => ApiError::new(ErrorCode::Unsupported, Text::from(m)),
-            H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, Text::from(m)),
+            H::Refused(m) => ApiError::invalid(m),
+            H::NotSupported(m) => ApiError::new(ErrorCode::Unsupported, m),
+            H::TokenMisbehaved(m) => ApiError::new(ErrorCode::TokenMisbehaved, m),
         }
     }
 }

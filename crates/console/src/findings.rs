@@ -6,6 +6,8 @@
 
 use audit::verify::Finding;
 
+#[cfg(test)]
+use crate::i18n::InLang;
 use crate::i18n::Text;
 use crate::text;
 

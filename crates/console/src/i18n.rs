@@ -17,105 +17,25 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
+/// The one message type of the workspace (the `text` crate's), made with [`text!`](crate::text).
+pub use hsm::Text;
 
-/// A message: its key, arguments and English text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct Text {
-    /// The catalog key (`errors.pin_incorrect`, `overview.hss.days_left`).
-    pub key: String,
-    /// The values of the template's `{{name}}` placeholders.
-    pub args: BTreeMap<String, String>,
-    /// The English text with the arguments filled in.
-    pub text: String,
+/// A message in one of the console's languages.
+pub trait InLang {
+    /// The message in `lang` (English when the catalog lacks the key).
+    fn in_lang(&self, lang: Lang) -> String;
 }
 
-impl Text {
-    /// A message from its key, English template and arguments (see [`text!`]).
-    pub fn new(key: &str, template: &str, args: Vec<(&str, String)>) -> Text {
-        let args: BTreeMap<String, String> =
-            args.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        Text {
-            key: key.to_string(),
-            text: fill(template, &args),
-            args,
-        }
-    }
-
-    /// `inner` as the argument `name` (whose English it already holds): its key and
-    /// arguments travel as `name.key` and `name.ARG`, so a language translates the whole
-    /// sentence, the part inside too (`in_lang` here, `textOf` in the UI). An inner text
-    /// without a key is plain English and stays only that.
-    pub fn nest(mut self, name: &str, inner: &Text) -> Text {
-        if inner.key.is_empty() {
-            return self;
-        }
-        self.args.insert(format!("{name}.key"), inner.key.clone());
-        for (k, v) in &inner.args {
-            self.args.insert(format!("{name}.{k}"), v.clone());
-        }
-        self
-    }
-
-    /// The message in `lang` (English when the catalog lacks the key).
-    pub fn in_lang(&self, lang: Lang) -> String {
+impl InLang for Text {
+    fn in_lang(&self, lang: Lang) -> String {
         translate(lang, &self.key, &with_nested(lang, &self.args))
             .unwrap_or_else(|| self.text.clone())
     }
 }
 
-/// A verdict's sentence written in `signing` (its `text!`), with its key and arguments.
-impl From<&signing::verify::DetailText> for Text {
-    fn from(d: &signing::verify::DetailText) -> Text {
-        Text {
-            key: d.key.clone(),
-            args: d.args.clone(),
-            text: d.text.clone(),
-        }
-    }
-}
-
-/// A message written in `hsm` (`hsm::text!`), with its key and arguments.
-impl From<hsm::Msg> for Text {
-    fn from(m: hsm::Msg) -> Text {
-        Text {
-            key: m.key,
-            args: m.args.into_iter().collect(),
-            text: m.text,
-        }
-    }
-}
-
-/// The other way, for a refusal the console makes inside a pool job (whose errors are
-/// `hsm`'s): `hsm::HsmError::Refused(text!(…).into())`.
-impl From<Text> for hsm::Msg {
-    fn from(t: Text) -> hsm::Msg {
-        hsm::Msg {
-            key: t.key,
-            args: t.args.into_iter().collect(),
-            text: t.text,
-        }
-    }
-}
-
-impl std::fmt::Display for Text {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-/// `text!(KEY, TEMPLATE, name = value, …)`: a [`Text`] (KEY and TEMPLATE are literals).
-#[macro_export]
-macro_rules! text {
-    ($key:literal, $template:literal $(, $name:ident = $value:expr)* $(,)?) => {
-        $crate::i18n::Text::new($key, $template, vec![$((stringify!($name), ($value).to_string())),*])
-    };
-}
-
 /// Fill `{{name}}` placeholders (unknown ones stay as they are).
 pub fn fill(template: &str, args: &BTreeMap<String, String>) -> String {
-    hsm::msg::fill(template, |name| args.get(name).map(String::as_str))
+    hsm::fill(template, |name| args.get(name).map(String::as_str))
 }
 
 /// The console's languages.

@@ -436,8 +436,7 @@ fn public_handle(s: &p11::Session, handle: u64, summary: &ObjectSummary) -> hsm:
                     "a {{class}} object has no public key",
                     class = class
                 )
-                .nest("class", &class)
-                .into(),
+                .nest("class", &class),
             ))
         }
     }

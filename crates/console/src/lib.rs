@@ -16,6 +16,8 @@ pub mod findings;
 pub mod ha;
 pub mod health;
 pub mod i18n;
+/// `text!(KEY, TEMPLATE, name = value, …)`: a [`i18n::Text`] (the workspace's one macro).
+pub use hsm::text;
 pub mod key_refs;
 pub mod keys;
 pub mod objects;

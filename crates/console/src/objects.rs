@@ -229,8 +229,7 @@ fn plan(
                             file = file,
                             subject = info.subject,
                             label = l
-                        )
-                        .into(),
+                        ),
                     ));
                 }
                 let pk = signing::objects::certificate_public_key(&der_bytes).map_err(invalid)?;
@@ -281,14 +280,11 @@ fn plan(
             }
             ImportItem::PublicKey(pk) => {
                 if several {
-                    return Err(hsm::HsmError::Refused(
-                        text!(
-                            "errors.import_public_key_alone",
-                            "{{file}}: import a public key on its own, not with certificates",
-                            file = file
-                        )
-                        .into(),
-                    ));
+                    return Err(hsm::HsmError::Refused(text!(
+                        "errors.import_public_key_alone",
+                        "{{file}}: import a public key on its own, not with certificates",
+                        file = file
+                    )));
                 }
                 let label = req.label.clone().unwrap_or_else(|| file_label(&req.path));
                 let key_id = match &id {
@@ -338,8 +334,7 @@ fn plan_data(
                 file = file,
                 label = label,
                 app = app
-            )
-            .into(),
+            ),
         ));
     }
     Ok(vec![Planned {
@@ -396,14 +391,11 @@ impl Console {
                 let handle = refs.key_refs.resolve(s, handle)?;
                 let summary = hk::summary(s, handle)?;
                 if summary.class != "CERTIFICATE" {
-                    return Err(hsm::HsmError::Refused(
-                        text!(
-                            "errors.not_a_certificate",
-                            "'{{label}}' is not a certificate",
-                            label = summary.label
-                        )
-                        .into(),
-                    ));
+                    return Err(hsm::HsmError::Refused(text!(
+                        "errors.not_a_certificate",
+                        "'{{label}}' is not a certificate",
+                        label = summary.label
+                    )));
                 }
                 let der_bytes = ho::value(s, handle)?;
                 let invalid = crate::sign::hsm_side;
@@ -484,8 +476,7 @@ impl Console {
                                 "a {{class}} object is not exported here (public keys, certificates and data objects are; keys leave a token only wrapped)",
                                 class = class
                             )
-                            .nest("class", &class)
-                            .into(),
+                            .nest("class", &class),
                         ));
                     }
                 };

@@ -4,6 +4,8 @@
 
 use bench::probe::SweepVerdict;
 
+#[cfg(test)]
+use crate::i18n::InLang;
 use crate::i18n::Text;
 use crate::text;
 

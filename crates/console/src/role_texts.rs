@@ -5,6 +5,8 @@
 use hsm::roles::{Action, PinLengthRefusal, Refusal, Role, Rule};
 use p11::Family;
 
+#[cfg(test)]
+use crate::i18n::InLang;
 use crate::i18n::Text;
 use crate::text;
 

@@ -512,7 +512,7 @@ pub struct HssParams {
 impl HssParams {
     /// Levels may differ in type, hash length included (RFC 8554 §6 gives each level its
     /// own types); within one level the LMS and LM-OTS types hash alike (m = n).
-    pub fn new(levels: Vec<(LmsType, LmotsType)>) -> Result<Self, crate::Msg> {
+    pub fn new(levels: Vec<(LmsType, LmotsType)>) -> Result<Self, crate::Text> {
         if levels.is_empty() || levels.len() > 8 {
             return Err(crate::text!(
                 "errors.hss_levels_count",

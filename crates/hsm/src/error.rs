@@ -31,7 +31,7 @@ pub enum HsmError {
     #[error("the partition is not logged in")]
     NotLoggedIn,
     #[error("key not found: {0}")]
-    KeyNotFound(crate::Msg),
+    KeyNotFound(crate::Text),
     /// Invalid input with a plain English message (no catalog key): the bench's probes and
     /// a console refusal that has none. Officer-facing refusals are [`HsmError::Refused`].
     #[error("{0}")]
@@ -42,15 +42,15 @@ pub enum HsmError {
     /// Input an officer gave that the console refuses (a selector that selects nothing
     /// usable, an object that does not reveal what was asked): the message has a catalog key.
     #[error("{0}")]
-    Refused(crate::Msg),
+    Refused(crate::Text),
     /// Something the console or the token does not support, with a catalog key (like
     /// `Unsupported`, which stays for messages without one).
     #[error("{0}")]
-    NotSupported(crate::Msg),
+    NotSupported(crate::Text),
     /// The token did something a correct token would not (e.g. ignored a parameter set),
     /// with a catalog key.
     #[error("{0}")]
-    TokenMisbehaved(crate::Msg),
+    TokenMisbehaved(crate::Text),
 }
 
 impl HsmError {

@@ -795,7 +795,7 @@ pub fn find_one(s: &Session, selector: &KeySelector, class: Option<u64>) -> Resu
 }
 
 /// "no private key matches label:x".
-fn no_match(class: Option<u64>, selector: &KeySelector) -> crate::Msg {
+fn no_match(class: Option<u64>, selector: &KeySelector) -> crate::Text {
     let what = class_msg(class);
     crate::text!(
         "errors.no_match",
@@ -808,7 +808,7 @@ fn no_match(class: Option<u64>, selector: &KeySelector) -> crate::Msg {
 
 /// A selector as the officer wrote it, as a message (what was not found, when nothing
 /// more is known).
-pub fn selector_msg(selector: &KeySelector) -> crate::Msg {
+pub fn selector_msg(selector: &KeySelector) -> crate::Text {
     crate::text!(
         "errors.selector_as_written",
         "{{selector}}",
@@ -818,7 +818,7 @@ pub fn selector_msg(selector: &KeySelector) -> crate::Msg {
 
 /// The class, named as in [`ObjectSummary::class`] (`PRIVATE_KEY`), as a word of the
 /// officer's language.
-pub fn class_msg_named(name: &str) -> crate::Msg {
+pub fn class_msg_named(name: &str) -> crate::Text {
     class_msg(match name.trim_start_matches("CKO_") {
         "PRIVATE_KEY" => Some(CKO_PRIVATE_KEY),
         "PUBLIC_KEY" => Some(CKO_PUBLIC_KEY),
@@ -830,7 +830,7 @@ pub fn class_msg_named(name: &str) -> crate::Msg {
 }
 
 /// The class as a word of the officer's language.
-fn class_msg(class: Option<u64>) -> crate::Msg {
+fn class_msg(class: Option<u64>) -> crate::Text {
     match class {
         Some(CKO_PRIVATE_KEY) => crate::text!("errors.class_word.private_key", "private key"),
         Some(CKO_PUBLIC_KEY) => crate::text!("errors.class_word.public_key", "public key"),

@@ -8,7 +8,6 @@ pub mod drift;
 pub mod error;
 pub mod keys;
 pub mod metrics;
-pub mod msg;
 pub mod objects;
 pub mod pool;
 pub mod pubkey;
@@ -21,5 +20,6 @@ pub mod wire;
 pub use breaker::BreakerState;
 pub use error::{HsmError, Result};
 pub use metrics::{MetricsSnapshot, OpSnapshot};
-pub use msg::Msg;
 pub use pool::{Pool, PoolConfig, PoolStatus};
+/// Text people read: one type for the whole workspace (see the `text` crate).
+pub use text::{fill, text, Text};

@@ -258,7 +258,7 @@ impl PublicKey {
 
     /// Compare the key's length with the standard's. A parameter set the token silently
     /// ignored shows only here (the seed's Luna lesson).
-    pub fn check_size(&self) -> Result<(), crate::Msg> {
+    pub fn check_size(&self) -> Result<(), crate::Text> {
         let (got, want, what) = match self {
             PublicKey::MlDsa { set, key } => (key.len(), set.public_key_len(), set.name()),
             PublicKey::MlKem { set, key } => (key.len(), set.public_key_len(), set.name()),

@@ -5,7 +5,7 @@
 
 use p11::sys::*;
 
-use crate::msg::Msg;
+use crate::Text;
 
 /// Characters a path attribute value keeps as they are (RFC 7512 `pk11-pchar` without
 /// percent-encoding: unreserved, and `: [ ] @ ! $ ' ( ) * + , = &`).
@@ -31,7 +31,7 @@ pub fn encode_all(v: &[u8]) -> String {
     v.iter().map(|b| format!("%{b:02X}")).collect()
 }
 
-fn decode(v: &str, attr: &str) -> Result<Vec<u8>, Msg> {
+fn decode(v: &str, attr: &str) -> Result<Vec<u8>, Text> {
     let b = v.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -70,7 +70,7 @@ pub struct Pkcs11Uri {
 impl Pkcs11Uri {
     /// Parse a URI; what is wrong with one is said with a catalog key, for the officer's
     /// language.
-    pub fn parse(s: &str) -> Result<Pkcs11Uri, Msg> {
+    pub fn parse(s: &str) -> Result<Pkcs11Uri, Text> {
         let rest = s.strip_prefix("pkcs11:").ok_or_else(|| {
             crate::text!(
                 "errors.uri_not_pkcs11",
@@ -133,7 +133,7 @@ impl Pkcs11Uri {
     }
 
     /// `type=` as a `CKO_*` class.
-    pub fn class(&self) -> Result<Option<u64>, Msg> {
+    pub fn class(&self) -> Result<Option<u64>, Text> {
         match self.text("type").as_deref() {
             None => Ok(None),
             Some(t) => class_of_type(t).map(Some).ok_or_else(|| {

@@ -45,7 +45,7 @@ fn fmt(e: der::Error) -> SignError {
     SignError::Format(der_error(e))
 }
 
-fn der_error(e: der::Error) -> hsm::Msg {
+fn der_error(e: der::Error) -> hsm::Text {
     hsm::text!("signing.der_error", "{{error}}", error = e)
 }
 
@@ -389,7 +389,7 @@ fn parse_signer(sd: &SignedData, signer: &SignerInfo) -> Result<Parsed> {
     })
 }
 
-fn not_checkable(why: hsm::Msg) -> SignError {
+fn not_checkable(why: hsm::Text) -> SignError {
     SignError::Format(
         hsm::text!(
             "signing.cms.not_checkable",
@@ -483,7 +483,7 @@ fn signer_certificate(sd: &SignedData, signer: &SignerInfo) -> Option<Vec<u8>> {
 
 /// The `signatureTimeStampToken` among a signer's unsigned attributes, if any (other
 /// unsigned attributes are left alone, as before); two tokens are refused.
-fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, hsm::Msg> {
+fn timestamp_token(signer: &SignerInfo) -> std::result::Result<Option<Vec<u8>>, hsm::Text> {
     let Some(attrs) = &signer.unsigned_attrs else {
         return Ok(None);
     };

@@ -33,7 +33,7 @@ impl Identity {
 
     /// What differs in `now` from this identity, in the officer's words (the most telling
     /// difference first); `None` when it is the same file, unchanged.
-    pub fn change_to(&self, now: &Identity) -> Option<hsm::Msg> {
+    pub fn change_to(&self, now: &Identity) -> Option<hsm::Text> {
         if (self.dev, self.ino) != (now.dev, now.ino) {
             return Some(hsm::text!(
                 "errors.inputs.changed.replaced",
@@ -128,7 +128,7 @@ impl InputFile {
     }
 }
 
-fn refuse(path: &Path, reason: hsm::Msg) -> SignError {
+fn refuse(path: &Path, reason: hsm::Text) -> SignError {
     SignError::Input {
         path: path.display().to_string(),
         reason,

@@ -46,14 +46,14 @@ pub use alg::SigAlg;
 
 /// What went wrong, specifically enough to tell the officer what to do. The officer-facing
 /// texts (`Input`'s, `Write`'s and `Timestamp`'s reasons, `Unsupported`, `Format`, `Invalid`,
-/// `SelfCheck`) are [`hsm::Msg`]s with keys
+/// `SelfCheck`) are [`hsm::Text`]s with keys
 /// under `signing.` (and `errors.inputs.` for a path's refusal), so the console shows them
 /// in the officer's language; `Display` is their English.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SignError {
     /// The file cannot be signed as it is (a directory, a FIFO, empty, unreadable, …).
     #[error("{path}: {reason}")]
-    Input { path: String, reason: hsm::Msg },
+    Input { path: String, reason: hsm::Text },
     /// The file changed while it was being read.
     #[error("{0} changed while it was being read; sign it again once it is complete")]
     Changed(String),
@@ -61,7 +61,7 @@ pub enum SignError {
     #[error("{path} changed after it was hashed: {what}")]
     ChangedSinceHashed {
         path: String,
-        what: hsm::Msg,
+        what: hsm::Text,
         stage: input::ChangeSeen,
     },
     #[error("cancelled")]
@@ -70,22 +70,22 @@ pub enum SignError {
     #[error("{0} already exists; nothing was overwritten")]
     Exists(String),
     #[error("cannot write {path}: {reason}")]
-    Write { path: String, reason: hsm::Msg },
+    Write { path: String, reason: hsm::Text },
     #[error("{0}")]
-    Unsupported(hsm::Msg),
+    Unsupported(hsm::Text),
     /// The HSM's signature did not verify in software: it is not written.
     #[error("the HSM's signature does not verify ({0}); it was not written")]
-    SelfCheck(hsm::Msg),
+    SelfCheck(hsm::Text),
     #[error("{0}")]
     Hsm(hsm::HsmError),
     #[error("{0}")]
-    Format(hsm::Msg),
+    Format(hsm::Text),
     /// Verification: the signature does not match.
     #[error("{0}")]
-    Invalid(hsm::Msg),
+    Invalid(hsm::Text),
     /// The time-stamp authority at `tsa` did not answer, or answered wrong.
     #[error("the time-stamp authority {tsa}: {reason}")]
-    Timestamp { tsa: String, reason: hsm::Msg },
+    Timestamp { tsa: String, reason: hsm::Text },
 }
 
 impl SignError {
@@ -97,7 +97,7 @@ impl SignError {
 
     /// This error as a message to nest in another: a message with a key keeps it, any
     /// other error is its English.
-    pub fn into_msg(self) -> hsm::Msg {
+    pub fn into_msg(self) -> hsm::Text {
         match self {
             SignError::Invalid(m) | SignError::Format(m) | SignError::Unsupported(m) => m,
             SignError::SelfCheck(m) => m,

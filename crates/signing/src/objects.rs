@@ -25,7 +25,7 @@ pub enum ImportItem {
 }
 
 /// `FILE: WHY`, with the reason nested so it is translated too.
-fn bad(file: &str, why: hsm::Msg) -> SignError {
+fn bad(file: &str, why: hsm::Text) -> SignError {
     SignError::Format(
         hsm::text!(
             "signing.import.problem",

@@ -38,7 +38,7 @@ pub enum RestampError {
 
 impl RestampError {
     /// The reason as the officer reads it (catalog keys under `signing.`).
-    pub fn msg(&self) -> hsm::Msg {
+    pub fn msg(&self) -> hsm::Text {
         match self {
             RestampError::NotASignature(e) => hsm::text!(
                 "signing.restamp_not_a_signature",

@@ -84,19 +84,19 @@ pub enum TspError {
     BadSignature(String),
     /// The TSA's certificate is not fit to sign time-stamps.
     #[error("the TSA's certificate {0}")]
-    Certificate(hsm::Msg),
+    Certificate(hsm::Text),
     #[error("the TSA's certificate does not chain to the CA file: {0}")]
     Untrusted(String),
     /// The token's signed attributes do not name the certificate that verifies it (no ESS
     /// signing-certificate attribute, or one naming another certificate).
     #[error("the token is not bound to the TSA's certificate: {0}")]
-    Unbound(hsm::Msg),
+    Unbound(hsm::Text),
 }
 
 impl TspError {
     /// The reason as the officer reads it, with a catalog key under `signing.` (the same
     /// English as `Display`; another library's error text stays an English argument).
-    pub fn msg(&self) -> hsm::Msg {
+    pub fn msg(&self) -> hsm::Text {
         match self {
             TspError::Malformed(e) => hsm::text!(
                 "signing.tsp_malformed",

@@ -2,7 +2,6 @@
 //! detached CMS (`.p7s`), raw signatures (`.sig` + a public key), JSON bundles, and signed
 //! `SHA256SUMS` manifests. The format is recognised from the signature file's content.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -16,47 +15,9 @@ use crate::hashing::hash_file;
 use crate::input::check;
 use crate::{Result, SignError};
 
-/// A sentence of a report as a catalog key with its arguments (the UI's catalogs have
-/// `verify.details.*`; the console's catalog test checks each template against `en.json`),
-/// so each language can write it; `text` is the English, as in `detail`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
-pub struct DetailText {
-    pub key: String,
-    pub args: BTreeMap<String, String>,
-    pub text: String,
-}
-
-impl DetailText {
-    fn new(key: &str, template: &str, args: Vec<(&str, String)>) -> Self {
-        let mut text = template.to_string();
-        for (k, v) in &args {
-            text = text.replace(&format!("{{{{{k}}}}}"), v);
-        }
-        DetailText {
-            key: key.to_string(),
-            args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-            text,
-        }
-    }
-
-    /// `inner` as the argument `name` (whose English it already holds): its key and
-    /// arguments travel as `name.key` and `name.ARG`, as `console::Text::nest` does, so a
-    /// language translates the part inside too.
-    pub fn nest(mut self, name: &str, inner: &DetailText) -> Self {
-        self.args.insert(format!("{name}.key"), inner.key.clone());
-        for (k, v) in &inner.args {
-            self.args.insert(format!("{name}.{k}"), v.clone());
-        }
-        self
-    }
-}
-
-/// `text!(KEY, TEMPLATE, name = value, …)`: a [`DetailText`] (as `console::text!`).
-macro_rules! text {
-    ($key:literal, $template:literal $(, $name:ident = $value:expr)* $(,)?) => {
-        DetailText::new($key, $template, vec![$((stringify!($name), ($value).to_string())),*])
-    };
-}
+// A report's sentences are `Text`s like every message (the UI's catalogs have
+// `verify.details.*`), so each language can write them; `detail` keeps the English.
+use hsm::{text, Text};
 
 pub mod succession;
 
@@ -75,7 +36,7 @@ pub struct VerifyReport {
     /// Why it failed, or what was checked.
     pub detail: String,
     /// The same as a catalog text (absent when `detail` is an error's own words).
-    pub detail_text: Option<DetailText>,
+    pub detail_text: Option<Text>,
     /// Manifest: each listed file and whether it matches.
     pub entries: Vec<ManifestEntry>,
     /// The RFC 3161 time-stamp over the signature (CMS, bundle), checked.
@@ -106,7 +67,7 @@ pub struct ManifestEntry {
     pub name: String,
     pub ok: bool,
     pub detail: String,
-    pub detail_text: Option<DetailText>,
+    pub detail_text: Option<Text>,
 }
 
 fn digest_of(file: &Path, alg: DigestAlg) -> Result<Vec<u8>> {
@@ -149,7 +110,7 @@ pub(crate) fn report(file: &Path, format: SignatureFormat) -> VerifyReport {
 
 impl VerifyReport {
     /// Set the detail from a catalog text.
-    fn say(&mut self, t: DetailText) {
+    fn say(&mut self, t: Text) {
         self.detail = t.text.clone();
         self.detail_text = Some(t);
     }

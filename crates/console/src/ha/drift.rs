@@ -20,6 +20,8 @@ use hsm::drift::{self as hd, Difference, MemberObjects, ObjectFacts};
 
 use super::{blocking, Member};
 use crate::error::ApiResult;
+#[cfg(test)]
+use crate::i18n::InLang;
 use crate::i18n::Text;
 use crate::partitions::Partition;
 use crate::views::ConsoleEvent;

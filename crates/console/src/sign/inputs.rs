@@ -4,18 +4,20 @@
 //! Sign view and hsmc --lang translate both. A test walks every refusal `signing::input`
 //! makes.
 
+#[cfg(test)]
+use crate::i18n::InLang;
 use crate::i18n::Text;
 use crate::text;
 
 /// "PATH REASON." with the reason translatable.
-pub fn input_problem(path: &str, reason: &hsm::Msg) -> Text {
+pub fn input_problem(path: &str, reason: &hsm::Text) -> Text {
     text!(
         "errors.path_reason",
         "{{path}} {{reason}}.",
         path = path,
         reason = &reason.text
     )
-    .nest("reason", &Text::from(reason.clone()))
+    .nest("reason", &reason.clone())
 }
 
 #[cfg(test)]
@@ -28,7 +30,7 @@ mod tests {
     use super::*;
     use crate::i18n::Lang;
 
-    fn reason(r: signing::Result<signing::input::InputFile>) -> hsm::Msg {
+    fn reason(r: signing::Result<signing::input::InputFile>) -> hsm::Text {
         match r {
             Err(SignError::Input { reason, .. }) => reason,
             other => panic!("expected a refusal, got {other:?}"),
@@ -50,7 +52,7 @@ mod tests {
             .success());
         let dangling = d.path().join("dangling");
         std::os::unix::fs::symlink(d.path().join("gone"), &dangling).unwrap();
-        let mut reasons: Vec<hsm::Msg> = [
+        let mut reasons: Vec<hsm::Text> = [
             d.path().to_path_buf(),
             empty,
             fifo,
@@ -64,7 +66,7 @@ mod tests {
         reasons.push(reason(check_all(&[ok.clone(), ok]).remove(1)));
         for r in &reasons {
             assert!(r.key.starts_with("errors.inputs."), "{r:?}");
-            let inner = Text::from(r.clone());
+            let inner = r.clone();
             for lang in [Lang::ZhHant, Lang::ZhHans] {
                 assert_ne!(inner.in_lang(lang), r.text, "no {} for '{r}'", lang.tag());
             }
@@ -87,7 +89,7 @@ mod tests {
             .contains("Permission denied (os error 13)"));
         assert!(!t.in_lang(Lang::ZhHant).contains("cannot be read"));
         // A reason whose key no catalog has stays English inside the translated sentence.
-        let new = hsm::Msg::new("errors.inputs.not_yet_written", "is something new", vec![]);
+        let new = hsm::Text::new("errors.inputs.not_yet_written", "is something new", vec![]);
         let t = input_problem("/x", &new);
         assert!(t.in_lang(Lang::ZhHant).contains("is something new"));
     }

@@ -50,14 +50,11 @@ pub(super) fn key_material(
 ) -> hsm::Result<(hk::ObjectSummary, PublicKey)> {
     let summary = hk::summary(s, handle)?;
     if summary.class != "PRIVATE_KEY" || !summary.capabilities.sign {
-        return Err(hsm::HsmError::Refused(
-            crate::text!(
-                "errors.not_a_signing_key",
-                "'{{label}}' is not a private key that may sign",
-                label = summary.label
-            )
-            .into(),
-        ));
+        return Err(hsm::HsmError::Refused(crate::text!(
+            "errors.not_a_signing_key",
+            "'{{label}}' is not a private key that may sign",
+            label = summary.label
+        )));
     }
     let ph = hk::public_for_private(s, handle)?;
     Ok((summary, hk::read_public_key(s, ph)?))

@@ -201,15 +201,14 @@ fn sign_verified(
         k.alg.sign_digest(s, handle, &k.alg.digest().digest(body))
     }?;
     k.alg.verify(&k.pk, body, &[], &r).map_err(|e| {
-        let why = crate::i18n::Text::from(e.into_msg());
+        let why = e.into_msg();
         hsm::HsmError::TokenMisbehaved(
             text!(
                 "hsm.console.manifest_signature_does_not_verify",
                 "the manifest signature does not verify: {{error}}",
                 error = &why
             )
-            .nest("error", &why)
-            .into(),
+            .nest("error", &why),
         )
     })?;
     Ok(r)

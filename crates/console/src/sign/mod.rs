@@ -342,7 +342,6 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             "Sign it again once it is complete."
         )),
         SignError::ChangedSinceHashed { path, what, stage } => {
-            let what = Text::from(what);
             let said = match stage {
                 ChangeSeen::BeforeSigning => text!(
                     "errors.changed_before_signing",
@@ -369,7 +368,6 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             ))
         }
         SignError::Write { path, reason } => ApiError::new(ErrorCode::Io, {
-            let reason = Text::from(reason);
             text!(
                 "errors.cannot_write",
                 "Cannot write {{path}}: {{reason}}.",
@@ -379,8 +377,7 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             .nest("reason", &reason)
         })
         .details(text!("errors.nothing_half_written", "Nothing was half-written.")),
-        SignError::SelfCheck(m) => ApiError::new(ErrorCode::SignatureInvalid, {
-            let detail = Text::from(m);
+        SignError::SelfCheck(detail) => ApiError::new(ErrorCode::SignatureInvalid, {
             text!(
                 "errors.hsm_s_signature_did_not",
                 "The HSM's signature did not verify in software ({{detail}}); it was not written.",
@@ -392,12 +389,11 @@ pub(crate) fn sign_error(e: SignError) -> ApiError {
             "errors.check_key_module_report_hsm",
             "Check the key and the module; report this to the HSM's administrator."
         )),
-        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, Text::from(m)),
+        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
         SignError::Unsupported(m) | SignError::Format(m) => {
-            ApiError::new(ErrorCode::Unsupported, Text::from(m))
+            ApiError::new(ErrorCode::Unsupported, m)
         }
         SignError::Timestamp { tsa, reason } => ApiError::new(ErrorCode::TimestampFailed, {
-            let reason = Text::from(reason);
             text!(
                 "hsm.console.timestamp_failed",
                 "The time-stamp authority {{tsa}}: {{reason}}. Nothing was written for this file.",

@@ -112,14 +112,11 @@ fn fix_creation_time(
         return Ok(None);
     }
     if summary.id_hex.is_empty() {
-        return Err(hsm::HsmError::Refused(
-            crate::text!(
-                "errors.openpgp_key_without_id",
-                "'{{label}}' has no CKA_ID to tie its OpenPGP creation time to",
-                label = summary.label
-            )
-            .into(),
-        ));
+        return Err(hsm::HsmError::Refused(crate::text!(
+            "errors.openpgp_key_without_id",
+            "'{{label}}' has no CKA_ID to tie its OpenPGP creation time to",
+            label = summary.label
+        )));
     }
     let created = unix_now();
     let key = PgpKey::new(pk, created).map_err(hsm_side)?;
@@ -391,13 +388,10 @@ impl Change for FixCreationTime {
 fn check_certificate(armored: &str, key: &PgpKey, uid: &str) -> Result<(), SignError> {
     let c = verify::Certificate::read(armored.as_bytes()).map_err(SignError::into_self_check)?;
     if c.fingerprint() != key.fingerprint_hex() || c.user_ids() != [uid.to_string()] {
-        return Err(SignError::SelfCheck(
-            text!(
-                "hsm.console.rpgp_reads_other_certificate",
-                "rpgp reads another fingerprint or user ID than was written"
-            )
-            .into(),
-        ));
+        return Err(SignError::SelfCheck(text!(
+            "hsm.console.rpgp_reads_other_certificate",
+            "rpgp reads another fingerprint or user ID than was written"
+        )));
     }
     Ok(())
 }
@@ -566,13 +560,10 @@ fn cleartext_checked(
     let (signed, _) =
         verify::check_cleartext(&rpgp_key(&pk)?, &msg).map_err(SignError::into_self_check)?;
     if signed != text.strip_suffix('\n').unwrap_or(text) {
-        return Err(SignError::SelfCheck(
-            text!(
-                "hsm.console.cleartext_not_the_text",
-                "rpgp reads another text from the cleartext-signed message than was signed"
-            )
-            .into(),
-        ));
+        return Err(SignError::SelfCheck(text!(
+            "hsm.console.cleartext_not_the_text",
+            "rpgp reads another text from the cleartext-signed message than was signed"
+        )));
     }
     Ok(msg)
 }

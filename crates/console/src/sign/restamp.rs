@@ -15,7 +15,6 @@ use signing::tsp::TimestampInfo;
 use super::sign_error;
 use super::timestamp::Tsa;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::i18n::Text;
 use crate::settings::TimestampAuthority;
 use crate::text;
 use crate::Console;
@@ -61,7 +60,7 @@ impl Console {
 }
 
 fn refused(path: &str, e: RestampError) -> ApiError {
-    let reason = Text::from(e.msg());
+    let reason = e.msg();
     ApiError::invalid(
         text!(
             "hsm.console.restamp_refused",

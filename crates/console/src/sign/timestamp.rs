@@ -113,12 +113,12 @@ impl Tsa {
         alg: DigestAlg,
         signature: &[u8],
     ) -> Result<(Vec<u8>, TimestampInfo), SignError> {
-        let fail = |reason: hsm::Msg| SignError::Timestamp {
+        let fail = |reason: hsm::Text| SignError::Timestamp {
             tsa: self.url.clone(),
             reason,
         };
         let req = signing::tsp::request(alg, signature).map_err(|e| fail(e.msg()))?;
-        let answer = self.post(&req.der).map_err(|t| fail(t.into()))?;
+        let answer = self.post(&req.der).map_err(&fail)?;
         signing::tsp::check_response(&answer, &req, self.ca.as_deref()).map_err(|e| fail(e.msg()))
     }
 

@@ -14,6 +14,7 @@ use testkit::tools::{p11tool_logs_in, pkcs11_tool, pkcs11_tool_logs_in, text};
 use testkit::{Backend, SO_PIN, TOKEN_LABEL, USER_PIN};
 
 use crate::common;
+use console::i18n::InLang;
 
 const NEW_PIN: &str = "officer-new-9753";
 

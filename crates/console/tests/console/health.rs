@@ -12,6 +12,7 @@ use p11::Mechanism;
 use testkit::Backend;
 
 use crate::common;
+use console::i18n::InLang;
 
 fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
     s.luna

@@ -36,7 +36,7 @@ pub enum TextProblem {
 
 impl TextProblem {
     /// The reason as the officer reads it, after the file's path ("PATH REASON.").
-    pub fn msg(self) -> hsm::Msg {
+    pub fn msg(self) -> hsm::Text {
         match self {
             TextProblem::NotUtf8 => hsm::text!(
                 "signing.openpgp.text.not_utf8",

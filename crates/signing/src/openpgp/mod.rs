@@ -372,7 +372,7 @@ pub enum UserIdProblem {
 
 impl UserIdProblem {
     /// The problem as the officer reads it (its English is the `Display`).
-    pub fn msg(self) -> hsm::Msg {
+    pub fn msg(self) -> hsm::Text {
         match self {
             UserIdProblem::Empty => hsm::text!(
                 "signing.openpgp.user_id_empty",

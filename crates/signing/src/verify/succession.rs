@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use hsm::pubkey::PublicKey;
 
-use super::{report, verify_raw, DetailText, ManifestEntry, SignatureFormat, VerifyReport};
+use hsm::{text, Text};
+
+use super::{report, verify_raw, ManifestEntry, SignatureFormat, VerifyReport};
 use crate::{Result, SignError};
 
 /// The statement's `format` field.
@@ -163,7 +165,7 @@ pub fn verify(path: &Path, trusted_old: Option<&PublicKey>) -> Result<Option<Ver
 
 /// The signature of `key` (the statement's `role` key) over the statement, checked with
 /// the public key the statement carries, which must have the stated fingerprint.
-fn signed_by(path: &Path, key: &SuccessionKey, role: &DetailText) -> ManifestEntry {
+fn signed_by(path: &Path, key: &SuccessionKey, role: &Text) -> ManifestEntry {
     let sig_path = signature_path(path, &key.label);
     let name = sig_path
         .file_name()

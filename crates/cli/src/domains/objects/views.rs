@@ -6,6 +6,7 @@ use hsm::keys::ObjectSummary;
 use serde::Serialize;
 
 use crate::render::{Page, Render};
+use console::i18n::InLang;
 
 /// `objects import`.
 #[derive(Debug, Serialize)]

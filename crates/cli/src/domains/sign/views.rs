@@ -6,6 +6,7 @@ use serde::Serialize;
 use signing::verify::VerifyReport;
 
 use crate::render::{Page, Render};
+use console::i18n::InLang;
 
 /// `sign`: each file's outputs or why it was not signed, and the verifier kit when one was
 /// asked for (exit 1 if a file was not signed or the kit was not written).
@@ -149,8 +150,8 @@ impl Render for SignatureCheck {
         }
         // The verdict's sentences in the reader's language where they have a catalog text.
         let lang = page.lang();
-        let said = |t: &Option<signing::verify::DetailText>, english: &str| match t {
-            Some(t) => console::i18n::Text::from(t).in_lang(lang),
+        let said = |t: &Option<hsm::Text>, english: &str| match t {
+            Some(t) => t.in_lang(lang),
             None => english.to_string(),
         };
         writeln!(page, "  {}", said(&r.detail_text, &r.detail));

@@ -8,6 +8,7 @@ use console::{text, ApiResult};
 use serde::Serialize;
 
 use crate::render::{Page, Render};
+use console::i18n::InLang;
 
 /// `status` (exit 1 when anything is at warning or worse).
 #[derive(Debug, Serialize)]

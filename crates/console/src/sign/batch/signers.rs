@@ -186,7 +186,7 @@ fn formats_per_key(keys: &[SigningKey], asked: &[SignFormat]) -> ApiResult<Vec<V
             .collect();
         if refusals.len() == keys.len() {
             let labels: Vec<&str> = keys.iter().map(|k| k.summary.label.as_str()).collect();
-            let reason = crate::i18n::Text::from(refusals[0].clone().into_msg());
+            let reason = refusals[0].clone().into_msg();
             return Err(ApiError::invalid(
                 text!(
                     "errors.dual_no_key_makes_format",
