@@ -194,6 +194,11 @@ pub fn forget(s: &Sim, slot: Option<CK_SLOT_ID>, uid: &str) {
     }
 }
 
+/// A new initialization: session objects are gone, token books are read from disk again.
+pub fn reset() {
+    *state().lock() = State::default();
+}
+
 /// The token was initialized again: its book goes with its objects.
 pub fn forget_slot(s: &Sim, slot: CK_SLOT_ID) {
     if let Some(path) = book_path(s, slot) {

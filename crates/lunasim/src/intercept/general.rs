@@ -75,6 +75,7 @@ fn init() -> CK_RV {
         return e.rv().unwrap_or(CKR_GENERAL_ERROR);
     }
     let shift = renumber(&inner);
+    extmu::reset();
     control::configure(&config, conf_path);
     let store = config.store_dir();
     let _ = std::fs::create_dir_all(&store);
