@@ -12,6 +12,9 @@ pyca/cryptography verifies ML-DSA, ECDSA, RSA-PSS and Ed25519, hsslms verifies H
     verify_release.py bundle FILE BUNDLE.json
     verify_release.py manifest SHA256SUMS SIG PUBKEY.pem
 
+With ML_DSA_VERIFIER=dilithium-py in the environment, ML-DSA signatures are verified by
+dilithium-py (pure-Python FIPS 204) instead of pyca/cryptography.
+
 Exit 0 = valid, 1 = invalid (the reason on stderr), 2 = usage or unsupported.
 """
 import base64
@@ -83,6 +86,12 @@ def verify_sig(oid, raw, spki_der, message, sig, ctx=b"", pss=False, digest_name
                 hsslms.HSS_Pub(raw).verify(message, sig)
             except hsslms.INVALID as e:
                 raise Invalid(f"HSS signature invalid: {e}")
+            return
+        if oid in MLDSA and os.environ.get("ML_DSA_VERIFIER") == "dilithium-py":
+            from dilithium_py.ml_dsa import ML_DSA_44, ML_DSA_65, ML_DSA_87
+            impl = {"44": ML_DSA_44, "65": ML_DSA_65, "87": ML_DSA_87}[MLDSA[oid]]
+            if not impl.verify(raw, message, sig, ctx=ctx):
+                raise Invalid("ML-DSA signature invalid (dilithium-py)")
             return
         if oid in MLDSA:
             cls = {"44": mldsa.MLDSA44PublicKey, "65": mldsa.MLDSA65PublicKey, "87": mldsa.MLDSA87PublicKey}[MLDSA[oid]]

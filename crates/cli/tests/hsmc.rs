@@ -102,6 +102,10 @@ mod audit_slot;
 #[path = "hsmc/docs_run.rs"]
 mod docs_run;
 
+/// ML-DSA of 100 MB and 1 GiB through Luna's external μ; its absence below firmware 7.9.0.
+#[path = "hsmc/extmu.rs"]
+mod extmu;
+
 /// A path as a command-line argument.
 fn p(x: &Path) -> String {
     x.to_str().unwrap().to_string()

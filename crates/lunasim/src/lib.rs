@@ -5,6 +5,7 @@
 //! `C_GetInterface`, `C_GetInterfaceList` (3.2, 3.0 and 2.40 tables; [`outer`]), Luna's
 //! `CA_*` functions, and `LUNASIM_Control` for tests. Standard work is forwarded to a real
 //! inner module (Kryoptic with OpenSSL 3.5 by default); HSS/LMS, the Luna statistics,
+//! Luna's external-μ ML-DSA ([`extmu`]),
 //! vendor return codes, HA groups ([`ha`]), per-key usage limits ([`usage`]), trusted
 //! wrapping keys ([`trust`]), latency,
 //! the PQC service queue and fault injection are added here.
@@ -19,6 +20,7 @@ pub mod books;
 pub mod config;
 pub mod control;
 pub mod entry;
+pub mod extmu;
 pub mod forward;
 pub mod ha;
 pub mod hss;

@@ -23,6 +23,8 @@ pub struct SessionState {
     /// HSS handles still to be returned by the current search.
     pub find: Option<Vec<CK_OBJECT_HANDLE>>,
     pub op: Option<hss::Op>,
+    /// An external-μ ML-DSA operation ([`crate::extmu`]).
+    pub extmu: Option<crate::extmu::Op>,
     /// The mechanism of the active forwarded sign operation (for the PQC queue).
     pub sign_mechanism: Option<CK_MECHANISM_TYPE>,
 }
@@ -84,6 +86,11 @@ pub fn pqc_service<T>(sim: &Sim, f: impl FnOnce() -> T) -> T {
 pub fn is_pqc_sign(m: CK_MECHANISM_TYPE) -> bool {
     matches!(
         m,
-        CKM_ML_DSA | CKM_HASH_ML_DSA | CKM_HSS | CKM_SLH_DSA | CKM_HASH_SLH_DSA
+        CKM_ML_DSA
+            | CKM_HASH_ML_DSA
+            | CKM_HSS
+            | CKM_SLH_DSA
+            | CKM_HASH_SLH_DSA
+            | crate::extmu::CKM_EXTMU_ML_DSA
     ) || (CKM_HASH_ML_DSA_SHA224..=CKM_HASH_ML_DSA_SHAKE256).contains(&m)
 }

@@ -107,6 +107,26 @@ pub fn apply_ml_dsa_default(public: &mut Values, private: &mut Values) -> bool {
     true
 }
 
+/// The parameter set of an ML-DSA key pair template (after [`apply_ml_dsa_default`]):
+/// both halves must name the same supported set, and class and key type, when given,
+/// must agree with the half.
+pub fn ml_dsa_pair(public: &Values, private: &Values) -> Result<CK_ULONG, CK_RV> {
+    for (t, want) in [(private, CKO_PRIVATE_KEY), (public, CKO_PUBLIC_KEY)] {
+        if raw::find(t, CKA_CLASS).is_some_and(|c| raw::as_ulong(c) != Some(want))
+            || raw::find(t, CKA_KEY_TYPE).is_some_and(|k| raw::as_ulong(k) != Some(CKK_ML_DSA))
+        {
+            return Err(CKR_TEMPLATE_INCONSISTENT);
+        }
+    }
+    let set = |t: &Values| raw::find(t, CKA_PARAMETER_SET).and_then(raw::as_ulong);
+    match (set(public), set(private)) {
+        (Some(a), Some(b)) if a != b => Err(CKR_TEMPLATE_INCONSISTENT),
+        (Some(a), _) if matches!(a, CKP_ML_DSA_44 | CKP_ML_DSA_65 | CKP_ML_DSA_87) => Ok(a),
+        (Some(_), _) => Err(CKR_PARAMETER_SET_NOT_SUPPORTED),
+        (None, _) => Err(CKR_TEMPLATE_INCOMPLETE),
+    }
+}
+
 /// `C_GetAttributeValue` on an HSS object: fill the caller's template under the PKCS#11
 /// rules (NULL value → report the length; too small → `CKR_BUFFER_TOO_SMALL`; unknown →
 /// `CKR_ATTRIBUTE_TYPE_INVALID`; secret → `CKR_ATTRIBUTE_SENSITIVE`), never writing more

@@ -13,7 +13,7 @@ use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet, SlhDsaS
 use testkit::Backend;
 
 use crate::common;
-use common::{builtin, token, Env};
+use common::{builtin, builtin_with, token, Env};
 
 impl Env {
     async fn sign(
@@ -845,9 +845,12 @@ async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
     );
 }
 
+/// CMS signs a file of any size; raw ML-DSA beyond what the token takes in parts is refused
+/// naming CMS where the token has no external μ (lunasim as a Luna before firmware 7.9.0),
+/// and nothing of the set is written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_files_go_through_cms_and_whole_message_formats_say_why_not() {
-    let e = builtin().await;
+    let e = builtin_with(Some("7.8.4")).await;
     let key = e.key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "large").await;
     let big = e.sparse("large/image.iso", signing::MAX_WHOLE_MESSAGE + 4096);
     let r = e
@@ -1195,10 +1198,11 @@ async fn hss_signs_files_of_any_size_in_parts() {
 
 /// ML-DSA files above 64 KiB go to the token in parts where it takes them (Kryoptic does
 /// up to 1 MiB); a larger one it refuses in parts, and with no external-μ mechanism on the
-/// token the console refuses it with the reason, signing nothing and writing nothing.
+/// token (lunasim as a Luna before firmware 7.9.0) the console refuses it with the reason,
+/// signing nothing and writing nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ml_dsa_streams_where_the_token_takes_it_and_says_why_not() {
-    let e = builtin().await;
+    let e = builtin_with(Some("7.8.4")).await;
     let key = e
         .key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "rel_mldsa_parts")
         .await;
@@ -1255,6 +1259,46 @@ async fn ml_dsa_streams_where_the_token_takes_it_and_says_why_not() {
         )
         .await;
     assert!(again.files[0].error.is_none(), "{:?}", again.files[0]);
+}
+
+/// On the built-in partition (lunasim as a Luna with firmware 7.9.1), an ML-DSA file the
+/// token refuses in parts goes through Luna's external μ: the raw signature and the bundle
+/// verify with pyca over the file, with and without a context; the bundle and the audit
+/// record say `external-mu`. (The 100 MB and 1 GiB files are `hsmc`'s tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ml_dsa_beyond_the_tokens_parts_goes_through_external_mu() {
+    let e = builtin().await;
+    let key = e
+        .key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "rel_mldsa_mu")
+        .await;
+    for (sub, context) in [("mu-plain", None), ("mu-ctx", Some("release"))] {
+        let files = e.files(sub, &[3_000_000]);
+        let r = e
+            .sign(
+                &key,
+                &files,
+                &[SignFormat::Raw, SignFormat::Bundle],
+                false,
+                OnError::Stop,
+                context,
+            )
+            .await;
+        assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
+        let pk = pubkey(&r);
+        let ctx = hex::encode(context.unwrap_or_default());
+        let (raw, ctx_arg) = (out(&r, 0, "raw"), PathBuf::from(&ctx));
+        let mut raw_args = vec![Path::new("raw"), &files[0], &raw, &pk];
+        if context.is_some() {
+            raw_args.push(&ctx_arg);
+        }
+        let (ok, why) = py(&raw_args);
+        assert!(ok, "pyca, raw, {sub}: {why}");
+        let (ok, why) = py(&[Path::new("bundle"), &files[0], &out(&r, 0, "bundle")]);
+        assert!(ok, "pyca, bundle, {sub}: {why}");
+        assert_eq!(bundle_json(&r, 0)["signing_path"], "external-mu");
+        let records = sign_records(&e, "artifact-0.bin").await;
+        assert_eq!(records[0]["signing_path"], "external-mu", "{records:?}");
+    }
 }
 
 /// The sign requests of a batch with a progress callback of the test's own.

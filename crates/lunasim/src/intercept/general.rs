@@ -1,6 +1,7 @@
 //! General-purpose and slot/token functions: initialization (configuration, the inner
 //! module, the simulator), lunasim's identity (it reports itself as a Luna K7 partition),
-//! the mechanism list (adds HSS, hides SLH-DSA as Luna 7.9 does), and `C_InitToken`
+//! the mechanism list (adds HSS and, from firmware 7.9.0, Luna's external-μ ML-DSA; hides
+//! SLH-DSA as Luna 7.9 does), and `C_InitToken`
 //! (which also wipes the slot's HSS keys).
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use super::keys::LUNA_AES_KWP;
 use crate::config::Config;
 use crate::control;
 use crate::entry;
+use crate::extmu;
 use crate::objects::ObjectStore;
 use crate::sim::{self, Sim};
 use crate::stats;
@@ -73,6 +75,7 @@ fn init() -> CK_RV {
         return e.rv().unwrap_or(CKR_GENERAL_ERROR);
     }
     let shift = renumber(&inner);
+    extmu::reset();
     control::configure(&config, conf_path);
     let store = config.store_dir();
     let _ = std::fs::create_dir_all(&store);
@@ -242,6 +245,9 @@ pub extern "C" fn C_GetMechanismList(
         if kwp {
             all.push(LUNA_AES_KWP);
         }
+        if extmu::offered(s) && all.contains(&CKM_ML_DSA) {
+            all.push(extmu::CKM_EXTMU_ML_DSA);
+        }
         // SAFETY: count is non-null and readable/writable.
         let room = unsafe { *count };
         // SAFETY: as above.
@@ -279,6 +285,21 @@ pub extern "C" fn C_GetMechanismInfo(
                 flags: CKF_HW | CKF_SIGN | CKF_VERIFY,
             }),
             _ if hidden(m) => return CKR_MECHANISM_INVALID,
+            extmu::CKM_EXTMU_ML_DSA if !extmu::offered(s) => return CKR_MECHANISM_INVALID,
+            extmu::CKM_EXTMU_ML_DSA => {
+                let Some(f) = s.f().C_GetMechanismInfo else {
+                    return CKR_FUNCTION_NOT_SUPPORTED;
+                };
+                let mut i = CK_MECHANISM_INFO::default();
+                // SAFETY: `i` is a local CK_MECHANISM_INFO the inner module fills.
+                let rv = unsafe { f(slot, CKM_ML_DSA, &mut i) };
+                if rv != CKR_OK {
+                    return rv;
+                }
+                // The key sizes of ML-DSA's; signing and verifying from μ only.
+                i.flags &= CKF_HW | CKF_SIGN | CKF_VERIFY;
+                Some(i)
+            }
             LUNA_AES_KWP => {
                 let Some(f) = s.f().C_GetMechanismInfo else {
                     return CKR_FUNCTION_NOT_SUPPORTED;
@@ -324,6 +345,7 @@ pub extern "C" fn C_InitToken(
         let rv = unsafe { f(slot, pin, len, label) };
         if rv == CKR_OK {
             s.objects.lock().wipe_slot(&s.store, slot);
+            extmu::forget_slot(s, slot);
             s.roles.lock().wipe(&s.store, slot);
         }
         rv

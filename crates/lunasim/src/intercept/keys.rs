@@ -8,6 +8,7 @@ use zeroize::Zeroizing;
 
 use super::session::session_info;
 use crate::entry;
+use crate::extmu;
 use crate::hss;
 use crate::objects::{self, HssKey, PrivateHalf};
 use crate::raw;
@@ -17,7 +18,7 @@ use crate::stats::count_if;
 use crate::templates;
 
 /// Run `f` with a raw template built from owned values.
-fn with_template<R>(
+pub(crate) fn with_template<R>(
     vals: &mut [(CK_ATTRIBUTE_TYPE, Vec<u8>)],
     f: impl FnOnce(*mut CK_ATTRIBUTE, CK_ULONG) -> R,
 ) -> R {
@@ -79,19 +80,19 @@ pub extern "C" fn C_GenerateKeyPair(
         };
         let rv = if mech == CKM_HSS_KEY_PAIR_GEN {
             hss_keygen(s, h, &pubv, &privv, ph, sh)
-        } else if mech == CKM_ML_DSA_KEY_PAIR_GEN
-            && templates::apply_ml_dsa_default(&mut pubv, &mut privv)
-        {
-            let Some(f) = s.f().C_GenerateKeyPair else {
-                return CKR_FUNCTION_NOT_SUPPORTED;
-            };
-            with_template(&mut pubv, |p, pn| {
-                with_template(&mut privv, |q, qn| {
-                    // SAFETY: templates built from owned values alive for the call; the
-                    // mechanism and out pointers are the caller's.
-                    unsafe { f(h, m, p, pn, q, qn, ph, sh) }
-                })
-            })
+        } else if mech == CKM_ML_DSA_KEY_PAIR_GEN {
+            templates::apply_ml_dsa_default(&mut pubv, &mut privv);
+            match ml_dsa_keygen(s, h, pubv, privv) {
+                Ok((p, q)) => {
+                    // SAFETY: both out pointers were checked non-null above.
+                    unsafe {
+                        *ph = p;
+                        *sh = q;
+                    }
+                    CKR_OK
+                }
+                Err(rv) => rv,
+            }
         } else {
             match s.f().C_GenerateKeyPair {
                 // SAFETY: pass-through.
@@ -101,6 +102,67 @@ pub extern "C" fn C_GenerateKeyPair(
         };
         count_if(rv, true, bin::KEY_GENERATION)
     })
+}
+
+/// An ML-DSA key pair made as [`crate::extmu`] describes: the seed from the token's RNG,
+/// the pair created in the inner module from it, the seed kept for external μ.
+fn ml_dsa_keygen(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    mut pubv: templates::Values,
+    mut privv: templates::Values,
+) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE), CK_RV> {
+    let set = templates::ml_dsa_pair(&pubv, &privv)?;
+    let (slot, _, _) = session_info(s, h)?;
+    let mut seed = Zeroizing::new([0u8; 32]);
+    let rng = s.f().C_GenerateRandom.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+    // SAFETY: seed has 32 writable bytes.
+    let rv = unsafe { rng(h, seed.as_mut_ptr(), 32) };
+    if rv != CKR_OK {
+        return Err(rv);
+    }
+    let pk = extmu::public_key(set, &seed).ok_or(CKR_ATTRIBUTE_VALUE_INVALID)?;
+    let ul = |v: CK_ULONG| v.to_ne_bytes().to_vec();
+    pubv.retain(|(t, _)| !matches!(*t, CKA_CLASS | CKA_KEY_TYPE | CKA_VALUE));
+    pubv.extend([
+        (CKA_CLASS, ul(CKO_PUBLIC_KEY)),
+        (CKA_KEY_TYPE, ul(CKK_ML_DSA)),
+        (CKA_VALUE, pk),
+    ]);
+    privv.retain(|(t, _)| !matches!(*t, CKA_CLASS | CKA_KEY_TYPE | CKA_VALUE | CKA_SEED));
+    if raw::find(&privv, CKA_SENSITIVE).is_none() {
+        // A Luna's private keys are sensitive unless asked otherwise.
+        privv.push((CKA_SENSITIVE, vec![CK_TRUE]));
+    }
+    privv.extend([
+        (CKA_CLASS, ul(CKO_PRIVATE_KEY)),
+        (CKA_KEY_TYPE, ul(CKK_ML_DSA)),
+        (CKA_SEED, seed.to_vec()),
+    ]);
+    let privv = Zeroizing::new(privv);
+    let create = s.f().C_CreateObject.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+    let destroy = |o| {
+        if let Some(d) = s.f().C_DestroyObject {
+            // SAFETY: an object this call just created, on the caller's session.
+            let _ = unsafe { d(h, o) };
+        }
+    };
+    let make = |vals: &templates::Values| {
+        let mut vals = Zeroizing::new(vals.clone());
+        let mut o: CK_OBJECT_HANDLE = 0;
+        // SAFETY: a template of owned values alive for the call; `o` is ours.
+        let rv = with_template(&mut vals, |t, n| unsafe { create(h, t, n, &mut o) });
+        (rv == CKR_OK).then_some(o).ok_or(rv)
+    };
+    let p = make(&pubv)?;
+    let q = make(&privv).inspect_err(|_| destroy(p))?;
+    let recorded = extmu::record_pair(s, h, slot, (p, q), set, &seed);
+    if let Err(rv) = recorded {
+        destroy(q);
+        destroy(p);
+        return Err(rv);
+    }
+    Ok((p, q))
 }
 
 fn hss_keygen(

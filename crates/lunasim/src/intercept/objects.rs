@@ -6,6 +6,7 @@ use cryptoki_sys::*;
 
 use super::session::session_info;
 use crate::entry;
+use crate::extmu;
 use crate::ha::call::Tpl;
 use crate::objects::{self, ObjectStore, Part};
 use crate::ouid;
@@ -207,9 +208,24 @@ pub extern "C" fn C_GetAttributeValue(
                 return CKR_FUNCTION_NOT_SUPPORTED;
             };
             // SAFETY: the caller's template is valid (read only here).
-            let asked = ouid::asked(unsafe { raw::template(t, n) });
+            let (asked, generated) = unsafe {
+                let attrs = raw::template(t, n);
+                (ouid::asked(attrs), extmu::asked(attrs))
+            };
             // SAFETY: pass-through.
             let rv = unsafe { f(h, obj, t, n) };
+            // An ML-DSA key lunasim made answers as a generated key ([`extmu`]).
+            let rv = match generated.is_empty() {
+                true => rv,
+                false => match extmu::made(s, h, obj) {
+                    // SAFETY: the caller's template is valid and writable, each buffer as
+                    // long as `generated` recorded before the call.
+                    Some(m) => unsafe {
+                        extmu::fill_generated(&m, raw::template_mut(t, n), &generated, rv)
+                    },
+                    None => rv,
+                },
+            };
             // SAFETY: the caller's template is valid and writable, each buffer as long as
             // `asked` recorded before the call.
             return unsafe {
@@ -286,11 +302,18 @@ pub extern "C" fn C_DestroyObject(h: CK_SESSION_HANDLE, obj: CK_OBJECT_HANDLE) -
             return rv;
         }
         if !objects::is_ours(obj) {
-            return match s.f().C_DestroyObject {
+            let uid = crate::usage::unique_id(s, h, obj);
+            let rv = match s.f().C_DestroyObject {
                 // SAFETY: pass-through.
                 Some(f) => unsafe { f(h, obj) },
                 None => CKR_FUNCTION_NOT_SUPPORTED,
             };
+            if let (CKR_OK, Some(uid)) = (rv, uid) {
+                // A seed lunasim kept for external μ goes with its key.
+                let slot = s.sessions.lock().get(&h).map(|st| st.slot);
+                extmu::forget(s, slot, &uid);
+            }
+            return rv;
         }
         let mut objects = s.objects.lock();
         let (i, part, rw) = match visible(s, &mut objects, h, obj) {

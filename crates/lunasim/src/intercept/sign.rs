@@ -8,6 +8,7 @@ use p11::vendor::bin;
 
 use super::objects::visible;
 use crate::entry;
+use crate::extmu;
 use crate::hss;
 use crate::hss::Stream;
 use crate::objects::{self, HssKey, Part};
@@ -30,7 +31,7 @@ pub extern "C" fn C_SignInit(
         let Some(mech) = mechanism_of(m) else {
             // A NULL mechanism ends the active operation (PKCS#11 3.0): ours, or the inner
             // module's.
-            if end_hss_op(s, h) {
+            if end_hss_op(s, h) | end_extmu_op(s, h, true) {
                 return CKR_OK;
             }
             return match s.f().C_SignInit {
@@ -40,6 +41,9 @@ pub extern "C" fn C_SignInit(
             };
         };
         if let Some(rv) = super::auth::refusal(s, h, crate::roles::Action::Use) {
+            return rv;
+        }
+        if let Some(rv) = extmu_init(s, h, m, key, true) {
             return rv;
         }
         if objects::is_ours(key) {
@@ -260,6 +264,11 @@ pub extern "C" fn C_Sign(
                 let data = unsafe { raw::bytes(d, dl) };
                 return hss_sign_out(s, h, out, ol, Some(data));
             }
+            if has_extmu_op(s, h, true) {
+                // SAFETY: d has dl readable bytes per contract.
+                let data = unsafe { raw::bytes(d, dl) };
+                return extmu_sign_out(s, h, Some(data), out, ol);
+            }
             let Some(f) = s.f().C_Sign else {
                 return CKR_FUNCTION_NOT_SUPPORTED;
             };
@@ -267,7 +276,7 @@ pub extern "C" fn C_Sign(
             sign_forward(s, h, out, || unsafe { f(h, d, dl, out, ol) })
         },
         |s| {
-            if !end_hss_op(s, h) {
+            if !end_hss_op(s, h) && !end_extmu_op(s, h, true) {
                 finish_inner(s.f().C_Sign, h, d, dl);
             }
         },
@@ -279,6 +288,10 @@ pub extern "C" fn C_SignUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULO
         if has_hss_op(s, h, true) {
             // SAFETY: d has dl readable bytes.
             return hss_sign_update(s, h, unsafe { raw::bytes(d, dl) });
+        }
+        if has_extmu_op(s, h, true) {
+            // SAFETY: d has dl readable bytes.
+            return extmu_update(s, h, unsafe { raw::bytes(d, dl) });
         }
         match s.f().C_SignUpdate {
             // SAFETY: pass-through.
@@ -295,6 +308,9 @@ pub extern "C" fn C_SignFinal(h: CK_SESSION_HANDLE, out: *mut CK_BYTE, ol: *mut 
             if has_hss_op(s, h, true) {
                 return hss_sign_out(s, h, out, ol, None);
             }
+            if has_extmu_op(s, h, true) {
+                return extmu_sign_out(s, h, None, out, ol);
+            }
             let Some(f) = s.f().C_SignFinal else {
                 return CKR_FUNCTION_NOT_SUPPORTED;
             };
@@ -302,7 +318,7 @@ pub extern "C" fn C_SignFinal(h: CK_SESSION_HANDLE, out: *mut CK_BYTE, ol: *mut 
             sign_forward(s, h, out, || unsafe { f(h, out, ol) })
         },
         |s| {
-            if !end_hss_op(s, h) {
+            if !end_hss_op(s, h) && !end_extmu_op(s, h, true) {
                 finish_inner_final(s.f().C_SignFinal, h);
             }
         },
@@ -319,6 +335,9 @@ pub extern "C" fn C_VerifyInit(
             return CKR_ARGUMENTS_BAD;
         };
         if let Some(rv) = super::auth::refusal(s, h, crate::roles::Action::Use) {
+            return rv;
+        }
+        if let Some(rv) = extmu_init(s, h, m, key, false) {
             return rv;
         }
         if objects::is_ours(key) {
@@ -384,6 +403,11 @@ pub extern "C" fn C_Verify(
             let (data, sig) = unsafe { (raw::bytes(d, dl), raw::bytes(sig, sl)) };
             return hss_verify_end(s, h, Some(data), sig);
         }
+        if has_extmu_op(s, h, false) {
+            // SAFETY: both buffers are readable for their lengths.
+            let (data, sig) = unsafe { (raw::bytes(d, dl), raw::bytes(sig, sl)) };
+            return extmu_verify_end(s, h, Some(data), sig);
+        }
         match s.f().C_Verify {
             // SAFETY: pass-through.
             Some(f) => count_if(unsafe { f(h, d, dl, sig, sl) }, true, bin::VERIFY),
@@ -394,6 +418,10 @@ pub extern "C" fn C_Verify(
 
 pub extern "C" fn C_VerifyUpdate(h: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG) -> CK_RV {
     entry::call("C_VerifyUpdate", |s| {
+        if has_extmu_op(s, h, false) {
+            // SAFETY: d has dl readable bytes.
+            return extmu_update(s, h, unsafe { raw::bytes(d, dl) });
+        }
         if has_hss_op(s, h, false) {
             let mut sessions = s.sessions.lock();
             if let Some(hss::Op::Verify {
@@ -424,6 +452,11 @@ pub extern "C" fn C_VerifyFinal(h: CK_SESSION_HANDLE, sig: *mut CK_BYTE, sl: CK_
             // SAFETY: sig has sl readable bytes.
             let sig = unsafe { raw::bytes(sig, sl) };
             return hss_verify_end(s, h, None, sig);
+        }
+        if has_extmu_op(s, h, false) {
+            // SAFETY: sig has sl readable bytes.
+            let sig = unsafe { raw::bytes(sig, sl) };
+            return extmu_verify_end(s, h, None, sig);
         }
         match s.f().C_VerifyFinal {
             // SAFETY: pass-through.
@@ -478,4 +511,178 @@ fn end_hss_op(s: &Sim, h: CK_SESSION_HANDLE) -> bool {
         .get_mut(&h)
         .and_then(|st| st.op.take())
         .is_some()
+}
+
+/// Is an external-μ operation of this kind (sign or verify) active on the session?
+fn has_extmu_op(s: &Sim, h: CK_SESSION_HANDLE, sign: bool) -> bool {
+    match s.sessions.lock().get(&h).and_then(|st| st.extmu.as_ref()) {
+        Some(extmu::Op::Sign { .. }) => sign,
+        Some(extmu::Op::Verify { .. }) => !sign,
+        None => false,
+    }
+}
+
+fn end_extmu_op(s: &Sim, h: CK_SESSION_HANDLE, sign: bool) -> bool {
+    has_extmu_op(s, h, sign)
+        && s.sessions
+            .lock()
+            .get_mut(&h)
+            .and_then(|st| st.extmu.take())
+            .is_some()
+}
+
+/// `C_SignInit` / `C_VerifyInit` with Luna's `CKM_EXTMU_ML_DSA`, done here: `None` for
+/// other mechanisms (unless an external-μ operation of the kind is active, which they may
+/// not start over). Absent below firmware 7.9.0, as from a Luna.
+fn extmu_init(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+    sign: bool,
+) -> Option<CK_RV> {
+    let active = has_extmu_op(s, h, sign);
+    // SAFETY: the callers checked `m` is non-null; per contract a CK_MECHANISM.
+    let mech = unsafe { &*m };
+    if mech.mechanism != extmu::CKM_EXTMU_ML_DSA {
+        return active.then_some(CKR_OPERATION_ACTIVE);
+    }
+    if !extmu::offered(s) {
+        return Some(CKR_MECHANISM_INVALID);
+    }
+    if objects::is_ours(key) {
+        return Some(CKR_KEY_TYPE_INCONSISTENT);
+    }
+    if active || has_hss_op(s, h, sign) {
+        return Some(CKR_OPERATION_ACTIVE);
+    }
+    let op = if sign {
+        extmu::sign_init(s, h, mech, key)
+    } else {
+        extmu::verify_init(s, h, mech, key)
+    };
+    Some(match op {
+        Ok(op) => match s.sessions.lock().get_mut(&h) {
+            Some(st) => {
+                st.extmu = Some(op);
+                CKR_OK
+            }
+            None => CKR_SESSION_HANDLE_INVALID,
+        },
+        Err(rv) => rv,
+    })
+}
+
+/// A part of μ (`C_SignUpdate` / `C_VerifyUpdate`): kept until the final call; more than
+/// μ's 64 bytes ends the operation with `CKR_DATA_LEN_RANGE`.
+fn extmu_update(s: &Sim, h: CK_SESSION_HANDLE, part: &[u8]) -> CK_RV {
+    let mut sessions = s.sessions.lock();
+    let Some(st) = sessions.get_mut(&h) else {
+        return CKR_SESSION_HANDLE_INVALID;
+    };
+    let data = match st.extmu.as_mut() {
+        Some(extmu::Op::Sign { data, .. } | extmu::Op::Verify { data, .. }) => data,
+        None => return CKR_OPERATION_NOT_INITIALIZED,
+    };
+    if data.len() + part.len() > extmu::MU_LEN {
+        st.extmu = None;
+        return CKR_DATA_LEN_RANGE;
+    }
+    data.extend_from_slice(part);
+    CKR_OK
+}
+
+/// 32 bytes from the token's RNG, for a hedged signature.
+fn token_random(s: &Sim, h: CK_SESSION_HANDLE) -> Result<zeroize::Zeroizing<[u8; 32]>, CK_RV> {
+    let mut r = zeroize::Zeroizing::new([0u8; 32]);
+    let f = s.f().C_GenerateRandom.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+    // SAFETY: `r` has 32 writable bytes.
+    match unsafe { f(h, r.as_mut_ptr(), 32) } {
+        CKR_OK => Ok(r),
+        rv => Err(rv),
+    }
+}
+
+/// Finish an external-μ signature (`single`: `C_Sign`'s data; else the parts given):
+/// μ of another length than 64 bytes ends it with `CKR_DATA_LEN_RANGE`; a length query or
+/// a short buffer keeps it; else the signature, and the operation ends.
+fn extmu_sign_out(
+    s: &Sim,
+    h: CK_SESSION_HANDLE,
+    single: Option<&[u8]>,
+    out: *mut CK_BYTE,
+    len: *mut CK_ULONG,
+) -> CK_RV {
+    let mut sessions = s.sessions.lock();
+    let Some(st) = sessions.get_mut(&h) else {
+        return CKR_SESSION_HANDLE_INVALID;
+    };
+    let Some(extmu::Op::Sign { set, data, .. }) = st.extmu.as_ref() else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    let set = *set;
+    let Ok(mu) = <[u8; extmu::MU_LEN]>::try_from(single.unwrap_or(data)) else {
+        st.extmu = None;
+        return CKR_DATA_LEN_RANGE;
+    };
+    let need = extmu::signature_len(set).unwrap_or(0);
+    if len.is_null() {
+        return CKR_ARGUMENTS_BAD;
+    }
+    // SAFETY: len is non-null and readable/writable per contract.
+    let room = unsafe { std::mem::replace(&mut *len, need as CK_ULONG) };
+    if out.is_null() {
+        return CKR_OK;
+    }
+    if (room as usize) < need {
+        return CKR_BUFFER_TOO_SMALL;
+    }
+    let Some(extmu::Op::Sign { seed, hedged, .. }) = st.extmu.take() else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    drop(sessions);
+    let rnd = if hedged {
+        match token_random(s, h) {
+            Ok(r) => Some(r),
+            Err(rv) => return rv,
+        }
+    } else {
+        None
+    };
+    let Some(sig) = sim::pqc_service(s, || extmu::sign_mu(set, &seed, &mu, rnd)) else {
+        return CKR_GENERAL_ERROR;
+    };
+    debug_assert_eq!(sig.len(), need);
+    // SAFETY: out has room >= need == sig.len() bytes.
+    unsafe { std::ptr::copy_nonoverlapping(sig.as_ptr(), out, sig.len()) };
+    stats().count_bin(bin::SIGN);
+    CKR_OK
+}
+
+/// Finish an external-μ verification (`single`: `C_Verify`'s data; else the parts given).
+fn extmu_verify_end(s: &Sim, h: CK_SESSION_HANDLE, single: Option<&[u8]>, sig: &[u8]) -> CK_RV {
+    if !has_extmu_op(s, h, false) {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    }
+    let op = s.sessions.lock().get_mut(&h).and_then(|st| st.extmu.take());
+    let Some(extmu::Op::Verify {
+        set,
+        public_key,
+        data,
+    }) = op
+    else {
+        return CKR_OPERATION_NOT_INITIALIZED;
+    };
+    let Ok(mu) = <[u8; extmu::MU_LEN]>::try_from(single.unwrap_or(&data)) else {
+        return CKR_DATA_LEN_RANGE;
+    };
+    if extmu::signature_len(set) != Some(sig.len()) {
+        return CKR_SIGNATURE_LEN_RANGE;
+    }
+    stats().count_bin(bin::VERIFY);
+    if extmu::verify_mu(set, &public_key, &mu, sig) {
+        CKR_OK
+    } else {
+        CKR_SIGNATURE_INVALID
+    }
 }

@@ -42,8 +42,23 @@ pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) ->
 
 /// The built-in partition, configured inside the data folder.
 pub async fn builtin() -> Env {
+    builtin_with(None).await
+}
+
+/// As [`builtin`], with lunasim's `firmware` set as an officer would set it (below the
+/// marker the console keeps in the partition's `lunasim.toml`).
+pub async fn builtin_with(firmware: Option<&str>) -> Env {
     std::env::remove_var("LUNASIM_CONF");
     let dir = tempfile::tempdir().unwrap();
+    if let Some(f) = firmware {
+        let b = dir.path().join("data/builtin");
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(
+            b.join("lunasim.toml"),
+            format!("{}\nfirmware = \"{f}\"\n", console::builtin::KEPT_MARKER),
+        )
+        .unwrap();
+    }
     let mut cfg = ConsoleConfig::new(dir.path().join("data"));
     cfg.lunasim_path = Some(testkit::lunasim_module());
     cfg.kryoptic_path = Some(testkit::kryoptic_module());
