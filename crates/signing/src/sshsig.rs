@@ -11,7 +11,7 @@
 //! The encodings are RustCrypto's `ssh-key`; the software check of the token's signature is
 //! `ssh-key`'s verifier (ed25519-dalek, p256) over the signed blob, before anything is
 //! written. The tests of record are OpenSSH's own `ssh-keygen -Y verify` and git's
-//! `verify-commit` (crates/cli/tests/hsmc.rs).
+//! `verify-commit` (crates/cli/tests/cli/hsmc.rs).
 
 use der::asn1::UintRef;
 use der::{Decode, Sequence};

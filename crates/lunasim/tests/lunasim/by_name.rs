@@ -1,6 +1,6 @@
 //! liblunasim.so as Thales' own clients load libCryptoki2: Python ctypes resolves every
 //! PKCS#11 3.2 function and the `CA_*` statistics, storage, utilization and HA functions
-//! by name (`tests/ctypes_by_name.py`, with struct layouts written there from the Luna SDK
+//! by name (`tests/lunasim/ctypes_by_name.py`, with struct layouts written there from the Luna SDK
 //! facts, not from `p11::vendor`), in a process of its own — which also shows that a
 //! key's usage count survives a restart. What it reads is compared with what the
 //! console's binding reads here.
@@ -48,7 +48,7 @@ fn run(layout: &str) {
     assert_eq!(count(&s), Some(2));
 
     let out = Command::new(testkit::python())
-        .arg(testkit::repo_root().join("crates/lunasim/tests/ctypes_by_name.py"))
+        .arg(testkit::repo_root().join("crates/lunasim/tests/lunasim/ctypes_by_name.py"))
         .arg(&rig.module_path)
         .arg(member.to_string())
         .arg(HA_SLOT.to_string())
