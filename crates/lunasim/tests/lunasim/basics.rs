@@ -671,13 +671,14 @@ fn hss_kill_9_between_signatures_never_reuses_a_one_time_key() {
     drop(s);
     let mut used = std::collections::HashSet::new();
     let mut signed = 0;
+    // This test by its path in the test binary (its module's, without the crate's name).
+    let this_test = format!(
+        "{}::hss_kill_9_between_signatures_never_reuses_a_one_time_key",
+        module_path!().split_once("::").map_or("", |(_, m)| m)
+    );
     for (round, kill_after) in [30usize, 33, 31, 2].into_iter().enumerate() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "hss_kill_9_between_signatures_never_reuses_a_one_time_key",
-                "--nocapture",
-            ])
+            .args(["--exact", &this_test, "--nocapture"])
             .env(SIGN_LOOP, "1")
             .envs(t.env().iter().cloned())
             .stdout(std::process::Stdio::piped())
