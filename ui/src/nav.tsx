@@ -4,6 +4,7 @@
 // on a first start.
 import type { ComponentType } from "react";
 import type en from "../../locales/en.json";
+import { VIEW_IDS, type View } from "./viewIds";
 import { AuditView } from "./views/Audit";
 import { ConnectionsView } from "./views/Connections";
 import { HssView } from "./views/Hss";
@@ -18,7 +19,7 @@ import { StatsView } from "./views/Stats";
 import { VerifyView } from "./views/Verify";
 
 export interface NavEntry {
-  view: string;
+  view: View;
   label: `nav.${keyof typeof en.nav}`;
   /// With Alt: Alt+1 … Alt+9, Alt+0 (the Overview has none: it is where the window opens; the
   /// PQC readiness view has none left: it is in the sidebar and behind the Overview's items).
@@ -41,6 +42,11 @@ export const NAV = [
   { view: "settings", label: "nav.settings", key: "0", Component: SettingsView },
 ] as const satisfies readonly NavEntry[];
 
-export type View = (typeof NAV)[number]["view"];
+export type { View };
 
+/// The sidebar's order is the ids' order (checked when the module loads: a view added to
+/// one list and not the other is a programming error).
 export const VIEWS: readonly View[] = NAV.map((n) => n.view);
+if (VIEWS.join() !== VIEW_IDS.join()) {
+  throw new Error(`nav.tsx and viewIds.ts list different views: ${VIEWS.join()} / ${VIEW_IDS.join()}`);
+}

@@ -13,7 +13,7 @@
 //   status       the start, and the backend's info     useAppStatus
 //   keygen       the key generation under way          useKeygen, useKeygenActions
 import type { ReactNode } from "react";
-import type { View } from "../nav";
+import type { View } from "../viewIds";
 import { AuditProvider } from "./audit";
 import { ConnectionsProvider } from "./connections";
 import { JumpsProvider } from "./jumps";

@@ -2,7 +2,7 @@
 // are registered in one table (../nav.tsx); this only holds the choice. `useNavigate` is
 // stable, so a component that only navigates does not re-render when the view changes.
 import { useCallback, useState, type ReactNode } from "react";
-import type { View } from "../nav";
+import type { View } from "../viewIds";
 import { createSlice } from "./context";
 import { remember, remembered } from "./storage";
 
