@@ -345,12 +345,13 @@ impl Console {
         let (pool, holder_name) = self.trail_pool_for(&holder);
         let kek = crate::audit_hsm::kek_id(&log_id);
         let label = format!("hsm-console audit key {log_id}");
+        let on = pool.clone();
         let wrapper =
-            tokio::task::spawn_blocking(move || hsm::vault::Wrapper::ensure(&pool, &kek, &label))
+            tokio::task::spawn_blocking(move || hsm::vault::Wrapper::ensure(&on, &kek, &label))
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
         let w = Arc::new(crate::audit_hsm::HsmKeyWrapper {
-            pool: self.trail_pool_for(&holder).0,
+            pool,
             wrapper,
             holder: holder_name,
         });

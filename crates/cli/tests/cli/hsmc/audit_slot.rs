@@ -12,25 +12,22 @@ const ENGINE: &str = "OpenSSL 3 (pkcs11 engine)";
 /// pkcs11-tool's object listing of the token `label`, over the data folder's built-in
 /// configuration (another process than the console, another PKCS#11 client).
 fn objects_on(h: &Hsmc, label: &str) -> String {
-    let o = Command::new("pkcs11-tool")
-        .env("LUNASIM_CONF", h.data.path().join("builtin/lunasim.toml"))
-        .args(["--module"])
-        .arg(testkit::lunasim_module())
-        .args(["--token-label", label, "--login", "--pin"])
-        .arg(console::builtin::USER_PIN)
-        .arg("--list-objects")
-        .output()
-        .unwrap();
+    let conf = h.data.path().join("builtin/lunasim.toml");
+    let env = [("LUNASIM_CONF".to_string(), conf.display().to_string())];
+    let o = testkit::tools::pkcs11_tool(
+        &testkit::lunasim_module(),
+        &env,
+        &[
+            "--token-label",
+            label,
+            "--login",
+            "--pin",
+            console::builtin::USER_PIN,
+            "--list-objects",
+        ],
+    );
     assert!(o.status.success(), "pkcs11-tool on {label}: {}", text(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The actions of the trail, oldest first.
