@@ -209,7 +209,7 @@ impl<'a> Ctx<'a> {
                 "Select the object to change by uid:, id: or label: (`hsmc keys ls` shows them); handle: is for reading only."
             )));
         }
-        self.console().find_key(&p.id, selector).await
+        self.console().admin().find_key(&p.id, selector).await
     }
 
     /// Who `--role` / `--so` says logs in (the user when neither is given).

@@ -46,6 +46,7 @@ async fn verify_once(c: &console::Console) -> Timed {
     };
     let t = Instant::now();
     let v = c
+        .trail()
         .audit_verify(&progress, &AtomicBool::new(false))
         .await
         .unwrap();

@@ -52,14 +52,15 @@ async fn batch(e: &common::Env, keys: &[&str], files: &[PathBuf]) -> Duration {
     };
     let t = Instant::now();
     let r =
-        e.c.sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     let took = t.elapsed();
     let signed = r.files.iter().filter(|f| f.error.is_none()).count();
     assert_eq!(

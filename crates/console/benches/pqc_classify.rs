@@ -81,7 +81,7 @@ fn main() {
         };
         let classify = || async {
             let t = Instant::now();
-            let r = e.c.pqc_readiness(&pid, "nist").await.unwrap();
+            let r = e.c.observe().pqc_readiness(&pid, "nist").await.unwrap();
             let judged = r.partitions[0].objects.len();
             assert!(judged >= n, "judged {judged} of {n}");
             // Every P-256 key is quantum-vulnerable, every AES-256 key is not relevant.

@@ -59,6 +59,7 @@ async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> 
     };
     let t = Instant::now();
     let r = c
+        .signing()
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
@@ -120,6 +121,7 @@ fn main() {
             .await
             .unwrap();
         let g = c
+            .admin()
             .generate_key(
                 &pid,
                 GenerateRequest {

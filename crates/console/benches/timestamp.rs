@@ -62,6 +62,7 @@ async fn batch(
     };
     let t = Instant::now();
     let r = c
+        .signing()
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
@@ -122,6 +123,7 @@ fn main() {
             .await
             .unwrap();
         let g = c
+            .admin()
             .generate_key(
                 &pid,
                 GenerateRequest {

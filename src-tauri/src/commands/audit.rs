@@ -5,7 +5,7 @@ use tauri::State;
 
 use audit::export::{ExportSummary, Range};
 use audit::store::Query;
-use console::audit_ops::{AuditStatusView, CheckpointView, ExportFormat};
+use console::trail::{AuditStatusView, CheckpointView, ExportFormat};
 use console::views::{JobEvent, RecordView};
 
 use super::{dialogs, Cmd};
@@ -13,13 +13,13 @@ use crate::state::AppState;
 
 #[ipc_macros::command]
 pub async fn audit_status(state: State<'_, AppState>) -> Cmd<AuditStatusView> {
-    state.console()?.audit_status().await
+    state.console()?.trail().audit_status().await
 }
 
 /// A page of records matching the filter, newest first.
 #[ipc_macros::command]
 pub async fn audit_records(state: State<'_, AppState>, query: Query) -> Cmd<Vec<RecordView>> {
-    state.console()?.audit_records(query).await
+    state.console()?.trail().audit_records(query).await
 }
 
 /// Verify the whole trail with progress; `cancel_job(job_id)` stops it.
@@ -34,7 +34,7 @@ pub async fn audit_verify(
     let progress = move |done: i64, total: i64| {
         let _ = on_event.send(JobEvent::Progress { done, total });
     };
-    let r = c.audit_verify(&progress, &cancel).await;
+    let r = c.trail().audit_verify(&progress, &cancel).await;
     state.finish_job(&job_id);
     r
 }
@@ -54,35 +54,35 @@ pub async fn audit_export(
     let Some(path) = dialogs::save("Export the audit trail", name, filter).await else {
         return Ok(None);
     };
-    c.audit_export(format, range, &path).await.map(Some)
+    c.trail().audit_export(format, range, &path).await.map(Some)
 }
 
 /// Write a signed checkpoint now.
 #[ipc_macros::command]
 pub async fn audit_checkpoint(state: State<'_, AppState>) -> Cmd<audit::Checkpoint> {
-    state.console()?.audit_checkpoint().await
+    state.console()?.trail().audit_checkpoint().await
 }
 
 /// Every checkpoint with its signature checked.
 #[ipc_macros::command]
 pub async fn audit_checkpoints(state: State<'_, AppState>) -> Cmd<Vec<CheckpointView>> {
-    state.console()?.audit_checkpoints().await
+    state.console()?.trail().audit_checkpoints().await
 }
 
 /// The checkpoint signing key's public half (PEM).
 #[ipc_macros::command]
 pub async fn audit_public_key(state: State<'_, AppState>) -> Cmd<String> {
-    state.console()?.audit_public_key_pem().await
+    state.console()?.trail().audit_public_key_pem().await
 }
 
 /// Start a new key epoch (the window asks for confirmation first).
 #[ipc_macros::command]
 pub async fn audit_rotate_key(state: State<'_, AppState>) -> Cmd<i64> {
-    state.console()?.audit_rotate_key().await
+    state.console()?.trail().audit_rotate_key().await
 }
 
 /// Records and failures per day for the last `days` days (the Audit view's bar chart).
 #[ipc_macros::command]
 pub async fn audit_days(state: State<'_, AppState>, days: u32) -> Cmd<Vec<audit::store::DayCount>> {
-    state.console()?.audit_days(days).await
+    state.console()?.trail().audit_days(days).await
 }

@@ -19,7 +19,11 @@ pub async fn change_pin(
     new_pin: String,
 ) -> Cmd<PinChanged> {
     let (old, new) = (p11::pin(old_pin), p11::pin(new_pin));
-    state.console()?.change_pin(&partition_id, old, new).await
+    state
+        .console()?
+        .admin()
+        .change_pin(&partition_id, old, new)
+        .await
 }
 
 /// The SO sets or resets the user PIN (`C_InitPIN`).
@@ -30,7 +34,11 @@ pub async fn set_user_pin(
     new_pin: String,
 ) -> Cmd<()> {
     let new = p11::pin(new_pin);
-    state.console()?.set_user_pin(&partition_id, new).await
+    state
+        .console()?
+        .admin()
+        .set_user_pin(&partition_id, new)
+        .await
 }
 
 /// The Crypto Officer sets a Luna role's PIN (`CA_InitRolePIN`).
@@ -44,6 +52,7 @@ pub async fn set_role_pin(
     let new = p11::pin(new_pin);
     state
         .console()?
+        .admin()
         .set_role_pin(&partition_id, role, new)
         .await
 }
@@ -54,7 +63,7 @@ pub async fn token_contents(
     state: State<'_, AppState>,
     partition_id: String,
 ) -> Cmd<TokenContents> {
-    state.console()?.token_contents(&partition_id).await
+    state.console()?.admin().token_contents(&partition_id).await
 }
 
 /// Initialize the token (`C_InitToken`): the label typed as confirmation, and for the
@@ -69,6 +78,7 @@ pub async fn init_token(
     let so_pin = p11::pin(so_pin);
     state
         .console()?
+        .admin()
         .init_token(&partition_id, so_pin, request)
         .await
 }

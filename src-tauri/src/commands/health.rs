@@ -10,7 +10,7 @@ use crate::state::AppState;
 /// Every HSS key on the logged-in partitions, with burn rates from the audit trail.
 #[ipc_macros::command]
 pub async fn hss_keys(state: State<'_, AppState>) -> Cmd<Vec<HssKeyView>> {
-    state.console()?.hss_keys().await
+    state.console()?.observe().hss_keys().await
 }
 
 /// One statistics sample of a partition (kept for the charts).
@@ -22,7 +22,7 @@ pub async fn stats(state: State<'_, AppState>, partition_id: String) -> Cmd<Stat
 /// The samples taken so far.
 #[ipc_macros::command]
 pub fn stats_history(state: State<'_, AppState>, partition_id: String) -> Cmd<Vec<StatsPoint>> {
-    Ok(state.console()?.stats_history(&partition_id))
+    Ok(state.console()?.observe().stats_history(&partition_id))
 }
 
 /// A statistics chart as SVG.
@@ -32,5 +32,5 @@ pub fn stats_chart(
     partition_id: String,
     which: StatsChart,
 ) -> Cmd<String> {
-    state.console()?.stats_chart(&partition_id, which)
+    state.console()?.observe().stats_chart(&partition_id, which)
 }

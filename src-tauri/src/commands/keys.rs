@@ -34,7 +34,11 @@ pub async fn key_details(
     partition_id: String,
     handle: u64,
 ) -> Cmd<KeyDetails> {
-    state.console()?.key_details(&partition_id, handle).await
+    state
+        .console()?
+        .admin()
+        .key_details(&partition_id, handle)
+        .await
 }
 
 /// What a key specification means: its name, a suggested label, a time warning.
@@ -59,7 +63,7 @@ pub async fn generate_key(
         let mut iv = tokio::time::interval(std::time::Duration::from_millis(500));
         loop {
             iv.tick().await;
-            if let Some((done, total)) = progress.keygen_progress(&pid, &label).await {
+            if let Some((done, total)) = progress.admin().keygen_progress(&pid, &label).await {
                 let (done, total) = (done as i64, total as i64);
                 if on_event.send(JobEvent::Progress { done, total }).is_err() {
                     break;
@@ -71,7 +75,7 @@ pub async fn generate_key(
             }
         }
     });
-    let r = c.generate_key(&partition_id, request).await;
+    let r = c.admin().generate_key(&partition_id, request).await;
     ticker.abort();
     r
 }
@@ -84,7 +88,7 @@ pub async fn deletion_phrase(
     handles: Vec<u64>,
 ) -> Cmd<String> {
     let c = state.console()?;
-    c.deletion_phrase(&partition_id, &handles).await
+    c.admin().deletion_phrase(&partition_id, &handles).await
 }
 
 #[ipc_macros::command]
@@ -95,7 +99,9 @@ pub async fn destroy_keys(
     confirmation: String,
 ) -> Cmd<DestroyResult> {
     let c = state.console()?;
-    c.destroy_keys(&partition_id, &handles, &confirmation).await
+    c.admin()
+        .destroy_keys(&partition_id, &handles, &confirmation)
+        .await
 }
 
 #[ipc_macros::command]
@@ -106,7 +112,9 @@ pub async fn export_public_key(
     format: PublicKeyFormat,
 ) -> Cmd<ExportedPublicKey> {
     let c = state.console()?;
-    c.export_public_key(&partition_id, handle, format).await
+    c.admin()
+        .export_public_key(&partition_id, handle, format)
+        .await
 }
 
 /// Ask where, then write; `None` when the officer cancels the dialog.
@@ -127,7 +135,8 @@ pub async fn save_public_key(
     let Some(path) = dialogs::save("Save public key", &file_name, ("Public key", ext)).await else {
         return Ok(None);
     };
-    c.save_public_key(&partition_id, handle, format, &path)
+    c.admin()
+        .save_public_key(&partition_id, handle, format, &path)
         .await?;
     Ok(Some(path.display().to_string()))
 }
@@ -142,7 +151,8 @@ pub async fn issue_certificate(
     days: u32,
 ) -> Cmd<CertificateView> {
     let c = state.console()?;
-    c.issue_certificate(&partition_id, handle, &subject, days, true)
+    c.signing()
+        .issue_certificate(&partition_id, handle, &subject, days, true)
         .await
 }
 
@@ -155,7 +165,9 @@ pub async fn certificate_request(
     subject: String,
 ) -> Cmd<String> {
     let c = state.console()?;
-    c.certificate_request(&partition_id, handle, &subject).await
+    c.signing()
+        .certificate_request(&partition_id, handle, &subject)
+        .await
 }
 
 /// A signing key's OpenPGP algorithm and, once its creation time is fixed, its fingerprint.
@@ -165,7 +177,11 @@ pub async fn openpgp_key(
     partition_id: String,
     handle: u64,
 ) -> Cmd<OpenPgpKeyView> {
-    state.console()?.openpgp_key(&partition_id, handle).await
+    state
+        .console()?
+        .signing()
+        .openpgp_key(&partition_id, handle)
+        .await
 }
 
 /// Ask where, then write the key's ASCII-armored OpenPGP certificate with this user ID;
@@ -190,7 +206,8 @@ pub async fn save_openpgp_certificate(
     else {
         return Ok(None);
     };
-    c.save_openpgp_certificate(&partition_id, handle, &user_id, &path)
+    c.signing()
+        .save_openpgp_certificate(&partition_id, handle, &user_id, &path)
         .await
         .map(Some)
 }
@@ -227,7 +244,10 @@ pub async fn save_key_succession(
         transition_ends,
         confirm_hss,
     };
-    c.key_succession(&partition_id, req).await.map(Some)
+    c.signing()
+        .key_succession(&partition_id, req)
+        .await
+        .map(Some)
 }
 
 /// Ask where, then write an Ed25519 key's `minisign.pub`; `None` when cancelled.
@@ -238,7 +258,10 @@ pub async fn save_minisign_public_key(
     handle: u64,
 ) -> Cmd<Option<String>> {
     let c = state.console()?;
-    let k = c.minisign_public_key(&partition_id, handle).await?;
+    let k = c
+        .signing()
+        .minisign_public_key(&partition_id, handle)
+        .await?;
     let Some(path) = dialogs::save(
         "Save minisign public key",
         "minisign.pub",

@@ -21,6 +21,7 @@ pub async fn import_objects(
 ) -> Cmd<ImportResult> {
     state
         .console()?
+        .admin()
         .import_objects(&partition_id, request)
         .await
 }
@@ -34,6 +35,7 @@ pub async fn certificate_details(
 ) -> Cmd<CertificateDetails> {
     state
         .console()?
+        .admin()
         .certificate_details(&partition_id, handle)
         .await
 }
@@ -56,7 +58,9 @@ pub async fn save_object(
     let Some(path) = dialogs::save("Export object", &file_name, ("Object", ext)).await else {
         return Ok(None);
     };
-    c.save_object(&partition_id, handle, format, &path).await?;
+    c.admin()
+        .save_object(&partition_id, handle, format, &path)
+        .await?;
     Ok(Some(path.display().to_string()))
 }
 
@@ -70,6 +74,7 @@ pub async fn editable_attributes(
 ) -> Cmd<EditableAttributes> {
     state
         .console()?
+        .admin()
         .editable_attributes(&partition_id, handle)
         .await
 }
@@ -85,6 +90,7 @@ pub async fn set_attributes(
 ) -> Cmd<AttributesChanged> {
     state
         .console()?
+        .admin()
         .set_attributes(&partition_id, handle, changes)
         .await
 }
@@ -97,7 +103,11 @@ pub async fn object_uri(
     partition_id: String,
     handle: u64,
 ) -> Cmd<ObjectUri> {
-    state.console()?.object_uri(&partition_id, handle).await
+    state
+        .console()?
+        .signing()
+        .object_uri(&partition_id, handle)
+        .await
 }
 
 /// Test a key's tool line: run it as printed against a throwaway file, with the logged-in
@@ -112,6 +122,7 @@ pub async fn try_tool_line(
 ) -> Cmd<ToolVerdict> {
     state
         .console()?
+        .signing()
         .try_tool_line(&partition_id, handle, &tool)
         .await
 }
@@ -125,6 +136,7 @@ pub async fn key_check_value(
 ) -> Cmd<String> {
     state
         .console()?
+        .admin()
         .key_check_value(&partition_id, handle)
         .await
 }
@@ -152,16 +164,17 @@ pub async fn wrap_key(
     else {
         return Ok(None);
     };
-    c.wrap_key(
-        &partition_id,
-        handle,
-        wrapping_handle,
-        &path,
-        oaep_hash,
-        any_wrapping_key,
-    )
-    .await
-    .map(Some)
+    c.admin()
+        .wrap_key(
+            &partition_id,
+            handle,
+            wrapping_handle,
+            &path,
+            oaep_hash,
+            any_wrapping_key,
+        )
+        .await
+        .map(Some)
 }
 
 /// Unwrap a wrap file with the matching key, restoring its attributes.
@@ -175,6 +188,7 @@ pub async fn unwrap_key(
 ) -> Cmd<Unwrapped> {
     state
         .console()?
+        .admin()
         .unwrap_key(
             &partition_id,
             std::path::Path::new(&path),

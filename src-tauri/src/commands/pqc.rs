@@ -33,7 +33,7 @@ pub async fn pqc_readiness(
 ) -> Cmd<Readiness> {
     let c = state.console()?;
     let ids = scope(&c, partition_id);
-    c.pqc_readiness(&ids, &policy).await
+    c.observe().pqc_readiness(&ids, &policy).await
 }
 
 /// Save a CycloneDX 1.6 CBOM of the same keys where the officer chooses, never over an
@@ -46,7 +46,7 @@ pub async fn pqc_export_cbom(
 ) -> Cmd<Option<String>> {
     let c = state.console()?;
     // The policy first: a bad file is refused before a dialog opens.
-    c.pqc_policy(&policy)?;
+    c.observe().pqc_policy(&policy)?;
     let ids = scope(&c, partition_id);
     let Some(path) = dialogs::save(
         "Export a CBOM",
@@ -57,7 +57,7 @@ pub async fn pqc_export_cbom(
     else {
         return Ok(None);
     };
-    let bytes = c.pqc_cbom(&ids, &policy).await?;
+    let bytes = c.observe().pqc_cbom(&ids, &policy).await?;
     outfile::write_new(&path, &bytes).map_err(ApiError::from)?;
     Ok(Some(path.display().to_string()))
 }

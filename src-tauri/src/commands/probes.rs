@@ -17,7 +17,11 @@ pub async fn probe_catalog(
     state: State<'_, AppState>,
     partition_id: String,
 ) -> Cmd<Vec<ProbeChoice>> {
-    state.console()?.probe_catalog(&partition_id).await
+    state
+        .console()?
+        .observe()
+        .probe_catalog(&partition_id)
+        .await
 }
 
 /// Run a probe with live progress; `cancel_job(job_id)` stops it.
@@ -34,7 +38,10 @@ pub async fn run_probe(
     let progress = std::sync::Arc::new(move |p: ProbeProgress| {
         let _ = on_event.send(p);
     });
-    let r = c.run_probe(&partition_id, request, progress, cancel).await;
+    let r = c
+        .observe()
+        .run_probe(&partition_id, request, progress, cancel)
+        .await;
     state.finish_job(&job_id);
     r
 }
@@ -42,25 +49,25 @@ pub async fn run_probe(
 /// The kept runs, newest first.
 #[ipc_macros::command]
 pub async fn probe_history(state: State<'_, AppState>) -> Cmd<Vec<ProbeSummary>> {
-    state.console()?.probe_history().await
+    state.console()?.observe().probe_history().await
 }
 
 #[ipc_macros::command]
 pub async fn probe_report(state: State<'_, AppState>, id: String) -> Cmd<ProbeReport> {
-    state.console()?.probe_report(&id).await
+    state.console()?.observe().probe_report(&id).await
 }
 
 /// One of a kept run's charts as SVG.
 #[ipc_macros::command]
 pub async fn probe_chart(state: State<'_, AppState>, id: String, which: ProbeChart) -> Cmd<String> {
-    let r = state.console()?.probe_report(&id).await?;
+    let r = state.console()?.observe().probe_report(&id).await?;
     console::probes::chart(&r, which)
 }
 
 /// A kept run's figures as CSV.
 #[ipc_macros::command]
 pub async fn probe_csv(state: State<'_, AppState>, id: String) -> Cmd<String> {
-    let r = state.console()?.probe_report(&id).await?;
+    let r = state.console()?.observe().probe_report(&id).await?;
     Ok(console::probes::report_csv(&r))
 }
 

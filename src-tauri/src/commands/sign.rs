@@ -17,7 +17,7 @@ pub async fn signing_keys(
     state: State<'_, AppState>,
     partition_id: String,
 ) -> Cmd<Vec<SigningKeyView>> {
-    state.console()?.signing_keys(&partition_id).await
+    state.console()?.signing().signing_keys(&partition_id).await
 }
 
 /// What the drop list shows at once: name, size, or why a path cannot be signed.
@@ -92,10 +92,15 @@ pub async fn sign_files(
     let r = match context_pin {
         Some(pin) => {
             let pins = console::sign::ContextPins::given(p11::pin(pin));
-            c.sign_files_with_pins(&partition_id, request, progress, cancel, pins)
+            c.signing()
+                .sign_files_with_pins(&partition_id, request, progress, cancel, pins)
                 .await
         }
-        None => c.sign_files(&partition_id, request, progress, cancel).await,
+        None => {
+            c.signing()
+                .sign_files(&partition_id, request, progress, cancel)
+                .await
+        }
     };
     state.finish_job(&job_id);
     r
@@ -111,6 +116,7 @@ pub async fn verify_signature(
     context: Option<String>,
 ) -> Cmd<signing::verify::VerifyReport> {
     let c = state.console()?;
-    c.verify_signature(&file, &signature, public_key.as_deref(), context.as_deref())
+    c.signing()
+        .verify_signature(&file, &signature, public_key.as_deref(), context.as_deref())
         .await
 }

@@ -8,135 +8,24 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde::Serialize;
 use ts_rs::TS;
 
 use audit::store::Query;
 use audit::Event;
-use hsm::drift::{self as hd, Difference, MemberObjects, ObjectFacts};
+use hsm::drift::{self as hd, MemberObjects, ObjectFacts};
 
 use super::{blocking, Member};
-use crate::error::ApiResult;
+use crate::core::error::ApiResult;
+use crate::core::ha_views::{DriftMember, DriftReport, DriftVerdict, MemberCheck};
 #[cfg(test)]
-use crate::i18n::InLang;
-use crate::i18n::Text;
-use crate::partitions::Partition;
-use crate::views::ConsoleEvent;
-use crate::{text, Console};
-
-/// The drift check's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum DriftVerdict {
-    /// Every member compared holds the same objects and policies, and none is down.
-    InSync,
-    /// The members differ (see the differences).
-    Drift,
-    /// The alive members agree, but at least one member is down.
-    MemberDown,
-    /// Fewer than two members could be compared (their slots are not visible).
-    NotComparable,
-}
-
-hsm::wire_display!(DriftVerdict);
-
-/// How far the check got with one member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum MemberCheck {
-    Compared,
-    Down,
-    /// The module does not show the member's own slot (Luna's `HAOnly`).
-    NotVisible,
-    /// Reading it failed (see `error`).
-    Failed,
-}
-
-hsm::wire_display!(MemberCheck);
-
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct DriftMember {
-    pub position: u32,
-    pub serial: String,
-    pub partition_id: Option<String>,
-    pub check: MemberCheck,
-    /// Without a login only public objects are compared.
-    pub logged_in: bool,
-    #[ts(type = "number | null")]
-    pub objects: Option<u64>,
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct DriftReport {
-    pub partition_id: String,
-    pub group_label: String,
-    pub group_serial: String,
-    pub checked_at: String,
-    pub verdict: DriftVerdict,
-    /// "in sync", "drift on member 2", "member 2 down; members 1, 3 in sync".
-    pub summary: String,
-    /// The same in a form each language translates.
-    pub summary_text: Text,
-    pub members: Vec<DriftMember>,
-    pub differences: Vec<Difference>,
-    pub policy_differences: Vec<Difference>,
-    pub drifting_members: Vec<u32>,
-    pub down_members: Vec<u32>,
-    /// How the KCVs were computed (shown with them).
-    pub kcv_method: String,
-    pub kcv_method_text: Text,
-    /// What limited the check (members not logged in, …).
-    pub notes: Vec<String>,
-    /// The same notes in a form each language translates.
-    pub notes_text: Vec<Text>,
-}
-
-impl DriftReport {
-    /// Whether a member needs sync, as far as this check can tell.
-    pub fn needs_sync(&self, position: u32) -> Option<bool> {
-        let m = self.members.iter().find(|m| m.position == position)?;
-        (m.check == MemberCheck::Compared).then(|| self.drifting_members.contains(&position))
-    }
-
-    /// What the header warns about, if anything.
-    pub fn warning(&self) -> Option<String> {
-        self.warning_text().map(|t| t.text)
-    }
-
-    /// The same in a form each language translates.
-    pub fn warning_text(&self) -> Option<Text> {
-        match self.verdict {
-            DriftVerdict::InSync | DriftVerdict::NotComparable => None,
-            _ => Some(self.summary_text.clone()),
-        }
-    }
-
-    /// The state written to the audit trail: it changes when the verdict, the members
-    /// concerned or the set of differences change.
-    fn state_key(&self) -> String {
-        if self.verdict == DriftVerdict::InSync {
-            return "in_sync".into();
-        }
-        let mut h = Sha256::new();
-        for d in self.differences.iter().chain(&self.policy_differences) {
-            h.update(format!(
-                "{}|{:?}|{:?}|{:?}\n",
-                d.object, d.field, d.kind, d.members
-            ));
-        }
-        format!(
-            "{}|drift:{:?}|down:{:?}|{}",
-            self.verdict,
-            self.drifting_members,
-            self.down_members,
-            &hex::encode(h.finalize())[..12]
-        )
-    }
-}
+use crate::core::i18n::InLang;
+use crate::core::i18n::Text;
+use crate::core::partitions::Partition;
+use crate::core::views::ConsoleEvent;
+use crate::ha::Ha;
+use crate::text;
 
 /// What the trail's last `ha.state` record of a group says.
 #[derive(Debug, Clone)]
@@ -299,9 +188,9 @@ async fn read_member(mp: &Arc<Partition>) -> Result<Reading, String> {
     })
 }
 
-impl Console {
+impl Ha<'_> {
     /// Run the drift check of the group behind `partition`.
-    pub async fn ha_drift(&self, partition: &str) -> ApiResult<DriftReport> {
+    pub async fn ha_drift(self, partition: &str) -> ApiResult<DriftReport> {
         let p = self.partition_ref(partition).await?;
         let st = self.ha_state_of(&p).await.ok_or_else(|| Self::not_ha(&p))?;
         let members = self.ha_members(&p, &st).await;
@@ -310,7 +199,7 @@ impl Console {
         Ok(report)
     }
 
-    async fn check_members(&self, p: &Partition, serial: &str, members: &[Member]) -> DriftReport {
+    async fn check_members(self, p: &Partition, serial: &str, members: &[Member]) -> DriftReport {
         let mut checked = Vec::new();
         let mut compared = Vec::new();
         let mut policies = Vec::new();
@@ -416,14 +305,19 @@ impl Console {
 
     /// Keep the report for the views and the header; on a change of state, write it to
     /// the audit trail and tell the window.
-    async fn note_drift(&self, p: &Partition, report: DriftReport) {
+    async fn note_drift(self, p: &Partition, report: DriftReport) {
         let key = report.state_key();
-        let before = self.ha.lock().recorded.get(&report.group_serial).cloned();
+        let before = self
+            .state
+            .lock()
+            .recorded
+            .get(&report.group_serial)
+            .cloned();
         let before = match before {
             Some(b) => b,
             None => self.last_recorded_state(&report.group_serial).await,
         };
-        self.ha
+        self.state
             .lock()
             .last_drift
             .insert(p.id.clone(), report.clone());
@@ -453,7 +347,7 @@ impl Console {
                 .meta("differences", diffs),
         )
         .await;
-        self.ha
+        self.state
             .lock()
             .recorded
             .insert(report.group_serial.clone(), key);
@@ -463,7 +357,7 @@ impl Console {
     }
 
     /// The state of the group's last `ha.state` record ("in_sync" when there is none).
-    async fn last_recorded_state(&self, serial: &str) -> String {
+    async fn last_recorded_state(self, serial: &str) -> String {
         let q = Query {
             action: Some("ha.state".into()),
             resource: Some(serial.into()),
@@ -484,7 +378,7 @@ impl Console {
     /// The group's last `ha.state` record, as the verdict of the check that wrote it: what
     /// a console that has not checked the group itself (`hsmc status`) knows of its drift,
     /// at the cost of one query. `None` when the trail has no record of the group.
-    pub(crate) async fn last_recorded_drift(&self, serial: &str) -> Option<RecordedDrift> {
+    pub(crate) async fn last_recorded_drift(self, serial: &str) -> Option<RecordedDrift> {
         let q = Query {
             action: Some("ha.state".into()),
             resource: Some(serial.into()),
@@ -516,13 +410,13 @@ impl Console {
 
     /// The header's warnings, from the last check of each group (the group's HA state
     /// when it has not been checked yet).
-    pub async fn ha_warnings(&self) -> Vec<HaWarning> {
+    pub async fn ha_warnings(self) -> Vec<HaWarning> {
         let mut out = Vec::new();
         for p in self.partitions() {
-            if self.ha.lock().known.get(&p.id) != Some(&true) {
+            if self.state.lock().known.get(&p.id) != Some(&true) {
                 continue;
             }
-            let last = self.ha.lock().last_drift.get(&p.id).cloned();
+            let last = self.state.lock().last_drift.get(&p.id).cloned();
             let (verdict, message, serial) = match last {
                 Some(d) => match d.warning_text() {
                     Some(w) => (d.verdict, w, d.group_serial),
@@ -558,7 +452,7 @@ impl Console {
     }
 
     /// One round of the watcher: check every known HA group.
-    pub async fn ha_watch_tick(&self) {
+    pub async fn ha_watch_tick(self) {
         for p in self.partitions() {
             if self.ha_state_of(&p).await.is_some() {
                 if let Err(e) = self.ha_drift(&p.id).await {
@@ -566,23 +460,6 @@ impl Console {
                 }
             }
         }
-    }
-
-    /// Check the HA groups on the statistics interval (the desktop app starts this; `hsmc`
-    /// checks when asked).
-    pub fn start_ha_watch(self: &Arc<Self>) {
-        let weak = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                let every = match weak.upgrade() {
-                    Some(c) => c.settings().stats_poll_seconds.max(1),
-                    None => break,
-                };
-                tokio::time::sleep(Duration::from_secs(every)).await;
-                let Some(c) = weak.upgrade() else { break };
-                c.ha_watch_tick().await;
-            }
-        });
     }
 }
 
@@ -610,7 +487,7 @@ mod tests {
 
     #[test]
     fn summaries_translate_with_their_parts() {
-        use crate::i18n::Lang;
+        use crate::core::i18n::Lang;
         let t = summary(DriftVerdict::MemberDown, &[], &[2], &[1, 3]);
         let zh = t.in_lang(Lang::ZhHant);
         assert!(!zh.contains("down") && !zh.contains("sync"), "{zh}");

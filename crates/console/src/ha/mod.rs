@@ -11,90 +11,48 @@ pub mod drift;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
-use ts_rs::TS;
+use p11::vendor::HaState;
 
-use p11::vendor::{HaLayout, HaState};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+pub use crate::core::ha_views::{
+    DriftMember, DriftReport, DriftVerdict, HaGroupView, HaLayoutView, HaMemberView, MemberCheck,
+};
+use crate::core::partitions::Partition;
+use crate::core::ports::MemberStats;
+use crate::core::views::UserKind;
+use crate::core::Core;
+use crate::text;
+pub use drift::HaWarning;
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::i18n::Text;
-use crate::partitions::Partition;
-use crate::views::UserKind;
-use crate::{text, Console};
-pub use drift::{DriftMember, DriftReport, DriftVerdict, HaWarning, MemberCheck};
-
-/// Which SDK generation's `CK_HA_STATUS` the module wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum HaLayoutView {
-    /// Luna SDK 2018 and later (20-character serials).
-    Current,
-    /// Older SDKs (`CK_ULONG` serials).
-    Legacy,
+/// HA groups, as a service over the core (`Console::ha`).
+#[derive(Clone, Copy)]
+pub struct Ha<'c> {
+    core: &'c Core,
+    state: &'c parking_lot::Mutex<HaMemory>,
+    /// Each member's own figures (from observation).
+    stats: &'c dyn MemberStats,
 }
 
-hsm::wire_display!(HaLayoutView);
-
-impl From<HaLayout> for HaLayoutView {
-    fn from(l: HaLayout) -> Self {
-        match l {
-            HaLayout::Current => HaLayoutView::Current,
-            HaLayout::Legacy => HaLayoutView::Legacy,
-        }
+impl<'c> Ha<'c> {
+    pub(crate) fn new(
+        core: &'c Core,
+        state: &'c parking_lot::Mutex<HaMemory>,
+        stats: &'c dyn MemberStats,
+    ) -> Self {
+        Ha { core, state, stats }
     }
 }
 
-/// One member of a group, as the Connections, Partition and Statistics views show it.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct HaMemberView {
-    /// 1-based, in the order the HA state lists the members.
-    pub position: u32,
-    pub serial: String,
-    pub alive: bool,
-    /// `CKR_OK`, or why the member is not alive (`CKR_UNABLE_TO_CONNECT`, …).
-    pub status: String,
-    /// The member's own slot, when the module shows it (not with Luna's `HAOnly`).
-    pub partition_id: Option<String>,
-    #[ts(type = "number | null")]
-    pub slot_id: Option<u64>,
-    pub logged_in: Option<UserKind>,
-    /// From the last drift check: `true` when the member lacks or differs in something.
-    pub needs_sync: Option<bool>,
-    /// The member's own statistics (its slot's `CA_GetHSMStats`, ≥ 5 s between samples).
-    pub busy_percent: Option<f64>,
-    #[ts(type = "number | null")]
-    pub commands: Option<u64>,
-    pub commands_per_second: Option<f64>,
-    /// Its share of the group's commands since the previous sample.
-    pub served_share_percent: Option<f64>,
-    /// When its command count last grew (it served calls).
-    pub last_served: Option<String>,
-}
-
-/// One HA group behind a virtual slot.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct HaGroupView {
-    pub partition_id: String,
-    pub module_id: String,
-    #[ts(type = "number")]
-    pub slot_id: u64,
-    pub label: String,
-    pub serial: String,
-    pub layout: HaLayoutView,
-    pub members: Vec<HaMemberView>,
-    /// Whether the members' own slots are visible (the drift check needs them).
-    pub members_visible: bool,
-    /// The last drift check of this group, if one ran.
-    pub drift: Option<DriftReport>,
-    /// "member 2 down", "drift on member 2" — what the header warns about.
-    pub warning: Option<String>,
-    /// The same in a form each language translates.
-    pub warning_text: Option<Text>,
+impl std::ops::Deref for Ha<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        self.core
+    }
 }
 
 /// What the console remembers about groups between calls.
 #[derive(Default)]
-pub(crate) struct HaMemory {
+pub struct HaMemory {
     /// Partition ID → whether its slot is an HA group's.
     known: HashMap<String, bool>,
     /// Partition ID → the last drift check.
@@ -131,15 +89,15 @@ pub(crate) struct Member {
     pub partition: Option<Arc<Partition>>,
 }
 
-impl Console {
+impl Ha<'_> {
     /// The HA state behind a partition's slot; `None` when it is not an HA group's.
-    pub(crate) async fn ha_state_of(&self, p: &Partition) -> Option<HaState> {
-        if self.ha.lock().known.get(&p.id) == Some(&false) {
+    pub(crate) async fn ha_state_of(self, p: &Partition) -> Option<HaState> {
+        if self.state.lock().known.get(&p.id) == Some(&false) {
             return None;
         }
         let m = p.module.module.clone();
         if m.vendor().get_ha_state.is_none() {
-            self.ha.lock().known.insert(p.id.clone(), false);
+            self.state.lock().known.insert(p.id.clone(), false);
             return None;
         }
         let slot = p.slot();
@@ -147,12 +105,12 @@ impl Console {
             .await
             .ok()
             .and_then(|r| r.ok());
-        self.ha.lock().known.insert(p.id.clone(), st.is_some());
+        self.state.lock().known.insert(p.id.clone(), st.is_some());
         st
     }
 
     /// A group's members, each with its own partition when the module shows its slot.
-    pub(crate) async fn ha_members(&self, p: &Partition, st: &HaState) -> Vec<Member> {
+    pub(crate) async fn ha_members(self, p: &Partition, st: &HaState) -> Vec<Member> {
         let slots = self.slots(&p.module.id).await.unwrap_or_default();
         let mut out = Vec::new();
         for (i, m) in st.members.iter().enumerate() {
@@ -192,7 +150,7 @@ impl Console {
     }
 
     /// Every HA group of the loaded modules (without member statistics).
-    pub async fn ha_groups(&self) -> ApiResult<Vec<HaGroupView>> {
+    pub async fn ha_groups(self) -> ApiResult<Vec<HaGroupView>> {
         let mods: Vec<_> = self.modules.read().clone();
         let mut out = Vec::new();
         for m in mods {
@@ -217,19 +175,19 @@ impl Console {
 
     /// One group with its members' statistics side by side; `None` when the partition is
     /// not an HA group's virtual slot.
-    pub async fn ha_group(&self, partition: &str) -> ApiResult<Option<HaGroupView>> {
+    pub async fn ha_group(self, partition: &str) -> ApiResult<Option<HaGroupView>> {
         let p = self.partition_ref(partition).await?;
         Ok(self.ha_group_view(&p, true).await)
     }
 
     pub(crate) async fn ha_group_view(
-        &self,
+        self,
         p: &Partition,
         with_stats: bool,
     ) -> Option<HaGroupView> {
         let st = self.ha_state_of(p).await?;
         let members = self.ha_members(p, &st).await;
-        let drift = self.ha.lock().last_drift.get(&p.id).cloned();
+        let drift = self.state.lock().last_drift.get(&p.id).cloned();
         let mut views = Vec::new();
         for m in &members {
             let needs_sync = drift.as_ref().and_then(|d| d.needs_sync(m.position));
@@ -250,12 +208,10 @@ impl Console {
             };
             if with_stats && m.alive {
                 if let Some(pid) = &v.partition_id {
-                    if let Ok(s) = Box::pin(self.stats(pid)).await {
-                        if let Some(l) = s.luna {
-                            v.busy_percent = l.busy_percent;
-                            v.commands = l.commands;
-                            v.commands_per_second = l.commands_per_second;
-                        }
+                    if let Some(f) = self.stats.member_figures(pid).await {
+                        v.busy_percent = f.busy_percent;
+                        v.commands = f.commands;
+                        v.commands_per_second = f.commands_per_second;
                     }
                 }
             }
@@ -290,7 +246,7 @@ impl Console {
 
     /// Without the members' own slots: each member's request counters, read from the
     /// utilization counters of a group session (one set per member serial).
-    async fn member_counts_from_group(&self, p: &Partition, views: &mut [HaMemberView]) {
+    async fn member_counts_from_group(self, p: &Partition, views: &mut [HaMemberView]) {
         let Ok(util) = p
             .pool
             .run_idempotent_async("ha.utilization", |s| s.ca_utilization(false))
@@ -310,10 +266,10 @@ impl Console {
 
     /// Shares of the group's commands since the previous sample, and when each member
     /// last served one.
-    fn note_served(&self, group: &str, views: &mut [HaMemberView]) {
+    fn note_served(self, group: &str, views: &mut [HaMemberView]) {
         let total: f64 = views.iter().filter_map(|v| v.commands_per_second).sum();
         let now = audit::now_rfc3339();
-        let mut mem = self.ha.lock();
+        let mut mem = self.state.lock();
         for v in views.iter_mut() {
             if total > 0.0 {
                 v.served_share_percent = v.commands_per_second.map(|c| 100.0 * c / total);
@@ -334,14 +290,15 @@ impl Console {
     /// so their private objects can be compared. A member that refuses is reported in the
     /// log and left as it is.
     pub(crate) async fn ha_login_members(
-        &self,
+        self,
         p: &Arc<Partition>,
         user: UserKind,
         pin: &p11::Pin,
-    ) {
+    ) -> bool {
         let Some(st) = self.ha_state_of(p).await else {
-            return;
+            return false;
         };
+        let mut logged_in = false;
         for m in self.ha_members(p, &st).await {
             let Some(mp) = m.partition.filter(|mp| mp.logged_in().is_none()) else {
                 continue;
@@ -349,23 +306,22 @@ impl Console {
             if !m.alive {
                 continue;
             }
-            if let Err(e) = Box::pin(self.login(&mp.id, user, pin.clone())).await {
-                tracing::warn!(
+            match self.core.login(&mp.id, user, pin.clone()).await {
+                Ok(_) => logged_in = true,
+                Err(e) => tracing::warn!(
                     "HA group {}: member {} ({}) refused the login: {}",
                     st.group_serial,
                     m.position,
                     m.serial,
                     e.message
-                );
+                ),
             }
         }
+        logged_in
     }
 
     /// Per member (position, serial, commands so far) — for a probe's per-member shares.
-    pub(crate) async fn ha_member_counters(
-        &self,
-        p: &Partition,
-    ) -> Option<Vec<(u32, String, u64)>> {
+    pub(crate) async fn ha_member_counters(self, p: &Partition) -> Option<Vec<(u32, String, u64)>> {
         let st = self.ha_state_of(p).await?;
         let members = self.ha_members(p, &st).await;
         let mut out = Vec::new();

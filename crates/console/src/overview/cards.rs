@@ -6,11 +6,12 @@ use super::{
     AttentionItem, AttentionKind as K, Link, LinkView, LoadView, PartitionCard, PinState,
     Severity as S,
 };
+use crate::core::i18n::Text;
+use crate::core::partitions::Partition;
+use crate::core::views::TokenView;
 use crate::ha::HaGroupView;
-use crate::health::StatsSnapshot;
-use crate::i18n::Text;
-use crate::views::TokenView;
-use crate::{text, Console, Partition};
+use crate::observe::health::StatsSnapshot;
+use crate::{text, Console};
 
 /// Luna's busy share at or above this is "near its ceiling".
 pub const BUSY_WARNING_PERCENT: f64 = 90.0;

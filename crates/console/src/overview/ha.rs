@@ -13,9 +13,9 @@ use super::{
     AttentionItem, AttentionKind as K, HaRole, HaSummary, Link, LinkView, PartitionCard,
     Severity as S,
 };
+use crate::core::i18n::Text;
 use crate::ha::drift::{summary, RecordedDrift};
 use crate::ha::{DriftVerdict, HaGroupView};
-use crate::i18n::Text;
 use crate::{text, Console};
 
 /// What the last drift check (this console's, or the trail's record of one) found.
@@ -42,7 +42,7 @@ async fn known_drift(c: &Console, g: &HaGroupView) -> Option<KnownDrift> {
             at: d.checked_at.clone(),
         });
     }
-    let r = c.last_recorded_drift(&g.serial).await?;
+    let r = c.ha().last_recorded_drift(&g.serial).await?;
     Some(from_record(r, g.members.len() as u32))
 }
 

@@ -6,8 +6,8 @@ use p11::Template;
 use super::{
     AttentionItem, AttentionKind as K, Link, LinkView, PartitionCard, Section, Severity as S,
 };
-use crate::health::{HssKeyView, HssStatus};
-use crate::usage::UsageKeyView;
+use crate::observe::health::{HssKeyView, HssStatus};
+use crate::observe::usage::UsageKeyView;
 use crate::{text, Console};
 
 /// A key or certificate with at most this many days left is a warning…
@@ -63,7 +63,7 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
         ..Section::default()
     };
     usage_limited(c, &mut section).await;
-    let Ok(keys) = c.hss_keys().await else {
+    let Ok(keys) = c.observe().hss_keys().await else {
         super::sort_items(&mut section.items);
         return section;
     };
@@ -132,7 +132,7 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
 /// or are below the HSS thresholds of the settings; each leads to the key in the Keys view,
 /// where its limit is raised.
 async fn usage_limited(c: &Console, section: &mut Section) {
-    let Ok(keys) = c.usage_keys().await else {
+    let Ok(keys) = c.observe().usage_keys().await else {
         return;
     };
     section.checked += keys.len() as u32;
@@ -290,6 +290,7 @@ pub(super) async fn post_quantum(c: &Console, cards: &mut [PartitionCard]) {
     let policy = c.settings().pqc_policy;
     for card in cards.iter_mut().filter(|c| c.login.is_some()) {
         let Ok(r) = c
+            .observe()
             .pqc_readiness(std::slice::from_ref(&card.partition_id), &policy)
             .await
         else {

@@ -17,11 +17,11 @@ mod trail;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::audit_ops::LastVerification;
-use crate::error::ApiResult;
-use crate::i18n::Text;
-use crate::settings::AutoVerify;
-use crate::views::{AuditKeyView, ModuleFamily, UserKind};
+use crate::core::error::ApiResult;
+use crate::core::i18n::Text;
+use crate::core::settings::AutoVerify;
+use crate::core::views::{AuditKeyView, ModuleFamily, UserKind};
+use crate::trail::LastVerification;
 use crate::Console;
 
 /// How much an item needs the officer.

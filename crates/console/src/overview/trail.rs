@@ -7,11 +7,11 @@ use audit::Verdict;
 use super::{
     AttentionItem, AttentionKind as K, AuditSummary, Link, LinkView, Section, Severity as S,
 };
-use crate::audit_ops::{LastVerification, VerifyTrigger};
-use crate::findings::finding_text;
-use crate::i18n::Text;
-use crate::settings::AutoVerify;
-use crate::views::AuditKeyView;
+use crate::core::i18n::Text;
+use crate::core::settings::AutoVerify;
+use crate::core::views::AuditKeyView;
+use crate::trail::findings::finding_text;
+use crate::trail::{LastVerification, VerifyTrigger};
 use crate::{text, Console};
 
 /// Failed operations listed (the count covers all of the last 24 hours).
@@ -81,7 +81,7 @@ fn max_age(schedule: &AutoVerify) -> time::Duration {
 pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
     let schedule = c.settings().audit.auto_verify;
     let audit = Link::to(LinkView::Audit);
-    let status = match c.audit_status().await {
+    let status = match c.trail().audit_status().await {
         Ok(s) => s,
         Err(e) => {
             return AuditSummary {
@@ -198,9 +198,9 @@ pub(super) async fn audit_summary(c: &Console) -> AuditSummary {
 /// with the outcome): every kind the change engine runs — signing with a stateful (HSS)
 /// key among them — and certificate requests (signed by a key, recorded the same way).
 fn changes() -> impl Iterator<Item = &'static str> {
-    crate::change::ChangeKind::ALL
+    crate::core::change::ChangeKind::ALL
         .into_iter()
-        .map(crate::change::ChangeKind::action)
+        .map(crate::core::change::ChangeKind::action)
         .chain(["cert.csr"])
 }
 

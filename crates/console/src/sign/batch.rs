@@ -48,9 +48,10 @@ use super::{
     sign_error, BatchKey, FileOutcome, OnError, OutputKind, OutputView, SignFormat, SignProgress,
     SignReport, SignRequest,
 };
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::{partitions::Partition, Core};
+use crate::sign::Signing;
 use crate::text;
-use crate::{Console, Partition};
 
 mod outputs;
 mod per_use;
@@ -66,10 +67,10 @@ use signers::Signer;
 
 type Progress = Arc<dyn Fn(SignProgress) + Send + Sync>;
 
-impl Console {
+impl Signing<'_> {
     /// Sign a batch of files. See the module documentation.
     pub async fn sign_files(
-        &self,
+        self,
         partition: &str,
         req: SignRequest,
         progress: Progress,
@@ -82,7 +83,7 @@ impl Console {
     /// [`Console::sign_files`] with where the PINs of keys that want one for each signature
     /// come from (`CKA_ALWAYS_AUTHENTICATE`; see [`SignRequest::context_login`]).
     pub async fn sign_files_with_pins(
-        &self,
+        self,
         partition: &str,
         req: SignRequest,
         progress: Progress,
@@ -96,7 +97,7 @@ impl Console {
     /// [`Console::sign_files`]; with `key_in_names` each output is named for the key too
     /// (`FILE.<key label>.sig`), so signatures of several keys stand side by side.
     pub(super) async fn sign_batch(
-        &self,
+        self,
         partition: &str,
         req: SignRequest,
         progress: Progress,
@@ -205,7 +206,7 @@ fn check_request(req: &SignRequest) -> ApiResult<Checked> {
 
 /// The state a batch carries from step to step.
 struct SignBatch<'c> {
-    console: &'c Console,
+    console: Signing<'c>,
     partition: Arc<Partition>,
     on_error: OnError,
     manifest_requested: bool,
@@ -234,7 +235,7 @@ struct SignBatch<'c> {
 /// The TSA a batch asks: the request's (`hsmc sign --tsa`), else the settings' when on.
 /// One asked for explicitly needs a format that carries a token.
 fn batch_tsa(
-    console: &Console,
+    console: &Core,
     req: &SignRequest,
     formats: &[SignFormat],
 ) -> ApiResult<Option<Arc<Tsa>>> {
@@ -259,14 +260,14 @@ fn batch_tsa(
 impl<'c> SignBatch<'c> {
     /// Step 1: the request, the partition and login, the keys, the inputs.
     async fn open(
-        console: &'c Console,
+        console: Signing<'c>,
         partition: &str,
         req: SignRequest,
         progress: Progress,
         cancel: Arc<AtomicBool>,
     ) -> ApiResult<SignBatch<'c>> {
         let checked = check_request(&req)?;
-        let tsa = batch_tsa(console, &req, &checked.formats)?;
+        let tsa = batch_tsa(&console, &req, &checked.formats)?;
         let partition = console.partition_ref(partition).await?;
         console.require(&partition, hsm::roles::Action::UseKeys)?;
         let signers = signers::open(&partition, &req, &checked).await?;

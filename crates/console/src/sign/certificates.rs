@@ -9,9 +9,10 @@ use signing::alg::SigAlg;
 
 use super::key::{key_material, store_certificate};
 use super::{hsm_side, sign_error};
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult};
-use crate::{Console, Partition};
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::{partitions::Partition, Core};
+use crate::sign::Signing;
 use hsm::keys as hk;
 use hsm::roles::Action;
 use std::sync::Arc;
@@ -27,11 +28,11 @@ pub struct CertificateView {
     pub stored_on_token: bool,
 }
 
-impl Console {
+impl Signing<'_> {
     /// Issue a self-signed certificate for a key (and keep it on the token by its CKA_ID,
     /// where the CMS format finds it). Audited.
     pub async fn issue_certificate(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         subject: &str,
@@ -54,7 +55,7 @@ impl Console {
 
     /// A PKCS#10 request for a key, signed by it. Audited.
     pub async fn certificate_request(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         subject: &str,
@@ -121,9 +122,9 @@ impl Change for IssueCertificate {
         Some(Action::UseKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         signing::cert::parse_subject(&self.subject).map_err(sign_error)?;
-        let target = crate::change::read_target(p, "sign.cert.key", self.handle).await?;
+        let target = crate::core::change::read_target(p, "sign.cert.key", self.handle).await?;
         let ev = Event::new("cert.issue", "key")
             .resource(&target.label)
             .algorithm(&target.algorithm)
@@ -135,7 +136,7 @@ impl Change for IssueCertificate {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<CertificateView> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<CertificateView> {
         let (subject, days, store, refs) = (self.subject.clone(), self.days, self.store, p.clone());
         let target = self.target.clone().expect("resolved");
         let id = hex::decode(&target.id_hex).unwrap_or_default();
@@ -154,7 +155,7 @@ impl Change for IssueCertificate {
         let der_bytes = p
             .pool
             .run_service_idempotent_async("sign.cert", move |s| {
-                let handle = crate::change::locate(s, &refs, &target)?;
+                let handle = crate::core::change::locate(s, &refs, &target)?;
                 if store {
                     let now = certificates(s)?;
                     match before {

@@ -11,7 +11,7 @@ use signing::chain::{ChainError, GivenCertificate};
 
 use super::key::SigningKey;
 use super::SignFormat;
-use crate::error::{ApiError, ApiResult};
+use crate::core::error::{ApiError, ApiResult};
 use crate::text;
 
 /// The certificates of every chain file, in the order given. Refused (naming the file)

@@ -5,20 +5,9 @@
 //! makes.
 
 #[cfg(test)]
-use crate::i18n::InLang;
-use crate::i18n::Text;
-use crate::text;
+use crate::core::i18n::InLang;
 
-/// "PATH REASON." with the reason translatable.
-pub fn input_problem(path: &str, reason: &hsm::Text) -> Text {
-    text!(
-        "errors.path_reason",
-        "{{path}} {{reason}}.",
-        path = path,
-        reason = &reason.text
-    )
-    .nest("reason", &reason.clone())
-}
+pub use crate::core::error::input_problem;
 
 #[cfg(test)]
 mod tests {
@@ -28,7 +17,7 @@ mod tests {
     use signing::SignError;
 
     use super::*;
-    use crate::i18n::Lang;
+    use crate::core::i18n::Lang;
 
     fn reason(r: signing::Result<signing::input::InputFile>) -> hsm::Text {
         match r {

@@ -8,8 +8,8 @@ use p11::{Session, Template};
 use signing::alg::SigAlg;
 
 use super::SigningKeyView;
-use crate::error::ApiResult;
-use crate::Console;
+use crate::core::error::ApiResult;
+use crate::sign::Signing;
 
 /// Everything a batch knows about its key, read once before anything is signed.
 pub struct SigningKey {
@@ -156,9 +156,9 @@ pub(super) fn resolve(s: &Session, summary: &hk::ObjectSummary) -> hsm::Result<u
     hk::find_one(s, &sel, Some(CKO_PRIVATE_KEY))
 }
 
-impl Console {
+impl Signing<'_> {
     /// Private keys on the partition that can sign in the formats the console writes.
-    pub async fn signing_keys(&self, partition: &str) -> ApiResult<Vec<SigningKeyView>> {
+    pub async fn signing_keys(self, partition: &str) -> ApiResult<Vec<SigningKeyView>> {
         let p = self.partition_ref(partition).await?;
         Ok(p.pool
             .run_service_idempotent_async("sign.keys", |s| {

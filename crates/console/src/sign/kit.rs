@@ -19,8 +19,9 @@ use ts_rs::TS;
 
 use super::key::{find_certificate, find_chain, key_material};
 use super::{check_openpgp_user_id, OutputKind, SignFormat, SignReport, SigningKeyView};
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::{text, Console};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::sign::Signing;
+use crate::text;
 use signing::verify::succession::label_stem;
 
 /// What the officer asks of a kit (`hsmc sign --kit DIR`, the Sign view's option).
@@ -569,7 +570,7 @@ fn succession_files(
     files: &mut Vec<(String, Vec<u8>)>,
 ) -> ApiResult<Check> {
     use signing::verify::succession;
-    let not_usable = |why: crate::i18n::Text| {
+    let not_usable = |why: crate::core::i18n::Text| {
         ApiError::invalid(text!(
             "errors.kit_succession_unusable",
             "The key succession statement {{file}} cannot go into the kit: {{why}}",
@@ -796,11 +797,11 @@ struct OpenPgpInKit {
 /// A signer's certificate and its issuers (DER, nearest first).
 type Certificates = (Vec<u8>, Vec<Vec<u8>>);
 
-impl Console {
+impl Signing<'_> {
     /// The kit a batch asked for, into its report: written when every file was signed (a
     /// kit of part of a batch would tell its readers less than it seems to), else why not.
     pub(super) async fn attach_kit(
-        &self,
+        self,
         partition: &str,
         report: &mut SignReport,
         kit: &KitRequest,
@@ -826,7 +827,7 @@ impl Console {
     /// OpenPGP certificate, when the kit has one, is made by the HSM and recorded as
     /// `openpgp.cert`; the kit itself is recorded as `sign.kit`.
     pub async fn write_verifier_kit(
-        &self,
+        self,
         partition: &str,
         report: &SignReport,
         req: &KitRequest,
@@ -838,7 +839,7 @@ impl Console {
     /// used (a chain given at signing time) instead of the token's, in the order of
     /// `report.keys`.
     async fn write_kit(
-        &self,
+        self,
         partition: &str,
         report: &SignReport,
         req: &KitRequest,
@@ -956,13 +957,13 @@ struct KitKeyMade {
     openpgp: Option<OpenPgpInKit>,
 }
 
-impl Console {
+impl Signing<'_> {
     /// A key of the batch as the kit holds it under `dir`: its public key, its certificate
     /// and chain (`certificates`, else the token's), its OpenPGP certificate (made by the
     /// HSM with `user_id`, when the key has an OpenPGP form), its minisign and SSH keys.
     async fn kit_key(
-        &self,
-        p: &std::sync::Arc<crate::Partition>,
+        self,
+        p: &std::sync::Arc<crate::core::partitions::Partition>,
         view: &SigningKeyView,
         certificates: Option<Certificates>,
         dir: String,

@@ -12,10 +12,11 @@ use signing::output::write_new;
 use super::key::{resolve, SigningKey};
 use super::stateful::Spending;
 use super::{hsm_side, sign_error, FileOutcome, OutputKind, OutputView};
-use crate::change::{Change, ChangeKind, Settled};
-use crate::error::{ApiError, ApiResult};
+use crate::core::change::{Change, ChangeKind, Settled};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::{partitions::Partition, Core};
+use crate::sign::Signing;
 use crate::text;
-use crate::{Console, Partition};
 
 /// Where a batch's shared outputs go: the output folder, or the first signed file's folder.
 pub(super) fn batch_dir(out_dir: Option<&Path>, signed: &[&FileOutcome]) -> PathBuf {
@@ -214,13 +215,13 @@ fn sign_verified(
     Ok(r)
 }
 
-impl Console {
+impl Signing<'_> {
     /// Sign and write `SHA256SUMS` + `SHA256SUMS.sig` for the signed files, and with
     /// `how.cleartext` also `SHA256SUMS.asc` (OpenPGP cleartext-signed); with several keys
     /// each key's signatures are named for it and `SHA256SUMS` is written by the first.
     /// All or none. Audited; with a stateful (HSS) key, a change run by the change engine.
     pub(super) async fn sign_manifest(
-        &self,
+        self,
         p: &Arc<Partition>,
         key: &Arc<SigningKey>,
         signed: &[&FileOutcome],
@@ -261,7 +262,7 @@ impl Change for StatefulManifest {
         Some(Action::UseKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let what = self.plan.manifest.display().to_string();
         let left = self
             .spending
@@ -270,18 +271,13 @@ impl Change for StatefulManifest {
         Ok(self.plan.event(p, &self.key).meta("hss_remaining", left))
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Written> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Written> {
         let r = self.plan.sign_and_write(p, &self.key).await;
         self.spending.after(p).await;
         r
     }
 
-    async fn settle(
-        &mut self,
-        _c: &Console,
-        p: &Arc<Partition>,
-        lost: ApiError,
-    ) -> Settled<Written> {
+    async fn settle(&mut self, _c: &Core, p: &Arc<Partition>, lost: ApiError) -> Settled<Written> {
         self.spending.settle(p, lost).await
     }
 

@@ -11,8 +11,8 @@ use signing::SignError;
 use super::formats::{FileSigning, Format};
 use super::key::{key_material, SigningKey};
 use super::sign_error;
-use crate::error::ApiResult;
-use crate::Console;
+use crate::core::error::ApiResult;
+use crate::sign::Signing;
 
 /// A key's `minisign.pub`.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -22,10 +22,10 @@ pub struct MinisignPublicKey {
     pub key_id: String,
 }
 
-impl Console {
+impl Signing<'_> {
     /// The `minisign.pub` of an Ed25519 key (refused for any other). Recorded.
     pub async fn minisign_public_key(
-        &self,
+        self,
         partition: &str,
         handle: u64,
     ) -> ApiResult<MinisignPublicKey> {

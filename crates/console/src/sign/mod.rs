@@ -16,6 +16,8 @@
 //! - [`verify`]: offline verification with the software verifiers.
 //! - [`kit`]: a verifier kit for a signed batch — keys, signatures, `VERIFY.md`, `verify.sh`.
 
+pub(crate) use crate::core::error::{hsm_side, sign_error};
+
 mod batch;
 mod certificates;
 mod chain;
@@ -34,18 +36,21 @@ mod stamping;
 mod stateful;
 mod succession;
 pub mod timestamp;
+pub mod uris;
 mod verify;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use signing::alg::SigAlg;
-use signing::input::ChangeSeen;
-use signing::SignError;
 
-use crate::error::{ApiError, ErrorCode};
-use crate::i18n::Text;
-use crate::text;
+use crate::core::error::ApiError;
+use crate::core::i18n::Text;
+
+crate::core::domain_service!(
+    /// Signing, as a service over the core (`Console::signing`).
+    Signing
+);
 
 pub use batch::{ContextPinAsk, ContextPins};
 pub use certificates::CertificateView;
@@ -156,7 +161,7 @@ pub struct SignRequest {
     /// without it, the one in Settings → Timestamp authority when that is on.
     #[serde(default)]
     #[ts(optional)]
-    pub timestamp: Option<crate::settings::TimestampAuthority>,
+    pub timestamp: Option<crate::core::settings::TimestampAuthority>,
     /// Also write a verifier kit of the batch into a new folder (`hsmc sign --kit`, the
     /// Sign view's option); written only when every file was signed.
     #[serde(default)]
@@ -311,121 +316,12 @@ pub enum SignProgress {
     Failed { index: usize, message: String },
 }
 
-/// A signing error as the officer reads it.
-pub(crate) fn sign_error(e: SignError) -> ApiError {
-    match e {
-        SignError::Hsm(h) => h.into(),
-        SignError::Cancelled => ApiError::new(
-            ErrorCode::Cancelled,
-            text!(
-                "errors.cancelled_nothing_more_signed",
-                "Cancelled; nothing more was signed."
-            ),
-        ),
-        SignError::Exists(p) => ApiError::invalid(text!(
-            "errors.already_exists_nothing_overwritten",
-            "{{path}} already exists; nothing was overwritten.",
-            path = p
-        ))
-        .suggest(text!(
-            "errors.move_old_signature_away_choose",
-            "Move the old signature away or choose another output folder."
-        )),
-        SignError::Input { path, reason } => ApiError::invalid(input_problem(&path, &reason)),
-        SignError::Changed(p) => ApiError::invalid(text!(
-            "errors.changed_while_being_read",
-            "{{path}} changed while it was being read.",
-            path = p
-        ))
-        .suggest(text!(
-            "errors.sign_again_once_complete",
-            "Sign it again once it is complete."
-        )),
-        SignError::ChangedSinceHashed { path, what, stage } => {
-            let said = match stage {
-                ChangeSeen::BeforeSigning => text!(
-                    "errors.changed_before_signing",
-                    "{{path}} changed after it was hashed: {{what}}. It was not signed; no signature was spent.",
-                    path = &path,
-                    what = &what
-                ),
-                ChangeSeen::WhileSigning => text!(
-                    "errors.changed_during_signing",
-                    "{{path}} changed while it was being signed: {{what}}. Nothing was written for it.",
-                    path = &path,
-                    what = &what
-                ),
-                ChangeSeen::AfterWriting => text!(
-                    "errors.changed_while_signed",
-                    "{{path}} changed while it was being signed: {{what}}. Its signatures cover the old content and were removed.",
-                    path = &path,
-                    what = &what
-                ),
-            };
-            ApiError::new(ErrorCode::FileChanged, said.nest("what", &what)).suggest(text!(
-                "errors.sign_when_nothing_writes",
-                "Sign it again once nothing is writing to it (a build or a copy still running?)."
-            ))
-        }
-        SignError::Write { path, reason } => ApiError::new(ErrorCode::Io, {
-            text!(
-                "errors.cannot_write",
-                "Cannot write {{path}}: {{reason}}.",
-                path = path,
-                reason = &reason
-            )
-            .nest("reason", &reason)
-        })
-        .details(text!("errors.nothing_half_written", "Nothing was half-written.")),
-        SignError::SelfCheck(detail) => ApiError::new(ErrorCode::SignatureInvalid, {
-            text!(
-                "errors.hsm_s_signature_did_not",
-                "The HSM's signature did not verify in software ({{detail}}); it was not written.",
-                detail = &detail
-            )
-            .nest("detail", &detail)
-        })
-        .suggest(text!(
-            "errors.check_key_module_report_hsm",
-            "Check the key and the module; report this to the HSM's administrator."
-        )),
-        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
-        SignError::Unsupported(m) | SignError::Format(m) => {
-            ApiError::new(ErrorCode::Unsupported, m)
-        }
-        SignError::Timestamp { tsa, reason } => ApiError::new(ErrorCode::TimestampFailed, {
-            text!(
-                "hsm.console.timestamp_failed",
-                "The time-stamp authority {{tsa}}: {{reason}}. Nothing was written for this file.",
-                tsa = tsa,
-                reason = &reason
-            )
-            .nest("reason", &reason)
-        })
-        .suggest(text!(
-            "hsm.console.timestamp_failed_hint",
-            "Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."
-        )),
-    }
-}
-
-/// A signing error inside a pool job, where errors are the pool's: the HSM's own stays
-/// as it is, a refusal with its message (a subject the certificate builder refused…) is
-/// refused with that message's key, anything else is refused as the officer reads it.
-pub(crate) fn hsm_side(e: SignError) -> hsm::HsmError {
-    match e {
-        SignError::Hsm(h) => h,
-        SignError::Format(m) | SignError::Invalid(m) | SignError::Unsupported(m) => {
-            hsm::HsmError::Refused(m)
-        }
-        other => sign_error(other).into_refused(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
+    use crate::core::error::ErrorCode;
+    use crate::core::i18n::Lang;
+    use signing::SignError;
 
     #[test]
     fn a_signing_refusal_keeps_its_catalog_key_and_code() {

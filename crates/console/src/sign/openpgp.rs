@@ -28,9 +28,11 @@ use signing::SignError;
 use super::formats::{FileSigning, Format};
 use super::key::{key_material, SigningKey};
 use super::{hsm_side, sign_error, SignFormat};
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult};
-use crate::{text, Console, Partition};
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::{partitions::Partition, Core};
+use crate::sign::Signing;
+use crate::text;
 use hsm::roles::Action;
 use std::sync::Arc;
 
@@ -189,9 +191,9 @@ pub fn check_openpgp_user_id(uid: &str) -> ApiResult<()> {
     )))
 }
 
-impl Console {
+impl Signing<'_> {
     /// The key's OpenPGP algorithm and, once fixed, its fingerprint. Changes nothing.
-    pub async fn openpgp_key(&self, partition: &str, handle: u64) -> ApiResult<OpenPgpKeyView> {
+    pub async fn openpgp_key(self, partition: &str, handle: u64) -> ApiResult<OpenPgpKeyView> {
         let p = self.partition_ref(partition).await?;
         let (pk, created) = p
             .pool
@@ -217,7 +219,7 @@ impl Console {
     /// and stored on the token the first time), the user ID and a positive certification
     /// made by the HSM; checked with rpgp before it is returned. Audited before it acts.
     pub async fn openpgp_certificate(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         user_id: &str,
@@ -236,7 +238,7 @@ impl Console {
 
     /// Write the certificate to `path` (replacing a file there, never half-written).
     pub async fn save_openpgp_certificate(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         user_id: &str,
@@ -251,7 +253,7 @@ impl Console {
     /// Batch step: the signing key's OpenPGP creation time, fixed on the token (audited
     /// before) if it is not yet.
     pub(super) async fn ensure_openpgp_creation_time(
-        &self,
+        self,
         partition: &Arc<Partition>,
         key: &SigningKey,
     ) -> ApiResult<u32> {
@@ -289,9 +291,9 @@ impl Change for MakeOpenPgpCertificate {
         Some(Action::UseKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         check_openpgp_user_id(&self.user_id)?;
-        let target = crate::change::read_target(p, "openpgp.cert.key", self.handle).await?;
+        let target = crate::core::change::read_target(p, "openpgp.cert.key", self.handle).await?;
         let ev = Event::new("openpgp.cert", "key")
             .resource(&target.label)
             .algorithm(&target.algorithm)
@@ -302,7 +304,7 @@ impl Change for MakeOpenPgpCertificate {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<OpenPgpCertificate> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<OpenPgpCertificate> {
         let (uid, refs) = (self.user_id.clone(), p.clone());
         let target = self.target.clone().expect("resolved");
         // Safe to repeat after the pool recovered: the creation time is read before it is
@@ -310,7 +312,7 @@ impl Change for MakeOpenPgpCertificate {
         let (key, cert, stored) = p
             .pool
             .run_service_idempotent_async("openpgp.cert", move |s| {
-                let handle = crate::change::locate(s, &refs, &target)?;
+                let handle = crate::core::change::locate(s, &refs, &target)?;
                 let (summary, pk) = key_material(s, handle)?;
                 PgpAlgorithm::for_key(&pk).map_err(hsm_side)?;
                 let (created, stored) =
@@ -364,14 +366,14 @@ impl Change for FixCreationTime {
         Some(Action::UseKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         Ok(Event::new("openpgp.key.created", "key")
             .resource(&self.target.label)
             .meta("partition", &p.id)
             .meta("key_id", &self.target.id_hex))
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<u32> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<u32> {
         let (summary, pk) = (self.target.clone(), self.pk.clone());
         // Storing a time that is there already changes nothing: repeated after a reconnect.
         Ok(p.pool

@@ -15,9 +15,9 @@ use super::key::resolve;
 use super::openpgp::{stored_creation_time, unix_now};
 use super::payload::PayloadRecord;
 use super::{hsm_side, sign_error};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 
 /// A fingerprint (40 hex digits) or long key ID (16), as `user.signingkey` holds it: `0x`
 /// optional, any case, spaces between groups and gpg's trailing `!` allowed. Upper case.
@@ -56,12 +56,12 @@ pub struct OpenPgpPayloadSignature {
     pub sha512: String,
 }
 
-impl Console {
+impl Signing<'_> {
     /// The private key whose OpenPGP certificate (made by the console: its creation time is
     /// on the token) has the fingerprint or long key ID `key_ref`. Refused when it is not one,
     /// when no key has it, and when the key it names may not sign.
     pub async fn find_openpgp_key(
-        &self,
+        self,
         partition: &str,
         key_ref: &str,
     ) -> ApiResult<OpenPgpSigner> {
@@ -138,7 +138,7 @@ impl Console {
     /// key `find_openpgp_key` found, checked with rpgp; recorded before it is made and
     /// after, with the payload's SHA-512 and what the caller says it is (`context`).
     pub async fn sign_openpgp_payload(
-        &self,
+        self,
         partition: &str,
         signer: &OpenPgpSigner,
         payload: &[u8],

@@ -8,8 +8,8 @@ use std::future::Future;
 use audit::Event;
 use signing::alg::DigestAlg;
 
-use crate::error::ApiResult;
-use crate::Console;
+use crate::core::error::ApiResult;
+use crate::sign::Signing;
 
 /// What both records of one payload signature say.
 pub(super) struct PayloadRecord<'a> {
@@ -45,11 +45,11 @@ impl PayloadRecord<'_> {
     }
 }
 
-impl Console {
+impl Signing<'_> {
     /// `sign` (the HSM's part, checked in software before it returns), between a
     /// `sign.request` record that must be written first and a `sign` record of its outcome.
     pub(super) async fn sign_payload_recorded<T>(
-        &self,
+        self,
         rec: &PayloadRecord<'_>,
         sign: impl Future<Output = ApiResult<T>>,
     ) -> ApiResult<T> {

@@ -14,10 +14,10 @@ use signing::tsp::TimestampInfo;
 
 use super::sign_error;
 use super::timestamp::Tsa;
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::settings::TimestampAuthority;
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::settings::TimestampAuthority;
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 
 /// What `timestamp_signature` added.
 #[derive(Debug, Clone, Serialize)]
@@ -31,11 +31,11 @@ pub struct RestampReport {
     pub timestamps: Vec<TimestampInfo>,
 }
 
-impl Console {
+impl Signing<'_> {
     /// Add an RFC 3161 token from `authority` to a CMS signature (every signer without
     /// one) or a JSON bundle, in place. Refused when it already has one. Recorded.
     pub async fn timestamp_signature(
-        &self,
+        self,
         signature: &str,
         authority: &TimestampAuthority,
     ) -> ApiResult<RestampReport> {

@@ -16,9 +16,9 @@ use super::formats::{FileSigning, Format};
 use super::key::{key_material, resolve, SigningKey};
 use super::payload::PayloadRecord;
 use super::{hsm_side, sign_error};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 
 /// A key's OpenSSH public key line, and its `allowed_signers` line when asked for.
 #[derive(Debug, Clone, Serialize)]
@@ -59,11 +59,11 @@ fn comment_of(label: &str) -> String {
         .collect()
 }
 
-impl Console {
+impl Signing<'_> {
     /// The OpenSSH public key line of an Ed25519 or ECDSA P-256 key (refused for any
     /// other), commented with `comment` or the key's label. Recorded.
     pub async fn ssh_public_key(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         comment: Option<&str>,
@@ -111,7 +111,7 @@ impl Console {
     /// The private key whose public half is the OpenSSH public key `key_text` (a key line,
     /// a `key::` literal or a public key file's text), among the keys that may sign.
     pub async fn find_ssh_key(
-        &self,
+        self,
         partition: &str,
         key_text: &str,
     ) -> ApiResult<hk::ObjectSummary> {
@@ -157,7 +157,7 @@ impl Console {
     /// recorded before it is made (refused when the trail cannot record it) and after,
     /// with the payload's SHA-512 and what the caller says it is (`context`).
     pub async fn sign_ssh(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         namespace: &str,

@@ -12,9 +12,10 @@ use audit::Event;
 use hsm::keys as hk;
 
 use super::key::{resolve, SigningKey};
-use crate::change::Settled;
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::{text, Partition};
+use crate::core::change::Settled;
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::partitions::Partition;
+use crate::text;
 
 /// The one-time keys a signing spends, as the token's counter tells it.
 pub(super) struct Spending {

@@ -16,8 +16,9 @@ use ts_rs::TS;
 use super::batch::read_key;
 use super::key::SigningKey;
 use super::{sign_error, OnError, SignFormat, SignRequest};
-use crate::error::{ApiError, ApiResult};
-use crate::{text, Console};
+use crate::core::error::{ApiError, ApiResult};
+use crate::sign::Signing;
+use crate::text;
 
 /// A statement to make: the two keys (`label:`, `id:`, `uid:` selectors), where it goes,
 /// and the dates (`YYYY-MM-DD`).
@@ -43,11 +44,11 @@ pub struct SuccessionMade {
     pub statement: Statement,
 }
 
-impl Console {
+impl Signing<'_> {
     /// Write a key succession statement for `req.old_key` → `req.new_key` on `partition`,
     /// signed by both.
     pub async fn key_succession(
-        &self,
+        self,
         partition: &str,
         req: SuccessionRequest,
     ) -> ApiResult<SuccessionMade> {
@@ -118,7 +119,7 @@ impl Console {
 
     /// The statement signed by `key` (raw, named for the key); the signature's path.
     async fn sign_statement(
-        &self,
+        self,
         partition: &str,
         path: &Path,
         key: &str,
@@ -161,7 +162,7 @@ impl Console {
     /// old key the user trusts (a PEM public key or certificate). `None` when the file is
     /// not a statement.
     pub async fn verify_succession(
-        &self,
+        self,
         statement: &str,
         trusted_old_pem: Option<&str>,
     ) -> ApiResult<Option<VerifyReport>> {
@@ -171,7 +172,7 @@ impl Console {
         let path = PathBuf::from(statement);
         let r = tokio::task::spawn_blocking(move || succession::verify(&path, trusted.as_ref()))
             .await
-            .map_err(|e| ApiError::new(crate::error::ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| ApiError::new(crate::core::error::ErrorCode::Internal, e.to_string()))?
             .map_err(sign_error)?;
         if let Some(r) = &r {
             self.record_verification(statement, statement, r).await;

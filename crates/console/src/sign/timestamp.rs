@@ -12,68 +12,13 @@ use signing::tsp::Certificate;
 use signing::tsp::TimestampInfo;
 use signing::SignError;
 
-use crate::error::{ApiError, ApiResult};
-use crate::i18n::Text;
-use crate::settings::TimestampAuthority;
+use crate::core::error::ApiResult;
+use crate::core::i18n::Text;
+use crate::core::settings::{check_authority, TimestampAuthority, TsaConfigError};
 use crate::text;
 
 /// The largest answer read from a TSA (a token with a certificate chain is a few kB).
 const MAX_ANSWER: u64 = 1024 * 1024;
-
-/// Why a TSA setting cannot be used (before anything is signed).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TsaConfigError {
-    #[error("the time-stamp authority URL '{0}' is not an http:// or https:// URL")]
-    NotHttp(String),
-    #[error("the time-stamp authority timeout must be between 1 and 300 seconds")]
-    Timeout,
-    #[error("the TSA CA file {path}: {reason}")]
-    CaFile { path: String, reason: Text },
-}
-
-impl From<TsaConfigError> for ApiError {
-    fn from(e: TsaConfigError) -> Self {
-        let message = match e {
-            TsaConfigError::NotHttp(url) => text!(
-                "errors.tsa_url_not_http",
-                "The time-stamp authority URL '{{url}}' is not an http:// or https:// URL.",
-                url = url
-            ),
-            TsaConfigError::Timeout => text!(
-                "errors.tsa_timeout_range",
-                "The time-stamp authority timeout must be between 1 and 300 seconds."
-            ),
-            TsaConfigError::CaFile { path, reason } => text!(
-                "errors.tsa_ca_file",
-                "The TSA CA file {{path}}: {{reason}}.",
-                path = path,
-                reason = &reason
-            )
-            .nest("reason", &reason),
-        };
-        ApiError::invalid(message).suggest(text!(
-            "errors.tsa_settings_hint",
-            "Check Settings → Timestamp authority (or hsmc sign --tsa)."
-        ))
-    }
-}
-
-/// The URL is `http://` or `https://` with a host, the timeout sensible.
-pub fn check_authority(a: &TimestampAuthority) -> Result<(), TsaConfigError> {
-    let uri: ureq::http::Uri = a
-        .url
-        .trim()
-        .parse()
-        .map_err(|_| TsaConfigError::NotHttp(a.url.clone()))?;
-    let http = matches!(uri.scheme_str(), Some("http") | Some("https"));
-    if !http || uri.host().is_none_or(str::is_empty) {
-        return Err(TsaConfigError::NotHttp(a.url.clone()));
-    }
-    if !(1..=300).contains(&a.timeout_seconds) {
-        return Err(TsaConfigError::Timeout);
-    }
-    Ok(())
-}
 
 /// A TSA ready to be asked: its URL, the CA its answers must chain to, an HTTP agent.
 pub struct Tsa {
@@ -226,6 +171,7 @@ fn read_ca(path: &str) -> Result<Vec<Certificate>, TsaConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::ApiError;
 
     fn a(url: &str) -> TimestampAuthority {
         TimestampAuthority {
@@ -263,7 +209,7 @@ mod tests {
         slow.timeout_seconds = 0;
         assert_eq!(check_authority(&slow), Err(TsaConfigError::Timeout));
         let e = ApiError::from(TsaConfigError::NotHttp("ftp://x".into()));
-        assert_eq!(e.code, crate::ErrorCode::InvalidInput);
+        assert_eq!(e.code, crate::core::error::ErrorCode::InvalidInput);
         assert!(
             e.message
                 .starts_with("The time-stamp authority URL 'ftp://x'"),

@@ -6,14 +6,14 @@ use audit::Event;
 use hsm::pubkey::PublicKey;
 
 use super::sign_error;
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 
-impl Console {
+impl Signing<'_> {
     /// Verify a file against a signature offline (software verifiers only). Recorded.
     pub async fn verify_signature(
-        &self,
+        self,
         file: &str,
         signature: &str,
         public_key_pem: Option<&str>,
@@ -46,7 +46,7 @@ impl Console {
     /// Verify a signed `SHA256SUMS` whose listed files are in `files_dir` (`hsmc verify
     /// --files`, what a verifier kit runs on its copy of the manifest). Recorded.
     pub async fn verify_manifest_files(
-        &self,
+        self,
         manifest: &str,
         signature: &str,
         public_key_pem: &str,
@@ -65,7 +65,7 @@ impl Console {
 
     /// The audit record of a verification.
     pub(super) async fn record_verification(
-        &self,
+        self,
         file: &str,
         signature: &str,
         r: &signing::verify::VerifyReport,
@@ -89,7 +89,7 @@ impl Console {
 
     /// CMS, raw, bundle and manifest signatures.
     async fn verify_classic(
-        &self,
+        self,
         file: &str,
         signature: &str,
         public_key_pem: Option<&str>,

@@ -61,7 +61,8 @@ async fn a_pin_change_whose_answer_is_lost_says_which_pin_is_valid() {
     // The change took effect, its answer was lost: the console finds the new PIN works,
     // says the PIN changed, and goes on logged in.
     control(&e, &fail("C_SetPIN", true)).await;
-    e.c.change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
+    e.c.admin()
+        .change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
         .await
         .expect("settled: the new PIN is valid");
     let r = last(&e, "pin.change").await;
@@ -75,7 +76,8 @@ async fn a_pin_change_whose_answer_is_lost_says_which_pin_is_valid() {
     // The call never reached the token: the officer is told nothing changed.
     control(&e, &fail("C_SetPIN", false)).await;
     let err =
-        e.c.change_pin(&e.pid, p11::pin(NEW_PIN), p11::pin(USER_PIN))
+        e.c.admin()
+            .change_pin(&e.pid, p11::pin(NEW_PIN), p11::pin(USER_PIN))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::HsmDisconnected);
@@ -95,7 +97,8 @@ async fn a_pin_change_whose_answer_is_lost_says_which_pin_is_valid() {
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "after_unreached_change")
         .await;
     let verdict =
-        e.c.audit_verify(&|_, _| {}, &std::sync::atomic::AtomicBool::new(false))
+        e.c.trail()
+            .audit_verify(&|_, _| {}, &std::sync::atomic::AtomicBool::new(false))
             .await
             .unwrap();
     assert!(verdict.is_intact(), "{verdict:?}");
@@ -114,7 +117,8 @@ async fn a_pin_change_that_cannot_be_settled_is_recorded_unknown_and_shown() {
     control(&e, &fail("C_SetPIN", true)).await;
     let logins = c_login_calls(&e).await;
     let err =
-        e.c.change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
+        e.c.admin()
+            .change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::HsmDisconnected);
@@ -197,7 +201,8 @@ async fn the_so_setting_the_user_pin_is_done_again_after_a_lost_answer() {
     };
     let before = init_pin_calls().await;
     control(&e, &fail("C_InitPIN", true)).await;
-    e.c.set_user_pin(&e.pid, p11::pin(NEW_PIN))
+    e.c.admin()
+        .set_user_pin(&e.pid, p11::pin(NEW_PIN))
         .await
         .expect("set again after the reconnection");
     assert_eq!(
@@ -224,18 +229,19 @@ async fn an_import_whose_answer_is_lost_creates_each_object_once() {
         std::fs::write(&file, format!("release notes for {case}")).unwrap();
         control(&e, &fail("C_CreateObject", after)).await;
         let done =
-            e.c.import_objects(
-                &e.pid,
-                ImportRequest {
-                    path: file.clone(),
-                    label: Some(case.into()),
-                    id_hex: None,
-                    data: true,
-                    application: Some("hsmc-test".into()),
-                },
-            )
-            .await
-            .unwrap_or_else(|err| panic!("{case}: {}", err.message));
+            e.c.admin()
+                .import_objects(
+                    &e.pid,
+                    ImportRequest {
+                        path: file.clone(),
+                        label: Some(case.into()),
+                        id_hex: None,
+                        data: true,
+                        application: Some("hsmc-test".into()),
+                    },
+                )
+                .await
+                .unwrap_or_else(|err| panic!("{case}: {}", err.message));
         assert_eq!(done.objects.len(), 1, "{case}");
         let t = e.token();
         let o = std::process::Command::new("pkcs11-tool")
@@ -293,16 +299,17 @@ async fn an_attribute_edit_whose_answer_is_lost_is_made_again_and_an_id_change_i
         .await;
     control(&e, &fail("C_SetAttributeValue", true)).await;
     let done =
-        e.c.set_attributes(
-            &e.pid,
-            k.private_handle,
-            AttributeChanges {
-                label: Some("edit_lost_renamed".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|err| panic!("{}", err.message));
+        e.c.admin()
+            .set_attributes(
+                &e.pid,
+                k.private_handle,
+                AttributeChanges {
+                    label: Some("edit_lost_renamed".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_or_else(|err| panic!("{}", err.message));
     assert_eq!(done.summary.label, "edit_lost_renamed");
     let listed = pkcs11_tool_list(&e, "privkey");
     assert_eq!(labelled(&listed, "edit_lost_renamed"), 1, "{listed}");
@@ -318,16 +325,17 @@ async fn an_attribute_edit_whose_answer_is_lost_is_made_again_and_an_id_change_i
         .await;
     control(&e, &fail("C_SetAttributeValue", true)).await;
     let err =
-        e.c.set_attributes(
-            &e.pid,
-            k.private_handle,
-            AttributeChanges {
-                id_hex: Some("c0ffee".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_err();
+        e.c.admin()
+            .set_attributes(
+                &e.pid,
+                k.private_handle,
+                AttributeChanges {
+                    id_hex: Some("c0ffee".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
     assert_eq!(err.code, ErrorCode::HsmDisconnected);
     let r = last(&e, "object.set_attributes").await;
     assert_eq!(r.event.status, "unknown");
@@ -369,7 +377,8 @@ async fn an_unwrap_whose_answer_is_lost_makes_one_key() {
 
     let data = common::on(&e, aes("kwp_data", &[0x77, 0x02], false)).await;
     let file = e.dir.path().join("kwp_data.wrapped.json");
-    e.c.wrap_key(&e.pid, data, wrapping, &file, None, true)
+    e.c.admin()
+        .wrap_key(&e.pid, data, wrapping, &file, None, true)
         .await
         .unwrap_or_else(|err| panic!("{}", err.message));
     for (case, after) in [("restored_lost", true), ("restored_unreached", false)] {
@@ -385,7 +394,8 @@ async fn an_unwrap_whose_answer_is_lost_makes_one_key() {
                 .handle;
         control(&e, &fail("C_UnwrapKey", after)).await;
         let u =
-            e.c.unwrap_key(&e.pid, &file, wrapping, Some(case.into()))
+            e.c.admin()
+                .unwrap_key(&e.pid, &file, wrapping, Some(case.into()))
                 .await
                 .unwrap_or_else(|err| panic!("{case}: {}", err.message));
         assert_eq!(u.summary.label, case);
@@ -413,17 +423,18 @@ async fn a_token_initialization_whose_answer_is_lost_is_made_again() {
     let before = calls(control(&e, r#"{"op":"stats"}"#).await);
     control(&e, &fail("C_InitToken", true)).await;
     let done =
-        e.c.init_token(
-            &e.pid,
-            p11::pin(testkit::SO_PIN),
-            InitTokenRequest {
-                label: "fresh_lost".into(),
-                confirmation: TOKEN_LABEL.into(),
-                destroy_audit_key: true,
-            },
-        )
-        .await
-        .unwrap_or_else(|err| panic!("{}", err.message));
+        e.c.admin()
+            .init_token(
+                &e.pid,
+                p11::pin(testkit::SO_PIN),
+                InitTokenRequest {
+                    label: "fresh_lost".into(),
+                    confirmation: TOKEN_LABEL.into(),
+                    destroy_audit_key: true,
+                },
+            )
+            .await
+            .unwrap_or_else(|err| panic!("{}", err.message));
     assert_eq!(done.label, "fresh_lost");
     let new_pid = done.partition_id.expect("the token is found again");
     let p = e.c.partition_ref(&new_pid).await.unwrap();

@@ -24,11 +24,13 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
     let key = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "attr_key")
         .await;
-    e.c.issue_certificate(&e.pid, key.private_handle, "CN=attr_key", 30, true)
+    e.c.signing()
+        .issue_certificate(&e.pid, key.private_handle, "CN=attr_key", 30, true)
         .await
         .unwrap();
     let offer =
-        e.c.editable_attributes(&e.pid, key.private_handle)
+        e.c.admin()
+            .editable_attributes(&e.pid, key.private_handle)
             .await
             .unwrap();
     assert!(offer.modifiable);
@@ -43,16 +45,17 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
 
     // A usage flag, both ways.
     let r =
-        e.c.set_attributes(
-            &e.pid,
-            key.private_handle,
-            AttributeChanges {
-                flags: vec![flag("sign", false)],
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        e.c.admin()
+            .set_attributes(
+                &e.pid,
+                key.private_handle,
+                AttributeChanges {
+                    flags: vec![flag("sign", false)],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
     assert!(!r.summary.capabilities.sign);
 
     one_way_flags_and_a_bad_date_are_refused_before_the_call(&e).await;
@@ -62,17 +65,18 @@ async fn edit_label_id_dates_and_flags(backend: Backend) {
 /// A new label and ID: the pair's other half and its certificate move along.
 async fn rename_moves_the_public_half_and_certificate_along(e: &common::Env, key: u64) {
     let r =
-        e.c.set_attributes(
-            &e.pid,
-            key,
-            AttributeChanges {
-                label: Some("attr_key_renamed".into()),
-                id_hex: Some("c0ffee01".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        e.c.admin()
+            .set_attributes(
+                &e.pid,
+                key,
+                AttributeChanges {
+                    label: Some("attr_key_renamed".into()),
+                    id_hex: Some("c0ffee01".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
     assert_eq!(r.summary.label, "attr_key_renamed");
     assert_eq!(r.summary.id_hex, "c0ffee01");
     assert_eq!(
@@ -88,14 +92,18 @@ async fn end_date_is_set_or_refused_on_softhsm(e: &common::Env, key_handle: u64,
         end_date: Some("2027-12-31".into()),
         ..Default::default()
     };
-    let r = e.c.set_attributes(&e.pid, key_handle, dates).await;
+    let r = e.c.admin().set_attributes(&e.pid, key_handle, dates).await;
     if backend == Backend::SoftHsm {
         // SoftHSM2 loses an object whose dates change; the console refuses to.
         let err = r.unwrap_err();
         assert!(err.message.contains("SoftHSM2"), "{}", err.message);
     } else {
         r.unwrap();
-        let offer = e.c.editable_attributes(&e.pid, key_handle).await.unwrap();
+        let offer =
+            e.c.admin()
+                .editable_attributes(&e.pid, key_handle)
+                .await
+                .unwrap();
         assert_eq!(offer.end_date.as_deref(), Some("2027-12-31"));
     }
 }
@@ -129,21 +137,23 @@ fn pkcs11_tool_sees_the_new_label_and_id(e: &common::Env, old_id: &str) {
 /// officer's language too; a date not in ISO form is refused.
 async fn one_way_flags_and_a_bad_date_are_refused_before_the_call(e: &common::Env) {
     let aes =
-        e.c.generate_key(
-            &e.pid,
-            GenerateRequest {
-                spec: KeySpec::Aes { bits: 256 },
-                label: "attr_aes".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap();
+        e.c.admin()
+            .generate_key(
+                &e.pid,
+                GenerateRequest {
+                    spec: KeySpec::Aes { bits: 256 },
+                    label: "attr_aes".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: false,
+                },
+            )
+            .await
+            .unwrap();
     for (name, value) in [("sensitive", false), ("extractable", true)] {
         let current =
-            e.c.editable_attributes(&e.pid, aes.private_handle)
+            e.c.admin()
+                .editable_attributes(&e.pid, aes.private_handle)
                 .await
                 .unwrap();
         let f = current.flags.iter().find(|f| f.name == name).unwrap();
@@ -151,16 +161,17 @@ async fn one_way_flags_and_a_bad_date_are_refused_before_the_call(e: &common::En
             continue; // already so: nothing to refuse
         }
         let err =
-            e.c.set_attributes(
-                &e.pid,
-                aes.private_handle,
-                AttributeChanges {
-                    flags: vec![flag(name, value)],
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap_err();
+            e.c.admin()
+                .set_attributes(
+                    &e.pid,
+                    aes.private_handle,
+                    AttributeChanges {
+                        flags: vec![flag(name, value)],
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput, "{}", err.message);
         assert!(err.message.contains("never"), "{}", err.message);
         // The officer reads the refusal in their language, the rule inside it too.
@@ -174,31 +185,33 @@ async fn one_way_flags_and_a_bad_date_are_refused_before_the_call(e: &common::En
         assert!(!f.changeable && reason.text.contains("never"), "{reason:?}");
     }
     let err =
-        e.c.set_attributes(
-            &e.pid,
-            aes.private_handle,
-            AttributeChanges {
-                end_date: Some("31.12.2027".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_err();
+        e.c.admin()
+            .set_attributes(
+                &e.pid,
+                aes.private_handle,
+                AttributeChanges {
+                    end_date: Some("31.12.2027".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
     assert!(err.message.contains("end_date"), "{}", err.message);
 }
 
 async fn trail_has_the_request_before_the_change(e: &common::Env) {
     let actions: Vec<String> =
-        e.c.audit_records(audit::store::Query {
-            limit: 200,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.event.action)
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 200,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event.action)
+            .collect();
     let req = actions
         .iter()
         .position(|a| a == "object.set_attributes.request")

@@ -42,11 +42,12 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
                 .bytes(CKA_ID, &[0xda, 0x7a]),
         )
         .unwrap();
-    let kcv_a = a.c.key_check_value(&a.pid, data_key).await.unwrap();
+    let kcv_a = a.c.admin().key_check_value(&a.pid, data_key).await.unwrap();
     assert_eq!(kcv_a.len(), 6);
     let file = a.dir.path().join("data_key.wrapped.json");
     let w =
-        a.c.wrap_key(&a.pid, data_key, b_pub_on_a, &file, None, true)
+        a.c.admin()
+            .wrap_key(&a.pid, data_key, b_pub_on_a, &file, None, true)
             .await
             .unwrap();
     assert!(
@@ -58,13 +59,15 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     // Never over the file.
     assert!(a
         .c
+        .admin()
         .wrap_key(&a.pid, data_key, b_pub_on_a, &file, None, true)
         .await
         .is_err());
 
     // B unwraps it: same KCV, attributes restored; data from A decrypts on B.
     let u =
-        b.c.unwrap_key(&b.pid, &file, b_private, None)
+        b.c.admin()
+            .unwrap_key(&b.pid, &file, b_private, None)
             .await
             .unwrap();
     assert_eq!(u.kcv.as_deref(), Some(kcv_a.as_str()));
@@ -98,7 +101,8 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     // A wrap file from another key: refused by name before the token is asked.
     let other = b.generate(KeySpec::Rsa { bits: 2048 }, "b_other").await;
     let err =
-        b.c.unwrap_key(&b.pid, &file, other.private_handle, None)
+        b.c.admin()
+            .unwrap_key(&b.pid, &file, other.private_handle, None)
             .await
             .unwrap_err();
     assert!(
@@ -108,31 +112,37 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     );
     // Non-extractable keys and HSS keys are not wrapped, with the reason.
     let fixed =
-        a.c.generate_key(
-            &a.pid,
-            GenerateRequest {
-                spec: KeySpec::Aes { bits: 256 },
-                label: "fixed".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap();
+        a.c.admin()
+            .generate_key(
+                &a.pid,
+                GenerateRequest {
+                    spec: KeySpec::Aes { bits: 256 },
+                    label: "fixed".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: false,
+                },
+            )
+            .await
+            .unwrap();
     let err =
-        a.c.wrap_key(
-            &a.pid,
-            fixed.private_handle,
-            b_pub_on_a,
-            &a.dir.path().join("x.json"),
-            None,
-            true,
-        )
-        .await
-        .unwrap_err();
+        a.c.admin()
+            .wrap_key(
+                &a.pid,
+                fixed.private_handle,
+                b_pub_on_a,
+                &a.dir.path().join("x.json"),
+                None,
+                true,
+            )
+            .await
+            .unwrap_err();
     assert!(err.message.contains("not extractable"), "{}", err.message);
-    let err = a.c.key_check_value(&a.pid, b_pub_on_a).await.unwrap_err();
+    let err =
+        a.c.admin()
+            .key_check_value(&a.pid, b_pub_on_a)
+            .await
+            .unwrap_err();
     assert!(err.message.contains("AES"), "{}", err.message);
 }
 
@@ -147,6 +157,7 @@ async fn rsa_wrapping_pair(owner: &common::Env, other: &common::Env, label: &str
     let k = owner.generate(KeySpec::Rsa { bits: 2048 }, label).await;
     owner
         .c
+        .admin()
         .set_attributes(
             &owner.pid,
             k.private_handle,
@@ -163,11 +174,13 @@ async fn rsa_wrapping_pair(owner: &common::Env, other: &common::Env, label: &str
     let file = other.dir.path().join(format!("{label}.pub.pem"));
     owner
         .c
+        .admin()
         .save_public_key(&owner.pid, k.private_handle, PublicKeyFormat::Pem, &file)
         .await
         .unwrap();
     let imported = other
         .c
+        .admin()
         .import_objects(
             &other.pid,
             ImportRequest {
@@ -271,6 +284,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     let file = soft.dir.path().join("release_ec.wrapped.json");
     let w = soft
         .c
+        .admin()
         .wrap_key(&soft.pid, ec_priv, luna_pub_on_soft, &file, None, true)
         .await
         .unwrap();
@@ -278,6 +292,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     assert!(w.public_key.is_some());
     let u = luna
         .c
+        .admin()
         .unwrap_key(&luna.pid, &file, luna_rsa, None)
         .await
         .unwrap();
@@ -328,7 +343,11 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     })
     .await;
     assert_eq!(
-        soft.c.key_check_value(&soft.pid, aes).await.unwrap(),
+        soft.c
+            .admin()
+            .key_check_value(&soft.pid, aes)
+            .await
+            .unwrap(),
         openssl_kcv(true, &aes_value)
     );
     // SoftHSM2 keeps CKA_CHECK_VALUE: a key that may not encrypt still has its KCV.
@@ -337,20 +356,31 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     })
     .await;
     assert_eq!(
-        soft.c.key_check_value(&soft.pid, no_encrypt).await.unwrap(),
+        soft.c
+            .admin()
+            .key_check_value(&soft.pid, no_encrypt)
+            .await
+            .unwrap(),
         openssl_kcv(true, &aes_value)
     );
-    let generic_kcv = soft.c.key_check_value(&soft.pid, generic).await.unwrap();
+    let generic_kcv = soft
+        .c
+        .admin()
+        .key_check_value(&soft.pid, generic)
+        .await
+        .unwrap();
     assert_eq!(generic_kcv, openssl_kcv(false, &secret_value));
     let file = soft.dir.path().join("known_secret.wrapped.json");
     let w = soft
         .c
+        .admin()
         .wrap_key(&soft.pid, generic, luna_pub_on_soft, &file, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-1)");
     let u = luna
         .c
+        .admin()
         .unwrap_key(&luna.pid, &file, luna_rsa, None)
         .await
         .unwrap();
@@ -362,7 +392,11 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     })
     .await;
     assert_eq!(
-        luna.c.key_check_value(&luna.pid, luna_aes).await.unwrap(),
+        luna.c
+            .admin()
+            .key_check_value(&luna.pid, luna_aes)
+            .await
+            .unwrap(),
         openssl_kcv(true, &aes_value)
     );
     // Kryoptic keeps none: without CKA_ENCRYPT the KCV cannot be computed, and it says why.
@@ -372,6 +406,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     .await;
     let e = luna
         .c
+        .admin()
         .key_check_value(&luna.pid, luna_no_encrypt)
         .await
         .unwrap_err();
@@ -384,6 +419,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
     // A public key is not wrapped (it is exported as it is).
     let err = soft
         .c
+        .admin()
         .wrap_key(
             &soft.pid,
             ec_pub,
@@ -433,6 +469,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let file = luna.dir.path().join("luna_data.aes.json");
     let w = luna
         .c
+        .admin()
         .wrap_key(&luna.pid, data, kek, &file, None, true)
         .await
         .unwrap();
@@ -440,6 +477,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     assert_eq!(w.kcv.as_deref(), Some(kcv.as_str()));
     let u = luna
         .c
+        .admin()
         .unwrap_key(&luna.pid, &file, kek, Some("luna_data_copy".into()))
         .await
         .unwrap();
@@ -449,12 +487,14 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let sha256 = luna.dir.path().join("luna_data.sha256.json");
     let w = luna
         .c
+        .admin()
         .wrap_key(&luna.pid, data, soft_pub_on_luna, &sha256, None, true)
         .await
         .unwrap();
     assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-256)");
     assert!(soft
         .c
+        .admin()
         .unwrap_key(&soft.pid, &sha256, soft_rsa, None)
         .await
         .is_err());
@@ -466,6 +506,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     let sha1 = luna.dir.path().join("luna_data.sha1.json");
     let w = luna
         .c
+        .admin()
         .wrap_key(
             &luna.pid,
             data,
@@ -479,6 +520,7 @@ async fn luna_names_its_key_wrap_and_wraps_for_softhsm() {
     assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-1)");
     let u = soft
         .c
+        .admin()
         .unwrap_key(&soft.pid, &sha1, soft_rsa, None)
         .await
         .unwrap();
@@ -520,7 +562,8 @@ async fn kryoptic_wraps_a_private_key_under_aes() {
     .await;
     let file = k.dir.path().join("kry_ec.wrapped.json");
     let w =
-        k.c.wrap_key(&k.pid, ec_priv, kek, &file, None, true)
+        k.c.admin()
+            .wrap_key(&k.pid, ec_priv, kek, &file, None, true)
             .await
             .unwrap();
     assert_eq!(w.mechanism, "CKM_AES_KEY_WRAP_KWP");
@@ -534,7 +577,8 @@ async fn kryoptic_wraps_a_private_key_under_aes() {
     // Kryoptic 1.5.4 answers a damaged wrapped key with CKR_DEVICE_ERROR, which the console
     // takes for a lost connection: it reconnects, and the token renumbers its objects.
     let e =
-        k.c.unwrap_key(&k.pid, &bad, kek, Some("kry_ec_bad".into()))
+        k.c.admin()
+            .unwrap_key(&k.pid, &bad, kek, Some("kry_ec_bad".into()))
             .await
             .unwrap_err();
     assert_eq!(
@@ -552,7 +596,8 @@ async fn kryoptic_wraps_a_private_key_under_aes() {
     let kek = by_label(&keys, "kry_kek", "SECRET_KEY");
     let ec_pub = by_label(&keys, "kry_ec", "PUBLIC_KEY");
     let u =
-        k.c.unwrap_key(&k.pid, &file, kek, Some("kry_ec_copy".into()))
+        k.c.admin()
+            .unwrap_key(&k.pid, &file, kek, Some("kry_ec_copy".into()))
             .await
             .unwrap();
     let keys = k.c.list_keys(&k.pid).await.unwrap();

@@ -47,6 +47,7 @@ async fn rsa_pair(owner: &common::Env, on: &common::Env, label: &str, same: bool
     let k = owner.generate(KeySpec::Rsa { bits: 2048 }, label).await;
     owner
         .c
+        .admin()
         .set_attributes(&owner.pid, k.private_handle, flag("unwrap", true))
         .await
         .unwrap();
@@ -55,6 +56,7 @@ async fn rsa_pair(owner: &common::Env, on: &common::Env, label: &str, same: bool
         let public = k.public_handle.unwrap();
         owner
             .c
+            .admin()
             .set_attributes(&owner.pid, public, flag("wrap", true))
             .await
             .unwrap();
@@ -63,22 +65,24 @@ async fn rsa_pair(owner: &common::Env, on: &common::Env, label: &str, same: bool
     let file = on.dir.path().join(format!("{label}.pub.pem"));
     owner
         .c
+        .admin()
         .save_public_key(&owner.pid, k.private_handle, PublicKeyFormat::Pem, &file)
         .await
         .unwrap();
     let imported =
-        on.c.import_objects(
-            &on.pid,
-            ImportRequest {
-                path: file,
-                label: Some(format!("{label}_pub")),
-                id_hex: None,
-                data: false,
-                application: None,
-            },
-        )
-        .await
-        .unwrap();
+        on.c.admin()
+            .import_objects(
+                &on.pid,
+                ImportRequest {
+                    path: file,
+                    label: Some(format!("{label}_pub")),
+                    id_hex: None,
+                    data: false,
+                    application: None,
+                },
+            )
+            .await
+            .unwrap();
     (k.private_handle, imported.objects[0].handle)
 }
 
@@ -126,7 +130,8 @@ async fn backup_under_trusted_keys(a: &common::Env, restore: Option<&common::Env
     k.only_the_so_marks_keys_trusted().await;
     k.wrapping = k.so_marks_the_transport_key_trusted().await;
     let data_key =
-        a.c.find_key(&a.pid, "label:backup_aes")
+        a.c.admin()
+            .find_key(&a.pid, "label:backup_aes")
             .await
             .unwrap()
             .handle;
@@ -144,29 +149,36 @@ impl Backup<'_> {
     async fn generate_for_backup_and_audit_it(&self) -> (u64, String) {
         let a = self.a;
         let data =
-            a.c.generate_key(&a.pid, request(KeySpec::Aes { bits: 256 }, "backup_aes"))
+            a.c.admin()
+                .generate_key(&a.pid, request(KeySpec::Aes { bits: 256 }, "backup_aes"))
                 .await
                 .unwrap();
         assert!(data.extractable);
         assert_eq!(data.wrap_with_trusted, Some(true));
-        let s = a.c.find_key(&a.pid, "label:backup_aes").await.unwrap();
+        let s =
+            a.c.admin()
+                .find_key(&a.pid, "label:backup_aes")
+                .await
+                .unwrap();
         assert_eq!(
             (s.extractable, s.sensitive, s.wrap_with_trusted),
             (Some(true), Some(true), Some(true))
         );
         let kcv =
-            a.c.key_check_value(&a.pid, data.private_handle)
+            a.c.admin()
+                .key_check_value(&a.pid, data.private_handle)
                 .await
                 .unwrap();
         // The audit record says so.
         let records =
-            a.c.audit_records(audit::store::Query {
-                limit: 500,
-                ascending: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+            a.c.trail()
+                .audit_records(audit::store::Query {
+                    limit: 500,
+                    ascending: true,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
         let gen = records
             .iter()
             .find(|r| {
@@ -185,7 +197,8 @@ impl Backup<'_> {
     async fn untrusted_wrap_is_refused_by_console_and_token(&self, data: u64) {
         let a = self.a;
         let err =
-            a.c.wrap_key(&a.pid, data, self.wrapping, &self.out, None, false)
+            a.c.admin()
+                .wrap_key(&a.pid, data, self.wrapping, &self.out, None, false)
                 .await
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::NotAuthorized, "{}", err.message);
@@ -225,7 +238,8 @@ impl Backup<'_> {
     async fn only_the_so_marks_keys_trusted(&self) {
         let a = self.a;
         let err =
-            a.c.set_attributes(&a.pid, self.wrapping, flag("trusted", true))
+            a.c.admin()
+                .set_attributes(&a.pid, self.wrapping, flag("trusted", true))
                 .await
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::NotAuthorized, "{}", err.message);
@@ -236,7 +250,8 @@ impl Backup<'_> {
             err.message
         );
         let offer =
-            a.c.editable_attributes(&a.pid, self.wrapping)
+            a.c.admin()
+                .editable_attributes(&a.pid, self.wrapping)
                 .await
                 .unwrap();
         let t = offer.flags.iter().find(|f| f.name == "trusted").unwrap();
@@ -250,7 +265,11 @@ impl Backup<'_> {
         let a = self.a;
         let wrapping = self.wrapping;
         as_role(a, UserKind::So).await;
-        let offer = a.c.editable_attributes(&a.pid, wrapping).await.unwrap();
+        let offer =
+            a.c.admin()
+                .editable_attributes(&a.pid, wrapping)
+                .await
+                .unwrap();
         assert!(offer
             .flags
             .iter()
@@ -259,7 +278,8 @@ impl Backup<'_> {
             // SoftHSM2 sets CKA_TRUSTED only on creation: the console says so before sending,
             // and the SO makes the trusted copy of the transport key (as softhsm2-util would).
             let err =
-                a.c.set_attributes(&a.pid, wrapping, flag("trusted", true))
+                a.c.admin()
+                    .set_attributes(&a.pid, wrapping, flag("trusted", true))
                     .await
                     .unwrap_err();
             assert!(
@@ -280,7 +300,8 @@ impl Backup<'_> {
             .await
         } else {
             let r =
-                a.c.set_attributes(&a.pid, wrapping, flag("trusted", true))
+                a.c.admin()
+                    .set_attributes(&a.pid, wrapping, flag("trusted", true))
                     .await
                     .unwrap();
             assert_eq!(r.summary.trusted, Some(true));
@@ -290,7 +311,8 @@ impl Backup<'_> {
         let mut mixed = flag("trusted", true);
         mixed.label = Some("renamed".into());
         let err =
-            a.c.set_attributes(&a.pid, wrapping, mixed)
+            a.c.admin()
+                .set_attributes(&a.pid, wrapping, mixed)
                 .await
                 .unwrap_err();
         assert!(err.message.contains("on its own"), "{}", err.message);
@@ -299,7 +321,8 @@ impl Backup<'_> {
         // logout (and the SO made its trusted copy of the transport key).
         match a.token().backend {
             Backend::SoftHsm => {
-                a.c.find_key(&a.pid, "label:transport_trusted")
+                a.c.admin()
+                    .find_key(&a.pid, "label:transport_trusted")
                     .await
                     .unwrap()
                     .handle
@@ -371,7 +394,8 @@ impl Backup<'_> {
     async fn wrapped_under_trusted_and_restored_with_its_kcv(&self, data_key: u64, kcv: &str) {
         let a = self.a;
         let w =
-            a.c.wrap_key(&a.pid, data_key, self.wrapping, &self.out, None, false)
+            a.c.admin()
+                .wrap_key(&a.pid, data_key, self.wrapping, &self.out, None, false)
                 .await
                 .unwrap();
         assert!(
@@ -384,7 +408,8 @@ impl Backup<'_> {
             None => (a, Some("backup_aes_restored".to_string())),
         };
         let u =
-            b.c.unwrap_key(&b.pid, &self.out, self.b_private, label)
+            b.c.admin()
+                .unwrap_key(&b.pid, &self.out, self.b_private, label)
                 .await
                 .unwrap();
         assert_eq!(u.kcv.as_deref(), Some(kcv));
@@ -392,16 +417,17 @@ impl Backup<'_> {
         assert_eq!(u.summary.extractable, Some(true));
         // The untrusted key is still refused.
         let err =
-            a.c.wrap_key(
-                &a.pid,
-                data_key,
-                self.untrusted,
-                &a.dir.path().join("x.json"),
-                None,
-                true,
-            )
-            .await
-            .unwrap_err();
+            a.c.admin()
+                .wrap_key(
+                    &a.pid,
+                    data_key,
+                    self.untrusted,
+                    &a.dir.path().join("x.json"),
+                    None,
+                    true,
+                )
+                .await
+                .unwrap_err();
         assert!(
             err.message.contains("'untrusted' is not trusted"),
             "{}",
@@ -414,36 +440,41 @@ impl Backup<'_> {
     async fn private_key_leaves_only_under_a_trusted_aes_key(&self) {
         let a = self.a;
         let ec =
-            a.c.generate_key(
-                &a.pid,
-                request(KeySpec::Ec { curve: Curve::P256 }, "backup_ec"),
-            )
-            .await
-            .unwrap();
+            a.c.admin()
+                .generate_key(
+                    &a.pid,
+                    request(KeySpec::Ec { curve: Curve::P256 }, "backup_ec"),
+                )
+                .await
+                .unwrap();
         let err =
-            a.c.wrap_key(
-                &a.pid,
-                ec.private_handle,
-                self.wrapping,
-                &a.dir.path().join("ec_rsa.json"),
-                None,
-                false,
-            )
-            .await
-            .unwrap_err();
+            a.c.admin()
+                .wrap_key(
+                    &a.pid,
+                    ec.private_handle,
+                    self.wrapping,
+                    &a.dir.path().join("ec_rsa.json"),
+                    None,
+                    false,
+                )
+                .await
+                .unwrap_err();
         assert!(err.message.contains("trusted AES key"), "{}", err.message);
         let kek = so_trusted_kek(a).await;
         let ec_key =
-            a.c.find_key(&a.pid, "label:backup_ec")
+            a.c.admin()
+                .find_key(&a.pid, "label:backup_ec")
                 .await
                 .unwrap()
                 .handle;
         let ec_file = a.dir.path().join("backup_ec.wrapped.json");
-        a.c.wrap_key(&a.pid, ec_key, kek, &ec_file, None, false)
+        a.c.admin()
+            .wrap_key(&a.pid, ec_key, kek, &ec_file, None, false)
             .await
             .unwrap();
         let u =
-            a.c.unwrap_key(&a.pid, &ec_file, kek, Some("backup_ec_restored".into()))
+            a.c.admin()
+                .unwrap_key(&a.pid, &ec_file, kek, Some("backup_ec_restored".into()))
                 .await
                 .unwrap();
         assert_eq!(u.summary.algorithm, "ECDSA P-256");
@@ -472,7 +503,8 @@ impl Backup<'_> {
         .await;
         let loose_file = a.dir.path().join("loose.json");
         let err =
-            a.c.wrap_key(&a.pid, loose, untrusted, &loose_file, None, false)
+            a.c.admin()
+                .wrap_key(&a.pid, loose, untrusted, &loose_file, None, false)
                 .await
                 .unwrap_err();
         assert!(
@@ -486,7 +518,8 @@ impl Backup<'_> {
             "{:?}",
             err.suggestion
         );
-        a.c.wrap_key(&a.pid, loose, untrusted, &loose_file, None, true)
+        a.c.admin()
+            .wrap_key(&a.pid, loose, untrusted, &loose_file, None, true)
             .await
             .unwrap();
     }
@@ -528,16 +561,19 @@ async fn so_trusted_kek(a: &common::Env) -> u64 {
         common::on(a, generate_kek(false)).await;
         as_role(a, UserKind::So).await;
         let kek_now =
-            a.c.find_key(&a.pid, "label:backup_kek")
+            a.c.admin()
+                .find_key(&a.pid, "label:backup_kek")
                 .await
                 .unwrap()
                 .handle;
-        a.c.set_attributes(&a.pid, kek_now, flag("trusted", true))
+        a.c.admin()
+            .set_attributes(&a.pid, kek_now, flag("trusted", true))
             .await
             .unwrap();
     }
     as_role(a, UserKind::User).await;
-    a.c.find_key(&a.pid, "label:backup_kek")
+    a.c.admin()
+        .find_key(&a.pid, "label:backup_kek")
         .await
         .unwrap()
         .handle
@@ -547,7 +583,8 @@ async fn so_trusted_kek(a: &common::Env) -> u64 {
 async fn hss_keys_are_never_extractable(a: &common::Env) {
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
     let err =
-        a.c.generate_key(&a.pid, request(KeySpec::Hss { params }, "hss_backup"))
+        a.c.admin()
+            .generate_key(&a.pid, request(KeySpec::Hss { params }, "hss_backup"))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);

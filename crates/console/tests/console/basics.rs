@@ -41,7 +41,8 @@ async fn actions(c: &Console) -> Vec<(String, String)> {
         ..Default::default()
     };
     q.ascending = true;
-    c.audit_records(q)
+    c.trail()
+        .audit_records(q)
         .await
         .unwrap()
         .into_iter()
@@ -124,6 +125,7 @@ async fn generate_ml_dsa_65_and_export_what_openssl_reads(
     dir: &std::path::Path,
 ) -> (console::views::GeneratedKey, usize) {
     let g = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -144,7 +146,7 @@ async fn generate_ml_dsa_65_and_export_what_openssl_reads(
         .expect("the new key is listed");
     assert_eq!(private.algorithm, "ML-DSA-65");
     assert!(private.capabilities.sign);
-    let details = c.key_details(pid, g.private_handle).await.unwrap();
+    let details = c.admin().key_details(pid, g.private_handle).await.unwrap();
     assert!(
         details
             .attributes
@@ -161,6 +163,7 @@ async fn generate_ml_dsa_65_and_export_what_openssl_reads(
 
     // The exported PEM is the SPKI an outside parser reads as ML-DSA-65, same fingerprint.
     let exp = c
+        .admin()
         .export_public_key(pid, g.private_handle, PublicKeyFormat::Pem)
         .await
         .unwrap();
@@ -198,7 +201,7 @@ async fn deleting_needs_the_label_typed(
     listed: usize,
 ) {
     let both = [g.private_handle, g.public_handle.unwrap()];
-    let e = c.destroy_keys(pid, &both, "yes").await.unwrap_err();
+    let e = c.admin().destroy_keys(pid, &both, "yes").await.unwrap_err();
     assert!(
         e.message.contains("release_ml_dsa_65_2026_11"),
         "{}",
@@ -206,6 +209,7 @@ async fn deleting_needs_the_label_typed(
     );
     assert_eq!(c.list_keys(pid).await.unwrap().len(), listed);
     let d = c
+        .admin()
         .destroy_keys(pid, &both, "release_ml_dsa_65_2026_11")
         .await
         .unwrap();
@@ -239,6 +243,7 @@ async fn trail_holds_the_lifecycle_in_order_and_verifies(
     // "Audit records of this key" searches the trail for the key's CKA_ID: every
     // lifecycle record of the key carries it.
     let of_key: Vec<String> = c
+        .trail()
         .audit_records(audit::store::Query {
             text: Some(g.id_hex.clone()),
             limit: 100,
@@ -270,6 +275,7 @@ async fn trail_holds_the_lifecycle_in_order_and_verifies(
     assert!(failed_at < ok_at, "spooled records are chained in order");
 
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -285,23 +291,24 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
         c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
             .await
             .unwrap();
-        c.generate_key(
-            &pid,
-            GenerateRequest {
-                spec: KeySpec::Aes { bits: 256 },
-                label: "first".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap();
+        c.admin()
+            .generate_key(
+                &pid,
+                GenerateRequest {
+                    spec: KeySpec::Aes { bits: 256 },
+                    label: "first".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: false,
+                },
+            )
+            .await
+            .unwrap();
         c.logout(&pid).await.unwrap();
         c.close().await;
     }
     let c = Console::open(config(dir.path())).await.unwrap();
-    let st = c.audit_status().await.unwrap();
+    let st = c.trail().audit_status().await.unwrap();
     assert!(
         matches!(st.key, console::views::AuditKeyView::Locked { .. }),
         "{:?}",
@@ -310,6 +317,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
     let pid = builtin_partition(&c).await;
     // Not logged in: refused before touching the token.
     let e = c
+        .admin()
         .generate_key(
             &pid,
             GenerateRequest {
@@ -325,6 +333,7 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
     assert_eq!(e.code, ErrorCode::NotLoggedIn);
     // Verification needs the key.
     let e = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap_err();
@@ -338,19 +347,21 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
         "the same partition opens the existing key: {:?}",
         r.audit
     );
-    c.generate_key(
-        &pid,
-        GenerateRequest {
-            spec: KeySpec::Ec { curve: Curve::P256 },
-            label: "second".into(),
-            token: true,
-            extractable: false,
-            always_authenticate: false,
-        },
-    )
-    .await
-    .unwrap();
+    c.admin()
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Ec { curve: Curve::P256 },
+                label: "second".into(),
+                token: true,
+                extractable: false,
+                always_authenticate: false,
+            },
+        )
+        .await
+        .unwrap();
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -363,21 +374,23 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
     );
 
     // Rotation starts a new epoch; the trail still verifies across it.
-    let epoch = c.audit_rotate_key().await.unwrap();
+    let epoch = c.trail().audit_rotate_key().await.unwrap();
     assert_eq!(epoch, 1);
-    c.generate_key(
-        &pid,
-        GenerateRequest {
-            spec: KeySpec::Aes { bits: 128 },
-            label: "third".into(),
-            token: false,
-            extractable: false,
-            always_authenticate: false,
-        },
-    )
-    .await
-    .unwrap();
+    c.admin()
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Aes { bits: 128 },
+                label: "third".into(),
+                token: false,
+                extractable: false,
+                always_authenticate: false,
+            },
+        )
+        .await
+        .unwrap();
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -386,22 +399,23 @@ async fn reopened_console_unlocks_its_trail_at_login_and_refuses_privileged_work
     // Export, verify the export offline, then tamper with a copy.
     let out = dir.path().join("trail.jsonl");
     let s = c
+        .trail()
         .audit_export(
-            console::audit_ops::ExportFormat::Jsonl,
+            console::trail::ExportFormat::Jsonl,
             Default::default(),
             &out,
         )
         .await
         .unwrap();
     assert!(s.records >= 6);
-    let ev = c.audit_verify_export(&out).await.unwrap();
+    let ev = c.trail().audit_verify_export(&out).await.unwrap();
     assert!(ev.verdict.is_intact() && ev.macs_checked, "{ev:?}");
     let text = std::fs::read_to_string(&out)
         .unwrap()
         .replacen("\"first\"", "\"forged\"", 1);
     let bad = dir.path().join("tampered.jsonl");
     std::fs::write(&bad, text).unwrap();
-    let ev = c.audit_verify_export(&bad).await.unwrap();
+    let ev = c.trail().audit_verify_export(&bad).await.unwrap();
     assert!(!ev.verdict.is_intact(), "{ev:?}");
     c.close().await;
 }
@@ -533,6 +547,7 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
     }
     let before = c.list_keys(&pid).await.unwrap().len();
     let e = c
+        .admin()
         .generate_key(
             &pid,
             GenerateRequest {
@@ -556,19 +571,21 @@ async fn softhsm_partition_cannot_act_while_the_audit_key_is_elsewhere() {
     c.login(&bid, UserKind::User, p11::pin(console::builtin::USER_PIN))
         .await
         .unwrap();
-    c.generate_key(
-        &pid,
-        GenerateRequest {
-            spec: KeySpec::Ec { curve: Curve::P256 },
-            label: "audited".into(),
-            token: true,
-            extractable: false,
-            always_authenticate: false,
-        },
-    )
-    .await
-    .unwrap();
+    c.admin()
+        .generate_key(
+            &pid,
+            GenerateRequest {
+                spec: KeySpec::Ec { curve: Curve::P256 },
+                label: "audited".into(),
+                token: true,
+                extractable: false,
+                always_authenticate: false,
+            },
+        )
+        .await
+        .unwrap();
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -662,13 +679,13 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     let c = Console::open(config(dir.path())).await.unwrap();
     let pid = builtin_partition(&c).await;
     // Before the key is open nothing is verified on schedule.
-    assert!(!c.scheduled_verification().await);
+    assert!(!c.trail().scheduled_verification().await);
     c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
         .await
         .unwrap();
-    let cp = c.audit_checkpoint().await.unwrap();
+    let cp = c.trail().audit_checkpoint().await.unwrap();
 
-    let cps = c.audit_checkpoints().await.unwrap();
+    let cps = c.trail().audit_checkpoints().await.unwrap();
     let last = cps.last().expect("a checkpoint");
     assert_eq!(last.checkpoint_no, cp.checkpoint_no);
     assert!(cps.iter().all(|v| v.signature_valid), "{cps:?}");
@@ -677,7 +694,7 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
 
     // The exported public key lets an outsider (Python, another lineage) check a
     // checkpoint without the console, and a changed checkpoint fails.
-    let pem = c.audit_public_key_pem().await.unwrap();
+    let pem = c.trail().audit_public_key_pem().await.unwrap();
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
     let msg = audit::verify::checkpoint_message(&cp).unwrap();
     let sig = hex::decode(&cp.signature).unwrap();
@@ -700,21 +717,34 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     ));
 
     // Manual, then scheduled verification; the last one is shown with its trigger.
-    assert!(c.audit_status().await.unwrap().last_verification.is_none());
-    c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+    assert!(c
+        .trail()
+        .audit_status()
+        .await
+        .unwrap()
+        .last_verification
+        .is_none());
+    c.trail()
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
-    let lv = c.audit_status().await.unwrap().last_verification.unwrap();
+    let lv = c
+        .trail()
+        .audit_status()
+        .await
+        .unwrap()
+        .last_verification
+        .unwrap();
     assert!(lv.intact);
-    assert_eq!(lv.trigger, console::audit_ops::VerifyTrigger::Manual);
+    assert_eq!(lv.trigger, console::trail::VerifyTrigger::Manual);
     assert!(
-        !c.scheduled_verification().await,
+        !c.trail().scheduled_verification().await,
         "a verification a moment ago is not due again"
     );
     let mut s = c.settings();
     s.audit.auto_verify = console::settings::AutoVerify::Off;
     c.update_settings(s).await.unwrap();
-    assert!(!c.scheduled_verification().await);
+    assert!(!c.trail().scheduled_verification().await);
 
     // A fresh console (nothing verified yet) with the default daily schedule runs one.
     c.close().await;
@@ -725,12 +755,19 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     c.login(&pid, UserKind::User, p11::pin(console::builtin::USER_PIN))
         .await
         .unwrap();
-    assert!(c.scheduled_verification().await);
-    let lv = c.audit_status().await.unwrap().last_verification.unwrap();
+    assert!(c.trail().scheduled_verification().await);
+    let lv = c
+        .trail()
+        .audit_status()
+        .await
+        .unwrap()
+        .last_verification
+        .unwrap();
     assert!(lv.intact, "{lv:?}");
-    assert_eq!(lv.trigger, console::audit_ops::VerifyTrigger::Scheduled);
-    assert!(!c.scheduled_verification().await);
+    assert_eq!(lv.trigger, console::trail::VerifyTrigger::Scheduled);
+    assert!(!c.trail().scheduled_verification().await);
     let verifies: Vec<_> = c
+        .trail()
         .audit_records(audit::store::Query {
             action: Some("audit.verify".into()),
             limit: 10,
@@ -746,9 +783,10 @@ async fn audit_view_checkpoints_public_key_last_and_scheduled_verification() {
     );
 
     // Rotation starts a new epoch; the trail stays intact across it.
-    let epoch = c.audit_rotate_key().await.unwrap();
+    let epoch = c.trail().audit_rotate_key().await.unwrap();
     assert_eq!(epoch, 1);
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -767,19 +805,27 @@ async fn a_scheduled_verification_that_cannot_run_backs_off() {
     // table away): the run fails — an error, not a broken trail.
     let db = e.dir.path().join("data").join("audit.db");
     testkit::pg::sqlite3(&db, "ALTER TABLE audit_log RENAME TO audit_log_away");
-    assert!(c.scheduled_verification().await, "due, so it ran");
+    assert!(c.trail().scheduled_verification().await, "due, so it ran");
     assert!(
-        c.audit_status()
+        c.trail()
+            .audit_status()
             .await
             .map_or(true, |s| s.last_verification.is_none()),
         "a run that could not finish is not a verdict"
     );
     // The next ticks do not hammer the store; they wait (1 minute, then 2, 4 …).
-    assert!(!c.scheduled_verification().await, "tried again at once");
-    assert!(!c.scheduled_verification().await, "tried again at once");
+    assert!(
+        !c.trail().scheduled_verification().await,
+        "tried again at once"
+    );
+    assert!(
+        !c.trail().scheduled_verification().await,
+        "tried again at once"
+    );
     // An officer can still verify by hand once the store is back.
     testkit::pg::sqlite3(&db, "ALTER TABLE audit_log_away RENAME TO audit_log");
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
@@ -801,24 +847,28 @@ async fn hss_key_generation_reports_its_progress_on_lunasim() {
     let total = params.keygen_leaves();
     let (c, pid) = (e.c.clone(), e.pid.clone());
     let job = tokio::spawn(async move {
-        c.generate_key(
-            &pid,
-            GenerateRequest {
-                spec: KeySpec::Hss { params },
-                label: "fw_hss_progress".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
+        c.admin()
+            .generate_key(
+                &pid,
+                GenerateRequest {
+                    spec: KeySpec::Hss { params },
+                    label: "fw_hss_progress".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: false,
+                },
+            )
+            .await
     });
     let mut seen = Vec::new();
     while !job.is_finished() {
-        if let Some(p) = e.c.keygen_progress(&e.pid, "fw_hss_progress").await {
+        if let Some(p) = e.c.admin().keygen_progress(&e.pid, "fw_hss_progress").await {
             seen.push(p);
         }
-        assert_eq!(e.c.keygen_progress(&e.pid, "another_key").await, None);
+        assert_eq!(
+            e.c.admin().keygen_progress(&e.pid, "another_key").await,
+            None
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     job.await.unwrap().unwrap();
@@ -829,5 +879,8 @@ async fn hss_key_generation_reports_its_progress_on_lunasim() {
         "rising: {seen:?}"
     );
     assert!(seen.last().unwrap().0 > seen[0].0, "{seen:?}");
-    assert_eq!(e.c.keygen_progress(&e.pid, "fw_hss_progress").await, None);
+    assert_eq!(
+        e.c.admin().keygen_progress(&e.pid, "fw_hss_progress").await,
+        None
+    );
 }

@@ -161,13 +161,14 @@ fn request(key_id: &str, file: &Path, chain: &[&Path]) -> SignRequest {
 }
 
 async fn try_sign(e: &Env, req: SignRequest) -> console::ApiResult<console::sign::SignReport> {
-    e.c.sign_files(
-        &e.pid,
-        req,
-        Arc::new(|_| {}),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
+    e.c.signing()
+        .sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
 }
 
 /// Sign `name` (made here) in CMS with the chain files; the `.p7s`.
@@ -231,11 +232,15 @@ async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
         .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec")
         .await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
             .await
             .unwrap();
     let leaf = openssl_issue(dir, &csr);
-    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
+    e.c.admin()
+        .import_objects(&e.pid, import(&leaf))
+        .await
+        .unwrap();
 
     let int = dir.join("int.pem");
     let (file, p7s) = sign(&e, &key.id_hex, "with-chain.tar", &[&int]).await;
@@ -279,13 +284,14 @@ async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
 
     // The audit trail names the chain the batch used.
     let records =
-        e.c.audit_records(audit::store::Query {
-            limit: 200,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 200,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     let meta: serde_json::Value = records
         .iter()
         .filter(|r| r.event.action == "sign.batch")
@@ -309,13 +315,14 @@ async fn rsa_signer_certificate_and_chain_from_one_pem_file() {
     openssl_ca(dir, &["-newkey", "rsa:2048"]);
     let key = e.generate(KeySpec::Rsa { bits: 2048 }, "release_rsa").await;
     let csr =
-        e.c.certificate_request(
-            &e.pid,
-            key.private_handle,
-            "CN=Release signing RSA,O=Example",
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .certificate_request(
+                &e.pid,
+                key.private_handle,
+                "CN=Release signing RSA,O=Example",
+            )
+            .await
+            .unwrap();
     let leaf = openssl_issue(dir, &csr);
     // Intermediate first, then the leaf: any order.
     let bundle = dir.join("bundle.pem");
@@ -339,7 +346,8 @@ async fn pqc_and_eddsa_chain(spec: KeySpec, ca_alg: &str, label: &str) {
     must(verify_chain_py(dir, &["make-ca", ".", ca_alg]), "make-ca");
     let key = e.generate(spec, label).await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
             .await
             .unwrap();
     std::fs::write(dir.join("leaf.csr"), &csr).unwrap();
@@ -347,7 +355,8 @@ async fn pqc_and_eddsa_chain(spec: KeySpec, ca_alg: &str, label: &str) {
         verify_chain_py(dir, &["issue", ".", "leaf.csr", "leaf.pem"]),
         "issue",
     );
-    e.c.import_objects(&e.pid, import(&dir.join("leaf.pem")))
+    e.c.admin()
+        .import_objects(&e.pid, import(&dir.join("leaf.pem")))
         .await
         .unwrap();
     let int = dir.join("int.pem");
@@ -402,11 +411,15 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
         .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec")
         .await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
             .await
             .unwrap();
     let leaf = openssl_issue(dir, &csr);
-    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
+    e.c.admin()
+        .import_objects(&e.pid, import(&leaf))
+        .await
+        .unwrap();
     // An unrelated self-signed certificate.
     must(
         openssl(
@@ -445,13 +458,14 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
     let file = dir.join("artifact.tar");
     std::fs::write(&file, b"artifact\n").unwrap();
     let before =
-        e.c.audit_records(audit::store::Query {
-            limit: 500,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .len();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 500,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .len();
     for (chain, must_say) in [
         (
             &unrelated,
@@ -479,12 +493,13 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
     let err = try_sign(&e, req).await.expect_err("refused");
     assert!(err.message.contains("CMS"), "{}", err.message);
     let after =
-        e.c.audit_records(audit::store::Query {
-            limit: 500,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 500,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     assert_eq!(after.len(), before, "nothing was requested of the token");
     assert!(!after.iter().any(|r| r.event.action.starts_with("sign")));
 }

@@ -128,6 +128,7 @@ impl Matrix {
 
     async fn aes(&self, label: &str) -> u64 {
         self.c
+            .admin()
             .generate_key(
                 &self.pid,
                 GenerateRequest {
@@ -145,6 +146,7 @@ impl Matrix {
 
     async fn p256(&self, label: &str) -> u64 {
         self.c
+            .admin()
             .generate_key(
                 &self.pid,
                 GenerateRequest {
@@ -372,7 +374,7 @@ async fn faulted<T>(
 }
 
 async fn key_generate(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
-    let call = m.c.generate_key(
+    let call = m.c.admin().generate_key(
         &m.pid,
         GenerateRequest {
             spec: KeySpec::Ec { curve: Curve::P256 },
@@ -388,9 +390,9 @@ async fn key_generate(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), A
 
 async fn key_destroy(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
     let h = m.aes(name).await;
-    let phrase = m.c.deletion_phrase(&m.pid, &[h]).await.unwrap();
+    let phrase = m.c.admin().deletion_phrase(&m.pid, &[h]).await.unwrap();
     let call = async {
-        match m.c.destroy_keys(&m.pid, &[h], &phrase).await {
+        match m.c.admin().destroy_keys(&m.pid, &[h], &phrase).await {
             Ok(d) if d.failed.is_empty() => Ok(()),
             Ok(mut d) => Err(d.failed.remove(0).error),
             Err(e) => Err(e),
@@ -404,7 +406,8 @@ async fn key_destroy(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), Ap
 async fn pin_change(m: &mut Matrix, fault: Fault, i: usize) -> (Result<(), ApiError>, Seen) {
     let new = format!("pin-{i}-{}", 1000 + i);
     let call =
-        m.c.change_pin(&m.pid, p11::pin(&m.user_pin), p11::pin(&new));
+        m.c.admin()
+            .change_pin(&m.pid, p11::pin(&m.user_pin), p11::pin(&new));
     let r = faulted(m, ChangeKind::PinChange, fault, call).await;
     let done = m.logs_in(&new);
     if done {
@@ -425,7 +428,7 @@ async fn pin_init(m: &mut Matrix, fault: Fault, i: usize) -> (Result<(), ApiErro
         .await
         .unwrap();
     let new = format!("init-{i}-{}", 2000 + i);
-    let call = m.c.set_user_pin(&m.pid, p11::pin(&new));
+    let call = m.c.admin().set_user_pin(&m.pid, p11::pin(&new));
     let r = faulted(m, ChangeKind::PinInit, fault, call).await;
     m.c.logout(&m.pid).await.unwrap();
     let done = m.logs_in(&new);
@@ -443,7 +446,7 @@ async fn object_import(
 ) -> (Result<(), ApiError>, Seen) {
     let file = m.dir.path().join(format!("{name}.txt"));
     std::fs::write(&file, format!("release notes {i}")).unwrap();
-    let call = m.c.import_objects(
+    let call = m.c.admin().import_objects(
         &m.pid,
         ImportRequest {
             path: file,
@@ -470,7 +473,7 @@ async fn attribute_set(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), 
         labels
     };
     let before = others(m.keys().await);
-    let call = m.c.set_attributes(
+    let call = m.c.admin().set_attributes(
         &m.pid,
         h,
         console::attributes::AttributeChanges {
@@ -492,7 +495,7 @@ async fn key_wrap(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiEr
     let key = extractable_aes(m, name).await;
     let out = m.dir.path().join(format!("{name}.wrapped.json"));
     let wrapper = m.wrapper_now().await;
-    let call = m.c.wrap_key(&m.pid, key, wrapper, &out, None, true);
+    let call = m.c.admin().wrap_key(&m.pid, key, wrapper, &out, None, true);
     let r = faulted(m, ChangeKind::KeyWrap, fault, call).await;
     (r, Seen::once(out.exists()))
 }
@@ -500,7 +503,8 @@ async fn key_wrap(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiEr
 async fn key_unwrap(m: &mut Matrix, fault: Fault, name: &str) -> (Result<(), ApiError>, Seen) {
     let wrapper = m.wrapper_now().await;
     let call =
-        m.c.unwrap_key(&m.pid, &m.wrap_file, wrapper, Some(name.into()));
+        m.c.admin()
+            .unwrap_key(&m.pid, &m.wrap_file, wrapper, Some(name.into()));
     let r = faulted(m, ChangeKind::KeyUnwrap, fault, call).await;
     (r, Seen::counted(m.labelled(name, "SECRET_KEY").await))
 }
@@ -513,7 +517,7 @@ async fn usage_limit(
 ) -> (Result<(), ApiError>, Seen) {
     let h = m.p256(name).await;
     let limit = 5000 + i as u64;
-    let call = m.c.set_usage_limit(&m.pid, h, limit);
+    let call = m.c.observe().set_usage_limit(&m.pid, h, limit);
     let r = faulted(m, ChangeKind::UsageLimit, fault, call).await;
     let now = m
         .keys()
@@ -531,7 +535,9 @@ async fn certificate_issue(
 ) -> (Result<(), ApiError>, Seen) {
     let h = m.p256(name).await;
     let subject = format!("CN={name}");
-    let call = m.c.issue_certificate(&m.pid, h, &subject, 30, true);
+    let call =
+        m.c.signing()
+            .issue_certificate(&m.pid, h, &subject, 30, true);
     let r = faulted(m, ChangeKind::CertificateIssue, fault, call).await;
     (r, Seen::counted(m.labelled(name, "CERTIFICATE").await))
 }
@@ -543,7 +549,8 @@ async fn openpgp_certificate(
 ) -> (Result<(), ApiError>, Seen) {
     let h = m.p256(name).await;
     let call =
-        m.c.openpgp_certificate(&m.pid, h, "Release Officer <officer@example.org>");
+        m.c.signing()
+            .openpgp_certificate(&m.pid, h, "Release Officer <officer@example.org>");
     let r = faulted(m, ChangeKind::OpenPgpCertificate, fault, call).await;
     let stored = format!("OpenPGP creation time of {name}");
     (r, Seen::counted(m.labelled(&stored, "DATA").await))
@@ -569,27 +576,28 @@ async fn sign_batch(
     manifest: bool,
 ) -> Result<console::sign::SignReport, ApiError> {
     let report =
-        m.c.sign_files(
-            &m.pid,
-            SignRequest {
-                key,
-                also_keys: vec![],
-                files: vec![file.display().to_string()],
-                formats: vec![format],
-                manifest,
-                out_dir: None,
-                context: None,
-                on_error: OnError::Stop,
-                confirm_hss: true,
-                timestamp: None,
-                kit: None,
-                chain: vec![],
-                context_login: None,
-            },
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await?;
+        m.c.signing()
+            .sign_files(
+                &m.pid,
+                SignRequest {
+                    key,
+                    also_keys: vec![],
+                    files: vec![file.display().to_string()],
+                    formats: vec![format],
+                    manifest,
+                    out_dir: None,
+                    context: None,
+                    on_error: OnError::Stop,
+                    confirm_hss: true,
+                    timestamp: None,
+                    kit: None,
+                    chain: vec![],
+                    context_login: None,
+                },
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await?;
     if let Some(e) = report.files.first().and_then(|f| f.error.clone()) {
         return Err(e);
     }
@@ -757,23 +765,25 @@ async fn matrix() -> Matrix {
     let wrapper = m.aes("matrix_wrapper").await;
     let key = extractable_aes(&m, "matrix_wrapped").await;
     m.wrap_file = m.dir.path().join("matrix_wrapped.json");
-    m.c.wrap_key(&m.pid, key, wrapper, &m.wrap_file, None, true)
+    m.c.admin()
+        .wrap_key(&m.pid, key, wrapper, &m.wrap_file, None, true)
         .await
         .unwrap();
     // The HSS key the stateful-signing cases spend (32 one-time keys; they use at most 20).
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
-    m.c.generate_key(
-        &m.pid,
-        GenerateRequest {
-            spec: KeySpec::Hss { params },
-            label: "matrix_hss".into(),
-            token: true,
-            extractable: false,
-            always_authenticate: false,
-        },
-    )
-    .await
-    .unwrap();
+    m.c.admin()
+        .generate_key(
+            &m.pid,
+            GenerateRequest {
+                spec: KeySpec::Hss { params },
+                label: "matrix_hss".into(),
+                token: true,
+                extractable: false,
+                always_authenticate: false,
+            },
+        )
+        .await
+        .unwrap();
     m
 }
 
@@ -865,7 +875,8 @@ async fn every_change_under_every_fault_agrees_with_the_token_and_the_trail() {
     }
     println!("{}", lines.join("\n"));
     let v =
-        m.c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        m.c.trail()
+            .audit_verify(&|_, _| {}, &AtomicBool::new(false))
             .await
             .unwrap();
     assert_eq!(
@@ -943,6 +954,7 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
             None => m.trail_available(false),
         }
         let r = c
+            .admin()
             .init_token(
                 &pid,
                 p11::pin(console::builtin::SO_PIN),
@@ -980,6 +992,7 @@ async fn token_initialization_under_every_fault_agrees_with_the_token_and_the_tr
     }
     println!("{}", lines.join("\n"));
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();

@@ -24,18 +24,19 @@ use common::{all_records, sign_request, token, Env};
 /// A P-256 key that wants the PIN for each signature, made through the console.
 async fn per_use_key(e: &Env) -> String {
     let g =
-        e.c.generate_key(
-            &e.pid,
-            GenerateRequest {
-                spec: KeySpec::Ec { curve: Curve::P256 },
-                label: "qualified".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: true,
-            },
-        )
-        .await
-        .unwrap();
+        e.c.admin()
+            .generate_key(
+                &e.pid,
+                GenerateRequest {
+                    spec: KeySpec::Ec { curve: Curve::P256 },
+                    label: "qualified".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: true,
+                },
+            )
+            .await
+            .unwrap();
     g.id_hex
 }
 
@@ -57,14 +58,15 @@ fn request(id_hex: &str, files: &[PathBuf], mode: Option<ContextLogin>) -> SignR
 }
 
 async fn sign(e: &Env, req: SignRequest, pins: ContextPins) -> console::ApiResult<SignReport> {
-    e.c.sign_files_with_pins(
-        &e.pid,
-        req,
-        Arc::new(|_| {}),
-        Arc::new(AtomicBool::new(false)),
-        pins,
-    )
-    .await
+    e.c.signing()
+        .sign_files_with_pins(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+            pins,
+        )
+        .await
 }
 
 /// `openssl dgst -sha256 -verify` of a raw (DER) ECDSA signature.
@@ -113,7 +115,7 @@ async fn actions(e: &Env) -> Vec<(String, serde_json::Value)> {
 async fn once_per_batch_consent_signs_the_batch_and_is_recorded_first() {
     let e = token(Backend::Kryoptic).await;
     let id = per_use_key(&e).await;
-    let keys = e.c.signing_keys(&e.pid).await.unwrap();
+    let keys = e.c.signing().signing_keys(&e.pid).await.unwrap();
     assert!(keys.iter().any(|k| k.id_hex == id && k.always_authenticate));
     let files = files(&e, 3);
 
@@ -271,18 +273,19 @@ async fn a_token_that_cannot_make_such_a_key_says_so() {
             .unwrap(),
     };
     let err =
-        e.c.generate_key(
-            &e.pid,
-            GenerateRequest {
-                spec,
-                label: "hss_per_use".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: true,
-            },
-        )
-        .await
-        .unwrap_err();
+        e.c.admin()
+            .generate_key(
+                &e.pid,
+                GenerateRequest {
+                    spec,
+                    label: "hss_per_use".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: true,
+                },
+            )
+            .await
+            .unwrap_err();
     let details = err.details.clone().unwrap_or_default();
     assert!(details.contains("CKA_ALWAYS_AUTHENTICATE"), "{err:?}");
     let trail = actions(&e).await;

@@ -21,7 +21,8 @@ const NEW_PIN: &str = "officer-new-9753";
 async fn change_pin_is_seen_by_other_tools(backend: Backend) {
     let e = common::token(backend).await;
     let t = e.token();
-    e.c.change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
+    e.c.admin()
+        .change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
         .await
         .expect("the PIN changes");
     for (pin, works) in [(NEW_PIN, true), (USER_PIN, false)] {
@@ -41,16 +42,17 @@ async fn change_pin_is_seen_by_other_tools(backend: Backend) {
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "after_pin_change")
         .await;
     let actions: Vec<_> =
-        e.c.audit_records(audit::store::Query {
-            limit: 100,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.event.action, r.event.status))
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 100,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.event.action, r.event.status))
+            .collect();
     let req = actions
         .iter()
         .position(|(a, _)| a == "pin.change.request")
@@ -81,7 +83,8 @@ async fn lunasim_pin_change_is_seen_by_pkcs11_tool_and_p11tool() {
 async fn a_wrong_old_pin_uses_one_try_and_says_what_is_left() {
     let e = common::token(Backend::SoftHsm).await;
     let err =
-        e.c.change_pin(&e.pid, p11::pin("not-the-pin"), p11::pin(NEW_PIN))
+        e.c.admin()
+            .change_pin(&e.pid, p11::pin("not-the-pin"), p11::pin(NEW_PIN))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::PinIncorrect);
@@ -111,7 +114,8 @@ async fn a_new_pin_outside_the_tokens_range_is_refused_before_it_is_sent() {
     assert!(min > 1, "SoftHSM reports a minimum ({min})");
     for bad in ["x".repeat(min as usize - 1), "y".repeat(max as usize + 1)] {
         let err =
-            e.c.change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(bad.clone()))
+            e.c.admin()
+                .change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(bad.clone()))
                 .await
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::PinInvalid, "{}", err.message);
@@ -136,7 +140,8 @@ async fn the_so_sets_the_user_pin_and_the_user_cannot() {
         .await
         .unwrap();
     let err =
-        e.c.set_user_pin(&e.pid, p11::pin(NEW_PIN))
+        e.c.admin()
+            .set_user_pin(&e.pid, p11::pin(NEW_PIN))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotAuthorized);
@@ -156,7 +161,10 @@ async fn the_so_sets_the_user_pin_and_the_user_cannot() {
             .allowed
     };
     assert!(allowed(Action::SetUserPin) && !allowed(Action::GenerateKeys));
-    e.c.set_user_pin(&e.pid, p11::pin(NEW_PIN)).await.unwrap();
+    e.c.admin()
+        .set_user_pin(&e.pid, p11::pin(NEW_PIN))
+        .await
+        .unwrap();
     e.c.logout(&e.pid).await.unwrap();
     let t = e.token();
     assert!(pkcs11_tool_logs_in(
@@ -175,16 +183,17 @@ async fn the_so_sets_the_user_pin_and_the_user_cannot() {
         .await
         .unwrap();
     let actions: Vec<String> =
-        e.c.audit_records(audit::store::Query {
-            limit: 100,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.event.action)
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 100,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event.action)
+            .collect();
     let req = actions
         .iter()
         .position(|a| a == "pin.init.request")
@@ -192,7 +201,8 @@ async fn the_so_sets_the_user_pin_and_the_user_cannot() {
     let done = actions.iter().position(|a| a == "pin.init").unwrap();
     assert!(req < done, "{actions:?}");
     let v =
-        e.c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        e.c.trail()
+            .audit_verify(&|_, _| {}, &AtomicBool::new(false))
             .await
             .unwrap();
     assert!(v.is_intact(), "{v:?}");
@@ -203,7 +213,7 @@ async fn initializing_a_token_needs_its_label_typed_and_destroys_its_objects() {
     let e = common::token(Backend::SoftHsm).await;
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "doomed")
         .await;
-    let contents = e.c.token_contents(&e.pid).await.unwrap();
+    let contents = e.c.admin().token_contents(&e.pid).await.unwrap();
     assert!(contents.objects >= 2, "{contents:?}");
     assert!(
         contents.holds_audit_key,
@@ -215,24 +225,28 @@ async fn initializing_a_token_needs_its_label_typed_and_destroys_its_objects() {
         destroy_audit_key,
     };
     let err =
-        e.c.init_token(&e.pid, p11::pin(SO_PIN), req("wrong", true))
+        e.c.admin()
+            .init_token(&e.pid, p11::pin(SO_PIN), req("wrong", true))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
     assert!(err.message.contains(TOKEN_LABEL), "{}", err.message);
     let err =
-        e.c.init_token(&e.pid, p11::pin(SO_PIN), req(TOKEN_LABEL, false))
+        e.c.admin()
+            .init_token(&e.pid, p11::pin(SO_PIN), req(TOKEN_LABEL, false))
             .await
             .unwrap_err();
     assert!(err.message.contains("audit trail's key"), "{}", err.message);
     let err =
-        e.c.init_token(&e.pid, p11::pin("not-the-so-pin"), req(TOKEN_LABEL, true))
+        e.c.admin()
+            .init_token(&e.pid, p11::pin("not-the-so-pin"), req(TOKEN_LABEL, true))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::PinIncorrect, "{}", err.message);
     assert!(err.message.contains("not initialized"), "{}", err.message);
     let done =
-        e.c.init_token(&e.pid, p11::pin(SO_PIN), req(TOKEN_LABEL, true))
+        e.c.admin()
+            .init_token(&e.pid, p11::pin(SO_PIN), req(TOKEN_LABEL, true))
             .await
             .unwrap();
     assert_eq!(done.label, "fresh");
@@ -273,7 +287,8 @@ async fn lunasim_policy_21_the_officer_changes_the_pin_before_anything_and_the_t
     assert!(err.message.contains("PIN changed"), "{}", err.message);
     // The change is recorded (spooled: the trail's key cannot exist yet), then opens the key.
     let done =
-        e.c.change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
+        e.c.admin()
+            .change_pin(&e.pid, p11::pin(USER_PIN), p11::pin(NEW_PIN))
             .await
             .unwrap();
     assert!(
@@ -291,13 +306,14 @@ async fn lunasim_policy_21_the_officer_changes_the_pin_before_anything_and_the_t
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "after_change")
         .await;
     let records =
-        e.c.audit_records(audit::store::Query {
-            limit: 100,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 100,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     let req = records
         .iter()
         .find(|r| r.event.action == "pin.change.request")
@@ -322,7 +338,8 @@ async fn lunasim_policy_21_the_officer_changes_the_pin_before_anything_and_the_t
         .unwrap();
     assert!(req_at < done_at);
     let v =
-        e.c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        e.c.trail()
+            .audit_verify(&|_, _| {}, &AtomicBool::new(false))
             .await
             .unwrap();
     assert!(v.is_intact(), "{v:?}");
@@ -341,7 +358,8 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
     let key = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "release_p256")
         .await;
-    e.c.set_role_pin(&e.pid, UserKind::CryptoUser, p11::pin("crypto-user-2468"))
+    e.c.admin()
+        .set_role_pin(&e.pid, UserKind::CryptoUser, p11::pin("crypto-user-2468"))
         .await
         .unwrap();
     e.c.logout(&e.pid).await.unwrap();
@@ -380,21 +398,23 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
     let zh = reason.in_lang(console::i18n::Lang::ZhHant);
     assert!(zh.starts_with("加密使用者不能產生金鑰："), "{zh}");
     let err =
-        e.c.generate_key(
-            &e.pid,
-            console::views::GenerateRequest {
-                spec: KeySpec::Ec { curve: Curve::P256 },
-                label: "cu_attempt".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap_err();
+        e.c.admin()
+            .generate_key(
+                &e.pid,
+                console::views::GenerateRequest {
+                    spec: KeySpec::Ec { curve: Curve::P256 },
+                    label: "cu_attempt".into(),
+                    token: true,
+                    extractable: false,
+                    always_authenticate: false,
+                },
+            )
+            .await
+            .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotAuthorized);
     let err =
-        e.c.destroy_keys(&e.pid, &[key.private_handle], "release_p256")
+        e.c.admin()
+            .destroy_keys(&e.pid, &[key.private_handle], "release_p256")
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotAuthorized);
@@ -410,28 +430,29 @@ async fn lunasim_the_crypto_user_signs_but_the_console_disables_what_it_may_not_
     let f = dir.path().join("a.bin");
     std::fs::write(&f, b"artifact").unwrap();
     let report =
-        e.c.sign_files(
-            &e.pid,
-            console::sign::SignRequest {
-                files: vec![f.display().to_string()],
-                key: format!("id:{}", key.id_hex),
-                also_keys: vec![],
-                formats: vec![console::sign::SignFormat::Raw],
-                out_dir: None,
-                manifest: false,
-                context: None,
-                on_error: console::sign::OnError::Stop,
-                confirm_hss: false,
-                timestamp: None,
-                kit: None,
-                chain: vec![],
-                context_login: None,
-            },
-            std::sync::Arc::new(|_| {}),
-            std::sync::Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                console::sign::SignRequest {
+                    files: vec![f.display().to_string()],
+                    key: format!("id:{}", key.id_hex),
+                    also_keys: vec![],
+                    formats: vec![console::sign::SignFormat::Raw],
+                    out_dir: None,
+                    manifest: false,
+                    context: None,
+                    on_error: console::sign::OnError::Stop,
+                    confirm_hss: false,
+                    timestamp: None,
+                    kit: None,
+                    chain: vec![],
+                    context_login: None,
+                },
+                std::sync::Arc::new(|_| {}),
+                std::sync::Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert_eq!(report.signatures_made, 1, "{report:?}");
 }
 

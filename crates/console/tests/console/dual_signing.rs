@@ -55,13 +55,14 @@ fn request(keys: &[&str], files: &[PathBuf], formats: &[SignFormat]) -> SignRequ
 }
 
 async fn sign(e: &Env, req: SignRequest) -> console::ApiResult<SignReport> {
-    e.c.sign_files(
-        &e.pid,
-        req,
-        Arc::new(|_| {}),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
+    e.c.signing()
+        .sign_files(
+            &e.pid,
+            req,
+            Arc::new(|_| {}),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
 }
 
 /// Three artifacts in a folder of their own.
@@ -152,7 +153,8 @@ async fn cms_raw_bundle_verify(e: &Env, r: &SignReport, f: &Path, i: usize, labe
     assert!(ok, "cms {i}: {err}");
     assert_eq!(out.matches("signer ok").count(), 2, "{out}");
     let v =
-        e.c.verify_signature(s(f), s(&p7s), None, None)
+        e.c.signing()
+            .verify_signature(s(f), s(&p7s), None, None)
             .await
             .unwrap();
     assert!(v.valid, "{}", v.detail);
@@ -161,7 +163,8 @@ async fn cms_raw_bundle_verify(e: &Env, r: &SignReport, f: &Path, i: usize, labe
     for label in labels {
         let pem = dir.join(format!("{label}.pub.pem"));
         let v =
-            e.c.verify_signature(s(f), s(&p7s), Some(s(&pem)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&p7s), Some(s(&pem)), None)
                 .await
                 .unwrap();
         assert!(v.valid, "{label}: {}", v.detail);
@@ -356,7 +359,8 @@ async fn dual_outputs_fail_on_a_changed_file(
     let p7s = output(r, i, OutputKind::Cms, labels[0]);
     assert!(!py(&["cms", s(f), s(&p7s)]).0);
     assert!(
-        !e.c.verify_signature(s(f), s(&p7s), None, None)
+        !e.c.signing()
+            .verify_signature(s(f), s(&p7s), None, None)
             .await
             .unwrap()
             .valid
@@ -366,7 +370,8 @@ async fn dual_outputs_fail_on_a_changed_file(
         let sig = output(r, i, OutputKind::Raw, label);
         assert!(!py(&["raw", s(f), s(&sig), s(&pem)]).0, "{label}");
         let v =
-            e.c.verify_signature(s(f), s(&p7s), Some(s(&pem)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&p7s), Some(s(&pem)), None)
                 .await
                 .unwrap();
         assert!(!v.valid, "{label}");
@@ -494,7 +499,8 @@ async fn a_set_with_a_key_that_cannot_sign_is_refused_before_anything_is_signed(
     let dir = files[0].parent().unwrap().to_path_buf();
     let before = listing(&dir);
     let left = |c: Arc<console::Console>, pid: String| async move {
-        c.signing_keys(&pid)
+        c.signing()
+            .signing_keys(&pid)
             .await
             .unwrap()
             .into_iter()
@@ -698,7 +704,8 @@ async fn an_hss_key_beside_ecdsa_spends_what_it_signs_and_each_signer_is_time_st
         let (ok, out, err) = py(&["cms", s(f), s(&p7s)]);
         assert!(ok && out.matches("signer ok").count() == 2, "{out}{err}");
         let v =
-            e.c.verify_signature(s(f), s(&p7s), None, None)
+            e.c.signing()
+                .verify_signature(s(f), s(&p7s), None, None)
                 .await
                 .unwrap();
         assert!(v.valid, "{}", v.detail);

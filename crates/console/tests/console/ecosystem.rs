@@ -48,6 +48,7 @@ impl Env {
 
     async fn try_sign(&self, req: SignRequest) -> console::ApiResult<SignReport> {
         self.c
+            .signing()
             .sign_files(
                 &self.pid,
                 req,
@@ -61,6 +62,7 @@ impl Env {
     async fn certificate(&self, handle: u64, label: &str) -> (PathBuf, String) {
         let c = self
             .c
+            .signing()
             .openpgp_certificate(&self.pid, handle, UID)
             .await
             .unwrap();
@@ -193,10 +195,14 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
         "{label}: .asc + .gpg per file, SHA256SUMS.sig and .asc"
     );
     let (cert, fpr) = e.certificate(key.1, label).await;
-    let again = e.c.openpgp_certificate(&e.pid, key.1, UID).await.unwrap();
+    let again =
+        e.c.signing()
+            .openpgp_certificate(&e.pid, key.1, UID)
+            .await
+            .unwrap();
     assert_eq!(again.fingerprint, fpr, "the fingerprint never changes");
     assert!(!again.creation_time_stored);
-    let view = e.c.openpgp_key(&e.pid, key.1).await.unwrap();
+    let view = e.c.signing().openpgp_key(&e.pid, key.1).await.unwrap();
     assert_eq!(view.fingerprint.as_deref(), Some(fpr.as_str()));
 
     let gpg = Gpg::with(&cert);
@@ -217,7 +223,8 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
             let (ok, msg) = sq(&cert, sig, Some(f));
             assert!(ok, "{label}: sq verify {}: {msg}", sig.display());
             let v =
-                e.c.verify_signature(s(f), s(sig), Some(s(&cert)), None)
+                e.c.signing()
+                    .verify_signature(s(f), s(sig), Some(s(&cert)), None)
                     .await
                     .unwrap();
             assert!(v.valid, "{label}: console: {}", v.detail);
@@ -235,7 +242,8 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
     );
     let plain = shared(&r, OutputKind::Manifest);
     let v =
-        e.c.verify_signature(s(&plain), s(&sums), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&plain), s(&sums), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(v.valid && v.entries.len() == 2, "{label}: {}", v.detail);
@@ -256,7 +264,8 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
                 "{label}: sq accepted a changed file"
             );
             let v =
-                e.c.verify_signature(s(f), s(&sig), Some(s(&cert)), None)
+                e.c.signing()
+                    .verify_signature(s(f), s(&sig), Some(s(&cert)), None)
                     .await
                     .unwrap();
             assert!(!v.valid, "{label}: the console accepted a changed file");
@@ -264,7 +273,8 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
     }
     // The files listed in the cleartext manifest no longer match it.
     let v =
-        e.c.verify_signature(s(&sums), s(&sums), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&sums), s(&sums), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(!v.valid && v.entries.iter().all(|x| !x.ok), "{v:?}");
@@ -279,7 +289,8 @@ async fn openpgp_round(e: &Env, spec: KeySpec, label: &str) {
     assert!(!gpg.verify(&fpr, &[&forged]).0);
     assert!(!sq(&cert, &forged, None).0);
     let v =
-        e.c.verify_signature(s(&forged), s(&forged), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&forged), s(&forged), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(!v.valid);
@@ -343,7 +354,11 @@ async fn minisign_round(e: &Env, label: &str) {
         3 * 2,
         "the signature and the global signature per file"
     );
-    let pubkey = e.c.minisign_public_key(&e.pid, key.1).await.unwrap();
+    let pubkey =
+        e.c.signing()
+            .minisign_public_key(&e.pid, key.1)
+            .await
+            .unwrap();
     let pubf = e.dir.path().join(format!("{label}.minisign.pub"));
     std::fs::write(&pubf, &pubkey.text).unwrap();
     for (i, f) in files.iter().enumerate() {
@@ -360,7 +375,8 @@ async fn minisign_round(e: &Env, label: &str) {
         assert!(ok, "minisign -V {i}: {msg}");
         assert!(msg.contains(&format!("file:artifact-{i}.bin")), "{msg}");
         let v =
-            e.c.verify_signature(s(f), s(&sig), Some(s(&pubf)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&sig), Some(s(&pubf)), None)
                 .await
                 .unwrap();
         assert!(v.valid, "console: {}", v.detail);
@@ -370,7 +386,8 @@ async fn minisign_round(e: &Env, label: &str) {
         let (ok, msg) = minisign(&["-V", "-m", s(f), "-x", s(&forged), "-p", s(&pubf)]);
         assert!(!ok, "minisign accepted a changed trusted comment: {msg}");
         let v =
-            e.c.verify_signature(s(f), s(&forged), Some(s(&pubf)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&forged), Some(s(&pubf)), None)
                 .await
                 .unwrap();
         assert!(!v.valid);
@@ -378,14 +395,19 @@ async fn minisign_round(e: &Env, label: &str) {
         let (ok, msg) = minisign(&["-V", "-m", s(f), "-p", s(&pubf)]);
         assert!(!ok, "minisign accepted a changed file: {msg}");
         let v =
-            e.c.verify_signature(s(f), s(&sig), Some(s(&pubf)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&sig), Some(s(&pubf)), None)
                 .await
                 .unwrap();
         assert!(!v.valid);
     }
     // The key ID is the key's: asking again gives the same file.
     assert_eq!(
-        e.c.minisign_public_key(&e.pid, key.1).await.unwrap().text,
+        e.c.signing()
+            .minisign_public_key(&e.pid, key.1)
+            .await
+            .unwrap()
+            .text,
         pubkey.text
     );
 }
@@ -421,20 +443,23 @@ async fn bad_input_is_refused_clearly_and_nothing_is_half_written() {
     // A user ID with a newline: refused before the HSM or the token is touched.
     for uid in ["Release Signing\n<release@example.org>", "Release\r", ""] {
         let err =
-            e.c.openpgp_certificate(&e.pid, ed.1, uid)
+            e.c.signing()
+                .openpgp_certificate(&e.pid, ed.1, uid)
                 .await
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput, "{uid:?}");
         let path = e.dir.path().join("never.asc");
         let err =
-            e.c.save_openpgp_certificate(&e.pid, ed.1, uid, &path)
+            e.c.signing()
+                .save_openpgp_certificate(&e.pid, ed.1, uid, &path)
                 .await
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
         assert!(!path.exists());
     }
     let err =
-        e.c.openpgp_certificate(&e.pid, ed.1, "a\nb")
+        e.c.signing()
+            .openpgp_certificate(&e.pid, ed.1, "a\nb")
             .await
             .unwrap_err();
     assert!(err.message.contains("newline"), "{err:?}");
@@ -451,7 +476,11 @@ async fn bad_input_is_refused_clearly_and_nothing_is_half_written() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::Unsupported);
     assert!(err.message.contains("Ed25519 keys only"), "{err:?}");
-    let err = e.c.minisign_public_key(&e.pid, p256.1).await.unwrap_err();
+    let err =
+        e.c.signing()
+            .minisign_public_key(&e.pid, p256.1)
+            .await
+            .unwrap_err();
     assert!(err.message.contains("Ed25519 keys only"), "{err:?}");
     let err = e
         .try_sign(Env::request(&mldsa.0, &files, &[SignFormat::Openpgp], true))
@@ -459,7 +488,8 @@ async fn bad_input_is_refused_clearly_and_nothing_is_half_written() {
         .unwrap_err();
     assert!(err.message.contains("no OpenPGP form"), "{err:?}");
     let err =
-        e.c.openpgp_certificate(&e.pid, mldsa.1, UID)
+        e.c.signing()
+            .openpgp_certificate(&e.pid, mldsa.1, UID)
             .await
             .unwrap_err();
     assert!(err.message.contains("no OpenPGP form"), "{err:?}");
@@ -550,7 +580,8 @@ async fn cleartext_round(e: &Env, spec: KeySpec, label: &str) {
         "{label}: sq verify: {msg}"
     );
     let v =
-        e.c.verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(v.valid, "{label}: console: {}", v.detail);
@@ -576,14 +607,16 @@ async fn cleartext_round(e: &Env, spec: KeySpec, label: &str) {
         "{label}: sq accepted a changed line"
     );
     let v =
-        e.c.verify_signature(s(&forged), s(&forged), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&forged), s(&forged), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(!v.valid, "{label}: the console accepted a changed line");
     // The message still verifies, but over another text than the file's now.
     std::fs::write(&notes, NOTES.replace("first", "last")).unwrap();
     let v =
-        e.c.verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
+        e.c.signing()
+            .verify_signature(s(&notes), s(&sig), Some(s(&cert)), None)
             .await
             .unwrap();
     assert!(!v.valid, "{label}: the console matched another file's text");

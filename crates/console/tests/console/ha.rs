@@ -66,6 +66,7 @@ async fn env(members: usize, group_extra: &str) -> Env {
 impl Env {
     async fn generate(&self, spec: KeySpec, label: &str) -> console::views::GeneratedKey {
         self.c
+            .admin()
             .generate_key(
                 &self.pid,
                 GenerateRequest {
@@ -127,7 +128,7 @@ fn by_id(class: u64, id: &[u8]) -> Template {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_group_and_its_members_side_by_side() {
     let e = env(2, "").await;
-    let groups = e.c.ha_groups().await.unwrap();
+    let groups = e.c.ha().ha_groups().await.unwrap();
     assert_eq!(groups.len(), 1);
     let g = &groups[0];
     assert_eq!((g.label.as_str(), g.serial.as_str()), (HA_LABEL, HA_SERIAL));
@@ -145,7 +146,7 @@ async fn the_group_and_its_members_side_by_side() {
     let k = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "served")
         .await;
-    let first = e.c.ha_group(&e.pid).await.unwrap().unwrap();
+    let first = e.c.ha().ha_group(&e.pid).await.unwrap().unwrap();
     let p = e.c.partition_ref(&e.pid).await.unwrap();
     let key = k.private_handle;
     p.pool
@@ -157,7 +158,7 @@ async fn the_group_and_its_members_side_by_side() {
         })
         .await
         .unwrap();
-    let after = e.c.ha_group(&e.pid).await.unwrap().unwrap();
+    let after = e.c.ha().ha_group(&e.pid).await.unwrap().unwrap();
     for (a, b) in first.members.iter().zip(&after.members) {
         assert!(
             b.commands.unwrap() > a.commands.unwrap(),
@@ -181,7 +182,7 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
     e.generate(KeySpec::Aes { bits: 256 }, "wrap").await;
     let id = hex::decode(&k.id_hex).unwrap();
 
-    let r = e.c.ha_drift(&e.pid).await.unwrap();
+    let r = e.c.ha().ha_drift(&e.pid).await.unwrap();
     assert_eq!(r.verdict, DriftVerdict::InSync, "{r:?}");
     assert_eq!(r.summary, "in sync");
     assert!(r.members.iter().all(|m| m.check == MemberCheck::Compared));
@@ -198,7 +199,7 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
         s.destroy_object(h)
     })
     .await;
-    let r = e.c.ha_drift(&e.pid).await.unwrap();
+    let r = e.c.ha().ha_drift(&e.pid).await.unwrap();
     assert_eq!(r.verdict, DriftVerdict::Drift);
     assert_eq!(r.summary, "drift on member 2");
     let d = &r.differences[0];
@@ -207,19 +208,19 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
         (DifferenceKind::Missing, vec![2])
     );
     assert!(d.object.contains("private key 'fw_sign'"), "{}", d.object);
-    let w = e.c.ha_warnings().await;
+    let w = e.c.ha().ha_warnings().await;
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].text, "drift on member 2");
-    e.c.ha_drift(&e.pid).await.unwrap();
+    e.c.ha().ha_drift(&e.pid).await.unwrap();
     assert_eq!(e.ha_records().await.len(), 1, "once per change of state");
 
     // lunasim's resync puts it back; the check says so (and records the recovery).
     e.rig.control(r#"{"op":"resync"}"#);
     assert_eq!(
-        e.c.ha_drift(&e.pid).await.unwrap().verdict,
+        e.c.ha().ha_drift(&e.pid).await.unwrap().verdict,
         DriftVerdict::InSync
     );
-    assert!(e.c.ha_warnings().await.is_empty());
+    assert!(e.c.ha().ha_warnings().await.is_empty());
 
     // A label changed on member 1's own slot: the majority names member 1.
     e.on_member(1, |s| {
@@ -231,7 +232,7 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
         s.set_attributes(h, &mut Template::new().text(CKA_LABEL, "wrap-old"))
     })
     .await;
-    let r = e.c.ha_drift(&e.pid).await.unwrap();
+    let r = e.c.ha().ha_drift(&e.pid).await.unwrap();
     assert_eq!(r.summary, "drift on member 1");
     let d = &r.differences[0];
     assert_eq!(d.kind, DifferenceKind::Different);
@@ -241,7 +242,7 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
         .values
         .iter()
         .any(|v| v.value.as_deref() == Some("wrap-old")));
-    let group = e.c.ha_group(&e.pid).await.unwrap().unwrap();
+    let group = e.c.ha().ha_group(&e.pid).await.unwrap().unwrap();
     let needs: Vec<_> = group.members.iter().map(|m| m.needs_sync).collect();
     assert_eq!(needs, vec![Some(true), Some(false), Some(false)]);
     e.on_member(1, |s| {
@@ -250,19 +251,19 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
     })
     .await;
     assert_eq!(
-        e.c.ha_drift(&e.pid).await.unwrap().verdict,
+        e.c.ha().ha_drift(&e.pid).await.unwrap().verdict,
         DriftVerdict::InSync
     );
 
     // A member down.
     e.rig.control(r#"{"op":"member_down","member":3}"#);
-    let r = e.c.ha_drift(&e.pid).await.unwrap();
+    let r = e.c.ha().ha_drift(&e.pid).await.unwrap();
     assert_eq!(r.verdict, DriftVerdict::MemberDown);
     assert_eq!(r.summary, "member 3 down; members 1, 2 in sync");
     assert_eq!(r.members[2].check, MemberCheck::Down);
-    let w = e.c.ha_warnings().await;
+    let w = e.c.ha().ha_warnings().await;
     assert_eq!(w[0].text, "member 3 down; members 1, 2 in sync");
-    assert!(!e.c.ha_group(&e.pid).await.unwrap().unwrap().members[2].alive);
+    assert!(!e.c.ha().ha_group(&e.pid).await.unwrap().unwrap().members[2].alive);
 
     let recs = e.ha_records().await;
     let verdicts: Vec<&str> = recs
@@ -278,7 +279,8 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
     assert_eq!(recs[4]["down_members"], serde_json::json!([3]));
     // The trail still verifies with the new records in it.
     let v =
-        e.c.audit_verify(&|_, _| {}, &std::sync::atomic::AtomicBool::new(false))
+        e.c.trail()
+            .audit_verify(&|_, _| {}, &std::sync::atomic::AtomicBool::new(false))
             .await
             .unwrap();
     assert!(v.is_intact(), "{v:?}");
@@ -296,14 +298,15 @@ async fn a_probe_on_the_group_reports_each_members_share() {
         profile: Default::default(),
     };
     let report =
-        e.c.run_probe(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.observe()
+            .run_probe(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     let ha = report.ha.expect("a probe on a group reports its members");
     assert!(ha.total_per_s > 0.0);
     assert_eq!(ha.members.len(), 2);
@@ -342,9 +345,9 @@ async fn a_refused_group_leaves_the_other_slots_working() {
         .unwrap();
     // The login made the audit trail's keys there: the partition works as any other.
     assert!(!c.list_keys(&member).await.unwrap().is_empty());
-    assert!(c.ha_groups().await.unwrap().is_empty());
+    assert!(c.ha().ha_groups().await.unwrap().is_empty());
     assert!(
-        c.ha_group(&member).await.unwrap().is_none(),
+        c.ha().ha_group(&member).await.unwrap().is_none(),
         "a member is not a group"
     );
 }
@@ -356,7 +359,8 @@ async fn usage_limits_show_uses_left_and_refuse_past_the_limit() {
         .generate(KeySpec::Ec { curve: Curve::P256 }, "limited")
         .await;
     let s =
-        e.c.set_usage_limit(&e.pid, k.private_handle, 3)
+        e.c.observe()
+            .set_usage_limit(&e.pid, k.private_handle, 3)
             .await
             .unwrap();
     assert_eq!((s.usage_limit, s.usage_count), (Some(3), Some(0)));
@@ -365,7 +369,7 @@ async fn usage_limits_show_uses_left_and_refuse_past_the_limit() {
     let sign =
         move |s: &p11::Session| s.sign(&Mechanism::new(CKM_ECDSA), key, &Sha256::digest(b"x"));
     p.pool.run_async("test.sign", sign).await.unwrap();
-    let all = e.c.usage_keys().await.unwrap();
+    let all = e.c.observe().usage_keys().await.unwrap();
     // The group and each member's own slot (logged in with the group) list the key.
     assert_eq!(all.len(), 3);
     let u: Vec<_> = all
@@ -389,12 +393,14 @@ async fn usage_limits_show_uses_left_and_refuse_past_the_limit() {
         }
     }
     let e2 =
-        e.c.set_usage_limit(&e.pid, k.private_handle, 0)
+        e.c.observe()
+            .set_usage_limit(&e.pid, k.private_handle, 0)
             .await
             .unwrap_err();
     assert_eq!(e2.code, ErrorCode::InvalidInput);
     let raised =
-        e.c.set_usage_limit(&e.pid, k.private_handle, 100)
+        e.c.observe()
+            .set_usage_limit(&e.pid, k.private_handle, 100)
             .await
             .unwrap();
     assert_eq!(raised.usage_limit, Some(100));
@@ -467,7 +473,7 @@ async fn the_overview_shows_each_group_its_members_down_and_the_last_drift() {
         s.destroy_object(h)
     })
     .await;
-    e.c.ha_drift(&e.pid).await.unwrap();
+    e.c.ha().ha_drift(&e.pid).await.unwrap();
     let o = e.c.overview().await.unwrap();
     let g = card(&o, &e.pid);
     assert_eq!(g.ha[0].drift, Some(DriftVerdict::Drift));

@@ -29,6 +29,7 @@ fn count(s: &console::health::StatsSnapshot, bin: &str) -> u64 {
 async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
     let common::Env { c, pid, .. } = &common::builtin().await;
     let ec = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -42,6 +43,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .await
         .unwrap();
     let ml = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -55,6 +57,7 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .await
         .unwrap();
     let aes = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -133,8 +136,9 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
         .ops
         .iter()
         .any(|o| o.op == "test.activity" && o.ok == 1));
-    assert_eq!(c.stats_history(pid).len(), 2);
+    assert_eq!(c.observe().stats_history(pid).len(), 2);
     let svg = c
+        .observe()
         .stats_chart(pid, console::health::StatsChart::Load)
         .unwrap();
     assert!(svg.contains("<svg") && svg.contains("busy %"));
@@ -146,6 +150,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
     let common::Env { c, pid, dir, .. } = &common::builtin().await;
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
     let g = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -181,6 +186,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         context_login: None,
     };
     let r = c
+        .signing()
         .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
@@ -188,7 +194,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         r.signatures_made, 4,
         "three CMS signatures and the certificate"
     );
-    let keys = c.hss_keys().await.unwrap();
+    let keys = c.observe().hss_keys().await.unwrap();
     let k = keys
         .iter()
         .find(|k| k.id_hex == g.id_hex)
@@ -230,6 +236,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         .await
         .unwrap();
     let k = c
+        .observe()
         .hss_keys()
         .await
         .unwrap()
@@ -278,8 +285,9 @@ async fn generic(backend: Backend) {
     assert_eq!(s.token.label, testkit::TOKEN_LABEL);
     assert!(s.mechanism_count > 10);
     assert!(s.pool.logged_in && !s.cryptoki_version.is_empty() && !s.manufacturer.is_empty());
-    assert!(c.hss_keys().await.unwrap().is_empty());
+    assert!(c.observe().hss_keys().await.unwrap().is_empty());
     assert!(c
+        .observe()
         .stats_chart(pid, console::health::StatsChart::Console)
         .unwrap()
         .contains("<svg"));

@@ -137,14 +137,15 @@ fn req(path: &Path) -> ImportRequest {
 
 async fn sign_cms(e: &Env, key_id: &str, file: &Path) -> PathBuf {
     let r =
-        e.c.sign_files(
-            &e.pid,
-            common::sign_request(key_id, file, SignFormat::Cms),
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .expect("the batch runs");
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                common::sign_request(key_id, file, SignFormat::Cms),
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .expect("the batch runs");
     assert!(r.files.len() == 1 && r.files[0].error.is_none(), "{r:?}");
     PathBuf::from(format!("{}.p7s", file.display()))
 }
@@ -157,19 +158,25 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
         .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec_p256")
         .await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
             .await
             .unwrap();
     let leaf = issue(dir, &csr);
 
     // The intermediate: stored as an authority, matching no key.
     let int =
-        e.c.import_objects(&e.pid, req(&dir.join("int.pem")))
+        e.c.admin()
+            .import_objects(&e.pid, req(&dir.join("int.pem")))
             .await
             .unwrap();
     assert!(int.objects[0].authority && int.objects[0].key_label.is_none());
     // The issued certificate: the key's ID and label.
-    let r = e.c.import_objects(&e.pid, req(&leaf)).await.unwrap();
+    let r =
+        e.c.admin()
+            .import_objects(&e.pid, req(&leaf))
+            .await
+            .unwrap();
     let o = &r.objects[0];
     assert_eq!(o.kind, "certificate");
     assert_eq!(o.id_hex, key.id_hex, "the key's CKA_ID");
@@ -181,14 +188,18 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
     assert!(!info.expired && info.days_left >= 29, "{info:?}");
 
     // The token shows it with its chain; the signing view names it, without warnings.
-    let d = e.c.certificate_details(&e.pid, o.handle).await.unwrap();
+    let d =
+        e.c.admin()
+            .certificate_details(&e.pid, o.handle)
+            .await
+            .unwrap();
     // RFC 4514 order (OpenSSL's -subj /CN=…/O=… is printed last RDN first).
     assert_eq!(
         d.chain,
         vec!["O=Example,CN=Test Intermediate CA".to_string()]
     );
     assert!(!d.chain_complete, "the root is not on the token");
-    let k = e.c.signing_keys(&e.pid).await.unwrap();
+    let k = e.c.signing().signing_keys(&e.pid).await.unwrap();
     let k = k.iter().find(|k| k.id_hex == key.id_hex).unwrap();
     assert_eq!(
         k.certificate_subject.as_deref(),
@@ -249,7 +260,8 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
 
     // Export round trip, and the audit trail saw the import before it ran.
     let out = dir.join("exported.der");
-    e.c.save_object(&e.pid, o.handle, ObjectFormat::Der, &out)
+    e.c.admin()
+        .save_object(&e.pid, o.handle, ObjectFormat::Der, &out)
         .await
         .unwrap();
     let pem_der = openssl(
@@ -264,16 +276,17 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
         std::fs::read(dir.join("leaf.der")).unwrap()
     );
     let actions: Vec<String> =
-        e.c.audit_records(audit::store::Query {
-            limit: 200,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.event.action)
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 200,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event.action)
+            .collect();
     let first = actions
         .iter()
         .position(|a| a == "object.import.request")
@@ -320,15 +333,17 @@ async fn public_keys_and_data_objects(backend: Backend) {
     );
     let mut r = req(&dir.join("root.pub.pem"));
     r.label = Some("partner_root_key".into());
-    let imported = e.c.import_objects(&e.pid, r).await.unwrap();
+    let imported = e.c.admin().import_objects(&e.pid, r).await.unwrap();
     assert_eq!(imported.objects[0].kind, "public_key");
     let found =
-        e.c.find_exportable(&e.pid, "label:partner_root_key")
+        e.c.admin()
+            .find_exportable(&e.pid, "label:partner_root_key")
             .await
             .unwrap();
     assert_eq!(found.class, "PUBLIC_KEY");
     let (_, der_bytes) =
-        e.c.export_object(&e.pid, found.handle, ObjectFormat::Der)
+        e.c.admin()
+            .export_object(&e.pid, found.handle, ObjectFormat::Der)
             .await
             .unwrap();
     assert_eq!(der_bytes, std::fs::read(dir.join("root.pub.der")).unwrap());
@@ -338,20 +353,26 @@ async fn public_keys_and_data_objects(backend: Backend) {
     let mut r = req(&notes);
     r.data = true;
     r.application = Some("release-notes".into());
-    let d = e.c.import_objects(&e.pid, r.clone()).await.unwrap();
+    let d = e.c.admin().import_objects(&e.pid, r.clone()).await.unwrap();
     assert_eq!(d.objects[0].kind, "data");
     let listed =
-        e.c.list_objects(&e.pid, Some(ObjectClass::Data))
+        e.c.admin()
+            .list_objects(&e.pid, Some(ObjectClass::Data))
             .await
             .unwrap();
     assert!(listed.iter().any(|o| o.label == "notes"), "{listed:?}");
-    let found = e.c.find_exportable(&e.pid, "label:notes").await.unwrap();
+    let found =
+        e.c.admin()
+            .find_exportable(&e.pid, "label:notes")
+            .await
+            .unwrap();
     let (_, bytes) =
-        e.c.export_object(&e.pid, found.handle, ObjectFormat::Pem)
+        e.c.admin()
+            .export_object(&e.pid, found.handle, ObjectFormat::Pem)
             .await
             .unwrap();
     assert_eq!(bytes, std::fs::read(&notes).unwrap());
-    let again = e.c.import_objects(&e.pid, r).await.unwrap_err();
+    let again = e.c.admin().import_objects(&e.pid, r).await.unwrap_err();
     assert!(
         again.message.contains("already on the token"),
         "{}",
@@ -383,7 +404,8 @@ async fn bad_input_is_refused_by_name_and_changes_nothing() {
         .generate(KeySpec::Ec { curve: Curve::P256 }, "bad_input_key")
         .await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, "CN=Bad input,O=Example")
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, "CN=Bad input,O=Example")
             .await
             .unwrap();
     let leaf = issue(dir, &csr);
@@ -415,14 +437,22 @@ async fn bad_input_is_refused_by_name_and_changes_nothing() {
     ];
     let before = e.c.list_keys(&e.pid).await.unwrap().len();
     for (path, why) in cases {
-        let err = e.c.import_objects(&e.pid, req(&path)).await.unwrap_err();
+        let err =
+            e.c.admin()
+                .import_objects(&e.pid, req(&path))
+                .await
+                .unwrap_err();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(err.message.contains(&name), "{name}: {}", err.message);
         assert!(err.message.contains(why), "{name}: {}", err.message);
     }
     let mut bad_id = req(&leaf);
     bad_id.id_hex = Some("zz".into());
-    let err = e.c.import_objects(&e.pid, bad_id).await.unwrap_err();
+    let err =
+        e.c.admin()
+            .import_objects(&e.pid, bad_id)
+            .await
+            .unwrap_err();
     assert!(err.message.contains("--id"), "{}", err.message);
     assert_eq!(
         e.c.list_keys(&e.pid).await.unwrap().len(),
@@ -431,10 +461,18 @@ async fn bad_input_is_refused_by_name_and_changes_nothing() {
     );
     // A chain leaf first is fine; the same certificate again is refused by name.
     let chain = cat("chain.pem", &["leaf.pem", "int.pem"]);
-    let r = e.c.import_objects(&e.pid, req(&chain)).await.unwrap();
+    let r =
+        e.c.admin()
+            .import_objects(&e.pid, req(&chain))
+            .await
+            .unwrap();
     assert_eq!(r.objects.len(), 2);
     assert!(!r.objects[0].authority && r.objects[1].authority);
-    let err = e.c.import_objects(&e.pid, req(&leaf)).await.unwrap_err();
+    let err =
+        e.c.admin()
+            .import_objects(&e.pid, req(&leaf))
+            .await
+            .unwrap_err();
     assert!(
         err.message
             .contains("already on the token as 'bad_input_key'"),

@@ -20,15 +20,17 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
     let ec = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "tls_short_lived")
         .await;
-    e.c.issue_certificate(&e.pid, ec.private_handle, "CN=Short lived", 5, true)
+    e.c.signing()
+        .issue_certificate(&e.pid, ec.private_handle, "CN=Short lived", 5, true)
         .await
         .unwrap();
     // A failed operation: an export into a folder that does not exist.
     let missing = e.dir.path().join("no/such/folder/trail.jsonl");
     assert!(e
         .c
+        .trail()
         .audit_export(
-            console::audit_ops::ExportFormat::Jsonl,
+            console::trail::ExportFormat::Jsonl,
             audit::export::Range::default(),
             &missing
         )
@@ -63,7 +65,8 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
 
     // The HSS key's history: full at generation, 28 left after the batch.
     let k =
-        e.c.hss_keys()
+        e.c.observe()
+            .hss_keys()
             .await
             .unwrap()
             .into_iter()
@@ -80,6 +83,7 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
 async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views::GeneratedKey {
     let (c, pid) = (&e.c, &e.pid);
     let hss = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -116,7 +120,8 @@ async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views:
         chain: vec![],
         context_login: None,
     };
-    c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+    c.signing()
+        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
     let mut s = c.settings();
@@ -158,7 +163,8 @@ fn hss_key_and_certificate_are_listed(o: &console::overview::Overview, hss_id: &
 
 /// Once verified, the trail is no longer on the list; and the day's records are counted.
 async fn once_verified_the_trail_leaves_the_list_and_the_day_is_counted(c: &console::Console) {
-    c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+    c.trail()
+        .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();
     let o = c.overview().await.unwrap();
@@ -168,7 +174,7 @@ async fn once_verified_the_trail_leaves_the_list_and_the_day_is_counted(c: &cons
         .items
         .iter()
         .any(|i| i.severity >= Severity::Warning));
-    let days = c.audit_days(7).await.unwrap();
+    let days = c.trail().audit_days(7).await.unwrap();
     assert_eq!(days.len(), 7);
     let today = days.last().unwrap();
     assert!(today.records > 10 && today.failures >= 1, "{today:?}");
@@ -181,6 +187,7 @@ async fn once_verified_the_trail_leaves_the_list_and_the_day_is_counted(c: &cons
 async fn usage_limited_keys_run_out_beside_the_hss_keys() {
     let common::Env { c, pid, dir, .. } = &common::builtin().await;
     let ec = c
+        .admin()
         .generate_key(
             pid,
             GenerateRequest {
@@ -193,11 +200,15 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
         )
         .await
         .unwrap();
-    c.set_usage_limit(pid, ec.private_handle, 8).await.unwrap();
+    c.observe()
+        .set_usage_limit(pid, ec.private_handle, 8)
+        .await
+        .unwrap();
     let file = dir.path().join("release.bin");
     std::fs::write(&file, b"release").unwrap();
     let req = common::sign_request(&ec.id_hex, &file, SignFormat::Cms);
-    c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+    c.signing()
+        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap();
     let usage = |keys: Vec<console::usage::UsageKeyView>| {
@@ -205,7 +216,7 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
             .find(|k| k.id_hex == ec.id_hex && k.class.contains("PRIVATE"))
             .expect("the limited key is listed")
     };
-    let u = usage(c.usage_keys().await.unwrap());
+    let u = usage(c.observe().usage_keys().await.unwrap());
     // Two uses: the self-signed certificate CMS needs (the key has none), and the signature.
     assert_eq!((u.used, u.left), (2, 6), "{u:?}");
     // The trail's story: 8 left when the limit was set, then what the signing left.
@@ -246,7 +257,8 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
     assert!(o.needs_attention());
 
     // Used up: critical.
-    c.set_usage_limit(pid, ec.private_handle, u.used)
+    c.observe()
+        .set_usage_limit(pid, ec.private_handle, u.used)
         .await
         .unwrap();
     let o = c.overview().await.unwrap();
@@ -340,14 +352,15 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
     let key_id = e.c.list_keys(&e.pid).await.unwrap();
     let key_id = &key_id.iter().find(|k| k.label == "pq_ec").unwrap().id_hex;
     let r =
-        e.c.sign_files(
-            &e.pid,
-            common::sign_request(key_id, &file, SignFormat::Raw),
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                common::sign_request(key_id, &file, SignFormat::Raw),
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert!(r.files[0].error.is_none(), "{r:?}");
     let mut s = e.c.settings();
     s.pqc_policy = "cnsa2".into();

@@ -55,7 +55,7 @@ async fn pins_are_wiped_before_their_memory_is_freed() {
     let g = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "pin_memory")
         .await;
-    c.key_details(pid, g.private_handle).await.unwrap();
+    c.admin().key_details(pid, g.private_handle).await.unwrap();
     c.logout(pid).await.unwrap();
     c.login(pid, UserKind::User, p11::pin(testkit::USER_PIN))
         .await

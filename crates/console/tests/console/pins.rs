@@ -90,6 +90,7 @@ async fn pins_are_in_no_log_file_record_or_response() {
         .unwrap();
     keep(serde_json::to_value(&r).unwrap());
     let g = c
+        .admin()
         .generate_key(
             &pid,
             GenerateRequest {
@@ -107,14 +108,16 @@ async fn pins_are_in_no_log_file_record_or_response() {
     keep(serde_json::to_value(c.partition(&pid).await.unwrap()).unwrap());
     keep(
         serde_json::to_value(
-            c.export_public_key(&pid, g.public_handle.unwrap(), PublicKeyFormat::Pem)
+            c.admin()
+                .export_public_key(&pid, g.public_handle.unwrap(), PublicKeyFormat::Pem)
                 .await
                 .unwrap(),
         )
         .unwrap(),
     );
-    keep(serde_json::to_value(c.audit_status().await.unwrap()).unwrap());
+    keep(serde_json::to_value(c.trail().audit_status().await.unwrap()).unwrap());
     let records = c
+        .trail()
         .audit_records(audit::store::Query {
             limit: 1000,
             ..Default::default()
@@ -130,20 +133,22 @@ async fn pins_are_in_no_log_file_record_or_response() {
         "the wrong PIN was tried once and recorded once"
     );
     keep(serde_json::to_value(&records).unwrap());
-    c.audit_export(
-        console::audit_ops::ExportFormat::Jsonl,
-        Default::default(),
-        &dir.path().join("trail.jsonl"),
-    )
-    .await
-    .unwrap();
-    c.audit_export(
-        console::audit_ops::ExportFormat::Csv,
-        Default::default(),
-        &dir.path().join("trail.csv"),
-    )
-    .await
-    .unwrap();
+    c.trail()
+        .audit_export(
+            console::trail::ExportFormat::Jsonl,
+            Default::default(),
+            &dir.path().join("trail.jsonl"),
+        )
+        .await
+        .unwrap();
+    c.trail()
+        .audit_export(
+            console::trail::ExportFormat::Csv,
+            Default::default(),
+            &dir.path().join("trail.csv"),
+        )
+        .await
+        .unwrap();
     let mut s = c.settings();
     s.stats_poll_seconds = 7;
     c.update_settings(s).await.unwrap();

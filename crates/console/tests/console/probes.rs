@@ -24,7 +24,8 @@ fn req(op: ProbeOp, mode: ProbeMode, sweep: &[u32]) -> ProbeRequest {
 }
 
 async fn probe(c: &Console, pid: &str, r: ProbeRequest) -> console::probes::ProbeReport {
-    c.run_probe(pid, r, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+    c.observe()
+        .run_probe(pid, r, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
         .unwrap()
 }
@@ -33,7 +34,7 @@ async fn probe(c: &Console, pid: &str, r: ProbeRequest) -> console::probes::Prob
 async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows() {
     let common::Env { c, pid, .. } = &common::builtin().await;
     let p = c.partition_ref(pid).await.unwrap();
-    let catalog = c.probe_catalog(pid).await.unwrap();
+    let catalog = c.observe().probe_catalog(pid).await.unwrap();
     assert!(
         catalog.iter().any(|x| x.name == "hss-sign" && x.offered),
         "lunasim offers HSS"
@@ -125,12 +126,13 @@ async fn lunasim_pqc_queue_shows_the_hsm_ceiling_and_without_it_throughput_grows
     }
 
     // Both stored, both audited (one record per run, not per call).
-    let h = c.probe_history().await.unwrap();
+    let h = c.observe().probe_history().await.unwrap();
     assert_eq!(h.len(), 2);
-    let stored = c.probe_report(&r.id).await.unwrap();
+    let stored = c.observe().probe_report(&r.id).await.unwrap();
     assert_eq!(stored.sweep.len(), 3);
     assert_eq!(stored.verdict_text, r.verdict_text);
     let recs: Vec<_> = c
+        .trail()
         .audit_records(audit::store::Query {
             limit: 100,
             action: Some("probe.run".into()),
@@ -159,6 +161,7 @@ async fn complete_report(backend: Backend, ops: &[ProbeOp]) {
         let seen = Arc::new(std::sync::Mutex::new(0u32));
         let s2 = seen.clone();
         let r = c
+            .observe()
             .run_probe(
                 pid,
                 req(*op, ProbeMode::Count { calls: 300 }, &[]),
@@ -245,7 +248,7 @@ async fn kryoptic_probes_give_complete_reports() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lunasim_hss_probes_run_for_m24_beside_m32() {
     let common::Env { c, pid, .. } = &common::builtin().await;
-    let catalog = c.probe_catalog(pid).await.unwrap();
+    let catalog = c.observe().probe_catalog(pid).await.unwrap();
     for name in ["hss-sign", "hss-m24-sign", "hss-m24-verify"] {
         assert!(
             catalog.iter().any(|x| x.name == name && x.offered),

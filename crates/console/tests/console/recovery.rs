@@ -21,16 +21,17 @@ async fn control(e: &common::Env, cmd: &str) {
 
 /// The records of exactly `action` (the query also matches `action.request`).
 async fn records(e: &common::Env, action: &str) -> Vec<RecordView> {
-    e.c.audit_records(audit::store::Query {
-        limit: 1000,
-        action: Some(action.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .into_iter()
-    .filter(|r| r.event.action == action)
-    .collect()
+    e.c.trail()
+        .audit_records(audit::store::Query {
+            limit: 1000,
+            action: Some(action.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.event.action == action)
+        .collect()
 }
 
 fn meta(r: &RecordView) -> serde_json::Value {
@@ -54,7 +55,8 @@ async fn a_key_shown_by_handle_is_found_again_after_the_hsm_reconnects() {
         .await;
     let shown = k.public_handle.unwrap();
     let before =
-        e.c.export_public_key(&e.pid, shown, PublicKeyFormat::Pem)
+        e.c.admin()
+            .export_public_key(&e.pid, shown, PublicKeyFormat::Pem)
             .await
             .unwrap();
     let recovered = recovered_calls(&e).await;
@@ -66,7 +68,8 @@ async fn a_key_shown_by_handle_is_found_again_after_the_hsm_reconnects() {
     )
     .await;
     let after =
-        e.c.export_public_key(&e.pid, shown, PublicKeyFormat::Pem)
+        e.c.admin()
+            .export_public_key(&e.pid, shown, PublicKeyFormat::Pem)
             .await
             .unwrap();
     assert_eq!(after.fingerprint, before.fingerprint);
@@ -84,7 +87,7 @@ async fn a_key_shown_by_handle_is_found_again_after_the_hsm_reconnects() {
         p11::handle_generation(shown),
         "the listing after the reconnect hands out handles of the new module generation"
     );
-    let details = e.c.key_details(&e.pid, shown).await.unwrap();
+    let details = e.c.admin().key_details(&e.pid, shown).await.unwrap();
     assert_eq!(details.summary.handle, now.handle);
     assert_eq!(details.summary.label, "rec_shown");
 }
@@ -95,13 +98,17 @@ async fn an_interrupted_deletion_deletes_once() {
     for (case, after) in [("rec_del_reply_lost", true), ("rec_del_not_reached", false)] {
         let k = e.generate(KeySpec::Ec { curve: Curve::P256 }, case).await;
         let hs = [k.private_handle];
-        let phrase = e.c.deletion_phrase(&e.pid, &hs).await.unwrap();
+        let phrase = e.c.admin().deletion_phrase(&e.pid, &hs).await.unwrap();
         control(&e,
             &format!(
                 r#"{{"op":"fail","function":"C_DestroyObject","rv":"CKR_DEVICE_ERROR","after":{after}}}"#
             ),
         ).await;
-        let r = e.c.destroy_keys(&e.pid, &hs, &phrase).await.unwrap();
+        let r =
+            e.c.admin()
+                .destroy_keys(&e.pid, &hs, &phrase)
+                .await
+                .unwrap();
         assert!(r.failed.is_empty(), "{case}: {:?}", r.failed);
         assert_eq!(r.destroyed, hs);
         let left: Vec<_> =
@@ -141,18 +148,19 @@ async fn an_interrupted_generation_makes_one_key() {
             ),
         ).await;
         let g =
-            e.c.generate_key(
-                &e.pid,
-                GenerateRequest {
-                    spec: KeySpec::Ec { curve: Curve::P256 },
-                    label: case.into(),
-                    token: true,
-                    extractable: false,
-                    always_authenticate: false,
-                },
-            )
-            .await
-            .unwrap();
+            e.c.admin()
+                .generate_key(
+                    &e.pid,
+                    GenerateRequest {
+                        spec: KeySpec::Ec { curve: Curve::P256 },
+                        label: case.into(),
+                        token: true,
+                        extractable: false,
+                        always_authenticate: false,
+                    },
+                )
+                .await
+                .unwrap();
         let mut made: Vec<String> =
             e.c.list_keys(&e.pid)
                 .await
@@ -195,7 +203,8 @@ async fn a_signature_interrupted_by_a_device_error_is_made_again_and_says_so() {
         .await;
     let pem = e.dir.path().join("rec_signer.pem");
     let pk =
-        e.c.export_public_key(&e.pid, k.public_handle.unwrap(), PublicKeyFormat::Pem)
+        e.c.admin()
+            .export_public_key(&e.pid, k.public_handle.unwrap(), PublicKeyFormat::Pem)
             .await
             .unwrap();
     std::fs::write(&pem, pk.text.unwrap()).unwrap();
@@ -207,14 +216,15 @@ async fn a_signature_interrupted_by_a_device_error_is_made_again_and_says_so() {
     )
     .await;
     let r =
-        e.c.sign_files(
-            &e.pid,
-            common::sign_request(&k.id_hex, &f, SignFormat::Raw),
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                common::sign_request(&k.id_hex, &f, SignFormat::Raw),
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
     // Checked by OpenSSL, not by the code that signed (raw ECDSA is DER).
     let sig = &r.files[0].outputs[0].path;
@@ -252,7 +262,8 @@ async fn a_minisign_signature_interrupted_by_a_device_error_is_made_again_and_mi
         )
         .await;
     let pubkey =
-        e.c.minisign_public_key(&e.pid, k.private_handle)
+        e.c.signing()
+            .minisign_public_key(&e.pid, k.private_handle)
             .await
             .unwrap();
     let pubf = e.dir.path().join("rec_minisign.pub");
@@ -271,14 +282,15 @@ async fn a_minisign_signature_interrupted_by_a_device_error_is_made_again_and_mi
         std::fs::write(&f, format!("release contents {case}")).unwrap();
         control(&e, fault).await;
         let r =
-            e.c.sign_files(
-                &e.pid,
-                common::sign_request(&k.id_hex, &f, SignFormat::Minisign),
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+            e.c.signing()
+                .sign_files(
+                    &e.pid,
+                    common::sign_request(&k.id_hex, &f, SignFormat::Minisign),
+                    Arc::new(|_| {}),
+                    Arc::new(AtomicBool::new(false)),
+                )
+                .await
+                .unwrap();
         assert!(r.files[0].error.is_none(), "{case}: {:?}", r.files[0].error);
         let out = std::process::Command::new("minisign")
             .arg("-V")
@@ -355,7 +367,11 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
         chosen("rn_wrapper", "SECRET_KEY"),
         chosen("rn_data", "SECRET_KEY"),
     );
-    let kcv = e.c.key_check_value(&e.pid, data.handle).await.unwrap();
+    let kcv =
+        e.c.admin()
+            .key_check_value(&e.pid, data.handle)
+            .await
+            .unwrap();
 
     control(&e, r#"{"op":"renumber","enabled":true}"#).await;
     control(
@@ -381,26 +397,32 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
 
     // An edit by the old handle renames the chosen key, not the holder of its number.
     let edit_holder = holder(&edit);
-    e.c.set_attributes(
-        &e.pid,
-        edit.handle,
-        AttributeChanges {
-            label: Some("rn_edited".into()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    e.c.admin()
+        .set_attributes(
+            &e.pid,
+            edit.handle,
+            AttributeChanges {
+                label: Some("rn_edited".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let now = e.c.list_keys(&e.pid).await.unwrap();
     assert_eq!(by_uid(&now, &edit).unwrap().label, "rn_edited");
     assert_eq!(by_uid(&now, &edit_holder).unwrap().label, edit_holder.label);
 
     // A deletion by the old handle: the phrase names the chosen key; it alone goes.
     let delete_holder = holder(&delete);
-    let phrase = e.c.deletion_phrase(&e.pid, &[delete.handle]).await.unwrap();
+    let phrase =
+        e.c.admin()
+            .deletion_phrase(&e.pid, &[delete.handle])
+            .await
+            .unwrap();
     assert!(phrase.contains("rn_delete"), "{phrase}");
     let r =
-        e.c.destroy_keys(&e.pid, &[delete.handle], &phrase)
+        e.c.admin()
+            .destroy_keys(&e.pid, &[delete.handle], &phrase)
             .await
             .unwrap();
     assert_eq!((r.destroyed.len(), r.failed.len()), (1, 0), "{r:?}");
@@ -416,7 +438,8 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
     holder(&wrapper);
     let file = e.dir.path().join("rn_data.wrapped.json");
     let w =
-        e.c.wrap_key(&e.pid, data.handle, wrapper.handle, &file, None, true)
+        e.c.admin()
+            .wrap_key(&e.pid, data.handle, wrapper.handle, &file, None, true)
             .await
             .unwrap();
     assert_eq!(w.kcv.as_deref(), Some(kcv.as_str()));
@@ -431,20 +454,21 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
     let mut req = common::sign_request(&sign.id_hex, &doc, SignFormat::Raw);
     req.key = format!("handle:{}", sign.handle);
     let report =
-        e.c.sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert_eq!(report.key.label, "rn_sign", "{report:?}");
     assert_eq!(report.signatures_made, 1, "{report:?}");
 
     // A number the console never handed out, from before the reconnect: refused, named.
     let never = 0xFFFF_FFF0_u64;
-    let err = e.c.key_details(&e.pid, never).await.unwrap_err();
+    let err = e.c.admin().key_details(&e.pid, never).await.unwrap_err();
     assert_eq!(err.code, console::ErrorCode::KeyNotFound, "{err:?}");
     assert!(err.message.contains(&never.to_string()), "{}", err.message);
 }

@@ -41,6 +41,7 @@ impl Env {
             context_login: None,
         };
         self.c
+            .signing()
             .sign_files(
                 &self.pid,
                 req,
@@ -167,7 +168,8 @@ async fn outputs_pass_the_outside_and_the_console_verifier(
         (&bundle, "verify.details.bundle_ok"),
     ] {
         let v =
-            e.c.verify_signature(s(f), s(sigfile), Some(s(pk)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(sigfile), Some(s(pk)), None)
                 .await
                 .unwrap();
         assert!(
@@ -325,7 +327,8 @@ async fn tampered_artifacts_fail_every_verifier(
             );
             assert!(why.contains("invalid"), "{why}");
             let v =
-                e.c.verify_signature(s(f), s(&sigf), Some(s(pk)), None)
+                e.c.signing()
+                    .verify_signature(s(f), s(&sigf), Some(s(pk)), None)
                     .await
                     .unwrap();
             assert!(
@@ -358,6 +361,7 @@ async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
     // The certificate issued for CMS is on the token now, next to the key.
     assert!(e
         .c
+        .signing()
         .signing_keys(&e.pid)
         .await
         .unwrap()
@@ -366,22 +370,24 @@ async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
     check_all_formats(&e, &r, &files, None).await;
     // Each signature is in the audit trail, which verifies.
     let recs: Vec<_> =
-        e.c.audit_records(audit::store::Query {
-            limit: 100,
-            action: Some("sign".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.event.action == "sign")
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 100,
+                action: Some("sign".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.event.action == "sign")
+            .collect();
     assert_eq!(recs.len(), 3);
     assert!(recs
         .iter()
         .all(|r| r.event.status == "success" && r.event.metadata.contains("sha256")));
     assert!(e
         .c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap()
@@ -442,14 +448,15 @@ async fn ml_dsa_context_is_carried_and_required() {
         context_login: None,
     };
     let err =
-        e.c.sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap_err();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
 }
 
@@ -459,7 +466,8 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
     let key = e.key(KeySpec::Hss { params }, "fw_hss_h5").await;
     let before =
-        e.c.signing_keys(&e.pid)
+        e.c.signing()
+            .signing_keys(&e.pid)
             .await
             .unwrap()
             .into_iter()
@@ -487,14 +495,15 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         context_login: None,
     };
     let err =
-        e.c.sign_files(
-            &e.pid,
-            req.clone(),
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap_err();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req.clone(),
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap_err();
     assert!(err.message.contains("confirm"), "{err:?}");
     // Too many for what is left: refused before anything is signed.
     let many = e.files("many", &[5; 16]);
@@ -502,14 +511,15 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
     big.files = many.iter().map(|p| s(p).to_string()).collect();
     big.confirm_hss = true;
     let err =
-        e.c.sign_files(
-            &e.pid,
-            big,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap_err();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                big,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap_err();
     assert!(
         err.message.contains("32 signatures left") && err.message.contains("needs 34"),
         "{err:?}"
@@ -520,7 +530,8 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         "nothing was written"
     );
     assert_eq!(
-        e.c.signing_keys(&e.pid)
+        e.c.signing()
+            .signing_keys(&e.pid)
             .await
             .unwrap()
             .into_iter()
@@ -532,14 +543,15 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
     );
     req.confirm_hss = true;
     let r =
-        e.c.sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert_eq!(r.signatures_made, 2 * 2 + 1 + 1);
     assert_eq!(
         r.hss_remaining_after,
@@ -591,7 +603,8 @@ async fn every_signed_byte_matters(e: &Env, r: &SignReport, f: &Path) {
         let pk = pk.clone();
         async move {
             let v =
-                e.c.verify_signature(s(f), s(&bad), Some(s(&pk)), None)
+                e.c.signing()
+                    .verify_signature(s(f), s(&bad), Some(s(&pk)), None)
                     .await;
             assert!(
                 !matches!(v, Ok(ref v) if v.valid),
@@ -829,14 +842,15 @@ async fn bad_inputs_are_refused_by_name_and_nothing_is_half_written() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let failures =
-        e.c.audit_records(audit::store::Query {
-            limit: 100,
-            action: Some("sign".into()),
-            status: Some("failure".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 100,
+                action: Some("sign".into()),
+                status: Some("failure".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     assert!(
         failures
             .iter()
@@ -939,7 +953,8 @@ async fn kryoptic_ed25519_over_one_mib_is_refused_and_verified_in_parts() {
         assert!(ok, "openssl {args:?}: {msg}");
     }
     let v =
-        e.c.verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
+        e.c.signing()
+            .verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
             .await
             .unwrap();
     assert!(v.valid, "{}", v.detail);
@@ -947,7 +962,8 @@ async fn kryoptic_ed25519_over_one_mib_is_refused_and_verified_in_parts() {
     bytes[2 << 20] ^= 1;
     std::fs::write(&files[0], &bytes).unwrap();
     let v =
-        e.c.verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
+        e.c.signing()
+            .verify_signature(s(&files[0]), s(&sig), Some(s(&pk)), None)
             .await
             .unwrap();
     assert!(!v.valid, "a changed 3 MiB file");
@@ -1039,7 +1055,8 @@ async fn certificates_and_requests_parse_and_verify_with_openssl() {
     let e = token(Backend::SoftHsm).await;
     let key = e.key(KeySpec::Ec { curve: Curve::P256 }, "cert_p256").await;
     let c =
-        e.c.issue_certificate(&e.pid, key.1, "CN=Release signing,O=Example", 365, true)
+        e.c.signing()
+            .issue_certificate(&e.pid, key.1, "CN=Release signing,O=Example", 365, true)
             .await
             .unwrap();
     let cert = e.dir.path().join("cert.pem");
@@ -1060,7 +1077,8 @@ async fn certificates_and_requests_parse_and_verify_with_openssl() {
     let (ok, text) = openssl(&["verify", "-CAfile", s(&cert), "-check_ss_sig", s(&cert)]);
     assert!(ok, "self-signature: {text}");
     let csr =
-        e.c.certificate_request(&e.pid, key.1, "CN=Release signing")
+        e.c.signing()
+            .certificate_request(&e.pid, key.1, "CN=Release signing")
             .await
             .unwrap();
     let req = e.dir.path().join("req.pem");
@@ -1069,6 +1087,7 @@ async fn certificates_and_requests_parse_and_verify_with_openssl() {
     assert!(ok, "{text}");
     assert!(e
         .c
+        .signing()
         .signing_keys(&e.pid)
         .await
         .unwrap()
@@ -1120,17 +1139,18 @@ async fn sign_records(e: &Env, name: &str) -> Vec<serde_json::Value> {
 
 /// The records of `action` (exactly) on the file `name`.
 async fn records_of(e: &Env, action: &str, name: &str) -> Vec<serde_json::Value> {
-    e.c.audit_records(audit::store::Query {
-        limit: 100,
-        action: Some(action.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .into_iter()
-    .filter(|r| r.event.action == action && r.event.resource_id.as_deref() == Some(name))
-    .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
-    .collect()
+    e.c.trail()
+        .audit_records(audit::store::Query {
+            limit: 100,
+            action: Some(action.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.event.action == action && r.event.resource_id.as_deref() == Some(name))
+        .map(|r| serde_json::from_str(&r.event.metadata).unwrap())
+        .collect()
 }
 
 fn bundle_json(r: &SignReport, i: usize) -> serde_json::Value {
@@ -1182,10 +1202,14 @@ async fn hss_signs_files_of_any_size_in_parts() {
         }
         // The console's own check reads the file again, whatever its size.
         let v =
-            e.c.verify_signature(s(f), s(&sig), Some(s(&pk)), None)
+            e.c.signing()
+                .verify_signature(s(f), s(&sig), Some(s(&pk)), None)
                 .await;
         assert!(v.as_ref().is_ok_and(|v| v.valid), "file {i}: {v:?}");
-        let v = e.c.verify_signature(s(f), s(&bundle), None, None).await;
+        let v =
+            e.c.signing()
+                .verify_signature(s(f), s(&bundle), None, None)
+                .await;
         assert!(v.as_ref().is_ok_and(|v| v.valid), "file {i}, bundle: {v:?}");
     }
     // One byte changed in the middle of the 10 MB file: no verifier accepts it.
@@ -1325,7 +1349,8 @@ async fn sign_watched(
         chain: vec![],
         context_login: None,
     };
-    e.c.sign_files(&e.pid, req, progress, Arc::new(AtomicBool::new(false)))
+    e.c.signing()
+        .sign_files(&e.pid, req, progress, Arc::new(AtomicBool::new(false)))
         .await
         .unwrap()
 }
@@ -1349,7 +1374,8 @@ async fn a_file_changed_after_hashing_is_refused_before_the_hsm_signs_it() {
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
     let key = e.key(KeySpec::Hss { params }, "changed_hss").await;
     let remaining = || async {
-        e.c.signing_keys(&e.pid)
+        e.c.signing()
+            .signing_keys(&e.pid)
             .await
             .unwrap()
             .into_iter()
@@ -1578,17 +1604,18 @@ async fn a_key_succession_statement_is_signed_by_both_keys() {
         confirm_hss: false,
     };
     let made =
-        e.c.key_succession(
-            &e.pid,
-            req(
-                "rel_ed25519",
-                "rel_mldsa65",
-                Some("2027-01-01"),
-                Some("2027-06-30"),
-            ),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .key_succession(
+                &e.pid,
+                req(
+                    "rel_ed25519",
+                    "rel_mldsa65",
+                    Some("2027-01-01"),
+                    Some("2027-06-30"),
+                ),
+            )
+            .await
+            .unwrap();
     let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(st["format"], "hsm-console/key-succession", "{st}");
     assert_eq!(
@@ -1621,7 +1648,8 @@ async fn a_key_succession_statement_is_signed_by_both_keys() {
         let (c, f) = (e.c.clone(), s(&out).to_string());
         async move {
             let pin = pin.map(|p| s(&p).to_string());
-            c.verify_succession(&f, pin.as_deref())
+            c.signing()
+                .verify_succession(&f, pin.as_deref())
                 .await
                 .unwrap()
                 .expect("a statement")
@@ -1680,7 +1708,7 @@ async fn a_key_succession_statement_is_signed_by_both_keys() {
         if i > 0 {
             std::fs::remove_file(&out).unwrap();
         }
-        let err = e.c.key_succession(&e.pid, r).await.unwrap_err();
+        let err = e.c.signing().key_succession(&e.pid, r).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput, "{i}: {err:?}");
         if i > 0 {
             assert!(!out.exists(), "{i}: nothing written");
@@ -1690,6 +1718,7 @@ async fn a_key_succession_statement_is_signed_by_both_keys() {
     // Not a statement: the console says so (`None`), for hsmc to ask for --sig.
     assert!(e
         .c
+        .signing()
         .verify_succession(s(&old_pem), None)
         .await
         .unwrap()
@@ -1719,7 +1748,8 @@ async fn hss_sha256_192_keys_sign_every_format_alone_and_over_m32() {
             .key(KeySpec::Hss { params }, &format!("fw_hss_{name}"))
             .await;
         let remaining = || async {
-            e.c.signing_keys(&e.pid)
+            e.c.signing()
+                .signing_keys(&e.pid)
                 .await
                 .unwrap()
                 .into_iter()

@@ -217,28 +217,37 @@ impl<'a> Soak<'a> {
         control: Box<dyn Fn(&str) + 'a>,
     ) -> Soak<'a> {
         let p256 = || KeySpec::Ec { curve: Curve::P256 };
-        let signer = c.generate_key(pid, generate(p256(), "soak_signer", false));
+        let signer = c
+            .admin()
+            .generate_key(pid, generate(p256(), "soak_signer", false));
         let signer = signer.await.unwrap();
         let ed = KeySpec::Ec {
             curve: Curve::Ed25519,
         };
         let ed = c
+            .admin()
             .generate_key(pid, generate(ed, "soak_ed", false))
             .await
             .unwrap();
-        let wrapper = c.generate_key(
+        let wrapper = c.admin().generate_key(
             pid,
             generate(KeySpec::Aes { bits: 256 }, "soak_wrapper", false),
         );
         let wrapper = wrapper.await.unwrap();
-        let data = c.generate_key(pid, generate(KeySpec::Aes { bits: 256 }, "soak_data", true));
+        let data = c
+            .admin()
+            .generate_key(pid, generate(KeySpec::Aes { bits: 256 }, "soak_data", true));
         let data = data.await.unwrap();
-        let limited = c.generate_key(pid, generate(p256(), "soak_limited", false));
+        let limited = c
+            .admin()
+            .generate_key(pid, generate(p256(), "soak_limited", false));
         let limited = limited.await.unwrap();
-        let cert_key = c.generate_key(pid, generate(p256(), "soak_cert", false));
+        let cert_key = c
+            .admin()
+            .generate_key(pid, generate(p256(), "soak_cert", false));
         let cert_key = cert_key.await.unwrap();
         let hss = HssParams::new(vec![(LmsType::H10, LmotsType::W4)]).unwrap();
-        let hss = c.generate_key(
+        let hss = c.admin().generate_key(
             pid,
             generate(KeySpec::Hss { params: hss }, "soak_hss", false),
         );
@@ -255,7 +264,8 @@ impl<'a> Soak<'a> {
             }],
             ..Default::default()
         };
-        c.set_attributes(pid, wrapper.private_handle, trusted)
+        c.admin()
+            .set_attributes(pid, wrapper.private_handle, trusted)
             .await
             .unwrap();
         c.logout(pid).await.unwrap();
@@ -269,13 +279,23 @@ impl<'a> Soak<'a> {
             std::fs::write(&p, text).unwrap();
             p
         };
-        let pk = c.export_public_key(pid, signer.public_handle.unwrap(), PublicKeyFormat::Pem);
+        let pk =
+            c.admin()
+                .export_public_key(pid, signer.public_handle.unwrap(), PublicKeyFormat::Pem);
         let pub_pem = write("soak_signer.pub.pem", pk.await.unwrap().text.unwrap());
-        let cert = c.openpgp_certificate(pid, ed.private_handle, "Soak <soak@example.org>");
+        let cert =
+            c.signing()
+                .openpgp_certificate(pid, ed.private_handle, "Soak <soak@example.org>");
         let openpgp_pub = write("soak_ed.asc", cert.await.unwrap().armored);
-        let mini = c.minisign_public_key(pid, ed.private_handle).await.unwrap();
+        let mini = c
+            .signing()
+            .minisign_public_key(pid, ed.private_handle)
+            .await
+            .unwrap();
         let minisign_pub = write("soak_ed.minisign.pub", mini.text);
-        let pk = c.export_public_key(pid, hss.public_handle.unwrap(), PublicKeyFormat::Pem);
+        let pk = c
+            .admin()
+            .export_public_key(pid, hss.public_handle.unwrap(), PublicKeyFormat::Pem);
         let hss_pub = write("soak_hss.pub.pem", pk.await.unwrap().text.unwrap());
         let hss_left_at_start = hss_left(c, pid, &hss).await;
         Soak {
@@ -338,11 +358,13 @@ impl<'a> Soak<'a> {
             8..=9 => self.c.list_keys(self.pid).await.map(|_| ()),
             10 => self
                 .c
+                .admin()
                 .export_public_key(self.pid, self.signer_pub, PublicKeyFormat::Pem)
                 .await
                 .map(|_| ()),
             11 => self
                 .c
+                .admin()
                 .key_details(self.pid, self.signer_pub)
                 .await
                 .map(|_| ()),
@@ -356,6 +378,7 @@ impl<'a> Soak<'a> {
                 let new = format!("soak-cu-{i:06}");
                 let r = self
                     .c
+                    .admin()
                     .set_role_pin(self.pid, UserKind::CryptoUser, p11::pin(new));
                 r.await?;
                 self.role_pins += 1;
@@ -364,15 +387,16 @@ impl<'a> Soak<'a> {
             24 => self.sign_hss(i).await,
             20 => {
                 let subject = format!("CN=soak {i}");
-                let r = self
-                    .c
-                    .issue_certificate(self.pid, self.cert_key, &subject, 30, true);
+                let r =
+                    self.c
+                        .signing()
+                        .issue_certificate(self.pid, self.cert_key, &subject, 30, true);
                 r.await?;
                 self.certificates += 1;
                 Ok(())
             }
             _ => {
-                let r = self.c.openpgp_certificate(
+                let r = self.c.signing().openpgp_certificate(
                     self.pid,
                     self.ed.private_handle,
                     "Soak <soak@example.org>",
@@ -402,7 +426,7 @@ impl<'a> Soak<'a> {
         if stamped {
             req.timestamp = Some(self.tsa.clone());
         }
-        let r = self.c.sign_files(
+        let r = self.c.signing().sign_files(
             self.pid,
             req,
             Arc::new(|_| {}),
@@ -439,7 +463,7 @@ impl<'a> Soak<'a> {
         std::fs::write(&f, format!("firmware {i} {}", rng_bytes(i))).unwrap();
         let mut req = common::sign_request(&self.hss.id_hex, &f, SignFormat::Raw);
         (req.manifest, req.confirm_hss) = (true, true);
-        let r = self.c.sign_files(
+        let r = self.c.signing().sign_files(
             self.pid,
             req,
             Arc::new(|_| {}),
@@ -472,7 +496,7 @@ impl<'a> Soak<'a> {
 
     async fn generate_and_delete(&mut self, i: u64) -> Result<(), ApiError> {
         let label = format!("soak_key_{i:05}");
-        let g = self.c.generate_key(
+        let g = self.c.admin().generate_key(
             self.pid,
             generate(KeySpec::Ec { curve: Curve::P256 }, &label, false),
         );
@@ -480,7 +504,7 @@ impl<'a> Soak<'a> {
         self.made.push(label.clone());
         if i % 2 == 0 {
             let hs = [g.private_handle, g.public_handle.unwrap()];
-            self.c.destroy_keys(self.pid, &hs, &label).await?;
+            self.c.admin().destroy_keys(self.pid, &hs, &label).await?;
             self.destroyed.push(label);
         }
         Ok(())
@@ -497,7 +521,7 @@ impl<'a> Soak<'a> {
             data: true,
             application: Some("soak".into()),
         };
-        self.c.import_objects(self.pid, req).await?;
+        self.c.admin().import_objects(self.pid, req).await?;
         self.imported.push(label);
         Ok(())
     }
@@ -510,7 +534,7 @@ impl<'a> Soak<'a> {
         } else {
             OTHER_PIN
         };
-        let r = self.c.change_pin(
+        let r = self.c.admin().change_pin(
             self.pid,
             p11::pin(self.pin.clone()),
             p11::pin(new.to_string()),
@@ -525,6 +549,7 @@ impl<'a> Soak<'a> {
         };
         let said = self
             .c
+            .trail()
             .audit_records(audit::store::Query {
                 action: Some("pin.change".into()),
                 limit: 5,
@@ -576,6 +601,7 @@ impl<'a> Soak<'a> {
         };
         let r = self
             .c
+            .admin()
             .set_attributes(self.pid, self.signer_pub, changes)
             .await;
         self.pub_label.asked(label, r.is_ok());
@@ -586,6 +612,7 @@ impl<'a> Soak<'a> {
         let out = self.files.join(format!("soak_data-{i:05}.wrapped.json"));
         let r = self
             .c
+            .admin()
             .wrap_key(self.pid, self.data_key, self.wrapper, &out, None, false);
         r.await?;
         self.wrap_files.push(out);
@@ -599,6 +626,7 @@ impl<'a> Soak<'a> {
         let label = format!("soak_unwrapped_{i:05}");
         let r = self
             .c
+            .admin()
             .unwrap_key(self.pid, &file, self.wrapper, Some(label.clone()));
         r.await?;
         self.unwrapped.push(label);
@@ -607,14 +635,18 @@ impl<'a> Soak<'a> {
 
     async fn raise_usage_limit(&mut self, i: u64) -> Result<(), ApiError> {
         let limit = 1_000_000 + i;
-        let r = self.c.set_usage_limit(self.pid, self.limited, limit).await;
+        let r = self
+            .c
+            .observe()
+            .set_usage_limit(self.pid, self.limited, limit)
+            .await;
         self.usage_limit.asked(limit, r.is_ok());
         r.map(|_| ())
     }
 
     /// Everything the console said it did, checked against the token and the files.
     async fn check(&self, n: &mut Counts) -> (u64, u64) {
-        let objects = self.c.list_objects(self.pid, None).await.unwrap();
+        let objects = self.c.admin().list_objects(self.pid, None).await.unwrap();
         let keys = self.c.list_keys(self.pid).await.unwrap();
         let mut duplicated = 0u64;
         let once =
@@ -715,6 +747,7 @@ impl<'a> Soak<'a> {
                 let pub_path = pub_key.as_ref().map(|p| p.display().to_string());
                 let v = self
                     .c
+                    .signing()
                     .verify_signature(&file, &sig_path, pub_path.as_deref(), None)
                     .await;
                 if !matches!(v, Ok(ref v) if v.valid) {
@@ -868,6 +901,7 @@ async fn soak_with_random_faults_loses_nothing() {
     let audit_keys = ok("key.generate") - 7;
     let records_by_action = by_action(&records);
     let v = c
+        .trail()
         .audit_verify(&|_, _| {}, &AtomicBool::new(false))
         .await
         .unwrap();

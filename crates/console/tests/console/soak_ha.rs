@@ -59,7 +59,8 @@ async fn ha_soak_with_members_failing_loses_nothing() {
             .count()
     };
     let v =
-        g.c.audit_verify(&|_, _| {}, &AtomicBool::new(false))
+        g.c.trail()
+            .audit_verify(&|_, _| {}, &AtomicBool::new(false))
             .await
             .unwrap();
     let report = serde_json::json!({"soak_ha": {
@@ -154,11 +155,13 @@ impl Group {
             .await
             .unwrap();
         let signer = c
+            .admin()
             .generate_key(&pid, ec_request("ha_soak_signer".into()))
             .await
             .unwrap();
         let pub_pem = dir.path().join("ha_soak_signer.pub.pem");
         let pk = c
+            .admin()
             .export_public_key(&pid, signer.public_handle.unwrap(), PublicKeyFormat::Pem)
             .await
             .unwrap();
@@ -247,6 +250,7 @@ impl Group {
                 std::fs::write(&f, format!("artifact {i} on the group")).unwrap();
                 let req = common::sign_request(&self.signer_id, &f, SignFormat::Raw);
                 let r = c
+                    .signing()
                     .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
                     .await?;
                 match &r.files[0].error {
@@ -260,7 +264,9 @@ impl Group {
             }
             3 => {
                 let label = format!("ha_soak_key_{i:04}");
-                c.generate_key(pid, ec_request(label.clone())).await?;
+                c.admin()
+                    .generate_key(pid, ec_request(label.clone()))
+                    .await?;
                 t.made.push(label);
                 Ok(())
             }
@@ -275,6 +281,7 @@ impl Group {
         for (f, sig) in &t.signed {
             let v = self
                 .c
+                .signing()
                 .verify_signature(
                     &f.display().to_string(),
                     sig,

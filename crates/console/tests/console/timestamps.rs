@@ -112,7 +112,8 @@ async fn sign_on(
             chain: vec![],
             context_login: None,
         };
-        c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+        c.signing()
+            .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
             .await
     }
 }
@@ -197,7 +198,8 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
 
         for sig in [&p7s, &bundle_path] {
             let v =
-                e.c.verify_signature(s(f), s(sig), None, None)
+                e.c.signing()
+                    .verify_signature(s(f), s(sig), None, None)
                     .await
                     .unwrap();
             assert!(v.valid, "{}", v.detail);
@@ -217,7 +219,8 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
         let bad = e.dir.path().join(format!("swapped-{i}.sig.json"));
         std::fs::write(&bad, serde_json::to_vec(&swapped).unwrap()).unwrap();
         let v =
-            e.c.verify_signature(s(f), s(&bad), None, None)
+            e.c.signing()
+                .verify_signature(s(f), s(&bad), None, None)
                 .await
                 .unwrap();
         assert!(!v.valid && v.detail.contains("imprint"), "{}", v.detail);
@@ -238,7 +241,8 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
         .await
         .unwrap();
     let v =
-        e.c.verify_signature(s(&more[0]), s(&out(&r, 0, OutputKind::Bundle)), None, None)
+        e.c.signing()
+            .verify_signature(s(&more[0]), s(&out(&r, 0, OutputKind::Bundle)), None, None)
             .await
             .unwrap();
     assert!(v.valid && v.timestamp.is_some(), "{v:?}");
@@ -423,14 +427,15 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
     let left = testkit::files_under(files[0].parent().unwrap());
     assert_eq!(left.len(), files.len() + signed.len(), "{left:?}");
     let records =
-        e.c.audit_records(audit::store::Query {
-            limit: 1000,
-            action: Some("sign".into()),
-            status: Some("success".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 1000,
+                action: Some("sign".into()),
+                status: Some("success".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     let signs = records.iter().filter(|r| r.event.action == "sign").count();
     assert_eq!(signs, signed.len());
 
@@ -492,17 +497,18 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
         assert!(ok, "{msg}");
     }
     let unstamped: Vec<_> =
-        e.c.audit_records(audit::store::Query {
-            limit: 1000,
-            action: Some("sign".into()),
-            text: Some("timestamp_failed".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.event.action == "sign")
-        .collect();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 1000,
+                action: Some("sign".into()),
+                text: Some("timestamp_failed".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.event.action == "sign")
+            .collect();
     assert_eq!(unstamped.len(), kept.len());
 }
 
@@ -590,7 +596,11 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     assert!(before.timestamp_token.is_none());
     let ok_tsa = authority(&tsa, "ok", Some("ca.pem"), 10);
 
-    let rep = e.c.timestamp_signature(s(&p7s), &ok_tsa).await.unwrap();
+    let rep =
+        e.c.signing()
+            .timestamp_signature(s(&p7s), &ok_tsa)
+            .await
+            .unwrap();
     assert_eq!((rep.format.as_str(), rep.timestamps.len()), ("cms", 1));
     let after = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
     assert_eq!(after.signature, before.signature);
@@ -602,7 +612,8 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     assert!(ok, "openssl cms -verify: {msg}");
 
     let rep =
-        e.c.timestamp_signature(s(&bundle_path), &ok_tsa)
+        e.c.signing()
+            .timestamp_signature(s(&bundle_path), &ok_tsa)
             .await
             .unwrap();
     assert_eq!((rep.format.as_str(), rep.timestamps.len()), ("bundle", 1));
@@ -622,13 +633,18 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
 
     for sig in [&p7s, &bundle_path] {
         let v =
-            e.c.verify_signature(s(&files[0]), s(sig), None, None)
+            e.c.signing()
+                .verify_signature(s(&files[0]), s(sig), None, None)
                 .await
                 .unwrap();
         assert!(v.valid && v.timestamp.is_some(), "{v:?}");
         // A second time: refused, the file untouched.
         let kept = std::fs::read(sig).unwrap();
-        let err = e.c.timestamp_signature(s(sig), &ok_tsa).await.unwrap_err();
+        let err =
+            e.c.signing()
+                .timestamp_signature(s(sig), &ok_tsa)
+                .await
+                .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
         assert!(err.message.contains("already carries"), "{}", err.message);
         assert_eq!(std::fs::read(sig).unwrap(), kept);
@@ -648,7 +664,8 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     let p7s = out(&r, 0, OutputKind::Cms);
     let kept = std::fs::read(&p7s).unwrap();
     let err =
-        e.c.timestamp_signature(s(&p7s), &authority(&tsa, "wrong-imprint", None, 10))
+        e.c.signing()
+            .timestamp_signature(s(&p7s), &authority(&tsa, "wrong-imprint", None, 10))
             .await
             .unwrap_err();
     assert_eq!(err.code, ErrorCode::TimestampFailed, "{}", err.message);
@@ -679,7 +696,11 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
         "other-ca.key",
     ]));
     assert!(ok, "openssl cms -sign: {msg}");
-    let rep = e.c.timestamp_signature(s(&two), &ok_tsa).await.unwrap();
+    let rep =
+        e.c.signing()
+            .timestamp_signature(s(&two), &ok_tsa)
+            .await
+            .unwrap();
     assert_eq!(rep.timestamps.len(), 2);
     let ci =
         <cms::content_info::ContentInfo as der::Decode>::from_der(&std::fs::read(&two).unwrap())
@@ -727,7 +748,8 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W8)]).unwrap();
     let g = e.generate(KeySpec::Hss { params }, "fw_hss_tsa").await;
     let remaining = || async {
-        e.c.signing_keys(&e.pid)
+        e.c.signing()
+            .signing_keys(&e.pid)
             .await
             .unwrap()
             .into_iter()
@@ -765,14 +787,15 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
         context_login: None,
     };
     let r =
-        e.c.sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .sign_files(
+                &e.pid,
+                req,
+                Arc::new(|_| {}),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .await
+            .unwrap();
     assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
     let why = r.files[0].unstamped.as_ref().expect("the report says why");
     assert!(why.text.contains(&closed.url), "{}", why.text);
@@ -788,13 +811,14 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
     let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
     assert!(b.get("timestamp_token").is_none_or(|t| t.is_null()), "{b}");
     let recs =
-        e.c.audit_records(audit::store::Query {
-            limit: 20,
-            action: Some("sign".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 20,
+                action: Some("sign".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     let rec = recs
         .iter()
         .find(|r| r.event.resource_id.as_deref() == Some("release-0.tar"))
@@ -805,7 +829,8 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
         rec.event.metadata
     );
     // Later, with the TSA back: the token is added over the same signature.
-    e.c.timestamp_signature(s(&bundle), &authority(&tsa, "ok", None, 10))
+    e.c.signing()
+        .timestamp_signature(s(&bundle), &authority(&tsa, "ok", None, 10))
         .await
         .unwrap();
     let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();

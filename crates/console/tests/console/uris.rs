@@ -23,7 +23,11 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     let key = e
         .generate(KeySpec::Ec { curve: Curve::P256 }, "uri key; release/1")
         .await;
-    let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
+    let u =
+        e.c.signing()
+            .object_uri(&e.pid, key.private_handle)
+            .await
+            .unwrap();
     assert!(u.uri.starts_with("pkcs11:token="), "{}", u.uri);
     assert!(
         u.uri.contains("object=uri%20key%3B%20release%2F1"),
@@ -34,15 +38,16 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     assert_eq!(u.commands.len(), 5);
 
     // The URI selects the key; a URI without id or type matches the pair: listed.
-    let found = e.c.find_key(&e.pid, &u.uri).await.unwrap();
+    let found = e.c.admin().find_key(&e.pid, &u.uri).await.unwrap();
     assert_eq!(found.handle, key.private_handle);
     let public_uri = u.uri.replace(";type=private", ";type=public");
-    let found = e.c.find_key(&e.pid, &public_uri).await.unwrap();
+    let found = e.c.admin().find_key(&e.pid, &public_uri).await.unwrap();
     assert_eq!(found.class, "PUBLIC_KEY");
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
     let err =
-        e.c.find_key(&e.pid, "pkcs11:object=twin;type=private")
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=twin;type=private")
             .await
             .unwrap_err();
     assert!(err.message.contains("matches 2 objects"), "{}", err.message);
@@ -52,7 +57,8 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         err.message
     );
     let err =
-        e.c.find_key(&e.pid, "pkcs11:object=nobody")
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=nobody")
             .await
             .unwrap_err();
     assert!(
@@ -61,7 +67,8 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         err.message
     );
     let err =
-        e.c.find_key(&e.pid, "pkcs11:object=bad%2")
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=bad%2")
             .await
             .unwrap_err();
     assert!(
@@ -104,7 +111,8 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     if classic {
         assert!(o.status.success(), "the printed engine line: {}", text(&o));
         let pem =
-            e.c.key_details(&e.pid, key.private_handle)
+            e.c.admin()
+                .key_details(&e.pid, key.private_handle)
                 .await
                 .unwrap()
                 .public_key
@@ -124,7 +132,11 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
             "ed beside",
         )
         .await;
-        let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
+        let u =
+            e.c.signing()
+                .object_uri(&e.pid, key.private_handle)
+                .await
+                .unwrap();
         let (engine, o) = run_printed(&u, &engine.tool);
         let caveat = engine.caveat.as_ref().expect("an EdDSA key on the token");
         assert!(caveat.text.contains("Ed25519"), "{}", caveat.text);
@@ -241,7 +253,8 @@ async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
         .generate(KeySpec::Rsa { bits: 2048 }, "no certificate")
         .await;
     let err =
-        e.c.try_tool_line(&e.pid, bare.private_handle, "sbsign")
+        e.c.signing()
+            .try_tool_line(&e.pid, bare.private_handle, "sbsign")
             .await
             .unwrap_err();
     assert!(err.message.contains("certificate"), "{}", err.message);
@@ -255,19 +268,21 @@ async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
         let key = e.generate(spec, label).await;
         let h = key.private_handle;
         let cert =
-            e.c.issue_certificate(&e.pid, h, &format!("CN={label}"), 30, true)
+            e.c.signing()
+                .issue_certificate(&e.pid, h, &format!("CN={label}"), 30, true)
                 .await
                 .unwrap();
         std::fs::write(dir.join("CERT.pem"), &cert.pem).unwrap();
         let pem =
-            e.c.key_details(&e.pid, h)
+            e.c.admin()
+                .key_details(&e.pid, h)
                 .await
                 .unwrap()
                 .public_key
                 .unwrap()
                 .pem;
         std::fs::write(dir.join("PUBLIC.pem"), &pem).unwrap();
-        let u = e.c.object_uri(&e.pid, h).await.unwrap();
+        let u = e.c.signing().object_uri(&e.pid, h).await.unwrap();
         let tools: &[&str] = if rsa {
             &["OpenSSL 3 (pkcs11 engine)", "osslsigncode", "sbsign"]
         } else {
@@ -276,7 +291,7 @@ async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
         for tool in tools {
             signs_and_checks(&dir, &u, tool);
             // The console's trial runs the same line and check, in its own folder.
-            let v = e.c.try_tool_line(&e.pid, h, tool).await.unwrap();
+            let v = e.c.signing().try_tool_line(&e.pid, h, tool).await.unwrap();
             assert!(v.ok, "{tool}: {v:?}");
             assert_eq!(v.steps.len(), 2, "{tool}: the line and its check");
             let said = &v.steps[1].output;
@@ -291,20 +306,22 @@ async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
     }
     // p11tool makes nothing to check: its verdict is its listing.
     let v =
-        e.c.try_tool_line(&e.pid, bare.private_handle, "p11tool")
+        e.c.signing()
+            .try_tool_line(&e.pid, bare.private_handle, "p11tool")
             .await
             .unwrap();
     assert!(v.ok && v.steps.len() == 1, "{v:?}");
     assert!(v.steps[0].output.contains("no certificate"), "{v:?}");
     // Each trial is in the audit trail, with the tool and the key; the PIN is not.
     let records =
-        e.c.audit_records(audit::store::Query {
-            limit: 500,
-            ascending: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        e.c.trail()
+            .audit_records(audit::store::Query {
+                limit: 500,
+                ascending: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     let trials: Vec<_> = records
         .iter()
         .filter(|r| r.event.action == "uri.trial")
@@ -318,7 +335,8 @@ async fn softhsm_signing_tools_run_as_printed_and_test_this_line_agrees() {
     // Logged out, there is no PIN to hand over: refused.
     e.c.logout(&e.pid).await.unwrap();
     let err =
-        e.c.try_tool_line(&e.pid, bare.private_handle, "p11tool")
+        e.c.signing()
+            .try_tool_line(&e.pid, bare.private_handle, "p11tool")
             .await
             .unwrap_err();
     assert_eq!(err.code, console::ErrorCode::NotLoggedIn, "{}", err.message);
@@ -332,14 +350,19 @@ async fn a_trial_where_the_caveat_applies_fails_in_the_tools_words(backend: Back
         .generate(KeySpec::Ec { curve: Curve::P256 }, "classic")
         .await;
     let tool = "OpenSSL 3 (pkcs11 engine)";
-    let u = e.c.object_uri(&e.pid, key.private_handle).await.unwrap();
+    let u =
+        e.c.signing()
+            .object_uri(&e.pid, key.private_handle)
+            .await
+            .unwrap();
     let c = u.commands.iter().find(|c| c.tool == tool).unwrap();
     assert!(
         c.caveat.is_some(),
         "the audit trail's ML-DSA key is on this token"
     );
     let v =
-        e.c.try_tool_line(&e.pid, key.private_handle, tool)
+        e.c.signing()
+            .try_tool_line(&e.pid, key.private_handle, tool)
             .await
             .unwrap();
     assert!(!v.ok, "{v:?}");

@@ -35,8 +35,9 @@ pub async fn pin(ctx: &Ctx<'_>, cmd: &PinCommand) -> ApiResult<u8> {
                         "This command needs the current PIN."
                     ))
                 })?;
-            ctx.out
-                .show(&PinChangedView(c.change_pin(&p.id, old, new).await?))
+            ctx.out.show(&PinChangedView(
+                c.admin().change_pin(&p.id, old, new).await?,
+            ))
         }
         PinCommand::Init { target, new_pin } => {
             let (login_as, target) = match target {
@@ -47,8 +48,8 @@ pub async fn pin(ctx: &Ctx<'_>, cmd: &PinCommand) -> ApiResult<u8> {
             let new = get_new(&source(new_pin), &format!("{target} PIN"))?;
             ctx.login_as(&p, login_as, Login::Required).await?;
             match target {
-                UserKind::User => c.set_user_pin(&p.id, new).await?,
-                role => c.set_role_pin(&p.id, role, new).await?,
+                UserKind::User => c.admin().set_user_pin(&p.id, new).await?,
+                role => c.admin().set_role_pin(&p.id, role, new).await?,
             }
             ctx.out.show(&PinSet {
                 partition_id: p.id.clone(),
@@ -76,6 +77,7 @@ pub async fn token(ctx: &Ctx<'_>, cmd: &TokenCommand) -> ApiResult<u8> {
             let so_pin = ctx.secret(&format!("SO PIN for {}: ", p.label))?;
             let done = ctx
                 .console()
+                .admin()
                 .init_token(
                     &p.id,
                     so_pin,

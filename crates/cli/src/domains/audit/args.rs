@@ -48,11 +48,11 @@ pub enum ExportFormat {
     Csv,
 }
 
-impl From<ExportFormat> for console::audit_ops::ExportFormat {
+impl From<ExportFormat> for console::trail::ExportFormat {
     fn from(f: ExportFormat) -> Self {
         match f {
-            ExportFormat::Jsonl => console::audit_ops::ExportFormat::Jsonl,
-            ExportFormat::Csv => console::audit_ops::ExportFormat::Csv,
+            ExportFormat::Jsonl => console::trail::ExportFormat::Jsonl,
+            ExportFormat::Csv => console::trail::ExportFormat::Csv,
         }
     }
 }

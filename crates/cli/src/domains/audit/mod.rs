@@ -16,7 +16,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &AuditCommand) -> ApiResult<u8> {
     let out = ctx.out;
     match cmd {
         AuditCommand::Tail { lines } => out.show(&tail(ctx, *lines).await?),
-        AuditCommand::Status => out.show(&TrailStatus(ctx.console().audit_status().await?)),
+        AuditCommand::Status => out.show(&TrailStatus(ctx.console().trail().audit_status().await?)),
         AuditCommand::Verify { export } => out.show(&verify(ctx, export.as_deref()).await?),
         AuditCommand::Checkpoints => out.show(&checkpoints(ctx).await?),
         AuditCommand::PublicKey { out: path } => out.show(&public_key(ctx, path).await?),
@@ -34,6 +34,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &AuditCommand) -> ApiResult<u8> {
             };
             let summary = ctx
                 .console()
+                .trail()
                 .audit_export((*format).into(), range, path)
                 .await?;
             out.show(&Exported(summary))
@@ -45,6 +46,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &AuditCommand) -> ApiResult<u8> {
 async fn tail(ctx: &Ctx<'_>, lines: i64) -> ApiResult<Records> {
     let mut recs = ctx
         .console()
+        .trail()
         .audit_records(audit::store::Query {
             limit: lines,
             ..Default::default()
@@ -59,7 +61,7 @@ async fn verify(ctx: &Ctx<'_>, export: Option<&Path>) -> ApiResult<TrailCheck> {
     let c = ctx.console();
     // An export carries what its check needs: no HSM, no PIN (an auditor's machine).
     if let Some(path) = export {
-        let v = c.audit_verify_export(path).await?;
+        let v = c.trail().audit_verify_export(path).await?;
         return Ok(TrailCheck::of_export(v));
     }
     ctx.partition_logged_in(Login::Required).await?;
@@ -74,7 +76,7 @@ async fn verify(ctx: &Ctx<'_>, export: Option<&Path>) -> ApiResult<TrailCheck> {
         b2.set_position(done.max(0) as u64);
     };
     let cancel = AtomicBool::new(false);
-    let verdict = c.audit_verify(&progress, &cancel).await?;
+    let verdict = c.trail().audit_verify(&progress, &cancel).await?;
     bar.finish_and_clear();
     Ok(TrailCheck::of_store(verdict))
 }
@@ -83,13 +85,15 @@ async fn checkpoints(ctx: &Ctx<'_>) -> ApiResult<Checkpoints> {
     // With a PIN, each checkpoint is also compared with the key the HSM holds; a wrong
     // PIN is an error, not a quiet fallback.
     ctx.partition_logged_in(Login::IfPinGiven).await?;
-    Ok(Checkpoints(ctx.console().audit_checkpoints().await?))
+    Ok(Checkpoints(
+        ctx.console().trail().audit_checkpoints().await?,
+    ))
 }
 
 async fn public_key(ctx: &Ctx<'_>, out: &Option<PathBuf>) -> ApiResult<CheckpointKey> {
     // With a PIN the HSM's key, else the newest checkpoint's.
     ctx.partition_logged_in(Login::IfPinGiven).await?;
-    let pem = ctx.console().audit_public_key_pem().await?;
+    let pem = ctx.console().trail().audit_public_key_pem().await?;
     Ok(match out {
         Some(path) => {
             outfile::write_replace(path, pem.as_bytes()).map_err(console::ApiError::from)?;

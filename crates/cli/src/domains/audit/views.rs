@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use audit::export::ExportSummary;
 use audit::Verdict;
-use console::audit_ops::{AuditStatusView, CheckpointView, ExportVerdict};
+use console::trail::{AuditStatusView, CheckpointView, ExportVerdict};
 use console::views::RecordView;
 use console::ApiResult;
 use serde::Serialize;

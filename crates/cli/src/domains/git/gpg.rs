@@ -138,12 +138,13 @@ async fn sign(ctx: &Ctx<'_>, req: &GpgSignRequest) -> ApiResult<u8> {
     crate::pin::ask_on_the_terminal();
     ctx.login(&p, Login::Required).await?;
     let c = ctx.console();
-    let key = c.find_openpgp_key(&p.id, &req.key).await?;
+    let key = c.signing().find_openpgp_key(&p.id, &req.key).await?;
     let resource = match object {
         Some(o) => format!("git {o}"),
         None => "standard input".to_string(),
     };
     let s = c
+        .signing()
         .sign_openpgp_payload(
             &p.id,
             &key,

@@ -170,7 +170,7 @@ async fn sign(ctx: &Ctx<'_>, req: &SignRequest) -> ApiResult<Signed> {
     let p = ctx.partition().await?;
     ctx.login(&p, Login::Required).await?;
     let c = ctx.console();
-    let key = c.find_ssh_key(&p.id, &key_text).await?;
+    let key = c.signing().find_ssh_key(&p.id, &key_text).await?;
     let repository = repository();
     let mut done = Vec::new();
     for file in &req.files {
@@ -185,6 +185,7 @@ async fn sign(ctx: &Ctx<'_>, req: &SignRequest) -> ApiResult<Signed> {
             None => file.clone(),
         };
         let s = c
+            .signing()
             .sign_ssh(
                 &p.id,
                 key.handle,

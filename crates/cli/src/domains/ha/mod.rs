@@ -29,7 +29,7 @@ async fn group_partitions(ctx: &Ctx<'_>) -> ApiResult<Vec<std::sync::Arc<Partiti
         None
     };
     let mut out = Vec::new();
-    for g in c.ha_groups().await? {
+    for g in c.ha().ha_groups().await? {
         if g.module_id != m.id || named.as_ref().is_some_and(|n| *n != g.partition_id) {
             continue;
         }
@@ -60,7 +60,7 @@ async fn groups(ctx: &Ctx<'_>) -> ApiResult<HaGroups> {
     let mut out = Vec::new();
     for p in group_partitions(ctx).await? {
         ctx.login(&p, Login::IfPinGiven).await?;
-        if let Some(g) = ctx.console().ha_group(&p.id).await? {
+        if let Some(g) = ctx.console().ha().ha_group(&p.id).await? {
             out.push(g);
         }
     }
@@ -70,5 +70,5 @@ async fn groups(ctx: &Ctx<'_>) -> ApiResult<HaGroups> {
 async fn drift(ctx: &Ctx<'_>) -> ApiResult<DriftView> {
     let p = group_partitions(ctx).await?.remove(0);
     ctx.login(&p, Login::IfPinGiven).await?;
-    Ok(DriftView(ctx.console().ha_drift(&p.id).await?))
+    Ok(DriftView(ctx.console().ha().ha_drift(&p.id).await?))
 }

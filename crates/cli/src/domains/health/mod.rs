@@ -12,7 +12,7 @@ use crate::context::{Ctx, Login};
 /// Every HSS key visible: what is left, the burn rate, the audit trail's count.
 pub async fn hss(ctx: &Ctx<'_>) -> ApiResult<HssKeys> {
     ctx.partition_logged_in(Login::IfPinGiven).await?;
-    Ok(HssKeys(ctx.console().hss_keys().await?))
+    Ok(HssKeys(ctx.console().observe().hss_keys().await?))
 }
 
 /// `stats`: one sample, or one every `watch` seconds until interrupted. A stream of

@@ -39,6 +39,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
             let k = ctx.key_to_change(&p, key).await?;
             let w = ctx.key_to_change(&p, with).await?;
             let f = c
+                .admin()
                 .wrap_key(
                     &p.id,
                     k.handle,
@@ -58,16 +59,18 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
             let c = ctx.console();
             let w = ctx.key_to_change(&p, with).await?;
             out.show(&UnwrappedView(
-                c.unwrap_key(&p.id, file, w.handle, label.clone()).await?,
+                c.admin()
+                    .unwrap_key(&p.id, file, w.handle, label.clone())
+                    .await?,
             ))
         }
         KeysCommand::Kcv { key } => {
             ctx.login(&p, Login::Required).await?;
             let c = ctx.console();
-            let k = c.find_key(&p.id, key).await?;
+            let k = c.admin().find_key(&p.id, key).await?;
             out.show(&Kcv {
                 label: k.label.clone(),
-                kcv: c.key_check_value(&p.id, k.handle).await?,
+                kcv: c.admin().key_check_value(&p.id, k.handle).await?,
             })
         }
         KeysCommand::Openpgp {
@@ -93,7 +96,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &KeysCommand) -> ApiResult<u8> {
                 confirm_hss: *yes_hss,
             };
             out.show(&views::Succession(
-                ctx.console().key_succession(&p.id, req).await?,
+                ctx.console().signing().key_succession(&p.id, req).await?,
             ))
         }
         KeysCommand::MinisignPub { key, out: path } => {
@@ -131,8 +134,8 @@ async fn list(ctx: &Ctx<'_>, p: &Partition) -> ApiResult<KeyList> {
 async fn show(ctx: &Ctx<'_>, p: &Partition, key: &str) -> ApiResult<KeyAttributes> {
     ctx.login(p, Login::IfPinGiven).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
-    Ok(KeyAttributes(c.key_details(&p.id, s.handle).await?))
+    let s = c.admin().find_key(&p.id, key).await?;
+    Ok(KeyAttributes(c.admin().key_details(&p.id, s.handle).await?))
 }
 
 async fn set(ctx: &Ctx<'_>, p: &Partition, a: &SetArgs) -> ApiResult<AttributesSet> {
@@ -148,6 +151,7 @@ async fn set(ctx: &Ctx<'_>, p: &Partition, a: &SetArgs) -> ApiResult<AttributesS
     let c = ctx.console();
     let o = ctx.key_to_change(p, &a.key).await?;
     let r = c
+        .admin()
         .set_attributes(
             &p.id,
             o.handle,
@@ -171,6 +175,7 @@ async fn generate(ctx: &Ctx<'_>, p: &Partition, a: &GenArgs) -> ApiResult<NewKey
     ctx.login(p, Login::Required).await?;
     let key = ctx
         .console()
+        .admin()
         .generate_key(
             &p.id,
             GenerateRequest {
@@ -211,7 +216,9 @@ async fn remove(ctx: &Ctx<'_>, p: &Partition, key: &str, yes: bool) -> ApiResult
         }
     }
     let confirm = console::keys::expected_confirmation(&labels);
-    Ok(Deleted(c.destroy_keys(&p.id, &handles, &confirm).await?))
+    Ok(Deleted(
+        c.admin().destroy_keys(&p.id, &handles, &confirm).await?,
+    ))
 }
 
 /// Issue a self-signed certificate (or a signing request), kept in a file with `--out`.
@@ -221,11 +228,14 @@ async fn certificate(ctx: &Ctx<'_>, p: &Partition, a: &CertArgs) -> ApiResult<Ce
     let k = ctx.key_to_change(p, &a.key).await?;
     let (pem, issued) = if a.csr {
         (
-            c.certificate_request(&p.id, k.handle, &a.subject).await?,
+            c.signing()
+                .certificate_request(&p.id, k.handle, &a.subject)
+                .await?,
             None,
         )
     } else {
         let v = c
+            .signing()
             .issue_certificate(&p.id, k.handle, &a.subject, a.days, !a.no_store)
             .await?;
         (v.pem.clone(), Some(v))
@@ -252,10 +262,11 @@ async fn export_public(
 ) -> ApiResult<PublicKeyOutput> {
     ctx.login(p, Login::IfPinGiven).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
+    let s = c.admin().find_key(&p.id, key).await?;
     Ok(match out {
         Some(path) => {
             let e = c
+                .admin()
                 .save_public_key(&p.id, s.handle, format.into(), path)
                 .await?;
             PublicKeyOutput::Written {
@@ -265,7 +276,10 @@ async fn export_public(
             }
         }
         None => {
-            let e = c.export_public_key(&p.id, s.handle, format.into()).await?;
+            let e = c
+                .admin()
+                .export_public_key(&p.id, s.handle, format.into())
+                .await?;
             if e.text.is_none() && !std::io::stdout().is_terminal() {
                 PublicKeyOutput::Bytes(e)
             } else {
@@ -289,11 +303,16 @@ async fn openpgp(
     Ok(match out {
         Some(path) => OpenPgpOutput::Written {
             certificate: c
+                .signing()
                 .save_openpgp_certificate(&p.id, s.handle, uid, path)
                 .await?,
             path: path.to_path_buf(),
         },
-        None => OpenPgpOutput::Shown(c.openpgp_certificate(&p.id, s.handle, uid).await?),
+        None => OpenPgpOutput::Shown(
+            c.signing()
+                .openpgp_certificate(&p.id, s.handle, uid)
+                .await?,
+        ),
     })
 }
 
@@ -306,8 +325,8 @@ async fn minisign_pub(
 ) -> ApiResult<MinisignOutput> {
     ctx.login(p, Login::IfPinGiven).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
-    let k = c.minisign_public_key(&p.id, s.handle).await?;
+    let s = c.admin().find_key(&p.id, key).await?;
+    let k = c.signing().minisign_public_key(&p.id, s.handle).await?;
     Ok(match out {
         Some(path) => {
             outfile::write_replace(path, k.text.as_bytes()).map_err(ApiError::from)?;
@@ -331,8 +350,11 @@ async fn ssh_pub(
 ) -> ApiResult<SshOutput> {
     ctx.login(p, Login::IfPinGiven).await?;
     let c = ctx.console();
-    let s = c.find_key(&p.id, key).await?;
-    let k = c.ssh_public_key(&p.id, s.handle, comment, allowed).await?;
+    let s = c.admin().find_key(&p.id, key).await?;
+    let k = c
+        .signing()
+        .ssh_public_key(&p.id, s.handle, comment, allowed)
+        .await?;
     Ok(match out {
         Some(path) => {
             let line = format!("{}\n", k.allowed_signers.as_deref().unwrap_or(&k.line));

@@ -25,6 +25,7 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
         } => {
             ctx.login(&p, Login::Required).await?;
             let r = c
+                .admin()
                 .import_objects(
                     &p.id,
                     ImportRequest {
@@ -41,9 +42,13 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
         ObjectsCommand::Ls { class } => {
             ctx.login(&p, Login::IfPinGiven).await?;
             let mut rows = Vec::new();
-            for o in c.list_objects(&p.id, class.map(|c| c.class())).await? {
+            for o in c
+                .admin()
+                .list_objects(&p.id, class.map(|c| c.class()))
+                .await?
+            {
                 let certificate = if o.class == "CERTIFICATE" {
-                    c.certificate_details(&p.id, o.handle).await.ok()
+                    c.admin().certificate_details(&p.id, o.handle).await.ok()
                 } else {
                     None
                 };
@@ -60,9 +65,9 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &ObjectsCommand) -> ApiResult<u8> {
             format,
         } => {
             ctx.login(&p, Login::IfPinGiven).await?;
-            let o = c.find_exportable(&p.id, object).await?;
+            let o = c.admin().find_exportable(&p.id, object).await?;
             let format = format_for(*format, out);
-            let summary = c.save_object(&p.id, o.handle, format, out).await?;
+            let summary = c.admin().save_object(&p.id, o.handle, format, out).await?;
             ctx.out.show(&Exported {
                 label: summary.label,
                 class: summary.class,
@@ -82,8 +87,8 @@ pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool, test: Option<&str>) -
     };
     let p = ctx.partition_logged_in(login).await?;
     let c = ctx.console();
-    let o = c.find_key(&p.id, key).await?;
-    let u = c.object_uri(&p.id, o.handle).await?;
+    let o = c.admin().find_key(&p.id, key).await?;
+    let u = c.signing().object_uri(&p.id, o.handle).await?;
     let Some(test) = test else {
         return ctx.out.show(&UriView { uri: u, commands });
     };
@@ -96,7 +101,7 @@ pub async fn uri(ctx: &Ctx<'_>, key: &str, commands: bool, test: Option<&str>) -
             tools = tools.join(", ")
         ))
     })?;
-    let verdict = c.try_tool_line(&p.id, o.handle, tool).await?;
+    let verdict = c.signing().try_tool_line(&p.id, o.handle, tool).await?;
     ctx.out.show(&TrialView(verdict))
 }
 

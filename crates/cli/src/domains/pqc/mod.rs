@@ -14,7 +14,7 @@ use crate::context::{Ctx, Login};
 pub async fn run(ctx: &Ctx<'_>, a: &PqcArgs) -> ApiResult<u8> {
     let c = ctx.console();
     // The policy first: a bad file is refused before any HSM is asked.
-    c.pqc_policy(&a.policy)?;
+    c.observe().pqc_policy(&a.policy)?;
     let p = ctx.partition_logged_in(Login::IfPinGiven).await?;
     let ids: Vec<String> = if a.all {
         c.partitions().iter().map(|p| p.id.clone()).collect()
@@ -22,10 +22,11 @@ pub async fn run(ctx: &Ctx<'_>, a: &PqcArgs) -> ApiResult<u8> {
         vec![p.id.clone()]
     };
     if let Some(path) = &a.cbom {
-        let bytes = c.pqc_cbom(&ids, &a.policy).await?;
+        let bytes = c.observe().pqc_cbom(&ids, &a.policy).await?;
         outfile::write_new(path, &bytes).map_err(console::ApiError::from)?;
         return ctx.out.show(&CbomWritten::of(path, &bytes));
     }
-    ctx.out
-        .show(&ReadinessView(c.pqc_readiness(&ids, &a.policy).await?))
+    ctx.out.show(&ReadinessView(
+        c.observe().pqc_readiness(&ids, &a.policy).await?,
+    ))
 }

@@ -19,7 +19,7 @@ use console::text;
 pub async fn run(ctx: &Ctx<'_>, a: &ProbeArgs) -> ApiResult<u8> {
     let p = ctx.partition().await?;
     if a.list {
-        let catalog = ctx.console().probe_catalog(&p.id).await?;
+        let catalog = ctx.console().observe().probe_catalog(&p.id).await?;
         return ctx.out.show(&ProbeCatalog(catalog));
     }
     if a.integration {
@@ -69,6 +69,7 @@ async fn run_one(ctx: &Ctx<'_>, p: &Partition, req: ProbeRequest) -> ApiResult<P
     });
     let report = ctx
         .console()
+        .observe()
         .run_probe(&p.id, req, progress, Arc::new(AtomicBool::new(false)))
         .await?;
     bar.finish_and_clear();

@@ -63,6 +63,7 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
     let bars = FileBars::new(&a.files, ctx.out.draws_progress());
     let report = ctx
         .console()
+        .signing()
         .sign_files_with_pins(
             &p.id,
             req,
@@ -79,10 +80,10 @@ pub async fn sign(ctx: &Ctx<'_>, a: &SignArgs) -> ApiResult<Signed> {
 /// (expired, no digitalSignature key usage, no codeSigning EKU).
 async fn warn_about_certificate(ctx: &Ctx<'_>, partition: &str, key: &str) {
     let c = ctx.console();
-    let Ok(k) = c.find_key(partition, key).await else {
+    let Ok(k) = c.admin().find_key(partition, key).await else {
         return;
     };
-    let Ok(keys) = c.signing_keys(partition).await else {
+    let Ok(keys) = c.signing().signing_keys(partition).await else {
         return;
     };
     for w in keys
@@ -101,6 +102,7 @@ pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> 
         // Without --sig: a key succession statement, which names its signatures.
         return match ctx
             .console()
+            .signing()
             .verify_succession(&file, pubkey.as_deref())
             .await?
         {
@@ -117,11 +119,13 @@ pub async fn verify(ctx: &Ctx<'_>, a: &VerifyArgs) -> ApiResult<SignatureCheck> 
         (Some(dir), Some(pk)) => {
             let dir = dir.display().to_string();
             ctx.console()
+                .signing()
                 .verify_manifest_files(&file, &sig, pk, &dir)
                 .await?
         }
         _ => {
             ctx.console()
+                .signing()
                 .verify_signature(&file, &sig, pubkey.as_deref(), a.context.as_deref())
                 .await?
         }
@@ -160,6 +164,7 @@ pub async fn timestamp(ctx: &Ctx<'_>, a: &TimestampArgs) -> ApiResult<Restamped>
     };
     let report = ctx
         .console()
+        .signing()
         .timestamp_signature(&a.sig.display().to_string(), &authority)
         .await?;
     Ok(Restamped(report))

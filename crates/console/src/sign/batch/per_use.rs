@@ -21,7 +21,7 @@ use p11::Pin;
 use secrecy::ExposeSecret;
 
 use super::{SignBatch, Signer};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
 use crate::sign::formats::signatures_needed;
 use crate::sign::ContextLogin;
 use crate::text;

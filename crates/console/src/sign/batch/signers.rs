@@ -19,11 +19,11 @@ use signing::alg::SigAlg;
 use signing::verify::succession::label_stem;
 
 use super::{read_key, Checked};
-use crate::error::{ApiError, ApiResult};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::partitions::Partition;
 use crate::sign::key::SigningKey;
 use crate::sign::{sign_error, SignFormat, SignRequest, SigningKeyView};
 use crate::text;
-use crate::Partition;
 
 /// One key of the batch and what it signs.
 pub(in crate::sign) struct Signer {

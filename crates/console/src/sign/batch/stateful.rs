@@ -8,12 +8,12 @@ use audit::Event;
 use hsm::roles::Action;
 
 use super::{signatures_needed, FileJob, Outputs, SignBatch};
-use crate::change::{Change, ChangeKind, Settled};
-use crate::error::{ApiError, ApiResult};
+use crate::core::change::{Change, ChangeKind, Settled};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::{partitions::Partition, Core};
 use crate::sign::key::SigningKey;
 use crate::sign::sign_error;
 use crate::sign::stateful::Spending;
-use crate::{Console, Partition};
 
 /// One file of a batch, signed with an HSS key.
 pub(super) struct StatefulFile<'b, 'c> {
@@ -51,7 +51,7 @@ impl Change for StatefulFile<'_, '_> {
     }
 
     /// The counter now, enough for the file's formats.
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let formats = &self.batch.signers[self.signer].formats;
         let needed = signatures_needed(1, formats, false, false);
         let name = &self.batch.outcomes[self.index].name;
@@ -63,7 +63,7 @@ impl Change for StatefulFile<'_, '_> {
     }
 
     /// Sign in every format, time-stamp, write; then read the counter again.
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Outputs> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Outputs> {
         let file = self.file.take().expect("a file is signed once per change");
         let r = self
             .batch
@@ -74,12 +74,7 @@ impl Change for StatefulFile<'_, '_> {
         r
     }
 
-    async fn settle(
-        &mut self,
-        _c: &Console,
-        p: &Arc<Partition>,
-        lost: ApiError,
-    ) -> Settled<Outputs> {
+    async fn settle(&mut self, _c: &Core, p: &Arc<Partition>, lost: ApiError) -> Settled<Outputs> {
         self.spending.settle(p, lost).await
     }
 

@@ -144,6 +144,7 @@ impl Env {
     /// A token key pair made through the console.
     pub async fn generate(&self, spec: KeySpec, label: &str) -> GeneratedKey {
         self.c
+            .admin()
             .generate_key(
                 &self.pid,
                 GenerateRequest {
@@ -165,6 +166,7 @@ pub async fn all_records(c: &Console) -> Vec<console::views::RecordView> {
     let mut records = Vec::new();
     loop {
         let page = c
+            .trail()
             .audit_records(audit::store::Query {
                 limit: 1000,
                 ascending: true,

@@ -11,8 +11,9 @@ use hsmc_pqc::capacity::Capacity;
 use hsmc_pqc::{Assessed, Counts, Policy};
 use serde::Serialize;
 
-use crate::error::{ApiError, ApiResult};
-use crate::{text, Console};
+use crate::core::error::{ApiError, ApiResult};
+use crate::observe::Observe;
+use crate::text;
 
 mod capacity;
 
@@ -127,7 +128,10 @@ fn evidence(mine: &[&Use], row: &Assessed) -> hsmc_pqc::Evidence {
     if row.object_class == "CERTIFICATE" {
         return hsmc_pqc::Evidence::default();
     }
-    let (d30, d90) = (crate::health::days_ago(30), crate::health::days_ago(90));
+    let (d30, d90) = (
+        crate::observe::health::days_ago(30),
+        crate::observe::health::days_ago(90),
+    );
     let sum = |since: &str| {
         mine.iter()
             .filter(|u| u.at.as_str() >= since)
@@ -155,8 +159,12 @@ fn evidence(mine: &[&Use], row: &Assessed) -> hsmc_pqc::Evidence {
 /// A fresh `urn:uuid:` (version 4) for a BOM's `serialNumber`.
 fn bom_serial_number() -> ApiResult<String> {
     let mut b = [0u8; 16];
-    getrandom::fill(&mut b)
-        .map_err(|e| ApiError::new(crate::ErrorCode::Internal, format!("no randomness: {e}")))?;
+    getrandom::fill(&mut b).map_err(|e| {
+        ApiError::new(
+            crate::core::error::ErrorCode::Internal,
+            format!("no randomness: {e}"),
+        )
+    })?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex::encode(b);
@@ -170,11 +178,11 @@ fn bom_serial_number() -> ApiResult<String> {
     ))
 }
 
-impl Console {
+impl Observe<'_> {
     /// The policy `choice` names: `nist`, `cnsa2`, a file's path, or the name of a file in
     /// the data folder's `policies/`. A file that is not a policy is refused with the line
     /// at fault.
-    pub fn pqc_policy(&self, choice: &str) -> ApiResult<Policy> {
+    pub fn pqc_policy(self, choice: &str) -> ApiResult<Policy> {
         if let Some(p) = Policy::builtin(choice) {
             return Ok(p);
         }
@@ -211,14 +219,14 @@ impl Console {
     }
 
     /// Every key of `partitions` judged under `policy` (see [`Console::pqc_policy`]) today.
-    pub async fn pqc_readiness(&self, partitions: &[String], policy: &str) -> ApiResult<Readiness> {
+    pub async fn pqc_readiness(self, partitions: &[String], policy: &str) -> ApiResult<Readiness> {
         Ok(self.readiness_of(partitions, policy).await?.0)
     }
 
     /// The readiness, and what was read from each partition to judge it (the CBOM describes
     /// the same objects: they are read once).
     async fn readiness_of(
-        &self,
+        self,
         partitions: &[String],
         policy: &str,
     ) -> ApiResult<(Readiness, Vec<PartitionRead>)> {
@@ -275,7 +283,7 @@ impl Console {
     /// The trail's records of keys used: signatures (files, manifests, SSH) and issued
     /// certificates that succeeded. A trail that cannot be read gives none (the readiness
     /// then says no key was seen; the audit view says why).
-    async fn recorded_uses(&self) -> Vec<Use> {
+    async fn recorded_uses(self) -> Vec<Use> {
         let mut uses = Vec::new();
         for action in ["sign", "cert.issue"] {
             let q = audit::store::Query {
@@ -296,7 +304,7 @@ impl Console {
 
     /// A partition's objects and X.509 certificates (described; a certificate the console
     /// cannot read as X.509 is left to the keys view).
-    async fn read_partition(&self, id: &str) -> ApiResult<PartitionRead> {
+    async fn read_partition(self, id: &str) -> ApiResult<PartitionRead> {
         let partition = self.partition_ref(id).await?;
         let objects = self.list_keys(id).await?;
         let certificates = if objects.iter().any(|o| o.class == "CERTIFICATE") {
@@ -330,14 +338,16 @@ impl Console {
     /// A CycloneDX 1.6 CBOM (see `hsmc_pqc::cbom`) of the keys and certificates on
     /// `partitions`, with the policy's status and dates in each key's properties;
     /// pretty-printed JSON.
-    pub async fn pqc_cbom(&self, partitions: &[String], policy: &str) -> ApiResult<Vec<u8>> {
+    pub async fn pqc_cbom(self, partitions: &[String], policy: &str) -> ApiResult<Vec<u8>> {
         let (readiness, reads) = self.readiness_of(partitions, policy).await?;
         let mut infos = Vec::new();
         for read in &reads {
             let (module, slot) = (read.partition.module.module.clone(), read.partition.slot());
             let info = tokio::task::spawn_blocking(move || module.token_info(slot))
                 .await
-                .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
+                .map_err(|e| {
+                    ApiError::new(crate::core::error::ErrorCode::Internal, e.to_string())
+                })??;
             infos.push(info);
         }
         let tokens: Vec<hsmc_pqc::cbom::TokenKeys<'_>> = readiness
@@ -392,13 +402,13 @@ impl Console {
             env!("CARGO_PKG_VERSION"),
         );
         serde_json::to_vec_pretty(&doc)
-            .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))
+            .map_err(|e| ApiError::new(crate::core::error::ErrorCode::Internal, e.to_string()))
     }
 }
 
 /// What the readiness view read from one partition.
 struct PartitionRead {
-    partition: std::sync::Arc<crate::Partition>,
+    partition: std::sync::Arc<crate::core::partitions::Partition>,
     objects: Vec<hsm::keys::ObjectSummary>,
     certificates: Vec<ReadCertificate>,
 }

@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use signing::objects::{CertificateInfo, ImportItem};
 use ts_rs::TS;
 
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult};
-use crate::i18n::Text;
+use crate::admin::Admin;
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
+use crate::core::{partitions::Partition, Core};
 use crate::text;
-use crate::{Console, Partition};
 use std::sync::Arc;
 
 /// Files larger than this are not imported (a certificate or key is a few KiB; a data
@@ -196,10 +197,10 @@ fn plan(
     bytes: &[u8],
     file: &str,
 ) -> hsm::Result<Vec<Planned>> {
-    let invalid = crate::sign::hsm_side;
+    let invalid = crate::core::error::hsm_side;
     let id = parse_id(&req.id_hex).map_err(ApiError::into_refused)?;
     if let Some(l) = &req.label {
-        crate::keys::validate_label(l).map_err(ApiError::into_refused)?;
+        crate::admin::keys::validate_label(l).map_err(ApiError::into_refused)?;
     }
     if req.data {
         return plan_data(s, req, bytes, file);
@@ -357,12 +358,12 @@ fn cn_or(subject: &str, fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
-impl Console {
+impl Admin<'_> {
     /// Import a file (`C_CreateObject`): certificates (PEM, DER, a PEM chain leaf first, a
     /// `.p7b`), a public key (SPKI), or with `data` the file as a data object. Parsed and
     /// checked first; recorded in the audit trail before the token is changed.
     pub async fn import_objects(
-        &self,
+        self,
         partition: &str,
         req: ImportRequest,
     ) -> ApiResult<ImportResult> {
@@ -380,7 +381,7 @@ impl Console {
 
     /// A certificate on the token described, with its chain among the token's certificates.
     pub async fn certificate_details(
-        &self,
+        self,
         partition: &str,
         handle: u64,
     ) -> ApiResult<CertificateDetails> {
@@ -398,7 +399,7 @@ impl Console {
                     )));
                 }
                 let der_bytes = ho::value(s, handle)?;
-                let invalid = crate::sign::hsm_side;
+                let invalid = crate::core::error::hsm_side;
                 let info = signing::objects::describe(&der_bytes).map_err(invalid)?;
                 let pool: Vec<Vec<u8>> = ho::certificates(s)?
                     .into_iter()
@@ -438,7 +439,7 @@ impl Console {
     /// An object's content for export: a certificate (PEM/DER), a public key (SPKI
     /// PEM/DER), a data object's bytes. Audited.
     pub async fn export_object(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         format: ObjectFormat,
@@ -469,7 +470,7 @@ impl Console {
                         }
                     }
                     other => {
-                        let class = crate::keys::class_word(other);
+                        let class = crate::admin::keys::class_word(other);
                         return Err(hsm::HsmError::Refused(
                             text!(
                                 "errors.object_not_exported",
@@ -498,7 +499,7 @@ impl Console {
     /// The objects of one class (`cert`, `data`, `public`, `private`, `secret`; all for
     /// `None`).
     pub async fn list_objects(
-        &self,
+        self,
         partition: &str,
         class: Option<ObjectClass>,
     ) -> ApiResult<Vec<hk::ObjectSummary>> {
@@ -512,7 +513,7 @@ impl Console {
     /// Resolve `label:…`, `id:…` or `handle:…` to an exportable object: a certificate
     /// first (it shares its key's label and ID), then a data object, then a public key.
     pub async fn find_exportable(
-        &self,
+        self,
         partition: &str,
         selector: &str,
     ) -> ApiResult<hk::ObjectSummary> {
@@ -536,7 +537,7 @@ impl Console {
 
     /// Export an object and write it to `path` (never over an existing file).
     pub async fn save_object(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         format: ObjectFormat,
@@ -568,7 +569,7 @@ impl Change for ImportObjects {
         Some(Action::ImportObjects)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let file = self.req.path.display().to_string();
         let bytes = read_import_file(&self.req.path)?;
         let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
@@ -600,7 +601,7 @@ impl Change for ImportObjects {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<ImportResult> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<ImportResult> {
         let mut objects = Vec::new();
         for o in std::mem::take(&mut self.planned) {
             match create_settled(&p.pool, o.template).await {

@@ -207,7 +207,7 @@ pub struct Permission {
     pub action: hsm::roles::Action,
     pub allowed: bool,
     /// Why not, in words (`None` when allowed).
-    pub reason: Option<crate::i18n::Text>,
+    pub reason: Option<crate::core::i18n::Text>,
 }
 
 /// Every action, checked for `role` on a module of `family`.
@@ -219,7 +219,7 @@ pub fn permissions(role: Option<UserKind>, family: p11::Family) -> Vec<Permissio
             Permission {
                 action,
                 allowed: r.is_ok(),
-                reason: r.err().as_ref().map(crate::role_texts::refusal),
+                reason: r.err().as_ref().map(crate::core::role_texts::refusal),
             }
         })
         .collect()
@@ -464,7 +464,7 @@ pub struct AppInfo {
     pub version: String,
     pub data_dir: String,
     pub audit_location: String,
-    pub audit_store: crate::audit_ops::AuditStoreKind,
+    pub audit_store: AuditStoreKind,
     pub builtin_available: bool,
     pub builtin_note: Option<String>,
     /// Remembered modules that could not be loaded at start, and why.
@@ -547,7 +547,7 @@ pub fn mechanisms_csv(list: &[MechanismView]) -> String {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AppStatus {
     pub info: Option<AppInfo>,
-    pub startup_error: Option<crate::error::ApiError>,
+    pub startup_error: Option<crate::core::error::ApiError>,
 }
 
 /// What the Generate dialog shows about a choice before anything is made.
@@ -568,11 +568,11 @@ impl KeySpecInfo {
     pub fn describe(
         spec: &hsm::algo::KeySpec,
         purpose: &str,
-    ) -> Result<KeySpecInfo, crate::error::ApiError> {
+    ) -> Result<KeySpecInfo, crate::core::error::ApiError> {
         use hsm::algo::KeySpec as K;
         if let K::Hss { params } = spec {
             hsm::algo::HssParams::new(params.levels.clone())
-                .map_err(crate::error::ApiError::invalid)?;
+                .map_err(crate::core::error::ApiError::invalid)?;
         }
         let now = time::OffsetDateTime::now_utc();
         let (cap, sig, pk, warn) = match spec {
@@ -627,7 +627,7 @@ pub struct FileCheck {
     /// Why it cannot be signed (a folder, a FIFO, empty, …).
     pub problem: Option<String>,
     /// The same in a form each language translates.
-    pub problem_text: Option<crate::i18n::Text>,
+    pub problem_text: Option<crate::core::i18n::Text>,
 }
 
 #[cfg(test)]
@@ -661,5 +661,25 @@ mod tests {
             serde_json::to_string(&RecordView::from(r)).unwrap(),
             r#"{"seq":7,"epoch":1,"timestamp":"2026-11-30T15:00:00.000Z","session_id":"sess_1","actor_id":"officer@console","actor_ip":"127.0.0.1","action":"key.generate","resource_type":"private_key","resource_id":null,"algorithm":"ML-DSA-65","status":"success","error_code":null,"metadata":"{}","hmac_chain":"ab"}"#
         );
+    }
+}
+
+/// Where the trail is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditStoreKind {
+    Sqlite,
+    Postgres,
+}
+
+hsm::wire_display!(AuditStoreKind);
+
+impl AuditStoreKind {
+    pub(crate) fn of(log: &audit::AuditLog) -> AuditStoreKind {
+        if log.location_kind() == "postgres" {
+            AuditStoreKind::Postgres
+        } else {
+            AuditStoreKind::Sqlite
+        }
     }
 }

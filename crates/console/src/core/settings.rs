@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::{ApiError, ApiResult};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
 use crate::text;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -276,7 +277,7 @@ impl Settings {
             )));
         }
         if let Some(tsa) = self.timestamp.authority() {
-            crate::sign::timestamp::check_authority(&tsa)?;
+            check_authority(&tsa)?;
         }
         Ok(())
     }
@@ -297,6 +298,61 @@ pub fn changed_fields(old: &Settings, new: &Settings) -> Vec<String> {
         }
     }
     out
+}
+
+/// Why a TSA setting cannot be used (before anything is signed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TsaConfigError {
+    #[error("the time-stamp authority URL '{0}' is not an http:// or https:// URL")]
+    NotHttp(String),
+    #[error("the time-stamp authority timeout must be between 1 and 300 seconds")]
+    Timeout,
+    #[error("the TSA CA file {path}: {reason}")]
+    CaFile { path: String, reason: Text },
+}
+
+impl From<TsaConfigError> for ApiError {
+    fn from(e: TsaConfigError) -> Self {
+        let message = match e {
+            TsaConfigError::NotHttp(url) => text!(
+                "errors.tsa_url_not_http",
+                "The time-stamp authority URL '{{url}}' is not an http:// or https:// URL.",
+                url = url
+            ),
+            TsaConfigError::Timeout => text!(
+                "errors.tsa_timeout_range",
+                "The time-stamp authority timeout must be between 1 and 300 seconds."
+            ),
+            TsaConfigError::CaFile { path, reason } => text!(
+                "errors.tsa_ca_file",
+                "The TSA CA file {{path}}: {{reason}}.",
+                path = path,
+                reason = &reason
+            )
+            .nest("reason", &reason),
+        };
+        ApiError::invalid(message).suggest(text!(
+            "errors.tsa_settings_hint",
+            "Check Settings → Timestamp authority (or hsmc sign --tsa)."
+        ))
+    }
+}
+
+/// The URL is `http://` or `https://` with a host, the timeout sensible.
+pub fn check_authority(a: &TimestampAuthority) -> Result<(), TsaConfigError> {
+    let uri: ureq::http::Uri = a
+        .url
+        .trim()
+        .parse()
+        .map_err(|_| TsaConfigError::NotHttp(a.url.clone()))?;
+    let http = matches!(uri.scheme_str(), Some("http") | Some("https"));
+    if !http || uri.host().is_none_or(str::is_empty) {
+        return Err(TsaConfigError::NotHttp(a.url.clone()));
+    }
+    if !(1..=300).contains(&a.timeout_seconds) {
+        return Err(TsaConfigError::Timeout);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,11 +14,11 @@ use ts_rs::TS;
 use audit::Event;
 use bench::probe::{self, ProbeOp, ProbeProgress, ProbeRequest, RunResult, SweepPoint};
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::i18n::Text;
-use crate::probe_verdict::verdict_text;
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::i18n::Text;
+use crate::observe::probe_verdict::verdict_text;
+use crate::observe::Observe;
 use crate::text;
-use crate::Console;
 
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ProbeChoice {
@@ -153,9 +153,9 @@ fn store_error(e: impl std::fmt::Display) -> ApiError {
     )
 }
 
-impl Console {
-    async fn probe_db(&self) -> ApiResult<SqlitePool> {
-        if let Some(p) = self.probe_db.lock().clone() {
+impl Observe<'_> {
+    async fn probe_db(self) -> ApiResult<SqlitePool> {
+        if let Some(p) = self.state.probe_db.lock().clone() {
             return Ok(p);
         }
         let path = self.config().data_dir.join("probes.db");
@@ -171,12 +171,12 @@ impl Console {
             .execute(&pool)
             .await
             .map_err(store_error)?;
-        *self.probe_db.lock() = Some(pool.clone());
+        *self.state.probe_db.lock() = Some(pool.clone());
         Ok(pool)
     }
 
     /// Every probe, and whether this partition's mechanism list offers it.
-    pub async fn probe_catalog(&self, partition: &str) -> ApiResult<Vec<ProbeChoice>> {
+    pub async fn probe_catalog(self, partition: &str) -> ApiResult<Vec<ProbeChoice>> {
         let p = self.partition_ref(partition).await?;
         let (m, slot) = (p.module.module.clone(), p.slot());
         let offered = tokio::task::spawn_blocking(move || m.mechanisms(slot))
@@ -196,7 +196,7 @@ impl Console {
     /// Run a probe. Needs a logged-in partition (keys are session objects made for the
     /// run and destroyed after it). Recorded once, with its parameters and summary.
     pub async fn run_probe(
-        &self,
+        self,
         partition: &str,
         req: ProbeRequest,
         progress: Arc<dyn Fn(ProbeProgress) + Send + Sync>,
@@ -213,7 +213,7 @@ impl Console {
                 ),
             ));
         }
-        let ha_before = self.ha_member_counters(&p).await;
+        let ha_before = self.groups.member_counters(&p).await;
         let (m, slot) = (p.module.module.clone(), p.slot());
         let r2 = req.clone();
         let outcome =
@@ -243,7 +243,7 @@ impl Console {
                 return Err(e);
             }
         };
-        let ha = match (ha_before, self.ha_member_counters(&p).await) {
+        let ha = match (ha_before, self.groups.member_counters(&p).await) {
             (Some(b), Some(a)) => Some(ha_share(&b, &a, &outcome.runs)),
             _ => None,
         };
@@ -304,7 +304,7 @@ impl Console {
     }
 
     /// Stored runs, newest first.
-    pub async fn probe_history(&self) -> ApiResult<Vec<ProbeSummary>> {
+    pub async fn probe_history(self) -> ApiResult<Vec<ProbeSummary>> {
         let db = self.probe_db().await?;
         let rows = sqlx::query("SELECT report FROM probe_runs ORDER BY created_at DESC LIMIT 500")
             .fetch_all(&db)
@@ -342,7 +342,7 @@ impl Console {
     /// The latest finished run of the operation `op_name` on `partition` through the pool
     /// (the integration profile's runs measure something else).
     pub async fn latest_probe(
-        &self,
+        self,
         partition: &str,
         op_name: &str,
     ) -> ApiResult<Option<ProbeReport>> {
@@ -366,7 +366,7 @@ impl Console {
             }))
     }
 
-    pub async fn probe_report(&self, id: &str) -> ApiResult<ProbeReport> {
+    pub async fn probe_report(self, id: &str) -> ApiResult<ProbeReport> {
         let db = self.probe_db().await?;
         let row = sqlx::query("SELECT report FROM probe_runs WHERE id = ?")
             .bind(id)
@@ -538,7 +538,7 @@ fn check_probe_request(req: &ProbeRequest) -> ApiResult<()> {
 /// The module's description and the token's firmware (Luna's with its sub-minor), for the
 /// report.
 async fn module_and_firmware(
-    p: &crate::Partition,
+    p: &crate::core::partitions::Partition,
 ) -> ApiResult<(Option<p11::Info>, Option<String>)> {
     let (m, slot) = (p.module.module.clone(), p.slot());
     tokio::task::spawn_blocking(move || {

@@ -93,9 +93,9 @@ impl Lang {
 
     fn catalog_source(self) -> &'static str {
         match self {
-            Lang::En => include_str!("../../../locales/en.json"),
-            Lang::ZhHant => include_str!("../../../locales/zh-Hant.json"),
-            Lang::ZhHans => include_str!("../../../locales/zh-Hans.json"),
+            Lang::En => include_str!("../../../../locales/en.json"),
+            Lang::ZhHant => include_str!("../../../../locales/zh-Hant.json"),
+            Lang::ZhHans => include_str!("../../../../locales/zh-Hans.json"),
         }
     }
 

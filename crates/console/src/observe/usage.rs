@@ -13,10 +13,14 @@ use hsm::keys::{self as hk, ObjectSummary};
 use p11::names::luna::CKA_USAGE_LIMIT;
 use p11::Template;
 
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::health::{hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus};
-use crate::{text, Console, Partition};
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::{partitions::Partition, Core};
+use crate::observe::health::{
+    hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus,
+};
+use crate::observe::Observe;
+use crate::text;
 use std::sync::Arc;
 
 /// Luna's range for a limit.
@@ -132,9 +136,9 @@ pub(crate) fn usage_points(
     out
 }
 
-impl Console {
+impl Observe<'_> {
     /// Every key with a usage limit on the logged-in Luna partitions.
-    pub async fn usage_keys(&self) -> ApiResult<Vec<UsageKeyView>> {
+    pub async fn usage_keys(self) -> ApiResult<Vec<UsageKeyView>> {
         let settings = self.settings();
         let records = self
             .audit()
@@ -195,7 +199,7 @@ impl Console {
     /// Set or raise a key's usage limit (Luna: the crypto officer or the SO). A limit below
     /// what the key already used is refused.
     pub async fn set_usage_limit(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         limit: u64,
@@ -231,7 +235,7 @@ impl Change for SetUsageLimit {
         None // the crypto officer or the SO: any login that reaches the key
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let limit = self.limit;
         if !(1..=MAX_USAGE_LIMIT).contains(&limit) {
             return Err(ApiError::invalid(text!(
@@ -258,7 +262,7 @@ impl Change for SetUsageLimit {
                 ),
             ));
         }
-        let before = crate::change::read_target(p, "keys.usage.read", self.handle).await?;
+        let before = crate::core::change::read_target(p, "keys.usage.read", self.handle).await?;
         if let Some(used) = before.usage_count.filter(|u| *u > limit) {
             return Err(ApiError::invalid(text!(
                 "errors.usage_limit_below_uses",
@@ -282,13 +286,13 @@ impl Change for SetUsageLimit {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<ObjectSummary> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<ObjectSummary> {
         let (limit, refs) = (self.limit, p.clone());
         let target = self.target.clone().expect("resolved");
         // Setting a limit to a value ends the same however often it is done.
         Ok(p.pool
             .run_service_idempotent_async("keys.usage.set", move |s| {
-                let handle = crate::change::locate(s, &refs, &target)?;
+                let handle = crate::core::change::locate(s, &refs, &target)?;
                 s.set_attributes(handle, &mut Template::new().ulong(CKA_USAGE_LIMIT, limit))?;
                 Ok(hk::summary(s, handle)?)
             })

@@ -21,17 +21,19 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use audit::Event;
+use audit::{Event, KeyStatus};
 use hsm::keys::{self as hk, ObjectSummary};
-use hsm::roles::Action;
+use hsm::roles::{self, Action};
 use hsm::HsmError;
 use p11::sys::{CKA_ID, CKA_LABEL};
 use p11::{Session, Template};
 use serde::Serialize;
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::views::ConsoleEvent;
-use crate::{text, Console, Partition};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::role_texts;
+use crate::core::views::{ConsoleEvent, UserKind};
+use crate::core::{partitions::Partition, Core};
+use crate::text;
 
 /// Every kind of change to a token. Each is its own audit action (`ACTION.request` before,
 /// `ACTION` after).
@@ -130,7 +132,7 @@ pub(crate) trait Change: Send {
     /// changes anything. Gives the event both records describe.
     fn resolve<'a>(
         &'a mut self,
-        c: &'a Console,
+        c: &'a Core,
         p: &'a Arc<Partition>,
     ) -> impl Future<Output = ApiResult<Event>> + Send + 'a;
 
@@ -138,14 +140,14 @@ pub(crate) trait Change: Send {
     /// the call is safe to repeat).
     fn act<'a>(
         &'a mut self,
-        c: &'a Console,
+        c: &'a Core,
         p: &'a Arc<Partition>,
     ) -> impl Future<Output = ApiResult<Self::Output>> + Send + 'a;
 
     /// The HSM's answer was lost (`lost`): read the token to find out what happened.
     fn settle<'a>(
         &'a mut self,
-        _c: &'a Console,
+        _c: &'a Core,
         _p: &'a Arc<Partition>,
         lost: ApiError,
     ) -> impl Future<Output = Settled<Self::Output>> + Send + 'a {
@@ -160,13 +162,13 @@ pub(crate) trait Change: Send {
 
 /// Runs changes (see the module documentation). Borrowed from the console for one change.
 pub struct ChangeEngine<'c> {
-    console: &'c Console,
+    core: &'c Core,
 }
 
-impl Console {
+impl Core {
     /// The engine every change to a token goes through.
     pub fn changes(&self) -> ChangeEngine<'_> {
-        ChangeEngine { console: self }
+        ChangeEngine { core: self }
     }
 }
 
@@ -177,7 +179,7 @@ impl ChangeEngine<'_> {
         partition: &str,
         mut change: C,
     ) -> ApiResult<C::Output> {
-        let p = self.console.partition_ref(partition).await?;
+        let p = self.core.partition_ref(partition).await?;
         self.apply_on(&p, &mut change).await
     }
 
@@ -196,7 +198,7 @@ impl ChangeEngine<'_> {
         // change (which may hold what is not `Sync`, a template) is not held across it.
         let ev = change.outcome(ev, r.as_ref().map_err(|o| &o.error));
         self.record_outcome(ev, &r, settled).await;
-        self.console.emit(ConsoleEvent::PartitionChanged {
+        self.core.emit(ConsoleEvent::PartitionChanged {
             partition_id: p.id.clone(),
         });
         r.map_err(|e| e.error)
@@ -205,7 +207,7 @@ impl ChangeEngine<'_> {
     /// Step 1: the change's targets and own checks (the partition is looked up by
     /// [`ChangeEngine::apply`]). The request's event carries the change's action.
     async fn resolve<C: Change>(&self, p: &Arc<Partition>, change: &mut C) -> ApiResult<Event> {
-        let mut ev = change.resolve(self.console, p).await?;
+        let mut ev = change.resolve(self.core, p).await?;
         ev.action = change.kind().action().to_string();
         Ok(ev)
     }
@@ -213,7 +215,7 @@ impl ChangeEngine<'_> {
     /// Step 2: the role logged in may do it.
     fn check<C: Change>(&self, p: &Partition, change: &C) -> ApiResult<()> {
         match change.permission() {
-            Some(action) => self.console.require(p, action),
+            Some(action) => self.core.require(p, action),
             None => Ok(()),
         }
     }
@@ -222,7 +224,7 @@ impl ChangeEngine<'_> {
     async fn record_request(&self, p: &Partition, ev: &Event) -> ApiResult<()> {
         let mut request = ev.clone();
         request.action.push_str(".request");
-        self.console
+        self.core
             .admin_audit_first(p, request)
             .await
             .map_err(|e| {
@@ -239,7 +241,7 @@ impl ChangeEngine<'_> {
 
     /// Step 4: the change on the pool.
     async fn act<C: Change>(&self, p: &Arc<Partition>, change: &mut C) -> ApiResult<C::Output> {
-        change.act(self.console, p).await
+        change.act(self.core, p).await
     }
 
     /// Step 5: a lost answer (the HSM disconnected during the call and the pool could not
@@ -253,7 +255,7 @@ impl ChangeEngine<'_> {
         match r {
             Ok(v) => (Ok(v), None),
             Err(e) if e.code == ErrorCode::HsmDisconnected => {
-                match change.settle(self.console, p, e).await {
+                match change.settle(self.core, p, e).await {
                     Settled::Done(v) => (Ok(v), Some(true)),
                     Settled::NotDone(e) => (Err(Outcome::failed(e)), Some(false)),
                     Settled::Unknown(e) => (Err(Outcome::unknown(e)), None),
@@ -281,7 +283,7 @@ impl ChangeEngine<'_> {
                 .status(audit::Status::Unknown)
                 .meta("outcome", "unknown — check the token");
         }
-        self.console.record(ev).await;
+        self.core.record(ev).await;
     }
 }
 
@@ -420,6 +422,43 @@ fn find_by_identity(s: &Session, target: &ObjectSummary) -> hsm::Result<Vec<u64>
         .filter(|o| same_object(o, target))
         .map(|o| o.handle)
         .collect())
+}
+
+impl Core {
+    /// Refuse what the role logged in on `p` may not do, with the reason.
+    pub(crate) fn require(&self, p: &Partition, action: Action) -> ApiResult<()> {
+        let role = p.logged_in();
+        roles::check(role.map(UserKind::role), action, p.module.module.family()).map_err(|why| {
+            ApiError::new(
+                if role.is_none() {
+                    ErrorCode::NotLoggedIn
+                } else {
+                    ErrorCode::NotAuthorized
+                },
+                role_texts::refusal(&why),
+            )
+        })
+    }
+
+    /// Record an administrative action before it runs: chained when the trail's key is
+    /// open; spooled in the store when the key is locked and this partition holds (or will
+    /// hold) it — see the module documentation; refused otherwise, and whenever the store
+    /// cannot take the record.
+    pub(crate) async fn admin_audit_first(&self, p: &Partition, e: Event) -> ApiResult<()> {
+        let spool = match self.audit().key_status().await? {
+            KeyStatus::Unlocked { .. } => false,
+            KeyStatus::NoKeyYet => true,
+            KeyStatus::Locked { holder } => holder == self.trail_holder_for(p),
+        };
+        if !spool {
+            return self.audit_first(e).await;
+        }
+        self.audit()
+            .record(e.meta("spooled_before_unlock", true))
+            .await?;
+        self.emit(ConsoleEvent::AuditChanged {});
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -12,12 +12,13 @@ use hsm::pubkey::PublicKeyFormat;
 use hsm::templates::{Export, KeyAttrs};
 use p11::sys::*;
 
-use crate::change::{Change, ChangeKind, Settled};
-use crate::error::{ApiError, ApiResult};
-use crate::i18n::Text;
+use crate::admin::Admin;
+use crate::core::change::{Change, ChangeKind, Settled};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
+use crate::core::views::*;
+use crate::core::{partitions::Partition, Core};
 use crate::text;
-use crate::views::*;
-use crate::{Console, Partition};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -84,26 +85,10 @@ pub struct DestroyFailure {
     pub error: ApiError,
 }
 
-impl Console {
-    /// Every object the session can see, summarized (public objects only until login).
-    /// Mechanism and profile objects (PKCS#11 3.x modules such as Kryoptic publish one per
-    /// mechanism) describe the module, not its keys, and are left out.
-    pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
-        let p = self.partition_ref(partition).await?;
-        let mut v = p
-            .pool
-            .run_idempotent_async("keys.list", |s| {
-                hk::list_objects(s, &mut p11::Template::new())
-            })
-            .await?;
-        v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
-        p.key_refs.learn(&v);
-        Ok(v)
-    }
-
+impl Admin<'_> {
     /// Resolve `label:…`, `id:…`, `uid:…` or `handle:…` to one object (private/secret key
     /// preferred for IDs shared by a pair).
-    pub async fn find_key(&self, partition: &str, selector: &str) -> ApiResult<ObjectSummary> {
+    pub async fn find_key(self, partition: &str, selector: &str) -> ApiResult<ObjectSummary> {
         let sel = KeySelector::parse(selector)?;
         let p = self.partition_ref(partition).await?;
         let refs = p.clone();
@@ -136,7 +121,7 @@ impl Console {
     }
 
     /// Every attribute of one object, decoded, and its public key where there is one.
-    pub async fn key_details(&self, partition: &str, handle: u64) -> ApiResult<KeyDetails> {
+    pub async fn key_details(self, partition: &str, handle: u64) -> ApiResult<KeyDetails> {
         let p = self.partition_ref(partition).await?;
         let refs = p.clone();
         Ok(p.pool
@@ -161,7 +146,7 @@ impl Console {
     /// outcome. HSS keys of large trees take minutes to hours; the call runs off the UI
     /// thread and cannot be interrupted once the HSM has started (PKCS#11 offers no way).
     pub async fn generate_key(
-        &self,
+        self,
         partition: &str,
         req: GenerateRequest,
     ) -> ApiResult<GeneratedKey> {
@@ -173,7 +158,7 @@ impl Console {
     /// `{"op":"hss_progress"}`), since a PKCS#11 call reports nothing while it runs. `None`
     /// for every other module and for keys it is not generating — the caller shows the
     /// elapsed time then.
-    pub async fn keygen_progress(&self, partition: &str, label: &str) -> Option<(u64, u64)> {
+    pub async fn keygen_progress(self, partition: &str, label: &str) -> Option<(u64, u64)> {
         let p = self.partition_ref(partition).await.ok()?;
         let module = p.module.module.clone();
         let answer =
@@ -185,7 +170,7 @@ impl Console {
     }
 
     /// The phrase the officer must type to delete these objects (labels read from the token).
-    pub async fn deletion_phrase(&self, partition: &str, handles: &[u64]) -> ApiResult<String> {
+    pub async fn deletion_phrase(self, partition: &str, handles: &[u64]) -> ApiResult<String> {
         let p = self.partition_ref(partition).await?;
         let hs = handles.to_vec();
         let refs = p.clone();
@@ -203,7 +188,7 @@ impl Console {
     /// Delete objects. `confirmation` must be what [`expected_confirmation`] asks for, read
     /// from the token (not from the caller's copy of the labels).
     pub async fn destroy_keys(
-        &self,
+        self,
         partition: &str,
         handles: &[u64],
         confirmation: &str,
@@ -271,7 +256,7 @@ impl Console {
 
     /// A key's public half in PEM (SPKI), DER or the raw encoding. Audited.
     pub async fn export_public_key(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         format: PublicKeyFormat,
@@ -323,7 +308,7 @@ impl Console {
 
     /// Export and write to `path` atomically (never half a file, never over a directory).
     pub async fn save_public_key(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         format: PublicKeyFormat,
@@ -535,7 +520,7 @@ impl GenerateKey {
         }
     }
 
-    /// What the new objects are, read where they were made, for [`crate::key_refs`]
+    /// What the new objects are, read where they were made, for [`crate::core::key_refs`]
     /// (a read that fails leaves that handle unknown: valid until the next reconnect).
     fn read_made(s: &p11::Session, g: &hk::Generated) -> Vec<ObjectSummary> {
         std::iter::once(g.private)
@@ -556,7 +541,7 @@ impl Change for GenerateKey {
         Some(hsm::roles::Action::GenerateKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         validate_label(&self.req.label)?;
         if let KeySpec::Hss { params } = &self.req.spec {
             hsm::algo::HssParams::new(params.levels.clone()).map_err(ApiError::invalid)?;
@@ -584,7 +569,7 @@ impl Change for GenerateKey {
         })
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<GeneratedKey> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<GeneratedKey> {
         let spec = self.req.spec.clone();
         let (label, token) = (self.req.label.clone(), self.req.token);
         let extractable = self.req.extractable;
@@ -644,7 +629,7 @@ impl Change for GenerateKey {
     /// with the ID the attempt chose.
     async fn settle(
         &mut self,
-        _c: &Console,
+        _c: &Core,
         p: &Arc<Partition>,
         lost: ApiError,
     ) -> Settled<GeneratedKey> {
@@ -707,7 +692,7 @@ impl Change for DestroyObject {
         Some(hsm::roles::Action::DeleteObjects)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let s = &self.target;
         Ok(Event::new("key.destroy", "key")
             .resource(&s.label)
@@ -719,7 +704,7 @@ impl Change for DestroyObject {
             .meta("confirmed_as", &self.phrase))
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<()> {
         let target = self.target.clone();
         let refs = p.clone();
         let mut tried = false;
@@ -728,7 +713,7 @@ impl Change for DestroyObject {
         let destroyed = p
             .pool
             .run_service_idempotent_async("keys.destroy", move |sess| {
-                let now = match crate::change::locate(sess, &refs, &target) {
+                let now = match crate::core::change::locate(sess, &refs, &target) {
                     Err(hsm::HsmError::KeyNotFound(_)) if tried => return Ok(false),
                     r => r?,
                 };
@@ -743,12 +728,12 @@ impl Change for DestroyObject {
 
     /// The answer is lost: the object still there (by its ID and label) means it was not
     /// destroyed; gone means it was.
-    async fn settle(&mut self, _c: &Console, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
+    async fn settle(&mut self, _c: &Core, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
         let target = self.target.clone();
         let read = p
             .pool
             .run_service_idempotent_async("keys.destroy.settle", move |s| {
-                crate::change::still_there(s, &target)
+                crate::core::change::still_there(s, &target)
             })
             .await;
         match read {

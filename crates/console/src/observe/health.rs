@@ -16,11 +16,11 @@ use p11::sys::*;
 use p11::vendor::{bin, stats_id};
 use p11::Template;
 
-use crate::error::{ApiError, ApiResult};
-use crate::i18n::Text;
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
+use crate::core::views::{StorageView, TokenView};
+use crate::observe::Observe;
 use crate::text;
-use crate::views::{StorageView, TokenView};
-use crate::Console;
 
 /// Busy share and rates need two samples at least this far apart.
 pub const MIN_SAMPLE_GAP: Duration = Duration::from_secs(5);
@@ -116,7 +116,7 @@ pub struct StatsSnapshot {
     pub pool: hsm::PoolStatus,
     pub metrics: hsm::MetricsSnapshot,
     /// For an HA group's virtual slot: the group, its members' statistics side by side.
-    pub ha: Option<crate::ha::HaGroupView>,
+    pub ha: Option<crate::core::ha_views::HaGroupView>,
 }
 
 /// One point of the history the charts draw.
@@ -492,7 +492,7 @@ pub(crate) fn projected_exhaustion(d7: f64, d30: f64, d90: f64, left: u64) -> Op
 pub(crate) fn status_of(
     left: u64,
     left_percent: f64,
-    settings: &crate::settings::Settings,
+    settings: &crate::core::settings::Settings,
 ) -> HssStatus {
     if left == 0 {
         HssStatus::Exhausted
@@ -550,9 +550,9 @@ pub(crate) fn hss_points(
     out
 }
 
-impl Console {
+impl Observe<'_> {
     /// Every HSS private key on every logged-in partition.
-    pub async fn hss_keys(&self) -> ApiResult<Vec<HssKeyView>> {
+    pub async fn hss_keys(self) -> ApiResult<Vec<HssKeyView>> {
         let settings = self.settings();
         let records = self
             .audit()
@@ -631,13 +631,12 @@ impl Console {
     /// One statistics sample of a partition: what the module reports (Luna's `CA_*`
     /// figures where offered), rates since the previous sample, the pool's metrics; kept in
     /// the partition's history for the charts.
-    pub async fn stats(&self, partition: &str) -> ApiResult<StatsSnapshot> {
+    pub async fn stats(self, partition: &str) -> ApiResult<StatsSnapshot> {
         let p = self.partition_ref(partition).await?;
         let (m, slot) = (p.module.module.clone(), p.slot());
         let reading = tokio::task::spawn_blocking(move || ModuleReading::take(&m, slot))
             .await
-            .map_err(|e| ApiError::new(crate::ErrorCode::Internal, e.to_string()))??;
-        let ha = self.ha_group_view(&p, true).await;
+            .map_err(|e| ApiError::new(crate::core::error::ErrorCode::Internal, e.to_string()))??;
         // Utilization counters are read on a session (Luna: per-partition bins).
         let util = match reading.luna {
             Some(_) => p
@@ -649,7 +648,7 @@ impl Console {
         };
         let now = Instant::now();
         let metrics = p.pool.metrics();
-        let mut st = self.stats_state.lock();
+        let mut st = self.state.stats.lock();
         let luna = reading
             .luna
             .map(|l| st.luna_stats(&p.id, now, l, util.as_deref().unwrap_or(&[])));
@@ -667,13 +666,15 @@ impl Console {
             luna,
             pool: p.pool.status(),
             metrics,
-            ha,
+            // The console adds the HA group (`Console::stats`): observation does not read HA.
+            ha: None,
         })
     }
 
     /// The samples taken so far for a partition (oldest first).
-    pub fn stats_history(&self, partition: &str) -> Vec<StatsPoint> {
-        self.stats_state
+    pub fn stats_history(self, partition: &str) -> Vec<StatsPoint> {
+        self.state
+            .stats
             .lock()
             .history
             .get(partition)
@@ -682,7 +683,7 @@ impl Console {
     }
 
     /// A chart of the history as SVG.
-    pub fn stats_chart(&self, partition: &str, which: StatsChart) -> ApiResult<String> {
+    pub fn stats_chart(self, partition: &str, which: StatsChart) -> ApiResult<String> {
         let h = self.stats_history(partition);
         let series = |name: &str, f: &dyn Fn(&StatsPoint) -> Option<f64>| bench::charts::Series {
             name: name.into(),

@@ -32,10 +32,11 @@ use p11::{Mechanism, Session, Template};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult};
+use crate::admin::Admin;
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::{partitions::Partition, Core};
 use crate::text;
-use crate::{Console, Partition};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -389,7 +390,7 @@ fn parse_wrap(bytes: &[u8]) -> Result<ParsedWrap, String> {
     // damaged ID must not restore it with another one, or none.
     let id = hex::decode(&f.id_hex)
         .map_err(|e| format!("the key's ID '{}' is not hexadecimal: {e}", f.id_hex))?;
-    let wrapped = crate::keys::base64_decode(&f.wrapped).map_err(|e| e.message)?;
+    let wrapped = crate::admin::keys::base64_decode(&f.wrapped).map_err(|e| e.message)?;
     Ok(ParsedWrap {
         file: f,
         scheme,
@@ -398,9 +399,9 @@ fn parse_wrap(bytes: &[u8]) -> Result<ParsedWrap, String> {
     })
 }
 
-impl Console {
+impl Admin<'_> {
     /// The key check value of an AES or generic secret key.
-    pub async fn key_check_value(&self, partition: &str, handle: u64) -> ApiResult<String> {
+    pub async fn key_check_value(self, partition: &str, handle: u64) -> ApiResult<String> {
         let p = self.partition_ref(partition).await?;
         let refs = p.clone();
         let (kcv, label) = p
@@ -437,7 +438,7 @@ impl Console {
     /// `any_wrapping_key`, the officer's confirmation that it could be wrapped under any
     /// wrapping key.
     pub async fn wrap_key(
-        &self,
+        self,
         partition: &str,
         key: u64,
         with: u64,
@@ -465,7 +466,7 @@ impl Console {
     /// is asked, and a key whose check value differs from the file's is destroyed again.
     /// Audited.
     pub async fn unwrap_key(
-        &self,
+        self,
         partition: &str,
         file: &Path,
         with: u64,
@@ -518,7 +519,7 @@ impl Change for WrapKey {
         Some(Action::WrapKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let family = p.module.module.family();
         let (key, with, oaep, refs) = (self.key, self.with, self.oaep, p.clone());
         let (ks, ws, trusted) = p
@@ -573,7 +574,7 @@ impl Change for WrapKey {
         let trusted_only = ks.wrap_with_trusted == Some(true);
         if trusted_only && trusted != Some(true) {
             return Err(ApiError::new(
-                crate::ErrorCode::NotAuthorized,
+                crate::core::error::ErrorCode::NotAuthorized,
                 text!(
                     "errors.wrap_needs_trusted",
                     "'{{label}}' may leave the token only under a trusted wrapping key (CKA_WRAP_WITH_TRUSTED), and '{{wrapping}}' is not trusted (CKA_TRUSTED is not set): the token would refuse it (CKR_KEY_NOT_WRAPPABLE), so nothing was sent.",
@@ -641,7 +642,7 @@ impl Change for WrapKey {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<WrapFile> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<WrapFile> {
         let WrapPlan {
             ks,
             ws,
@@ -654,8 +655,8 @@ impl Change for WrapKey {
             // C_WrapKey changes nothing on the token: repeated after a reconnection.
             .run_service_idempotent_async("keys.wrap", move |s| {
                 let (key, with) = (
-                    crate::change::locate(s, &refs, &ks)?,
-                    crate::change::locate(s, &refs, &ws)?,
+                    crate::core::change::locate(s, &refs, &ks)?,
+                    crate::core::change::locate(s, &refs, &ws)?,
                 );
                 let (kwp, kwp_name) = kwp_of(s)?;
                 let fp = fingerprint(s, kind, with)?;
@@ -671,7 +672,7 @@ impl Change for WrapKey {
                     hk::public_for_private(s, key)
                         .and_then(|h| hk::read_public_key(s, h))
                         .ok()
-                        .map(|pk| crate::keys::base64_encode(&pk.spki_der()))
+                        .map(|pk| crate::admin::keys::base64_encode(&pk.spki_der()))
                 } else {
                     None
                 };
@@ -688,7 +689,7 @@ impl Change for WrapKey {
                     flags,
                     kcv: kcv_of(s, key).ok().and_then(Kcv::value),
                     public_key,
-                    wrapped: crate::keys::base64_encode(&wrapped),
+                    wrapped: crate::admin::keys::base64_encode(&wrapped),
                 })
             })
             .await
@@ -743,7 +744,7 @@ impl Change for UnwrapKey {
         Some(Action::UnwrapKeys)
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let file = self.file.clone();
         let name = file.display().to_string();
         let ParsedWrap {
@@ -753,7 +754,7 @@ impl Change for UnwrapKey {
             wrapped,
         } = read_wrap_file(&file)?;
         let label = self.label.clone().unwrap_or_else(|| f.label.clone());
-        crate::keys::validate_label(&label)?;
+        crate::admin::keys::validate_label(&label)?;
         let class = match f.class.as_str() {
             "SECRET_KEY" => CKO_SECRET_KEY,
             "PRIVATE_KEY" => CKO_PRIVATE_KEY,
@@ -768,7 +769,7 @@ impl Change for UnwrapKey {
         };
         let public_key = match &f.public_key {
             Some(b64) => Some(
-                crate::keys::base64_decode(b64)
+                crate::admin::keys::base64_decode(b64)
                     .ok()
                     .and_then(|der| PublicKey::from_spki_der(&der).ok())
                     .ok_or_else(|| {
@@ -782,7 +783,7 @@ impl Change for UnwrapKey {
             ),
             None => None,
         };
-        let ws = crate::change::read_target(p, "keys.unwrap.check", self.with).await?;
+        let ws = crate::core::change::read_target(p, "keys.unwrap.check", self.with).await?;
         let kind = wrapper_kind(&ws)?;
         if kind == Wrapper::Rsa && ws.class != "PRIVATE_KEY" {
             return Err(ApiError::invalid(text!(
@@ -808,7 +809,7 @@ impl Change for UnwrapKey {
         let fp = p
             .pool
             .run_service_idempotent_async("keys.unwrap.fingerprint", move |s| {
-                fingerprint(s, kind, crate::change::locate(s, &refs, &ws2)?)
+                fingerprint(s, kind, crate::core::change::locate(s, &refs, &ws2)?)
             })
             .await?;
         if fp != f.wrapping_key_fingerprint {
@@ -842,7 +843,7 @@ impl Change for UnwrapKey {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Unwrapped> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Unwrapped> {
         let UnwrapPlan {
             f,
             scheme,
@@ -869,7 +870,7 @@ impl Change for UnwrapKey {
                 .len()
         };
         let unwrap = move |s: &Session| {
-            let with = crate::change::locate(s, &refs, &ws)?;
+            let with = crate::core::change::locate(s, &refs, &ws)?;
             let (kwp, _) = kwp_of(s)?;
             let mut t = Template::new()
                 .ulong(CKA_CLASS, class)
@@ -970,7 +971,7 @@ impl Made {
 
 /// The wrap file's public half, as the unwrap restores it.
 fn public_key_of(f: &WrapFile) -> Option<PublicKey> {
-    let der = crate::keys::base64_decode(f.public_key.as_ref()?).ok()?;
+    let der = crate::admin::keys::base64_decode(f.public_key.as_ref()?).ok()?;
     PublicKey::from_spki_der(&der).ok()
 }
 
@@ -1066,7 +1067,7 @@ mod tests {
             flags: vec![("sign".into(), true)],
             kcv: None,
             public_key: None,
-            wrapped: crate::keys::base64_encode(b"wrapped key"),
+            wrapped: crate::admin::keys::base64_encode(b"wrapped key"),
         };
         let json = serde_json::to_vec_pretty(&f).unwrap();
         let (got, wrapped) = parse_wrap_file(&json).unwrap();
@@ -1106,7 +1107,7 @@ mod tests {
             flags: vec![],
             kcv: None,
             public_key: None,
-            wrapped: crate::keys::base64_encode(&[7; 40]),
+            wrapped: crate::admin::keys::base64_encode(&[7; 40]),
         };
         let json = |id: &str| {
             let mut f = f.clone();

@@ -6,8 +6,8 @@ use hsm::roles::{Action, PinLengthRefusal, Refusal, Role, Rule};
 use p11::Family;
 
 #[cfg(test)]
-use crate::i18n::InLang;
-use crate::i18n::Text;
+use crate::core::i18n::InLang;
+use crate::core::i18n::Text;
 use crate::text;
 
 /// The role's name as its module's documentation calls it (`Role::name`).
@@ -111,7 +111,7 @@ pub fn pin_length(r: &PinLengthRefusal) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
+    use crate::core::i18n::Lang;
     use hsm::roles::check;
 
     /// Every refusal the checks can give has the same English as the rule's own words, and

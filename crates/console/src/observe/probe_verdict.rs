@@ -5,8 +5,8 @@
 use bench::probe::SweepVerdict;
 
 #[cfg(test)]
-use crate::i18n::InLang;
-use crate::i18n::Text;
+use crate::core::i18n::InLang;
+use crate::core::i18n::Text;
 use crate::text;
 
 /// The verdict as a catalog message; its English text is `v.explain()`.
@@ -73,7 +73,7 @@ pub fn verdict_text(v: &SweepVerdict) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
+    use crate::core::i18n::Lang;
 
     #[test]
     fn every_verdict_reads_as_bench_writes_it_and_in_each_language() {

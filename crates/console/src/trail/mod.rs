@@ -13,10 +13,25 @@ use audit::export::{ExportSummary, Range};
 use audit::store::Query;
 use audit::{Event, Verdict};
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
+pub mod findings;
+
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::views::*;
 use crate::text;
-use crate::views::*;
-use crate::Console;
+
+/// What the trail's operations keep between calls: the last verification (the status, the
+/// overview and the schedule read it), and the back-off after scheduled runs that failed.
+#[derive(Default)]
+pub struct State {
+    pub(crate) last_verification: parking_lot::RwLock<Option<LastVerification>>,
+    /// Scheduled verifications that could not run in a row, and when the next may try.
+    pub(crate) verify_retry: parking_lot::Mutex<Option<(u32, std::time::Instant)>>,
+}
+
+crate::core::domain_service!(
+    /// The audit trail's operations, as a service over the core (`Console::trail`).
+    Trail, State
+);
 
 /// The last verification of the trail (manual or scheduled).
 #[derive(Debug, Clone, Serialize, TS)]
@@ -73,25 +88,7 @@ pub enum VerifyTrigger {
     Scheduled,
 }
 
-/// Where the trail is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum AuditStoreKind {
-    Sqlite,
-    Postgres,
-}
-
-hsm::wire_display!(VerifyTrigger, AuditStoreKind);
-
-impl AuditStoreKind {
-    pub(crate) fn of(log: &audit::AuditLog) -> AuditStoreKind {
-        if log.location_kind() == "postgres" {
-            AuditStoreKind::Postgres
-        } else {
-            AuditStoreKind::Sqlite
-        }
-    }
-}
+hsm::wire_display!(VerifyTrigger);
 
 /// A checkpoint with its signature checked.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -124,7 +121,7 @@ pub struct AuditStatusView {
     pub last_checkpoint_seq: Option<i64>,
     pub last_verification: Option<LastVerification>,
     /// As in the settings.
-    pub auto_verify: crate::settings::AutoVerify,
+    pub auto_verify: crate::core::settings::AutoVerify,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, TS)]
@@ -144,8 +141,8 @@ pub struct ExportVerdict {
     pub macs_checked: bool,
 }
 
-impl Console {
-    pub async fn audit_status(&self) -> ApiResult<AuditStatusView> {
+impl Trail<'_> {
+    pub async fn audit_status(self) -> ApiResult<AuditStatusView> {
         let log = self.audit();
         let store = log.store();
         let head = store.head(log.log_id()).await?;
@@ -154,7 +151,7 @@ impl Console {
         let records = head.as_ref().map(|h| h.0).unwrap_or(0);
         Ok(AuditStatusView {
             log_id: log.log_id().to_string(),
-            location: crate::redact_url(&log.config().location),
+            location: crate::core::redact_url(&log.config().location),
             store: AuditStoreKind::of(log),
             key: log.key_status().await?.into(),
             records,
@@ -163,13 +160,13 @@ impl Console {
             checkpoints: cps.len() as i64,
             last_checkpoint_time: cps.last().map(|c| c.time.clone()),
             last_checkpoint_seq: cps.last().map(|c| c.seq),
-            last_verification: self.last_verification.read().clone(),
+            last_verification: self.state.last_verification.read().clone(),
             auto_verify: self.settings().audit.auto_verify,
         })
     }
 
     /// Records, newest first unless `q.ascending`; at most 1,000 per page.
-    pub async fn audit_records(&self, mut q: Query) -> ApiResult<Vec<RecordView>> {
+    pub async fn audit_records(self, mut q: Query) -> ApiResult<Vec<RecordView>> {
         q.limit = q.limit.clamp(1, 1000);
         Ok(self
             .audit()
@@ -182,7 +179,7 @@ impl Console {
 
     /// Records and failures per day for the last `days` days (UTC, today included), one
     /// entry per day, oldest first (days without records count 0).
-    pub async fn audit_days(&self, days: u32) -> ApiResult<Vec<audit::store::DayCount>> {
+    pub async fn audit_days(self, days: u32) -> ApiResult<Vec<audit::store::DayCount>> {
         let days = days.clamp(1, 366) as i64;
         let today = time::OffsetDateTime::now_utc().date();
         let first = today - time::Duration::days(days - 1);
@@ -215,7 +212,7 @@ impl Console {
     /// Verify the whole trail (MACs with the HSM-held key, checkpoints against the key
     /// pinned from the HSM, anchors). Recorded, whatever the verdict.
     pub async fn audit_verify(
-        &self,
+        self,
         progress: &(dyn Fn(i64, i64) + Send + Sync),
         cancel: &AtomicBool,
     ) -> ApiResult<Verdict> {
@@ -224,14 +221,14 @@ impl Console {
     }
 
     pub(crate) async fn audit_verify_as(
-        &self,
+        self,
         progress: &(dyn Fn(i64, i64) + Send + Sync),
         cancel: &AtomicBool,
         trigger: VerifyTrigger,
     ) -> ApiResult<Verdict> {
         let pinned = self.audit_signer_spki();
         let v = self.audit().verify(pinned, progress, cancel).await?;
-        *self.last_verification.write() = Some(LastVerification::from_verdict(
+        *self.state.last_verification.write() = Some(LastVerification::from_verdict(
             &v,
             audit::now_rfc3339(),
             trigger,
@@ -243,7 +240,7 @@ impl Console {
         let ev = if v.is_intact() {
             ev
         } else {
-            ev.failed(crate::ErrorCode::AuditBroken.to_string())
+            ev.failed(crate::core::error::ErrorCode::AuditBroken.to_string())
         };
         self.record(ev).await;
         Ok(v)
@@ -251,7 +248,7 @@ impl Console {
 
     /// Export to `out` (written completely or not at all). Recorded.
     pub async fn audit_export(
-        &self,
+        self,
         format: ExportFormat,
         range: Range,
         out: &Path,
@@ -295,7 +292,7 @@ impl Console {
 
     /// Verify an exported JSON Lines file. With the trail unlocked the record MACs are
     /// checked too; the checkpoint key is pinned from the HSM when this console has it.
-    pub async fn audit_verify_export(&self, path: &Path) -> ApiResult<ExportVerdict> {
+    pub async fn audit_verify_export(self, path: &Path) -> ApiResult<ExportVerdict> {
         let p = path.to_path_buf();
         let parsed = tokio::task::spawn_blocking(move || audit::export::read_jsonl(&p))
             .await
@@ -326,7 +323,7 @@ impl Console {
     }
 
     /// Start a new key epoch on the partition holding the key.
-    pub async fn audit_rotate_key(&self) -> ApiResult<i64> {
+    pub async fn audit_rotate_key(self) -> ApiResult<i64> {
         let holder = self
             .partitions()
             .into_iter()
@@ -343,14 +340,14 @@ impl Console {
             })?;
         let log_id = self.audit().log_id().to_string();
         let (pool, holder_name) = self.trail_pool_for(&holder);
-        let kek = crate::audit_hsm::kek_id(&log_id);
+        let kek = crate::core::audit_hsm::kek_id(&log_id);
         let label = format!("hsm-console audit key {log_id}");
         let on = pool.clone();
         let wrapper =
             tokio::task::spawn_blocking(move || hsm::vault::Wrapper::ensure(&on, &kek, &label))
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
-        let w = Arc::new(crate::audit_hsm::HsmKeyWrapper {
+        let w = Arc::new(crate::core::audit_hsm::HsmKeyWrapper {
             pool,
             wrapper,
             holder: holder_name,
@@ -361,7 +358,7 @@ impl Console {
     }
 
     /// Every checkpoint with its signature checked, and whether it was made by the HSM's key.
-    pub async fn audit_checkpoints(&self) -> ApiResult<Vec<CheckpointView>> {
+    pub async fn audit_checkpoints(self) -> ApiResult<Vec<CheckpointView>> {
         // The HSM's key, and the keys it succeeded as the trail recorded (upgrades).
         let trusted = match self.audit_signer_spki() {
             Some(k) => Some(audit::verify::trusted_keys(
@@ -402,7 +399,7 @@ impl Console {
 
     /// The checkpoint public key as PEM, so an outsider can check checkpoints without the
     /// console: the HSM's key when its holder is logged in, else the newest checkpoint's.
-    pub async fn audit_public_key_pem(&self) -> ApiResult<String> {
+    pub async fn audit_public_key_pem(self) -> ApiResult<String> {
         let spki = match self.audit_signer_spki() {
             Some(k) => k,
             None => {
@@ -416,9 +413,73 @@ impl Console {
     }
 
     /// Write a checkpoint now.
-    pub async fn audit_checkpoint(&self) -> ApiResult<audit::Checkpoint> {
+    pub async fn audit_checkpoint(self) -> ApiResult<audit::Checkpoint> {
         let c = self.audit().checkpoint().await?;
         self.emit(ConsoleEvent::AuditChanged {});
         Ok(c)
+    }
+}
+
+impl Trail<'_> {
+    /// Verify the trail on the schedule in the settings (hourly, daily) when a verification
+    /// is due and the trail's key is open. The ticker calls this every 30 s; returns whether
+    /// a verification ran.
+    pub async fn scheduled_verification(self) -> bool {
+        let every = match self.settings().audit.auto_verify {
+            crate::core::settings::AutoVerify::Off => return false,
+            crate::core::settings::AutoVerify::Hourly => time::Duration::hours(1),
+            crate::core::settings::AutoVerify::Daily => time::Duration::days(1),
+        };
+        // The in-memory check first: most ticks end here without asking the store.
+        let due = match self.state.last_verification.read().as_ref() {
+            None => true,
+            Some(v) => {
+                time::OffsetDateTime::parse(&v.at, &time::format_description::well_known::Rfc3339)
+                    .map(|t| time::OffsetDateTime::now_utc() - t >= every)
+                    .unwrap_or(true)
+            }
+        };
+        // After a run that could not finish (the store unreachable…), wait 1, 2, 4… minutes,
+        // at most the schedule's interval, instead of trying again on every 30 s tick.
+        let backing_off = self
+            .state
+            .verify_retry
+            .lock()
+            .is_some_and(|(_, at)| std::time::Instant::now() < at);
+        if !due
+            || backing_off
+            || !matches!(
+                self.audit().key_status().await,
+                Ok(audit::KeyStatus::Unlocked { .. })
+            )
+        {
+            return false;
+        }
+        let r = self
+            .audit_verify_as(
+                &|_, _| {},
+                &std::sync::atomic::AtomicBool::new(false),
+                VerifyTrigger::Scheduled,
+            )
+            .await;
+        let mut retry = self.state.verify_retry.lock();
+        match r {
+            Ok(_) => *retry = None,
+            Err(e) => {
+                let failures = retry.map_or(1, |(n, _)| n + 1);
+                let wait = std::time::Duration::from_secs(60 << (failures - 1).min(10)).min(
+                    std::time::Duration::from_secs(every.whole_seconds().max(60) as u64),
+                );
+                *retry = Some((failures, std::time::Instant::now() + wait));
+                tracing::warn!(
+                    "scheduled audit verification failed ({failures} in a row; next try in {} s): {}",
+                    wait.as_secs(),
+                    e.message
+                );
+            }
+        }
+        drop(retry);
+        self.emit(ConsoleEvent::AuditChanged {});
+        true
     }
 }

@@ -7,8 +7,8 @@
 use audit::verify::Finding;
 
 #[cfg(test)]
-use crate::i18n::InLang;
-use crate::i18n::Text;
+use crate::core::i18n::InLang;
+use crate::core::i18n::Text;
 use crate::text;
 
 /// A finding as a catalog message; its English text is `f.explain()`.
@@ -92,7 +92,7 @@ pub fn finding_text(f: &Finding) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
+    use crate::core::i18n::Lang;
 
     /// One finding of every kind (the match in [`finding_text`] is exhaustive, so a new
     /// kind cannot be added without a text; add it here too).

@@ -12,11 +12,12 @@ use audit::Event;
 use hsm::{Pool, PoolConfig};
 use p11::{Module, SlotId};
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::i18n::Text;
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::i18n::Text;
+use crate::core::views::*;
+use crate::core::{builtin, module_id, Core};
 use crate::text;
-use crate::views::*;
-use crate::{builtin, module_id, Console};
+use hsm::keys::{self as hk, ObjectSummary};
 
 /// PKCS#11 PINs are short (Luna: at most 255 characters; CK_TOKEN_INFO.ulMaxPinLen is
 /// rarely above 256). Anything longer is refused before it reaches the token.
@@ -38,7 +39,7 @@ pub struct Partition {
     pub label: String,
     pub pool: Pool,
     /// The handles handed out, to find their objects again after a reconnect.
-    pub key_refs: crate::key_refs::KeyRefs,
+    pub key_refs: crate::core::key_refs::KeyRefs,
     logged_in: Mutex<Option<UserKind>>,
     pub(crate) holds_audit: AtomicBool,
 }
@@ -149,7 +150,7 @@ pub fn validate_module_path(path: &str) -> ApiResult<PathBuf> {
     Ok(p.to_path_buf())
 }
 
-impl Console {
+impl Core {
     pub(crate) async fn load_builtin(&self) -> ApiResult<()> {
         let paths = builtin::locate(
             self.config.lunasim_path.as_deref(),
@@ -535,7 +536,7 @@ impl Console {
                 .into_iter()
                 .map(UserKind::of)
                 .collect(),
-            permissions: crate::views::permissions(p.logged_in(), p.module.module.family()),
+            permissions: crate::core::views::permissions(p.logged_in(), p.module.module.family()),
             pool: p.pool.status(),
             luna,
             vendor_functions: p
@@ -593,13 +594,13 @@ impl Console {
         let p = self.partition_ref(id).await?;
         let family = p.module.module.family();
         if !user.role().offered_by(family) {
-            let role = crate::role_texts::role_name(user.role(), family);
+            let role = crate::core::role_texts::role_name(user.role(), family);
             return Err(ApiError::invalid(
                 text!(
                     "errors.role_only_on_luna",
                     "The {{role}} is a role of Luna partitions; this module ({{family}}) knows only the user and the security officer.",
                     role = &role.text,
-                    family = crate::views::ModuleFamily::from(family)
+                    family = crate::core::views::ModuleFamily::from(family)
                 )
                 .nest("role", &role),
             )
@@ -616,7 +617,7 @@ impl Console {
                     .resource(&p.id)
                     .meta("user", user)
                     .meta("token", &p.label)
-                    .failed(crate::ErrorCode::PinInvalid.to_string())
+                    .failed(crate::core::error::ErrorCode::PinInvalid.to_string())
                     .meta("error", "PIN too long; not sent to the HSM"),
             )
             .await;
@@ -627,7 +628,6 @@ impl Console {
             .suggest(text!("errors.check_what_pasted_into_pin", "Check what was pasted into the PIN field.")));
         }
         let pool = p.pool.clone();
-        let for_members = pin.clone();
         let r = blocking(move || pool.login(user.p11(), pin)).await?;
         let ev = Event::new("login", "partition")
             .resource(&p.id)
@@ -676,8 +676,6 @@ impl Console {
                     .unwrap_or(AuditKeyView::NoKeyYet)
             }
         };
-        // An HA group's members share its credential: log in to the visible ones too.
-        self.ha_login_members(&p, user, &for_members).await;
         self.emit(ConsoleEvent::PartitionChanged {
             partition_id: p.id.clone(),
         });
@@ -864,5 +862,23 @@ fn luna_view(m: &Module, slot: SlotId) -> LunaView {
             .ok()
             .map(|v| named(m, slot, true, v)),
         token_status_flags: m.ca_token_status(slot).ok().map(|s| s.flags),
+    }
+}
+
+impl Core {
+    /// Every object the session can see, summarized (public objects only until login).
+    /// Mechanism and profile objects (PKCS#11 3.x modules such as Kryoptic publish one per
+    /// mechanism) describe the module, not its keys, and are left out.
+    pub async fn list_keys(&self, partition: &str) -> ApiResult<Vec<ObjectSummary>> {
+        let p = self.partition_ref(partition).await?;
+        let mut v = p
+            .pool
+            .run_idempotent_async("keys.list", |s| {
+                hk::list_objects(s, &mut p11::Template::new())
+            })
+            .await?;
+        v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
+        p.key_refs.learn(&v);
+        Ok(v)
     }
 }

@@ -17,9 +17,9 @@ use secrecy::ExposeSecret;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 use hsm::keys as hk;
 
 /// The PE the EFI and Authenticode lines sign in a trial: systemd-boot, from Debian's
@@ -61,12 +61,12 @@ struct KeyInputs {
     certificate_pem: Option<String>,
 }
 
-impl Console {
+impl Signing<'_> {
     /// Run the `tool` line of the private key `handle` (as [`Console::object_uri`] prints it)
     /// in a throwaway folder holding the files it names, then the tool's own check. Needs the
     /// user logged in on the partition (the line logs in with the same PIN). Audited first.
     pub async fn try_tool_line(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         tool: &str,

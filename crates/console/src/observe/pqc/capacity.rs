@@ -10,8 +10,8 @@ use hsmc_pqc::Assessed;
 use serde::Serialize;
 
 use super::UsesByKey;
-use crate::probes::ProbeReport;
-use crate::Console;
+use crate::observe::probes::ProbeReport;
+use crate::observe::Observe;
 
 /// The window the volume is read over.
 pub const WINDOW_DAYS: u32 = 90;
@@ -95,11 +95,11 @@ fn signed_rows(uses: &UsesByKey<'_>, rows: &[Assessed]) -> Vec<Signed> {
         .collect()
 }
 
-impl Console {
+impl Observe<'_> {
     /// The capacity of `partition` whose table is `rows`, and the probes to run for the
     /// operations it moves to that no probe measured yet.
     pub(super) async fn capacity_of(
-        &self,
+        self,
         partition: &str,
         rows: &[Assessed],
         uses: &UsesByKey<'_>,
@@ -121,7 +121,7 @@ impl Console {
                 }
             }
         }
-        let since = crate::health::days_ago(WINDOW_DAYS as i64);
+        let since = crate::observe::health::days_ago(WINDOW_DAYS as i64);
         let capacity = hsmc_pqc::capacity::capacity(rows, &signed, &since, WINDOW_DAYS, &|op| {
             ceilings.get(op).cloned()
         });

@@ -14,11 +14,11 @@ use hsm::uri::{self, TokenIdent};
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::error::ApiResult;
-use crate::i18n::Text;
-use crate::partitions::Partition;
+use crate::core::error::ApiResult;
+use crate::core::i18n::Text;
+use crate::core::partitions::Partition;
+use crate::sign::Signing;
 use crate::text;
-use crate::Console;
 
 /// One tool's command line for a key. The PIN is read from a file named `PIN-FILE` holding
 /// the PIN alone, without a line break (libp11's `pin-source` and osslsigncode 2.5 read the
@@ -152,8 +152,8 @@ pub fn tool_commands(
     ]
 }
 
-impl Console {
-    fn token_ident(p: &Partition, t: Option<crate::views::TokenView>) -> TokenIdent {
+impl Signing<'_> {
+    fn token_ident(p: &Partition, t: Option<crate::core::views::TokenView>) -> TokenIdent {
         match t {
             Some(t) => TokenIdent {
                 label: t.label,
@@ -171,7 +171,7 @@ impl Console {
 
     /// The URIs of an object (and of its token and module) and, for a private key, the
     /// command lines of other tools that use it.
-    pub async fn object_uri(&self, partition: &str, handle: u64) -> ApiResult<ObjectUri> {
+    pub async fn object_uri(self, partition: &str, handle: u64) -> ApiResult<ObjectUri> {
         let p = self.partition_ref(partition).await?;
         let summary = p
             .pool

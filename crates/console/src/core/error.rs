@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::i18n::{Lang, Text};
+use signing::input::ChangeSeen;
+use signing::SignError;
+
+use crate::core::i18n::{Lang, Text};
 use crate::text;
 
 /// Stable error codes the UI and scripts can act on.
@@ -105,7 +108,7 @@ pub struct ApiError {
     pub i18n: Option<Box<ErrorText>>,
 }
 
-/// An error's message and suggestion as catalog keys (see [`crate::i18n`]).
+/// An error's message and suggestion as catalog keys (see [`crate::core::i18n`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
 pub struct ErrorText {
     pub message: Option<String>,
@@ -215,7 +218,10 @@ impl ApiError {
     }
     /// The arguments of the message and suggestion, nested texts translated into `lang`.
     fn i18n_args(&self, lang: Lang) -> Option<std::collections::BTreeMap<String, String>> {
-        Some(crate::i18n::with_nested(lang, &self.i18n.as_ref()?.args))
+        Some(crate::core::i18n::with_nested(
+            lang,
+            &self.i18n.as_ref()?.args,
+        ))
     }
     /// The message in `lang` (English when it has no key or the catalog lacks it).
     pub fn message_in(&self, lang: Lang) -> String {
@@ -240,7 +246,7 @@ impl ApiError {
             self.i18n
                 .as_deref()
                 .and_then(key)
-                .and_then(|k| crate::i18n::translate(lang, k, &self.i18n_args(lang)?))
+                .and_then(|k| crate::core::i18n::translate(lang, k, &self.i18n_args(lang)?))
                 .unwrap_or_else(|| english.to_string()),
         )
     }
@@ -486,6 +492,128 @@ impl From<outfile::WriteError> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// "PATH REASON." with the reason translatable.
+pub fn input_problem(path: &str, reason: &hsm::Text) -> Text {
+    text!(
+        "errors.path_reason",
+        "{{path}} {{reason}}.",
+        path = path,
+        reason = &reason.text
+    )
+    .nest("reason", &reason.clone())
+}
+
+/// A signing error as the officer reads it.
+pub(crate) fn sign_error(e: SignError) -> ApiError {
+    match e {
+        SignError::Hsm(h) => h.into(),
+        SignError::Cancelled => ApiError::new(
+            ErrorCode::Cancelled,
+            text!(
+                "errors.cancelled_nothing_more_signed",
+                "Cancelled; nothing more was signed."
+            ),
+        ),
+        SignError::Exists(p) => ApiError::invalid(text!(
+            "errors.already_exists_nothing_overwritten",
+            "{{path}} already exists; nothing was overwritten.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.move_old_signature_away_choose",
+            "Move the old signature away or choose another output folder."
+        )),
+        SignError::Input { path, reason } => ApiError::invalid(input_problem(&path, &reason)),
+        SignError::Changed(p) => ApiError::invalid(text!(
+            "errors.changed_while_being_read",
+            "{{path}} changed while it was being read.",
+            path = p
+        ))
+        .suggest(text!(
+            "errors.sign_again_once_complete",
+            "Sign it again once it is complete."
+        )),
+        SignError::ChangedSinceHashed { path, what, stage } => {
+            let said = match stage {
+                ChangeSeen::BeforeSigning => text!(
+                    "errors.changed_before_signing",
+                    "{{path}} changed after it was hashed: {{what}}. It was not signed; no signature was spent.",
+                    path = &path,
+                    what = &what
+                ),
+                ChangeSeen::WhileSigning => text!(
+                    "errors.changed_during_signing",
+                    "{{path}} changed while it was being signed: {{what}}. Nothing was written for it.",
+                    path = &path,
+                    what = &what
+                ),
+                ChangeSeen::AfterWriting => text!(
+                    "errors.changed_while_signed",
+                    "{{path}} changed while it was being signed: {{what}}. Its signatures cover the old content and were removed.",
+                    path = &path,
+                    what = &what
+                ),
+            };
+            ApiError::new(ErrorCode::FileChanged, said.nest("what", &what)).suggest(text!(
+                "errors.sign_when_nothing_writes",
+                "Sign it again once nothing is writing to it (a build or a copy still running?)."
+            ))
+        }
+        SignError::Write { path, reason } => ApiError::new(ErrorCode::Io, {
+            text!(
+                "errors.cannot_write",
+                "Cannot write {{path}}: {{reason}}.",
+                path = path,
+                reason = &reason
+            )
+            .nest("reason", &reason)
+        })
+        .details(text!("errors.nothing_half_written", "Nothing was half-written.")),
+        SignError::SelfCheck(detail) => ApiError::new(ErrorCode::SignatureInvalid, {
+            text!(
+                "errors.hsm_s_signature_did_not",
+                "The HSM's signature did not verify in software ({{detail}}); it was not written.",
+                detail = &detail
+            )
+            .nest("detail", &detail)
+        })
+        .suggest(text!(
+            "errors.check_key_module_report_hsm",
+            "Check the key and the module; report this to the HSM's administrator."
+        )),
+        SignError::Invalid(m) => ApiError::new(ErrorCode::SignatureInvalid, m),
+        SignError::Unsupported(m) | SignError::Format(m) => {
+            ApiError::new(ErrorCode::Unsupported, m)
+        }
+        SignError::Timestamp { tsa, reason } => ApiError::new(ErrorCode::TimestampFailed, {
+            text!(
+                "hsm.console.timestamp_failed",
+                "The time-stamp authority {{tsa}}: {{reason}}. Nothing was written for this file.",
+                tsa = tsa,
+                reason = &reason
+            )
+            .nest("reason", &reason)
+        })
+        .suggest(text!(
+            "hsm.console.timestamp_failed_hint",
+            "Check the TSA's URL, CA file and timeout (Settings → Timestamp authority or hsmc sign --tsa), or sign without a time-stamp."
+        )),
+    }
+}
+
+/// A signing error inside a pool job, where errors are the pool's: the HSM's own stays
+/// as it is, a refusal with its message (a subject the certificate builder refused…) is
+/// refused with that message's key, anything else is refused as the officer reads it.
+pub(crate) fn hsm_side(e: SignError) -> hsm::HsmError {
+    match e {
+        SignError::Hsm(h) => h,
+        SignError::Format(m) | SignError::Invalid(m) | SignError::Unsupported(m) => {
+            hsm::HsmError::Refused(m)
+        }
+        other => sign_error(other).into_refused(),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,11 +16,12 @@ use p11::{Session, Template};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::change::{Change, ChangeKind};
-use crate::error::{ApiError, ApiResult};
-use crate::i18n::Text;
+use crate::admin::Admin;
+use crate::core::change::{Change, ChangeKind};
+use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
+use crate::core::{partitions::Partition, Core};
 use crate::text;
-use crate::{Console, Partition};
 use std::sync::Arc;
 
 /// What to change (fields left out stay as they are).
@@ -181,7 +182,7 @@ fn plan(s: &Session, h: u64, c: &AttributeChanges) -> hsm::Result<ApiResult<Plan
     let mut t = Template::new();
     let mut words = Vec::new();
     if let Some(l) = &c.label {
-        if let Err(e) = crate::keys::validate_label(l) {
+        if let Err(e) = crate::admin::keys::validate_label(l) {
             return Ok(Err(e));
         }
         t = t.text(CKA_LABEL, l);
@@ -266,10 +267,10 @@ fn plan(s: &Session, h: u64, c: &AttributeChanges) -> hsm::Result<ApiResult<Plan
     Ok(Ok((t, words, new_id)))
 }
 
-impl Console {
+impl Admin<'_> {
     /// What the edit dialog may offer for an object.
     pub async fn editable_attributes(
-        &self,
+        self,
         partition: &str,
         handle: u64,
     ) -> ApiResult<EditableAttributes> {
@@ -280,7 +281,7 @@ impl Console {
                 let handle = refs.key_refs.resolve(s, handle)?;
                 let sm = hk::summary(s, handle)?;
                 let (class, modifiable) = class_of(s, handle)?;
-                let so = refs.logged_in() == Some(crate::views::UserKind::So);
+                let so = refs.logged_in() == Some(crate::core::views::UserKind::So);
                 let dates =
                     s.get_attributes_with(handle, &[CKA_START_DATE, CKA_END_DATE], false)?;
                 let id = hex::decode(&sm.id_hex).unwrap_or_default();
@@ -308,7 +309,7 @@ impl Console {
     /// Change attributes of an object (`C_SetAttributeValue`). A new `CKA_ID` moves the other
     /// half of a key pair and its certificates too. Audited before the token is changed.
     pub async fn set_attributes(
-        &self,
+        self,
         partition: &str,
         handle: u64,
         changes: AttributeChanges,
@@ -365,7 +366,7 @@ impl Change for SetAttributes {
         })
     }
 
-    async fn resolve(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let c = &self.changes;
         let others = c.label.is_some()
             || c.id_hex.is_some()
@@ -413,7 +414,7 @@ impl Change for SetAttributes {
         Ok(ev)
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<AttributesChanged> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<AttributesChanged> {
         let c3 = self.changes.clone();
         let refs = p.clone();
         let target = self.target.clone().expect("resolved");
@@ -431,9 +432,9 @@ impl Change for SetAttributes {
         let repeatable = c3.id_hex.is_none();
         let set = move |s: &p11::Session| {
             attempts += 1;
-            let handle = match crate::change::locate(s, &refs, &target) {
+            let handle = match crate::core::change::locate(s, &refs, &target) {
                 Err(hsm::HsmError::KeyNotFound(_)) if attempts > 1 => {
-                    crate::change::locate(s, &refs, &edited)?
+                    crate::core::change::locate(s, &refs, &edited)?
                 }
                 r => r?,
             };

@@ -25,11 +25,11 @@ use hsm::{Pool, PoolConfig};
 use p11::sys::{CKO_PRIVATE_KEY, CKO_PUBLIC_KEY, CKO_SECRET_KEY};
 use p11::{SlotId, UserType};
 
-use crate::audit_hsm::{self, HsmAnchor, HsmCheckpointSigner, HsmKeyWrapper};
-use crate::error::ApiResult;
-use crate::partitions::{blocking, LoadedModule, Partition};
-use crate::views::AuditKeyView;
-use crate::{builtin, Console};
+use crate::core::audit_hsm::{self, HsmAnchor, HsmCheckpointSigner, HsmKeyWrapper};
+use crate::core::error::ApiResult;
+use crate::core::partitions::{blocking, LoadedModule, Partition};
+use crate::core::views::AuditKeyView;
+use crate::core::{builtin, Core};
 
 /// The built-in module's audit slot: a small pool the console logs in to itself.
 pub struct AuditSlot {
@@ -54,7 +54,7 @@ struct Found {
     old_signer: Option<SigningKey>,
 }
 
-impl Console {
+impl Core {
     /// Remember the built-in module's audit slot (called once the module is loaded).
     pub(crate) async fn open_audit_slot(
         &self,

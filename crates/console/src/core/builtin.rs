@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use p11::{Module, SlotId, UserType};
 
-use crate::error::{ApiError, ApiResult};
+use crate::core::error::{ApiError, ApiResult};
 use crate::text;
 
 pub const TOKEN_LABEL: &str = "Built-in lunasim";

@@ -18,19 +18,21 @@
 //! holds (or, on a new trail, will hold) the key; an action on any other partition while
 //! the key is locked is refused, as key generation is.
 
-use audit::{Event, KeyStatus};
+use audit::Event;
 use hsm::keys as hk;
 use hsm::roles::{self, Action};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::change::{Change, ChangeKind, Settled};
-use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::i18n::Text;
-use crate::partitions::{blocking, Partition, MAX_PIN_BYTES};
-use crate::role_texts;
-use crate::views::{AuditKeyView, ConsoleEvent, UserKind};
-use crate::{text, Console};
+use crate::admin::Admin;
+use crate::core::change::{Change, ChangeKind, Settled};
+use crate::core::error::{ApiError, ApiResult, ErrorCode};
+use crate::core::i18n::Text;
+use crate::core::partitions::{blocking, Partition, MAX_PIN_BYTES};
+use crate::core::role_texts;
+use crate::core::views::{AuditKeyView, ConsoleEvent, UserKind};
+use crate::core::Core;
+use crate::text;
 use std::sync::Arc;
 
 /// After a PIN change.
@@ -216,45 +218,10 @@ fn check_sendable(pin: &p11::Pin, what: Text) -> ApiResult<()> {
     Ok(())
 }
 
-impl Console {
-    /// Refuse what the role logged in on `p` may not do, with the reason.
-    pub(crate) fn require(&self, p: &Partition, action: Action) -> ApiResult<()> {
-        let role = p.logged_in();
-        roles::check(role.map(UserKind::role), action, p.module.module.family()).map_err(|why| {
-            ApiError::new(
-                if role.is_none() {
-                    ErrorCode::NotLoggedIn
-                } else {
-                    ErrorCode::NotAuthorized
-                },
-                role_texts::refusal(&why),
-            )
-        })
-    }
-
-    /// Record an administrative action before it runs: chained when the trail's key is
-    /// open; spooled in the store when the key is locked and this partition holds (or will
-    /// hold) it — see the module documentation; refused otherwise, and whenever the store
-    /// cannot take the record.
-    pub(crate) async fn admin_audit_first(&self, p: &Partition, e: Event) -> ApiResult<()> {
-        let spool = match self.audit.key_status().await? {
-            KeyStatus::Unlocked { .. } => false,
-            KeyStatus::NoKeyYet => true,
-            KeyStatus::Locked { holder } => holder == self.trail_holder_for(p),
-        };
-        if !spool {
-            return self.audit_first(e).await;
-        }
-        self.audit
-            .record(e.meta("spooled_before_unlock", true))
-            .await?;
-        self.emit(ConsoleEvent::AuditChanged {});
-        Ok(())
-    }
-
+impl Admin<'_> {
     /// The new PIN against the token's limits (and the console's own), before anything is
     /// sent.
-    async fn check_new_pin(&self, p: &Partition, pin: &p11::Pin) -> ApiResult<()> {
+    async fn check_new_pin(self, p: &Partition, pin: &p11::Pin) -> ApiResult<()> {
         check_sendable(pin, new_pin())?;
         let (min, max) = self
             .token_view(p)
@@ -273,7 +240,7 @@ impl Console {
     /// one says what the token reports about the attempts left. When the token wanted the
     /// PIN changed (Luna's policy 21), the change also opens the audit trail's key.
     pub async fn change_pin(
-        &self,
+        self,
         partition: &str,
         old: p11::Pin,
         new: p11::Pin,
@@ -321,7 +288,7 @@ impl Console {
     /// when the token reports wrong attempts already, so that settling never locks a PIN.
     /// Either login that works leaves the partition logged in as before.
     async fn settle_pin_change(
-        &self,
+        self,
         p: &Partition,
         who: UserKind,
         old: p11::Pin,
@@ -373,8 +340,8 @@ impl Console {
         }
     }
 
-    async fn audit_key_view(&self) -> AuditKeyView {
-        self.audit
+    async fn audit_key_view(self) -> AuditKeyView {
+        self.audit()
             .key_status()
             .await
             .map(Into::into)
@@ -384,7 +351,7 @@ impl Console {
     /// The SO sets or resets the user's PIN (`C_InitPIN`): for a new token, or to unblock
     /// a locked PIN. On a Luna partition with policy 21 the user must change it at the
     /// next login.
-    pub async fn set_user_pin(&self, partition: &str, new: p11::Pin) -> ApiResult<()> {
+    pub async fn set_user_pin(self, partition: &str, new: p11::Pin) -> ApiResult<()> {
         self.changes()
             .apply(
                 partition,
@@ -399,7 +366,7 @@ impl Console {
     /// The Crypto Officer sets the PIN of a Luna role (`CA_InitRolePIN`): the Crypto User
     /// or the Limited Crypto Officer.
     pub async fn set_role_pin(
-        &self,
+        self,
         partition: &str,
         role: UserKind,
         new: p11::Pin,
@@ -414,7 +381,7 @@ impl Console {
     }
 
     /// What the token holds (what initializing it would destroy).
-    pub async fn token_contents(&self, partition: &str) -> ApiResult<TokenContents> {
+    pub async fn token_contents(self, partition: &str) -> ApiResult<TokenContents> {
         let p = self.partition_ref(partition).await?;
         let listed = p
             .pool
@@ -460,7 +427,7 @@ impl Console {
     }
 
     /// Is this the partition the trail's key lives on (open here, or locked and named so)?
-    async fn holds_trail_key(&self, p: &Partition) -> bool {
+    async fn holds_trail_key(self, p: &Partition) -> bool {
         self.trail_keys_on(p).await
     }
 
@@ -469,7 +436,7 @@ impl Console {
     /// that the key goes with it. The partition's sessions are closed first (the token
     /// refuses while any is open) and the pool opens new ones afterwards.
     pub async fn init_token(
-        &self,
+        self,
         partition: &str,
         so_pin: p11::Pin,
         req: InitTokenRequest,
@@ -510,7 +477,7 @@ impl Change for ChangePin {
         None // any role changes its own PIN
     }
 
-    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let who = p.logged_in().ok_or_else(|| {
             ApiError::new(
                 ErrorCode::NotLoggedIn,
@@ -524,7 +491,7 @@ impl Change for ChangePin {
             &self.old,
             text!("credentials.what_current_pin", "current PIN"),
         )?;
-        c.check_new_pin(p, &self.new).await?;
+        Admin::new(c).check_new_pin(p, &self.new).await?;
         self.was_to_be_changed = c
             .token_view(p)
             .await
@@ -537,7 +504,7 @@ impl Change for ChangePin {
             .meta("was_to_be_changed", self.was_to_be_changed))
     }
 
-    async fn act(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+    async fn act(&mut self, c: &Core, p: &Arc<Partition>) -> ApiResult<()> {
         let pool = p.pool.clone();
         let (old, new) = (self.old.clone(), self.new.clone());
         let r = blocking(move || pool.set_pin(&old, new))
@@ -561,8 +528,8 @@ impl Change for ChangePin {
 
     /// The reply is lost: `C_SetPIN` may have changed the PIN or not. Find out, and say
     /// which PIN is valid now.
-    async fn settle(&mut self, c: &Console, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
-        let settled = c
+    async fn settle(&mut self, c: &Core, p: &Arc<Partition>, lost: ApiError) -> Settled<()> {
+        let settled = Admin::new(c)
             .settle_pin_change(
                 p,
                 self.who.expect("resolved"),
@@ -592,13 +559,7 @@ impl Change for ChangePin {
 
 /// A wrong or locked PIN of `who`, told as `said` (what was not done) with what the token
 /// reports about the attempts left; any other error as it is.
-async fn pin_refused(
-    c: &Console,
-    p: &Partition,
-    who: UserKind,
-    e: ApiError,
-    said: Text,
-) -> ApiError {
+async fn pin_refused(c: &Core, p: &Partition, who: UserKind, e: ApiError, said: Text) -> ApiError {
     if !matches!(e.code, ErrorCode::PinIncorrect | ErrorCode::PinLocked) {
         return e;
     }
@@ -631,15 +592,15 @@ impl Change for InitPin {
         })
     }
 
-    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
-        c.check_new_pin(p, &self.new).await?;
+    async fn resolve(&mut self, c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
+        Admin::new(c).check_new_pin(p, &self.new).await?;
         Ok(Event::new("pin.init", "partition")
             .resource(&p.id)
             .meta("for", self.role)
             .meta("token", &p.label))
     }
 
-    async fn act(&mut self, _c: &Console, p: &Arc<Partition>) -> ApiResult<()> {
+    async fn act(&mut self, _c: &Core, p: &Arc<Partition>) -> ApiResult<()> {
         let new = self.new.clone();
         // Setting a PIN to a value ends the same however often it is done: after a
         // reconnection (an answer lost) the pool sets it again.
@@ -681,11 +642,11 @@ impl Change for InitToken {
         None // the SO PIN given is the authority
     }
 
-    async fn resolve(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<Event> {
+    async fn resolve(&mut self, c: &Core, p: &Arc<Partition>) -> ApiResult<Event> {
         let req = &self.req;
         validate_token_label(&req.label)?;
         check_sendable(&self.so_pin, text!("credentials.what_so_pin", "SO PIN"))?;
-        let contents = c.token_contents(&p.id).await?;
+        let contents = Admin::new(c).token_contents(&p.id).await?;
         if req.confirmation.trim() != contents.confirmation.trim() {
             return Err(ApiError::invalid(text!(
                 "errors.init_confirm_label",
@@ -722,7 +683,7 @@ impl Change for InitToken {
             .meta("destroys_audit_key", contents.holds_audit_key))
     }
 
-    async fn act(&mut self, c: &Console, p: &Arc<Partition>) -> ApiResult<TokenInitialized> {
+    async fn act(&mut self, c: &Core, p: &Arc<Partition>) -> ApiResult<TokenInitialized> {
         if p.logged_in().is_some() {
             // Seals and checkpoints the trail while its key is still here.
             let _ = c.logout(&p.id).await;
