@@ -21,7 +21,7 @@ pub fn path(s: &Sim, slot: CK_SLOT_ID, kind: &str) -> Option<PathBuf> {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     Some(
-        crate::ha::store_of_slot(s, slot)
+        crate::layer::store_of_slot(s, slot)
             .join(kind)
             .join(format!("{safe}.json")),
     )

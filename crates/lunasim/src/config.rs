@@ -62,12 +62,59 @@ pub struct Config {
     /// A file of JSON control commands, re-read when it changes (for tests in other
     /// processes, e.g. the desktop app under WebDriver).
     pub control_file: Option<PathBuf>,
-    /// HA groups (`[[ha_group]]`): see [`crate::ha`].
+    /// HA groups (`[[ha_group]]`).
     #[serde(default, rename = "ha_group")]
-    pub ha_groups: Vec<crate::ha::config::GroupConfig>,
+    pub ha_groups: Vec<GroupConfig>,
     /// The `CA_GetHAState` layout: `"current"` (Luna SDK 2018 and later: 20-character
     /// serials) or `"legacy"` (older SDKs: `CK_ULONG` serials).
-    pub ha_state_layout: Option<crate::ha::state::Layout>,
+    pub ha_state_layout: Option<HaStateLayout>,
+}
+
+/// One `[[ha_group]]` table: an HA group of member partitions behind one virtual slot. The
+/// HA layer gives it its meaning (virtual slot, stores, the checks that refuse a group).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupConfig {
+    /// The group's label (the virtual slot's token label).
+    pub label: String,
+    /// The group serial number (numeric, at most 16 digits: it is the virtual slot's token
+    /// serial).
+    pub serial: String,
+    /// The virtual slot's ID (default 100, 101, … by position).
+    pub slot: Option<u64>,
+    /// Show only the virtual slot, not the members' own slots (Luna's `HAOnly`).
+    #[serde(default)]
+    pub ha_only: bool,
+    /// Replicate what a member missed as soon as it is back (otherwise on `resync`).
+    #[serde(default)]
+    pub auto_resync: bool,
+    /// Where the group keeps its replication records (default `<store_dir>/ha/<serial>`).
+    pub store_dir: Option<PathBuf>,
+    #[serde(default, rename = "member")]
+    pub members: Vec<MemberConfig>,
+}
+
+/// One `[[ha_group.member]]`: a partition of its own, i.e. a slot of the inner module with
+/// its own token, and a store of its own (statistics, usage counters).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberConfig {
+    /// The member partition's serial number (numeric, at most 16 digits); its own slot
+    /// reports it.
+    pub serial: String,
+    /// The inner module's slot holding this member's token.
+    pub slot: u64,
+    /// Default `<group store>/member-<serial>`.
+    pub store_dir: Option<PathBuf>,
+}
+
+/// Which SDK generation's `CK_HA_STATUS` `CA_GetHAState` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HaStateLayout {
+    #[default]
+    Current,
+    Legacy,
 }
 
 impl Config {

@@ -22,7 +22,8 @@
 //!   a handle from before names another object, or none. `"enabled":false` stops it.
 //! - `clear`: remove faults and slow calls.
 //! - `stats`: answer with call counts, utilization counters and busy/up time (JSON).
-//! - `member_down`, `member_up`, `resync`, `ha_state`: HA groups ([`crate::ha::control`]).
+//! - any other `op`: the layer over the core's ([`crate::layer::Layer::control`]) — the HA
+//!   groups' `member_down`, `member_up`, `resync`, `ha_state`.
 //! - `hss_progress`: the HSS key generations running in this process, each with its label
 //!   and the leaves built of all it builds (`{"keygens":[{"label","done","total",
 //!   "elapsed_ms"}]}`) — the console's progress bar while `C_GenerateKeyPair` runs.
@@ -145,7 +146,7 @@ fn drop_sessions() {
         }
         s.sessions.lock().clear();
         s.objects.lock().keys.retain(|k| k.token);
-        crate::ha::drop_sessions();
+        crate::layer::get().sessions_dropped();
     }
 }
 
@@ -247,7 +248,8 @@ pub fn execute(cmd: &str) -> Result<String, String> {
             return Ok(json!({ "keygens": crate::hss::progress::snapshot() }).to_string());
         }
         other => {
-            return crate::ha::control::execute(other, &v)
+            return crate::layer::get()
+                .control(other, &v)
                 .unwrap_or_else(|| Err(format!("unknown op {other}")))
         }
     }

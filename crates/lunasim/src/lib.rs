@@ -26,6 +26,7 @@ pub mod ha;
 pub mod hss;
 pub mod intercept;
 pub mod knobs;
+pub mod layer;
 pub mod luna;
 pub mod objects;
 pub mod ouid;
@@ -36,5 +37,11 @@ pub mod sim;
 pub mod stats;
 pub mod tables;
 pub mod templates;
+pub mod tpl;
 pub mod trust;
 pub mod usage;
+
+/// The layer over the single-partition core: the HA groups. Core modules reach it only
+/// through [`layer::get`] and this wiring; the outer dispatch ([`outer`]) is the one
+/// other place that names [`ha`], to send calls on a virtual slot or session there.
+static LAYER: &dyn layer::Layer = &ha::Groups;

@@ -15,6 +15,7 @@ use p11::names::luna as codes;
 use p11::vendor::{stats_id, CK_UTILIZATION_COUNTER, HSM_STATS_PARAMS};
 
 use crate::entry;
+use crate::layer::Hsm;
 use crate::raw;
 use crate::sim::Sim;
 use crate::stats::{Reading, Stats};
@@ -28,7 +29,7 @@ pub const LUNA_CF_SO_PIN_LOCKED: u64 = 0x0001_0000;
 /// The slot whose partition answers: the slot itself, or an HA group's primary member for
 /// its virtual slot.
 fn slot_ok(s: &Sim, slot: CK_SLOT_ID) -> Result<CK_SLOT_ID, CK_RV> {
-    let slot = crate::ha::physical_slot(slot);
+    let slot = crate::layer::get().physical_slot(slot);
     match s.inner.slots(false) {
         Ok(list) if list.contains(&slot) => Ok(slot),
         Ok(_) => Err(CKR_SLOT_ID_INVALID),
@@ -89,7 +90,7 @@ pub extern "C" fn CA_GetHSMStats(
             if ids.is_null() || out.is_null() || count > 64 {
                 return Err(CKR_ARGUMENTS_BAD);
             }
-            let hsm = crate::ha::stats_of_slot(slot);
+            let hsm = crate::layer::stats_of_slot(slot);
             let at = hsm.reading();
             for i in 0..count as usize {
                 // SAFETY: both arrays have `count` elements per the prototype.
@@ -120,8 +121,8 @@ fn snapshot(hsm: &Stats, reset: bool) {
 
 /// The HSMs a session's utilization covers: its partition's, or every member's for an HA
 /// group's virtual session (each counter then carries its member's serial).
-fn session_hsms(s: &Sim, h: CK_SESSION_HANDLE) -> Result<Vec<crate::ha::Hsm>, CK_RV> {
-    crate::ha::hsms_of_session(s, h).ok_or(CKR_SESSION_HANDLE_INVALID)
+fn session_hsms(s: &Sim, h: CK_SESSION_HANDLE) -> Result<Vec<Hsm>, CK_RV> {
+    crate::layer::hsms_of_session(s, h).ok_or(CKR_SESSION_HANDLE_INVALID)
 }
 
 #[no_mangle]

@@ -132,3 +132,12 @@ pub fn as_ulongs(v: &[u8]) -> Option<Vec<u64>> {
 pub fn as_bool(v: &[u8]) -> Option<bool> {
     (v.len() == 1).then(|| v[0] != CK_FALSE)
 }
+
+/// Fill a fixed-width PKCS#11 text field (`CK_UTF8CHAR` arrays: labels, serials,
+/// descriptions) with `s`, blank-padded and cut to fit.
+pub fn pad(dst: &mut [u8], s: &str) {
+    dst.fill(b' ');
+    let b = s.as_bytes();
+    let n = b.len().min(dst.len());
+    dst[..n].copy_from_slice(&b[..n]);
+}

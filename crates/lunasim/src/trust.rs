@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 
-use crate::ha::call::Tpl;
 use crate::raw;
 use crate::sim::{self, Sim};
+use crate::tpl::Tpl;
 
 /// What the book says of one object (absent: both false).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,9 +23,9 @@ use p11::names::luna::{CKA_USAGE_COUNT, CKA_USAGE_LIMIT, CKR_KEY_NOT_ACTIVE};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::ha::call::Tpl;
 use crate::raw;
 use crate::sim::{self, Sim};
+use crate::tpl::Tpl;
 
 /// The largest limit Luna accepts.
 pub const MAX_LIMIT: u64 = 0xFFFF_FFFF;

@@ -1,51 +1,15 @@
-//! `[[ha_group]]` in `LUNASIM_CONF`: an HA group's label, serial, virtual slot and members,
+//! What `[[ha_group]]` in `LUNASIM_CONF` means (the tables themselves are read with the
+//! rest of the file, [`crate::config::GroupConfig`]): a group's virtual slot and stores,
 //! and the checks that refuse a group lunasim cannot start (one member, duplicate member
 //! serials, a member whose inner token is missing). A refused group does not stop the
 //! module: its virtual slot shows no token and says why, and the other slots work.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use crate::config::{GroupConfig, MemberConfig};
 
 /// The first virtual slot's ID when a group names none (the next group gets the next ID).
 pub const FIRST_VIRTUAL_SLOT: u64 = 100;
-
-/// One `[[ha_group]]` table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupConfig {
-    /// The group's label (the virtual slot's token label).
-    pub label: String,
-    /// The group serial number (numeric, at most 16 digits: it is the virtual slot's token
-    /// serial).
-    pub serial: String,
-    /// The virtual slot's ID (default 100, 101, … by position).
-    pub slot: Option<u64>,
-    /// Show only the virtual slot, not the members' own slots (Luna's `HAOnly`).
-    #[serde(default)]
-    pub ha_only: bool,
-    /// Replicate what a member missed as soon as it is back (otherwise on `resync`).
-    #[serde(default)]
-    pub auto_resync: bool,
-    /// Where the group keeps its replication records (default `<store_dir>/ha/<serial>`).
-    pub store_dir: Option<PathBuf>,
-    #[serde(default, rename = "member")]
-    pub members: Vec<MemberConfig>,
-}
-
-/// One `[[ha_group.member]]`: a partition of its own, i.e. a slot of the inner module with
-/// its own token, and a store of its own (statistics, usage counters).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemberConfig {
-    /// The member partition's serial number (numeric, at most 16 digits); its own slot
-    /// reports it.
-    pub serial: String,
-    /// The inner module's slot holding this member's token.
-    pub slot: u64,
-    /// Default `<group store>/member-<serial>`.
-    pub store_dir: Option<PathBuf>,
-}
 
 /// What the inner module says about a slot, for the checks.
 pub trait InnerSlots {
@@ -178,6 +142,8 @@ impl GroupConfig {
 
 #[cfg(test)]
 mod tests {
+    use serde::Deserialize;
+
     use super::*;
 
     struct Slots(Vec<(u64, bool)>);

@@ -12,8 +12,8 @@ use cryptoki_sys::*;
 use parking_lot::Mutex;
 use zeroize::Zeroizing;
 
-use super::config::GroupConfig;
 use super::objects::{Identity, Table};
+use crate::config::GroupConfig;
 use crate::stats::Stats;
 
 /// How many served calls the group remembers.

@@ -13,6 +13,11 @@
 //!
 //! The groups' state is process-wide, like the fault knobs: a client's `C_Finalize` +
 //! `C_Initialize` does not bring a member back.
+//!
+//! HA is a layer over the single-partition core: it uses the core (its member calls go
+//! through [`crate::outer`] with each member's own session), and the core knows it only as
+//! a [`crate::layer::Layer`] ([`Groups`], wired in by the crate root) — apart from the
+//! outer dispatch, which sends calls on a virtual slot or session to [`api`].
 
 pub mod api;
 pub mod call;
@@ -24,13 +29,14 @@ pub mod replicate;
 pub mod session;
 pub mod state;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cryptoki_sys::*;
 use parking_lot::RwLock;
+use serde_json::Value;
 
+use crate::layer::{self, Hsm, Layer, OwnHsm};
 use crate::sim::{self, Sim};
 use crate::stats::{self, Stats};
 use group::{Group, Member, MemberState};
@@ -91,18 +97,13 @@ pub fn as_member_of_slot<R>(slot: CK_SLOT_ID, f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// The slot a (non-virtual) session is on.
-fn slot_of_session(s: &Sim, h: CK_SESSION_HANDLE) -> Option<CK_SLOT_ID> {
-    s.sessions.lock().get(&h).map(|st| st.slot)
-}
-
 /// Run a call on session `h` counted on the member's HSM when it is a member's session.
 pub fn as_member_of_session<R>(h: CK_SESSION_HANDLE, f: impl FnOnce() -> R) -> R {
     if !enabled() {
         return f();
     }
     match sim::current()
-        .and_then(|s| slot_of_session(&s, h))
+        .and_then(|s| layer::slot_of_session(&s, h))
         .and_then(member_stats)
     {
         Some(st) => stats::scoped(st, f),
@@ -112,7 +113,7 @@ pub fn as_member_of_session<R>(h: CK_SESSION_HANDLE, f: impl FnOnce() -> R) -> R
 
 /// The slot whose HSM answers for `slot`: a virtual slot's primary member (or first
 /// member when none is alive).
-pub fn physical_slot(slot: CK_SLOT_ID) -> CK_SLOT_ID {
+fn physical_slot(slot: CK_SLOT_ID) -> CK_SLOT_ID {
     match group_of_slot(slot) {
         Some(g) if g.refused.is_none() => {
             let m = g.primary().unwrap_or(0);
@@ -120,58 +121,6 @@ pub fn physical_slot(slot: CK_SLOT_ID) -> CK_SLOT_ID {
         }
         _ => slot,
     }
-}
-
-/// The statistics of the HSM behind a slot.
-pub fn stats_of_slot(slot: CK_SLOT_ID) -> &'static Stats {
-    member_stats(physical_slot(slot)).unwrap_or_else(stats::default_hsm)
-}
-
-/// The store of the HSM behind a slot (a member's own, else lunasim's).
-pub fn store_of_slot(s: &Sim, slot: CK_SLOT_ID) -> PathBuf {
-    match member_of_slot(slot) {
-        Some((g, m)) => g.members[m].store.clone(),
-        None => s.store.clone(),
-    }
-}
-
-/// One simulated HSM a utilization read covers: its statistics, serial and partition.
-pub struct Hsm {
-    pub stats: &'static Stats,
-    pub serial: u64,
-    pub slot: CK_SLOT_ID,
-}
-
-/// The HSMs behind a session for `CA_Read*Utilization*`: one for a partition's session,
-/// every member for a virtual session. `None`: not a session lunasim knows.
-pub fn hsms_of_session(s: &Sim, h: CK_SESSION_HANDLE) -> Option<Vec<Hsm>> {
-    if is_virtual_session(h) {
-        let vs = session::get(h).ok()?;
-        return Some(
-            vs.group
-                .members
-                .iter()
-                .map(|m| Hsm {
-                    stats: m.stats,
-                    serial: m.serial.parse().unwrap_or(0),
-                    slot: m.slot,
-                })
-                .collect(),
-        );
-    }
-    let slot = slot_of_session(s, h)?;
-    Some(vec![match member_of_slot(slot) {
-        Some((g, m)) => Hsm {
-            stats: g.members[m].stats,
-            serial: g.members[m].serial.parse().unwrap_or(0),
-            slot,
-        },
-        None => Hsm {
-            stats: stats::default_hsm(),
-            serial: s.config.hsm_serial.unwrap_or(0x4C53_0001),
-            slot,
-        },
-    }])
 }
 
 struct InnerSlots<'a>(&'a Sim, Vec<CK_SLOT_ID>);
@@ -194,7 +143,7 @@ impl config::InnerSlots for InnerSlots<'_> {
 /// Build the groups from the configuration at `C_Initialize`. A group that started keeps
 /// its state across later initializations (a real group outlives a client's reconnect);
 /// a refused one is checked again (its member's token may be there now).
-pub fn on_initialize() {
+fn on_initialize() {
     let Some(s) = sim::current() else { return };
     if s.config.ha_groups.is_empty() {
         return;
@@ -258,7 +207,7 @@ pub fn on_initialize() {
 }
 
 /// `C_Finalize`: the member sessions are about to go.
-pub fn on_finalize() {
+fn on_finalize() {
     session::forget_all();
     for g in all() {
         for m in 0..g.members.len() {
@@ -268,7 +217,7 @@ pub fn on_finalize() {
 }
 
 /// Sessions were dropped (a token removal, a disconnect): virtual sessions are invalid.
-pub fn drop_sessions() {
+fn drop_sessions() {
     session::drop_all();
     for g in all() {
         for m in 0..g.members.len() {
@@ -279,7 +228,7 @@ pub fn drop_sessions() {
 
 /// `C_GetSlotList`: the inner module's slots without the members of `ha_only` groups,
 /// then the virtual slots (a refused group's slot has no token).
-pub fn slot_list(present: CK_BBOOL, list: *mut CK_SLOT_ID, count: *mut CK_ULONG) -> CK_RV {
+fn slot_list(present: CK_BBOOL, list: *mut CK_SLOT_ID, count: *mut CK_ULONG) -> CK_RV {
     if !enabled() {
         return crate::outer::base!(C_GetSlotList, present, list, count);
     }
@@ -318,14 +267,60 @@ pub fn slot_list(present: CK_BBOOL, list: *mut CK_SLOT_ID, count: *mut CK_ULONG)
     })
 }
 
-/// A member's own slot reports the member's serial.
-pub fn patch_member_token_info(slot: CK_SLOT_ID, info: *mut CK_TOKEN_INFO) {
-    if info.is_null() {
-        return;
+/// The HA groups as the core sees them ([`Layer`]; wired in by the crate root).
+pub struct Groups;
+
+impl Layer for Groups {
+    fn initialized(&self) {
+        on_initialize();
     }
-    if let Some((g, m)) = member_of_slot(slot) {
-        // SAFETY: info is non-null and was just filled by the table below.
-        let i = unsafe { &mut *info };
-        crate::ha::api::pad(&mut i.serialNumber, &g.members[m].serial);
+
+    fn finalizing(&self) {
+        on_finalize();
+    }
+
+    fn sessions_dropped(&self) {
+        drop_sessions();
+    }
+
+    fn control(&self, op: &str, v: &Value) -> Option<Result<String, String>> {
+        control::execute(op, v)
+    }
+
+    fn slot_list(&self, present: CK_BBOOL, list: *mut CK_SLOT_ID, count: *mut CK_ULONG) -> CK_RV {
+        slot_list(present, list, count)
+    }
+
+    fn physical_slot(&self, slot: CK_SLOT_ID) -> CK_SLOT_ID {
+        physical_slot(slot)
+    }
+
+    /// A member's own slot is its own HSM.
+    fn own_hsm(&self, slot: CK_SLOT_ID) -> Option<OwnHsm> {
+        member_of_slot(slot).map(|(g, m)| OwnHsm {
+            stats: g.members[m].stats,
+            serial: g.members[m].serial.clone(),
+            store: g.members[m].store.clone(),
+        })
+    }
+
+    fn owns_session(&self, h: CK_SESSION_HANDLE) -> bool {
+        is_virtual_session(h)
+    }
+
+    /// Every member of the session's group.
+    fn session_hsms(&self, h: CK_SESSION_HANDLE) -> Option<Vec<Hsm>> {
+        let vs = session::get(h).ok()?;
+        Some(
+            vs.group
+                .members
+                .iter()
+                .map(|m| Hsm {
+                    stats: m.stats,
+                    serial: m.serial.parse().unwrap_or(0),
+                    slot: m.slot,
+                })
+                .collect(),
+        )
     }
 }

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 
-use super::call::{self, Tpl};
+use super::call;
+use crate::tpl::Tpl;
 
 /// Virtual object handles: 0x4841_0000 ("HA") and up.
 pub const VOBJECT_BASE: CK_OBJECT_HANDLE = 0x4841_0000;

@@ -15,10 +15,11 @@ use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use super::call::{self, Tpl};
+use super::call;
 use super::group::{Group, Missed};
 use super::objects::{self, has_id, Identity};
 use super::session::VSession;
+use crate::tpl::Tpl;
 
 /// Attributes that only generation takes; a creation template must not carry them.
 const GENERATION_ONLY: &[CK_ATTRIBUTE_TYPE] = &[CKA_VALUE_LEN, CKA_MODULUS_BITS];

@@ -7,20 +7,11 @@
 
 use cryptoki_sys::*;
 use p11::vendor::{CK_HA_MEMBER, CK_HA_SERIAL_LEN, CK_HA_STATUS, CK_HA_STATUS_V1};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::group::Group;
+use crate::config::HaStateLayout as Layout;
 use crate::entry;
-
-/// Which SDK generation's `CK_HA_STATUS` lunasim writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Layout {
-    #[default]
-    Current,
-    Legacy,
-}
 
 /// A member's status: alive, or unreachable as a lost network HSM is.
 pub fn member_status(g: &Group, m: usize) -> CK_RV {

@@ -15,6 +15,7 @@ use crate::control;
 use crate::entry;
 use crate::extmu;
 use crate::objects::ObjectStore;
+use crate::raw::pad;
 use crate::sim::{self, Sim};
 use crate::stats;
 
@@ -149,13 +150,6 @@ pub extern "C" fn C_Finalize(reserved: *mut std::os::raw::c_void) -> CK_RV {
             Err(e) => e.rv().unwrap_or(CKR_GENERAL_ERROR),
         }
     })
-}
-
-fn pad(dst: &mut [u8], s: &str) {
-    dst.fill(b' ');
-    let b = s.as_bytes();
-    let n = b.len().min(dst.len());
-    dst[..n].copy_from_slice(&b[..n]);
 }
 
 pub extern "C" fn C_GetInfo(info: *mut CK_INFO) -> CK_RV {

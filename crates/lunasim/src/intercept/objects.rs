@@ -7,13 +7,13 @@ use cryptoki_sys::*;
 use super::session::session_info;
 use crate::entry;
 use crate::extmu;
-use crate::ha::call::Tpl;
 use crate::objects::{self, ObjectStore, Part};
 use crate::ouid;
 use crate::raw;
 use crate::roles::Action;
 use crate::sim::Sim;
 use crate::templates;
+use crate::tpl::Tpl;
 
 /// Find a live HSS object visible to this session: same slot; private parts need a user
 /// login. Returns the key index and part.

@@ -1,5 +1,6 @@
-//! What the outer layer adds on one partition before the table below: the HA slot list
-//! and members' serials ([`crate::ha`]), the per-key usage limits ([`crate::usage`]) —
+//! What the outer layer adds on one partition before the table below: what the layer over
+//! the core adds to the slot list and to a partition's token information
+//! ([`crate::layer`]), the per-key usage limits ([`crate::usage`]) —
 //! limits in creation templates, the usage attributes, a use counted per sign, verify,
 //! encrypt and decrypt — and the trusted-wrapping marks ([`crate::trust`]).
 
@@ -10,32 +11,38 @@ use std::os::raw::c_void;
 use cryptoki_sys::*;
 
 use super::base;
+use crate::layer;
+use crate::raw;
 use crate::trust;
 use crate::usage::{self, Use};
 
 pub fn C_Initialize(a0: *mut c_void) -> CK_RV {
     let rv = base!(C_Initialize, a0);
     if rv == CKR_OK {
-        crate::ha::on_initialize();
+        layer::get().initialized();
     }
     rv
 }
 
 pub fn C_Finalize(a0: *mut c_void) -> CK_RV {
     if crate::sim::current().is_some() && a0.is_null() {
-        crate::ha::on_finalize();
+        layer::get().finalizing();
     }
     base!(C_Finalize, a0)
 }
 
 pub fn C_GetSlotList(a0: CK_BBOOL, a1: *mut CK_SLOT_ID, a2: *mut CK_ULONG) -> CK_RV {
-    crate::ha::slot_list(a0, a1, a2)
+    layer::get().slot_list(a0, a1, a2)
 }
 
 pub fn C_GetTokenInfo(a0: CK_SLOT_ID, a1: *mut CK_TOKEN_INFO) -> CK_RV {
     let rv = base!(C_GetTokenInfo, a0, a1);
-    if rv == CKR_OK {
-        crate::ha::patch_member_token_info(a0, a1);
+    if rv == CKR_OK && !a1.is_null() {
+        // A partition with an HSM of its own (an HA member) reports that HSM's serial.
+        if let Some(own) = layer::get().own_hsm(a0) {
+            // SAFETY: a1 is non-null and was just filled by the table below.
+            raw::pad(unsafe { &mut (*a1).serialNumber }, &own.serial);
+        }
     }
     rv
 }

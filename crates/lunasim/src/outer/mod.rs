@@ -6,7 +6,9 @@
 //!
 //! - `slot` / `session`: a call on an HA group's virtual slot or session goes to
 //!   [`crate::ha::api`]; any other call runs as the one partition it names (counted on its
-//!   HSM's statistics when that is an HA member) through the table below it;
+//!   HSM's statistics when that is an HA member) through the table below it. This is the
+//!   one place outside the crate root that names the HA layer: the core's other modules
+//!   reach it through [`crate::layer`] only;
 //! - `base`: the table below is [`crate::tables`] (`intercept` and `forward`);
 //! - `custom`: [`lower`] adds something first (the per-key usage limits, the HA slot list,
 //!   a member's serial) and then calls the same table.

@@ -8,10 +8,10 @@
 use cryptoki_sys::*;
 
 use super::{give_id, put_handle, session_call, UNREACHABLE};
-use crate::ha::call::Tpl;
 use crate::ha::replicate;
 use crate::ha::session::VSession;
 use crate::outer;
+use crate::tpl::Tpl;
 
 fn mechanism(m: *mut CK_MECHANISM) -> Option<CK_MECHANISM_TYPE> {
     // SAFETY: a non-null mechanism points to a CK_MECHANISM per contract.

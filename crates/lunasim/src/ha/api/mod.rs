@@ -22,23 +22,17 @@ use zeroize::Zeroizing;
 pub use keys::*;
 pub use ops::*;
 
-use super::call::{self, Tpl};
+use super::call;
 use super::group::{Group, Login};
 use super::objects::{self, Identity};
 use super::replicate;
 use super::session::{self, OpKind, VSession};
 use crate::outer;
-use crate::raw;
+use crate::raw::{self, pad};
 use crate::sim;
+use crate::tpl::Tpl;
 
 const UNREACHABLE: CK_RV = p11::names::luna::CKR_UNABLE_TO_CONNECT;
-
-pub fn pad(dst: &mut [u8], s: &str) {
-    dst.fill(b' ');
-    let b = s.as_bytes();
-    let n = b.len().min(dst.len());
-    dst[..n].copy_from_slice(&b[..n]);
-}
 
 /// The wrapper every virtual call runs in: a panic barrier, the control file, the
 /// initialized check. (Counting, latency and faults happen on the member calls.)
