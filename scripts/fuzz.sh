@@ -29,17 +29,33 @@ targets=("$@")
 
 (cd fuzz && cargo fuzz build --sanitizer none --release)
 
-status=0
-for t in "${targets[@]}"; do
-  corpus="$corpus_root/$t"
+# Targets run side by side, one per core (HSMC_FUZZ_JOBS to choose): libFuzzer is one
+# process per target, so on N cores N targets take the time of one.
+parallel="${HSMC_FUZZ_JOBS:-$(nproc)}"
+results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT
+
+fuzz_one() {
+  local t="$1" corpus="$corpus_root/$1" log="$results/$1.log" rc=0
   mkdir -p "$corpus"
-  log="$(mktemp)"
-  rc=0
   (cd fuzz && cargo fuzz run --sanitizer none --release "$t" "$corpus" "seeds/$t" -- \
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/$t-") >"$log" 2>&1 || rc=$?
+  echo "$rc" >"$results/$t.rc"
+}
+
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+
+status=0
+for t in "${targets[@]}"; do
+  log="$results/$t.log"
+  rc="$(cat "$results/$t.rc" 2>/dev/null || echo 1)"
   runs="$(grep -o 'Done [0-9]* runs' "$log" | grep -o '[0-9]*' | tail -1 || true)"
-  files="$(find "$corpus" -type f | wc -l)"
+  files="$(find "$corpus_root/$t" -type f | wc -l)"
   crashes="$(find "$artifacts" -name "$t-*" -type f | wc -l)"
   printf '{"target":"%s","seconds":%s,"runs":%s,"corpus_files":%s,"crashes":%s,"exit":%s}\n' \
     "$t" "$secs" "${runs:-0}" "$files" "$crashes" "$rc"
@@ -48,6 +64,5 @@ for t in "${targets[@]}"; do
     echo "--- $t: libFuzzer output (last 40 lines)"
     tail -n 40 "$log"
   fi
-  rm -f "$log"
 done
 exit $status
