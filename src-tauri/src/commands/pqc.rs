@@ -24,7 +24,7 @@ fn scope(c: &Console, partition_id: Option<String>) -> Vec<String> {
 }
 
 /// The readiness of `partition_id` (every logged-in partition when `None`) under `policy`
-/// (`nist`, `cnsa2`, or a policy file: see `Console::pqc_policy`), judged today.
+/// (`nist`, `cnsa2`, or a policy file: see `observe::Observe::pqc_policy`), judged today.
 #[ipc_macros::command]
 pub async fn pqc_readiness(
     state: State<'_, AppState>,

@@ -666,7 +666,7 @@ impl Observe<'_> {
             luna,
             pool: p.pool.status(),
             metrics,
-            // The console adds the HA group (`Console::stats`): observation does not read HA.
+            // The console adds the HA group (`observe::Observe::stats`): observation does not read HA.
             ha: None,
         })
     }

@@ -1,4 +1,4 @@
-//! A signing batch as a pipeline. [`Console::sign_files`] reads top to bottom as the steps:
+//! A signing batch as a pipeline. [`crate::sign::Signing::sign_files`] reads top to bottom as the steps:
 //!
 //! 1. [`SignBatch::open`] — the request checked, the partition, the login, the keys (one,
 //!    or several for dual signing: [`signers`]), their public halves and certificates, the
@@ -80,7 +80,7 @@ impl Signing<'_> {
             .await
     }
 
-    /// [`Console::sign_files`] with where the PINs of keys that want one for each signature
+    /// [`crate::sign::Signing::sign_files`] with where the PINs of keys that want one for each signature
     /// come from (`CKA_ALWAYS_AUTHENTICATE`; see [`SignRequest::context_login`]).
     pub async fn sign_files_with_pins(
         self,
@@ -94,7 +94,7 @@ impl Signing<'_> {
             .await
     }
 
-    /// [`Console::sign_files`]; with `key_in_names` each output is named for the key too
+    /// [`crate::sign::Signing::sign_files`]; with `key_in_names` each output is named for the key too
     /// (`FILE.<key label>.sig`), so signatures of several keys stand side by side.
     pub(super) async fn sign_batch(
         self,

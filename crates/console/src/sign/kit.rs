@@ -835,7 +835,7 @@ impl Signing<'_> {
         self.write_kit(partition, report, req, Vec::new()).await
     }
 
-    /// As [`Console::write_verifier_kit`], with each key's certificate and chain the batch
+    /// As [`crate::sign::Signing::write_verifier_kit`], with each key's certificate and chain the batch
     /// used (a chain given at signing time) instead of the token's, in the order of
     /// `report.keys`.
     async fn write_kit(

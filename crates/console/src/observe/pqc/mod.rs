@@ -218,7 +218,7 @@ impl Observe<'_> {
         })
     }
 
-    /// Every key of `partitions` judged under `policy` (see [`Console::pqc_policy`]) today.
+    /// Every key of `partitions` judged under `policy` (see [`crate::observe::Observe::pqc_policy`]) today.
     pub async fn pqc_readiness(self, partitions: &[String], policy: &str) -> ApiResult<Readiness> {
         Ok(self.readiness_of(partitions, policy).await?.0)
     }

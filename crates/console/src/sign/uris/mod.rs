@@ -26,7 +26,7 @@ use crate::text;
 /// (the key's certificate), `PUBLIC.pem` (its public key) and the like are the user's files.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ToolCommand {
-    /// Which tool; also names the line for [`Console::try_tool_line`].
+    /// Which tool; also names the line for [`crate::sign::Signing::try_tool_line`].
     pub tool: String,
     /// What it does, and how it gets the PIN.
     pub purpose: Text,

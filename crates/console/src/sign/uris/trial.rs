@@ -62,7 +62,7 @@ struct KeyInputs {
 }
 
 impl Signing<'_> {
-    /// Run the `tool` line of the private key `handle` (as [`Console::object_uri`] prints it)
+    /// Run the `tool` line of the private key `handle` (as [`crate::sign::Signing::object_uri`] prints it)
     /// in a throwaway folder holding the files it names, then the tool's own check. Needs the
     /// user logged in on the partition (the line logs in with the same PIN). Audited first.
     pub async fn try_tool_line(
