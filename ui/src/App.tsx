@@ -6,9 +6,9 @@ import { useTranslation } from "react-i18next";
 import { Badge, ErrorBox, Toasts } from "./components";
 import { useFormat } from "./i18n";
 import { NAV, VIEWS } from "./nav";
-import { roleNameText } from "./views/Credentials";
-import { HaWarningBadge } from "./views/Ha";
-import { KeygenIndicator } from "./views/KeygenIndicator";
+import { roleNameText } from "./features/credentials/Credentials";
+import { HaWarningBadge } from "./features/ha/Ha";
+import { KeygenIndicator } from "./features/keys/KeygenIndicator";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 
 export function App() {

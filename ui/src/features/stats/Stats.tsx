@@ -1,0 +1,321 @@
+// The partition's health: generic token figures for any module, Luna's CA_* statistics and
+// utilization rates where offered, and the console's own call metrics, with live charts
+// drawn from the samples' history. Polling follows the settings' interval and pauses while
+// the window is hidden.
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { StatsPoint, StatsSnapshot } from "../../bindings";
+import { LineChart, type Series } from "../../charts/Chart";
+import { Badge, EmptyState, ErrorBox } from "../../components";
+import { useFormat } from "../../i18n";
+import { api } from "../../ipc";
+import { useNavigate, usePartition, useSettings, useToast } from "../../state";
+import { useCommand } from "../../useCommand";
+
+function historyCsv(h: StatsPoint[]): string {
+  const rows = h.map((p) =>
+    [
+      p.t.toFixed(1),
+      p.busy_percent ?? "",
+      p.commands_per_second ?? "",
+      p.sign_per_second ?? "",
+      p.sessions ?? "",
+      p.console_ops,
+      p.console_errors,
+    ].join(","),
+  );
+  return ["seconds,busy_percent,commands_per_second,sign_per_second,sessions,console_ops,console_errors", ...rows].join("\n") + "\n";
+}
+
+function useVisible(): boolean {
+  const [v, setV] = useState(() => document.visibilityState === "visible");
+  useEffect(() => {
+    const on = () => setV(document.visibilityState === "visible");
+    document.addEventListener("visibilitychange", on);
+    return () => document.removeEventListener("visibilitychange", on);
+  }, []);
+  return v;
+}
+
+function series(name: string, h: StatsPoint[], f: (p: StatsPoint) => number | null): Series {
+  return { name, points: h.flatMap((p) => (f(p) === null ? [] : [[p.t, f(p)!] as [number, number]])) };
+}
+
+/// The history's three charts: the HSM's busy share, its request rates, the console's calls.
+function StatsCharts({ h }: { h: StatsPoint[] }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const x = { label: t("stats.chart_time"), unit: t("stats.unit_s"), format: (v: number) => fmt.number(v) };
+  return (
+    <div className="cards">
+      <section className="card chart">
+        <LineChart
+          testId="chart-load"
+          exportName="hsm-busy"
+          spec={{
+            title: t("stats.chart_busy"),
+            x,
+            y: { label: t("stats.chart_busy_y"), unit: "%", format: (v) => fmt.number(v) },
+            series: [series(t("stats.series_busy"), h, (p) => p.busy_percent)],
+          }}
+        />
+      </section>
+      <section className="card chart">
+        <LineChart
+          testId="chart-rates"
+          exportName="hsm-requests"
+          spec={{
+            title: t("stats.chart_rates"),
+            x,
+            y: { label: t("stats.chart_rates_y"), unit: t("stats.unit_per_s"), format: (v) => fmt.number(v) },
+            series: [
+              series(t("stats.series_commands"), h, (p) => p.commands_per_second),
+              series(t("stats.series_sign"), h, (p) => p.sign_per_second),
+            ],
+          }}
+        />
+      </section>
+      <section className="card chart">
+        <LineChart
+          testId="chart-console"
+          exportName="console-calls"
+          spec={{
+            title: t("stats.chart_console"),
+            x,
+            y: { label: t("stats.chart_console_y"), format: (v) => fmt.number(v) },
+            series: [
+              series(t("stats.series_ok"), h, (p) => p.console_ops),
+              { ...series(t("stats.series_failed"), h, (p) => p.console_errors), color: 5 },
+            ],
+          }}
+        />
+      </section>
+    </div>
+  );
+}
+
+export function StatsView() {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  const { partitionId } = usePartition();
+  const { settings } = useSettings();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const [snap, setSnap] = useState<StatsSnapshot | null>(null);
+  const [history, setHistory] = useState<StatsPoint[] | null>(null);
+  const [paused, setPaused] = useState(false);
+  const visible = useVisible();
+  const interval = Math.max(1, settings?.stats_poll_seconds ?? 5);
+
+  // A sample: the figures first, then the history the charts draw (the sample extends it).
+  const { run: sampleFrom, error } = useCommand(
+    async (partitionId: string) => {
+      setSnap(await api.stats(partitionId));
+      setHistory(await api.statsHistory(partitionId));
+    },
+    { keepError: true },
+  );
+  const sample = () => {
+    if (partitionId) void sampleFrom(partitionId);
+  };
+
+  useEffect(() => {
+    if (!partitionId || paused || !visible) return;
+    const first = setTimeout(() => void sampleFrom(partitionId), 0);
+    const id = setInterval(() => void sampleFrom(partitionId), interval * 1000);
+    return () => {
+      clearTimeout(first);
+      clearInterval(id);
+    };
+  }, [partitionId, paused, visible, interval, sampleFrom]);
+
+  const { run: exportNumbers } = useCommand(
+    async (kind: "csv" | "json") => {
+      if (!partitionId) return;
+      const h = await api.statsHistory(partitionId);
+      const p = await api.saveExport(`statistics.${kind}`, kind, {
+        text: kind === "csv" ? historyCsv(h) : JSON.stringify({ latest: snap, history: h }, null, 2),
+      });
+      if (p) toast("ok", t("common.saved", { path: p }));
+    },
+    { errorToast: t("common.export_failed") },
+  );
+
+  if (!partitionId) {
+    return (
+      <div className="view">
+        <h1>{t("stats.title")}</h1>
+        <EmptyState
+          title={t("common.no_partition_selected")}
+          action={<button onClick={() => navigate("connections")}>{t("common.go_to_connections")}</button>}
+        />
+      </div>
+    );
+  }
+  const tk = snap?.token;
+  const l = snap?.luna;
+  const memory = (free: number | null, total: number | null) =>
+    total === null ? t("stats.not_reported") : t("stats.free_of", { free: fmt.bytes(free), total: fmt.bytes(total) });
+  return (
+    <div className="view">
+      <header className="view-header">
+        <h1>{t("stats.title")}</h1>
+        <div className="button-row">
+          <span className="muted small">
+            {paused ? t("stats.paused") : !visible ? t("stats.paused_hidden") : t("stats.every", { seconds: interval })}
+          </span>
+          <button onClick={() => setPaused(!paused)} data-testid="stats-pause">
+            {paused ? t("stats.resume") : t("stats.pause")}
+          </button>
+          <button onClick={sample}>{t("stats.sample_now")}</button>
+          <button onClick={() => void exportNumbers("csv")}>{t("stats.numbers_csv")}</button>
+          <button onClick={() => void exportNumbers("json")}>{t("stats.numbers_json")}</button>
+        </div>
+      </header>
+      {error && <ErrorBox error={error} title={t("stats.unreadable")} />}
+      {snap && tk && (
+        <div className="cards" data-testid="stats-cards">
+          <section className="card">
+            <h2>{t("stats.token")}</h2>
+            <dl className="info-grid">
+              <div>
+                <dt>{t("stats.library")}</dt>
+                <dd>{`${snap.manufacturer} · ${snap.library} · Cryptoki ${snap.cryptoki_version}`}</dd>
+              </div>
+              <div>
+                <dt>{t("stats.sessions")}</dt>
+                <dd>
+                  {t("stats.sessions_value", {
+                    count: tk.session_count ?? 0,
+                    n: tk.session_count ?? "?",
+                    max: tk.max_session_count ?? t("stats.unlimited"),
+                    rw: tk.rw_session_count ?? "?",
+                  })}
+                </dd>
+              </div>
+              <div>
+                <dt>{t("stats.public_memory")}</dt>
+                <dd>{memory(tk.free_public_memory, tk.total_public_memory)}</dd>
+              </div>
+              <div>
+                <dt>{t("stats.private_memory")}</dt>
+                <dd>{memory(tk.free_private_memory, tk.total_private_memory)}</dd>
+              </div>
+              <div>
+                <dt>{t("stats.mechanisms")}</dt>
+                <dd>{snap.mechanism_count}</dd>
+              </div>
+              <div>
+                <dt>{t("stats.pin")}</dt>
+                <dd>
+                  {tk.user_pin_locked ? (
+                    <Badge tone="bad">{t("stats.pin_locked")}</Badge>
+                  ) : tk.user_pin_final_try ? (
+                    <Badge tone="bad">{t("stats.pin_final_try")}</Badge>
+                  ) : tk.user_pin_count_low ? (
+                    <Badge tone="warn">{t("stats.pin_count_low")}</Badge>
+                  ) : (
+                    <Badge tone="ok">{t("stats.pin_ok")}</Badge>
+                  )}
+                </dd>
+              </div>
+            </dl>
+          </section>
+          <section className="card" data-testid="stats-luna">
+            <h2>{t("stats.luna")}</h2>
+            {l ? (
+              <>
+                <dl className="info-grid">
+                  <div>
+                    <dt>{t("stats.busy")}</dt>
+                    <dd data-testid="busy">{l.busy_percent !== null ? fmt.percent(l.busy_percent) : t("stats.measuring")}</dd>
+                  </div>
+                  <div>
+                    <dt>{t("stats.commands")}</dt>
+                    <dd>
+                      {l.commands === null ? "?" : fmt.number(l.commands)}
+                      {l.commands_per_second !== null && ` (${t("stats.per_second", { rate: fmt.number(l.commands_per_second, 1) })})`}
+                    </dd>
+                  </div>
+                  <div>
+                    <dt>{t("stats.firmware")}</dt>
+                    <dd>{l.firmware ?? "—"}</dd>
+                  </div>
+                  <div>
+                    <dt>{t("stats.hsm_storage")}</dt>
+                    <dd>
+                      {l.hsm_storage
+                        ? t("stats.used_of", { used: fmt.bytes(l.hsm_storage.used), total: fmt.bytes(l.hsm_storage.total) })
+                        : "—"}
+                    </dd>
+                  </div>
+                </dl>
+                <table className="table compact" data-testid="utilization">
+                  <thead>
+                    <tr>
+                      <th>{t("stats.requests")}</th>
+                      <th>{t("stats.count")}</th>
+                      <th>{t("stats.per_second_header")}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {l.utilization.map((b) => (
+                      <tr key={b.bin}>
+                        <td>{b.bin}</td>
+                        <td>{fmt.number(b.count)}</td>
+                        <td>{b.per_second !== null ? fmt.number(b.per_second, 2) : "…"}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+                {l.not_offered.length > 0 && (
+                  <p className="muted small">{t("stats.not_offered_list", { list: l.not_offered.join(", ") })}</p>
+                )}
+              </>
+            ) : (
+              <p className="muted">{t("stats.not_luna")}</p>
+            )}
+          </section>
+          <section className="card">
+            <h2>{t("stats.console")}</h2>
+            <p>
+              {t("stats.pool_line", { open: snap.pool.open, size: snap.pool.size, in_use: snap.pool.in_use })}{" "}
+              <Badge tone={snap.pool.breaker === "closed" ? "ok" : "bad"}>{t(`overview.breaker_${snap.pool.breaker}`)}</Badge>
+              {"; "}
+              {t("stats.recoveries", {
+                recoveries: snap.metrics.module_recoveries,
+                reopens: snap.metrics.session_reopens,
+                recovered: snap.metrics.recovered_calls,
+              })}
+            </p>
+            <table className="table compact" data-testid="console-ops">
+              <thead>
+                <tr>
+                  <th>{t("stats.operation")}</th>
+                  <th>{t("stats.ok")}</th>
+                  <th>{t("stats.errors")}</th>
+                  <th>p50 µs</th>
+                  <th>p95 µs</th>
+                  <th>p99 µs</th>
+                </tr>
+              </thead>
+              <tbody>
+                {snap.metrics.ops.map((o) => (
+                  <tr key={o.op}>
+                    <td>{o.op}</td>
+                    <td>{o.ok}</td>
+                    <td>{o.errors}</td>
+                    <td>{fmt.number(o.p50_us, 0)}</td>
+                    <td>{fmt.number(o.p95_us, 0)}</td>
+                    <td>{fmt.number(o.p99_us, 0)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        </div>
+      )}
+      {history && history.length > 0 && <StatsCharts h={history} />}
+    </div>
+  );
+}
