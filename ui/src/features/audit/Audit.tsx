@@ -1,6 +1,5 @@
 // The audit trail: its state, records per day (a bar chart: click a day to filter the
 // table to it), verification with progress and cancel, filters, export.
-import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { CheckpointView, DayCount, ExportFormat, Query, RecordView, Verdict } from "../../bindings";
@@ -10,9 +9,10 @@ import { findingText, useFormat } from "../../i18n";
 import { api, newJobId } from "../../ipc";
 import { useAudit, useJumps, useNavigate, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
+import type { VirtualTableHandle } from "../../components/VirtualTable";
+import { RecordTable } from "./RecordTable";
 
 const PAGE = 200;
-const ROW = 32;
 
 /// Days shown in the records-per-day chart; successes in the first series colour, failures red.
 const DAYS = 30;
@@ -69,20 +69,6 @@ function DaysChart({ days, day, onDay }: { days: DayCount[]; day: string | null;
       selected={day ? days.findIndex((d) => d.day === day) : null}
       onSelect={(i) => onDay(i === null ? null : (days[i]?.day ?? null))}
     />
-  );
-}
-
-function Metadata({ json }: { json: string }) {
-  let text = json;
-  try {
-    text = JSON.stringify(JSON.parse(json), null, 1).replace(/\n\s*/g, " ");
-  } catch {
-    /* stored as it was written */
-  }
-  return (
-    <span className="mono ellipsis" title={text}>
-      {text === "{}" ? "" : text}
-    </span>
   );
 }
 
@@ -197,7 +183,6 @@ export function AuditView() {
   const [checkpoints, setCheckpoints] = useState<CheckpointView[] | null>(null);
   const [rotate, setRotate] = useState(false);
   const [verify, setVerify] = useState<{ job: string; done: number; total: number } | null>(null);
-  const parentRef = useRef<HTMLDivElement>(null);
 
   const query = useCallback(
     (before: number | null) => ({
@@ -282,18 +267,19 @@ export function AuditView() {
     if (target === null || !records) return;
     const i = records.findIndex((r) => r.seq === target);
     if (i < 0) return;
-    virtRef.current?.scrollToIndex(i, { align: "center" });
+    virtRef.current?.scrollToIndex(i, "center");
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- the record arrives with a page from the backend: selecting it then syncs with that answer, once (the target is cleared).
     setSelected(records[i]!);
     setTarget(null);
   }, [target, records]);
   const showBad = useCallback(
     (seq: number) => {
       const i = records?.findIndex((r) => r.seq === seq) ?? -1;
-      if (i >= 0) virtRef.current?.scrollToIndex(i, { align: "center" });
+      if (i >= 0) virtRef.current?.scrollToIndex(i, "center");
     },
     [records],
   );
-  const virtRef = useRef<{ scrollToIndex: (i: number, o: { align: "center" }) => void } | null>(null);
+  const virtRef = useRef<VirtualTableHandle>(null);
   useEffect(() => {
     if (badSeq !== null) showBad(badSeq);
   }, [badSeq, showBad]);
@@ -344,16 +330,8 @@ export function AuditView() {
     { errorToast: t("audit.no_checkpoint") },
   );
 
-  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
-  const virt = useVirtualizer({
-    count: records?.length ?? 0,
-    getScrollElement: () => parentRef.current,
-    estimateSize: () => ROW,
-    overscan: 10,
-  });
-  virtRef.current = virt;
   // Older pages load as the table nears its end, so 100,000 records scroll like one list.
-  const lastShown = virt.getVirtualItems().at(-1)?.index ?? 0;
+  const [lastShown, setLastShown] = useState(0);
   const loadingOlder = useRef(false);
   useEffect(() => {
     if (!more || !records || loadingOlder.current || lastShown < records.length - 40) return;
@@ -530,71 +508,21 @@ export function AuditView() {
         </EmptyState>
       ) : (
         <div className={selected ? "split" : undefined}>
-          <div className="record-table" role="grid" aria-label={t("audit.records_label")} data-testid="audit-records">
-            <div className="record-row record-head" role="row">
-              <span role="columnheader">#</span>
-              <span role="columnheader">{t("audit.col_time")}</span>
-              <span role="columnheader">{t("audit.col_action")}</span>
-              <span role="columnheader">{t("audit.col_resource")}</span>
-              <span role="columnheader">{t("audit.col_status")}</span>
-              <span role="columnheader">{t("audit.col_actor")}</span>
-              <span role="columnheader">{t("audit.col_details")}</span>
-            </div>
-            {/* The records' row group, focusable so that they scroll from the keyboard too (they
-                hold no control that would take the focus). */}
-            <div className="record-scroll" role="rowgroup" ref={parentRef} tabIndex={0}>
-              <div style={{ height: virt.getTotalSize(), position: "relative" }}>
-                {virt.getVirtualItems().map((v) => {
-                  const r = records![v.index]!;
-                  return (
-                    <div
-                      key={r.seq}
-                      role="row"
-                      className={`record-row status-${r.status}${r.seq === badSeq ? " bad-record" : ""}${selected?.seq === r.seq ? " active" : ""}`}
-                      style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}
-                      data-action={r.action}
-                      data-seq={r.seq}
-                      data-bad={r.seq === badSeq ? "true" : undefined}
-                      data-testid="audit-row"
-                      onClick={() => setSelected(r)}
-                    >
-                      <span role="gridcell">{r.seq}</span>
-                      <span role="gridcell" className="mono">
-                        {r.timestamp.replace("T", " ").replace("Z", "")}
-                      </span>
-                      <span role="gridcell">{r.action}</span>
-                      <span role="gridcell" className="ellipsis" title={r.resource_id ?? ""}>
-                        {r.resource_id}
-                      </span>
-                      <span role="gridcell">
-                        <Badge tone={r.status === "success" ? "ok" : r.status === "failure" ? "bad" : "warn"}>
-                          {r.status === "success" || r.status === "failure" || r.status === "warning" || r.status === "unknown"
-                            ? t(`audit.status_${r.status}`)
-                            : r.status}
-                        </Badge>
-                      </span>
-                      <span role="gridcell" className="ellipsis">
-                        {r.actor_id}
-                      </span>
-                      <span role="gridcell">
-                        <Metadata json={r.metadata} />
-                      </span>
-                    </div>
-                  );
-                })}
-              </div>
-            </div>
-            {/* A grid holds only rows: the button for older records is a row's one cell. */}
-            {more && (
-              <div role="row">
-                <div role="gridcell" aria-colspan={7} className="load-more-cell">
-                  <button onClick={() => void older()} className="load-more">
-                    {t("audit.load_older")}
-                  </button>
-                </div>
-              </div>
-            )}
-          </div>
+          <RecordTable
+            records={records ?? []}
+            badSeq={badSeq}
+            selected={selected}
+            onSelect={setSelected}
+            onLastRendered={setLastShown}
+            handle={virtRef}
+            footer={
+              more && (
+                <button onClick={() => void older()} className="load-more">
+                  {t("audit.load_older")}
+                </button>
+              )
+            }
+          />
           {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
         </div>
       )}

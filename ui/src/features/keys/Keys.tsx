@@ -1,11 +1,10 @@
 // Keys: a virtualized table (tens of thousands of objects), filters, the detail pane with
 // every attribute decoded, public-key export, generation and deletion.
-import { useVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AttributeView, KeyDetails, ObjectSummary, PublicKeyFormat } from "../../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, Field } from "../../components";
-import i18n, { formatter, textOf } from "../../i18n";
+import { textOf } from "../../i18n";
 import { api } from "../../ipc";
 import { useAudit, useJumps, useKeygen, useNavigate, usePartition, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
@@ -16,35 +15,12 @@ import { AttributesDialog } from "../attributes/Attributes";
 import { Kcv, UnwrapDialog, WrapDialog } from "../backup/Backup";
 import { CertificatePane, ImportDialog, UriPane } from "../objects/Objects";
 import { KeyFormats } from "./KeyFormats";
+import { classLabel, KeyTable } from "./KeyTable";
 import { KeySuccession } from "./KeySuccession";
 import { UsageLine } from "../usage/Usage";
 
 const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
 type Cap = (typeof CAPS)[number];
-
-const ROW = 34;
-
-function classLabel(c: string) {
-  return c.toLowerCase().replace(/_/g, " ");
-}
-
-/// A row's flags: token or session, sensitive, non-extractable or extractable only under trusted
-/// keys, trusted (a wrapping key the SO marked), the PIN wanted per signature, HSS signatures
-/// left.
-function flags(k: ObjectSummary): string {
-  const t = i18n.t;
-  return [
-    k.token ? t("keys.flag_token") : t("keys.flag_session"),
-    k.sensitive ? t("keys.flag_sensitive") : null,
-    k.extractable === false ? t("keys.flag_non_extractable") : null,
-    k.extractable === true && k.wrap_with_trusted === true ? t("keys.flag_trusted_wrap_only") : null,
-    k.trusted === true ? t("keys.flag_trusted") : null,
-    k.always_authenticate === true ? t("keys.flag_pin_per_signature") : null,
-    k.hss_keys_remaining !== null ? t("keys.flag_left", { n: formatter().number(k.hss_keys_remaining) }) : null,
-  ]
-    .filter(Boolean)
-    .join(" · ");
-}
 
 function AttrValue({ a }: { a: AttributeView }) {
   const { t } = useTranslation();
@@ -291,7 +267,6 @@ export function KeysView() {
   const [del, setDel] = useState<ObjectSummary[] | null>(null);
   const [importing, setImporting] = useState(false);
   const [unwrapping, setUnwrapping] = useState(false);
-  const parentRef = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
     if (partitionId) await listKeys(partitionId);
@@ -318,31 +293,15 @@ export function KeysView() {
     );
   }, [keys, q, cls, alg, cap]);
 
-  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual's API cannot be memoized by the React compiler; this table re-renders on scroll by design.
-  const virt = useVirtualizer({ count: shown.length, getScrollElement: () => parentRef.current, estimateSize: () => ROW, overscan: 12 });
-
-  const activeIndex = shown.findIndex((k) => k.handle === active);
+  // Space ticks the active key, Delete asks to delete the ticked ones (or the active one);
+  // the table moves between the keys.
   const onKeyDown = (e: React.KeyboardEvent) => {
-    if (shown.length === 0) return;
-    let i = activeIndex;
-    if (e.key === "ArrowDown") i = Math.min(shown.length - 1, i + 1);
-    else if (e.key === "ArrowUp") i = Math.max(0, i - 1);
-    else if (e.key === "Home") i = 0;
-    else if (e.key === "End") i = shown.length - 1;
-    else if (e.key === " " && active !== null) {
+    if (e.key === " " && active !== null) {
       e.preventDefault();
       toggle(active);
-      return;
     } else if (e.key === "Delete" && (checked.size > 0 || active !== null)) {
       e.preventDefault();
       askDelete();
-      return;
-    } else return;
-    e.preventDefault();
-    const k = shown[Math.max(0, i)];
-    if (k) {
-      setActive(k.handle);
-      virt.scrollToIndex(Math.max(0, i));
     }
   };
   const toggle = (h: number) =>
@@ -471,90 +430,17 @@ export function KeysView() {
       </div>
       {error && <ErrorBox error={error} title={t("keys.unlisted")} />}
       <div className="split">
-        <div
-          className="key-table"
-          role="grid"
-          aria-label={t("nav.keys")}
-          aria-rowcount={shown.length + 1}
-          tabIndex={0}
+        <KeyTable
+          keys={keys}
+          shown={shown}
+          error={error}
+          loggedIn={loggedIn}
+          active={active}
+          onActivate={setActive}
+          checked={checked}
+          onToggle={toggle}
           onKeyDown={onKeyDown}
-          data-testid="key-table"
-        >
-          <div className="key-row key-head" role="row" aria-rowindex={1}>
-            <span role="columnheader">
-              <span className="sr-only">{t("keys.selected")}</span>
-            </span>
-            <span role="columnheader">{t("generate.label")}</span>
-            <span role="columnheader">{t("keys.class")}</span>
-            <span role="columnheader">{t("audit.col_algorithm")}</span>
-            <span role="columnheader">ID</span>
-            <span role="columnheader">{t("partition.col_flags")}</span>
-          </div>
-          {/* A grid holds only rows: the messages in place of the keys are a row's one cell. */}
-          {keys === null && !error ? (
-            <div role="row">
-              <p role="gridcell" aria-colspan={6} className="muted pad">
-                {t("keys.reading_objects")}
-              </p>
-            </div>
-          ) : shown.length === 0 ? (
-            <div role="row">
-              <div role="gridcell" aria-colspan={6}>
-                <EmptyState title={keys && keys.length > 0 ? t("keys.no_match") : t("keys.no_objects")}>
-                  {keys && keys.length > 0 ? t("keys.clear_filters") : loggedIn ? t("keys.generate_first") : t("keys.log_in_private")}
-                </EmptyState>
-              </div>
-            </div>
-          ) : (
-            <div className="key-scroll" ref={parentRef}>
-              <div style={{ height: virt.getTotalSize(), position: "relative" }}>
-                {virt.getVirtualItems().map((v) => {
-                  const k = shown[v.index]!;
-                  return (
-                    <div
-                      key={k.handle}
-                      role="row"
-                      aria-rowindex={v.index + 2}
-                      aria-selected={k.handle === active}
-                      className={`key-row${k.handle === active ? " active" : ""}`}
-                      style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW, transform: `translateY(${v.start}px)` }}
-                      onClick={() => setActive(k.handle)}
-                      data-label={k.label}
-                      data-testid="key-row"
-                    >
-                      <span role="gridcell">
-                        <input
-                          type="checkbox"
-                          checked={checked.has(k.handle)}
-                          onChange={() => toggle(k.handle)}
-                          onClick={(e) => e.stopPropagation()}
-                          aria-label={t("keys.select", { label: k.label })}
-                          tabIndex={-1}
-                        />
-                      </span>
-                      <span role="gridcell" className="ellipsis" title={k.label}>
-                        {k.label || <span className="muted">{t("connections.no_label")}</span>}
-                        {k.duplicate_label && (
-                          <Badge tone="warn" title={t("keys.duplicate_label")}>
-                            {t("keys.duplicate")}
-                          </Badge>
-                        )}
-                      </span>
-                      <span role="gridcell">{classLabel(k.class)}</span>
-                      <span role="gridcell">{k.algorithm || k.key_type}</span>
-                      <span role="gridcell" className="mono ellipsis" title={k.id_hex}>
-                        {k.id_hex}
-                      </span>
-                      <span role="gridcell" className="flags">
-                        {flags(k)}
-                      </span>
-                    </div>
-                  );
-                })}
-              </div>
-            </div>
-          )}
-        </div>
+        />
         <aside className="detail-pane">
           {active !== null ? (
             <DetailsPane
