@@ -9,24 +9,9 @@ import { errorTexts, textOf, useFormat } from "../../i18n";
 import { api, newJobId } from "../../ipc";
 import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-
-// The OpenPGP formats (Ed25519, ECDSA and RSA keys).
-const OPENPGP_FORMATS: SignFormat[] = ["openpgp", "openpgp_binary", "openpgp_cleartext"];
-// The "apt repository" preset: for a file named Release, Release.gpg (armored) and InRelease.
-const APT_FORMATS: SignFormat[] = ["openpgp", "openpgp_cleartext"];
+import { APT_FORMATS, canMake, chosenFormats, keyRef, requestToSend, useSignRequest } from "./request";
 
 type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
-
-/** Whether a key can make a format (as the backend decides: crates/console/src/sign/formats.rs). */
-function canMake(k: SigningKeyView, f: SignFormat): boolean {
-  const s = k.scheme;
-  // OpenPGP (gpg 2.2, sq 0.27) has Ed25519, ECDSA and RSA keys; minisign Ed25519 only; SSH
-  // signatures (ssh-keygen -Y verify) Ed25519 and ECDSA P-256 keys.
-  if (f === "minisign") return s.scheme === "ed25519";
-  if (f === "sshsig") return s.scheme === "ed25519" || (s.scheme === "ecdsa" && s.curve === "P256");
-  if (OPENPGP_FORMATS.includes(f)) return ["ed25519", "ecdsa", "rsa-pss"].includes(s.scheme);
-  return true;
-}
 
 function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" | "bad" {
   if (k.hss_remaining === null || k.hss_capacity === null) return "ok";
@@ -44,21 +29,14 @@ export function SignView() {
   const toast = useToast();
   const [checks, setChecks] = useState<FileCheck[]>([]);
   const { run: loadKeys, data: keys, error: keysError } = useCommand(api.signingKeys);
-  const [keyId, setKeyId] = useState("");
-  // "Also sign with": more keys signing the same batch (dual signing).
-  const [alsoIds, setAlsoIds] = useState<string[]>([]);
-  const [formats, setFormats] = useState<SignFormat[]>(["cms"]);
-  const [manifest, setManifest] = useState(false);
-  const [outDir, setOutDir] = useState<string | null>(null);
-  const [kitDir, setKitDir] = useState<string | null>(null);
-  const [chainFiles, setChainFiles] = useState<string[]>([]);
-  const [kitUid, setKitUid] = useState("");
-  const [context, setContext] = useState("");
-  const [continueOnError, setContinueOnError] = useState(false);
-  const [confirmHss, setConfirmHss] = useState(false);
-  // A key that wants the PIN for each signature: the officer's consent to give it once for
-  // the batch, and that PIN (asked here again: the login's is not reused).
-  const [consentPerUse, setConsentPerUse] = useState(false);
+  // The form: one request, as the sign command takes it ("Also sign with": more keys
+  // signing the same batch; `context_login`: the officer's consent to give the PIN once for
+  // a batch of a key that wants it per signature).
+  const [request, update] = useSignRequest();
+  const { key: keyId, also_keys: alsoIds, formats, manifest, out_dir: outDir, chain: chainFiles, confirm_hss: confirmHss } = request;
+  const kitDir = request.kit?.dir ?? null;
+  const consentPerUse = request.context_login === "once_per_batch";
+  // That PIN, asked here again (the login's is not reused), is sent beside the request.
   const [perUsePin, setPerUsePin] = useState("");
   const [job, setJob] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<number, FileState>>({});
@@ -85,8 +63,7 @@ export function SignView() {
       return r;
     } finally {
       setJob(null);
-      setConfirmHss(false);
-      setConsentPerUse(false);
+      update({ confirm_hss: false, context_login: undefined });
       setPerUsePin("");
     }
   });
@@ -96,9 +73,9 @@ export function SignView() {
   useEffect(() => {
     if (!partitionId || !loggedIn) return;
     void loadKeys(partitionId).then((k) => {
-      if (k) setKeyId((cur) => (cur && k.some((x) => `id:${x.id_hex}` === cur) ? cur : k[0] ? `id:${k[0].id_hex}` : ""));
+      if (k) update((r) => ({ key: r.key && k.some((x) => keyRef(x) === r.key) ? r.key : k[0] ? keyRef(k[0]) : "" }));
     });
-  }, [loadKeys, partitionId, loggedIn, report]);
+  }, [loadKeys, partitionId, loggedIn, report, update]);
 
   useEffect(() => {
     let live = true;
@@ -111,8 +88,8 @@ export function SignView() {
     };
   }, [signFiles]);
 
-  const key = keys?.find((k) => `id:${k.id_hex}` === keyId) ?? null;
-  const alsoKeys = (keys ?? []).filter((k) => `id:${k.id_hex}` !== keyId && alsoIds.includes(`id:${k.id_hex}`));
+  const key = keys?.find((k) => keyRef(k) === keyId) ?? null;
+  const alsoKeys = (keys ?? []).filter((k) => keyRef(k) !== keyId && alsoIds.includes(keyRef(k)));
   const signers = key ? [key, ...alsoKeys] : [];
   const hssKeys = signers.filter((k) => k.scheme.scheme === "hss");
   const isHss = hssKeys.length > 0;
@@ -124,20 +101,22 @@ export function SignView() {
   const canMinisign = signers.some((k) => canMake(k, "minisign"));
   const canSshsig = signers.some((k) => canMake(k, "sshsig"));
   // Formats no key can make are kept out of the request (and shown unchecked).
-  const chosen = formats.filter((f) =>
-    f === "minisign" ? canMinisign : f === "sshsig" ? canSshsig : OPENPGP_FORMATS.includes(f) ? canOpenpgp : true,
-  );
+  const chosen = chosenFormats(request, signers);
   // Detached OpenPGP (armored or binary); `openpgp`: any OpenPGP output, cleartext too (the
   // kit's OpenPGP certificate, SHA256SUMS.asc with the manifest).
   const detachedOpenpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
   const openpgp = detachedOpenpgp || chosen.includes("openpgp_cleartext");
   const toggleOpenpgp = () =>
-    setFormats((cur) => (detachedOpenpgp ? cur.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...cur, "openpgp"]));
+    update((r) => ({
+      formats: detachedOpenpgp ? r.formats.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...r.formats, "openpgp"],
+    }));
   // An apt repository's Release, signed as apt reads it: InRelease and an armored Release.gpg.
   const aptPreset = chosen.length === APT_FORMATS.length && APT_FORMATS.every((f) => chosen.includes(f));
   const aptWithoutRelease = aptPreset && checks.length > 0 && !checks.some((c) => c.name === "Release");
   const setOpenpgpBinary = (binary: boolean) =>
-    setFormats((cur) => cur.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)));
+    update((r) => ({
+      formats: r.formats.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)),
+    }));
   const good = checks.filter((c) => !c.problem).length;
   // One-time signatures an HSS key of the set uses: per file, CMS and the signature raw and
   // bundle share, of the formats it makes; the manifest; a certificate for CMS.
@@ -160,9 +139,11 @@ export function SignView() {
   );
   const short = (k: SigningKeyView) => k.hss_remaining !== null && k.hss_remaining < neededFor(k);
   const tooFew = hssKeys.some(short);
-  const toggleAlso = (id: string) => setAlsoIds((cur) => (cur.includes(id) ? cur.filter((x) => x !== id) : [...cur, id]));
+  const toggleAlso = (id: string) =>
+    update((r) => ({ also_keys: r.also_keys.includes(id) ? r.also_keys.filter((x) => x !== id) : [...r.also_keys, id] }));
 
-  const toggleFormat = (f: SignFormat) => setFormats((cur) => (cur.includes(f) ? cur.filter((x) => x !== f) : [...cur, f]));
+  const toggleFormat = (f: SignFormat) =>
+    update((r) => ({ formats: r.formats.includes(f) ? r.formats.filter((x) => x !== f) : [...r.formats, f] }));
   const { run: addFiles } = useCommand(
     async () => {
       const picked = await api.pickFiles(t("sign.pick_title"), true);
@@ -174,21 +155,21 @@ export function SignView() {
   const { run: addChain } = useCommand(
     async () => {
       const picked = await api.pickFiles(t("sign.chain_title"), true);
-      if (picked.length) setChainFiles((old) => [...old, ...picked.filter((p) => !old.includes(p))]);
+      if (picked.length) update((r) => ({ chain: [...r.chain, ...picked.filter((p) => !r.chain.includes(p))] }));
     },
     { errorToast: t("sign.no_file_dialog") },
   );
   const chooseOut = async () => {
     const d = await api.pickFolder(t("sign.pick_folder_title"));
-    if (d) setOutDir(d);
+    if (d) update({ out_dir: d });
   };
 
   // The kit goes into a new folder inside the chosen one: the backend refuses an existing one.
   const chooseKit = async () => {
     const d = await api.pickFolder(t("sign.kit_pick_title"));
-    if (d) setKitDir(`${d.replace(/\/+$/, "")}/verifier-kit`);
+    if (d) update((r) => ({ kit: { ...r.kit, dir: `${d.replace(/\/+$/, "")}/verifier-kit` } }));
   };
-  const kitNeedsUid = !!kitDir && openpgp && !kitUid.trim();
+  const kitNeedsUid = !!kitDir && openpgp && !request.kit?.user_id?.trim();
 
   const run = async () => {
     if (!partitionId || !key) return;
@@ -196,31 +177,11 @@ export function SignView() {
     setJob(id);
     signing.reset();
     setProgress({});
+    const tsaCa = (settings?.timestamp.enabled && settings.timestamp.ca_file) || undefined;
     await signing.run(
       partitionId,
       id,
-      {
-        key: `id:${key.id_hex}`,
-        also_keys: alsoKeys.map((k) => `id:${k.id_hex}`),
-        files: signFiles,
-        formats: chosen,
-        manifest,
-        out_dir: outDir,
-        context: isMlDsa && context ? context : null,
-        on_error: continueOnError ? "continue" : "stop",
-        confirm_hss: confirmHss,
-        kit: kitDir
-          ? {
-              dir: kitDir,
-              user_id: kitUid.trim() || undefined,
-              tsa_ca: (settings?.timestamp.enabled && settings.timestamp.ca_file) || undefined,
-              context: isMlDsa && context ? context : undefined,
-            }
-          : undefined,
-        // Chain files are one key's chain; with several keys the token's are used.
-        chain: chosen.includes("cms") && alsoKeys.length === 0 ? chainFiles : [],
-        context_login: perUseKeys.length > 0 ? "once_per_batch" : undefined,
-      },
+      requestToSend(request, { files: signFiles, signers, tsaCa }),
       perUseKeys.length > 0 ? perUsePin : null,
     );
   };
@@ -347,13 +308,13 @@ export function SignView() {
         <Field label={t("sign.signing_key")} hint={keys && keys.length === 0 ? t("sign.no_key") : undefined}>
           <select
             value={keyId}
-            onChange={(e) => setKeyId(e.target.value)}
+            onChange={(e) => update({ key: e.target.value })}
             disabled={!!job}
             data-testid="sign-key"
             aria-label={t("sign.signing_key")}
           >
             {(keys ?? []).map((k) => (
-              <option key={k.id_hex} value={`id:${k.id_hex}`}>
+              <option key={k.id_hex} value={keyRef(k)}>
                 {`${k.label} — ${k.algorithm}`}
                 {k.hss_remaining !== null
                   ? ` — ${t("sign.key_left", { left: fmt.number(k.hss_remaining), total: fmt.number(Number(k.hss_capacity ?? 0)) })}`
@@ -368,11 +329,7 @@ export function SignView() {
               {alsoKeys.map((k) => (
                 <span key={k.id_hex} className="small" data-testid="also-key">
                   {`${k.label} — ${k.algorithm}`}{" "}
-                  <button
-                    onClick={() => toggleAlso(`id:${k.id_hex}`)}
-                    disabled={!!job}
-                    aria-label={t("sign.also_remove", { label: k.label })}
-                  >
+                  <button onClick={() => toggleAlso(keyRef(k))} disabled={!!job} aria-label={t("sign.also_remove", { label: k.label })}>
                     ×
                   </button>
                 </span>
@@ -386,9 +343,9 @@ export function SignView() {
               >
                 <option value="">{t("sign.also_pick")}</option>
                 {keys
-                  .filter((k) => `id:${k.id_hex}` !== keyId && !alsoIds.includes(`id:${k.id_hex}`))
+                  .filter((k) => keyRef(k) !== keyId && !alsoIds.includes(keyRef(k)))
                   .map((k) => (
-                    <option key={k.id_hex} value={`id:${k.id_hex}`}>{`${k.label} — ${k.algorithm}`}</option>
+                    <option key={k.id_hex} value={keyRef(k)}>{`${k.label} — ${k.algorithm}`}</option>
                   ))}
               </select>
             </div>
@@ -399,8 +356,7 @@ export function SignView() {
           <div className="inline-form preset-row">
             <button
               onClick={() => {
-                setFormats(APT_FORMATS);
-                setManifest(false);
+                update({ formats: APT_FORMATS, manifest: false });
               }}
               disabled={!!job || !canOpenpgp}
               title={canOpenpgp ? t("sign.preset_apt_hint") : t("sign.openpgp_needs_key")}
@@ -434,7 +390,7 @@ export function SignView() {
                   <span className="small" data-testid="chain-files" title={chainFiles.join("\n")}>
                     {t("sign.chain_files", { count: chainFiles.length })}
                   </span>
-                  <button onClick={() => setChainFiles([])} disabled={!!job} aria-label={t("sign.chain_clear")}>
+                  <button onClick={() => update({ chain: [] })} disabled={!!job} aria-label={t("sign.chain_clear")}>
                     ×
                   </button>
                 </>
@@ -514,7 +470,7 @@ export function SignView() {
             {t("sign.fmt_sshsig")}
           </label>
           <label>
-            <input type="checkbox" checked={manifest} onChange={(e) => setManifest(e.target.checked)} disabled={!!job} />{" "}
+            <input type="checkbox" checked={manifest} onChange={(e) => update({ manifest: e.target.checked })} disabled={!!job} />{" "}
             {t("sign.fmt_manifest")}
             {openpgp ? t("sign.fmt_manifest_openpgp") : ""}
           </label>
@@ -530,7 +486,7 @@ export function SignView() {
             <button onClick={() => void chooseOut()} disabled={!!job}>
               {t("sign.choose_folder")}
             </button>
-            {outDir && <button onClick={() => setOutDir(null)}>{t("sign.beside_files")}</button>}
+            {outDir && <button onClick={() => update({ out_dir: null })}>{t("sign.beside_files")}</button>}
           </div>
         </Field>
         <Field label={t("sign.kit")} hint={t("sign.kit_hint")}>
@@ -539,15 +495,15 @@ export function SignView() {
             <button onClick={() => void chooseKit()} disabled={!!job} data-testid="kit-choose">
               {t("sign.kit_choose")}
             </button>
-            {kitDir && <button onClick={() => setKitDir(null)}>{t("sign.kit_remove")}</button>}
+            {kitDir && <button onClick={() => update({ kit: undefined })}>{t("sign.kit_remove")}</button>}
           </div>
         </Field>
         {kitDir && canOpenpgp && (
           <Field label={t("sign.kit_uid")} hint={openpgp ? t("sign.kit_uid_needed") : t("sign.kit_uid_hint")}>
             <input
               type="text"
-              value={kitUid}
-              onChange={(e) => setKitUid(e.target.value)}
+              value={request.kit?.user_id ?? ""}
+              onChange={(e) => update((r) => ({ kit: r.kit && { ...r.kit, user_id: e.target.value } }))}
               disabled={!!job}
               aria-label={t("sign.kit_uid")}
               data-testid="kit-uid"
@@ -558,8 +514,8 @@ export function SignView() {
           <Field label={t("sign.context")} hint={t("sign.context_hint")}>
             <input
               type="text"
-              value={context}
-              onChange={(e) => setContext(e.target.value)}
+              value={request.context ?? ""}
+              onChange={(e) => update({ context: e.target.value || null })}
               disabled={!!job}
               aria-label={t("verify.context_label")}
             />
@@ -568,8 +524,8 @@ export function SignView() {
         <label className="check">
           <input
             type="checkbox"
-            checked={continueOnError}
-            onChange={(e) => setContinueOnError(e.target.checked)}
+            checked={request.on_error === "continue"}
+            onChange={(e) => update({ on_error: e.target.checked ? "continue" : "stop" })}
             disabled={!!job}
             data-testid="continue-on-error"
           />{" "}
@@ -596,7 +552,12 @@ export function SignView() {
           {t("sign.hss_uses", { count: neededFor(k) })}
           {short(k) ? ` ${t("sign.hss_not_enough")}` : ""}
           <label className="check">
-            <input type="checkbox" checked={confirmHss} onChange={(e) => setConfirmHss(e.target.checked)} data-testid="confirm-hss" />{" "}
+            <input
+              type="checkbox"
+              checked={confirmHss}
+              onChange={(e) => update({ confirm_hss: e.target.checked })}
+              data-testid="confirm-hss"
+            />{" "}
             {t("sign.hss_confirm", { count: neededFor(k) })}
           </label>
         </div>
@@ -608,7 +569,7 @@ export function SignView() {
             <input
               type="checkbox"
               checked={consentPerUse}
-              onChange={(e) => setConsentPerUse(e.target.checked)}
+              onChange={(e) => update({ context_login: e.target.checked ? "once_per_batch" : undefined })}
               disabled={!!job}
               data-testid="consent-per-use"
             />{" "}
