@@ -2,75 +2,18 @@
 // table to it), verification with progress and cancel, filters, export.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { CheckpointView, DayCount, ExportFormat, Query, RecordView, Verdict } from "../../bindings";
-import { BarChart, type BarSpec } from "../../charts/Chart";
+import type { CheckpointView, DayCount, ExportFormat, Query, RecordView } from "../../bindings";
 import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../../components";
-import { findingText, useFormat } from "../../i18n";
+import { useFormat } from "../../i18n";
 import { api, newJobId } from "../../ipc";
 import { useAudit, useJumps, useNavigate, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
 import type { VirtualTableHandle } from "../../components/VirtualTable";
 import { RecordTable } from "./RecordTable";
+import { RecordDetail } from "./RecordDetail";
+import { DAYS, VerdictBox, DaysChart } from "./TrailSummary";
 
 const PAGE = 200;
-
-/// Days shown in the records-per-day chart; successes in the first series colour, failures red.
-const DAYS = 30;
-const DAY_COLORS: BarSpec["colors"] = [0, "bad"];
-
-function VerdictBox({ v }: { v: Verdict }) {
-  const { t } = useTranslation();
-  const fmt = useFormat();
-  if (v.verdict === "intact") {
-    return (
-      <div className="verdict ok" role="status" data-testid="verdict" data-verdict="intact">
-        <strong>{t("audit.intact")}</strong> {t("audit.intact_detail", { records: fmt.number(v.records), checkpoints: v.checkpoints })}
-        {v.last_checkpoint
-          ? t("audit.intact_last_checkpoint", {
-              no: v.last_checkpoint.checkpoint_no,
-              time: fmt.dateTime(v.last_checkpoint.time),
-              algorithm: v.last_checkpoint.algorithm,
-            })
-          : ""}
-        .{!v.key_pinned && ` ${t("audit.key_from_store")}`}
-      </div>
-    );
-  }
-  return (
-    <div className="verdict bad" role="alert" data-testid="verdict" data-verdict="broken">
-      <strong>{t("audit.broken_at", { seq: v.first_bad_seq })}</strong> {findingText(v.finding, v.explanation)}
-      <div className="muted small">{t("audit.finding", { kind: v.finding.kind, checked: fmt.number(v.records_checked) })}</div>
-    </div>
-  );
-}
-
-/// Records per day, failures in their own colour; a click on a day filters the table to it.
-function DaysChart({ days, day, onDay }: { days: DayCount[]; day: string | null; onDay: (d: string | null) => void }) {
-  const { t } = useTranslation();
-  const fmt = useFormat();
-  const label = (d: string) =>
-    fmt
-      .date(`${d}T12:00:00Z`)
-      .replace(/,? \d{4}$/, "")
-      .replace(/^\d{4}\D/, "");
-  return (
-    <BarChart
-      testId="audit-days"
-      exportName="audit-records-per-day"
-      lines={11}
-      spec={{
-        title: t("audit.per_day_title", { days: days.length }),
-        x: { label: t("audit.per_day_x"), format: (v) => String(v) },
-        y: { label: t("audit.per_day_y"), format: (v) => fmt.number(v) },
-        bars: days.map((d) => ({ label: label(d.day), values: [d.records - d.failures, d.failures] })),
-        names: [t("audit.per_day_ok"), t("audit.per_day_failed")],
-        colors: DAY_COLORS,
-      }}
-      selected={day ? days.findIndex((d) => d.day === day) : null}
-      onSelect={(i) => onDay(i === null ? null : (days[i]?.day ?? null))}
-    />
-  );
-}
 
 function toIso(local: string, end: boolean): string | null {
   if (!local) return null;
@@ -78,85 +21,6 @@ function toIso(local: string, end: boolean): string | null {
   if (Number.isNaN(d.getTime())) return null;
   if (end && local.length <= 10) d.setHours(23, 59, 59, 999);
   return d.toISOString();
-}
-
-function keyIdOf(r: RecordView): string | null {
-  try {
-    const m = JSON.parse(r.metadata) as Record<string, unknown>;
-    const id = m.key_id ?? m.id ?? (m.key as Record<string, unknown> | undefined)?.id;
-    return typeof id === "string" && id ? id : null;
-  } catch {
-    return null;
-  }
-}
-
-/// The signed file and its first signature, for a "sign" record.
-function signedFileOf(r: RecordView): { file: string; sig: string } | null {
-  if (r.action !== "sign" || r.status !== "success") return null;
-  try {
-    const m = JSON.parse(r.metadata) as Record<string, unknown>;
-    const outputs = Array.isArray(m.outputs) ? m.outputs.filter((o): o is string => typeof o === "string") : [];
-    return typeof m.path === "string" && outputs[0] ? { file: m.path, sig: outputs[0] } : null;
-  } catch {
-    return null;
-  }
-}
-
-function RecordDetail({ r, onClose }: { r: RecordView; onClose: () => void }) {
-  const { t } = useTranslation();
-  const { showKeys, showVerify } = useJumps();
-  const keyId = keyIdOf(r);
-  const signed = signedFileOf(r);
-  let meta = r.metadata;
-  try {
-    meta = JSON.stringify(JSON.parse(r.metadata), null, 2);
-  } catch {
-    /* shown as stored */
-  }
-  return (
-    <aside className="detail-pane record-detail" data-testid="record-detail">
-      <header className="card-header">
-        <h2>{t("audit.record", { seq: r.seq })}</h2>
-        <button className="icon-button" onClick={onClose} aria-label={t("audit.close_record")}>
-          ×
-        </button>
-      </header>
-      <dl className="info-grid">
-        {(
-          [
-            [t("audit.col_time"), r.timestamp],
-            [t("audit.col_action"), r.action],
-            [t("audit.col_status"), r.status],
-            [t("audit.col_resource"), `${r.resource_type}${r.resource_id ? `: ${r.resource_id}` : ""}`],
-            [t("audit.col_algorithm"), r.algorithm ?? "—"],
-            [t("audit.col_error_code"), r.error_code ?? "—"],
-            [t("audit.col_actor"), `${r.actor_id ?? "?"} (${r.actor_ip})`],
-            [t("audit.col_session"), r.session_id],
-            [t("audit.col_epoch"), String(r.epoch)],
-          ] as const
-        ).map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-      <h3>{t("audit.chain_value")}</h3>
-      <code className="hex">{r.hmac_chain}</code>
-      <h3>{t("audit.metadata")}</h3>
-      <pre className="meta">{meta}</pre>
-      {keyId && (
-        <button onClick={() => showKeys(keyId)} data-testid="record-key">
-          {t("audit.show_key", { id: keyId.slice(0, 12) })}
-        </button>
-      )}
-      {signed && (
-        <button onClick={() => showVerify(signed)} data-testid="record-signed-file" title={signed.file}>
-          {t("audit.check_signed_file")}
-        </button>
-      )}
-    </aside>
-  );
 }
 
 export function AuditView() {

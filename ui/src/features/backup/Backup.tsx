@@ -10,7 +10,7 @@ import { Dialog, ErrorBox, Field } from "../../components";
 import { api } from "../../ipc";
 import { usePartition, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-import { objectClassName } from "../credentials/Credentials";
+import { objectClassName } from "../credentials/roles";
 
 export function Kcv({ partitionId, handle }: { partitionId: string; handle: number }) {
   const { t } = useTranslation();

@@ -15,7 +15,8 @@ import {
   useToast,
 } from "../../state";
 import { useCommand } from "../../useCommand";
-import { ChangePinDialog, roleNameText, roleNames } from "../credentials/Credentials";
+import { ChangePinDialog } from "../credentials/PinDialogs";
+import { roleNameText, roleNames } from "../credentials/roles";
 import { HaGroupsOfModule } from "../ha/Ha";
 
 /// Where Luna's client library usually is (an example path, the same in every language).

@@ -9,7 +9,7 @@ import { textOf } from "../../i18n";
 import { api } from "../../ipc";
 import { useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-import { objectClassName } from "../credentials/Credentials";
+import { objectClassName } from "../credentials/roles";
 
 /// An imported object's kind (`certificate`, `public_key`, `data`) in words.
 function kindName(kind: string): string {

@@ -13,7 +13,7 @@ import { useAudit, useJumps, useNavigate, usePartitionActions, useSettings } fro
 import { useConsoleEvent } from "../../state/events";
 import { useCommand } from "../../useCommand";
 import { LoginDialog } from "../connections/Connections";
-import { roleNames } from "../credentials/Credentials";
+import { roleNames } from "../credentials/roles";
 
 const TONE: Record<Severity, "info" | "warn" | "bad"> = { info: "info", warning: "warn", critical: "bad" };
 

@@ -7,7 +7,8 @@ import { useFormat } from "../../i18n";
 import { api } from "../../ipc";
 import { useNavigate, usePartition, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-import { CredentialsCard, roleNameText } from "../credentials/Credentials";
+import { CredentialsCard } from "../credentials/Credentials";
+import { roleNameText } from "../credentials/roles";
 import { HaGroupPanel } from "../ha/Ha";
 
 function Info({ rows }: { rows: [string, React.ReactNode][] }) {

@@ -1,27 +1,24 @@
 // Sign release artifacts: drop files on the window (or add them), pick a key, formats and
 // where the outputs go; progress per file; a summary with each output, all verified in
-// software before they were written.
-import { useEffect, useMemo, useState } from "react";
+// software before they were written. The form's parts are in this folder; its state is one
+// SignRequest (request.ts).
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { FileCheck, SignFormat, SignProgress, SignRequest, SigningKeyView } from "../../bindings";
-import { Badge, EmptyState, ErrorBox, Field, ProgressBar } from "../../components";
-import { errorTexts, textOf, useFormat } from "../../i18n";
+import type { FileCheck, SignProgress, SignRequest } from "../../bindings";
+import { EmptyState, ErrorBox } from "../../components";
 import { api, newJobId } from "../../ipc";
 import { useNavigate, usePartition, useSettings, useSignQueue, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-import { APT_FORMATS, canMake, chosenFormats, keyRef, requestToSend, useSignRequest } from "./request";
-
-type FileState = { stage: "waiting" | "hashing" | "signing" | "done" | "failed"; done: number; total: number; message?: string };
-
-function hssTone(k: SigningKeyView, warn: number, crit: number): "ok" | "warn" | "bad" {
-  if (k.hss_remaining === null || k.hss_capacity === null) return "ok";
-  const pct = (100 * k.hss_remaining) / Number(k.hss_capacity);
-  return pct <= crit ? "bad" : pct <= warn ? "warn" : "ok";
-}
+import { FormatFields } from "./FormatFields";
+import { KeyFields } from "./KeyFields";
+import { OutputFields } from "./OutputFields";
+import { keyRef, requestToSend, signersOf, useSignRequest } from "./request";
+import { SignFiles, type FileState } from "./SignFiles";
+import { SignNotices, tooFewLeft } from "./SignNotices";
+import { SignReport } from "./SignReport";
 
 export function SignView() {
   const { t } = useTranslation();
-  const fmt = useFormat();
   const { partitionId, partition } = usePartition();
   const { signFiles, setSignFiles } = useSignQueue();
   const { settings } = useSettings();
@@ -33,9 +30,6 @@ export function SignView() {
   // signing the same batch; `context_login`: the officer's consent to give the PIN once for
   // a batch of a key that wants it per signature).
   const [request, update] = useSignRequest();
-  const { key: keyId, also_keys: alsoIds, formats, manifest, out_dir: outDir, chain: chainFiles, confirm_hss: confirmHss } = request;
-  const kitDir = request.kit?.dir ?? null;
-  const consentPerUse = request.context_login === "once_per_batch";
   // That PIN, asked here again (the login's is not reused), is sent beside the request.
   const [perUsePin, setPerUsePin] = useState("");
   const [job, setJob] = useState<string | null>(null);
@@ -88,62 +82,15 @@ export function SignView() {
     };
   }, [signFiles]);
 
-  const key = keys?.find((k) => keyRef(k) === keyId) ?? null;
-  const alsoKeys = (keys ?? []).filter((k) => keyRef(k) !== keyId && alsoIds.includes(keyRef(k)));
-  const signers = key ? [key, ...alsoKeys] : [];
-  const hssKeys = signers.filter((k) => k.scheme.scheme === "hss");
-  const isHss = hssKeys.length > 0;
-  const perUseKeys = signers.filter((k) => k.always_authenticate);
-  const perUseReady = perUseKeys.length === 0 || (consentPerUse && perUsePin.length > 0);
-  const isMlDsa = signers.some((k) => k.scheme.scheme === "ml-dsa");
-  // With several keys a format one of them can make is made by those that can.
-  const canOpenpgp = signers.some((k) => canMake(k, "openpgp"));
-  const canMinisign = signers.some((k) => canMake(k, "minisign"));
-  const canSshsig = signers.some((k) => canMake(k, "sshsig"));
-  // Formats no key can make are kept out of the request (and shown unchecked).
-  const chosen = chosenFormats(request, signers);
-  // Detached OpenPGP (armored or binary); `openpgp`: any OpenPGP output, cleartext too (the
-  // kit's OpenPGP certificate, SHA256SUMS.asc with the manifest).
-  const detachedOpenpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
-  const openpgp = detachedOpenpgp || chosen.includes("openpgp_cleartext");
-  const toggleOpenpgp = () =>
-    update((r) => ({
-      formats: detachedOpenpgp ? r.formats.filter((f) => f !== "openpgp" && f !== "openpgp_binary") : [...r.formats, "openpgp"],
-    }));
-  // An apt repository's Release, signed as apt reads it: InRelease and an armored Release.gpg.
-  const aptPreset = chosen.length === APT_FORMATS.length && APT_FORMATS.every((f) => chosen.includes(f));
-  const aptWithoutRelease = aptPreset && checks.length > 0 && !checks.some((c) => c.name === "Release");
-  const setOpenpgpBinary = (binary: boolean) =>
-    update((r) => ({
-      formats: r.formats.map((f) => (f === "openpgp" || f === "openpgp_binary" ? (binary ? "openpgp_binary" : "openpgp") : f)),
-    }));
+  const signers = signersOf(request, keys);
+  const { key, hss, perUse, chosen } = signers;
   const good = checks.filter((c) => !c.problem).length;
-  // One-time signatures an HSS key of the set uses: per file, CMS and the signature raw and
-  // bundle share, of the formats it makes; the manifest; a certificate for CMS.
-  const perFileFor = useMemo(
-    () => (k: SigningKeyView) => {
-      const made = formats.filter((f) => canMake(k, f));
-      return (made.includes("cms") ? 1 : 0) + (made.some((f) => f !== "cms") ? 1 : 0);
-    },
-    [formats],
-  );
-  const neededFor = useMemo(
-    () => (k: SigningKeyView) => {
-      const made = formats.filter((f) => canMake(k, f));
-      const perFile = perFileFor(k);
-      // A chain file may carry the key's certificate: then no self-signed one is issued.
-      const selfSigned = made.includes("cms") && !k.has_certificate && chainFiles.length === 0;
-      return good * perFile + (manifest ? 1 : 0) + (selfSigned ? 1 : 0);
-    },
-    [good, formats, manifest, chainFiles, perFileFor],
-  );
-  const short = (k: SigningKeyView) => k.hss_remaining !== null && k.hss_remaining < neededFor(k);
-  const tooFew = hssKeys.some(short);
-  const toggleAlso = (id: string) =>
-    update((r) => ({ also_keys: r.also_keys.includes(id) ? r.also_keys.filter((x) => x !== id) : [...r.also_keys, id] }));
+  const perUseReady = perUse.length === 0 || (request.context_login === "once_per_batch" && perUsePin.length > 0);
+  const hssReady = hss.length === 0 || (request.confirm_hss && !hss.some((k) => tooFewLeft(k, request, good)));
+  const kitNeedsUid = !!request.kit && signers.openpgp && !request.kit.user_id?.trim();
+  const busy = !!job;
+  const form = { request, update, signers, busy };
 
-  const toggleFormat = (f: SignFormat) =>
-    update((r) => ({ formats: r.formats.includes(f) ? r.formats.filter((x) => x !== f) : [...r.formats, f] }));
   const { run: addFiles } = useCommand(
     async () => {
       const picked = await api.pickFiles(t("sign.pick_title"), true);
@@ -151,25 +98,6 @@ export function SignView() {
     },
     { errorToast: t("sign.no_file_dialog") },
   );
-  // PEM/DER chain files for CMS; the backend reads and checks them before signing.
-  const { run: addChain } = useCommand(
-    async () => {
-      const picked = await api.pickFiles(t("sign.chain_title"), true);
-      if (picked.length) update((r) => ({ chain: [...r.chain, ...picked.filter((p) => !r.chain.includes(p))] }));
-    },
-    { errorToast: t("sign.no_file_dialog") },
-  );
-  const chooseOut = async () => {
-    const d = await api.pickFolder(t("sign.pick_folder_title"));
-    if (d) update({ out_dir: d });
-  };
-
-  // The kit goes into a new folder inside the chosen one: the backend refuses an existing one.
-  const chooseKit = async () => {
-    const d = await api.pickFolder(t("sign.kit_pick_title"));
-    if (d) update((r) => ({ kit: { ...r.kit, dir: `${d.replace(/\/+$/, "")}/verifier-kit` } }));
-  };
-  const kitNeedsUid = !!kitDir && openpgp && !request.kit?.user_id?.trim();
 
   const run = async () => {
     if (!partitionId || !key) return;
@@ -181,8 +109,8 @@ export function SignView() {
     await signing.run(
       partitionId,
       id,
-      requestToSend(request, { files: signFiles, signers, tsaCa }),
-      perUseKeys.length > 0 ? perUsePin : null,
+      requestToSend(request, { files: signFiles, signers: signers.all, tsaCa }),
+      perUse.length > 0 ? perUsePin : null,
     );
   };
 
@@ -212,388 +140,28 @@ export function SignView() {
             {t("sign.clear")}
           </button>
         </div>
-      </header>
-      <section className="card drop-zone" data-testid="drop-zone">
-        {signFiles.length === 0 ? (
-          <EmptyState title={t("sign.drop_title")}>{t("sign.drop_text")}</EmptyState>
-        ) : (
-          <table className="table compact" data-testid="sign-files">
-            <thead>
-              <tr>
-                <th>{t("sign.col_file")}</th>
-                <th>{t("sign.col_size")}</th>
-                <th>{t("audit.col_status")}</th>
-                <th>
-                  <span className="sr-only">{t("connections.remove")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {signFiles.map((f, i) => {
-                const c = checks[i];
-                const pr = progress[i];
-                const out = report?.files[i];
-                return (
-                  <tr
-                    key={`${f}-${i}`}
-                    data-testid="sign-file"
-                    data-name={c?.name ?? f}
-                    data-state={c?.problem ? "problem" : out?.error ? "failed" : out?.outputs.length ? "signed" : (pr?.stage ?? "ready")}
-                  >
-                    <td>
-                      <strong>{c?.name ?? f}</strong>
-                      <div className="muted small">{f}</div>
-                      {out?.sha256 && <div className="mono small">SHA-256 {out.sha256}</div>}
-                    </td>
-                    <td>{fmt.bytes(c?.size ?? null)}</td>
-                    <td className="status-cell">
-                      {c?.problem ? (
-                        <span className="bad-text">{c.problem_text ? textOf(c.problem_text) : c.problem}</span>
-                      ) : out?.error ? (
-                        <span className="bad-text">
-                          {out.failed_key && `${out.failed_key}: `}
-                          {errorTexts(out.error).message}
-                        </span>
-                      ) : out && out.outputs.length ? (
-                        <div>
-                          {out.outputs.map((o) => (
-                            <div key={o.path} className="small">
-                              <Badge tone="ok">{o.format}</Badge> {o.path}{" "}
-                              {o.signed_by.length > 1 && <span data-testid="signed-by">({o.signed_by.join(" + ")}) </span>}
-                              {o.verified && <span className="muted">{t("sign.verified")}</span>}
-                            </div>
-                          ))}
-                          {out.unstamped && (
-                            <div className="small warn-text" data-testid="sign-unstamped">
-                              {textOf(out.unstamped)}
-                            </div>
-                          )}
-                        </div>
-                      ) : pr ? (
-                        pr.stage === "hashing" ? (
-                          <ProgressBar
-                            done={pr.done}
-                            total={pr.total}
-                            label={t("sign.hashing", { pct: Math.round((100 * pr.done) / Math.max(1, pr.total)) })}
-                          />
-                        ) : pr.stage === "failed" ? (
-                          <span className="bad-text">{pr.message}</span>
-                        ) : (
-                          <span>{t(`sign.stage_${pr.stage}`)}</span>
-                        )
-                      ) : (
-                        <span className="muted">{t("sign.ready")}</span>
-                      )}
-                    </td>
-                    <td>
-                      <button
-                        className="icon-button"
-                        onClick={() => setSignFiles((old) => old.filter((_, j) => j !== i))}
-                        disabled={!!job}
-                        aria-label={t("sign.remove_file", { name: c?.name ?? f })}
-                      >
-                        ×
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        )}
-      </section>
+      </header>{" "}
+      <SignFiles
+        files={signFiles}
+        checks={checks}
+        progress={progress}
+        report={report}
+        busy={busy}
+        onRemove={(i) => setSignFiles((old) => old.filter((_, j) => j !== i))}
+      />
       <section className="card form-grid">
         <h2>{t("sign.key_and_formats")}</h2>
         {keysError && <ErrorBox error={keysError} />}
-        <Field label={t("sign.signing_key")} hint={keys && keys.length === 0 ? t("sign.no_key") : undefined}>
-          <select
-            value={keyId}
-            onChange={(e) => update({ key: e.target.value })}
-            disabled={!!job}
-            data-testid="sign-key"
-            aria-label={t("sign.signing_key")}
-          >
-            {(keys ?? []).map((k) => (
-              <option key={k.id_hex} value={keyRef(k)}>
-                {`${k.label} — ${k.algorithm}`}
-                {k.hss_remaining !== null
-                  ? ` — ${t("sign.key_left", { left: fmt.number(k.hss_remaining), total: fmt.number(Number(k.hss_capacity ?? 0)) })}`
-                  : ""}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {keys && keys.length > 1 && (
-          <Field label={t("sign.also_sign_with")} hint={t("sign.also_hint")}>
-            <div className="inline-form">
-              {alsoKeys.map((k) => (
-                <span key={k.id_hex} className="small" data-testid="also-key">
-                  {`${k.label} — ${k.algorithm}`}{" "}
-                  <button onClick={() => toggleAlso(keyRef(k))} disabled={!!job} aria-label={t("sign.also_remove", { label: k.label })}>
-                    ×
-                  </button>
-                </span>
-              ))}
-              <select
-                value=""
-                onChange={(e) => e.target.value && toggleAlso(e.target.value)}
-                disabled={!!job}
-                data-testid="sign-also"
-                aria-label={t("sign.also_sign_with")}
-              >
-                <option value="">{t("sign.also_pick")}</option>
-                {keys
-                  .filter((k) => keyRef(k) !== keyId && !alsoIds.includes(keyRef(k)))
-                  .map((k) => (
-                    <option key={k.id_hex} value={keyRef(k)}>{`${k.label} — ${k.algorithm}`}</option>
-                  ))}
-              </select>
-            </div>
-          </Field>
-        )}
-        <fieldset className="radio-row">
-          <legend>{t("sign.formats")}</legend>
-          <div className="inline-form preset-row">
-            <button
-              onClick={() => {
-                update({ formats: APT_FORMATS, manifest: false });
-              }}
-              disabled={!!job || !canOpenpgp}
-              title={canOpenpgp ? t("sign.preset_apt_hint") : t("sign.openpgp_needs_key")}
-              data-testid="preset-apt"
-            >
-              {t("sign.preset_apt")}
-            </button>
-            {aptPreset && (
-              <span className={aptWithoutRelease ? "small warn-text" : "small muted"} data-testid="apt-note">
-                {aptWithoutRelease ? t("sign.apt_no_release") : t("sign.apt_outputs")}
-              </span>
-            )}
-          </div>
-          <label>
-            <input
-              type="checkbox"
-              checked={formats.includes("cms")}
-              onChange={() => toggleFormat("cms")}
-              disabled={!!job}
-              data-testid="fmt-cms"
-            />{" "}
-            {t("sign.fmt_cms")}
-          </label>
-          {formats.includes("cms") && alsoKeys.length === 0 && (
-            <span className="inline-form" title={t("sign.chain_hint")}>
-              <button onClick={() => void addChain()} disabled={!!job} data-testid="chain-add">
-                {t("sign.chain")}
-              </button>
-              {chainFiles.length > 0 && (
-                <>
-                  <span className="small" data-testid="chain-files" title={chainFiles.join("\n")}>
-                    {t("sign.chain_files", { count: chainFiles.length })}
-                  </span>
-                  <button onClick={() => update({ chain: [] })} disabled={!!job} aria-label={t("sign.chain_clear")}>
-                    ×
-                  </button>
-                </>
-              )}
-            </span>
-          )}
-          <label>
-            <input
-              type="checkbox"
-              checked={formats.includes("raw")}
-              onChange={() => toggleFormat("raw")}
-              disabled={!!job}
-              data-testid="fmt-raw"
-            />{" "}
-            {t("sign.fmt_raw")}
-          </label>
-          <label>
-            <input
-              type="checkbox"
-              checked={formats.includes("bundle")}
-              onChange={() => toggleFormat("bundle")}
-              disabled={!!job}
-              data-testid="fmt-bundle"
-            />{" "}
-            {t("sign.fmt_bundle")}
-          </label>
-          <label title={canOpenpgp ? undefined : t("sign.openpgp_needs_key")}>
-            <input
-              type="checkbox"
-              checked={detachedOpenpgp}
-              onChange={toggleOpenpgp}
-              disabled={!!job || !canOpenpgp}
-              data-testid="fmt-openpgp"
-            />{" "}
-            {t("sign.fmt_openpgp")}
-          </label>
-          {detachedOpenpgp && (
-            <label>
-              <input
-                type="checkbox"
-                checked={chosen.includes("openpgp_binary")}
-                onChange={(e) => setOpenpgpBinary(e.target.checked)}
-                disabled={!!job}
-                data-testid="fmt-openpgp-binary"
-              />{" "}
-              {t("sign.fmt_openpgp_binary")}
-            </label>
-          )}
-          <label title={canOpenpgp ? t("sign.fmt_openpgp_cleartext_hint") : t("sign.openpgp_needs_key")}>
-            <input
-              type="checkbox"
-              checked={chosen.includes("openpgp_cleartext")}
-              onChange={() => toggleFormat("openpgp_cleartext")}
-              disabled={!!job || !canOpenpgp}
-              data-testid="fmt-openpgp-cleartext"
-            />{" "}
-            {t("sign.fmt_openpgp_cleartext")}
-          </label>
-          <label title={canMinisign ? undefined : t("sign.minisign_needs_key")}>
-            <input
-              type="checkbox"
-              checked={chosen.includes("minisign")}
-              onChange={() => toggleFormat("minisign")}
-              disabled={!!job || !canMinisign}
-              data-testid="fmt-minisign"
-            />{" "}
-            {t("sign.fmt_minisign")}
-          </label>
-          <label title={canSshsig ? undefined : t("sign.sshsig_needs_key")}>
-            <input
-              type="checkbox"
-              checked={chosen.includes("sshsig")}
-              onChange={() => toggleFormat("sshsig")}
-              disabled={!!job || !canSshsig}
-              data-testid="fmt-sshsig"
-            />{" "}
-            {t("sign.fmt_sshsig")}
-          </label>
-          <label>
-            <input type="checkbox" checked={manifest} onChange={(e) => update({ manifest: e.target.checked })} disabled={!!job} />{" "}
-            {t("sign.fmt_manifest")}
-            {openpgp ? t("sign.fmt_manifest_openpgp") : ""}
-          </label>
-        </fieldset>
-        {settings?.timestamp.enabled && formats.some((f) => f === "cms" || f === "bundle") && (
-          <p className="muted" data-testid="sign-tsa">
-            {t("sign.tsa_note", { url: settings.timestamp.url })}
-          </p>
-        )}
-        <Field label={t("sign.outputs")}>
-          <div className="inline-form">
-            <span>{outDir ?? t("sign.beside_each")}</span>
-            <button onClick={() => void chooseOut()} disabled={!!job}>
-              {t("sign.choose_folder")}
-            </button>
-            {outDir && <button onClick={() => update({ out_dir: null })}>{t("sign.beside_files")}</button>}
-          </div>
-        </Field>
-        <Field label={t("sign.kit")} hint={t("sign.kit_hint")}>
-          <div className="inline-form">
-            <span data-testid="kit-dir">{kitDir ?? t("sign.kit_none")}</span>
-            <button onClick={() => void chooseKit()} disabled={!!job} data-testid="kit-choose">
-              {t("sign.kit_choose")}
-            </button>
-            {kitDir && <button onClick={() => update({ kit: undefined })}>{t("sign.kit_remove")}</button>}
-          </div>
-        </Field>
-        {kitDir && canOpenpgp && (
-          <Field label={t("sign.kit_uid")} hint={openpgp ? t("sign.kit_uid_needed") : t("sign.kit_uid_hint")}>
-            <input
-              type="text"
-              value={request.kit?.user_id ?? ""}
-              onChange={(e) => update((r) => ({ kit: r.kit && { ...r.kit, user_id: e.target.value } }))}
-              disabled={!!job}
-              aria-label={t("sign.kit_uid")}
-              data-testid="kit-uid"
-            />
-          </Field>
-        )}
-        {isMlDsa && formats.some((f) => f !== "cms") && (
-          <Field label={t("sign.context")} hint={t("sign.context_hint")}>
-            <input
-              type="text"
-              value={request.context ?? ""}
-              onChange={(e) => update({ context: e.target.value || null })}
-              disabled={!!job}
-              aria-label={t("verify.context_label")}
-            />
-          </Field>
-        )}
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={request.on_error === "continue"}
-            onChange={(e) => update({ on_error: e.target.checked ? "continue" : "stop" })}
-            disabled={!!job}
-            data-testid="continue-on-error"
-          />{" "}
-          {t("sign.continue_on_error")}
-        </label>
+        <KeyFields {...form} keys={keys} />
+        <FormatFields {...form} checks={checks} />
+        <OutputFields {...form} />
       </section>
-      {key && formats.includes("cms") && key.certificate_warnings.length > 0 && (
-        <div className="notice warn" data-testid="certificate-warnings">
-          {t("sign.cms_certificate_warnings", { subject: key.certificate_subject ?? t("sign.the_keys_certificate") })}{" "}
-          {key.certificate_warnings.map((w) => (
-            <span key={w}>{w}. </span>
-          ))}
-        </div>
-      )}
-      {hssKeys.map((k) => (
-        <div key={k.id_hex} className={`notice ${short(k) ? "warn" : ""}`} data-testid="hss-notice">
-          {signers.length > 1 && <strong>{k.label}: </strong>}
-          <Badge tone={hssTone(k, settings?.hss_warning_percent ?? 10, settings?.hss_critical_percent ?? 1)}>
-            {t("hss.left_of", {
-              left: k.hss_remaining === null ? "?" : fmt.number(k.hss_remaining),
-              total: fmt.number(Number(k.hss_capacity ?? 0)),
-            })}
-          </Badge>{" "}
-          {t("sign.hss_uses", { count: neededFor(k) })}
-          {short(k) ? ` ${t("sign.hss_not_enough")}` : ""}
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={confirmHss}
-              onChange={(e) => update({ confirm_hss: e.target.checked })}
-              data-testid="confirm-hss"
-            />{" "}
-            {t("sign.hss_confirm", { count: neededFor(k) })}
-          </label>
-        </div>
-      ))}
-      {perUseKeys.map((k) => (
-        <div key={k.id_hex} className="notice warn" data-testid="per-use-notice">
-          {t("sign.per_use_notice", { label: k.label })}
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={consentPerUse}
-              onChange={(e) => update({ context_login: e.target.checked ? "once_per_batch" : undefined })}
-              disabled={!!job}
-              data-testid="consent-per-use"
-            />{" "}
-            {t("sign.per_use_consent", { count: good * perFileFor(k) })}
-          </label>
-        </div>
-      ))}
-      {perUseKeys.length > 0 && (
-        <Field label={t("sign.per_use_pin")}>
-          <input
-            type="password"
-            autoComplete="off"
-            value={perUsePin}
-            onChange={(e) => setPerUsePin(e.target.value)}
-            disabled={!!job || !consentPerUse}
-            data-testid="per-use-pin"
-          />
-        </Field>
-      )}
+      <SignNotices {...form} good={good} pin={perUsePin} setPin={setPerUsePin} />
       <div className="button-row">
         <button
           className="primary"
           onClick={() => void run()}
-          disabled={!!job || !key || good === 0 || chosen.length === 0 || kitNeedsUid || (isHss && (!confirmHss || tooFew)) || !perUseReady}
+          disabled={busy || !key || good === 0 || chosen.length === 0 || kitNeedsUid || !hssReady || !perUseReady}
           data-testid="sign-submit"
         >
           {job ? t("sign.signing") : t("sign.sign_n", { count: good })}
@@ -605,39 +173,7 @@ export function SignView() {
         )}
       </div>
       {error && <ErrorBox error={error} title={t("sign.nothing_signed")} />}
-      {report && (
-        <section className="card" data-testid="sign-report">
-          <h2>{t("sign.summary")}</h2>
-          <p>
-            {report.keys.length > 1
-              ? t("sign.summary_keys", {
-                  count: report.signatures_made,
-                  keys: report.keys.map((k) => `${k.key.label} (${k.key.algorithm})`).join(", "),
-                })
-              : t("sign.summary_text", { count: report.signatures_made, label: report.key.label, algorithm: report.key.algorithm })}
-            {report.keys.length > 1
-              ? report.keys
-                  .filter((k) => k.hss_remaining_after !== null)
-                  .map((k) => ` ${t("sign.hss_left_after_key", { label: k.key.label, n: fmt.number(k.hss_remaining_after ?? 0) })}`)
-              : report.hss_remaining_after !== null && ` ${t("sign.hss_left_after", { n: fmt.number(report.hss_remaining_after) })}`}
-            {report.stopped && ` ${t("sign.stopped")}`}
-            {report.cancelled && ` ${t("errors.cancelled")}`}
-          </p>
-          {report.manifest.map((o) => (
-            <div key={o.path} className="small">
-              <Badge tone="ok">{o.format.replace("_", " ")}</Badge> {o.path}
-            </div>
-          ))}
-          {report.manifest_error && <ErrorBox error={report.manifest_error} />}
-          {report.kit && (
-            <div className="small" data-testid="sign-kit">
-              <Badge tone="ok">{t("sign.kit_written")}</Badge>{" "}
-              {t("sign.kit_summary", { dir: report.kit.dir, files: report.kit.files.length, checks: report.kit.checks.length })}
-            </div>
-          )}
-          {report.kit_error && <ErrorBox error={report.kit_error} title={t("sign.kit_not_written")} />}
-        </section>
-      )}
+      {report && <SignReport report={report} />}
     </div>
   );
 }

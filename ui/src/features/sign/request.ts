@@ -83,3 +83,70 @@ export function requestToSend(
     context_login: signers.some((k) => k.always_authenticate) ? r.context_login : undefined,
   };
 }
+
+/// What the keys a request names can do, worked out once for the form's parts.
+export interface Signers {
+  /// The signing key, the others signing the same batch, and both together.
+  key: SigningKeyView | null;
+  also: SigningKeyView[];
+  all: SigningKeyView[];
+  /// HSS keys (they use up one-time signatures) and keys that want the PIN per signature.
+  hss: SigningKeyView[];
+  perUse: SigningKeyView[];
+  mlDsa: boolean;
+  /// The formats only some keys make: whether one of these can.
+  can: { openpgp: boolean; minisign: boolean; sshsig: boolean };
+  /// The request's formats these keys make (the others are shown unchecked, not sent).
+  chosen: SignFormat[];
+  /// Detached OpenPGP (armored or binary); `openpgp`: any OpenPGP output, cleartext too (the
+  /// kit's OpenPGP certificate, SHA256SUMS.asc with the manifest).
+  detachedOpenpgp: boolean;
+  openpgp: boolean;
+}
+
+export function signersOf(r: SignRequest, keys: SigningKeyView[] | null): Signers {
+  const key = keys?.find((k) => keyRef(k) === r.key) ?? null;
+  const also = (keys ?? []).filter((k) => keyRef(k) !== r.key && r.also_keys.includes(keyRef(k)));
+  const all = key ? [key, ...also] : [];
+  const chosen = chosenFormats(r, all);
+  const detachedOpenpgp = chosen.includes("openpgp") || chosen.includes("openpgp_binary");
+  return {
+    key,
+    also,
+    all,
+    hss: all.filter((k) => k.scheme.scheme === "hss"),
+    perUse: all.filter((k) => k.always_authenticate),
+    mlDsa: all.some((k) => k.scheme.scheme === "ml-dsa"),
+    can: {
+      openpgp: all.some((k) => canMake(k, "openpgp")),
+      minisign: all.some((k) => canMake(k, "minisign")),
+      sshsig: all.some((k) => canMake(k, "sshsig")),
+    },
+    chosen,
+    detachedOpenpgp,
+    openpgp: detachedOpenpgp || chosen.includes("openpgp_cleartext"),
+  };
+}
+
+/// Signatures a key makes per file of the formats it makes: CMS one, the signature raw and
+/// bundle (and the others) share another.
+export function perFileSignatures(k: SigningKeyView, formats: SignFormat[]): number {
+  const made = formats.filter((f) => canMake(k, f));
+  return (made.includes("cms") ? 1 : 0) + (made.some((f) => f !== "cms") ? 1 : 0);
+}
+
+/// One-time signatures an HSS key uses for a batch of `files` good files: per file, the
+/// manifest, a self-signed certificate for CMS (none when a chain file may carry the key's).
+export function hssNeeded(k: SigningKeyView, r: SignRequest, files: number): number {
+  const selfSigned = r.formats.some((f) => f === "cms" && canMake(k, f)) && !k.has_certificate && r.chain.length === 0;
+  return files * perFileSignatures(k, r.formats) + (r.manifest ? 1 : 0) + (selfSigned ? 1 : 0);
+}
+
+/// What each part of the form is given: the request, its updater, what its keys can do, and
+/// whether a batch is being signed (the form is then read-only).
+export interface SignFormProps {
+  request: SignRequest;
+  update: (u: SignRequestUpdate) => void;
+  signers: Signers;
+  busy: boolean;
+}
