@@ -7,7 +7,7 @@ import { Badge, ErrorBox, Toasts } from "./components";
 import { useFormat } from "./i18n";
 import { NAV, VIEWS } from "./nav";
 import { roleNameText } from "./features/credentials/roles";
-import { HaWarningBadge } from "./features/ha/Ha";
+import { HaWarningBadge } from "./features/ha/HaBadges";
 import { KeygenIndicator } from "./features/keys/KeygenIndicator";
 import { StateProvider, useAppStatus, useAudit, useNavigate, usePartition, useSignQueue, useView } from "./state";
 

@@ -1,38 +1,17 @@
 // HA groups: the groups a module shows (Connections), one group with its members side by
-// side and the drift check (Partition, Statistics), and the header's warning when a group
-// drifted or lost a member. The backend decides and records; these only show and ask.
-import { useCallback, useEffect, useState } from "react";
+// side (Partition, Statistics). The drift check is HaDrift.tsx; the header's warning when a
+// group drifted or lost a member, HaBadges.tsx. The backend decides and records; these only
+// show and ask.
+import { useCallback, useEffect } from "react";
 import { useTranslation } from "react-i18next";
-import type { Difference, DriftReport, HaGroupView, HaMemberView, HaProbeShare, HaWarning } from "../../bindings";
+import type { HaGroupView, HaMemberView } from "../../bindings";
 import { Badge, ErrorBox } from "../../components";
 import { textOf, useFormat } from "../../i18n";
 import { api } from "../../ipc";
-import { useConnections, useNavigate, usePartitionActions, useSettings } from "../../state";
-import { useConsoleEvent } from "../../state/events";
+import { useConnections } from "../../state";
 import { useCommand } from "../../useCommand";
-
-const VERDICT_TONE: Record<DriftReport["verdict"], "ok" | "warn" | "bad"> = {
-  in_sync: "ok",
-  drift: "bad",
-  member_down: "bad",
-  not_comparable: "warn",
-};
-
-/// Reload when the backend says a group changed, and every statistics interval.
-function useHaRefresh(reload: () => void, poll: boolean) {
-  const { settings } = useSettings();
-  const every = (settings?.stats_poll_seconds ?? 5) * 1000;
-  useConsoleEvent((e) => {
-    if (e.kind === "ha_changed") reload();
-  });
-  useEffect(() => {
-    if (!poll) return;
-    const t = setInterval(() => {
-      if (!document.hidden) reload();
-    }, every);
-    return () => clearInterval(t);
-  }, [reload, poll, every]);
-}
+import { useHaRefresh } from "./useHaRefresh";
+import { DriftCard } from "./HaDrift";
 
 function MemberState({ m }: { m: HaMemberView }) {
   const { t } = useTranslation();
@@ -130,101 +109,6 @@ export function HaGroupsOfModule({ moduleId }: { moduleId: string }) {
   );
 }
 
-function Differences({ title, list }: { title: string; list: Difference[] }) {
-  const { t } = useTranslation();
-  if (list.length === 0) return null;
-  return (
-    <>
-      <h3>{title}</h3>
-      <table className="table compact" data-testid="drift-differences">
-        <thead>
-          <tr>
-            <th>{t("ha.col_object")}</th>
-            <th>{t("ha.col_what")}</th>
-            <th>{t("ha.col_on_member")}</th>
-            <th>{t("ha.col_values")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((d, i) => (
-            <tr key={`${d.object}-${d.field ?? ""}-${i}`} data-testid="drift-difference" data-kind={d.kind}>
-              <td>{d.object}</td>
-              <td>{d.kind === "missing" ? t("ha.missing") : t("ha.field_differs", { field: d.field })}</td>
-              <td>{d.members.join(", ")}</td>
-              <td className="small">
-                {d.values.map((v) => (
-                  <div key={v.member}>
-                    {t("ha.member_value", { member: v.member })} {v.value ?? <span className="muted">{t("ha.absent")}</span>}
-                  </div>
-                ))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </>
-  );
-}
-
-function DriftCard({ partitionId, last }: { partitionId: string; last: DriftReport | null }) {
-  const { t } = useTranslation();
-  const fmt = useFormat();
-  const { run: check, data, loading, error } = useCommand(api.haDrift);
-  const r = data ?? last;
-  return (
-    <section className="card" data-testid="drift-card">
-      <header className="card-header">
-        <h2>{t("ha.drift_check")}</h2>
-        <button onClick={() => void check(partitionId)} disabled={loading} data-testid="drift-check">
-          {loading ? t("ha.comparing") : t("ha.check_now")}
-        </button>
-      </header>
-      <p className="muted small">{t("ha.drift_intro")}</p>
-      {error && <ErrorBox error={error} />}
-      {!r && !error && <p className="muted">{t("ha.not_checked")}</p>}
-      {r && (
-        <>
-          <p data-testid="drift-verdict" data-verdict={r.verdict}>
-            <Badge tone={VERDICT_TONE[r.verdict]}>{textOf(r.summary_text)}</Badge>{" "}
-            <span className="muted small">{fmt.time(r.checked_at)}</span>
-          </p>
-          <table className="table compact">
-            <thead>
-              <tr>
-                <th>{t("ha.col_member")}</th>
-                <th>{t("ha.col_serial")}</th>
-                <th>{t("ha.col_check")}</th>
-                <th>{t("ha.col_objects")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.members.map((m) => (
-                <tr key={m.serial}>
-                  <td>{m.position}</td>
-                  <td>{m.serial}</td>
-                  <td>
-                    {t(`ha.check_${m.check}`)}
-                    {m.error && <div className="muted small">{m.error}</div>}
-                  </td>
-                  <td>{m.objects ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Differences title={t("ha.objects")} list={r.differences} />
-          <Differences title={t("ha.policies")} list={r.policy_differences} />
-          {r.notes_text.map((n) => (
-            <p className="muted small" key={n.text}>
-              {textOf(n)}
-            </p>
-          ))}
-          <p className="muted small">{textOf(r.kcv_method_text)}.</p>
-        </>
-      )}
-    </section>
-  );
-}
-
 /// One group with its members side by side and the drift check (Partition, Statistics);
 /// nothing for a partition that is not an HA group's virtual slot.
 export function HaGroupPanel({ partitionId }: { partitionId: string }) {
@@ -256,73 +140,5 @@ export function HaGroupPanel({ partitionId }: { partitionId: string }) {
       </section>
       <DriftCard partitionId={partitionId} last={group.drift} />
     </>
-  );
-}
-
-/// The header's warning: a group with a drift or a member down.
-export function HaWarningBadge() {
-  const { t } = useTranslation();
-  const navigate = useNavigate();
-  const { selectPartition } = usePartitionActions();
-  const [warnings, setWarnings] = useState<HaWarning[]>([]);
-  const reload = useCallback(() => {
-    void api
-      .haWarnings()
-      .then(setWarnings)
-      .catch(() => setWarnings([]));
-  }, []);
-  useEffect(() => {
-    reload();
-  }, [reload]);
-  useHaRefresh(reload, true);
-  const w = warnings[0];
-  if (!w) return null;
-  return (
-    <button
-      className="badge-button"
-      data-testid="ha-warning"
-      title={warnings.map((x) => t("ha.warning_title", { label: x.label, serial: x.serial, text: textOf(x.message) })).join("\n")}
-      onClick={() => {
-        selectPartition(w.partition_id);
-        navigate("partition");
-      }}
-    >
-      <Badge tone="bad">
-        {t("ha.warning_badge", { label: w.label, text: textOf(w.message) })}
-        {warnings.length > 1 ? ` (+${warnings.length - 1})` : ""}
-      </Badge>
-    </button>
-  );
-}
-
-/// A probe on a group: each member's share of the calls and throughput, and the total.
-export function HaProbeShares({ share }: { share: HaProbeShare }) {
-  const { t } = useTranslation();
-  const fmt = useFormat();
-  return (
-    <div data-testid="probe-ha">
-      <h3>{t("ha.probe_total", { rate: fmt.number(share.total_per_s, 1) })}</h3>
-      <table className="table compact">
-        <thead>
-          <tr>
-            <th>{t("ha.col_member")}</th>
-            <th>{t("ha.col_serial")}</th>
-            <th>{t("ha.col_share_of_calls")}</th>
-            <th>{t("ha.col_throughput")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {share.members.map((m) => (
-            <tr key={m.serial} data-testid="probe-ha-member">
-              <td>{m.member}</td>
-              <td>{m.serial}</td>
-              <td>{fmt.percent(m.share_percent)}</td>
-              <td>{t("ha.per_second", { rate: fmt.number(m.per_s, 1) })}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="muted small">{t("ha.probe_basis", { basis: share.basis_text ? textOf(share.basis_text) : share.basis })}</p>
-    </div>
   );
 }

@@ -5,7 +5,8 @@ import { useTranslation } from "react-i18next";
 import { Badge } from "../../components";
 import { useFormat } from "../../i18n";
 import { useKeygen, useKeygenActions, useToast } from "../../state";
-import { GenerateDialog, progressText } from "./GenerateDialog";
+import { GenerateDialog } from "./GenerateDialog";
+import { progressText } from "./presets";
 
 export function KeygenIndicator() {
   const { t } = useTranslation();

@@ -8,7 +8,7 @@ import { formatter, textOf, useFormat } from "../../i18n";
 import { api } from "../../ipc";
 import { useToast } from "../../state";
 import { useCommand } from "../../useCommand";
-import { HaProbeShares } from "../ha/Ha";
+import { HaProbeShares } from "../ha/HaBadges";
 
 export function num(v: number, digits = 0) {
   return formatter().number(v, digits);
