@@ -2,8 +2,8 @@
 // table to it), verification with progress and cancel, filters, export.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { CheckpointView, DayCount, ExportFormat, Query, RecordView } from "../../bindings";
-import { Badge, Dialog, EmptyState, ErrorBox, ProgressBar } from "../../components";
+import type { DayCount, ExportFormat, Query, RecordView } from "../../bindings";
+import { EmptyState, ErrorBox, ProgressBar } from "../../components";
 import { useFormat } from "../../i18n";
 import { api, newJobId } from "../../ipc";
 import { useAudit, useJumps, useNavigate, useToast } from "../../state";
@@ -11,17 +11,11 @@ import { useCommand } from "../../useCommand";
 import type { VirtualTableHandle } from "../../components/VirtualTable";
 import { RecordTable } from "./RecordTable";
 import { RecordDetail } from "./RecordDetail";
-import { DAYS, VerdictBox, DaysChart } from "./TrailSummary";
+import { AuditStatus, DAYS, VerdictBox, DaysChart } from "./TrailSummary";
+import { Checkpoints, RotateKeyDialog } from "./TrailKey";
+import { AuditFilters, isFiltered, recordQuery, toIso, type RecordFilter } from "./AuditFilters";
 
 const PAGE = 200;
-
-function toIso(local: string, end: boolean): string | null {
-  if (!local) return null;
-  const d = new Date(local);
-  if (Number.isNaN(d.getTime())) return null;
-  if (end && local.length <= 10) d.setHours(23, 59, 59, 999);
-  return d.toISOString();
-}
 
 export function AuditView() {
   const { t } = useTranslation();
@@ -32,38 +26,25 @@ export function AuditView() {
   const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
   const [more, setMore] = useState(true);
-  const [action, setAction] = useState("");
-  const [status, setStatus] = useState("");
-  const [text, setText] = useState(auditSearch);
-  const [actor, setActor] = useState("");
-  const [from, setFrom] = useState(auditTarget?.day ?? "");
-  const [to, setTo] = useState(auditTarget?.day ?? "");
+  const [filter, setFilter] = useState<RecordFilter>(() => ({
+    text: auditSearch,
+    action: "",
+    actor: "",
+    from: auditTarget?.day ?? "",
+    to: auditTarget?.day ?? "",
+    status: "",
+  }));
+  const { from, to } = filter;
   const [days, setDays] = useState<DayCount[] | null>(null);
   // The Overview's target is read once (above, and the record below); the next visit starts unfiltered.
   useEffect(() => {
     if (auditTarget) consumeAuditTarget();
   }, [auditTarget, consumeAuditTarget]);
   const [selected, setSelected] = useState<RecordView | null>(null);
-  const [checkpoints, setCheckpoints] = useState<CheckpointView[] | null>(null);
   const [rotate, setRotate] = useState(false);
   const [verify, setVerify] = useState<{ job: string; done: number; total: number } | null>(null);
 
-  const query = useCallback(
-    (before: number | null) => ({
-      before_seq: before,
-      after_seq: null,
-      limit: PAGE,
-      from_time: toIso(from, false),
-      to_time: toIso(to, true),
-      actor: actor.trim() || null,
-      action: action || null,
-      status: status || null,
-      resource: null,
-      text: text.trim() || null,
-      ascending: false,
-    }),
-    [action, status, text, actor, from, to],
-  );
+  const query = useCallback((before: number | null) => recordQuery(filter, before, PAGE), [filter]);
 
   // A page of records: the newest (no `before_seq`: it replaces the table) or an older one.
   const { run: fetchPage, error } = useCommand(
@@ -92,25 +73,9 @@ export function AuditView() {
   }, [auditTick]);
   // A click on a day filters the table to it (again: back to every day).
   const pickDay = (d: string | null) => {
-    setFrom(d ?? "");
-    setTo(d ?? "");
+    setFilter((f) => ({ ...f, from: d ?? "", to: d ?? "" }));
   };
   const chartDay = from && from === to ? from : null;
-
-  // Every checkpoint's signature is checked in Rust: reload when there is a new one or the
-  // key's holder logs in or out, not on every record.
-  const checkpointCount = audit?.checkpoints;
-  const keyState = audit?.key.state;
-  useEffect(() => {
-    let live = true;
-    api.auditCheckpoints().then(
-      (c) => live && setCheckpoints(c),
-      () => live && setCheckpoints(null),
-    );
-    return () => {
-      live = false;
-    };
-  }, [checkpointCount, keyState]);
 
   // Verifying the whole trail, with progress (`verify`) and cancel.
   const verifying = useCommand(async (job: string) => {
@@ -147,23 +112,6 @@ export function AuditView() {
   useEffect(() => {
     if (badSeq !== null) showBad(badSeq);
   }, [badSeq, showBad]);
-
-  const { run: exportKey } = useCommand(
-    async () => {
-      const pem = await api.auditPublicKey();
-      const p = await api.saveExport("audit-checkpoint-key.pem", "pem", { text: pem });
-      if (p) toast("ok", t("common.saved", { path: p }));
-    },
-    { errorToast: t("common.export_failed") },
-  );
-  const { run: doRotate } = useCommand(
-    async () => {
-      const epoch = await api.auditRotateKey();
-      toast("ok", t("audit.rotated", { epoch }));
-      setRotate(false);
-    },
-    { errorToast: t("audit.not_rotated") },
-  );
 
   const older = useCallback(async () => {
     const last = records?.[records.length - 1];
@@ -238,65 +186,7 @@ export function AuditView() {
           </button>
         </div>
       </header>
-      {audit && (
-        <dl className="info-grid audit-status" data-testid="audit-status">
-          <div>
-            <dt>{t("audit.store")}</dt>
-            <dd>
-              {audit.store} · {audit.location}
-            </dd>
-          </div>
-          <div>
-            <dt>{t("audit.trail")}</dt>
-            <dd className="mono">{audit.log_id}</dd>
-          </div>
-          <div>
-            <dt>{t("audit.key")}</dt>
-            <dd>
-              {audit.key.state === "unlocked" ? (
-                <Badge tone="ok">{t("audit.key_unlocked", { epoch: audit.key.epoch, holder: audit.key.holder })}</Badge>
-              ) : audit.key.state === "locked" ? (
-                <Badge tone="warn">{t("audit.key_locked", { holder: audit.key.holder })}</Badge>
-              ) : (
-                <Badge tone="warn">{t("audit.key_none")}</Badge>
-              )}
-            </dd>
-          </div>
-          <div>
-            <dt>{t("audit.records")}</dt>
-            <dd>
-              {fmt.number(audit.records)}
-              {audit.pending > 0 && ` ${t("audit.pending", { count: audit.pending })}`}
-            </dd>
-          </div>
-          <div>
-            <dt>{t("audit.last_verification")}</dt>
-            <dd data-testid="last-verification">
-              {audit.last_verification ? (
-                <>
-                  <Badge tone={audit.last_verification.intact ? "ok" : "bad"}>
-                    {audit.last_verification.intact
-                      ? t("audit.lv_intact")
-                      : t("audit.lv_broken", { seq: audit.last_verification.first_bad_seq })}
-                  </Badge>{" "}
-                  {fmt.dateTime(audit.last_verification.at)} ({t(`audit.trigger_${audit.last_verification.trigger}`)})
-                </>
-              ) : (
-                t("audit.lv_none")
-              )}
-              <div className="muted small">{t("audit.automatic", { schedule: t(`settings.auto_verify_${audit.auto_verify}`) })}</div>
-            </dd>
-          </div>
-          <div>
-            <dt>{t("audit.checkpoints")}</dt>
-            <dd>
-              {audit.checkpoints}
-              {audit.last_checkpoint_time &&
-                ` · ${t("audit.last_checkpoint", { time: audit.last_checkpoint_time, seq: audit.last_checkpoint_seq })}`}
-            </dd>
-          </div>
-        </dl>
-      )}
+      {audit && <AuditStatus audit={audit} />}
       {!unlocked && audit && (
         <div className="notice">
           {t("audit.needs_key")} <button onClick={() => navigate("connections")}>{t("audit.log_in")}</button>
@@ -321,55 +211,10 @@ export function AuditView() {
       {verdict && <VerdictBox v={verdict} />}
       {verifyError && <ErrorBox error={verifyError} title={t("audit.verify_unfinished")} />}
       {days && <DaysChart days={days} day={chartDay} onDay={pickDay} />}
-      <div className="filters">
-        <input
-          type="search"
-          placeholder={t("audit.search_placeholder")}
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-          aria-label={t("audit.search_label")}
-          data-testid="audit-search"
-        />
-        <input
-          type="text"
-          placeholder={t("audit.action_placeholder")}
-          value={action}
-          onChange={(e) => setAction(e.target.value)}
-          aria-label={t("audit.action_label")}
-        />
-        <input
-          type="text"
-          placeholder={t("audit.actor_label")}
-          value={actor}
-          onChange={(e) => setActor(e.target.value)}
-          aria-label={t("audit.actor_label")}
-        />
-        <label className="inline-form small">
-          {t("audit.from")}{" "}
-          <input
-            type="date"
-            value={from}
-            onChange={(e) => setFrom(e.target.value)}
-            aria-label={t("audit.from_label")}
-            data-testid="audit-from"
-          />
-        </label>
-        <label className="inline-form small">
-          {t("audit.to")} <input type="date" value={to} onChange={(e) => setTo(e.target.value)} aria-label={t("audit.to_label")} />
-        </label>
-        <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label={t("audit.status_label")}>
-          <option value="">{t("audit.any_status")}</option>
-          <option value="success">{t("audit.status_success")}</option>
-          <option value="failure">{t("audit.status_failure")}</option>
-          <option value="warning">{t("audit.status_warning")}</option>
-          <option value="unknown">{t("audit.status_unknown")}</option>
-        </select>
-      </div>
+      <AuditFilters filter={filter} onChange={setFilter} />
       {error && <ErrorBox error={error} />}
       {records && records.length === 0 ? (
-        <EmptyState title={t("audit.no_records")}>
-          {action || status || text || actor || from || to ? t("audit.no_match") : t("audit.empty")}
-        </EmptyState>
+        <EmptyState title={t("audit.no_records")}>{isFiltered(filter) ? t("audit.no_match") : t("audit.empty")}</EmptyState>
       ) : (
         <div className={selected ? "split" : undefined}>
           <RecordTable
@@ -390,75 +235,8 @@ export function AuditView() {
           {selected && <RecordDetail r={selected} onClose={() => setSelected(null)} />}
         </div>
       )}
-      <section className="card" data-testid="checkpoints">
-        <header className="card-header">
-          <h2>{t("audit.checkpoints")}</h2>
-          <button onClick={() => void exportKey()}>{t("audit.export_key")}</button>
-        </header>
-        {checkpoints && checkpoints.length > 0 ? (
-          <table className="table compact">
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>{t("audit.cp_up_to")}</th>
-                <th>{t("audit.col_time")}</th>
-                <th>{t("audit.col_epoch")}</th>
-                <th>{t("audit.col_algorithm")}</th>
-                <th>{t("audit.key")}</th>
-                <th>{t("audit.cp_signature")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {checkpoints
-                .slice()
-                .reverse()
-                .slice(0, 200)
-                .map((c) => (
-                  <tr key={c.checkpoint_no}>
-                    <td>{c.checkpoint_no}</td>
-                    <td>{c.seq}</td>
-                    <td>{c.time}</td>
-                    <td>{c.epoch}</td>
-                    <td>{c.algorithm}</td>
-                    <td className="mono small" title={c.key_fingerprint}>
-                      {c.key_fingerprint.slice(0, 20)}…{" "}
-                      {c.key_is_hsm_key === true ? (
-                        <Badge tone="ok">{t("audit.cp_hsm_key")}</Badge>
-                      ) : c.key_is_hsm_key === false ? (
-                        <Badge tone="bad">{t("audit.cp_not_hsm_key")}</Badge>
-                      ) : null}
-                    </td>
-                    <td>
-                      {c.signature_valid ? (
-                        <Badge tone="ok">{t("audit.cp_valid")}</Badge>
-                      ) : (
-                        <Badge tone="bad">{c.problem ?? t("audit.cp_invalid")}</Badge>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        ) : (
-          <p className="muted">{t("audit.no_checkpoint_yet")}</p>
-        )}
-      </section>
-      {rotate && (
-        <Dialog
-          title={t("audit.rotate_title")}
-          onClose={() => setRotate(false)}
-          footer={
-            <>
-              <button onClick={() => setRotate(false)}>{t("common.cancel")}</button>
-              <button className="primary" onClick={() => void doRotate()} data-testid="rotate-confirm">
-                {t("audit.rotate")}
-              </button>
-            </>
-          }
-        >
-          <p>{t("audit.rotate_text")}</p>
-        </Dialog>
-      )}
+      <Checkpoints />
+      {rotate && <RotateKeyDialog onClose={() => setRotate(false)} />}
     </div>
   );
 }

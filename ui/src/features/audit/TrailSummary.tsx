@@ -1,6 +1,8 @@
-// What the Audit view shows about the whole trail: the verification's verdict, records per day.
+// What the Audit view shows about the whole trail: its status, the verification's verdict,
+// records per day.
 import { useTranslation } from "react-i18next";
-import type { DayCount, Verdict } from "../../bindings";
+import type { AuditStatusView, DayCount, Verdict } from "../../bindings";
+import { Badge } from "../../components";
 import { BarChart, type BarSpec } from "../../charts/Chart";
 import { findingText, useFormat } from "../../i18n";
 
@@ -59,5 +61,70 @@ export function DaysChart({ days, day, onDay }: { days: DayCount[]; day: string 
       selected={day ? days.findIndex((d) => d.day === day) : null}
       onSelect={(i) => onDay(i === null ? null : (days[i]?.day ?? null))}
     />
+  );
+}
+
+/// The trail's store, its key's state, records, the last verification and the checkpoints.
+export function AuditStatus({ audit }: { audit: AuditStatusView }) {
+  const { t } = useTranslation();
+  const fmt = useFormat();
+  return (
+    <dl className="info-grid audit-status" data-testid="audit-status">
+      <div>
+        <dt>{t("audit.store")}</dt>
+        <dd>
+          {audit.store} · {audit.location}
+        </dd>
+      </div>
+      <div>
+        <dt>{t("audit.trail")}</dt>
+        <dd className="mono">{audit.log_id}</dd>
+      </div>
+      <div>
+        <dt>{t("audit.key")}</dt>
+        <dd>
+          {audit.key.state === "unlocked" ? (
+            <Badge tone="ok">{t("audit.key_unlocked", { epoch: audit.key.epoch, holder: audit.key.holder })}</Badge>
+          ) : audit.key.state === "locked" ? (
+            <Badge tone="warn">{t("audit.key_locked", { holder: audit.key.holder })}</Badge>
+          ) : (
+            <Badge tone="warn">{t("audit.key_none")}</Badge>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>{t("audit.records")}</dt>
+        <dd>
+          {fmt.number(audit.records)}
+          {audit.pending > 0 && ` ${t("audit.pending", { count: audit.pending })}`}
+        </dd>
+      </div>
+      <div>
+        <dt>{t("audit.last_verification")}</dt>
+        <dd data-testid="last-verification">
+          {audit.last_verification ? (
+            <>
+              <Badge tone={audit.last_verification.intact ? "ok" : "bad"}>
+                {audit.last_verification.intact
+                  ? t("audit.lv_intact")
+                  : t("audit.lv_broken", { seq: audit.last_verification.first_bad_seq })}
+              </Badge>{" "}
+              {fmt.dateTime(audit.last_verification.at)} ({t(`audit.trigger_${audit.last_verification.trigger}`)})
+            </>
+          ) : (
+            t("audit.lv_none")
+          )}
+          <div className="muted small">{t("audit.automatic", { schedule: t(`settings.auto_verify_${audit.auto_verify}`) })}</div>
+        </dd>
+      </div>
+      <div>
+        <dt>{t("audit.checkpoints")}</dt>
+        <dd>
+          {audit.checkpoints}
+          {audit.last_checkpoint_time &&
+            ` · ${t("audit.last_checkpoint", { time: audit.last_checkpoint_time, seq: audit.last_checkpoint_seq })}`}
+        </dd>
+      </div>
+    </dl>
   );
 }

@@ -3,12 +3,13 @@
 // exports, a capacity helper; stored runs side by side.
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { CallProfile, ProbeChoice, ProbeMode, ProbeReport, ProbeRequest, ProbeSummary, SeriesPoint } from "../../bindings";
+import type { CallProfile, ProbeChoice, ProbeMode, ProbeRequest, ProbeSummary, SeriesPoint } from "../../bindings";
 import { EmptyState, ErrorBox, Field, ProgressBar } from "../../components";
 import { api, newJobId } from "../../ipc";
 import { useNavigate, usePartition, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
 import { num, LatencyChart, ReportView } from "./ProbeReport";
+import { StoredRuns } from "./StoredRuns";
 const MODES = ["count", "duration", "rate"] as const;
 
 export function ProbesView() {
@@ -29,7 +30,6 @@ export function ProbesView() {
   const [runInfo, setRunInfo] = useState<{ run: number; runs: number; fraction: number; workers: number; calls: number } | null>(null);
   const [live, setLive] = useState<{ title: string; points: SeriesPoint[] } | null>(null);
   const [history, setHistory] = useState<ProbeSummary[]>([]);
-  const [compare, setCompare] = useState<string[]>([]);
   const points = useRef<SeriesPoint[]>([]);
   const lastDraw = useRef(0);
   const loggedIn = !!partition?.logged_in;
@@ -101,19 +101,6 @@ export function ProbesView() {
       profile,
     });
   };
-
-  const [pair, setPair] = useState<ProbeReport[]>([]);
-  useEffect(() => {
-    if (compare.length !== 2) return;
-    let on = true;
-    void Promise.all(compare.map((id) => api.probeReport(id))).then(
-      (r) => on && setPair(r),
-      () => undefined,
-    );
-    return () => {
-      on = false;
-    };
-  }, [compare]);
 
   if (!partitionId || !loggedIn) {
     return (
@@ -246,82 +233,7 @@ export function ProbesView() {
       )}
       {error && <ErrorBox error={error} title={t("probes.did_not_run")} />}
       {report && <ReportView report={report} />}
-      <section className="card">
-        <h2>{t("probes.stored_runs")}</h2>
-        {history.length === 0 ? (
-          <p className="muted">{t("probes.stored_empty")}</p>
-        ) : (
-          <table className="table compact" data-testid="probe-history">
-            <thead>
-              <tr>
-                <th>
-                  <span className="sr-only">{t("probes.compare")}</span>
-                </th>
-                <th>{t("probes.col_when")}</th>
-                <th>{t("probes.probe")}</th>
-                <th>{t("probes.col_workers")}</th>
-                <th>{t("probes.col_best")}</th>
-                <th>p50 µs</th>
-                <th>p99 µs</th>
-              </tr>
-            </thead>
-            <tbody>
-              {history.map((h) => (
-                <tr key={h.id}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      checked={compare.includes(h.id)}
-                      onChange={() => setCompare((c) => (c.includes(h.id) ? c.filter((x) => x !== h.id) : [...c, h.id].slice(-2)))}
-                      aria-label={t("probes.compare_run", { op: h.op_name, at: h.created_at })}
-                    />
-                  </td>
-                  <td>{h.created_at}</td>
-                  <td>{h.op_name}</td>
-                  <td>{h.workers}</td>
-                  <td>{num(h.throughput_per_s, 1)}</td>
-                  <td>{num(h.p50_us)}</td>
-                  <td>{num(h.p99_us)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {compare.length === 2 && pair.length === 2 && (
-          <table className="table compact" data-testid="probe-compare">
-            <thead>
-              <tr>
-                <th>
-                  <span className="sr-only">{t("probes.col_measure")}</span>
-                </th>
-                <th>{pair[0]!.created_at}</th>
-                <th>{pair[1]!.created_at}</th>
-                <th>{t("probes.difference")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(
-                [
-                  [t("probes.unit_ops"), (r: ProbeReport) => Math.max(...r.runs.map((x) => x.throughput_per_s))],
-                  ["p50 µs", (r: ProbeReport) => r.runs[0]!.latency.p50_us],
-                  ["p99 µs", (r: ProbeReport) => r.runs[0]!.latency.p99_us],
-                ] as const
-              ).map(([name, f]) => {
-                const a = f(pair[0]!);
-                const b = f(pair[1]!);
-                return (
-                  <tr key={name}>
-                    <td>{name}</td>
-                    <td>{num(a, 1)}</td>
-                    <td>{num(b, 1)}</td>
-                    <td>{a ? `${b >= a ? "+" : ""}${num((100 * (b - a)) / a, 1)} %` : "—"}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <StoredRuns history={history} />
     </div>
   );
 }

@@ -2,12 +2,13 @@
 // the time-stamp authority.
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ApiError, AutoVerify, Language, Settings } from "../../bindings";
+import type { ApiError, Language, Settings } from "../../bindings";
 import { ErrorBox, Field } from "../../components";
 import i18n, { LANGUAGES } from "../../i18n";
 import { api } from "../../ipc";
 import { useSettings, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
+import { AuditSection, numberOf, TimestampSection } from "./SettingsSections";
 
 /// Checked here before anything is sent: an emptied number field.
 function emptyNumber(): ApiError {
@@ -34,7 +35,7 @@ function SettingsForm({ settings }: { settings: Settings }) {
   const toast = useToast();
   const [draft, setDraft] = useState<Settings>(settings);
   const set = <K extends keyof Settings>(k: K, v: Settings[K]) => setDraft({ ...draft, [k]: v });
-  const num = (v: string) => (v.trim() === "" ? NaN : Number(v));
+  const num = numberOf;
   const {
     run: save,
     loading: busy,
@@ -163,97 +164,8 @@ function SettingsForm({ settings }: { settings: Settings }) {
           />
         </Field>
       </section>
-      <section className="card form-grid">
-        <h2>{t("settings.audit")}</h2>
-        <Field label={t("settings.store")} hint={t("settings.store_hint")}>
-          <input
-            type="text"
-            value={draft.audit.location ?? ""}
-            onChange={(e) => set("audit", { ...draft.audit, location: e.target.value.trim() || null })}
-            aria-label={t("settings.store_label")}
-            spellCheck={false}
-          />
-        </Field>
-        <Field label={t("settings.checkpoint_records")}>
-          <input
-            type="number"
-            min={1}
-            value={draft.audit.checkpoint_every}
-            onChange={(e) => set("audit", { ...draft.audit, checkpoint_every: num(e.target.value) })}
-            aria-label={t("settings.checkpoint_records_label")}
-          />
-        </Field>
-        <Field label={t("settings.checkpoint_minutes")}>
-          <input
-            type="number"
-            min={1}
-            value={draft.audit.checkpoint_minutes}
-            onChange={(e) => set("audit", { ...draft.audit, checkpoint_minutes: num(e.target.value) })}
-            aria-label={t("settings.checkpoint_minutes_label")}
-          />
-        </Field>
-        <Field label={t("settings.auto_verify")} hint={t("settings.auto_verify_hint")}>
-          <select
-            value={draft.audit.auto_verify}
-            onChange={(e) => set("audit", { ...draft.audit, auto_verify: e.target.value as AutoVerify })}
-            aria-label={t("settings.auto_verify")}
-          >
-            <option value="off">{t("settings.auto_verify_off")}</option>
-            <option value="hourly">{t("settings.auto_verify_hourly")}</option>
-            <option value="daily">{t("settings.auto_verify_daily")}</option>
-          </select>
-        </Field>
-      </section>
-      <section className="card form-grid">
-        <h2>{t("settings.tsa_title")}</h2>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={draft.timestamp.enabled}
-            onChange={(e) => set("timestamp", { ...draft.timestamp, enabled: e.target.checked })}
-            data-testid="tsa-enabled"
-          />{" "}
-          {t("settings.tsa_enabled")}
-        </label>
-        <Field label={t("settings.tsa_url")} hint={t("settings.tsa_url_hint")}>
-          <input
-            type="text"
-            value={draft.timestamp.url}
-            onChange={(e) => set("timestamp", { ...draft.timestamp, url: e.target.value })}
-            aria-label={t("settings.tsa_url_label")}
-            data-testid="tsa-url"
-            spellCheck={false}
-          />
-        </Field>
-        <Field label={t("settings.tsa_ca")} hint={t("settings.tsa_ca_hint")}>
-          <input
-            type="text"
-            value={draft.timestamp.ca_file ?? ""}
-            onChange={(e) => set("timestamp", { ...draft.timestamp, ca_file: e.target.value.trim() || null })}
-            aria-label={t("settings.tsa_ca_label")}
-            spellCheck={false}
-          />
-        </Field>
-        <Field label={t("settings.tsa_timeout")} hint={t("settings.tsa_timeout_hint")}>
-          <input
-            type="number"
-            min={1}
-            max={300}
-            value={draft.timestamp.timeout_seconds}
-            onChange={(e) => set("timestamp", { ...draft.timestamp, timeout_seconds: num(e.target.value) })}
-            aria-label={t("settings.tsa_timeout_label")}
-          />
-        </Field>
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            checked={draft.timestamp.optional}
-            onChange={(e) => set("timestamp", { ...draft.timestamp, optional: e.target.checked })}
-            data-testid="tsa-optional"
-          />{" "}
-          {t("settings.tsa_optional")}
-        </label>
-      </section>
+      <AuditSection audit={draft.audit} onChange={(audit) => setDraft({ ...draft, audit })} />
+      <TimestampSection timestamp={draft.timestamp} onChange={(timestamp) => setDraft({ ...draft, timestamp })} />
     </div>
   );
 }
