@@ -10,10 +10,9 @@ import { useFormat } from "../../i18n";
 import { api } from "../../ipc";
 import { useKeygen, useKeygenActions } from "../../state";
 import { useCommand } from "../../useCommand";
-import { PRESETS, LMS, LMOTS, withLms, progressText } from "./presets";
+import { PRESETS, progressText } from "./presets";
+import { HssLevels, SpecInfo } from "./KeySpecParts";
 
-export const lmsBytes = (l: LmsType) => (l.includes("_M24_") ? 24 : 32);
-export const lmotsBytes = (o: LmotsType) => (o.includes("_N24_") ? 24 : 32);
 export function GenerateDialog({
   partitionId,
   initial,
@@ -188,78 +187,9 @@ export function GenerateDialog({
         {t("generate.always_authenticate")}
       </label>
       <p className="muted small">{t("generate.always_authenticate_hint")}</p>
-      {preset === "hss" && (
-        <section className="hss-levels">
-          <h3>{t("generate.hss_levels")}</h3>
-          {levels.map((lv, i) => (
-            <div className="inline-form" key={i}>
-              <span>{t("generate.level", { n: i + 1 })}</span>
-              <select
-                value={lv[0]}
-                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? withLms(x, e.target.value as LmsType) : x)))}
-                aria-label={t("generate.level_lms", { n: i + 1 })}
-                disabled={busy}
-              >
-                {LMS.map((x) => (
-                  <option key={x}>{x}</option>
-                ))}
-              </select>
-              <select
-                value={lv[1]}
-                onChange={(e) => setLevels(levels.map((x, j) => (j === i ? [x[0], e.target.value as LmotsType] : x)))}
-                aria-label={t("generate.level_lmots", { n: i + 1 })}
-                disabled={busy}
-              >
-                {LMOTS.filter((x) => lmotsBytes(x) === lmsBytes(lv[0])).map((x) => (
-                  <option key={x}>{x}</option>
-                ))}
-              </select>
-              <button
-                onClick={() => setLevels(levels.filter((_, j) => j !== i))}
-                disabled={busy || levels.length === 1}
-                aria-label={t("generate.remove_level", { n: i + 1 })}
-              >
-                {t("connections.remove")}
-              </button>
-            </div>
-          ))}
-          <button
-            onClick={() => setLevels([...levels, ["LMS_SHA256_M32_H5", "LMOTS_SHA256_N32_W8"]])}
-            disabled={busy || levels.length >= 8}
-          >
-            {t("generate.add_level")}
-          </button>
-        </section>
-      )}
+      {preset === "hss" && <HssLevels levels={levels} onChange={setLevels} busy={busy} />}
       {infoError && <ErrorBox error={infoError} />}
-      {info && (
-        <dl className="info-grid spec-info" data-testid="spec-info">
-          <div>
-            <dt>{t("generate.mechanism")}</dt>
-            <dd>
-              <code>{info.mechanism}</code>
-            </dd>
-          </div>
-          {info.public_key_len !== null && (
-            <div>
-              <dt>{t("generate.public_key")}</dt>
-              <dd>{t("generate.public_key_len", { bytes: info.public_key_len })}</dd>
-            </div>
-          )}
-          {info.signature_len !== null && (
-            <div>
-              <dt>{t("verify.signature")}</dt>
-              <dd>{t("generate.bytes", { bytes: fmt.number(info.signature_len) })}</dd>
-            </div>
-          )}
-          {info.signature_capacity !== null && (
-            <div>
-              <dt>{t("generate.signatures")}</dt>
-              <dd data-testid="hss-capacity">{t("generate.capacity", { n: fmt.number(BigInt(info.signature_capacity)) })}</dd>
-            </div>
-          )}
-        </dl>
-      )}
+      {info && <SpecInfo info={info} />}
       {info?.keygen_warning && (
         <div className="notice warn" role="note">
           {info.keygen_warning}

@@ -13,10 +13,9 @@ import { DeleteDialog } from "./DeleteDialog";
 import { GenerateDialog } from "./GenerateDialog";
 import { UnwrapDialog } from "../backup/UnwrapDialog";
 import { ImportDialog } from "../objects/ImportDialog";
-import { classLabel, KeyTable } from "./KeyTable";
+import { KeyTable } from "./KeyTable";
 import { DetailsPane } from "./KeyDetails";
-const CAPS = ["sign", "verify", "encrypt", "decrypt", "wrap", "unwrap", "derive", "encapsulate", "decapsulate"] as const;
-type Cap = (typeof CAPS)[number];
+import { filterKeys, KeyFilters, type KeyFilter } from "./KeyFilters";
 
 export function KeysView() {
   const { t } = useTranslation();
@@ -26,10 +25,7 @@ export function KeysView() {
   const navigate = useNavigate();
   const toast = useToast();
   const { run: listKeys, data: keys, error } = useCommand(api.listKeys);
-  const [q, setQ] = useState(keySearch);
-  const [cls, setCls] = useState("");
-  const [alg, setAlg] = useState("");
-  const [cap, setCap] = useState<Cap | "">("");
+  const [filter, setFilter] = useState<KeyFilter>(() => ({ q: keySearch, cls: "", alg: "", cap: "" }));
   const [active, setActive] = useState<number | null>(null);
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [gen, setGen] = useState(false);
@@ -49,18 +45,7 @@ export function KeysView() {
     void load();
   }, [load, partition?.logged_in, lastDone, generation]);
 
-  const classes = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.class))).sort(), [keys]);
-  const algorithms = useMemo(() => Array.from(new Set((keys ?? []).map((k) => k.algorithm).filter(Boolean))).sort(), [keys]);
-  const shown = useMemo(() => {
-    const s = q.trim().toLowerCase();
-    return (keys ?? []).filter(
-      (k) =>
-        (!cls || k.class === cls) &&
-        (!alg || k.algorithm === alg) &&
-        (!cap || k.capabilities[cap]) &&
-        (!s || k.label.toLowerCase().includes(s) || k.id_hex.includes(s) || (k.parameter_set ?? "").toLowerCase().includes(s)),
-    );
-  }, [keys, q, cls, alg, cap]);
+  const shown = useMemo(() => filterKeys(keys ?? [], filter), [keys, filter]);
 
   // Space ticks the active key, Delete asks to delete the ticked ones (or the active one);
   // the table moves between the keys.
@@ -163,40 +148,7 @@ export function KeysView() {
         </div>
       )}
       {!loggedIn && <div className="notice">{t("keys.public_only")}</div>}
-      <div className="filters">
-        <input
-          type="search"
-          placeholder={t("keys.search_placeholder")}
-          value={q}
-          onChange={(e) => setQ(e.target.value)}
-          aria-label={t("keys.search_label")}
-          data-testid="key-search"
-        />
-        <select value={cls} onChange={(e) => setCls(e.target.value)} aria-label={t("keys.class")}>
-          <option value="">{t("keys.all_classes")}</option>
-          {classes.map((c) => (
-            <option key={c} value={c}>
-              {classLabel(c)}
-            </option>
-          ))}
-        </select>
-        <select value={alg} onChange={(e) => setAlg(e.target.value)} aria-label={t("audit.col_algorithm")}>
-          <option value="">{t("keys.all_algorithms")}</option>
-          {algorithms.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
-        <select value={cap} onChange={(e) => setCap(e.target.value as Cap | "")} aria-label={t("keys.capability")}>
-          <option value="">{t("keys.any_capability")}</option>
-          {CAPS.map((c) => (
-            <option key={c} value={c}>
-              {t(`keys.can_${c}`)}
-            </option>
-          ))}
-        </select>
-      </div>
+      <KeyFilters keys={keys} filter={filter} onChange={setFilter} />
       {error && <ErrorBox error={error} title={t("keys.unlisted")} />}
       <div className="split">
         <KeyTable

@@ -4,7 +4,10 @@ import type { TFunction } from "i18next";
 import type { KeySpec, LmotsType, LmsType } from "../../bindings";
 import { useFormat } from "../../i18n";
 import { timeLeftMs, type KeygenJob } from "../../state";
-import { lmsBytes, lmotsBytes } from "./GenerateDialog";
+
+/// The hash output sizes of an LMS and an LM-OTS type: the two must agree.
+export const lmsBytes = (l: LmsType) => (l.includes("_M24_") ? 24 : 32);
+export const lmotsBytes = (o: LmotsType) => (o.includes("_N24_") ? 24 : 32);
 
 export type Group = "pq_signatures" | "pq_kem" | "classical" | "secret";
 

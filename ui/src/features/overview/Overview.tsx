@@ -5,28 +5,14 @@
 // value (console::overview), refreshed on the polling interval and on the backend's events.
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
-import type { AttentionItem, Overview, Section } from "../../bindings";
+import type { Overview, Section } from "../../bindings";
 import { EmptyState, ErrorBox } from "../../components";
 import { useFormat } from "../../i18n";
 import { api } from "../../ipc";
-import { useAudit, useJumps, useNavigate, usePartitionActions, useSettings } from "../../state";
+import { useAudit, useNavigate, useSettings } from "../../state";
 import { useConsoleEvent } from "../../state/events";
 import { useCommand } from "../../useCommand";
 import { Item, Card } from "./PartitionCard";
-
-/// Follow an item's link: select its partition, then open the view with what to show there.
-export function useFollow() {
-  const navigate = useNavigate();
-  const { selectPartition } = usePartitionActions();
-  const { showKeys, showAuditRecords } = useJumps();
-  return (item: AttentionItem) => {
-    const l = item.link;
-    if (l.partition_id) selectPartition(l.partition_id);
-    if (l.view === "keys" && l.search) showKeys(l.search);
-    else if (l.view === "audit" && (l.day || l.seq !== null)) showAuditRecords({ day: l.day, seq: l.seq });
-    else navigate(l.view);
-  };
-}
 
 /// One list across partitions, with what it looked at and an empty state that says what to do.
 function List({ title, section, empty, testId }: { title: string; section: Section; empty: string; testId: string }) {

@@ -7,7 +7,22 @@ import { Badge } from "../../components";
 import { textOf, useFormat } from "../../i18n";
 import { LoginDialog } from "../connections/LoginDialog";
 import { roleNames } from "../credentials/roles";
-import { useFollow } from "./Overview";
+import { useJumps, useNavigate, usePartitionActions } from "../../state";
+
+/// Following an item: to the view (and partition, key search or records) it names.
+/// Follow an item's link: select its partition, then open the view with what to show there.
+function useFollow() {
+  const navigate = useNavigate();
+  const { selectPartition } = usePartitionActions();
+  const { showKeys, showAuditRecords } = useJumps();
+  return (item: AttentionItem) => {
+    const l = item.link;
+    if (l.partition_id) selectPartition(l.partition_id);
+    if (l.view === "keys" && l.search) showKeys(l.search);
+    else if (l.view === "audit" && (l.day || l.seq !== null)) showAuditRecords({ day: l.day, seq: l.seq });
+    else navigate(l.view);
+  };
+}
 
 export const TONE: Record<Severity, "info" | "warn" | "bad"> = { info: "info", warning: "warn", critical: "bad" };
 

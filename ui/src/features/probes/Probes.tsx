@@ -10,6 +10,7 @@ import { useNavigate, usePartition, useToast } from "../../state";
 import { useCommand } from "../../useCommand";
 import { num, LatencyChart, ReportView } from "./ProbeReport";
 import { StoredRuns } from "./StoredRuns";
+
 const MODES = ["count", "duration", "rate"] as const;
 
 export function ProbesView() {
