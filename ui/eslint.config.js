@@ -52,6 +52,7 @@ export const LITERAL_STRINGS = {
       "points",
       "i18nKey",
       "testId",
+      "rowTestId",
       "testid",
       "data-testid",
       "exportName",

@@ -5,18 +5,18 @@
 import type { ComponentType } from "react";
 import type en from "../../locales/en.json";
 import { VIEW_IDS, type View } from "./viewIds";
-import { AuditView } from "./views/Audit";
-import { ConnectionsView } from "./views/Connections";
-import { HssView } from "./views/Hss";
-import { KeysView } from "./views/Keys";
-import { OverviewView } from "./views/Overview";
-import { PartitionViewPage } from "./views/Partition";
-import { PqcView } from "./views/Pqc";
-import { ProbesView } from "./views/Probes";
-import { SettingsView } from "./views/Settings";
-import { SignView } from "./views/Sign";
-import { StatsView } from "./views/Stats";
-import { VerifyView } from "./views/Verify";
+import { AuditView } from "./features/audit/Audit";
+import { ConnectionsView } from "./features/connections/Connections";
+import { HssView } from "./features/hss/Hss";
+import { KeysView } from "./features/keys/Keys";
+import { OverviewView } from "./features/overview/Overview";
+import { PartitionViewPage } from "./features/partition/Partition";
+import { PqcView } from "./features/pqc/Pqc";
+import { ProbesView } from "./features/probes/Probes";
+import { SettingsView } from "./features/settings/Settings";
+import { SignView } from "./features/sign/Sign";
+import { StatsView } from "./features/stats/Stats";
+import { VerifyView } from "./features/verify/Verify";
 
 export interface NavEntry {
   view: View;

@@ -12,27 +12,31 @@
 //   audit        the trail's status, the audit tick    useAudit, useAuditActions
 //   status       the start, and the backend's info     useAppStatus
 //   keygen       the key generation under way          useKeygen, useKeygenActions
+//
+// Two slices belong to one feature and live in its folder (features/sign/signQueue,
+// features/keys/keygen); they are composed here with the others. No slice imports a view
+// or nav.tsx: views are named by id (viewIds.ts).
 import type { ReactNode } from "react";
 import type { View } from "../viewIds";
 import { AuditProvider } from "./audit";
 import { ConnectionsProvider } from "./connections";
 import { JumpsProvider } from "./jumps";
-import { KeygenProvider } from "./keygen";
+import { KeygenProvider } from "../features/keys/keygen";
 import { NavigationProvider } from "./navigation";
 import { PartitionProvider } from "./partition";
 import { SettingsProvider } from "./settings";
-import { SignQueueProvider } from "./signQueue";
+import { SignQueueProvider } from "../features/sign/signQueue";
 import { StatusProvider } from "./status";
 import { ToastProvider } from "./toasts";
 
 export { useAudit, useAuditActions } from "./audit";
 export { useConnections, useConnectionsActions } from "./connections";
 export { useJumps, type SignedFile } from "./jumps";
-export { timeLeftMs, useKeygen, useKeygenActions, type KeygenForm, type KeygenJob } from "./keygen";
+export { timeLeftMs, useKeygen, useKeygenActions, type KeygenForm, type KeygenJob } from "../features/keys/keygen";
 export { useNavigate, useView } from "./navigation";
 export { usePartition, usePartitionActions } from "./partition";
 export { useSettings } from "./settings";
-export { useSignQueue } from "./signQueue";
+export { useSignQueue } from "../features/sign/signQueue";
 export { useAppStatus } from "./status";
 export { useToast, useToasts, type Toast } from "./toasts";
 
