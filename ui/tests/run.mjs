@@ -44,7 +44,7 @@ const files = readdirSync(join(ui, "tests/ui"))
   .filter((f) => f.endsWith(process.env.UI_ONLY ?? ".test.mjs"))
   .map((f) => join(ui, "tests/ui", f));
 // Asynchronously: this process keeps serving the files while the tests run.
-const child = spawn(process.execPath, ["--test", "--test-concurrency=1", ...files], {
+const child = spawn(process.execPath, ["--test", `--test-concurrency=${process.env.UI_TEST_JOBS ?? 2}`, ...files], {
   stdio: "inherit",
   env: { ...process.env, UI_BASE_URL: `http://127.0.0.1:${port}/`, UI_MOCK_JS: join(ui, "dist-mock/mock.js") },
 });
