@@ -70,7 +70,8 @@ lint_ui() {
 rust_tests() {
   # cdylib and binaries the tests load or spawn
   cargo build --quiet -p hsmc-lunasim -p hsmc-cli &&
-    cargo nextest run --workspace --profile ci
+    NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-$(($(nproc) * 2))}" \
+      cargo nextest run --workspace --profile ci
 }
 
 ui_checks() {

@@ -248,7 +248,9 @@ impl Render for Status {
             &o.failures,
             text!("cli.status.failures_none", "none"),
         );
-        let verdict = if o.needs_attention() {
+        let verdict = if o.attention == 1 {
+            text!("cli.status.attention_single", "1 item needs attention.")
+        } else if o.needs_attention() {
             text!(
                 "cli.status.attention",
                 "{{n}} items need attention.",
