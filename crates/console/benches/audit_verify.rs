@@ -127,15 +127,8 @@ async fn run(token: &TestToken, store: &str, audit_location: Option<String>, n: 
 }
 
 fn main() {
-    let n: i64 = std::env::var("AUDIT_APP_RECORDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let n = common::bench::count("AUDIT_APP_RECORDS", 1_000_000) as i64;
+    let rt = common::bench::runtime();
     // One token per process (its module configuration is process-global); each console
     // makes its own trail key on it.
     let token = TestToken::new(Backend::SoftHsm);

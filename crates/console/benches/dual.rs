@@ -12,76 +12,28 @@
 #[path = "../tests/console/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use console::sign::{OnError, SignFormat, SignRequest};
+use common::batch_request as request;
+use common::bench::files;
+use console::sign::SignFormat;
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
-
-fn files(dir: &Path, n: usize) -> Vec<PathBuf> {
-    std::fs::create_dir_all(dir).unwrap();
-    (0..n)
-        .map(|i| {
-            let p = dir.join(format!("f{i}.bin"));
-            let mut data = vec![(i % 251) as u8; 4096];
-            data[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            std::fs::write(&p, data).unwrap();
-            p
-        })
-        .collect()
-}
 
 /// One batch by `keys` (the first, then the others as `also_keys`); its wall time.
 async fn batch(e: &common::Env, keys: &[&str], files: &[PathBuf]) -> Duration {
-    let req = SignRequest {
-        key: format!("label:{}", keys[0]),
-        also_keys: keys[1..].iter().map(|k| format!("label:{k}")).collect(),
-        files: files.iter().map(|p| p.display().to_string()).collect(),
-        formats: vec![SignFormat::Cms, SignFormat::Raw],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: false,
-        timestamp: None,
-        kit: None,
-        chain: vec![],
-        context_login: None,
-    };
-    let t = Instant::now();
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
-    let took = t.elapsed();
-    let signed = r.files.iter().filter(|f| f.error.is_none()).count();
-    assert_eq!(
-        signed,
-        files.len(),
-        "{:?}",
-        r.files.iter().find_map(|f| f.error.clone())
+    let mut req = request(
+        &format!("label:{}", keys[0]),
+        files,
+        &[SignFormat::Cms, SignFormat::Raw],
     );
-    took
+    req.also_keys = keys[1..].iter().map(|k| format!("label:{k}")).collect();
+    common::bench::timed(&e.c, &e.pid, req).await
 }
 
 fn main() {
-    let n: usize = std::env::var("DUAL_BENCH_FILES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let n = common::bench::count("DUAL_BENCH_FILES", 1000);
+    let rt = common::bench::runtime();
     rt.block_on(async {
         let e = common::builtin().await;
         let (ed, ml) = ("bench_ed25519", "bench_mldsa65");

@@ -55,15 +55,8 @@ fn make_objects(e: &common::Env, n: usize) {
 }
 
 fn main() {
-    let n: usize = std::env::var("PQC_BENCH_OBJECTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let n = common::bench::count("PQC_BENCH_OBJECTS", 10_000);
+    let rt = common::bench::runtime();
     rt.block_on(async {
         let e = common::token(Backend::SoftHsm).await;
         let started = Instant::now();

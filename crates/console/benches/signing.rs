@@ -16,62 +16,18 @@
 #[path = "../tests/console/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use console::sign::{OnError, SignFormat, SignRequest};
-use console::views::{GenerateRequest, UserKind};
+use common::batch_request as request;
+use common::bench::files;
+use console::sign::SignFormat;
 use console::Console;
-use hsm::algo::{Curve, KeySpec};
-use testkit::{Backend, TestToken};
-
-fn files(dir: &Path, n: usize) -> Vec<PathBuf> {
-    std::fs::create_dir_all(dir).unwrap();
-    (0..n)
-        .map(|i| {
-            let p = dir.join(format!("f{i}.bin"));
-            let mut data = vec![(i % 251) as u8; 4096];
-            data[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            std::fs::write(&p, data).unwrap();
-            p
-        })
-        .collect()
-}
+use testkit::TestToken;
 
 async fn console_batch(c: &Console, pid: &str, key: &str, files: &[PathBuf]) -> Duration {
-    let req = SignRequest {
-        key: key.into(),
-        also_keys: vec![],
-        files: files.iter().map(|p| p.display().to_string()).collect(),
-        formats: vec![SignFormat::Raw],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: false,
-        timestamp: None,
-        kit: None,
-        chain: vec![],
-        context_login: None,
-    };
-    let t = Instant::now();
-    let r = c
-        .signing()
-        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap();
-    let took = t.elapsed();
-    let signed = r.files.iter().filter(|f| f.error.is_none()).count();
-    assert_eq!(
-        signed,
-        files.len(),
-        "{:?}",
-        r.files.iter().find_map(|f| f.error.clone())
-    );
-    took
+    common::bench::timed(c, pid, request(key, files, &[SignFormat::Raw])).await
 }
 
 /// The user's loop, one `sh -c 'openssl dgst … | pkcs11-tool …'` per file.
@@ -105,43 +61,19 @@ fn baseline(token: &TestToken, id_hex: &str, files: &[PathBuf]) -> Duration {
 }
 
 fn main() {
-    let n: usize = std::env::var("SIGN_BENCH_FILES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let n = common::bench::count("SIGN_BENCH_FILES", 1000);
+    let rt = common::bench::runtime();
     rt.block_on(async {
-        let token = TestToken::new(Backend::SoftHsm);
-        let (c, pid, dir) = common::console_on_module(&token.module_path, None).await;
-        c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-            .await
-            .unwrap();
-        let g = c
-            .admin()
-            .generate_key(
-                &pid,
-                GenerateRequest {
-                    spec: KeySpec::Ec { curve: Curve::P256 },
-                    label: "bench_p256".into(),
-                    token: true,
-                    extractable: false,
-                    always_authenticate: false,
-                },
-            )
-            .await
-            .unwrap();
+        let (e, g) = common::softhsm_p256("bench_p256").await;
+        let (c, pid, dir, token) = (&e.c, e.pid.as_str(), &e.dir, e.token());
         let key = format!("id:{}", g.id_hex);
         // Warm both (page cache, the module, the console's key lookup).
-        console_batch(&c, &pid, &key, &files(&dir.path().join("warm"), 3)).await;
-        baseline(&token, &g.id_hex, &files(&dir.path().join("warm-tool"), 3));
+        console_batch(c, pid, &key, &files(&dir.path().join("warm"), 3)).await;
+        baseline(token, &g.id_hex, &files(&dir.path().join("warm-tool"), 3));
 
-        let ours = console_batch(&c, &pid, &key, &files(&dir.path().join("console"), n)).await;
+        let ours = console_batch(c, pid, &key, &files(&dir.path().join("console"), n)).await;
         let tool_files = files(&dir.path().join("tool"), n);
-        let theirs = baseline(&token, &g.id_hex, &tool_files);
+        let theirs = baseline(token, &g.id_hex, &tool_files);
         // The baseline's output is a real signature: check the last one.
         let pem = dir.path().join("console").join("bench_p256.pub.pem");
         let pem = if pem.exists() {

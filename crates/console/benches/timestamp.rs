@@ -12,68 +12,27 @@
 #[path = "../tests/console/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::batch_request as request;
+use common::bench::files;
 use console::settings::TimestampAuthority;
-use console::sign::{OnError, SignFormat, SignRequest};
-use console::views::{GenerateRequest, UserKind};
+use console::sign::SignFormat;
 use console::Console;
-use hsm::algo::{Curve, KeySpec};
 use testkit::tsa::TestTsa;
-use testkit::{Backend, TestToken};
-
-fn files(dir: &Path, n: usize) -> Vec<String> {
-    std::fs::create_dir_all(dir).unwrap();
-    (0..n)
-        .map(|i| {
-            let p = dir.join(format!("f{i}.bin"));
-            std::fs::write(&p, vec![(i % 251) as u8; 4096]).unwrap();
-            p.display().to_string()
-        })
-        .collect()
-}
 
 async fn batch(
     c: &Console,
     pid: &str,
     key: &str,
-    files: Vec<String>,
+    files: Vec<PathBuf>,
     tsa: Option<TimestampAuthority>,
 ) -> Duration {
-    let n = files.len();
-    let req = SignRequest {
-        key: key.into(),
-        also_keys: vec![],
-        files,
-        formats: vec![SignFormat::Cms],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: false,
-        timestamp: tsa,
-        kit: None,
-        chain: vec![],
-        context_login: None,
-    };
-    let t = Instant::now();
-    let r = c
-        .signing()
-        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap();
-    let took = t.elapsed();
-    assert_eq!(
-        r.files.iter().filter(|f| f.error.is_none()).count(),
-        n,
-        "{:?}",
-        r.files.iter().find_map(|f| f.error.clone())
-    );
-    took
+    let mut req = request(key, &files, &[SignFormat::Cms]);
+    req.timestamp = tsa;
+    common::bench::timed(c, pid, req).await
 }
 
 /// One `openssl ts -reply` for a fixed query: the TSA's own cost per request.
@@ -106,49 +65,25 @@ fn tsa_alone(tsa: &TestTsa, rounds: usize) -> Duration {
 }
 
 fn main() {
-    let n: usize = std::env::var("TSA_BENCH_FILES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let n = common::bench::count("TSA_BENCH_FILES", 100);
+    let rt = common::bench::runtime();
     rt.block_on(async {
         let tsa = TestTsa::start("ec");
-        let token = TestToken::new(Backend::SoftHsm);
-        let (c, pid, dir) = common::console_on_module(&token.module_path, None).await;
-        c.login(&pid, UserKind::User, p11::pin(testkit::USER_PIN))
-            .await
-            .unwrap();
-        let g = c
-            .admin()
-            .generate_key(
-                &pid,
-                GenerateRequest {
-                    spec: KeySpec::Ec { curve: Curve::P256 },
-                    label: "bench_p256".into(),
-                    token: true,
-                    extractable: false,
-                    always_authenticate: false,
-                },
-            )
-            .await
-            .unwrap();
+        let (e, g) = common::softhsm_p256("bench_p256").await;
+        let (c, pid, dir) = (&e.c, e.pid.as_str(), &e.dir);
         let key = format!("id:{}", g.id_hex);
         // Warm up: the certificate for CMS is issued on first use.
-        batch(&c, &pid, &key, files(&dir.path().join("warm"), 2), None).await;
+        batch(c, pid, &key, files(&dir.path().join("warm"), 2), None).await;
         let authority = TimestampAuthority {
             url: tsa.url("ok"),
             ca_file: Some(tsa.ca().display().to_string()),
             timeout_seconds: 30,
             optional: None,
         };
-        let plain = batch(&c, &pid, &key, files(&dir.path().join("plain"), n), None).await;
+        let plain = batch(c, pid, &key, files(&dir.path().join("plain"), n), None).await;
         let stamped = batch(
-            &c,
-            &pid,
+            c,
+            pid,
             &key,
             files(&dir.path().join("stamped"), n),
             Some(authority),

@@ -16,6 +16,7 @@ use p11::{Module, Session, SlotId, UserType};
 
 pub mod cpu;
 pub mod pg;
+pub mod setup;
 pub mod stats;
 pub mod tools;
 pub mod tsa;

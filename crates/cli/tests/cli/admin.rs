@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+use testkit::setup::{aes256_template, LunasimControl};
 use testkit::tools::{p11tool, p11tool_logs_in, pkcs11_tool, pkcs11_tool_logs_in, text};
 use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
 
@@ -21,6 +22,22 @@ impl Hsmc {
             env: t.env().to_vec(),
             module: t.module_path.display().to_string(),
         }
+    }
+
+    /// A fresh token of `backend` and hsmc on it.
+    fn on(backend: Backend) -> (TestToken, Hsmc) {
+        let t = TestToken::new(backend);
+        let h = Hsmc::token(&t);
+        (t, h)
+    }
+
+    /// `keys gen -a ec-p256 -l LABEL --token` as the user, which must succeed.
+    fn gen_p256(&self, label: &str) -> Value {
+        self.json(
+            Some(USER_PIN),
+            None,
+            &["keys", "gen", "-a", "ec-p256", "-l", label, "--token"],
+        )
     }
 
     /// Run with `HSMC_PIN` (and `HSMC_NEW_PIN`) as given, stdin closed.
@@ -78,8 +95,7 @@ impl Hsmc {
 
 #[test]
 fn softhsm_pin_change_init_and_token_init_are_seen_by_other_tools() {
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
+    let (t, h) = Hsmc::on(Backend::SoftHsm);
     let (m, env) = (&t.module_path, t.env());
     // A wrong current PIN: one try, said so; nothing changed.
     let (code, e) = h.error(
@@ -147,13 +163,8 @@ fn softhsm_pin_change_init_and_token_init_are_seen_by_other_tools() {
 
 #[test]
 fn lunasim_roles_on_the_command_line() {
-    let t = TestToken::new(Backend::LunaSim);
-    let h = Hsmc::token(&t);
-    h.json(
-        Some(USER_PIN),
-        None,
-        &["keys", "gen", "-a", "ec-p256", "-l", "co_key", "--token"],
-    );
+    let (_t, h) = Hsmc::on(Backend::LunaSim);
+    h.gen_p256("co_key");
     h.json(
         Some(USER_PIN),
         Some("crypto-user-2468"),
@@ -202,8 +213,7 @@ fn lunasim_roles_on_the_command_line() {
 
 #[test]
 fn luna_roles_are_refused_on_softhsm() {
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
+    let (_t, h) = Hsmc::on(Backend::SoftHsm);
     let (code, e) = h.error(Some(USER_PIN), None, &["--role", "cu", "keys", "ls"]);
     assert_eq!(code, 2, "{e}");
     assert!(e["message"].as_str().unwrap().contains("Luna"), "{e}");
@@ -214,8 +224,7 @@ fn luna_roles_are_refused_on_softhsm() {
 /// it under the key's ID), listed with its validity, exported byte for byte.
 #[test]
 fn softhsm_objects_import_ls_export() {
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
+    let (t, h) = Hsmc::on(Backend::SoftHsm);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let id = certificate_from_an_openssl_ca_imported_beside_its_key(&h, d);
@@ -285,19 +294,7 @@ fn certificate_from_an_openssl_ca_imported_beside_its_key(h: &Hsmc, d: &Path) ->
         "-addext",
         "basicConstraints=critical,CA:TRUE",
     ]);
-    let key = h.json(
-        Some(USER_PIN),
-        None,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ec-p256",
-            "-l",
-            "cli_release",
-            "--token",
-        ],
-    );
+    let key = h.gen_p256("cli_release");
     let id = key["id_hex"].as_str().unwrap().to_string();
     let csr = d.join("leaf.csr");
     let o = h.run(
@@ -396,13 +393,8 @@ fn listed_with_its_validity_and_exported_byte_for_byte(h: &Hsmc, d: &Path) {
 /// flags refused with the reason; pkcs11-tool sees the result.
 #[test]
 fn softhsm_keys_set_label_id_and_flags() {
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
-    h.json(
-        Some(USER_PIN),
-        None,
-        &["keys", "gen", "-a", "ec-p256", "-l", "cli_attr", "--token"],
-    );
+    let (t, h) = Hsmc::on(Backend::SoftHsm);
+    h.gen_p256("cli_attr");
     let v = h.json(
         Some(USER_PIN),
         None,
@@ -455,13 +447,8 @@ fn softhsm_keys_set_label_id_and_flags() {
 /// token (`--token 'pkcs11:…'` with `slot-id=` and `?module-path=`); bad URIs explained.
 #[test]
 fn softhsm_uris_on_the_command_line() {
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
-    h.json(
-        Some(USER_PIN),
-        None,
-        &["keys", "gen", "-a", "ec-p256", "-l", "cli uri", "--token"],
-    );
+    let (t, h) = Hsmc::on(Backend::SoftHsm);
+    h.gen_p256("cli uri");
     let o = h.run(Some(USER_PIN), None, &["uri", "label:cli uri"]);
     assert!(o.status.success(), "{}", text(&o));
     let uri = String::from_utf8_lossy(&o.stdout).trim().to_string();
@@ -556,26 +543,16 @@ fn softhsm_uris_on_the_command_line() {
 #[test]
 fn softhsm_keys_wrap_unwrap_and_kcv() {
     use p11::sys::*;
-    let t = TestToken::new(Backend::SoftHsm);
-    let h = Hsmc::token(&t);
+    let (t, h) = Hsmc::on(Backend::SoftHsm);
     let s = t.user_session();
     for label in ["cli_kek", "cli_data"] {
         s.generate_key(
             &p11::Mechanism::new(CKM_AES_KEY_GEN),
-            &mut p11::Template::new()
-                .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                .ulong(CKA_KEY_TYPE, CKK_AES)
-                .ulong(CKA_VALUE_LEN, 32)
-                .bool(CKA_TOKEN, true)
-                .bool(CKA_PRIVATE, true)
-                .bool(CKA_SENSITIVE, true)
-                .bool(CKA_EXTRACTABLE, true)
+            &mut aes256_template(label, label.as_bytes(), true)
                 .bool(CKA_ENCRYPT, true)
                 .bool(CKA_DECRYPT, true)
                 .bool(CKA_WRAP, true)
-                .bool(CKA_UNWRAP, true)
-                .text(CKA_LABEL, label)
-                .bytes(CKA_ID, label.as_bytes()),
+                .bool(CKA_UNWRAP, true),
         )
         .unwrap();
     }
@@ -653,47 +630,23 @@ fn softhsm_keys_wrap_unwrap_and_kcv() {
 /// the token; the token, read with `pkcs11-tool`, still takes the old PIN.
 #[test]
 fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
-    let dir = tempfile::tempdir().unwrap();
-    let control = dir.path().join("control.jsonl");
-    std::fs::write(&control, "").unwrap();
-    let t = TestToken::with_lunasim_extra(
-        Backend::LunaSim,
-        &format!("control_file = \"{}\"\n", control.display()),
-    );
+    let (t, control) = LunasimControl::token();
     let h = Hsmc::token(&t);
     // A first login puts the trail's key on this token.
     h.json(Some(USER_PIN), None, &["keys", "ls"]);
-    let command = |line: &str| append_line(&control, line);
+    let command = |line: &str| control.send(line);
     command(r#"{"op":"slow","function":"C_SetPIN","ms":20000}"#);
-    let mut c = Command::new(testkit::hsmc_binary());
-    c.args(["pin", "change"])
-        .env_remove("LUNASIM_CONF")
-        .env("HSMC_DATA_DIR", h.data.path())
-        .env("HSMC_MODULE", &h.module)
-        .env("HSMC_PIN", USER_PIN)
-        .env("HSMC_NEW_PIN", "officer-new-77")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &h.env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
+    let child = hsmc_spawned(
+        &h,
+        &strings(&["pin", "change"]),
+        USER_PIN,
+        Some("officer-new-77"),
+    );
     // The request is recorded before C_SetPIN is called: wait for it in the trail.
     let db = h.data.path().join("audit.db");
-    let requested = || requests_recorded(&db, "pin.change") == 1;
-    let t0 = std::time::Instant::now();
-    while !requested() {
-        assert!(child.try_wait().unwrap().is_none(), "hsmc ended early");
-        assert!(
-            t0.elapsed().as_secs() < 60,
-            "no pin.change request after 60 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    child.kill().unwrap(); // SIGKILL, inside the held-back C_SetPIN
-    assert!(!child.wait().unwrap().success());
+    killed_once_requested(child, "pin.change", || {
+        requests_recorded(&db, "pin.change") == 1
+    });
     command(r#"{"op":"clear"}"#);
 
     let v = h.json(Some(USER_PIN), None, &["audit", "verify"]);
@@ -737,17 +690,11 @@ fn lunasim_kill_9_during_a_pin_change_is_named_by_status() {
 #[test]
 fn kill_9_inside_every_kind_of_change_is_named_by_status() {
     use console::change::ChangeKind;
-    let dir = tempfile::tempdir().unwrap();
-    let control = dir.path().join("control.jsonl");
-    std::fs::write(&control, "").unwrap();
-    let t = TestToken::with_lunasim_extra(
-        Backend::LunaSim,
-        &format!("control_file = \"{}\"\n", control.display()),
-    );
+    let (t, control) = LunasimControl::token();
     let h = Hsmc::token(&t);
-    let command = |line: &str| append_line(&control, line);
+    let command = |line: &str| control.send(line);
     let user = Some(USER_PIN);
-    let files = what_the_changes_act_on(&t, &h, dir.path());
+    let files = what_the_changes_act_on(&t, &h, control.dir.path());
     let db = h.data.path().join("audit.db");
     let requests = |action: &str| requests_recorded(&db, action);
     // The SO's changes last: initializing the token takes everything with it.
@@ -762,27 +709,10 @@ fn kill_9_inside_every_kind_of_change_is_named_by_status() {
         command(&format!(
             r#"{{"op":"slow","function":"{function}","ms":20000,"skip":{skip}}}"#
         ));
-        let mut child = hsmc_spawned(&h, &args, pin, new_pin);
-        let t0 = std::time::Instant::now();
-        while requests(kind.action()) == before {
-            if child.try_wait().unwrap().is_some() {
-                let o = child.wait_with_output().unwrap();
-                panic!(
-                    "{kind:?}: hsmc ended before its request: {:?} {}",
-                    o.status,
-                    text(&o)
-                );
-            }
-            assert!(
-                t0.elapsed().as_secs() < 60,
-                "{kind:?}: no request after 60 s"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        child.kill().unwrap(); // SIGKILL, inside the held-back call
-        let status = child.wait().unwrap();
-        assert!(!status.success(), "{kind:?}: finished before the kill");
+        let child = hsmc_spawned(&h, &args, pin, new_pin);
+        killed_once_requested(child, &format!("{kind:?}"), || {
+            requests(kind.action()) != before
+        });
         command(r#"{"op":"clear"}"#);
         // The SO's records wait in the spool until a user opens the trail's key.
         h.json(user, None, &["keys", "ls"]);
@@ -1110,14 +1040,27 @@ fn hsmc_spawned(
     c.spawn().unwrap()
 }
 
-/// A line appended to a lunasim control file (read by every process using the module).
-fn append_line(control: &Path, line: &str) {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(control)
-        .unwrap();
-    writeln!(f, "{line}").unwrap();
+/// Wait until `requested` (the change's request is in the trail; `hsmc` must not end
+/// before it, nor take over 60 s), then `kill -9` the `child` inside the call held back:
+/// it must not finish.
+fn killed_once_requested(mut child: std::process::Child, what: &str, requested: impl Fn() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !requested() {
+        if child.try_wait().unwrap().is_some() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: hsmc ended before its request: {:?} {}",
+                o.status,
+                text(&o)
+            );
+        }
+        assert!(t0.elapsed().as_secs() < 60, "{what}: no request after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL, inside the held-back call
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{what}: finished before the kill");
 }
 
 /// How many `ACTION.request` records the SQLite trail at `db` holds: chained, or waiting in
@@ -1145,14 +1088,9 @@ fn requests_recorded(db: &Path, action: &str) -> u64 {
 /// anew). `keys ls` prints the uid; a handle number is refused for a change, explained,
 /// and nothing changes.
 fn changes_select_by_uid_and_refuse_handle_numbers(backend: Backend, uid_len: Option<usize>) {
-    let t = TestToken::new(backend);
-    let h = Hsmc::token(&t);
+    let (_t, h) = Hsmc::on(backend);
     for label in ["cli_uid_a", "cli_uid_b"] {
-        h.json(
-            Some(USER_PIN),
-            None,
-            &["keys", "gen", "-a", "ec-p256", "-l", label, "--token"],
-        );
+        h.gen_p256(label);
     }
     let listed = h.json(Some(USER_PIN), None, &["keys", "ls"]);
     let find = |v: &Value, label: &str| {

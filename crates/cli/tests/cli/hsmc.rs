@@ -72,6 +72,11 @@ impl Hsmc {
         })
     }
 
+    /// `keys gen -a ALG -l LABEL --token` with `pin`, which must succeed: the new key.
+    fn gen_token_key(&self, pin: Option<&str>, alg: &str, label: &str) -> Value {
+        self.json(pin, &["keys", "gen", "-a", alg, "-l", label, "--token"])
+    }
+
     fn audit_db(&self) -> PathBuf {
         self.data.path().join("audit.db")
     }
@@ -123,6 +128,33 @@ fn stderr(o: &Output) -> String {
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
+}
+
+/// The path of file `i`'s output in `fmt` in the JSON report `r` of `hsmc sign`.
+fn sign_output(r: &Value, i: usize, fmt: &str) -> PathBuf {
+    PathBuf::from(
+        r["files"][i]["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["format"] == fmt)
+            .unwrap_or_else(|| panic!("{fmt} of file {i} in {r}"))["path"]
+            .as_str()
+            .unwrap(),
+    )
+}
+
+/// The public key `hsmc sign` wrote beside its batch (in the report `r`'s manifest).
+fn written_public_key(r: &Value) -> PathBuf {
+    PathBuf::from(
+        r["manifest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["format"] == "public_key")
+            .and_then(|o| o["path"].as_str())
+            .unwrap_or_else(|| panic!("the public key is written: {r}")),
+    )
 }
 
 /// pyca/cryptography reads the SPKI and reports its type (an outside parser).
@@ -536,18 +568,7 @@ fn kryoptic_pqc_keys_through_hsmc() {
         ("ed25519", "EdDSA Ed25519"),
         ("rsa-2048", "RSA-2048"),
     ] {
-        let g = h.json(
-            pin,
-            &[
-                "keys",
-                "gen",
-                "-a",
-                alg,
-                "-l",
-                &format!("ci_{alg}"),
-                "--token",
-            ],
-        );
+        let g = h.gen_token_key(pin, alg, &format!("ci_{alg}"));
         assert!(
             g["algorithm"]
                 .as_str()
@@ -632,18 +653,7 @@ fn verify_release(args: &[&Path]) -> bool {
 fn sign_and_verify_release_artifacts_as_a_pipeline_would() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ml-dsa-65",
-            "-l",
-            "pipeline_ml_dsa_65",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ml-dsa-65", "pipeline_ml_dsa_65");
     let dir = h.data.path().join("release");
     std::fs::create_dir_all(&dir).unwrap();
     let (a, b) = (dir.join("app-1.0.tar.gz"), dir.join("app-1.0.sbom.json"));
@@ -664,28 +674,8 @@ fn sign_and_verify_release_artifacts_as_a_pipeline_would() {
     );
     let files = r["files"].as_array().unwrap();
     assert!(files.iter().all(|f| f["error"].is_null()), "{r}");
-    let out = |i: usize, fmt: &str| {
-        PathBuf::from(
-            files[i]["outputs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|o| o["format"] == fmt)
-                .unwrap()["path"]
-                .as_str()
-                .unwrap(),
-        )
-    };
-    let pubkey = PathBuf::from(
-        r["manifest"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["format"] == "public_key")
-            .unwrap()["path"]
-            .as_str()
-            .unwrap(),
-    );
+    let out = |i: usize, fmt: &str| sign_output(&r, i, fmt);
+    let pubkey = written_public_key(&r);
     for (i, f) in [&a, &b].into_iter().enumerate() {
         assert!(verify_release(&[Path::new("cms"), f, &out(i, "cms")]));
         assert!(verify_release(&[
@@ -2386,18 +2376,7 @@ fn root_and_intermediate_ca(dir: &Path) {
 /// certificate and the intermediate, nothing imported: its path.
 fn hsm_key_certified_by_the_intermediate(h: &Hsmc, pin: Option<&str>, dir: &Path) -> PathBuf {
     let openssl = |args: &[&str]| openssl_in(dir, args);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ec-p256",
-            "-l",
-            "chain_p256",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ec-p256", "chain_p256");
     let csr = dir.join("leaf.csr");
     h.json(
         pin,
@@ -2445,19 +2424,11 @@ fn hsm_key_certified_by_the_intermediate(h: &Hsmc, pin: Option<&str>, dir: &Path
 /// trail verifies with the refusals in it.
 #[test]
 fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let control = dir.path().join("control.jsonl");
-    std::fs::write(&control, "").unwrap();
-    let t = TestToken::with_lunasim_extra(
-        Backend::LunaSim,
-        &format!("control_file = \"{}\"\n", control.display()),
-    );
+    let (t, control) = testkit::setup::LunasimControl::token();
+    let dir = &control.dir;
     let h = Hsmc::token(&t);
     let pin = Some(testkit::USER_PIN);
-    h.json(
-        pin,
-        &["keys", "gen", "-a", "ec-p256", "-l", "changing", "--token"],
-    );
+    h.gen_token_key(pin, "ec-p256", "changing");
     let files: Vec<PathBuf> = (0..2)
         .map(|i| {
             let f = dir.path().join(format!("release-{i}.tar"));
@@ -2465,14 +2436,7 @@ fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
             f
         })
         .collect();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&control)
-        .and_then(|mut f| {
-            use std::io::Write;
-            writeln!(f, r#"{{"op":"slow","function":"C_Sign","ms":2000}}"#)
-        })
-        .unwrap();
+    control.send(r#"{"op":"slow","function":"C_Sign","ms":2000}"#);
     let mut c = h.cmd(&[
         "--json",
         "sign",
@@ -4235,28 +4199,8 @@ fn hss_sha256_192_from_the_command_line() {
     let made = r["signatures_made"].as_u64().unwrap();
     assert!(made >= 5, "{r}");
     assert_eq!(r["hss_remaining_after"].as_u64(), Some(32 - made), "{r}");
-    let out = |i: usize, fmt: &str| {
-        PathBuf::from(
-            r["files"][i]["outputs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|o| o["format"] == fmt)
-                .unwrap()["path"]
-                .as_str()
-                .unwrap(),
-        )
-    };
-    let pubkey = PathBuf::from(
-        r["manifest"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["format"] == "public_key")
-            .unwrap()["path"]
-            .as_str()
-            .unwrap(),
-    );
+    let out = |i: usize, fmt: &str| sign_output(&r, i, fmt);
+    let pubkey = written_public_key(&r);
     for (i, f) in files.iter().enumerate() {
         assert!(
             verify_release(&[Path::new("cms"), f, &out(i, "cms")]),
@@ -4338,18 +4282,7 @@ fn kryoptic_slh_dsa_signs_through_hsmc_and_its_kit() {
     let t = TestToken::new(Backend::Kryoptic);
     let h = Hsmc::token(&t);
     let pin = Some(testkit::USER_PIN);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "slh-dsa-shake-128f",
-            "-l",
-            "rel_slh",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "slh-dsa-shake-128f", "rel_slh");
     let rel = h.data.path().join("release-slh");
     std::fs::create_dir_all(&rel).unwrap();
     let art = rel.join("app-1.0.tar.gz");

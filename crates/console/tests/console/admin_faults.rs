@@ -350,26 +350,17 @@ async fn an_attribute_edit_whose_answer_is_lost_is_made_again_and_an_id_change_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unwrap_whose_answer_is_lost_makes_one_key() {
     use p11::sys::*;
-    use p11::{Mechanism, Template};
+    use p11::Mechanism;
     let e = common::token(Backend::LunaSim).await;
     // An AES wrapping key (wrap and unwrap allowed) and an extractable AES data key.
     let aes = |label: &'static str, id: &'static [u8], wrapping: bool| {
         move |s: &p11::Session| {
             s.generate_key(
                 &Mechanism::new(CKM_AES_KEY_GEN),
-                &mut Template::new()
-                    .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                    .ulong(CKA_KEY_TYPE, CKK_AES)
-                    .ulong(CKA_VALUE_LEN, 32)
-                    .bool(CKA_TOKEN, true)
-                    .bool(CKA_PRIVATE, true)
-                    .bool(CKA_SENSITIVE, true)
-                    .bool(CKA_EXTRACTABLE, !wrapping)
+                &mut testkit::setup::aes256_template(label, id, !wrapping)
                     .bool(CKA_WRAP, wrapping)
                     .bool(CKA_UNWRAP, wrapping)
-                    .bool(CKA_ENCRYPT, true)
-                    .text(CKA_LABEL, label)
-                    .bytes(CKA_ID, id),
+                    .bool(CKA_ENCRYPT, true),
             )
         }
     };

@@ -28,18 +28,9 @@ async fn wrap_on_a_unwrap_on_b(backend: Backend) {
     let data_key = sa
         .generate_key(
             &Mechanism::new(CKM_AES_KEY_GEN),
-            &mut Template::new()
-                .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                .ulong(CKA_KEY_TYPE, CKK_AES)
-                .ulong(CKA_VALUE_LEN, 32)
-                .bool(CKA_TOKEN, true)
-                .bool(CKA_PRIVATE, true)
-                .bool(CKA_SENSITIVE, true)
-                .bool(CKA_EXTRACTABLE, true)
+            &mut testkit::setup::aes256_template("data_key", &[0xda, 0x7a], true)
                 .bool(CKA_ENCRYPT, true)
-                .bool(CKA_DECRYPT, true)
-                .text(CKA_LABEL, "data_key")
-                .bytes(CKA_ID, &[0xda, 0x7a]),
+                .bool(CKA_DECRYPT, true),
         )
         .unwrap();
     let kcv_a = a.c.admin().key_check_value(&a.pid, data_key).await.unwrap();

@@ -488,16 +488,7 @@ impl Backup<'_> {
         let loose = common::on(a, |s| {
             s.generate_key(
                 &Mechanism::new(CKM_AES_KEY_GEN),
-                &mut Template::new()
-                    .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                    .ulong(CKA_KEY_TYPE, CKK_AES)
-                    .ulong(CKA_VALUE_LEN, 32)
-                    .bool(CKA_TOKEN, true)
-                    .bool(CKA_PRIVATE, true)
-                    .bool(CKA_SENSITIVE, true)
-                    .bool(CKA_EXTRACTABLE, true)
-                    .text(CKA_LABEL, "loose_aes")
-                    .bytes(CKA_ID, b"loose"),
+                &mut testkit::setup::aes256_template("loose_aes", b"loose", true),
             )
         })
         .await;

@@ -10,16 +10,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use console::objects::ImportRequest;
-use console::sign::{OnError, SignFormat, SignRequest};
+use console::sign::{SignFormat, SignRequest};
 use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use testkit::tools::text;
 use testkit::Backend;
 
 use crate::common;
+use common::ca::{self, openssl};
 use common::Env;
 
 fn run(dir: &Path, program: &Path, args: &[&str]) -> Output {
@@ -30,109 +29,8 @@ fn run(dir: &Path, program: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn openssl(dir: &Path, args: &[&str]) -> Output {
-    run(dir, Path::new("openssl"), args)
-}
-
 fn must(o: Output, what: &str) {
     assert!(o.status.success(), "{what}: {}", text(&o));
-}
-
-/// A root and an intermediate CA made with OpenSSL (root.pem, int.pem, int.key): `newkey`
-/// as `openssl req -newkey` takes it.
-fn openssl_ca(dir: &Path, newkey: &[&str]) {
-    std::fs::write(
-        dir.join("ca.ext"),
-        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
-    )
-    .unwrap();
-    let mut a = vec!["req", "-x509", "-nodes"];
-    a.extend_from_slice(newkey);
-    a.extend_from_slice(&[
-        "-keyout",
-        "root.key",
-        "-out",
-        "root.pem",
-        "-subj",
-        "/CN=Test Root CA/O=Example",
-        "-days",
-        "30",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    ]);
-    must(openssl(dir, &a), "root");
-    let mut a = vec!["req", "-nodes"];
-    a.extend_from_slice(newkey);
-    a.extend_from_slice(&[
-        "-keyout",
-        "int.key",
-        "-out",
-        "int.csr",
-        "-subj",
-        "/CN=Test Intermediate CA/O=Example",
-    ]);
-    must(openssl(dir, &a), "intermediate request");
-    must(
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "int.csr",
-                "-CA",
-                "root.pem",
-                "-CAkey",
-                "root.key",
-                "-set_serial",
-                "2",
-                "-days",
-                "30",
-                "-extfile",
-                "ca.ext",
-                "-out",
-                "int.pem",
-            ],
-        ),
-        "intermediate",
-    );
-}
-
-/// The OpenSSL intermediate issues a code-signing certificate for the request (leaf.pem).
-fn openssl_issue(dir: &Path, csr_pem: &str) -> PathBuf {
-    std::fs::write(dir.join("leaf.csr"), csr_pem).unwrap();
-    std::fs::write(
-        dir.join("leaf.ext"),
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n",
-    )
-    .unwrap();
-    must(
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "leaf.csr",
-                "-CA",
-                "int.pem",
-                "-CAkey",
-                "int.key",
-                "-set_serial",
-                "77",
-                "-days",
-                "30",
-                "-extfile",
-                "leaf.ext",
-                "-out",
-                "leaf.pem",
-            ],
-        ),
-        "leaf",
-    );
-    dir.join("leaf.pem")
 }
 
 fn verify_chain_py(dir: &Path, args: &[&str]) -> Output {
@@ -143,39 +41,17 @@ fn verify_chain_py(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn request(key_id: &str, file: &Path, chain: &[&Path]) -> SignRequest {
-    SignRequest {
-        key: format!("id:{key_id}"),
-        also_keys: vec![],
-        files: vec![file.display().to_string()],
-        formats: vec![SignFormat::Cms],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: false,
-        timestamp: None,
-        kit: None,
-        chain: chain.iter().map(|p| p.display().to_string()).collect(),
-        context_login: None,
-    }
-}
-
-async fn try_sign(e: &Env, req: SignRequest) -> console::ApiResult<console::sign::SignReport> {
-    e.c.signing()
-        .sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
+    let mut r = common::sign_request(key_id, file, SignFormat::Cms);
+    r.chain = chain.iter().map(|p| p.display().to_string()).collect();
+    r
 }
 
 /// Sign `name` (made here) in CMS with the chain files; the `.p7s`.
 async fn sign(e: &Env, key_id: &str, name: &str, chain: &[&Path]) -> (PathBuf, PathBuf) {
     let file = e.dir.path().join(name);
     std::fs::write(&file, format!("release {name}\n")).unwrap();
-    let r = try_sign(e, request(key_id, &file, chain))
+    let r = e
+        .try_sign(request(key_id, &file, chain))
         .await
         .expect("the batch runs");
     assert!(r.files[0].error.is_none(), "{r:?}");
@@ -224,23 +100,14 @@ fn import(path: &Path) -> ImportRequest {
 async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
     let e = common::token(Backend::SoftHsm).await;
     let dir = e.dir.path();
-    openssl_ca(
-        dir,
-        &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
-    );
-    let key = e
-        .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec")
-        .await;
-    let csr =
-        e.c.signing()
-            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
-            .await
-            .unwrap();
-    let leaf = openssl_issue(dir, &csr);
-    e.c.admin()
-        .import_objects(&e.pid, import(&leaf))
-        .await
-        .unwrap();
+    let (key, leaf) = ca::certified_p256(
+        &e,
+        "release_ec",
+        "CN=Release signing,O=Example",
+        "codeSigning",
+    )
+    .await;
+    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
 
     let int = dir.join("int.pem");
     let (file, p7s) = sign(&e, &key.id_hex, "with-chain.tar", &[&int]).await;
@@ -312,18 +179,17 @@ async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
 async fn rsa_signer_certificate_and_chain_from_one_pem_file() {
     let e = common::token(Backend::SoftHsm).await;
     let dir = e.dir.path();
-    openssl_ca(dir, &["-newkey", "rsa:2048"]);
+    ca::make(dir, &["-newkey", "rsa:2048"]);
     let key = e.generate(KeySpec::Rsa { bits: 2048 }, "release_rsa").await;
     let csr =
-        e.c.signing()
-            .certificate_request(
-                &e.pid,
-                key.private_handle,
-                "CN=Release signing RSA,O=Example",
-            )
-            .await
-            .unwrap();
-    let leaf = openssl_issue(dir, &csr);
+        e.c.certificate_request(
+            &e.pid,
+            key.private_handle,
+            "CN=Release signing RSA,O=Example",
+        )
+        .await
+        .unwrap();
+    let leaf = ca::issue(dir, &csr, "codeSigning");
     // Intermediate first, then the leaf: any order.
     let bundle = dir.join("bundle.pem");
     let mut all = std::fs::read(dir.join("int.pem")).unwrap();
@@ -403,23 +269,14 @@ async fn ed25519_chain_file_validates_in_pyca_and_asn1crypto() {
 async fn bad_chain_files_are_refused_and_nothing_is_written() {
     let e = common::token(Backend::SoftHsm).await;
     let dir = e.dir.path();
-    openssl_ca(
-        dir,
-        &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
-    );
-    let key = e
-        .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec")
-        .await;
-    let csr =
-        e.c.signing()
-            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
-            .await
-            .unwrap();
-    let leaf = openssl_issue(dir, &csr);
-    e.c.admin()
-        .import_objects(&e.pid, import(&leaf))
-        .await
-        .unwrap();
+    let (key, leaf) = ca::certified_p256(
+        &e,
+        "release_ec",
+        "CN=Release signing,O=Example",
+        "codeSigning",
+    )
+    .await;
+    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
     // An unrelated self-signed certificate.
     must(
         openssl(
@@ -474,7 +331,8 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
         (&notes, vec!["notes.txt", "not a certificate"]),
         (&with_key, vec!["with-key.pem", "private key"]),
     ] {
-        let err = try_sign(&e, request(&key.id_hex, &file, &[chain]))
+        let err = e
+            .try_sign(request(&key.id_hex, &file, &[chain]))
             .await
             .expect_err("refused");
         assert_eq!(err.code, console::ErrorCode::InvalidInput, "{err:?}");
@@ -490,7 +348,7 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
     // The chain needs a format that carries it.
     let mut req = request(&key.id_hex, &file, &[&dir.join("int.pem")]);
     req.formats = vec![SignFormat::Raw];
-    let err = try_sign(&e, req).await.expect_err("refused");
+    let err = e.try_sign(req).await.expect_err("refused");
     assert!(err.message.contains("CMS"), "{}", err.message);
     let after =
         e.c.trail()

@@ -26,7 +26,7 @@ use console::views::{GenerateRequest, UserKind};
 use console::{ApiError, Console, ErrorCode};
 use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
 use p11::sys::*;
-use p11::{Mechanism, Template};
+use p11::Mechanism;
 use testkit::pg::PgCluster;
 use testkit::tools::pkcs11_tool_logs_in;
 use testkit::{Backend, TestToken, SO_PIN, TOKEN_LABEL, USER_PIN};
@@ -723,17 +723,8 @@ async fn extractable_aes(m: &Matrix, label: &str) -> u64 {
         .run_async("test.extractable", move |s| {
             s.generate_key(
                 &Mechanism::new(CKM_AES_KEY_GEN),
-                &mut Template::new()
-                    .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                    .ulong(CKA_KEY_TYPE, CKK_AES)
-                    .ulong(CKA_VALUE_LEN, 32)
-                    .bool(CKA_TOKEN, true)
-                    .bool(CKA_PRIVATE, true)
-                    .bool(CKA_SENSITIVE, true)
-                    .bool(CKA_EXTRACTABLE, true)
-                    .bool(CKA_ENCRYPT, true)
-                    .text(CKA_LABEL, &label)
-                    .bytes(CKA_ID, label.as_bytes()),
+                &mut testkit::setup::aes256_template(&label, label.as_bytes(), true)
+                    .bool(CKA_ENCRYPT, true),
             )
         })
         .await

@@ -41,27 +41,7 @@ async fn change_pin_is_seen_by_other_tools(backend: Backend) {
     t.module.reinitialize().unwrap();
     e.generate(KeySpec::Ec { curve: Curve::P256 }, "after_pin_change")
         .await;
-    let actions: Vec<_> =
-        e.c.trail()
-            .audit_records(audit::store::Query {
-                limit: 100,
-                ascending: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| (r.event.action, r.event.status))
-            .collect();
-    let req = actions
-        .iter()
-        .position(|(a, _)| a == "pin.change.request")
-        .expect("request recorded");
-    let done = actions
-        .iter()
-        .position(|(a, s)| a == "pin.change" && s == "success")
-        .expect("outcome recorded");
-    assert!(req < done, "{actions:?}");
+    common::request_before_outcome(&e.c, "pin.change", Some("success")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

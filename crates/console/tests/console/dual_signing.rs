@@ -11,7 +11,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use console::sign::{KitRequest, OnError, OutputKind, SignFormat, SignReport, SignRequest};
@@ -52,17 +51,6 @@ fn request(keys: &[&str], files: &[PathBuf], formats: &[SignFormat]) -> SignRequ
         chain: vec![],
         context_login: None,
     }
-}
-
-async fn sign(e: &Env, req: SignRequest) -> console::ApiResult<SignReport> {
-    e.c.signing()
-        .sign_files(
-            &e.pid,
-            req,
-            Arc::new(|_| {}),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .await
 }
 
 /// Three artifacts in a folder of their own.
@@ -267,7 +255,7 @@ async fn ed25519_and_ml_dsa_65_sign_one_batch_in_every_format() {
         user_id: Some(UID.into()),
         ..Default::default()
     });
-    let r = sign(&e, req).await.unwrap();
+    let r = e.try_sign(req).await.unwrap();
     assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
     assert_eq!(r.keys.len(), 2);
     assert_eq!(r.keys[0].formats, EVERY_FORMAT);
@@ -405,7 +393,7 @@ async fn ecdsa_p256_and_ml_dsa_87_sign_one_batch_and_openssl_checks_each_signer(
         user_id: Some(UID.into()),
         ..Default::default()
     });
-    let r = sign(&e, req).await.unwrap();
+    let r = e.try_sign(req).await.unwrap();
     assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
     assert_eq!(r.keys[0].formats, formats);
     let p256_suffixes: &[&str] = &[".sig", ".sig.json", ".asc", ".sshsig"];
@@ -521,7 +509,8 @@ async fn a_set_with_a_key_that_cannot_sign_is_refused_before_anything_is_signed(
         .collect();
     let before_many = listing(&dir);
     let formats = [SignFormat::Cms, SignFormat::Raw, SignFormat::Bundle];
-    let err = sign(&e, request(&["rel_p256", "rel_hss"], &many, &formats))
+    let err = e
+        .try_sign(request(&["rel_p256", "rel_hss"], &many, &formats))
         .await
         .unwrap_err();
     assert!(
@@ -560,13 +549,16 @@ async fn a_set_with_a_key_that_cannot_sign_is_refused_before_anything_is_signed(
         ),
     ];
     for (keys, formats, says) in refused {
-        let err = sign(&e, request(&keys, &files, formats)).await.unwrap_err();
+        let err = e
+            .try_sign(request(&keys, &files, formats))
+            .await
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput, "{keys:?}: {err:?}");
         assert!(err.message.contains(says), "{keys:?}: {}", err.message);
     }
     let mut unconfirmed = request(&["rel_p256", "rel_hss"], &files, &formats);
     unconfirmed.confirm_hss = false;
-    let err = sign(&e, unconfirmed).await.unwrap_err();
+    let err = e.try_sign(unconfirmed).await.unwrap_err();
     assert!(
         err.message.starts_with("'rel_hss' is an HSS key"),
         "{}",
@@ -591,7 +583,7 @@ async fn a_set_with_a_key_that_cannot_sign_is_refused_before_anything_is_signed(
     assert!(ok, "{msg}");
     let mut chained = request(&["rel_p256", "rel_mldsa"], &files, &formats);
     chained.chain = vec![s(&elsewhere.join("ca.pem")).into()];
-    let err = sign(&e, chained).await.unwrap_err();
+    let err = e.try_sign(chained).await.unwrap_err();
     assert!(
         err.message.contains("go with one signing key"),
         "{}",
@@ -621,7 +613,7 @@ async fn a_file_one_key_cannot_sign_keeps_no_signature_of_the_others() {
     let mut req = request(&labels, &files, &[SignFormat::Cms, SignFormat::Raw]);
     req.manifest = false;
     req.on_error = OnError::Continue;
-    let r = sign(&e, req).await.unwrap();
+    let r = e.try_sign(req).await.unwrap();
     let failed = &r.files[1];
     assert_eq!(failed.failed_key.as_deref(), Some(labels[1]));
     assert!(failed.outputs.is_empty());
@@ -686,7 +678,7 @@ async fn an_hss_key_beside_ecdsa_spends_what_it_signs_and_each_signer_is_time_st
         timeout_seconds: 10,
         optional: None,
     });
-    let r = sign(&e, req).await.unwrap();
+    let r = e.try_sign(req).await.unwrap();
     assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
     // HSS: CMS and raw per file, the manifest, the certificate CMS needs.
     let hss = &r.keys[1];

@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use console::sign::{KitRequest, OnError, OutputKind, SignFormat, SignReport, SignRequest};
 use console::ErrorCode;
@@ -44,18 +42,6 @@ impl Env {
             chain: vec![],
             context_login: None,
         }
-    }
-
-    async fn try_sign(&self, req: SignRequest) -> console::ApiResult<SignReport> {
-        self.c
-            .signing()
-            .sign_files(
-                &self.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
     }
 
     /// The key's certificate written to `DIR/LABEL.asc`.

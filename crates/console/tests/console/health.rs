@@ -1,12 +1,8 @@
 //! HSS counters and statistics against lunasim with known activity, and the generic figures
 //! on SoftHSM2 and Kryoptic (no `CA_*`). One test per process (nextest).
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
-use console::sign::{OnError, SignFormat, SignRequest};
 use console::views::GenerateRequest;
-use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
+use hsm::algo::{Curve, KeySpec, MlDsaSet};
 use p11::sys::*;
 use p11::Mechanism;
 use testkit::Backend;
@@ -147,49 +143,9 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
-    let common::Env { c, pid, dir, .. } = &common::builtin().await;
-    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
-    let g = c
-        .admin()
-        .generate_key(
-            pid,
-            GenerateRequest {
-                spec: KeySpec::Hss { params },
-                label: "fw_hss".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap();
-    let files: Vec<String> = (0..3)
-        .map(|i| {
-            let p = dir.path().join(format!("fw-{i}.bin"));
-            std::fs::write(&p, format!("firmware {i}")).unwrap();
-            p.display().to_string()
-        })
-        .collect();
-    let req = SignRequest {
-        key: format!("id:{}", g.id_hex),
-        also_keys: vec![],
-        files,
-        formats: vec![SignFormat::Cms],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: true,
-        timestamp: None,
-        kit: None,
-        chain: vec![],
-        context_login: None,
-    };
-    let r = c
-        .signing()
-        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap();
+    let e = common::builtin().await;
+    let (c, pid) = (&e.c, &e.pid);
+    let (g, r) = e.hss_key_with_a_batch_signed("fw_hss").await;
     assert_eq!(
         r.signatures_made, 4,
         "three CMS signatures and the certificate"

@@ -5,125 +5,14 @@
 //! refused by name with nothing changed on the token. One test per process (nextest).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use console::objects::{ImportRequest, ObjectClass, ObjectFormat};
 use console::sign::SignFormat;
-use hsm::algo::{Curve, KeySpec};
 use testkit::tools::{pkcs11_tool, text};
 use testkit::{Backend, TOKEN_LABEL};
 
 use crate::common;
-use common::Env;
-
-fn openssl(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "openssl {args:?}: {}", text(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A root CA and an intermediate CA, made with OpenSSL in `dir` (root.pem, int.pem, keys).
-fn make_ca(dir: &Path) {
-    std::fs::write(
-        dir.join("ca.ext"),
-        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("leaf.ext"),
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning,emailProtection\n",
-    )
-    .unwrap();
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    let mut a = vec!["req", "-x509"];
-    a.extend_from_slice(&ec);
-    a.extend_from_slice(&[
-        "-keyout",
-        "root.key",
-        "-out",
-        "root.pem",
-        "-subj",
-        "/CN=Test Root CA/O=Example",
-        "-days",
-        "30",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    ]);
-    openssl(dir, &a);
-    let mut a = vec!["req"];
-    a.extend_from_slice(&ec);
-    a.extend_from_slice(&[
-        "-keyout",
-        "int.key",
-        "-out",
-        "int.csr",
-        "-subj",
-        "/CN=Test Intermediate CA/O=Example",
-    ]);
-    openssl(dir, &a);
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "int.csr",
-            "-CA",
-            "root.pem",
-            "-CAkey",
-            "root.key",
-            "-set_serial",
-            "2",
-            "-days",
-            "30",
-            "-extfile",
-            "ca.ext",
-            "-out",
-            "int.pem",
-        ],
-    );
-}
-
-/// The CA issues a certificate for the request `csr_pem` (leaf.pem).
-fn issue(dir: &Path, csr_pem: &str) -> PathBuf {
-    std::fs::write(dir.join("leaf.csr"), csr_pem).unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "leaf.csr",
-            "-CA",
-            "int.pem",
-            "-CAkey",
-            "int.key",
-            "-set_serial",
-            "77",
-            "-days",
-            "30",
-            "-extfile",
-            "leaf.ext",
-            "-out",
-            "leaf.pem",
-        ],
-    );
-    dir.join("leaf.pem")
-}
+use common::{ca, Env};
 
 fn req(path: &Path) -> ImportRequest {
     ImportRequest {
@@ -136,16 +25,10 @@ fn req(path: &Path) -> ImportRequest {
 }
 
 async fn sign_cms(e: &Env, key_id: &str, file: &Path) -> PathBuf {
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                common::sign_request(key_id, file, SignFormat::Cms),
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .expect("the batch runs");
+    let r = e
+        .try_sign(common::sign_request(key_id, file, SignFormat::Cms))
+        .await
+        .expect("the batch runs");
     assert!(r.files.len() == 1 && r.files[0].error.is_none(), "{r:?}");
     PathBuf::from(format!("{}.p7s", file.display()))
 }
@@ -153,16 +36,13 @@ async fn sign_cms(e: &Env, key_id: &str, file: &Path) -> PathBuf {
 async fn csr_to_ca_to_certificate(backend: Backend) {
     let e = common::token(backend).await;
     let dir = e.dir.path();
-    make_ca(dir);
-    let key = e
-        .generate(KeySpec::Ec { curve: Curve::P256 }, "release_ec_p256")
-        .await;
-    let csr =
-        e.c.signing()
-            .certificate_request(&e.pid, key.private_handle, "CN=Release signing,O=Example")
-            .await
-            .unwrap();
-    let leaf = issue(dir, &csr);
+    let (key, leaf) = ca::certified_p256(
+        &e,
+        "release_ec_p256",
+        "CN=Release signing,O=Example",
+        "codeSigning,emailProtection",
+    )
+    .await;
 
     // The intermediate: stored as an authority, matching no key.
     let int =
@@ -234,7 +114,7 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
     std::fs::write(&file, b"release bytes\n").unwrap();
     let p7s = sign_cms(&e, &key.id_hex, &file).await;
     let (p7s, file) = (p7s.display().to_string(), file.display().to_string());
-    openssl(
+    ca::openssl_ok(
         dir,
         &[
             "cms",
@@ -252,7 +132,7 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
             "/dev/null",
         ],
     );
-    let certs = openssl(
+    let certs = ca::openssl_ok(
         dir,
         &["pkcs7", "-inform", "DER", "-in", &p7s, "-print_certs"],
     );
@@ -264,7 +144,7 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
         .save_object(&e.pid, o.handle, ObjectFormat::Der, &out)
         .await
         .unwrap();
-    let pem_der = openssl(
+    let pem_der = ca::openssl_ok(
         dir,
         &[
             "x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der",
@@ -275,24 +155,7 @@ async fn csr_to_ca_to_certificate(backend: Backend) {
         std::fs::read(&out).unwrap(),
         std::fs::read(dir.join("leaf.der")).unwrap()
     );
-    let actions: Vec<String> =
-        e.c.trail()
-            .audit_records(audit::store::Query {
-                limit: 200,
-                ascending: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.event.action)
-            .collect();
-    let first = actions
-        .iter()
-        .position(|a| a == "object.import.request")
-        .unwrap();
-    let done = actions.iter().position(|a| a == "object.import").unwrap();
-    assert!(first < done, "{actions:?}");
+    common::request_before_outcome(&e.c, "object.import", None).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -313,12 +176,12 @@ async fn lunasim_csr_ca_certificate_loop() {
 async fn public_keys_and_data_objects(backend: Backend) {
     let e = common::token(backend).await;
     let dir = e.dir.path();
-    make_ca(dir);
-    openssl(
+    ca::make(dir, ca::EC_P256);
+    ca::openssl_ok(
         dir,
         &["pkey", "-in", "root.key", "-pubout", "-out", "root.pub.pem"],
     );
-    openssl(
+    ca::openssl_ok(
         dir,
         &[
             "pkey",
@@ -399,16 +262,13 @@ async fn lunasim_public_keys_and_data_objects() {
 async fn bad_input_is_refused_by_name_and_changes_nothing() {
     let e = common::token(Backend::SoftHsm).await;
     let dir = e.dir.path();
-    make_ca(dir);
-    let key = e
-        .generate(KeySpec::Ec { curve: Curve::P256 }, "bad_input_key")
-        .await;
-    let csr =
-        e.c.signing()
-            .certificate_request(&e.pid, key.private_handle, "CN=Bad input,O=Example")
-            .await
-            .unwrap();
-    let leaf = issue(dir, &csr);
+    let (_key, leaf) = ca::certified_p256(
+        &e,
+        "bad_input_key",
+        "CN=Bad input,O=Example",
+        "codeSigning,emailProtection",
+    )
+    .await;
     let cat = |name: &str, parts: &[&str]| {
         let body: String = parts
             .iter()

@@ -3,12 +3,11 @@
 //! after the trail is verified. One test per process (nextest).
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use console::overview::{AttentionKind, LinkView, Severity};
-use console::sign::{OnError, SignFormat, SignRequest};
+use console::sign::SignFormat;
 use console::views::GenerateRequest;
-use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
+use hsm::algo::{Curve, KeySpec};
 
 use crate::common;
 
@@ -81,49 +80,8 @@ async fn the_overview_lists_what_needs_attention_across_the_partition() {
 
 /// An HSS key of 32 signatures with 4 used: 87.5 % left, below a 90 % warning threshold.
 async fn hss_key_below_its_warning_threshold(e: &common::Env) -> console::views::GeneratedKey {
-    let (c, pid) = (&e.c, &e.pid);
-    let hss = c
-        .admin()
-        .generate_key(
-            pid,
-            GenerateRequest {
-                spec: KeySpec::Hss {
-                    params: HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap(),
-                },
-                label: "fw_hss_overview".into(),
-                token: true,
-                extractable: false,
-                always_authenticate: false,
-            },
-        )
-        .await
-        .unwrap();
-    let files: Vec<String> = (0..3)
-        .map(|i| {
-            let p = e.dir.path().join(format!("fw-{i}.bin"));
-            std::fs::write(&p, format!("firmware {i}")).unwrap();
-            p.display().to_string()
-        })
-        .collect();
-    let req = SignRequest {
-        key: format!("id:{}", hss.id_hex),
-        also_keys: vec![],
-        files,
-        formats: vec![SignFormat::Cms],
-        manifest: false,
-        out_dir: None,
-        context: None,
-        on_error: OnError::Stop,
-        confirm_hss: true,
-        timestamp: None,
-        kit: None,
-        chain: vec![],
-        context_login: None,
-    };
-    c.signing()
-        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap();
+    let (hss, _) = e.hss_key_with_a_batch_signed("fw_hss_overview").await;
+    let c = &e.c;
     let mut s = c.settings();
     s.hss_warning_percent = 90.0;
     c.update_settings(s).await.unwrap();
@@ -207,10 +165,7 @@ async fn usage_limited_keys_run_out_beside_the_hss_keys() {
     let file = dir.path().join("release.bin");
     std::fs::write(&file, b"release").unwrap();
     let req = common::sign_request(&ec.id_hex, &file, SignFormat::Cms);
-    c.signing()
-        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap();
+    common::sign_with(c, pid, req).await.unwrap();
     let usage = |keys: Vec<console::usage::UsageKeyView>| {
         keys.into_iter()
             .find(|k| k.id_hex == ec.id_hex && k.class.contains("PRIVATE"))
@@ -351,16 +306,10 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
     std::fs::write(&file, b"release").unwrap();
     let key_id = e.c.list_keys(&e.pid).await.unwrap();
     let key_id = &key_id.iter().find(|k| k.label == "pq_ec").unwrap().id_hex;
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                common::sign_request(key_id, &file, SignFormat::Raw),
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+    let r = e
+        .try_sign(common::sign_request(key_id, &file, SignFormat::Raw))
+        .await
+        .unwrap();
     assert!(r.files[0].error.is_none(), "{r:?}");
     let mut s = e.c.settings();
     s.pqc_policy = "cnsa2".into();

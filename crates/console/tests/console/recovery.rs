@@ -4,9 +4,6 @@
 //! signed with its record saying it was signed again. lunasim injects the faults; Kryoptic
 //! behind it numbers its objects anew when the module is initialized again.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
 use console::sign::SignFormat;
 use console::views::{GenerateRequest, RecordView};
 use hsm::algo::{Curve, KeySpec};
@@ -215,16 +212,10 @@ async fn a_signature_interrupted_by_a_device_error_is_made_again_and_says_so() {
         r#"{"op":"fail","function":"C_Sign","rv":"CKR_DEVICE_ERROR","count":1}"#,
     )
     .await;
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                common::sign_request(&k.id_hex, &f, SignFormat::Raw),
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+    let r = e
+        .try_sign(common::sign_request(&k.id_hex, &f, SignFormat::Raw))
+        .await
+        .unwrap();
     assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
     // Checked by OpenSSL, not by the code that signed (raw ECDSA is DER).
     let sig = &r.files[0].outputs[0].path;
@@ -281,16 +272,10 @@ async fn a_minisign_signature_interrupted_by_a_device_error_is_made_again_and_mi
         let f = e.dir.path().join(format!("release-{case}.tar"));
         std::fs::write(&f, format!("release contents {case}")).unwrap();
         control(&e, fault).await;
-        let r =
-            e.c.signing()
-                .sign_files(
-                    &e.pid,
-                    common::sign_request(&k.id_hex, &f, SignFormat::Minisign),
-                    Arc::new(|_| {}),
-                    Arc::new(AtomicBool::new(false)),
-                )
-                .await
-                .unwrap();
+        let r = e
+            .try_sign(common::sign_request(&k.id_hex, &f, SignFormat::Minisign))
+            .await
+            .unwrap();
         assert!(r.files[0].error.is_none(), "{case}: {:?}", r.files[0].error);
         let out = std::process::Command::new("minisign")
             .arg("-V")
@@ -453,16 +438,7 @@ async fn changes_after_a_renumbering_reconnect_reach_the_chosen_object() {
     std::fs::write(&doc, b"renumbered").unwrap();
     let mut req = common::sign_request(&sign.id_hex, &doc, SignFormat::Raw);
     req.key = format!("handle:{}", sign.handle);
-    let report =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+    let report = e.try_sign(req).await.unwrap();
     assert_eq!(report.key.label, "rn_sign", "{report:?}");
     assert_eq!(report.signatures_made, 1, "{report:?}");
 

@@ -25,31 +25,30 @@ impl Env {
         on_error: OnError,
         context: Option<&str>,
     ) -> SignReport {
-        let req = SignRequest {
-            key: key.0.clone(),
-            also_keys: vec![],
-            files: files.iter().map(|p| p.display().to_string()).collect(),
-            formats: formats.to_vec(),
-            manifest,
-            out_dir: None,
-            context: context.map(String::from),
-            on_error,
-            confirm_hss: true,
-            timestamp: None,
-            kit: None,
-            chain: vec![],
-            context_login: None,
-        };
-        self.c
-            .signing()
-            .sign_files(
-                &self.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap()
+        let mut req = common::batch_request(&key.0, files, formats);
+        req.manifest = manifest;
+        req.context = context.map(String::from);
+        req.on_error = on_error;
+        req.confirm_hss = true;
+        self.try_sign(req).await.unwrap()
+    }
+
+    /// A new key of `spec` labelled `label`, and files of `sizes` (under `label`) signed by
+    /// it in every format, stopping at a failure, with a manifest when asked: what
+    /// [`check_all_formats`] then checks.
+    async fn new_key_signs_all_formats(
+        &self,
+        spec: KeySpec,
+        label: &str,
+        sizes: &[usize],
+        manifest: bool,
+    ) -> ((String, u64), Vec<PathBuf>, SignReport) {
+        let key = self.key(spec, label).await;
+        let files = self.files(label, sizes);
+        let r = self
+            .sign(&key, &files, &ALL, manifest, OnError::Stop, None)
+            .await;
+        (key, files, r)
     }
 }
 
@@ -348,11 +347,14 @@ const ALL: [SignFormat; 3] = [SignFormat::Cms, SignFormat::Raw, SignFormat::Bund
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lunasim_ml_dsa_65_in_every_format_with_outside_verifiers() {
     let e = builtin().await;
-    let key = e
-        .key(KeySpec::MlDsa { set: MlDsaSet::P65 }, "release_ml_dsa_65")
+    let (key, files, r) = e
+        .new_key_signs_all_formats(
+            KeySpec::MlDsa { set: MlDsaSet::P65 },
+            "release_ml_dsa_65",
+            &[1, 4096, 1024 * 1024],
+            true,
+        )
         .await;
-    let files = e.files("a", &[1, 4096, 1024 * 1024]);
-    let r = e.sign(&key, &files, &ALL, true, OnError::Stop, None).await;
     assert_eq!(
         r.signatures_made,
         3 * 2 + 1 + 1,
@@ -447,16 +449,7 @@ async fn ml_dsa_context_is_carried_and_required() {
         chain: vec![],
         context_login: None,
     };
-    let err =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap_err();
+    let err = e.try_sign(req).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
 }
 
@@ -494,32 +487,14 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         chain: vec![],
         context_login: None,
     };
-    let err =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req.clone(),
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap_err();
+    let err = e.try_sign(req.clone()).await.unwrap_err();
     assert!(err.message.contains("confirm"), "{err:?}");
     // Too many for what is left: refused before anything is signed.
     let many = e.files("many", &[5; 16]);
     let mut big = req.clone();
     big.files = many.iter().map(|p| s(p).to_string()).collect();
     big.confirm_hss = true;
-    let err =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                big,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap_err();
+    let err = e.try_sign(big).await.unwrap_err();
     assert!(
         err.message.contains("32 signatures left") && err.message.contains("needs 34"),
         "{err:?}"
@@ -542,16 +517,7 @@ async fn hss_signatures_verify_outside_and_the_budget_is_enforced() {
         "nothing was signed"
     );
     req.confirm_hss = true;
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+    let r = e.try_sign(req).await.unwrap();
     assert_eq!(r.signatures_made, 2 * 2 + 1 + 1);
     assert_eq!(
         r.hss_remaining_after,
@@ -576,9 +542,9 @@ async fn softhsm_classical_keys_verify_with_openssl_and_python() {
             "ed25519",
         ),
     ] {
-        let key = e.key(spec, label).await;
-        let files = e.files(label, &[100, 70_000]);
-        let r = e.sign(&key, &files, &ALL, true, OnError::Stop, None).await;
+        let (_, files, r) = e
+            .new_key_signs_all_formats(spec, label, &[100, 70_000], true)
+            .await;
         if kind == "ecdsa-p256" {
             every_signed_byte_matters(&e, &r, &files[0]).await;
         }
@@ -682,9 +648,9 @@ async fn every_signed_byte_matters(e: &Env, r: &SignReport, f: &Path) {
 async fn kryoptic_ml_dsa_44_and_87() {
     let e = token(Backend::Kryoptic).await;
     for (set, label) in [(MlDsaSet::P44, "k44"), (MlDsaSet::P87, "k87")] {
-        let key = e.key(KeySpec::MlDsa { set }, label).await;
-        let files = e.files(label, &[333, 5000]);
-        let r = e.sign(&key, &files, &ALL, false, OnError::Stop, None).await;
+        let (_, files, r) = e
+            .new_key_signs_all_formats(KeySpec::MlDsa { set }, label, &[333, 5000], false)
+            .await;
         check_all_formats(&e, &r, &files, Some("ml-dsa")).await;
     }
 }
@@ -719,9 +685,9 @@ async fn kryoptic_slh_dsa_in_every_format_with_outside_verifiers() {
             "2.16.840.1.101.3.4.2.12",
         ),
     ] {
-        let key = e.key(KeySpec::SlhDsa { set }, label).await;
-        let files = e.files(label, &[1, 70_000]);
-        let r = e.sign(&key, &files, &ALL, false, OnError::Stop, None).await;
+        let (_, files, r) = e
+            .new_key_signs_all_formats(KeySpec::SlhDsa { set }, label, &[1, 70_000], false)
+            .await;
         for i in 0..files.len() {
             let p7s = std::fs::read(out(&r, i, "cms")).unwrap();
             let (sig_oid, digest_oid) = cms_signer_algorithms(&p7s);

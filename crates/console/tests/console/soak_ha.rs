@@ -249,10 +249,7 @@ impl Group {
                 let f = self.files.join(format!("ha-{i:04}.bin"));
                 std::fs::write(&f, format!("artifact {i} on the group")).unwrap();
                 let req = common::sign_request(&self.signer_id, &f, SignFormat::Raw);
-                let r = c
-                    .signing()
-                    .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-                    .await?;
+                let r = common::sign_with(c, pid, req).await?;
                 match &r.files[0].error {
                     Some(e) => Err(e.clone()),
                     None => {

@@ -9,8 +9,6 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use base64::Engine;
 use console::settings::TimestampAuthority;
@@ -84,6 +82,22 @@ impl Env {
     ) -> console::ApiResult<SignReport> {
         sign_on(&self.c, &self.pid, key, files, formats, on_error, timestamp).await
     }
+
+    /// As [`Env::sign_stamped`], stopping at a failure; every file must be signed.
+    async fn stamped_ok(
+        &self,
+        key: &str,
+        files: &[PathBuf],
+        formats: &[SignFormat],
+        timestamp: Option<TimestampAuthority>,
+    ) -> SignReport {
+        let r = self
+            .sign_stamped(key, files, formats, OnError::Stop, timestamp)
+            .await
+            .unwrap();
+        assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+        r
+    }
 }
 
 /// A batch on `pid` of `c`: `files` signed by `key` in `formats`, time-stamped when asked.
@@ -96,26 +110,10 @@ async fn sign_on(
     on_error: OnError,
     timestamp: Option<TimestampAuthority>,
 ) -> console::ApiResult<SignReport> {
-    {
-        let req = SignRequest {
-            key: key.into(),
-            also_keys: vec![],
-            files: files.iter().map(|p| s(p).to_string()).collect(),
-            formats: formats.to_vec(),
-            manifest: false,
-            out_dir: None,
-            context: None,
-            on_error,
-            confirm_hss: false,
-            timestamp,
-            kit: None,
-            chain: vec![],
-            context_login: None,
-        };
-        c.signing()
-            .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
-            .await
-    }
+    let mut req = common::batch_request(key, files, formats);
+    req.on_error = on_error;
+    req.timestamp = timestamp;
+    common::sign_with(c, pid, req).await
 }
 
 /// `openssl cms -verify` of a detached CMS over `content` (the signature, not the path).
@@ -158,16 +156,13 @@ async fn cms_and_bundle_signatures_carry_tokens_openssl_accepts() {
     let key = e.p256("stamped_p256").await;
     let files = e.release_files("stamped", 2);
     let r = e
-        .sign_stamped(
+        .stamped_ok(
             &key,
             &files,
             &[SignFormat::Cms, SignFormat::Bundle, SignFormat::Raw],
-            OnError::Stop,
             Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
         )
-        .await
-        .unwrap();
-    assert!(r.files.iter().all(|f| f.error.is_none()), "{:?}", r.files);
+        .await;
     for (i, f) in files.iter().enumerate() {
         let p7s = out(&r, i, OutputKind::Cms);
         let parsed = signing::cms::parse(&std::fs::read(&p7s).unwrap()).unwrap();
@@ -256,16 +251,13 @@ async fn an_rsa_tsa_is_checked_and_accepted() {
     let key = e.p256("rsa_tsa").await;
     let files = e.release_files("rsa_tsa", 1);
     let r = e
-        .sign_stamped(
+        .stamped_ok(
             &key,
             &files,
             &[SignFormat::Cms],
-            OnError::Stop,
             Some(authority(&tsa, "ok", Some("ca.pem"), 10)),
         )
-        .await
-        .unwrap();
-    assert!(r.files[0].error.is_none(), "{:?}", r.files[0].error);
+        .await;
     let parsed = signing::cms::parse(&std::fs::read(out(&r, 0, OutputKind::Cms)).unwrap()).unwrap();
     let (ok, msg) = openssl_ts_verify(
         &parsed.timestamp_token.unwrap(),
@@ -477,17 +469,9 @@ async fn a_tsa_dropping_answers_mid_batch_fails_those_files_only() {
     optional.optional = Some(true);
     let drop_url = optional.url.clone();
     let r = e
-        .sign_stamped(
-            &key,
-            &kept,
-            &[SignFormat::Cms],
-            OnError::Stop,
-            Some(optional),
-        )
-        .await
-        .unwrap();
+        .stamped_ok(&key, &kept, &[SignFormat::Cms], Some(optional))
+        .await;
     for (i, f) in kept.iter().enumerate() {
-        assert!(r.files[i].error.is_none(), "{:?}", r.files[i]);
         let why = r.files[i].unstamped.as_ref().expect("says it is unstamped");
         assert!(why.text.contains(&drop_url), "{}", why.text);
         let p7s = out(&r, i, OutputKind::Cms);
@@ -786,16 +770,7 @@ async fn an_hss_signature_is_kept_unstamped_when_the_tsa_fails_and_stamped_later
         chain: vec![],
         context_login: None,
     };
-    let r =
-        e.c.signing()
-            .sign_files(
-                &e.pid,
-                req,
-                Arc::new(|_| {}),
-                Arc::new(AtomicBool::new(false)),
-            )
-            .await
-            .unwrap();
+    let r = e.try_sign(req).await.unwrap();
     assert!(r.files[0].error.is_none(), "{:?}", r.files[0]);
     let why = r.files[0].unstamped.as_ref().expect("the report says why");
     assert!(why.text.contains(&closed.url), "{}", why.text);

@@ -275,18 +275,7 @@ fn edit(file: &Path, from: &str, to: &str) -> String {
 fn an_apt_repository_signed_on_the_hsm_is_what_apt_accepts() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ed25519",
-            "-l",
-            "archive_ed25519",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ed25519", "archive_ed25519");
     let work = h.data.path().join("apt-work");
     let repo = h.data.path().join("apt-repo");
     std::fs::create_dir_all(&work).unwrap();
@@ -535,18 +524,7 @@ fn text_only_and_apt_names_are_refused_by_name(h: &Hsmc, pin: Option<&str>, repo
 /// A P-256 key's certificate binds with SHA-256 and its InRelease says `Hash: SHA256`;
 /// apt accepts it (and it alone: the Ed25519 key's signature is no longer there).
 fn a_p256_key_binds_with_sha256_and_apt_accepts_it(h: &Hsmc, pin: Option<&str>, repo: &Path) {
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ec-p256",
-            "-l",
-            "archive_p256",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ec-p256", "archive_p256");
     let keyring = repo.parent().unwrap().join("p256-keyring.asc");
     h.json(
         pin,

@@ -65,14 +65,7 @@ fn a_key_that_wants_the_pin_per_signature_signs_with_consent() {
     let mut once = args.clone();
     once.extend(["--context-login", "once"]);
     let r = h.json(pin, &once);
-    let pk = r["manifest"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["format"] == "public_key")
-        .and_then(|o| o["path"].as_str())
-        .unwrap_or_else(|| panic!("the public key is written: {r}"))
-        .to_string();
+    let pk = p(&written_public_key(&r));
     for f in &files {
         let o = Command::new("openssl")
             .args(["dgst", "-sha256", "-verify", &pk, "-signature"])

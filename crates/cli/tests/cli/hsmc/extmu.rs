@@ -44,16 +44,7 @@ fn sign_raw_and_bundle(h: &Hsmc, label: &str, file: &Path) -> Value {
 }
 
 fn output(r: &Value, fmt: &str) -> PathBuf {
-    PathBuf::from(
-        r["files"][0]["outputs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["format"] == fmt)
-            .unwrap_or_else(|| panic!("{fmt} in {r}"))["path"]
-            .as_str()
-            .unwrap(),
-    )
+    sign_output(r, 0, fmt)
 }
 
 /// dilithium-py (pure-Python FIPS 204) over the whole file.
@@ -93,18 +84,7 @@ fn mechanism_names(h: &Hsmc) -> Vec<String> {
 fn ml_dsa_of_100_mb_and_1_gib_goes_through_external_mu() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ml-dsa-65",
-            "-l",
-            "big_mldsa",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ml-dsa-65", "big_mldsa");
     assert!(mechanism_names(&h).contains(&"CKM_EXTMU_ML_DSA".to_string()));
     let dir = tempfile::tempdir().unwrap();
     for (name, len) in [
@@ -116,16 +96,7 @@ fn ml_dsa_of_100_mb_and_1_gib_goes_through_external_mu() {
         let r = sign_raw_and_bundle(&h, "big_mldsa", &file);
         assert!(r["files"][0]["error"].is_null(), "{r}");
         let (raw, bundle) = (output(&r, "raw"), output(&r, "bundle"));
-        let pubkey = PathBuf::from(
-            r["manifest"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|o| o["format"] == "public_key")
-                .unwrap()["path"]
-                .as_str()
-                .unwrap(),
-        );
+        let pubkey = written_public_key(&r);
         let b: Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
         assert_eq!(b["signing_path"], "external-mu", "{name}");
         assert_eq!(b["file"]["size"], len, "{name}");
@@ -165,18 +136,7 @@ fn ml_dsa_of_100_mb_and_1_gib_goes_through_external_mu() {
 fn below_firmware_7_9_large_ml_dsa_is_refused_with_the_reason() {
     let h = Hsmc::builtin();
     let pin = Some(console::builtin::USER_PIN);
-    h.json(
-        pin,
-        &[
-            "keys",
-            "gen",
-            "-a",
-            "ml-dsa-65",
-            "-l",
-            "old_fw_mldsa",
-            "--token",
-        ],
-    );
+    h.gen_token_key(pin, "ml-dsa-65", "old_fw_mldsa");
     // An officer's own setting, kept below the marker when the console rewrites the file.
     let conf = h.data.path().join("builtin/lunasim.toml");
     let text = std::fs::read_to_string(&conf).unwrap();

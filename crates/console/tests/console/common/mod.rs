@@ -4,13 +4,20 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use console::sign::{OnError, SignFormat, SignRequest};
+use console::sign::{OnError, SignFormat, SignReport, SignRequest};
 use console::views::{GenerateRequest, GeneratedKey, UserKind};
 use console::{Console, ConsoleConfig};
-use hsm::algo::KeySpec;
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType};
 use testkit::{Backend, TestToken};
+
+/// What the benches share (they include this folder).
+pub mod bench;
+
+/// The CA made with OpenSSL that issues the console's certificates in the tests.
+pub mod ca;
 
 pub struct Env {
     pub c: Arc<Console>,
@@ -20,14 +27,14 @@ pub struct Env {
     _token: Option<TestToken>,
 }
 
-/// One file signed by the key with `id_hex` in `format`, stopping at a failure; the other
-/// choices (manifest, context, time-stamp, kit, chain) left out.
-pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) -> SignRequest {
+/// A batch of `files` signed by `key` (`id:HEX`, `label:NAME`) in `formats`, stopping at a
+/// failure; the other choices (manifest, context, time-stamp, kit, chain) left out.
+pub fn batch_request(key: &str, files: &[PathBuf], formats: &[SignFormat]) -> SignRequest {
     SignRequest {
-        key: format!("id:{id_hex}"),
+        key: key.into(),
         also_keys: vec![],
-        files: vec![file.display().to_string()],
-        formats: vec![format],
+        files: files.iter().map(|p| p.display().to_string()).collect(),
+        formats: formats.to_vec(),
         manifest: false,
         out_dir: None,
         context: None,
@@ -38,6 +45,11 @@ pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) ->
         chain: vec![],
         context_login: None,
     }
+}
+
+/// One file signed by the key with `id_hex` in `format`, as [`batch_request`].
+pub fn sign_request(id_hex: &str, file: &std::path::Path, format: SignFormat) -> SignRequest {
+    batch_request(&format!("id:{id_hex}"), &[file.to_path_buf()], &[format])
 }
 
 /// The built-in partition, configured inside the data folder.
@@ -91,6 +103,15 @@ pub async fn token(backend: Backend) -> Env {
         .await
         .unwrap();
     e
+}
+
+/// A fresh SoftHSM2 token, the console logged in as user, and one token ECDSA P-256 key
+/// labelled `label`: the set-up of the signing benches and of the tests that want any
+/// classical signing key on a token of their own.
+pub async fn softhsm_p256(label: &str) -> (Env, GeneratedKey) {
+    let e = token(Backend::SoftHsm).await;
+    let g = e.generate(KeySpec::Ec { curve: Curve::P256 }, label).await;
+    (e, g)
 }
 
 /// As [`token`], before anyone logs in (for tests of the login itself).
@@ -158,6 +179,58 @@ impl Env {
             .await
             .unwrap()
     }
+}
+
+/// One batch on `pid` of `c`, no progress wanted and never cancelled.
+pub async fn sign_with(c: &Console, pid: &str, req: SignRequest) -> console::ApiResult<SignReport> {
+    c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+        .await
+}
+
+impl Env {
+    /// One batch on the partition, as [`sign_with`].
+    pub async fn try_sign(&self, req: SignRequest) -> console::ApiResult<SignReport> {
+        sign_with(&self.c, &self.pid, req).await
+    }
+
+    /// An HSS key of 32 signatures (LMS H5, LM-OTS W4) labelled `label`, and the batch that
+    /// signed three small files with it in CMS (three signatures and the certificate's): the
+    /// fixture of the HSS counters (`health`) and the overview's key running out.
+    pub async fn hss_key_with_a_batch_signed(&self, label: &str) -> (GeneratedKey, SignReport) {
+        let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
+        let g = self.generate(KeySpec::Hss { params }, label).await;
+        let files: Vec<PathBuf> = (0..3)
+            .map(|i| {
+                let p = self.dir.path().join(format!("fw-{i}.bin"));
+                std::fs::write(&p, format!("firmware {i}")).unwrap();
+                p
+            })
+            .collect();
+        let mut req = batch_request(&format!("id:{}", g.id_hex), &files, &[SignFormat::Cms]);
+        req.confirm_hss = true;
+        let r = self.try_sign(req).await.unwrap();
+        (g, r)
+    }
+}
+
+/// The trail holds `ACTION.request` before the outcome `ACTION` whose status `done_status`
+/// is, when given (a change is recorded as asked before the token is asked).
+pub async fn request_before_outcome(c: &Console, action: &str, done_status: Option<&str>) {
+    let actions: Vec<_> = all_records(c)
+        .await
+        .into_iter()
+        .map(|r| (r.event.action, r.event.status))
+        .collect();
+    let request = format!("{action}.request");
+    let req = actions
+        .iter()
+        .position(|(a, _)| *a == request)
+        .expect("request recorded");
+    let done = actions
+        .iter()
+        .position(|(a, s)| a == action && done_status.is_none_or(|d| s == d))
+        .expect("outcome recorded");
+    assert!(req < done, "{actions:?}");
 }
 
 /// Every record of the trail, a page at a time (the console answers at most 1,000 per
