@@ -107,7 +107,10 @@ async fn ecdsa_chain_file_verifies_in_openssl_and_is_needed() {
         "codeSigning",
     )
     .await;
-    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
+    e.c.admin()
+        .import_objects(&e.pid, import(&leaf))
+        .await
+        .unwrap();
 
     let int = dir.join("int.pem");
     let (file, p7s) = sign(&e, &key.id_hex, "with-chain.tar", &[&int]).await;
@@ -182,13 +185,14 @@ async fn rsa_signer_certificate_and_chain_from_one_pem_file() {
     ca::make(dir, &["-newkey", "rsa:2048"]);
     let key = e.generate(KeySpec::Rsa { bits: 2048 }, "release_rsa").await;
     let csr =
-        e.c.certificate_request(
-            &e.pid,
-            key.private_handle,
-            "CN=Release signing RSA,O=Example",
-        )
-        .await
-        .unwrap();
+        e.c.signing()
+            .certificate_request(
+                &e.pid,
+                key.private_handle,
+                "CN=Release signing RSA,O=Example",
+            )
+            .await
+            .unwrap();
     let leaf = ca::issue(dir, &csr, "codeSigning");
     // Intermediate first, then the leaf: any order.
     let bundle = dir.join("bundle.pem");
@@ -276,7 +280,10 @@ async fn bad_chain_files_are_refused_and_nothing_is_written() {
         "codeSigning",
     )
     .await;
-    e.c.import_objects(&e.pid, import(&leaf)).await.unwrap();
+    e.c.admin()
+        .import_objects(&e.pid, import(&leaf))
+        .await
+        .unwrap();
     // An unrelated self-signed certificate.
     must(
         openssl(

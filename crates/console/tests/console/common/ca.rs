@@ -142,7 +142,8 @@ pub async fn certified_p256(
         )
         .await;
     let csr =
-        e.c.certificate_request(&e.pid, key.private_handle, subject)
+        e.c.signing()
+            .certificate_request(&e.pid, key.private_handle, subject)
             .await
             .unwrap();
     let leaf = issue(dir, &csr, eku);

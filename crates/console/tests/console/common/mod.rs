@@ -183,7 +183,8 @@ impl Env {
 
 /// One batch on `pid` of `c`, no progress wanted and never cancelled.
 pub async fn sign_with(c: &Console, pid: &str, req: SignRequest) -> console::ApiResult<SignReport> {
-    c.sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
+    c.signing()
+        .sign_files(pid, req, Arc::new(|_| {}), Arc::new(AtomicBool::new(false)))
         .await
 }
 
