@@ -144,7 +144,7 @@ impl Core {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             ApiError::io(
                 crate::text!(
-                    "hsm.core.cannot_create_data_folder",
+                    "hsm.console.cannot_create_data_folder",
                     "cannot create the data folder {{path}}",
                     path = config.data_dir.display()
                 ),
