@@ -7,7 +7,7 @@ import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import type { KeySpec, LmotsType, LmsType } from "../bindings";
 import { Dialog, ErrorBox, Field, ProgressBar } from "../components";
-import { useFormat } from "../i18n";
+import { textOf, useFormat } from "../i18n";
 import { api } from "../ipc";
 import { timeLeftMs, useKeygen, useKeygenActions, type KeygenJob } from "../state";
 import { useCommand } from "../useCommand";
@@ -347,9 +347,9 @@ export function GenerateDialog({
           )}
         </dl>
       )}
-      {info?.keygen_warning && (
-        <div className="notice warn" role="note">
-          {info.keygen_warning}
+      {info?.keygen_warning_text && (
+        <div className="notice warn" role="note" data-testid="keygen-warning">
+          {textOf(info.keygen_warning_text)}
         </div>
       )}
       {busy && job && (

@@ -196,9 +196,9 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
           </tr>
         </tbody>
       </table>
-      {c.signing_warnings.map((w) => (
-        <div className="notice" key={w}>
-          {w}
+      {c.signing_warnings_text.map((w) => (
+        <div className="notice" key={w.key} data-testid="cert-signing-warning">
+          {textOf(w)}
         </div>
       ))}
       <div className="button-row">

@@ -576,11 +576,11 @@ export function SignView() {
           {t("sign.continue_on_error")}
         </label>
       </section>
-      {key && formats.includes("cms") && key.certificate_warnings.length > 0 && (
+      {key && formats.includes("cms") && key.certificate_warnings_text.length > 0 && (
         <div className="notice warn" data-testid="certificate-warnings">
           {t("sign.cms_certificate_warnings", { subject: key.certificate_subject ?? t("sign.the_keys_certificate") })}{" "}
-          {key.certificate_warnings.map((w) => (
-            <span key={w}>{w}. </span>
+          {key.certificate_warnings_text.map((w) => (
+            <span key={w.key}>{t("sign.sentence", { text: textOf(w) })} </span>
           ))}
         </div>
       )}
