@@ -4,6 +4,7 @@ import globals from "globals";
 import i18next from "eslint-plugin-i18next";
 import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
+import noBackendEnglish from "./eslint-rules/no-backend-english.js";
 
 /// The files whose words come from the catalogs: all of the UI but the views below.
 export const TRANSLATED = ["src/**/*.tsx"];
@@ -84,6 +85,11 @@ export const LITERAL_STRINGS = {
   },
 };
 
+/// Backend fields that are English or a code and have no Text beside them, as "Type.field":
+/// no-backend-english flags them rendered as they are (fields with a `*_text` sibling are
+/// found from the types themselves). A Text's own `text` is its English: textOf() shows it.
+export const BACKEND_ENGLISH = ["Finding.kind", "Text.text"];
+
 export default tseslint.config(
   { ignores: ["dist", "dist-mock", "node_modules", "src/bindings.ts", "src/commands.ts"] },
   {
@@ -105,8 +111,23 @@ export default tseslint.config(
     plugins: { i18next },
     rules: { "i18next/no-literal-string": ["error", LITERAL_STRINGS] },
   },
+  // The words the backend sends: a field shown as it is where the backend sends a Text
+  // beside it, or that is known to be English (eslint-rules/no-backend-english.js). Typed
+  // linting: the rule asks TypeScript what type a field belongs to.
   {
-    files: ["tests/**/*.mjs", "*.config.{js,ts}"],
+    files: TRANSLATED,
+    ignores: NOT_YET_TRANSLATED,
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { hsmc: { rules: { "no-backend-english": noBackendEnglish } } },
+    rules: {
+      "hsmc/no-backend-english": [
+        "error",
+        { fields: BACKEND_ENGLISH, ignoreAttributes: LITERAL_STRINGS["jsx-attributes"].exclude.filter((a) => a !== "value") },
+      ],
+    },
+  },
+  {
+    files: ["tests/**/*.mjs", "*.config.{js,ts}", "eslint-rules/*.js"],
     languageOptions: { ecmaVersion: 2022, globals: { ...globals.node, ...globals.browser } },
     extends: [js.configs.recommended],
   },

@@ -247,7 +247,11 @@ key_label: string | null,
 /**
  * Why it should not sign code (expired, key usage, EKU).
  */
-signing_warnings: Array<string>, };
+signing_warnings: Array<string>, 
+/**
+ * The same in a form each language translates.
+ */
+signing_warnings_text: Array<Text>, };
 
 export type CertificateInfo = { subject: string, issuer: string, 
 /**
@@ -347,11 +351,19 @@ export type Difference = {
 /**
  * "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
  */
-object: string, kind: DifferenceKind, 
+object: string, 
+/**
+ * The same in a form each language translates.
+ */
+object_text: Text, kind: DifferenceKind, 
 /**
  * The attribute that differs (`label`, `kcv`, …); `None` for a missing object.
  */
-field: string | null, values: Array<MemberValue>, 
+field: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+field_text: Text | null, values: Array<MemberValue>, 
 /**
  * The members that drifted: those lacking the object, or holding another value than
  * most members (than the first member when there is no majority).
@@ -719,7 +731,11 @@ signature_capacity: string | null, signature_len: number | null, public_key_len:
 /**
  * HSS trees of height 15 and more take minutes to hours to generate.
  */
-keygen_warning: string | null, mechanism: string, };
+keygen_warning: string | null, 
+/**
+ * The same in a form each language translates.
+ */
+keygen_warning_text: Text | null, mechanism: string, };
 
 export type KitCheck = { 
 /**
@@ -1369,6 +1385,10 @@ certificate_subject: string | null,
  * no codeSigning EKU), shown before signing.
  */
 certificate_warnings: Array<string>, 
+/**
+ * The same in a form each language translates.
+ */
+certificate_warnings_text: Array<Text>, 
 /**
  * The key wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): the batch
  * dialog asks how ([`ContextLogin`]).

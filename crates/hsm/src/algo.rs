@@ -481,13 +481,25 @@ impl LmotsType {
 }
 
 /// "40 s", "6 min", "3 h".
-fn duration_words(seconds: f64) -> String {
+fn duration_words(seconds: f64) -> crate::Text {
     if seconds < 90.0 {
-        format!("{} s", seconds.round() as u64)
+        crate::text!(
+            "hsm.duration.seconds",
+            "{{n}} s",
+            n = seconds.round() as u64
+        )
     } else if seconds < 90.0 * 60.0 {
-        format!("{} min", (seconds / 60.0).round() as u64)
+        crate::text!(
+            "hsm.duration.minutes",
+            "{{n}} min",
+            n = (seconds / 60.0).round() as u64
+        )
     } else {
-        format!("{:.1} h", seconds / 3600.0)
+        crate::text!(
+            "hsm.duration.hours",
+            "{{n}} h",
+            n = format!("{:.1}", seconds / 3600.0)
+        )
     }
 }
 
@@ -580,6 +592,11 @@ impl HssParams {
     /// measurements (H5 ~60 ms, H10 ~2.6 s, H15 ~92 s, H20 hours; driven by the tallest
     /// tree), and on the built-in lunasim, from the calibrated estimate.
     pub fn keygen_warning(&self) -> Option<String> {
+        self.keygen_warning_text().map(|t| t.text)
+    }
+
+    /// The same in a form each language translates.
+    pub fn keygen_warning_text(&self) -> Option<crate::Text> {
         let tallest = self
             .levels
             .iter()
@@ -588,22 +605,34 @@ impl HssParams {
             .unwrap_or(0);
         let luna = match tallest {
             0..=10 => None,
-            11..=15 => Some("Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile.".to_string()),
-            _ => Some("Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need.".to_string()),
+            11..=15 => Some(crate::text!("hsm.keygen.luna_h15", "Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile.")),
+            _ => Some(crate::text!("hsm.keygen.luna_h20", "Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need.")),
         };
         let seconds = self.lunasim_keygen_seconds();
         let lunasim = (seconds >= 10.0).then(|| {
-            format!(
-                "On the built-in lunasim it takes about {} ({} one-time keys to build, measured on 2 cores); it runs in the background with its progress shown.",
-                duration_words(seconds),
-                group_thousands(self.keygen_leaves())
+            let took = duration_words(seconds);
+            crate::text!(
+                "hsm.keygen.lunasim",
+                "On the built-in lunasim it takes about {{duration}} ({{leaves}} one-time keys to build, measured on 2 cores); it runs in the background with its progress shown.",
+                duration = &took,
+                leaves = group_thousands(self.keygen_leaves())
             )
+            .nest("duration", &took)
         });
         match (luna, lunasim) {
             (None, None) => None,
             (Some(a), None) => Some(a),
             (None, Some(b)) => Some(b),
-            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (Some(a), Some(b)) => Some(
+                crate::text!(
+                    "hsm.keygen.both",
+                    "{{luna}} {{lunasim}}",
+                    luna = &a,
+                    lunasim = &b
+                )
+                .nest("luna", &a)
+                .nest("lunasim", &b),
+            ),
         }
     }
 
@@ -785,6 +814,25 @@ mod tests {
         assert!(
             !h15.keygen_warning().unwrap().contains("lunasim"),
             "quick there"
+        );
+        // The keyed text's English is the warning `hsmc` has always printed.
+        let t = big.keygen_warning_text().unwrap();
+        assert_eq!(
+            t.text,
+            "Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need. On the built-in lunasim it takes about 18 min (1,048,576 one-time keys to build, measured on 2 cores); it runs in the background with its progress shown."
+        );
+        assert_eq!(t.key, "hsm.keygen.both");
+        assert_eq!(
+            t.args.get("lunasim.key").map(String::as_str),
+            Some("hsm.keygen.lunasim")
+        );
+        assert_eq!(
+            t.args.get("lunasim.duration.key").map(String::as_str),
+            Some("hsm.duration.minutes")
+        );
+        assert_eq!(
+            h15.keygen_warning_text().unwrap().text,
+            "Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile."
         );
         let h10 = HssParams::new(vec![(LmsType::H10, LmotsType::W8); 2]).unwrap();
         assert!(

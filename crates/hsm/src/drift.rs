@@ -137,9 +137,13 @@ pub struct MemberValue {
 pub struct Difference {
     /// "private key 'fw_sign' (id 0a0b…)" or "policy 21 (Allow high availability recovery)".
     pub object: String,
+    /// The same in a form each language translates.
+    pub object_text: crate::Text,
     pub kind: DifferenceKind,
     /// The attribute that differs (`label`, `kcv`, …); `None` for a missing object.
     pub field: Option<String>,
+    /// The same in a form each language translates.
+    pub field_text: Option<crate::Text>,
     pub values: Vec<MemberValue>,
     /// The members that drifted: those lacking the object, or holding another value than
     /// most members (than the first member when there is no majority).
@@ -152,21 +156,61 @@ pub struct MemberObjects {
     pub objects: Vec<ObjectFacts>,
 }
 
-fn class_words(class: &str) -> String {
-    class.to_lowercase().replace('_', " ")
+/// An object class in words ("private key"); a class without an entry is its own name
+/// lowercased, as English only.
+fn class_words(class: &str) -> crate::Text {
+    match class {
+        "PRIVATE_KEY" => crate::text!("hsm.drift.class.private_key", "private key"),
+        "PUBLIC_KEY" => crate::text!("hsm.drift.class.public_key", "public key"),
+        "SECRET_KEY" => crate::text!("hsm.drift.class.secret_key", "secret key"),
+        "CERTIFICATE" => crate::text!("hsm.drift.class.certificate", "certificate"),
+        "DATA" => crate::text!("hsm.drift.class.data", "data"),
+        other => crate::Text {
+            text: other.to_lowercase().replace('_', " "),
+            ..crate::Text::default()
+        },
+    }
 }
 
-fn describe(o: &ObjectFacts) -> String {
-    format!(
-        "{} '{}' (id {})",
-        class_words(&o.class),
-        o.label,
-        if o.id_hex.is_empty() {
-            "none"
-        } else {
-            &o.id_hex
-        }
-    )
+/// "private key 'fw_sign' (id 0a0b…)".
+fn describe(o: &ObjectFacts) -> crate::Text {
+    let class = class_words(&o.class);
+    if o.id_hex.is_empty() {
+        crate::text!(
+            "hsm.drift.object_no_id",
+            "{{class}} '{{label}}' (id none)",
+            class = &class,
+            label = &o.label
+        )
+        .nest("class", &class)
+    } else {
+        crate::text!(
+            "hsm.drift.object",
+            "{{class}} '{{label}}' (id {{id}})",
+            class = &class,
+            label = &o.label,
+            id = &o.id_hex
+        )
+        .nest("class", &class)
+    }
+}
+
+/// A compared field's name as the officer reads it.
+fn field_text(name: &str) -> crate::Text {
+    match name {
+        "key type" => crate::text!("hsm.drift.field.key_type", "key type"),
+        "label" => crate::text!("hsm.drift.field.label", "label"),
+        "fingerprint" => crate::text!("hsm.drift.field.fingerprint", "fingerprint"),
+        "kcv" => crate::text!("hsm.drift.field.kcv", "kcv"),
+        "modifiable" => crate::text!("hsm.drift.field.modifiable", "modifiable"),
+        "extractable" => crate::text!("hsm.drift.field.extractable", "extractable"),
+        "sensitive" => crate::text!("hsm.drift.field.sensitive", "sensitive"),
+        "value" => crate::text!("hsm.drift.field.value", "value"),
+        other => crate::Text {
+            text: other.to_string(),
+            ..crate::Text::default()
+        },
+    }
 }
 
 /// The key objects are matched by, and repeated keys numbered (`#2`) so duplicates on one
@@ -253,9 +297,11 @@ pub fn compare_objects(members: &[MemberObjects]) -> Vec<Difference> {
             .collect();
         if !lacking.is_empty() {
             out.push(Difference {
-                object: object.clone(),
+                object: object.text.clone(),
+                object_text: object.clone(),
                 kind: DifferenceKind::Missing,
                 field: None,
+                field_text: None,
                 values: held
                     .iter()
                     .map(|(m, o)| MemberValue {
@@ -280,9 +326,11 @@ pub fn compare_objects(members: &[MemberObjects]) -> Vec<Difference> {
                 .collect();
             if values.windows(2).any(|w| w[0].value != w[1].value) {
                 out.push(Difference {
-                    object: object.clone(),
+                    object: object.text.clone(),
+                    object_text: object.clone(),
                     kind: DifferenceKind::Different,
                     field: Some((*name).to_string()),
+                    field_text: Some(field_text(name)),
                     members: outliers(&values),
                     values,
                 });
@@ -314,17 +362,25 @@ pub fn compare_policies(
             continue;
         }
         let missing = values.iter().any(|v| v.value.is_none());
+        let object = match names.get(&id) {
+            Some(n) => crate::text!(
+                "hsm.drift.policy_named",
+                "policy {{id}} ({{name}})",
+                id = id,
+                name = n
+            ),
+            None => crate::text!("hsm.drift.policy", "policy {{id}}", id = id),
+        };
         out.push(Difference {
-            object: match names.get(&id) {
-                Some(n) => format!("policy {id} ({n})"),
-                None => format!("policy {id}"),
-            },
+            object: object.text.clone(),
+            object_text: object,
             kind: if missing {
                 DifferenceKind::Missing
             } else {
                 DifferenceKind::Different
             },
             field: Some("value".into()),
+            field_text: Some(field_text("value")),
             members: outliers(&values),
             values,
         });
@@ -415,5 +471,41 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].object, "policy 21 (Allow high availability recovery)");
         assert_eq!(d[0].members, vec![2]);
+    }
+    #[test]
+    fn object_and_field_texts_keep_the_english() {
+        for class in [
+            "PRIVATE_KEY",
+            "PUBLIC_KEY",
+            "SECRET_KEY",
+            "CERTIFICATE",
+            "DATA",
+        ] {
+            let t = class_words(class);
+            assert_eq!(t.text, class.to_lowercase().replace('_', " "));
+            assert!(!t.key.is_empty(), "{class} has a catalog text");
+        }
+        assert_eq!(class_words("OTP_KEY").text, "otp key");
+        let mut o = key("PRIVATE_KEY", "fw", "0a");
+        let t = describe(&o);
+        assert_eq!(t.text, "private key 'fw' (id 0a)");
+        assert_eq!(
+            t.args.get("class.key").map(String::as_str),
+            Some("hsm.drift.class.private_key")
+        );
+        o.id_hex.clear();
+        assert_eq!(describe(&o).text, "private key 'fw' (id none)");
+        for (name, _) in fields(&o).iter().chain([&("value", None)]) {
+            let t = field_text(name);
+            assert_eq!(&t.text, name);
+            assert!(!t.key.is_empty(), "{name} has a catalog text");
+        }
+        let d = compare_policies(&[(1, vec![(21, 1)]), (2, vec![(21, 0)])], &BTreeMap::new());
+        assert_eq!(d[0].object, "policy 21");
+        assert_eq!(d[0].object_text.key, "hsm.drift.policy");
+        assert_eq!(
+            d[0].field_text.as_ref().map(|t| t.text.as_str()),
+            Some("value")
+        );
     }
 }

@@ -102,7 +102,62 @@ impl SignError {
             SignError::Invalid(m) | SignError::Format(m) | SignError::Unsupported(m) => m,
             SignError::SelfCheck(m) => m,
             SignError::Hsm(hsm::HsmError::Refused(m) | hsm::HsmError::NotSupported(m)) => m,
-            other => hsm::text!("signing.error", "{{error}}", error = other),
+            other => other.text(),
+        }
+    }
+
+    /// This error as a message with a catalog key, its English the error's own (what
+    /// `Display` writes); a lower crate's error keeps its English inside it.
+    pub fn text(&self) -> hsm::Text {
+        match self {
+            SignError::Input { path, reason } => hsm::text!(
+                "signing.errors.input",
+                "{{path}}: {{reason}}",
+                path = path,
+                reason = reason
+            )
+            .nest("reason", reason),
+            SignError::Changed(path) => hsm::text!(
+                "signing.errors.changed",
+                "{{path}} changed while it was being read; sign it again once it is complete",
+                path = path
+            ),
+            SignError::ChangedSinceHashed { path, what, .. } => hsm::text!(
+                "signing.errors.changed_since_hashed",
+                "{{path}} changed after it was hashed: {{what}}",
+                path = path,
+                what = what
+            )
+            .nest("what", what),
+            SignError::Cancelled => hsm::text!("signing.errors.cancelled", "cancelled"),
+            SignError::Exists(path) => hsm::text!(
+                "signing.errors.exists",
+                "{{path}} already exists; nothing was overwritten",
+                path = path
+            ),
+            SignError::Write { path, reason } => hsm::text!(
+                "signing.errors.write",
+                "cannot write {{path}}: {{reason}}",
+                path = path,
+                reason = reason
+            )
+            .nest("reason", reason),
+            SignError::SelfCheck(m) => hsm::text!(
+                "signing.errors.self_check",
+                "the HSM's signature does not verify ({{reason}}); it was not written",
+                reason = m
+            )
+            .nest("reason", m),
+            SignError::Timestamp { tsa, reason } => hsm::text!(
+                "signing.errors.timestamp",
+                "the time-stamp authority {{tsa}}: {{reason}}",
+                tsa = tsa,
+                reason = reason
+            )
+            .nest("reason", reason),
+            SignError::Unsupported(m) | SignError::Format(m) | SignError::Invalid(m) => m.clone(),
+            SignError::Hsm(hsm::HsmError::Refused(m) | hsm::HsmError::NotSupported(m)) => m.clone(),
+            SignError::Hsm(other) => hsm::text!("signing.error", "{{error}}", error = other),
         }
     }
 }
@@ -137,3 +192,57 @@ pub(crate) fn unusable_key(reason: String) -> SignError {
 /// over it, refuses more than 1 MiB), and such files are signed through CMS signed
 /// attributes (which carry the file's digest — the standard way, RFC 9882/9708/8419).
 pub const MAX_WHOLE_MESSAGE: u64 = 1024 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every error's keyed text says in English what `Display` says (`hsmc` prints that).
+    #[test]
+    fn an_errors_text_is_its_english() {
+        let reason = hsm::text!("signing.disk_full", "the disk is full");
+        let errors = [
+            SignError::Input {
+                path: "a.bin".into(),
+                reason: reason.clone(),
+            },
+            SignError::Changed("a.bin".into()),
+            SignError::ChangedSinceHashed {
+                path: "a.bin".into(),
+                what: reason.clone(),
+                stage: input::ChangeSeen::WhileSigning,
+            },
+            SignError::Cancelled,
+            SignError::Exists("a.bin.sig".into()),
+            SignError::Write {
+                path: "a.bin.sig".into(),
+                reason: reason.clone(),
+            },
+            SignError::SelfCheck(reason.clone()),
+            SignError::Timestamp {
+                tsa: "http://127.0.0.1:1".into(),
+                reason: reason.clone(),
+            },
+            SignError::Format(reason.clone()),
+            SignError::Hsm(hsm::HsmError::NotLoggedIn),
+        ];
+        for e in errors {
+            let t = e.text();
+            assert_eq!(t.text, e.to_string());
+            assert!(!t.key.is_empty(), "{e} has a key");
+            if !matches!(
+                e,
+                SignError::Format(_)
+                    | SignError::Hsm(_)
+                    | SignError::Changed(_)
+                    | SignError::Exists(_)
+                    | SignError::Cancelled
+            ) {
+                assert!(
+                    t.args.values().any(|v| v == "signing.disk_full"),
+                    "{e}: the inner text travels with its key"
+                );
+            }
+        }
+    }
+}

@@ -460,25 +460,37 @@ pub fn describe(der_bytes: &[u8]) -> Result<CertificateInfo> {
 /// lacking the digitalSignature key usage or the codeSigning extended key usage where the
 /// certificate restricts them.
 pub fn signing_warnings(info: &CertificateInfo) -> Vec<String> {
+    signing_warnings_text(info)
+        .into_iter()
+        .map(|t| t.text)
+        .collect()
+}
+
+/// The same in a form each language translates.
+pub fn signing_warnings_text(info: &CertificateInfo) -> Vec<hsm::Text> {
     let mut w = Vec::new();
     if info.expired {
-        w.push(format!(
-            "the signing certificate ({}) expired on {}",
-            info.subject, info.not_after
+        w.push(hsm::text!(
+            "signing.certificate_warnings.expired",
+            "the signing certificate ({{subject}}) expired on {{date}}",
+            subject = &info.subject,
+            date = &info.not_after
         ));
     }
     if !info.key_usage.is_empty() && !info.key_usage.iter().any(|u| u == "digitalSignature") {
-        w.push(format!(
-            "the signing certificate ({}) lacks the digitalSignature key usage",
-            info.subject
+        w.push(hsm::text!(
+            "signing.certificate_warnings.no_digital_signature",
+            "the signing certificate ({{subject}}) lacks the digitalSignature key usage",
+            subject = &info.subject
         ));
     }
     if !info.extended_key_usage.is_empty()
         && !info.extended_key_usage.iter().any(|u| u == "codeSigning")
     {
-        w.push(format!(
-            "the signing certificate ({}) lacks the codeSigning extended key usage",
-            info.subject
+        w.push(hsm::text!(
+            "signing.certificate_warnings.no_code_signing",
+            "the signing certificate ({{subject}}) lacks the codeSigning extended key usage",
+            subject = &info.subject
         ));
     }
     w
@@ -596,6 +608,22 @@ mod tests {
             w.contains("expired") && w.contains("digitalSignature") && w.contains("codeSigning"),
             "{w}"
         );
+        // The keyed texts' English is what `hsmc sign` has always printed.
+        let subject = i.subject.clone();
+        let at = i.not_after.clone();
+        assert_eq!(
+            signing_warnings(&i),
+            vec![
+                format!("the signing certificate ({subject}) expired on {at}"),
+                format!("the signing certificate ({subject}) lacks the digitalSignature key usage"),
+                format!(
+                    "the signing certificate ({subject}) lacks the codeSigning extended key usage"
+                ),
+            ]
+        );
+        assert!(signing_warnings_text(&i)
+            .iter()
+            .all(|t| t.key.starts_with("signing.certificate_warnings.")));
     }
 
     #[test]

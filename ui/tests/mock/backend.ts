@@ -91,6 +91,8 @@ export interface MockConfig {
   hssRemaining?: number;
   /** The token's counter and what the trail expects, when they disagree. */
   hssMismatch?: { now: number; expected: number };
+  /** The signing keys' certificates expired (signing::objects::signing_warnings). */
+  certificateExpired?: boolean;
   /** Certificates on the partition: label and days to expiry (negative: expired). */
   certificates?: { label: string; daysLeft: number }[];
   /** Failed operations in the trail (the overview's last 24 hours). */
@@ -591,12 +593,22 @@ export function install(cfg: MockConfig = {}) {
         .toLowerCase()
         .replace(/[^a-z0-9]/g, "_") || "key";
     let capacity: string | null = null;
-    let warning: string | null = null;
+    let warning: Text | null = null;
     if (spec.kind === "hss") {
       const h = spec.params.levels.reduce((a, [l]) => a + Number(l.split("_H")[1]), 0);
       capacity = (2n ** BigInt(h)).toString();
-      if (spec.params.levels.some(([l]) => Number(l.split("_H")[1]) >= 15))
-        warning = "An H15 tree takes about 90 s per level to generate; H20 takes hours.";
+      // As hsm::algo::HssParams::keygen_warning_text (the Luna part).
+      const tallest = Math.max(...spec.params.levels.map(([l]) => Number(l.split("_H")[1])));
+      if (tallest > 15)
+        warning = text(
+          "hsm.keygen.luna_h20",
+          "Key generation of an H20 or taller tree can take hours on a Luna HSM and blocks the partition meanwhile; choose the smallest tree that covers the signatures you need.",
+        );
+      else if (tallest > 10)
+        warning = text(
+          "hsm.keygen.luna_h15",
+          "Key generation of an H15 tree takes about 90 seconds on a Luna HSM and blocks the partition meanwhile.",
+        );
     }
     return {
       display: spec.kind === "ml-dsa" ? spec.set : spec.kind,
@@ -606,7 +618,8 @@ export function install(cfg: MockConfig = {}) {
       // HSS: u32 L, the top level's LMS types and I, and its root (24 bytes for SHA-256/192).
       public_key_len:
         spec.kind === "ml-dsa" ? 1952 : spec.kind === "hss" ? 28 + (spec.params.levels[0]?.[0].includes("_M24_") ? 24 : 32) : null,
-      keygen_warning: warning,
+      keygen_warning: warning?.text ?? null,
+      keygen_warning_text: warning,
       mechanism: spec.kind === "ml-dsa" ? "CKM_ML_DSA_KEY_PAIR_GEN" : "CKM_HSS_KEY_PAIR_GEN",
     };
   }
@@ -631,6 +644,23 @@ export function install(cfg: MockConfig = {}) {
   function text(key: string, english: string, args: Record<string, string | number> = {}): Text {
     const a = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, String(v)]));
     return { key, args: a, text: english.replace(/\{\{(\w+)\}\}/g, (_, n: string) => a[n] ?? "") };
+  }
+
+  /// As hsm::drift::describe: an object, its class nested.
+  function driftObject(class_: string, classWords: string, label: string, id: string): Text {
+    const t = text("hsm.drift.object", "{{class}} '{{label}}' (id {{id}})", { class: classWords, label, id });
+    return { ...t, args: { ...t.args, "class.key": `hsm.drift.class.${class_}` } };
+  }
+
+  /// As signing::objects::signing_warnings_text: the certificate expired (cfg.certificateExpired).
+  function certWarnings(subject: string): Text[] {
+    if (!cfg.certificateExpired) return [];
+    return [
+      text("signing.certificate_warnings.expired", "the signing certificate ({{subject}}) expired on {{date}}", {
+        subject,
+        date: "2026-11-01T00:00:00Z",
+      }),
+    ];
   }
 
   /// As console::health: the mismatch in English and as a catalog text.
@@ -1174,8 +1204,10 @@ export function install(cfg: MockConfig = {}) {
         ? [
             {
               object: "private key 'fw_sign_2026_11' (id 0a0b)",
+              object_text: driftObject("private_key", "private key", "fw_sign_2026_11", "0a0b"),
               kind: "missing",
               field: null,
+              field_text: null,
               values: [
                 { member: 1, value: "present" },
                 { member: 2, value: null },
@@ -1184,8 +1216,10 @@ export function install(cfg: MockConfig = {}) {
             },
             {
               object: "secret key 'wrap' (id 07)",
+              object_text: driftObject("secret_key", "secret key", "wrap", "07"),
               kind: "different",
               field: "label",
+              field_text: text("hsm.drift.field.label", "label"),
               values: [
                 { member: 1, value: "wrap" },
                 { member: 2, value: "wrap-old" },
@@ -1701,7 +1735,11 @@ export function install(cfg: MockConfig = {}) {
           hss_capacity: k.hss_capacity,
           has_certificate: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex),
           certificate_subject: keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex) ? `CN=${k.label}` : null,
-          certificate_warnings: [],
+          ...(() => {
+            const has = keys.some((c) => c.class === "CERTIFICATE" && c.id_hex === k.id_hex);
+            const w = has ? certWarnings(`CN=${k.label}`) : [];
+            return { certificate_warnings: w.map((x) => x.text), certificate_warnings_text: w };
+          })(),
           always_authenticate: k.always_authenticate === true,
         }));
       return ks;
@@ -1767,7 +1805,8 @@ export function install(cfg: MockConfig = {}) {
         hss_capacity: k.hss_capacity,
         has_certificate: true,
         certificate_subject: `CN=${k.label}`,
-        certificate_warnings: [],
+        certificate_warnings: certWarnings(`CN=${k.label}`).map((x) => x.text),
+        certificate_warnings_text: certWarnings(`CN=${k.label}`),
         always_authenticate: k.always_authenticate === true,
       });
       if (key.algorithm === "HSS" && !req.confirm_hss)
@@ -1846,6 +1885,29 @@ export function install(cfg: MockConfig = {}) {
             sha256: null,
             outputs: [],
             error: err("INVALID_INPUT", problem(path)!),
+            unstamped: null,
+            failed_key: null,
+          });
+          continue;
+        }
+        // A file whose signature cannot be written (signing::output): the OS's English nested
+        // in errors.cannot_write as signing.write_failed.
+        if (name.startsWith("readonly")) {
+          const os = "Permission denied (os error 13)";
+          const sig = `${path}.sig`;
+          report.files.push({
+            path,
+            name,
+            size: 1000,
+            sha256: null,
+            outputs: [],
+            error: err("IO", `Cannot write ${sig}: ${os}.`, {
+              i18n: {
+                message: "errors.cannot_write",
+                suggestion: null,
+                args: { path: sig, reason: os, "reason.key": "signing.write_failed", "reason.error": os },
+              },
+            }),
             unstamped: null,
             failed_key: null,
           });
@@ -2008,7 +2070,8 @@ export function install(cfg: MockConfig = {}) {
         chain: ["CN=Example Intermediate CA"],
         chain_complete: false,
         key_label: key?.label ?? null,
-        signing_warnings: [],
+        signing_warnings: certWarnings(`CN=${c.label}`).map((x) => x.text),
+        signing_warnings_text: certWarnings(`CN=${c.label}`),
       };
     },
     save_object: async () => null,
@@ -2020,7 +2083,17 @@ export function install(cfg: MockConfig = {}) {
     wrap_key: async () => null,
     unwrap_key: async (args) => {
       const path = String(args.path);
-      if (!path.endsWith(".json")) throw err("INVALID_INPUT", `${path}: is not a wrap file: expected value at line 1 column 1`);
+      // As console::backup::read_wrap_file: serde's English nested as errors.wrap.not_json.
+      if (!path.endsWith(".json")) {
+        const why = "expected value at line 1 column 1";
+        throw err("INVALID_INPUT", `${path}: is not a wrap file: ${why}`, {
+          i18n: {
+            message: "errors.wrap_file_invalid",
+            suggestion: null,
+            args: { file: path, error: why, "error.key": "errors.wrap.not_json", "error.error": why },
+          },
+        });
+      }
       const kek = find(Number(args.unwrappingHandle));
       if (kek.class !== "SECRET_KEY") throw err("INVALID_INPUT", `'${kek.label}' cannot wrap: use an AES key or an RSA key pair.`);
       const k = summary(handle++, args.label ?? "restored_key", "SECRET_KEY", "AES-256", hex(6000 + handle));

@@ -3,6 +3,7 @@
 // exists, and no word a person reads is written in the code instead of a catalog (the
 // ESLint rule i18next/no-literal-string, as the lint step runs it).
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
@@ -90,7 +91,9 @@ test("no word a person reads is written in the code: notifications and JSX come 
   const { TRANSLATED, NOT_YET_TRANSLATED } = await import(join(ui, "eslint.config.js"));
   const results = (await eslint.lintFiles(TRANSLATED)).filter((r) => !NOT_YET_TRANSLATED.some((f) => r.filePath.endsWith(f)));
   const literal = results.flatMap((r) =>
-    r.messages.filter((m) => m.ruleId === "i18next/no-literal-string").map((m) => `${r.filePath}:${m.line} ${m.message}`),
+    r.messages
+      .filter((m) => m.ruleId === "i18next/no-literal-string" || m.ruleId === "hsmc/no-backend-english")
+      .map((m) => `${r.filePath}:${m.line} ${m.message}`),
   );
   assert.deepEqual(literal, []);
   // Notifications are strings passed to a function, which the JSX rule does not see.
@@ -100,4 +103,47 @@ test("no word a person reads is written in the code: notifications and JSX come 
     for (const m of src.matchAll(/\btoast\(\s*"(ok|error|info)",\s*[`"']|errorToast:\s*[`"']/g)) toasts.push(`${f}: ${m[0]}`);
   }
   assert.deepEqual(toasts, []);
+});
+
+test("the backend's English is not rendered where a Text comes with it (hsmc/no-backend-english)", () => {
+  // A view as it must not be written, linted from memory in a process of its own (the
+  // type-aware rule asks TypeScript for the fields' types; typescript-eslint keeps one
+  // project service per process, so the probe outside the tsconfig's files is let in there).
+  const probe = "src/views/__rule_probe__.tsx";
+  const src = `import type { DriftReport, Finding, HaGroupView, Text } from "../bindings";
+import { useTranslation } from "react-i18next";
+export function Probe({ r, f, g, x }: { r: DriftReport; f: Finding; g: HaGroupView; x: Text }) {
+  const { t } = useTranslation();
+  return (
+    <div key={r.summary} data-kind={f.kind} title={g.warning ?? ""}>
+      {r.summary}
+      {t("ha.field_differs", { field: r.differences[0]?.field })}
+      {f.kind}
+      {x.text}
+      {r.summary_text ? "" : r.summary}
+      {r.summary && <span />}
+    </div>
+  );
+}
+`;
+  const script = `
+import { ESLint } from "eslint";
+const eslint = new ESLint({
+  cwd: process.cwd(),
+  overrideConfig: {
+    files: ["src/**/*.tsx"],
+    languageOptions: { parserOptions: { projectService: { allowDefaultProject: [${JSON.stringify(probe)}] }, tsconfigRootDir: process.cwd() } },
+  },
+});
+const [res] = await eslint.lintText(${JSON.stringify(src)}, { filePath: ${JSON.stringify(probe)} });
+console.log(JSON.stringify(res.messages.map((m) => \`\${m.ruleId ?? "parse"} \${m.line}:\${m.message.split(" ")[0]}\`)));
+`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ui, encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out), [
+    "hsmc/no-backend-english 6:'warning'",
+    "hsmc/no-backend-english 7:'summary'",
+    "hsmc/no-backend-english 8:'field'",
+    "hsmc/no-backend-english 9:'Finding.kind'",
+    "hsmc/no-backend-english 10:'Text.text'",
+  ]);
 });

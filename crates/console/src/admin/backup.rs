@@ -35,6 +35,7 @@ use ts_rs::TS;
 use crate::admin::Admin;
 use crate::core::change::{Change, ChangeKind};
 use crate::core::error::{ApiError, ApiResult};
+use crate::core::i18n::Text;
 use crate::core::{partitions::Partition, Core};
 use crate::text;
 use std::path::PathBuf;
@@ -354,12 +355,15 @@ fn read_wrap_file(file: &Path) -> ApiResult<ParsedWrap> {
         ))
     })?;
     parse_wrap(&bytes).map_err(|why| {
-        ApiError::invalid(text!(
-            "errors.wrap_file_invalid",
-            "{{file}}: is not a wrap file: {{error}}",
-            file = &name,
-            error = why
-        ))
+        ApiError::invalid(
+            text!(
+                "errors.wrap_file_invalid",
+                "{{file}}: is not a wrap file: {{error}}",
+                file = &name,
+                error = &why
+            )
+            .nest("error", &why),
+        )
     })
 }
 
@@ -368,7 +372,9 @@ fn read_wrap_file(file: &Path) -> ApiResult<ParsedWrap> {
 /// key in base64. Returns the file and the wrapped key's bytes, or why it is not a wrap
 /// file. Pure (the fuzz target `wrap_file` calls it).
 pub fn parse_wrap_file(bytes: &[u8]) -> Result<(WrapFile, Vec<u8>), String> {
-    parse_wrap(bytes).map(|p| (p.file, p.wrapped))
+    parse_wrap(bytes)
+        .map(|p| (p.file, p.wrapped))
+        .map_err(|t| t.text)
 }
 
 /// A wrap file read: the file, its scheme, the key's `CKA_ID` and the wrapped key.
@@ -379,18 +385,42 @@ struct ParsedWrap {
     wrapped: Vec<u8>,
 }
 
-fn parse_wrap(bytes: &[u8]) -> Result<ParsedWrap, String> {
-    let f: WrapFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+fn parse_wrap(bytes: &[u8]) -> Result<ParsedWrap, Text> {
+    let f: WrapFile = serde_json::from_slice(bytes).map_err(|e| {
+        // serde's own English (where the JSON breaks off), framed for the other languages.
+        text!("errors.wrap.not_json", "{{error}}", error = e)
+    })?;
     if f.format != WRAP_FORMAT {
-        return Err(format!("format '{}' is not {WRAP_FORMAT}", f.format));
+        return Err(text!(
+            "errors.wrap.format",
+            "format '{{format}}' is not {{expected}}",
+            format = &f.format,
+            expected = WRAP_FORMAT
+        ));
     }
-    let scheme =
-        Scheme::parse(&f.mechanism).ok_or_else(|| format!("unknown scheme '{}'", f.mechanism))?;
+    let scheme = Scheme::parse(&f.mechanism).ok_or_else(|| {
+        text!(
+            "errors.wrap.scheme",
+            "unknown scheme '{{scheme}}'",
+            scheme = &f.mechanism
+        )
+    })?;
     // The key is found again by its CKA_ID (signing, the recovery after a reconnect): a
     // damaged ID must not restore it with another one, or none.
-    let id = hex::decode(&f.id_hex)
-        .map_err(|e| format!("the key's ID '{}' is not hexadecimal: {e}", f.id_hex))?;
-    let wrapped = crate::admin::keys::base64_decode(&f.wrapped).map_err(|e| e.message)?;
+    let id = hex::decode(&f.id_hex).map_err(|e| {
+        text!(
+            "errors.wrap.id_not_hex",
+            "the key's ID '{{id}}' is not hexadecimal: {{error}}",
+            id = &f.id_hex,
+            error = e
+        )
+    })?;
+    let wrapped = {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(&f.wrapped)
+            .map_err(|e| text!("errors.not_base64", "not base64: {{error}}", error = e))?
+    };
     Ok(ParsedWrap {
         file: f,
         scheme,
@@ -773,12 +803,19 @@ impl Change for UnwrapKey {
                     .ok()
                     .and_then(|der| PublicKey::from_spki_der(&der).ok())
                     .ok_or_else(|| {
-                        ApiError::invalid(text!(
-                            "errors.wrap_file_invalid",
-                            "{{file}}: is not a wrap file: {{error}}",
-                            file = &name,
-                            error = "its public key is not an SPKI"
-                        ))
+                        let why = text!(
+                            "errors.wrap.public_key_not_spki",
+                            "its public key is not an SPKI"
+                        );
+                        ApiError::invalid(
+                            text!(
+                                "errors.wrap_file_invalid",
+                                "{{file}}: is not a wrap file: {{error}}",
+                                file = &name,
+                                error = &why
+                            )
+                            .nest("error", &why),
+                        )
                     })?,
             ),
             None => None,
@@ -1088,6 +1125,27 @@ mod tests {
         );
         assert!(with("wrapped", "not base64!").contains("not base64"));
         assert!(parse_wrap_file(b"{").is_err());
+        // Each reason has a catalog key; its English is the one above (`hsmc` prints it).
+        let key = |k: &str, v: &str| {
+            let mut j: serde_json::Value = serde_json::from_slice(&json).unwrap();
+            j[k] = v.into();
+            parse_wrap(&serde_json::to_vec(&j).unwrap())
+                .err()
+                .unwrap()
+                .key
+        };
+        assert_eq!(key("format", "x/1"), "errors.wrap.format");
+        assert_eq!(key("mechanism", "CKM_AES_GCM"), "errors.wrap.scheme");
+        assert_eq!(key("id_hex", "0g"), "errors.wrap.id_not_hex");
+        assert_eq!(key("wrapped", "not base64!"), "errors.not_base64");
+        let e = parse_wrap(b"{").err().unwrap();
+        assert_eq!(e.key, "errors.wrap.not_json");
+        assert_eq!(
+            e.text,
+            serde_json::from_slice::<WrapFile>(b"{")
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct CertificateDetails {
     pub key_label: Option<String>,
     /// Why it should not sign code (expired, key usage, EKU).
     pub signing_warnings: Vec<String>,
+    /// The same in a form each language translates.
+    pub signing_warnings_text: Vec<hsm::Text>,
 }
 
 /// How to export an object.
@@ -426,6 +428,7 @@ impl Admin<'_> {
                     label: summary.label,
                     id_hex: summary.id_hex,
                     signing_warnings: signing::objects::signing_warnings(&info),
+                    signing_warnings_text: signing::objects::signing_warnings_text(&info),
                     info,
                     chain,
                     chain_complete,

@@ -561,6 +561,8 @@ pub struct KeySpecInfo {
     pub public_key_len: Option<usize>,
     /// HSS trees of height 15 and more take minutes to hours to generate.
     pub keygen_warning: Option<String>,
+    /// The same in a form each language translates.
+    pub keygen_warning_text: Option<crate::core::i18n::Text>,
     pub mechanism: String,
 }
 
@@ -580,7 +582,7 @@ impl KeySpecInfo {
                 Some(params.capacity().to_string()),
                 Some(params.signature_len()),
                 Some(params.public_key_len()),
-                params.keygen_warning(),
+                params.keygen_warning_text(),
             ),
             K::MlDsa { set } => (
                 None,
@@ -610,7 +612,8 @@ impl KeySpecInfo {
             signature_capacity: cap,
             signature_len: sig,
             public_key_len: pk,
-            keygen_warning: warn,
+            keygen_warning: warn.as_ref().map(|t| t.text.clone()),
+            keygen_warning_text: warn,
             mechanism: p11::names::mechanism_name(spec.mechanism(), p11::Family::Generic)
                 .into_owned(),
         })

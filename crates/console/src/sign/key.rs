@@ -141,6 +141,10 @@ pub(super) fn view(
             .as_ref()
             .map(signing::objects::signing_warnings)
             .unwrap_or_default(),
+        certificate_warnings_text: info
+            .as_ref()
+            .map(signing::objects::signing_warnings_text)
+            .unwrap_or_default(),
         always_authenticate: summary.always_authenticate == Some(true),
     }
 }

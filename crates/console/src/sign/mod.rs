@@ -197,6 +197,8 @@ pub struct SigningKeyView {
     /// Why that certificate should not sign code (expired, no digitalSignature key usage,
     /// no codeSigning EKU), shown before signing.
     pub certificate_warnings: Vec<String>,
+    /// The same in a form each language translates.
+    pub certificate_warnings_text: Vec<hsm::Text>,
     /// The key wants the PIN for each signature (`CKA_ALWAYS_AUTHENTICATE`): the batch
     /// dialog asks how ([`ContextLogin`]).
     pub always_authenticate: bool,

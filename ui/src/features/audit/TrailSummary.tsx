@@ -31,7 +31,9 @@ export function VerdictBox({ v }: { v: Verdict }) {
   return (
     <div className="verdict bad" role="alert" data-testid="verdict" data-verdict="broken">
       <strong>{t("audit.broken_at", { seq: v.first_bad_seq })}</strong> {findingText(v.finding, v.explanation)}
-      <div className="muted small">{t("audit.finding", { kind: v.finding.kind, checked: fmt.number(v.records_checked) })}</div>
+      <div className="muted small">
+        {t("audit.finding", { kind: t(`audit.finding_kinds.${v.finding.kind}`), checked: fmt.number(v.records_checked) })}
+      </div>
     </div>
   );
 }

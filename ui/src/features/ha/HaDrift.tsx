@@ -31,13 +31,14 @@ export function Differences({ title, list }: { title: string; list: Difference[]
         <tbody>
           {list.map((d, i) => (
             <tr key={`${d.object}-${d.field ?? ""}-${i}`} data-testid="drift-difference" data-kind={d.kind}>
-              <td>{d.object}</td>
-              <td>{d.kind === "missing" ? t("ha.missing") : t("ha.field_differs", { field: d.field })}</td>
+              <td>{textOf(d.object_text)}</td>
+              <td>{d.kind === "missing" || !d.field_text ? t("ha.missing") : t("ha.field_differs", { field: textOf(d.field_text) })}</td>
               <td>{d.members.join(", ")}</td>
               <td className="small">
                 {d.values.map((v) => (
                   <div key={v.member}>
-                    {t("ha.member_value", { member: v.member })} {v.value ?? <span className="muted">{t("ha.absent")}</span>}
+                    {t("ha.member_value", { member: v.member })}{" "}
+                    {v.value === null ? <span className="muted">{t("ha.absent")}</span> : d.field_text === null ? t("ha.present") : v.value}
                   </div>
                 ))}
               </td>

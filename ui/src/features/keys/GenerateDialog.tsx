@@ -6,7 +6,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { KeySpec, LmotsType, LmsType } from "../../bindings";
 import { Dialog, ErrorBox, Field, ProgressBar } from "../../components";
-import { useFormat } from "../../i18n";
+import { textOf, useFormat } from "../../i18n";
 import { api } from "../../ipc";
 import { useKeygen, useKeygenActions } from "../../state";
 import { useCommand } from "../../useCommand";
@@ -190,9 +190,9 @@ export function GenerateDialog({
       {preset === "hss" && <HssLevels levels={levels} onChange={setLevels} busy={busy} />}
       {infoError && <ErrorBox error={infoError} />}
       {info && <SpecInfo info={info} />}
-      {info?.keygen_warning && (
-        <div className="notice warn" role="note">
-          {info.keygen_warning}
+      {info?.keygen_warning_text && (
+        <div className="notice warn" role="note" data-testid="keygen-warning">
+          {textOf(info.keygen_warning_text)}
         </div>
       )}
       {busy && job && (

@@ -5,6 +5,7 @@ import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import type { ObjectFormat } from "../../bindings";
 import { Badge, ErrorBox } from "../../components";
+import { textOf } from "../../i18n";
 import { api } from "../../ipc";
 import { useToast } from "../../state";
 import { useCommand } from "../../useCommand";
@@ -90,9 +91,9 @@ export function CertificatePane({ partitionId, handle, label }: { partitionId: s
           </tr>
         </tbody>
       </table>
-      {c.signing_warnings.map((w) => (
-        <div className="notice" key={w}>
-          {w}
+      {c.signing_warnings_text.map((w) => (
+        <div className="notice" key={w.key} data-testid="cert-signing-warning">
+          {textOf(w)}
         </div>
       ))}
       <div className="button-row">

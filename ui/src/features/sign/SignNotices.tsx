@@ -3,7 +3,7 @@
 import { useTranslation } from "react-i18next";
 import type { SigningKeyView } from "../../bindings";
 import { Badge, Field } from "../../components";
-import { useFormat } from "../../i18n";
+import { textOf, useFormat } from "../../i18n";
 import { useSettings } from "../../state";
 import { hssNeeded, perFileSignatures, type SignFormProps } from "./request";
 
@@ -35,11 +35,11 @@ export function SignNotices({
   const short = (k: SigningKeyView) => tooFewLeft(k, request, good);
   return (
     <>
-      {key && request.formats.includes("cms") && key.certificate_warnings.length > 0 && (
+      {key && request.formats.includes("cms") && key.certificate_warnings_text.length > 0 && (
         <div className="notice warn" data-testid="certificate-warnings">
           {t("sign.cms_certificate_warnings", { subject: key.certificate_subject ?? t("sign.the_keys_certificate") })}{" "}
-          {key.certificate_warnings.map((w) => (
-            <span key={w}>{w}. </span>
+          {key.certificate_warnings_text.map((w) => (
+            <span key={w.key}>{t("sign.sentence", { text: textOf(w) })} </span>
           ))}
         </div>
       )}

@@ -229,6 +229,7 @@ mod tests {
             has_certificate: false,
             certificate_subject: None,
             certificate_warnings: Vec::new(),
+            certificate_warnings_text: Vec::new(),
             always_authenticate: false,
         };
         SignReport {
