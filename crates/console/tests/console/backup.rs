@@ -260,6 +260,105 @@ fn openssl_kcv(aes: bool, value: &[u8]) -> String {
     hex::encode_upper(&out.stdout[..3])
 }
 
+/// KCVs: SoftHSM2 and the Luna side against OpenSSL, for AES keys and generic secrets; a
+/// generic secret wrapped on SoftHSM2 arrives on the Luna side with the same KCV.
+async fn kcvs_agree_with_openssl(
+    soft: &common::Env,
+    luna: &common::Env,
+    luna_rsa: u64,
+    luna_pub_on_soft: u64,
+) {
+    let aes_value = [0x3cu8; 32];
+    let secret_value = [0x42u8; 32];
+    let (aes, generic) = common::on(soft, move |s| {
+        Ok((
+            s.create_object(
+                &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
+            )?,
+            s.create_object(&mut secret_template(
+                CKK_GENERIC_SECRET,
+                &secret_value,
+                "known_secret",
+            ))?,
+        ))
+    })
+    .await;
+    assert_eq!(
+        soft.c
+            .admin()
+            .key_check_value(&soft.pid, aes)
+            .await
+            .unwrap(),
+        openssl_kcv(true, &aes_value)
+    );
+    // SoftHSM2 keeps CKA_CHECK_VALUE: a key that may not encrypt still has its KCV.
+    let no_encrypt = common::on(soft, move |s| {
+        s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
+    })
+    .await;
+    assert_eq!(
+        soft.c
+            .admin()
+            .key_check_value(&soft.pid, no_encrypt)
+            .await
+            .unwrap(),
+        openssl_kcv(true, &aes_value)
+    );
+    let generic_kcv = soft
+        .c
+        .admin()
+        .key_check_value(&soft.pid, generic)
+        .await
+        .unwrap();
+    assert_eq!(generic_kcv, openssl_kcv(false, &secret_value));
+    let file = soft.dir.path().join("known_secret.wrapped.json");
+    let w = soft
+        .c
+        .admin()
+        .wrap_key(&soft.pid, generic, luna_pub_on_soft, &file, None, true)
+        .await
+        .unwrap();
+    assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-1)");
+    let u = luna
+        .c
+        .admin()
+        .unwrap_key(&luna.pid, &file, luna_rsa, None)
+        .await
+        .unwrap();
+    assert_eq!(u.kcv.as_deref(), Some(generic_kcv.as_str()));
+    let luna_aes = common::on(luna, move |s| {
+        s.create_object(
+            &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
+        )
+    })
+    .await;
+    assert_eq!(
+        luna.c
+            .admin()
+            .key_check_value(&luna.pid, luna_aes)
+            .await
+            .unwrap(),
+        openssl_kcv(true, &aes_value)
+    );
+    // Kryoptic keeps none: without CKA_ENCRYPT the KCV cannot be computed, and it says why.
+    let luna_no_encrypt = common::on(luna, move |s| {
+        s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
+    })
+    .await;
+    let e = luna
+        .c
+        .admin()
+        .key_check_value(&luna.pid, luna_no_encrypt)
+        .await
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("'no_encrypt_aes' has no check value on the token"),
+        "{}",
+        e.message
+    );
+}
+
 /// Matrix, SoftHSM2 → Luna (lunasim over Kryoptic): a P-256 private key travels under the
 /// Luna side's RSA public key (RSA-OAEP of an ephemeral AES key, then RFC 5649 — the layout
 /// of CKM_RSA_AES_KEY_WRAP), with its public half; the Luna side signs with it and SoftHSM2
@@ -317,96 +416,7 @@ async fn private_keys_and_generic_secrets_travel_from_softhsm_to_luna() {
         "{halves:?}"
     );
 
-    // KCVs: SoftHSM2 and the Luna side against OpenSSL, for both key types.
-    let aes_value = [0x3cu8; 32];
-    let secret_value = [0x42u8; 32];
-    let (aes, generic) = common::on(&soft, move |s| {
-        Ok((
-            s.create_object(
-                &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
-            )?,
-            s.create_object(&mut secret_template(
-                CKK_GENERIC_SECRET,
-                &secret_value,
-                "known_secret",
-            ))?,
-        ))
-    })
-    .await;
-    assert_eq!(
-        soft.c
-            .admin()
-            .key_check_value(&soft.pid, aes)
-            .await
-            .unwrap(),
-        openssl_kcv(true, &aes_value)
-    );
-    // SoftHSM2 keeps CKA_CHECK_VALUE: a key that may not encrypt still has its KCV.
-    let no_encrypt = common::on(&soft, move |s| {
-        s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
-    })
-    .await;
-    assert_eq!(
-        soft.c
-            .admin()
-            .key_check_value(&soft.pid, no_encrypt)
-            .await
-            .unwrap(),
-        openssl_kcv(true, &aes_value)
-    );
-    let generic_kcv = soft
-        .c
-        .admin()
-        .key_check_value(&soft.pid, generic)
-        .await
-        .unwrap();
-    assert_eq!(generic_kcv, openssl_kcv(false, &secret_value));
-    let file = soft.dir.path().join("known_secret.wrapped.json");
-    let w = soft
-        .c
-        .admin()
-        .wrap_key(&soft.pid, generic, luna_pub_on_soft, &file, None, true)
-        .await
-        .unwrap();
-    assert_eq!(w.mechanism, "CKM_RSA_PKCS_OAEP(SHA-1)");
-    let u = luna
-        .c
-        .admin()
-        .unwrap_key(&luna.pid, &file, luna_rsa, None)
-        .await
-        .unwrap();
-    assert_eq!(u.kcv.as_deref(), Some(generic_kcv.as_str()));
-    let luna_aes = common::on(&luna, move |s| {
-        s.create_object(
-            &mut secret_template(CKK_AES, &aes_value, "known_aes").bool(CKA_ENCRYPT, true),
-        )
-    })
-    .await;
-    assert_eq!(
-        luna.c
-            .admin()
-            .key_check_value(&luna.pid, luna_aes)
-            .await
-            .unwrap(),
-        openssl_kcv(true, &aes_value)
-    );
-    // Kryoptic keeps none: without CKA_ENCRYPT the KCV cannot be computed, and it says why.
-    let luna_no_encrypt = common::on(&luna, move |s| {
-        s.create_object(&mut secret_template(CKK_AES, &aes_value, "no_encrypt_aes"))
-    })
-    .await;
-    let e = luna
-        .c
-        .admin()
-        .key_check_value(&luna.pid, luna_no_encrypt)
-        .await
-        .unwrap_err();
-    assert!(
-        e.message
-            .contains("'no_encrypt_aes' has no check value on the token"),
-        "{}",
-        e.message
-    );
+    kcvs_agree_with_openssl(&soft, &luna, luna_rsa, luna_pub_on_soft).await;
     // A public key is not wrapped (it is exported as it is).
     let err = soft
         .c

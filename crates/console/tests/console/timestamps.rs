@@ -554,6 +554,77 @@ async fn a_tsa_url_that_is_not_http_is_refused_before_signing() {
     assert!(err.message.contains("CMS and bundle"), "{}", err.message);
 }
 
+/// Two signers (OpenSSL's own CMS): each gains a token over its own signature value, and
+/// OpenSSL still verifies the signature.
+async fn two_signers_each_gain_a_token(
+    e: &common::Env,
+    tsa: &TestTsa,
+    ok_tsa: &TimestampAuthority,
+) {
+    let d = tsa.dir.path();
+    let art = d.join("two.bin");
+    std::fs::write(&art, b"signed twice").unwrap();
+    let two = d.join("two.p7s");
+    let (ok, msg) = run(Command::new("openssl").current_dir(d).args([
+        "cms",
+        "-sign",
+        "-binary",
+        "-outform",
+        "DER",
+        "-in",
+        s(&art),
+        "-out",
+        s(&two),
+        "-signer",
+        "ca.pem",
+        "-inkey",
+        "ca.key",
+        "-signer",
+        "other-ca.pem",
+        "-inkey",
+        "other-ca.key",
+    ]));
+    assert!(ok, "openssl cms -sign: {msg}");
+    let rep =
+        e.c.signing()
+            .timestamp_signature(s(&two), ok_tsa)
+            .await
+            .unwrap();
+    assert_eq!(rep.timestamps.len(), 2);
+    let ci =
+        <cms::content_info::ContentInfo as der::Decode>::from_der(&std::fs::read(&two).unwrap())
+            .unwrap();
+    let sd: cms::signed_data::SignedData = ci.content.decode_as().unwrap();
+    for si in sd.signer_infos.0.iter() {
+        let attr = si
+            .unsigned_attrs
+            .as_ref()
+            .and_then(|a| {
+                a.iter()
+                    .find(|a| a.oid == signing::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN)
+            })
+            .expect("each signer gained a token");
+        let token = der::Encode::to_der(&attr.values.as_slice()[0]).unwrap();
+        let (ok, msg) = openssl_ts_verify(&token, si.signature.as_bytes(), &tsa.ca());
+        assert!(ok, "openssl ts -verify (signer): {msg}");
+    }
+    let (ok, msg) = run(Command::new("openssl").args([
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(&two),
+        "-content",
+        s(&art),
+        "-noverify",
+        "-out",
+        "/dev/null",
+    ]));
+    assert!(ok, "openssl cms -verify (two signers): {msg}");
+}
+
 /// A signature made without a time-stamp gains one later, without the HSM: a CMS (every
 /// signer, also a two-signer CMS OpenSSL made) and a bundle are rewritten in place with a
 /// token `openssl ts -verify` accepts over each signature value, the CMS still passes
@@ -655,69 +726,7 @@ async fn a_signature_made_earlier_gains_a_time_stamp() {
     assert_eq!(err.code, ErrorCode::TimestampFailed, "{}", err.message);
     assert_eq!(std::fs::read(&p7s).unwrap(), kept);
 
-    // Two signers (OpenSSL's own CMS): each gains a token over its own signature value.
-    let d = tsa.dir.path();
-    let art = d.join("two.bin");
-    std::fs::write(&art, b"signed twice").unwrap();
-    let two = d.join("two.p7s");
-    let (ok, msg) = run(Command::new("openssl").current_dir(d).args([
-        "cms",
-        "-sign",
-        "-binary",
-        "-outform",
-        "DER",
-        "-in",
-        s(&art),
-        "-out",
-        s(&two),
-        "-signer",
-        "ca.pem",
-        "-inkey",
-        "ca.key",
-        "-signer",
-        "other-ca.pem",
-        "-inkey",
-        "other-ca.key",
-    ]));
-    assert!(ok, "openssl cms -sign: {msg}");
-    let rep =
-        e.c.signing()
-            .timestamp_signature(s(&two), &ok_tsa)
-            .await
-            .unwrap();
-    assert_eq!(rep.timestamps.len(), 2);
-    let ci =
-        <cms::content_info::ContentInfo as der::Decode>::from_der(&std::fs::read(&two).unwrap())
-            .unwrap();
-    let sd: cms::signed_data::SignedData = ci.content.decode_as().unwrap();
-    for si in sd.signer_infos.0.iter() {
-        let attr = si
-            .unsigned_attrs
-            .as_ref()
-            .and_then(|a| {
-                a.iter()
-                    .find(|a| a.oid == signing::tsp::OID_SIGNATURE_TIME_STAMP_TOKEN)
-            })
-            .expect("each signer gained a token");
-        let token = der::Encode::to_der(&attr.values.as_slice()[0]).unwrap();
-        let (ok, msg) = openssl_ts_verify(&token, si.signature.as_bytes(), &tsa.ca());
-        assert!(ok, "openssl ts -verify (signer): {msg}");
-    }
-    let (ok, msg) = run(Command::new("openssl").args([
-        "cms",
-        "-verify",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        s(&two),
-        "-content",
-        s(&art),
-        "-noverify",
-        "-out",
-        "/dev/null",
-    ]));
-    assert!(ok, "openssl cms -verify (two signers): {msg}");
+    two_signers_each_gain_a_token(&e, &tsa, &ok_tsa).await;
 }
 
 /// An HSS key's signature is never thrown away when the TSA fails (its one-time key is

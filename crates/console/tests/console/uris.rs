@@ -37,45 +37,7 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
     assert!(u.uri.ends_with(";type=private"), "{}", u.uri);
     assert_eq!(u.commands.len(), 5);
 
-    // The URI selects the key; a URI without id or type matches the pair: listed.
-    let found = e.c.admin().find_key(&e.pid, &u.uri).await.unwrap();
-    assert_eq!(found.handle, key.private_handle);
-    let public_uri = u.uri.replace(";type=private", ";type=public");
-    let found = e.c.admin().find_key(&e.pid, &public_uri).await.unwrap();
-    assert_eq!(found.class, "PUBLIC_KEY");
-    e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
-    e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
-    let err =
-        e.c.admin()
-            .find_key(&e.pid, "pkcs11:object=twin;type=private")
-            .await
-            .unwrap_err();
-    assert!(err.message.contains("matches 2 objects"), "{}", err.message);
-    assert!(
-        err.message.matches("'twin' id:").count() == 2,
-        "{}",
-        err.message
-    );
-    let err =
-        e.c.admin()
-            .find_key(&e.pid, "pkcs11:object=nobody")
-            .await
-            .unwrap_err();
-    assert!(
-        err.message.contains("pkcs11:object=nobody"),
-        "{}",
-        err.message
-    );
-    let err =
-        e.c.admin()
-            .find_key(&e.pid, "pkcs11:object=bad%2")
-            .await
-            .unwrap_err();
-    assert!(
-        err.message.contains("bad percent-encoding"),
-        "{}",
-        err.message
-    );
+    the_uri_selects_its_key(&e, &u.uri, key.private_handle).await;
 
     // The printed lines run as printed, in a folder holding the files they name (`FILE`,
     // `PIN-FILE`). Debian 12's libp11 0.4.12 gives up enumerating a token that holds a key
@@ -170,6 +132,49 @@ async fn uris_select_and_other_tools_use_them(backend: Backend) {
         text(&listed).contains("uri key; release/1"),
         "{}",
         text(&listed)
+    );
+}
+
+/// The URI selects the key; a URI without id or type matches the pair: listed. A URI that
+/// names nothing, or is not one, says so.
+async fn the_uri_selects_its_key(e: &common::Env, uri: &str, private_handle: u64) {
+    let found = e.c.admin().find_key(&e.pid, uri).await.unwrap();
+    assert_eq!(found.handle, private_handle);
+    let public_uri = uri.replace(";type=private", ";type=public");
+    let found = e.c.admin().find_key(&e.pid, &public_uri).await.unwrap();
+    assert_eq!(found.class, "PUBLIC_KEY");
+    e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
+    e.generate(KeySpec::Ec { curve: Curve::P256 }, "twin").await;
+    let err =
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=twin;type=private")
+            .await
+            .unwrap_err();
+    assert!(err.message.contains("matches 2 objects"), "{}", err.message);
+    assert!(
+        err.message.matches("'twin' id:").count() == 2,
+        "{}",
+        err.message
+    );
+    let err =
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=nobody")
+            .await
+            .unwrap_err();
+    assert!(
+        err.message.contains("pkcs11:object=nobody"),
+        "{}",
+        err.message
+    );
+    let err =
+        e.c.admin()
+            .find_key(&e.pid, "pkcs11:object=bad%2")
+            .await
+            .unwrap_err();
+    assert!(
+        err.message.contains("bad percent-encoding"),
+        "{}",
+        err.message
     );
 }
 
