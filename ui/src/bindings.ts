@@ -1584,7 +1584,7 @@ so_pin_to_be_changed: boolean, so_pin_count_low: boolean, so_pin_final_try: bool
 
 export type ToolCommand = { 
 /**
- * Which tool; also names the line for [`Console::try_tool_line`].
+ * Which tool; also names the line for [`crate::sign::Signing::try_tool_line`].
  */
 tool: string, 
 /**

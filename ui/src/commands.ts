@@ -188,7 +188,7 @@ export interface Commands {
   set_usage_limit: { args: { partitionId: string; handle: number; limit: number }; result: ObjectSummary };
   /**
    * The readiness of `partition_id` (every logged-in partition when `None`) under `policy`
-   * (`nist`, `cnsa2`, or a policy file: see `Console::pqc_policy`), judged today.
+   * (`nist`, `cnsa2`, or a policy file: see `observe::Observe::pqc_policy`), judged today.
    */
   pqc_readiness: { args: { partitionId: string | null; policy: string }; result: Readiness };
   /**
@@ -422,7 +422,7 @@ export function commandFunctions(invoke: Invoker) {
     setUsageLimit: (partitionId: string, handle: number, limit: number) => invoke("set_usage_limit", { partitionId, handle, limit }),
     /**
      * The readiness of `partition_id` (every logged-in partition when `None`) under `policy`
-     * (`nist`, `cnsa2`, or a policy file: see `Console::pqc_policy`), judged today.
+     * (`nist`, `cnsa2`, or a policy file: see `observe::Observe::pqc_policy`), judged today.
      */
     pqcReadiness: (partitionId: string | null, policy: string) => invoke("pqc_readiness", { partitionId, policy }),
     /**
