@@ -70,8 +70,7 @@ lint_ui() {
 rust_tests() {
   # cdylib and binaries the tests load or spawn
   cargo build --quiet -p hsmc-lunasim -p hsmc-cli &&
-    NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-$(($(nproc) * 2))}" \
-      cargo nextest run --workspace --profile ci
+    cargo nextest run --workspace --profile ci
 }
 
 ui_checks() {
