@@ -247,7 +247,7 @@ fn answer(root: &Path, n: usize, mut stream: TcpStream) {
         std::fs::remove_file(&held).unwrap();
     }
     // Every third exchange (by arrival) loses its connection halfway through the answer.
-    let drop_now = mode == "drop" || (mode == "drop-every-3rd" && n % 3 == 0);
+    let drop_now = mode == "drop" || (mode == "drop-every-3rd" && n.is_multiple_of(3));
     if mode == "wrong-imprint" {
         // The hash is the first 32-, 48- or 64-byte OCTET STRING of the query.
         let at = query
