@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
-(cd ui && npm run --silent build)
+scripts/build-ui.sh
 cargo build --quiet -p hsmc-lunasim -p hsmc-cli
 cargo build --quiet --bin hsm-console --features custom-protocol
 if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then

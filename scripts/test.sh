@@ -51,8 +51,9 @@ stage() {
   fi
 }
 
+# Clippy runs inside the shared build (scripts/build.sh), which the later stages reuse.
 lint_all() {
-  cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings &&
+  cargo fmt --all -- --check && scripts/build.sh --quiet &&
     python3 scripts/licenses.py && scripts/advisories.sh && lint_ui && book
 }
 
@@ -68,14 +69,13 @@ lint_ui() {
 }
 
 rust_tests() {
-  # cdylib and binaries the tests load or spawn
-  cargo build --quiet -p hsmc-lunasim -p hsmc-cli &&
-    cargo nextest run --workspace --profile ci
+  # The shared build holds the cdylib and binaries the tests load or spawn.
+  scripts/build.sh nextest --profile ci
 }
 
 ui_checks() {
   [[ -f ui/package.json ]] || { echo "no UI yet"; return 0; }
-  (cd ui && npm run --silent build && npm run --silent test)
+  scripts/build-ui.sh && (cd ui && npm run --silent test)
 }
 
 e2e_tests() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end on the real app: the release-mode UI embedded in a debug build of the Tauri app,
+# End-to-end on the real app: the production UI bundle embedded in a debug build of the Tauri app,
 # driven through tauri-driver + Debian's WebKitWebDriver under Xvfb. Screenshots go to
 # tests/artifacts/e2e/.
 set -euo pipefail
@@ -7,10 +7,9 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
-(cd ui && npm run --silent build)
-# custom-protocol: serve the embedded ui/dist instead of the dev server.
-cargo build --quiet -p hsmc-lunasim
-cargo build --quiet --bin hsm-console --features custom-protocol
+# The build the other stages share (scripts/build.sh): the app with custom-protocol (it
+# serves the embedded ui/dist instead of the dev server) and liblunasim.so beside it.
+scripts/build.sh --quiet
 
 driver="$root/target/tools/bin/tauri-driver"
 [[ -x "$driver" ]] || { echo "tauri-driver missing: run scripts/setup.sh test"; exit 1; }
