@@ -2,6 +2,7 @@
 # Builds Kryoptic 1.5.4 statically linked with OpenSSL 3.5.5 into
 #   target/pkcs11/libkryoptic_pkcs11.so
 # Cached: a stamp file records the pins; a rerun with the same pins does nothing.
+#   scripts/build-kryoptic.sh --check   exits 0 when up to date, 1 when a build is needed
 # Recipe and timings: see README "Test modules".
 set -euo pipefail
 
@@ -15,9 +16,11 @@ stamp="$out_dir/.kryoptic.stamp"
 # The pins: change them in tools/kryoptic/Cargo.toml and this script rebuilds.
 pins="$(sha256sum "$manifest" "$root/tools/kryoptic/src/lib.rs" "$0" "$root/scripts/openssl-tree.sh" | sha256sum | cut -c1-16)"
 if [[ -f "$out" && -f "$stamp" && "$(cat "$stamp")" == "$pins" ]]; then
-  echo "kryoptic: up to date ($out)"
+  [[ "${1:-}" == --check ]] || echo "kryoptic: up to date ($out)"
   exit 0
 fi
+# --check: only say (by the exit status) whether a build is needed.
+[[ "${1:-}" == --check ]] && exit 1
 
 mkdir -p "$out_dir" "$work"
 jobs="${KRYOPTIC_JOBS:-$(nproc)}"

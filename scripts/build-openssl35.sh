@@ -11,9 +11,11 @@ tree="$root/target/kryoptic/openssl-3.5.5"
 out_dir="$root/target/tools/openssl-3.5/bin"
 out="$out_dir/openssl"
 if [[ -x "$out" ]] && "$out" version | grep -q '^OpenSSL 3\.5\.'; then
-  echo "openssl-3.5: present ($out)"
+  [[ "${1:-}" == --check ]] || echo "openssl-3.5: present ($out)"
   exit 0
 fi
+# --check: only say (by the exit status) whether a build is needed.
+[[ "${1:-}" == --check ]] && exit 1
 jobs="${KRYOPTIC_JOBS:-$(nproc)}"
 # shellcheck source=scripts/openssl-tree.sh
 source "$root/scripts/openssl-tree.sh"

@@ -15,7 +15,7 @@ tools="$root/target/tools"
 export PATH="$tools/bin:$PATH"
 if ! command -v cargo-fuzz >/dev/null; then
   echo "fuzz: installing cargo-fuzz into target/tools (once)"
-  cargo install --quiet --locked cargo-fuzz --version 0.13.2 --root "$tools"
+  cargo install --quiet --locked --debug cargo-fuzz --version 0.13.2 --root "$tools"
 fi
 # The machine has one (stable) toolchain; libFuzzer's coverage flags are nightly-only, so
 # the fuzz build alone unlocks them on stable. Nothing else is built this way.

@@ -19,52 +19,103 @@ test_pkgs=(xvfb xauth xdotool webkit2gtk-driver chromium fonts-dejavu-core image
 pkgs=("${run_pkgs[@]}")
 [[ "$mode" == test ]] && pkgs+=("${test_pkgs[@]}")
 
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  echo "setup: system packages present"
-fi
-
 command -v cargo >/dev/null || { echo "setup: a stable Rust toolchain (rustup) is required"; exit 1; }
 command -v node >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' \
   || { echo "setup: Node.js 20 or newer is required for the UI build"; exit 1; }
 
-"$root/scripts/build-kryoptic.sh"
+# Steps that need nothing from Debian's packages run in the background while apt works (apt
+# mostly waits on the disk and the network): the OpenSSL tree, the UI packages and, for
+# tests, the tools built from source. Each step's output is printed when it ends.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+declare -A bg_pid=() bg_t0=()
+background() {
+  local name="$1"; shift
+  bg_t0[$name]=$SECONDS
+  ("$@") >"$logs/$name.log" 2>&1 &
+  bg_pid[$name]=$!
+}
+await() {
+  local name="$1" rc=0
+  wait "${bg_pid[$name]}" || rc=$?
+  cat "$logs/$name.log"
+  if ((rc != 0)); then
+    echo "setup: $name failed (exit $rc)" >&2
+    exit 1
+  fi
+  echo "setup: $name done ($((SECONDS - bg_t0[$name])) s after it started)"
+}
 
-if [[ ! -f "$root/ui/node_modules/.package-lock.json" || "$root/ui/package-lock.json" -nt "$root/ui/node_modules/.package-lock.json" ]]; then
-  echo "setup: installing UI packages"
-  # `npm install` honours package-lock.json like `npm ci`, but tolerates vite's optional,
-  # Windows-only dependency (napi-windows-process-start-time), which the registry this
-  # machine can reach does not have and which `npm ci` therefore reports as missing.
-  (cd "$root/ui" && npm install --no-audit --no-fund --loglevel=error)
-else
-  echo "setup: UI packages present"
+# The OpenSSL 3.5 tree, only when Kryoptic or the `openssl` program needs building.
+tree=0
+if ! "$root/scripts/build-kryoptic.sh" --check || { [[ "$mode" == test ]] && ! "$root/scripts/build-openssl35.sh" --check; }; then
+  # shellcheck source=scripts/openssl-tree.sh
+  source "$root/scripts/openssl-tree.sh"
+  background openssl-tree ensure_openssl_tree "$root" "${KRYOPTIC_JOBS:-$(nproc)}"
+  tree=1
 fi
 
-if [[ "$mode" == test ]]; then
-  "$root/scripts/build-openssl35.sh"
-  "$root/scripts/setup-python.sh"
+ui_packages() {
+  if [[ ! -f "$root/ui/node_modules/.package-lock.json" || "$root/ui/package-lock.json" -nt "$root/ui/node_modules/.package-lock.json" ]]; then
+    echo "setup: installing UI packages"
+    # `npm install` honours package-lock.json like `npm ci`, but tolerates vite's optional,
+    # Windows-only dependency (napi-windows-process-start-time), which the registry this
+    # machine can reach does not have and which `npm ci` therefore reports as missing.
+    (cd "$root/ui" && npm install --no-audit --no-fund --loglevel=error)
+  else
+    echo "setup: UI packages present"
+  fi
+}
+background ui-packages ui_packages
+
+# Tools built from source, for the tests only. Debug builds (`--debug`): each runs for seconds
+# per test run, and a release build of the four took about ten minutes of a cold set-up
+# (mdbook's and tauri-driver's release profiles optimise the whole tree). They share one
+# target directory, so a dependency two of them lock at the same version compiles once.
+# mdbook without its `serve` and `watch` features: the lint stage only builds the book.
+install_tools() {
+  export CARGO_TARGET_DIR="$root/target/tools/build"
+  local tool
+  for tool in "mdbook@=0.5.4 --no-default-features --features search" "tauri-driver@^2" "cargo-fuzz@=0.13.2"; do
+    local name="${tool%%@*}"
+    if [[ -x "$root/target/tools/bin/$name" ]]; then
+      echo "setup: $name present"
+      continue
+    fi
+    echo "setup: installing $name"
+    # shellcheck disable=SC2086 # the tool's name and its feature flags
+    cargo install --locked --debug --quiet --root "$root/target/tools" $tool
+  done
   if ! cargo nextest --version >/dev/null 2>&1; then
     echo "setup: installing cargo-nextest"
     cargo install cargo-nextest --locked
   fi
-  if [[ ! -x "$root/target/tools/bin/cargo-deny" ]]; then
-    echo "setup: installing cargo-deny (the offline advisory check)"
-    cargo install cargo-deny --locked --version "=0.20.2" --root "$root/target/tools" --quiet
-  fi
-  if [[ ! -x "$root/target/tools/bin/mdbook" ]]; then
-    echo "setup: installing mdbook (the book in docs/, built by the lint stage)"
-    cargo install mdbook --locked --version "=0.5.4" --root "$root/target/tools" --quiet
-  fi
-  if [[ ! -x "$root/target/tools/bin/tauri-driver" ]]; then
-    echo "setup: installing tauri-driver"
-    cargo install tauri-driver --locked --version "^2" --root "$root/target/tools" --quiet
-  fi
+}
+[[ "$mode" == test ]] && background tools install_tools
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+t0=$SECONDS
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  echo "setup: system packages installed ($((SECONDS - t0)) s)"
+else
+  echo "setup: system packages present"
 fi
-echo "setup: done ($mode)"
+
+((tree)) && await openssl-tree
+[[ "$mode" == test ]] && background python "$root/scripts/setup-python.sh"
+t0=$SECONDS
+"$root/scripts/build-kryoptic.sh"
+[[ "$mode" == test ]] && "$root/scripts/build-openssl35.sh"
+echo "setup: Kryoptic and OpenSSL 3.5 ready ($((SECONDS - t0)) s)"
+await ui-packages
+if [[ "$mode" == test ]]; then
+  await python
+  await tools
+fi
+echo "setup: done ($mode, $SECONDS s)"
