@@ -14,7 +14,9 @@ work="$root/target/kryoptic"
 stamp="$out_dir/.kryoptic.stamp"
 
 # The pins: change them in tools/kryoptic/Cargo.toml and this script rebuilds.
-pins="$(sha256sum "$manifest" "$root/tools/kryoptic/src/lib.rs" "$0" "$root/scripts/openssl-tree.sh" | sha256sum | cut -c1-16)"
+# Contents only: sha256sum's output names each file by its path, which made every clone at
+# another path (each CI run) rebuild a module it had in its cache.
+pins="$(cat "$manifest" "$root/tools/kryoptic/src/lib.rs" "$0" "$root/scripts/openssl-tree.sh" | sha256sum | cut -c1-16)"
 if [[ -f "$out" && -f "$stamp" && "$(cat "$stamp")" == "$pins" ]]; then
   [[ "${1:-}" == --check ]] || echo "kryoptic: up to date ($out)"
   exit 0
