@@ -7,7 +7,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root/ui"
 stamp=dist/index.html
 if [[ -f "$stamp" && -z "$(find src public index.html vite.config.ts tsconfig.json package-lock.json ../locales \
-  -newer "$stamp" -print -quit 2>/dev/null)" ]]; then
+  -type f -newer "$stamp" -print -quit 2>/dev/null)" ]]; then
   exit 0
 fi
 npm run --silent build
