@@ -103,8 +103,8 @@ export default tseslint.config(
     },
   },
   // Every word a person reads comes from the catalogs (../locales/*.json): a literal string
-  // in JSX — text, or an attribute a person sees — is an error. tests/ui/i18n.test.mjs runs
-  // this rule too, with the catalog checks.
+  // in JSX — text, or an attribute a person sees — is an error. tests/ui/i18n.test.mjs checks
+  // that this rule and no-backend-english are errors for every view, with the catalog checks.
   {
     files: TRANSLATED,
     ignores: NOT_YET_TRANSLATED,
