@@ -61,7 +61,15 @@ ui_packages() {
     # `npm install` honours package-lock.json like `npm ci`, but tolerates vite's optional,
     # Windows-only dependency (napi-windows-process-start-time), which the registry this
     # machine can reach does not have and which `npm ci` therefore reports as missing.
+    # npm rewrites package-lock.json even when nothing in it changes. The UI bundle is rebuilt
+    # when the lock file is newer than it (scripts/build-ui.sh), and the app with it, so an
+    # unchanged lock file keeps its time.
+    local kept
+    kept="$(mktemp)"
+    cp -p "$root/ui/package-lock.json" "$kept"
     (cd "$root/ui" && npm install --no-audit --no-fund --loglevel=error)
+    if cmp -s "$kept" "$root/ui/package-lock.json"; then touch -r "$kept" "$root/ui/package-lock.json"; fi
+    rm -f "$kept"
   else
     echo "setup: UI packages present"
   fi
