@@ -299,3 +299,21 @@ pub fn sqlite3(db: &Path, sql: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// [`sqlite3`] for a file another process is writing, polled by a test: waits up to 5 s for
+/// the writer's lock (as Python's `sqlite3` module does) and gives `None` instead of failing
+/// when the file cannot be read yet. A `sqlite3` process costs a few milliseconds; a Python
+/// one started every 20 ms was most of a test's CPU.
+pub fn sqlite3_poll(db: &Path, sql: &str) -> Option<String> {
+    let out = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 5000"])
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect(
+            "the sqlite3 command-line tool is missing: install Debian's sqlite3 package (make setup)",
+        );
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

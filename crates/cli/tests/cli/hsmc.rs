@@ -2456,15 +2456,12 @@ fn files_changed_after_hashing_are_never_signed_over_their_old_bytes() {
     // is signed.
     let db = h.audit_db();
     let requested = || {
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from audit_log where action='sign.batch'\").fetchone()[0])",
-            ])
-            .arg(&db)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).trim() == "1"
+        testkit::pg::sqlite3_poll(
+            &db,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'sign.batch'",
+        )
+        .as_deref()
+            == Some("1")
     };
     let t0 = std::time::Instant::now();
     while !requested() {
