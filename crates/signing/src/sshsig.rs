@@ -284,7 +284,7 @@ pub fn report(
     let input = crate::input::check(file)?;
     let digests = crate::hashing::hash_file(
         &input,
-        &[],
+        &[crate::alg::DigestAlg::Sha512],
         &|_| {},
         &std::sync::atomic::AtomicBool::new(false),
     )?;

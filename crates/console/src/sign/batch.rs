@@ -388,9 +388,19 @@ impl<'c> SignBatch<'c> {
     }
 
     /// Step 3: hash every good file, in order, off the async threads (no HSM session),
-    /// once for every key (SHA-384 or SHAKE too when a key's CMS digest is one of them).
+    /// once for every key and format: SHA-256, each key's digest (SHA-384, SHA-512 or SHAKE
+    /// when a key's is one of them) and what a format needs (the bundle's SHA-512).
     async fn hash(&mut self) -> ApiResult<()> {
-        let extra: Vec<DigestAlg> = self.signers.iter().map(|s| s.key().alg.digest()).collect();
+        let extra: Vec<DigestAlg> = self
+            .signers
+            .iter()
+            .map(|s| s.key().alg.digest())
+            .chain(
+                self.formats
+                    .iter()
+                    .flat_map(|f| f.format().digests().iter().copied()),
+            )
+            .collect();
         for i in 0..self.inputs.len() {
             let input = match &self.inputs[i] {
                 Ok(input) => input.clone(),

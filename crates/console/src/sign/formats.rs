@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use p11::Session;
+use signing::alg::DigestAlg;
 use signing::formats::{Bundle, BundleFile, BundleKey, BUNDLE_FORMAT};
 use signing::hashing::Digests;
 use signing::input::InputFile;
@@ -26,6 +27,11 @@ pub trait Format: Sync {
     fn own_signatures(&self) -> u64;
     /// Whether it carries the shared signature over the file.
     fn uses_message_signature(&self) -> bool;
+    /// The file's digests it needs besides SHA-256 and the key's own (each is computed only
+    /// when a format or a key asks for it).
+    fn digests(&self) -> &'static [DigestAlg] {
+        &[]
+    }
     /// The output's bytes for one file.
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError>;
     /// Whether the format can sign with this key (asked before anything is signed).
@@ -227,6 +233,10 @@ impl Format for JsonBundle {
     fn uses_message_signature(&self) -> bool {
         true
     }
+    /// The bundle names the file by its SHA-256 and SHA-512.
+    fn digests(&self) -> &'static [DigestAlg] {
+        &[DigestAlg::Sha512]
+    }
     fn render(&self, file: &mut FileSigning<'_>) -> Result<Vec<u8>, SignError> {
         use base64::Engine;
         let sig = file.message_signature()?;
@@ -237,7 +247,9 @@ impl Format for JsonBundle {
                 name: file.input.name(),
                 size: d.size,
                 sha256: d.sha256.clone(),
-                sha512: d.sha512.clone(),
+                sha512: d.sha512.clone().ok_or_else(|| {
+                    SignError::Format(hsm::text!("signing.digest_missing", "digest missing"))
+                })?,
             },
             algorithm: k.alg.name(),
             scheme: k.alg,

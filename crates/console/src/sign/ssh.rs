@@ -231,6 +231,10 @@ impl Format for Sshsig {
     fn uses_message_signature(&self) -> bool {
         false
     }
+    /// SSHSIG signs the file's SHA-512.
+    fn digests(&self) -> &'static [DigestAlg] {
+        &[DigestAlg::Sha512]
+    }
     fn accepts(&self, key: &SigningKey) -> Result<(), SignError> {
         SshKey::new(&key.pk).map(|_| ())
     }
