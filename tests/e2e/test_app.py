@@ -922,6 +922,9 @@ def administer(app_path: str, artifacts: Path, data: Path):
         app.gone("[role=dialog]", "the generate dialog")
         rows = app.wait(lambda: len(app.css("[data-testid=key-row][data-label='e2e_codesign']")) == 2 and app.css("[data-testid=key-row][data-label='e2e_codesign']"), "the key pair")
         next(r for r in rows if "private key" in r.text).click()
+        # The notices of the login and the generation stack up in the bottom right corner,
+        # over the details pane's Show PEM: a click there while they show reaches a notice.
+        app.gone(".toast:not(.toast-error)", "the notices")
         app.tid("export-pem").click()
         pem = app.wait(lambda: app.tid("pem-text").get_attribute("value"), "the PEM")
         ca = Path(tempfile.mkdtemp(prefix="e2e-ca-"))
