@@ -6,6 +6,9 @@ the time of the clone, so a kept build directory would be rebuilt whole (every w
 crate, every test binary). This restores, for each tracked file whose *content* is the same
 as when the cached build was made, the modification time it had then; a file whose content
 differs keeps the clone's time and is rebuilt. Cargo's own fingerprints still decide.
+Folders get theirs back too when they hold the same tracked files and folders (a build
+script that watches a folder reads the folder's time: Tauri's watches `permissions/`, and
+the app was built twice in every run for it).
 
 Only for a clone at the same path as the one the build was made in. Cargo's fingerprints do
 not cover the absolute paths that `env!("CARGO_MANIFEST_DIR")` and `env!("CARGO_BIN_EXE_…")`
@@ -39,12 +42,32 @@ def digest(path):
 ROOT = "#root\t"
 
 
+def folders(paths):
+    """Each folder holding tracked files, with what it holds of them (its tracked files and
+    folders) as one hash: a build script watching a folder (Tauri's watches `permissions/`)
+    reads the folder's own time, which a clone sets too."""
+    held = {}
+    for p in paths:
+        child = p
+        parent = os.path.dirname(p) or "."
+        while True:
+            held.setdefault(parent, set()).add(os.path.basename(child))
+            if parent == ".":
+                break
+            child, parent = parent, os.path.dirname(parent) or "."
+    return {d: hashlib.sha256("\0".join(sorted(names)).encode()).hexdigest() for d, names in held.items()}
+
+
 def record(listing):
     tmp = listing + ".tmp"
+    paths = tracked()
     with open(tmp, "w") as out:
         out.write(f"{ROOT}{os.getcwd()}\n")
-        for p in tracked():
+        for p in paths:
             out.write(f"{digest(p)}\t{os.stat(p).st_mtime_ns}\t{p}\n")
+        # Folders after their files: setting a file's time leaves its folder's alone.
+        for d, h in sorted(folders(paths).items()):
+            out.write(f"dir:{h}\t{os.stat(d).st_mtime_ns}\t{d}\n")
     os.replace(tmp, listing)
 
 
@@ -60,8 +83,14 @@ def restore(listing):
             print(f"ci: the cached build was made in {made_in}, this clone is {os.getcwd()};"
                   " its paths would be stale, so the workspace crates are rebuilt")
             return
+        now = None
         for line in f:
             sha, mtime, path = line.rstrip("\n").split("\t", 2)
+            if sha.startswith("dir:"):
+                now = now or folders(tracked())
+                if now.get(path) == sha[4:]:
+                    os.utime(path, ns=(int(mtime), int(mtime)))
+                continue
             if not os.path.isfile(path):
                 continue
             if digest(path) == sha:
