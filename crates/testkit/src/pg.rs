@@ -287,17 +287,31 @@ fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
+/// The `sqlite3` tool's run of `sql` on `db`, with `options` before the file.
+fn sqlite3_output(options: &[&str], db: &Path, sql: &str) -> Output {
+    Command::new("sqlite3")
+        .args(options)
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect(
+            "the sqlite3 command-line tool is missing: install Debian's sqlite3 package (make setup)",
+        )
+}
+
+fn stdout_text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// Run SQL on a SQLite file with the `sqlite3` tool — from outside the console.
 pub fn sqlite3(db: &Path, sql: &str) -> String {
-    let out = Command::new("sqlite3").arg(db).arg(sql).output().expect(
-        "the sqlite3 command-line tool is missing: install Debian's sqlite3 package (make setup)",
-    );
+    let out = sqlite3_output(&[], db, sql);
     assert!(
         out.status.success(),
         "sqlite3 failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    stdout_text(&out)
 }
 
 /// [`sqlite3`] for a file another process is writing, polled by a test: waits up to 5 s for
@@ -305,15 +319,6 @@ pub fn sqlite3(db: &Path, sql: &str) -> String {
 /// when the file cannot be read yet. A `sqlite3` process costs a few milliseconds; a Python
 /// one started every 20 ms was most of a test's CPU.
 pub fn sqlite3_poll(db: &Path, sql: &str) -> Option<String> {
-    let out = Command::new("sqlite3")
-        .args(["-cmd", ".timeout 5000"])
-        .arg(db)
-        .arg(sql)
-        .output()
-        .expect(
-            "the sqlite3 command-line tool is missing: install Debian's sqlite3 package (make setup)",
-        );
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = sqlite3_output(&["-cmd", ".timeout 5000"], db, sql);
+    out.status.success().then(|| stdout_text(&out))
 }
