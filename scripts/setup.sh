@@ -12,7 +12,7 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
 run_pkgs=(build-essential pkg-config libclang-dev libsqlite3-dev libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev
   libfontconfig1-dev softhsm2 opensc python3 python3-venv fonts-noto-cjk)
-test_pkgs=(xvfb xauth xdotool webkit2gtk-driver chromium fonts-dejavu-core imagemagick python3-gi gir1.2-gtk-3.0
+test_pkgs=(xvfb xauth xdotool webkit2gtk-driver chromium-headless-shell fonts-dejavu-core imagemagick python3-gi gir1.2-gtk-3.0
   postgresql openssl sqlite3 gpg sq minisign gnutls-bin libengine-pkcs11-openssl apt-utils
   osslsigncode sbsigntool systemd-boot-efi)
 

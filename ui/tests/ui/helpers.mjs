@@ -7,7 +7,11 @@ import { chromium } from "playwright-core";
 const artifacts = resolve(fileURLToPath(new URL("../../../tests/artifacts/ui", import.meta.url)));
 mkdirSync(artifacts, { recursive: true });
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// Debian's chromium-headless-shell: the same Chromium (Blink, V8, the same version as the
+// browser package) built for automation, without the browser's own UI. The full browser in
+// headless mode spent about twice the CPU on these tests (540 against 282 CPU seconds, on two
+// cores). CHROMIUM_PATH=/usr/bin/chromium runs them in the full browser.
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium-headless-shell";
 
 export async function launch() {
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
