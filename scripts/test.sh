@@ -52,18 +52,9 @@ stage() {
 }
 
 # Clippy runs inside the shared build (scripts/build.sh), which the later stages reuse.
-# The UI's checks are single-threaded node programs that read only ui/ and locales/: they run
-# beside the Rust checks instead of after them (about 65 s one after another on two cores).
 lint_all() {
-  local ui_log rc=0
-  ui_log="$(mktemp)"
-  lint_ui >"$ui_log" 2>&1 &
-  local ui_pid=$!
   cargo fmt --all -- --check && scripts/build.sh --quiet &&
-    python3 scripts/licenses.py && scripts/advisories.sh && book || rc=1
-  wait "$ui_pid" || rc=1
-  cat "$ui_log" && rm -f "$ui_log"
-  return $rc
+    python3 scripts/licenses.py && scripts/advisories.sh && lint_ui && book
 }
 
 # The book in docs/ (mdBook): it must build.
@@ -71,27 +62,10 @@ book() {
   "$root/target/tools/bin/mdbook" build docs
 }
 
-# The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy. The
-# three are independent, so they run side by side; each one's output is printed when all end,
-# under its name when it failed.
+# The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy.
 lint_ui() {
   [[ -f ui/package.json ]] || return 0
-  local dir check rc=0
-  dir="$(mktemp -d)"
-  declare -A pids=()
-  for check in format:check lint typecheck; do
-    (cd ui && npm run --silent "$check") >"$dir/$check" 2>&1 &
-    pids[$check]=$!
-  done
-  for check in format:check lint typecheck; do
-    if ! wait "${pids[$check]}"; then
-      echo "ui $check failed:"
-      rc=1
-    fi
-    cat "$dir/$check"
-  done
-  rm -rf "$dir"
-  return $rc
+  (cd ui && npm run --silent format:check && npm run --silent lint && npm run --silent typecheck)
 }
 
 rust_tests() {
