@@ -63,9 +63,15 @@ book() {
 }
 
 # The UI's formatter, linter and type-checker: static checks, like rustfmt and clippy.
+# tsc checks incrementally: its build info records each file's content hash and the
+# diagnostics, so an unchanged UI is checked in about 4 s instead of 21 s, and a changed file
+# (or anything it depends on) is checked again. The build info lives in target/debug, so it
+# is kept wherever the Rust build is (.ci/run keeps that directory between runs).
 lint_ui() {
   [[ -f ui/package.json ]] || return 0
-  (cd ui && npm run --silent format:check && npm run --silent lint && npm run --silent typecheck)
+  mkdir -p target/debug
+  (cd ui && npm run --silent format:check && npm run --silent lint &&
+    npm run --silent typecheck -- --incremental --tsBuildInfoFile "$root/target/debug/ui.tsbuildinfo")
 }
 
 rust_tests() {
