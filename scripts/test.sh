@@ -69,7 +69,6 @@ book() {
 # is kept wherever the Rust build is (.ci/run keeps that directory between runs).
 lint_ui() {
   [[ -f ui/package.json ]] || return 0
-  mkdir -p target/debug
   (cd ui && npm run --silent format:check && npm run --silent lint &&
     npm run --silent typecheck -- --incremental --tsBuildInfoFile "$root/target/debug/ui.tsbuildinfo")
 }
