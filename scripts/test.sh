@@ -160,8 +160,14 @@ fuzz_targets() {
     return
   fi
   echo "fuzz: running in the background since the run began ($((SECONDS - fuzz_t0)) s ago), at the lowest priority"
-  while [[ ! -f "$logs/fuzz.rc" ]]; do sleep 0.5; done
+  # Until it writes its status; a background job killed before it could (the OOM killer)
+  # fails the stage instead of leaving the run waiting.
+  while [[ ! -f "$logs/fuzz.rc" ]] && kill -0 "$fuzz_pid" 2>/dev/null; do sleep 0.5; done
   cat "$logs/fuzz.log"
+  if [[ ! -f "$logs/fuzz.rc" ]]; then
+    echo "fuzz: the background fuzzing ended without an exit status (killed?)"
+    return 1
+  fi
   return "$(cat "$logs/fuzz.rc")"
 }
 
