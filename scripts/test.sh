@@ -92,7 +92,6 @@ lint_ui() {
     echo "ui lint: no file under ui/ or locales/ changed since prettier, eslint and tsc last passed on them ($inputs)"
     return 0
   fi
-  rm -f "$memo"
   (cd ui && npm run --silent format:check && npm run --silent lint &&
     npm run --silent typecheck -- --incremental --tsBuildInfoFile "$root/target/debug/ui.tsbuildinfo") &&
     mkdir -p "$(dirname "$memo")" && echo "$inputs" >"$memo"
