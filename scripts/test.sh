@@ -49,12 +49,15 @@ stage() {
   else
     results+=("FAIL  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
     failed=1
-    # The lines that say what went wrong (test failures, panics, timeouts, the app's log),
-    # else the stage's last lines.
-    local lines
-    lines=$(grep -E "FAIL|FAILED|panicked|[Ee]rror|timed out|no screenshot|--- |SIG[A-Z]+|[Aa]bort" "$log" | tail -n 40)
-    [[ -n "$lines" ]] || lines=$(tail -n 40 "$log")
-    why+=("--- why: $name" "$lines")
+    # The lines that say what went wrong (test failures, panics, timeouts), else the stage's
+    # last lines; then, whole, the last failure report a stage printed ("=== ... failure
+    # report" to the end: the e2e's app and driver logs and the kernel's crash lines).
+    local lines report
+    report=$(awk '/^=== .*failure report$/ { n = NR; buf = "" } n { buf = buf $0 ORS } END { printf "%s", buf }' "$log" | head -n 80)
+    lines=$(grep -E "FAIL|FAILED|panicked|[Ee]rror|timed out|no screenshot|--- |SIG[A-Z]+|[Aa]bort" "$log" |
+      grep -vxF -f <(printf '%s\n' "$report") | tail -n 40)
+    [[ -n "$lines$report" ]] || lines=$(tail -n 40 "$log")
+    why+=("--- why: $name" "$lines" ${report:+"$report"})
   fi
 }
 

@@ -14,7 +14,6 @@ scripts/build.sh --quiet
 driver="$root/target/tools/bin/tauri-driver"
 [[ -x "$driver" ]] || { echo "tauri-driver missing: run scripts/setup.sh test"; exit 1; }
 artifacts="$root/tests/artifacts/e2e"
-rm -rf "$artifacts" && mkdir -p "$artifacts"
 work="$(mktemp -d)"
 cleanup() {
   [[ -n "${driver_pid:-}" ]] && kill "$driver_pid" 2>/dev/null || true
@@ -42,17 +41,58 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 
-status=0
-"$root/target/pyenv/bin/python" "$root/tests/e2e/test_app.py" \
-  --app "$root/target/debug/hsm-console" --data "$HSMC_DATA_DIR" --artifacts "$artifacts" || status=$?
-if ((status != 0)); then
-  echo "--- tauri-driver log"; tail -n 50 "$work/driver.log" || true
+# The kernel's crash reports (segfaults, general protection faults) from this run: a window
+# that vanishes leaves WebDriver only "invalid session id"; the kernel says which process,
+# thread and library died. Empty when the kernel log cannot be read (dmesg restricted).
+uptime_now() { local up _; read -r up _ </proc/uptime; echo "$up"; }
+crashes_since() {
+  dmesg 2>/dev/null | awk -v t0="$1" -F'[][]' '$2 + 0 >= t0 && /segfault|general protection|traps:|invalid opcode/' || true
+}
+# A crash in the software GL driver (Mesa's swrast/llvmpipe, which WebKit's compositor
+# thread uses under Xvfb) takes the window with it. It is not the console's code: Mesa 22.3's
+# llvmpipe faulted once in CI (`ThreadedCompositor ... general protection fault ... in
+# swrast_dri.so`) with the console mid-wait. Only then, and only when every crash the kernel
+# logged was in that driver, the e2e runs once more, saying so; any other failure stands.
+gl_driver='swrast_dri\.so|kms_swrast|libgallium|libLLVM|llvmpipe'
+
+run_e2e() {
+  # A fresh start: the steps build on what the earlier ones left (data, the HA group's tokens).
+  rm -rf "$artifacts" "$HSMC_DATA_DIR" "$work/ha" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+  mkdir -p "$artifacts"
+  "$root/target/pyenv/bin/python" "$root/tests/e2e/test_app.py" \
+    --app "$root/target/debug/hsm-console" --data "$HSMC_DATA_DIR" --artifacts "$artifacts"
+}
+
+report() {
+  echo "=== e2e failure report"
+  echo "--- tauri-driver log (the app's stderr; GTK's dconf warnings left out)"
+  grep -v "dconf-WARNING" "$work/driver.log" | tail -n 30 || true
   for log in "$HSMC_DATA_DIR"/logs/hsm-console.1.log "$HSMC_DATA_DIR"/logs/hsm-console.log; do
     if [[ -f "$log" ]]; then
       echo "--- app log $(basename "$log") (warnings and errors)"
-      grep -E " (WARN|ERROR) " "$log" | tail -n 40 || true
+      grep -E " (WARN|ERROR) " "$log" | tail -n 30 || true
     fi
   done
+  echo "--- crashes the kernel logged during the run"
+  if [[ -n "$1" ]]; then echo "$1"; else echo "(none, or the kernel log is not readable)"; fi
+}
+
+status=0
+t0="$(uptime_now)"
+run_e2e || status=$?
+if ((status != 0)); then
+  crashes="$(crashes_since "$t0")"
+  report "$crashes"
+  if [[ -n "$crashes" ]] && ! grep -Evq "$gl_driver" <<<"$crashes"; then
+    echo "e2e: the window died in the software GL driver (above), outside the console's code:"
+    echo "e2e: running the e2e once more; the first attempt's screenshots are in tests/artifacts/e2e-gl-crash/"
+    rm -rf "$artifacts-gl-crash" && mv "$artifacts" "$artifacts-gl-crash"
+    cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts-gl-crash/" 2>/dev/null || true
+    status=0
+    t0="$(uptime_now)"
+    run_e2e || status=$?
+    ((status == 0)) || report "$(crashes_since "$t0")"
+  fi
 fi
 # Keep the app's and the driver's logs with the screenshots.
 cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts/" 2>/dev/null || true

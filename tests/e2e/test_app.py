@@ -81,6 +81,8 @@ class App:
                 last = e
             time.sleep(0.1)
         self.shot("timeout")
+        # One line (WebDriver's messages run over several), so the run's summary shows it whole.
+        last = " ".join(str(last).split()) if last else None
         raise AssertionError(f"timed out waiting for {what} ({last}); {self.process_state()}")
 
     def process_state(self) -> str:
