@@ -46,6 +46,10 @@ stage() {
   "$@" 2>&1 | tee "$log"
   if ((PIPESTATUS[0] == 0)); then
     results+=("PASS  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
+    # What a passing stage wants the summary to say (a line starting "note: ").
+    local notes
+    notes=$(grep -E "^note: " "$log" | tail -n 5 | sed 's/^/      /') || true
+    [[ -z "$notes" ]] || results+=("$notes")
   else
     results+=("FAIL  $name ($((SECONDS - t0)) s, $(free_disk) free after)")
     failed=1

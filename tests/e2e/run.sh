@@ -91,7 +91,11 @@ if ((status != 0)); then
     status=0
     t0="$(uptime_now)"
     run_e2e || status=$?
-    ((status == 0)) || report "$(crashes_since "$t0")"
+    if ((status == 0)); then
+      echo "note: the e2e passed at its second attempt; in the first the window died in the GL driver (tests/artifacts/e2e-gl-crash/)"
+    else
+      report "$(crashes_since "$t0")"
+    fi
   fi
 fi
 # Keep the app's and the driver's logs with the screenshots.
