@@ -378,7 +378,11 @@ export type DriftMember = { position: number, serial: string, partition_id: stri
 /**
  * Without a login only public objects are compared.
  */
-logged_in: boolean, objects: number | null, error: string | null, };
+logged_in: boolean, objects: number | null, 
+/**
+ * Why reading it failed (`check` is `failed`), in words each language translates.
+ */
+error: ApiError | null, };
 
 export type DriftReport = { partition_id: string, group_label: string, group_serial: string, checked_at: string, verdict: DriftVerdict, 
 /**

@@ -123,7 +123,7 @@ export interface MockConfig {
   /** The day the readiness is judged on (`YYYY-MM-DD`; default today). */
   today?: string;
   /** The partition is an HA group's virtual slot (two members) in this state. */
-  ha?: "in_sync" | "drift" | "member_down";
+  ha?: "in_sync" | "drift" | "member_down" | "member_unreadable";
   /** A key with this usage limit (CKA_USAGE_LIMIT), 2 uses made. */
   usageLimit?: number;
   /**
@@ -1174,11 +1174,22 @@ export function install(cfg: MockConfig = {}) {
         args: { ...t.args, "down.key": d.key, "down.member": "2", "in_sync.key": r.key, "in_sync.member": "1" },
       };
     }
+    if (cfg.ha === "member_unreadable") {
+      return text("ha.summary.not_comparable", "not comparable: fewer than two members' own slots are visible");
+    }
     return text("ha.summary.in_sync", "in sync");
+  }
+  /// As console's ApiError from a PKCS#11 error it has no own words for (errors.hsm_refused).
+  function memberReadError(): ApiError {
+    const args = { name: "CKR_FUNCTION_FAILED", function: "C_FindObjectsInit" };
+    return err("HSM_ERROR", "The HSM refused the operation: CKR_FUNCTION_FAILED in C_FindObjectsInit.", {
+      i18n: { message: "errors.hsm_refused", suggestion: null, args },
+    });
   }
   function driftReport(): DriftReport {
     const drift = cfg.ha === "drift";
     const down = cfg.ha === "member_down";
+    const unreadable = cfg.ha === "member_unreadable";
     if (!haRecorded && (drift || down)) {
       haRecorded = true;
       record("ha.state", "ha_group", "1280000100", "success", { verdict: drift ? "drift" : "member_down" });
@@ -1188,17 +1199,17 @@ export function install(cfg: MockConfig = {}) {
       group_label: "prod-ha",
       group_serial: "1280000100",
       checked_at: new Date().toISOString(),
-      verdict: drift ? "drift" : down ? "member_down" : "in_sync",
+      verdict: drift ? "drift" : down ? "member_down" : unreadable ? "not_comparable" : "in_sync",
       summary: haSummary().text,
       summary_text: haSummary(),
       members: [1, 2].map((n) => ({
         position: n,
         serial: `12800001${String(n).padStart(2, "0")}`,
         partition_id: `builtin:12800001${String(n).padStart(2, "0")}`,
-        check: down && n === 2 ? "down" : "compared",
+        check: down && n === 2 ? "down" : unreadable && n === 2 ? "failed" : "compared",
         logged_in: true,
-        objects: down && n === 2 ? null : drift && n === 2 ? 3 : 4,
-        error: null,
+        objects: (down || unreadable) && n === 2 ? null : drift && n === 2 ? 3 : 4,
+        error: unreadable && n === 2 ? memberReadError() : null,
       })),
       differences: drift
         ? [

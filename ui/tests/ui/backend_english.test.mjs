@@ -1,8 +1,9 @@
 // Issue 42: the texts the backend computes read in 繁體中文 — the HSS key-generation warning,
 // a drift check's objects and field names, the audit finding's kind, a signing error whose
 // reason is the system's English (nested, framed in the officer's language), a signing
-// certificate's warnings, and why a file is not a wrap file. Each was English in a Chinese
-// window before: the backend sent only its English string.
+// certificate's warnings, why a file is not a wrap file, and why a drift check could not read
+// a member. Each was English in a Chinese window before: the backend sent only its English
+// string.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { launch, openApp, shot } from "./helpers.mjs";
@@ -22,6 +23,19 @@ async function loginZh(page) {
   await page.getByTestId("login-submit").click();
   await page.getByText("使用者已登入").first().waitFor();
 }
+
+test("why a drift check could not read a member reads in 繁體中文", async () => {
+  const page = await openApp(browser, { ha: "member_unreadable" }, { locale: "zh-TW" });
+  await loginZh(page);
+  await page.keyboard.press("Alt+2");
+  await page.getByTestId("drift-check").click();
+  const row = page.getByTestId("drift-member").nth(1);
+  await row.waitFor();
+  const text = await row.innerText();
+  assert.match(text, /HSM 拒絕了此操作：C_FindObjectsInit 回傳 CKR_FUNCTION_FAILED。/);
+  assert.doesNotMatch(text, /The HSM refused/);
+  assert.deepEqual(page.errors, []);
+});
 
 test("the HSS key-generation warning reads in 繁體中文", async () => {
   const page = await openApp(browser, {}, { locale: "zh-TW" });

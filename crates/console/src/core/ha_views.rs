@@ -10,6 +10,7 @@ use ts_rs::TS;
 use hsm::drift::Difference;
 use p11::vendor::HaLayout;
 
+use crate::core::error::ApiError;
 use crate::core::i18n::Text;
 use crate::core::views::UserKind;
 
@@ -122,7 +123,8 @@ pub struct DriftMember {
     pub logged_in: bool,
     #[ts(type = "number | null")]
     pub objects: Option<u64>,
-    pub error: Option<String>,
+    /// Why reading it failed (`check` is `failed`), in words each language translates.
+    pub error: Option<ApiError>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]

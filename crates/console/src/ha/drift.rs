@@ -17,7 +17,7 @@ use audit::Event;
 use hsm::drift::{self as hd, MemberObjects, ObjectFacts};
 
 use super::{blocking, Member};
-use crate::core::error::ApiResult;
+use crate::core::error::{ApiError, ApiResult};
 use crate::core::ha_views::{DriftMember, DriftReport, DriftVerdict, MemberCheck};
 #[cfg(test)]
 use crate::core::i18n::InLang;
@@ -159,12 +159,12 @@ struct Reading {
     names: BTreeMap<u64, String>,
 }
 
-async fn read_member(mp: &Arc<Partition>) -> Result<Reading, String> {
+async fn read_member(mp: &Arc<Partition>) -> ApiResult<Reading> {
     let objects = mp
         .pool
         .run_service_idempotent_async("ha.drift", hd::snapshot)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(ApiError::from)?;
     let (m, slot) = (mp.module.module.clone(), mp.slot());
     let (policies, names) = blocking(move || {
         let p = m.ca_token_policies(slot).ok();
@@ -179,8 +179,7 @@ async fn read_member(mp: &Arc<Partition>) -> Result<Reading, String> {
             .collect();
         (p, names)
     })
-    .await
-    .map_err(|e| e.message)?;
+    .await?;
     Ok(Reading {
         objects,
         policies,

@@ -286,6 +286,43 @@ async fn the_drift_check_finds_a_deleted_object_a_changed_label_and_a_member_dow
     assert!(v.is_intact(), "{v:?}");
 }
 
+/// A member whose objects cannot be read is reported as failed with the token's error, which
+/// the window shows in the officer's language (the key and arguments travel with it), and
+/// the other members are still compared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_cannot_be_read_says_why_in_the_officers_language() {
+    let e = env(3, "").await;
+    e.generate(KeySpec::Aes { bits: 256 }, "wrap").await;
+    // The next object search anywhere fails: the drift check's read of member 1.
+    e.rig
+        .control(r#"{"op":"fail","function":"C_FindObjectsInit","rv":"CKR_FUNCTION_FAILED"}"#);
+    let r = e.c.ha().ha_drift(&e.pid).await.unwrap();
+    let checks: Vec<_> = r.members.iter().map(|m| m.check).collect();
+    assert_eq!(
+        checks,
+        vec![
+            MemberCheck::Failed,
+            MemberCheck::Compared,
+            MemberCheck::Compared
+        ],
+        "{r:?}"
+    );
+    let err = r.members[0].error.as_ref().expect("why member 1 failed");
+    assert!(err.message.contains("CKR_FUNCTION_FAILED"), "{err:?}");
+    assert!(r.members[1..].iter().all(|m| m.error.is_none()));
+    let i18n = err.i18n.as_ref().expect("the message as a catalog key");
+    let key = i18n.message.as_deref().expect("a message key");
+    for lang in [console::i18n::Lang::ZhHant, console::i18n::Lang::ZhHans] {
+        let args = console::i18n::with_nested(lang, &i18n.args);
+        let shown = console::i18n::translate(lang, key, &args)
+            .unwrap_or_else(|| panic!("{key} is missing from the {lang:?} catalog"));
+        assert!(shown != err.message, "{lang:?}: {shown}");
+        assert!(shown.contains("CKR_FUNCTION_FAILED"), "{lang:?}: {shown}");
+    }
+    // The members that were read still agree.
+    assert_eq!(r.differences.len(), 0, "{r:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_probe_on_the_group_reports_each_members_share() {
     let e = env(2, "").await;

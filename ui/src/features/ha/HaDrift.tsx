@@ -2,7 +2,7 @@
 import { useTranslation } from "react-i18next";
 import type { Difference, DriftReport } from "../../bindings";
 import { Badge, ErrorBox } from "../../components";
-import { textOf, useFormat } from "../../i18n";
+import { errorTexts, textOf, useFormat } from "../../i18n";
 import { api } from "../../ipc";
 import { useCommand } from "../../useCommand";
 
@@ -83,12 +83,12 @@ export function DriftCard({ partitionId, last }: { partitionId: string; last: Dr
             </thead>
             <tbody>
               {r.members.map((m) => (
-                <tr key={m.serial}>
+                <tr key={m.serial} data-testid="drift-member">
                   <td>{m.position}</td>
                   <td>{m.serial}</td>
                   <td>
                     {t(`ha.check_${m.check}`)}
-                    {m.error && <div className="muted small">{m.error}</div>}
+                    {m.error && <div className="muted small">{errorTexts(m.error).message}</div>}
                   </td>
                   <td>{m.objects ?? "—"}</td>
                 </tr>

@@ -139,7 +139,10 @@ impl Render for DriftView {
                     } else {
                         "no".into()
                     },
-                    m.error.clone().unwrap_or_default(),
+                    m.error
+                        .as_ref()
+                        .map(|e| e.message.clone())
+                        .unwrap_or_default(),
                 ]
             })
             .collect();
