@@ -88,6 +88,9 @@ if ((status != 0)); then
     echo "e2e: running the e2e once more; the first attempt's screenshots are in tests/artifacts/e2e-gl-crash/"
     rm -rf "$artifacts-gl-crash" && mv "$artifacts" "$artifacts-gl-crash"
     cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts-gl-crash/" 2>/dev/null || true
+    # An app whose web process died may outlive its WebDriver session: it must not keep
+    # writing to the data folder the second attempt starts afresh.
+    pkill -KILL -f "^$root/target/debug/hsm-console( |\$)" 2>/dev/null || true
     status=0
     t0="$(uptime_now)"
     run_e2e || status=$?
