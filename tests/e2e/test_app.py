@@ -86,19 +86,26 @@ class App:
         raise AssertionError(f"timed out waiting for {what} ({last}); {self.process_state()}")
 
     def process_state(self) -> str:
-        """Whether the app's process is still there, and in which state (for a failure)."""
-        pids = subprocess.run(["pgrep", "-f", f"^{re.escape(self.app)}( |$)"], capture_output=True, text=True).stdout.split()
-        if not pids:
+        """Whether the app's process and WebKit's web process (which draws the page, and can
+        die alone: in the GL driver, say) are still there, and in which state (for a failure)."""
+
+        def states(pattern: str) -> list[str]:
+            pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+            out = []
+            for pid in pids:
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    state = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("State:")), "?")
+                except OSError:
+                    state = "gone"
+                out.append(f"{pid} {state}")
+            return out
+
+        app = states(f"^{re.escape(self.app)}( |$)")
+        if not app:
             return "the app's process is gone"
-        states = []
-        for pid in pids:
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-                state = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("State:")), "?")
-            except OSError:
-                state = "gone"
-            states.append(f"{pid} {state}")
-        return "the app's process: " + ", ".join(states)
+        web = states("/WebKitWebProcess( |$)")
+        return f"the app's process: {', '.join(app)}; WebKit's web process: {', '.join(web) or 'gone'}"
 
     def css(self, sel: str):
         return self.d.find_elements(By.CSS_SELECTOR, sel)
