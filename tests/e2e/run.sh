@@ -55,13 +55,16 @@ crashes_since() {
 # logged was in that driver, the e2e runs once more, saying so; any other failure stands.
 gl_driver='swrast_dri\.so|kms_swrast|libgallium|libLLVM|llvmpipe'
 
+app="$root/target/debug/hsm-console"
 run_e2e() {
   # A fresh start: the steps build on what the earlier ones left (data, the HA group's tokens).
   rm -rf "$artifacts" "$HSMC_DATA_DIR" "$work/ha" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
   mkdir -p "$artifacts"
   "$root/target/pyenv/bin/python" "$root/tests/e2e/test_app.py" \
-    --app "$root/target/debug/hsm-console" --data "$HSMC_DATA_DIR" --artifacts "$artifacts"
+    --app "$app" --data "$HSMC_DATA_DIR" --artifacts "$artifacts"
 }
+# The app's and the driver's logs, kept with an attempt's screenshots in $1.
+keep_logs() { cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$1/" 2>/dev/null || true; }
 
 report() {
   echo "=== e2e failure report"
@@ -87,10 +90,10 @@ if ((status != 0)); then
     echo "e2e: the window died in the software GL driver (above), outside the console's code:"
     echo "e2e: running the e2e once more; the first attempt's screenshots are in tests/artifacts/e2e-gl-crash/"
     rm -rf "$artifacts-gl-crash" && mv "$artifacts" "$artifacts-gl-crash"
-    cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts-gl-crash/" 2>/dev/null || true
+    keep_logs "$artifacts-gl-crash"
     # An app whose web process died may outlive its WebDriver session: it must not keep
     # writing to the data folder the second attempt starts afresh.
-    pkill -KILL -f "^$root/target/debug/hsm-console( |\$)" 2>/dev/null || true
+    pkill -KILL -f "^$app( |\$)" 2>/dev/null || true
     status=0
     t0="$(uptime_now)"
     run_e2e || status=$?
@@ -101,6 +104,5 @@ if ((status != 0)); then
     fi
   fi
 fi
-# Keep the app's and the driver's logs with the screenshots.
-cp "$HSMC_DATA_DIR"/logs/*.log "$work/driver.log" "$artifacts/" 2>/dev/null || true
+keep_logs "$artifacts"
 exit $status
