@@ -17,7 +17,7 @@ use audit::Event;
 use hsm::drift::{self as hd, MemberObjects, ObjectFacts};
 
 use super::{blocking, Member};
-use crate::core::error::{ApiError, ApiResult};
+use crate::core::error::ApiResult;
 use crate::core::ha_views::{DriftMember, DriftReport, DriftVerdict, MemberCheck};
 #[cfg(test)]
 use crate::core::i18n::InLang;
@@ -163,8 +163,7 @@ async fn read_member(mp: &Arc<Partition>) -> ApiResult<Reading> {
     let objects = mp
         .pool
         .run_service_idempotent_async("ha.drift", hd::snapshot)
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     let (m, slot) = (mp.module.module.clone(), mp.slot());
     let (policies, names) = blocking(move || {
         let p = m.ca_token_policies(slot).ok();
