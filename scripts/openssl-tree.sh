@@ -20,9 +20,13 @@ ensure_openssl_tree() {
   cp -a "$ossl_src" "$ossl_build"
   (
     cd "$ossl_build"
+    # -O1, not OpenSSL's -O3: a quarter less compile time (200 against 266 CPU seconds for
+    # libcrypto on the CI machine kind). The hashes, AES and the big-number arithmetic are
+    # OpenSSL's assembly, which the level does not touch; the C it compiles here serves test
+    # tokens and a test verifier, never an officer's key.
     ./Configure no-deprecated no-aria no-argon2 no-atexit no-des no-dsa no-cast no-mdc2 \
       no-ec2m no-rc2 no-rc4 no-rc5 no-rmd160 no-seed no-sm2 no-sm3 no-sm4 no-docs no-tests \
-      enable-ec_nistp_64_gcc_128 '-DDEVRANDOM=\"/dev/urandom\"' no-legacy no-shared >"$work/openssl-configure.log" 2>&1
+      enable-ec_nistp_64_gcc_128 '-DDEVRANDOM=\"/dev/urandom\"' no-legacy no-shared -O1 >"$work/openssl-configure.log" 2>&1
     make -j"$jobs" build_generated >"$work/openssl-make.log" 2>&1
     make -j"$jobs" libcrypto.a >>"$work/openssl-make.log" 2>&1
   ) || { echo "openssl: OpenSSL build failed; last lines of the log:" >&2; tail -n 30 "$work"/openssl-*.log >&2; exit 1; }
