@@ -741,6 +741,16 @@ impl AuditLog {
         self.store.query(&self.log_id, q).await
     }
 
+    /// What `pick` takes from every record matching `q`, oldest first, past the browse
+    /// limit that [`AuditLog::records`] stops at ([`Store::query_all`]).
+    pub async fn all_records<T>(
+        &self,
+        q: &Query,
+        pick: impl FnMut(Record) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        self.store.query_all(&self.log_id, q, pick).await
+    }
+
     pub async fn checkpoints(&self) -> Result<Vec<Checkpoint>> {
         self.store.checkpoints(&self.log_id).await
     }

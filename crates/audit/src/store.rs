@@ -723,6 +723,48 @@ impl Store {
         })
     }
 
+    /// What `pick` takes from every record matching `q` (its `limit` and order aside),
+    /// oldest first, however many records there are. A reader that works from the whole
+    /// trail (a key's signatures since its generation) must not stop at the browse limit,
+    /// where `query` does: it would miss the newest records. Read a page of the browse
+    /// limit at a time, so no more than one page of records is held beside what is picked.
+    pub async fn query_all<T>(
+        &self,
+        log_id: &str,
+        q: &Query,
+        pick: impl FnMut(Record) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        self.query_all_in_pages(log_id, q, MAX_BROWSE, pick).await
+    }
+
+    /// [`Store::query_all`] in pages of `page` records (tests use small pages).
+    pub(crate) async fn query_all_in_pages<T>(
+        &self,
+        log_id: &str,
+        q: &Query,
+        page: i64,
+        mut pick: impl FnMut(Record) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let mut q = Query {
+            ascending: true,
+            limit: page,
+            ..q.clone()
+        };
+        let mut out = Vec::new();
+        loop {
+            let rows = self.query(log_id, &q).await?;
+            let Some(last) = rows.last() else {
+                return Ok(out);
+            };
+            q.after_seq = Some(last.seq);
+            let full = rows.len() as i64 >= q.limit.clamp(1, MAX_BROWSE);
+            out.extend(rows.into_iter().filter_map(&mut pick));
+            if !full {
+                return Ok(out);
+            }
+        }
+    }
+
     /// The last position a checkpoint of the trail vouches for (`None` before the first).
     pub async fn vouched_seq(&self, log_id: &str) -> Result<Option<i64>> {
         let text = self.sql(sql::VOUCHED_SEQ);

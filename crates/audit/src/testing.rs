@@ -232,6 +232,20 @@ pub async fn maintain(store: &crate::store::Store) {
     }
 }
 
+/// [`crate::store::Store::query_all`] in pages of `page` records, so that a small trail
+/// crosses page ends.
+pub async fn query_all_in_pages(
+    store: &crate::store::Store,
+    log_id: &str,
+    q: &crate::store::Query,
+    page: i64,
+) -> Vec<crate::Record> {
+    store
+        .query_all_in_pages(log_id, q, page, Some)
+        .await
+        .unwrap()
+}
+
 /// Undo the sealing of a trail, as anyone with write access to the store could: every
 /// sealed record back into its row, the blocks gone. Tests do this to edit sealed records
 /// with plain SQL, then seal again with [`crate::store::Store::seal`]: whatever the SQL

@@ -577,6 +577,44 @@ mod cases {
             [8],
             "free text in the metadata"
         );
+        // The whole trail past the browse limit: pages of 7 records (sealed blocks of 8 in
+        // the sealed suites, so pages end inside blocks and at the rows), filters kept.
+        let every = |q: Query, page: i64| {
+            let log = &log;
+            async move {
+                audit::testing::query_all_in_pages(log.store(), log.log_id(), &q, page)
+                    .await
+                    .iter()
+                    .map(|r| r.seq)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(
+            every(Query::default(), 7).await,
+            (1..=31).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            every(Query::default(), 31).await,
+            (1..=31).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            every(
+                Query {
+                    resource: Some("k3".into()),
+                    limit: 1,
+                    ..Default::default()
+                },
+                2
+            )
+            .await,
+            [4, 11, 18, 25],
+            "a filter holds across pages; the query's own limit does not cut it short"
+        );
+        let kept = log
+            .all_records(&Query::default(), |r| (r.seq % 10 == 0).then_some(r.seq))
+            .await
+            .unwrap();
+        assert_eq!(kept, [10, 20, 30]);
         assert_eq!(store.pending_count(log.log_id()).await.unwrap(), 0);
         assert!(verify(&log).await.is_intact());
     }

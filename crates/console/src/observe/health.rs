@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use audit::store::Query;
 use hsm::keys as hk;
 use p11::sys::*;
 use p11::vendor::{bin, stats_id};
@@ -554,19 +553,7 @@ impl Observe<'_> {
     /// Every HSS private key on every logged-in partition.
     pub async fn hss_keys(self) -> ApiResult<Vec<HssKeyView>> {
         let settings = self.settings();
-        let records = self
-            .audit()
-            .store()
-            .query(
-                self.audit().log_id(),
-                &Query {
-                    limit: 1_000_000,
-                    ascending: true,
-                    ..Query::default()
-                },
-            )
-            .await?;
-        let mut out = Vec::new();
+        let mut listed = Vec::new();
         for p in self.partitions() {
             if p.logged_in().is_none() {
                 continue;
@@ -582,7 +569,17 @@ impl Observe<'_> {
                     )
                 })
                 .await;
-            let Ok(keys) = keys else { continue };
+            if let Ok(keys) = keys {
+                listed.push((p, keys));
+            }
+        }
+        let ids: Vec<&str> = listed
+            .iter()
+            .flat_map(|(_, keys)| keys.iter().map(|k| k.id_hex.as_str()))
+            .collect();
+        let records = self.records_naming(&ids).await?;
+        let mut out = Vec::new();
+        for (p, keys) in &listed {
             for k in keys {
                 let capacity: Option<u128> = k.hss_capacity.as_deref().and_then(|c| c.parse().ok());
                 let used_percent = match (capacity, k.hss_keys_remaining) {

@@ -9,6 +9,7 @@ pub mod probe_verdict;
 pub mod probes;
 pub mod usage;
 
+use crate::core::error::ApiResult;
 use crate::core::ports::GroupCounters;
 use crate::core::Core;
 
@@ -36,6 +37,26 @@ impl<'c> Observe<'c> {
             state,
             groups,
         }
+    }
+}
+
+impl Observe<'_> {
+    /// The trail's records, oldest first and however many, whose metadata names one of
+    /// `ids` (keys' `CKA_ID` in hex): what the keys' histories (signatures made, limits
+    /// set) are worked from. The whole trail is read, page by page, keeping only these.
+    pub(crate) async fn records_naming(self, ids: &[&str]) -> ApiResult<Vec<audit::Record>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names_one = |r: audit::Record| {
+            ids.iter()
+                .any(|id| r.event.metadata.contains(id))
+                .then_some(r)
+        };
+        Ok(self
+            .audit()
+            .all_records(&audit::store::Query::default(), names_one)
+            .await?)
     }
 }
 

@@ -7,7 +7,6 @@
 use serde::Serialize;
 use ts_rs::TS;
 
-use audit::store::Query;
 use audit::Event;
 use hsm::keys::{self as hk, ObjectSummary};
 use p11::names::luna::CKA_USAGE_LIMIT;
@@ -140,26 +139,26 @@ impl Observe<'_> {
     /// Every key with a usage limit on the logged-in Luna partitions.
     pub async fn usage_keys(self) -> ApiResult<Vec<UsageKeyView>> {
         let settings = self.settings();
-        let records = self
-            .audit()
-            .store()
-            .query(
-                self.audit().log_id(),
-                &Query {
-                    limit: 1_000_000,
-                    ascending: true,
-                    ..Query::default()
-                },
-            )
-            .await?;
-        let mut out = Vec::new();
+        let mut listed = Vec::new();
         for p in self.partitions() {
             if p.logged_in().is_none() || p.module.module.family() != p11::Family::Luna {
                 continue;
             }
-            let Ok(keys) = self.list_keys(&p.id).await else {
-                continue;
-            };
+            if let Ok(keys) = self.list_keys(&p.id).await {
+                let limited: Vec<ObjectSummary> = keys
+                    .into_iter()
+                    .filter(|k| k.usage_limit.is_some() && k.usage_count.is_some())
+                    .collect();
+                listed.push((p, limited));
+            }
+        }
+        let ids: Vec<&str> = listed
+            .iter()
+            .flat_map(|(_, keys)| keys.iter().map(|k| k.id_hex.as_str()))
+            .collect();
+        let records = self.records_naming(&ids).await?;
+        let mut out = Vec::new();
+        for (p, keys) in &listed {
             for k in keys {
                 let (Some(limit), Some(used)) = (k.usage_limit, k.usage_count) else {
                     continue;

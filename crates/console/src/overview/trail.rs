@@ -217,11 +217,11 @@ async fn unanswered_requests(c: &Console, since: &str) -> Vec<audit::Record> {
         let q = Query {
             action: Some(action.to_string()),
             from_time: Some(since.to_string()),
-            ascending: true,
-            limit: 1000,
             ..Query::default()
         };
-        let Ok(records) = c.audit().records(&q).await else {
+        // All of the day's, not a first page: an answer after the page's end would leave
+        // its request looking interrupted.
+        let Ok(records) = c.audit().all_records(&q, Some).await else {
             continue;
         };
         let request = format!("{action}.request");

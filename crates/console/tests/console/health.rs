@@ -2,7 +2,7 @@
 //! on SoftHSM2 and Kryoptic (no `CA_*`). One test per process (nextest).
 
 use console::views::GenerateRequest;
-use hsm::algo::{Curve, KeySpec, MlDsaSet};
+use hsm::algo::{Curve, HssParams, KeySpec, LmotsType, LmsType, MlDsaSet};
 use p11::sys::*;
 use p11::Mechanism;
 use testkit::Backend;
@@ -228,6 +228,66 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
     let zh = item.message.in_lang(console::i18n::Lang::ZhHans);
     assert!(zh.contains("有 1 次是在此控制台之外生成的"), "{zh}");
     assert!(!zh.contains("made outside"), "{zh}");
+    c.close().await;
+}
+
+/// A trail longer than one page of browsing (100,000 records): a key's counters are worked
+/// from the whole of it. The key is generated in the first page and signs after it; read
+/// from the first page alone, the signatures were missing and the key was flagged as
+/// signed outside the console.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hss_counters_are_worked_from_a_trail_longer_than_a_page() {
+    let e = common::builtin().await;
+    let c = &e.c;
+    let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
+    let g = e.generate(KeySpec::Hss { params }, "long_trail_hss").await;
+    let log = c.audit();
+    let (epoch, key) = log
+        .chain_keys()
+        .await
+        .expect("the trail is unlocked")
+        .into_iter()
+        .next_back()
+        .expect("a key epoch");
+    // Rows, not sealed blocks (the audit crate's paging test covers those): sealing 100,000
+    // records would take as long again as writing them.
+    audit::testing::fill_trail(log.store(), log.log_id(), epoch, &key, 100_200).await;
+    let files: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| {
+            let p = e.dir.path().join(format!("late-{i}.bin"));
+            std::fs::write(&p, format!("late firmware {i}")).unwrap();
+            p
+        })
+        .collect();
+    let mut req = common::batch_request(
+        &format!("id:{}", g.id_hex),
+        &files,
+        &[console::sign::SignFormat::Cms],
+    );
+    req.confirm_hss = true;
+    let r = e.try_sign(req).await.unwrap();
+    assert_eq!(
+        r.signatures_made, 3,
+        "two CMS signatures and the certificate"
+    );
+    let last = log.store().head(log.log_id()).await.unwrap().unwrap().0;
+    assert!(
+        last > 100_200,
+        "the signatures are recorded after the first page: {last}"
+    );
+    let k = c
+        .observe()
+        .hss_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|k| k.id_hex == g.id_hex)
+        .expect("the HSS key is listed");
+    assert_eq!((k.capacity.as_str(), k.remaining), ("32", Some(29)));
+    assert_eq!(k.audit_expected_remaining, Some(29));
+    assert!(k.mismatch.is_none(), "{:?}", k.mismatch);
+    assert!((k.per_day_7 - 3.0 / 7.0).abs() < 1e-9, "{}", k.per_day_7);
+    assert_eq!(k.history.last().map(|h| h.remaining), Some(29));
     c.close().await;
 }
 

@@ -289,14 +289,10 @@ impl Observe<'_> {
             let q = audit::store::Query {
                 action: Some(action.into()),
                 status: Some("success".into()),
-                limit: 1_000_000,
                 ..Default::default()
             };
-            for r in self.audit().records(&q).await.unwrap_or_default() {
-                if let Some(u) = Use::of(&r) {
-                    uses.push(u);
-                }
-            }
+            let of_action = self.audit().all_records(&q, |r| Use::of(&r)).await;
+            uses.extend(of_action.unwrap_or_default());
         }
         uses.sort_by(|a, b| b.at.cmp(&a.at));
         uses
