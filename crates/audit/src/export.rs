@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::encode::{self, ChainKey, GENESIS};
 use crate::log::AuditLog;
-use crate::store::Query;
 use crate::verify::{self, Verdict, VerifyInput};
 use crate::{now_rfc3339, AuditError, Checkpoint, Record, Result};
 
@@ -351,16 +350,4 @@ pub fn verify_export(
         p.prev_digest,
         p.torn,
     )
-}
-
-/// Newest-first browsing helper for `hsmc audit tail`.
-pub async fn tail(log: &AuditLog, n: i64) -> Result<Vec<Record>> {
-    let mut v = log
-        .records(&Query {
-            limit: n,
-            ..Query::default()
-        })
-        .await?;
-    v.reverse();
-    Ok(v)
 }

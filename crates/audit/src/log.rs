@@ -741,6 +741,11 @@ impl AuditLog {
         self.store.query(&self.log_id, q).await
     }
 
+    /// The newest `n` records, oldest first ([`Store::newest`]).
+    pub async fn newest(&self, n: u64) -> Result<Vec<Record>> {
+        self.store.newest(&self.log_id, n).await
+    }
+
     /// What `pick` takes from every record matching `q`, oldest first, past the browse
     /// limit that [`AuditLog::records`] stops at ([`Store::query_all`]).
     pub async fn all_records<T>(

@@ -765,6 +765,37 @@ impl Store {
         }
     }
 
+    /// The newest `n` records, oldest first (`tail -n`), however many `n` is: newest-first
+    /// pages of the browse limit.
+    pub async fn newest(&self, log_id: &str, n: u64) -> Result<Vec<Record>> {
+        self.newest_in_pages(log_id, n, MAX_BROWSE).await
+    }
+
+    /// [`Store::newest`] in pages of `page` records (tests use small pages).
+    pub(crate) async fn newest_in_pages(
+        &self,
+        log_id: &str,
+        n: u64,
+        page: i64,
+    ) -> Result<Vec<Record>> {
+        let mut out: Vec<Record> = Vec::new();
+        while (out.len() as u64) < n {
+            let q = Query {
+                before_seq: out.last().map(|r| r.seq),
+                limit: page.min(i64::try_from(n - out.len() as u64).unwrap_or(i64::MAX)),
+                ..Query::default()
+            };
+            let rows = self.query(log_id, &q).await?;
+            let done = (rows.len() as i64) < q.limit.clamp(1, MAX_BROWSE);
+            out.extend(rows);
+            if done {
+                break;
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+
     /// The last position a checkpoint of the trail vouches for (`None` before the first).
     pub async fn vouched_seq(&self, log_id: &str) -> Result<Option<i64>> {
         let text = self.sql(sql::VOUCHED_SEQ);

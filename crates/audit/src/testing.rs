@@ -246,6 +246,16 @@ pub async fn query_all_in_pages(
         .unwrap()
 }
 
+/// [`crate::store::Store::newest`] in pages of `page` records.
+pub async fn newest_in_pages(
+    store: &crate::store::Store,
+    log_id: &str,
+    n: u64,
+    page: i64,
+) -> Vec<crate::Record> {
+    store.newest_in_pages(log_id, n, page).await.unwrap()
+}
+
 /// Undo the sealing of a trail, as anyone with write access to the store could: every
 /// sealed record back into its row, the blocks gone. Tests do this to edit sealed records
 /// with plain SQL, then seal again with [`crate::store::Store::seal`]: whatever the SQL

@@ -610,6 +610,21 @@ mod cases {
             [4, 11, 18, 25],
             "a filter holds across pages; the query's own limit does not cut it short"
         );
+        // The newest n, oldest first, in pages of 4 (`tail -n`).
+        let newest = |n: u64, page: i64| {
+            let log = &log;
+            async move {
+                audit::testing::newest_in_pages(log.store(), log.log_id(), n, page)
+                    .await
+                    .iter()
+                    .map(|r| r.seq)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(newest(10, 4).await, (22..=31).collect::<Vec<_>>());
+        assert_eq!(newest(8, 4).await, (24..=31).collect::<Vec<_>>());
+        assert_eq!(newest(100, 4).await, (1..=31).collect::<Vec<_>>());
+        assert_eq!(newest(0, 4).await, Vec::<i64>::new());
         let kept = log
             .all_records(&Query::default(), |r| (r.seq % 10 == 0).then_some(r.seq))
             .await

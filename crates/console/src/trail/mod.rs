@@ -177,6 +177,18 @@ impl Trail<'_> {
             .collect())
     }
 
+    /// The newest `n` records, oldest first (`hsmc audit tail -n`): all `n`, however many,
+    /// where a browse answers at most 1,000.
+    pub async fn audit_tail(self, n: u64) -> ApiResult<Vec<RecordView>> {
+        Ok(self
+            .audit()
+            .newest(n)
+            .await?
+            .into_iter()
+            .map(RecordView::from)
+            .collect())
+    }
+
     /// Records and failures per day for the last `days` days (UTC, today included), one
     /// entry per day, oldest first (days without records count 0).
     pub async fn audit_days(self, days: u32) -> ApiResult<Vec<audit::store::DayCount>> {

@@ -231,12 +231,13 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
     c.close().await;
 }
 
-/// A trail longer than one page of browsing (100,000 records): a key's counters are worked
-/// from the whole of it. The key is generated in the first page and signs after it; read
-/// from the first page alone, the signatures were missing and the key was flagged as
-/// signed outside the console.
+/// A trail longer than one page of browsing (100,000 records) is read whole: a key's
+/// counters are worked from all of it, and `hsmc audit tail -n` gives as many records as
+/// asked. The key is generated in the first page and signs after it; read from the first
+/// page alone, the signatures were missing and the key was flagged as signed outside the
+/// console.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hss_counters_are_worked_from_a_trail_longer_than_a_page() {
+async fn a_trail_longer_than_a_page_is_read_whole_by_hss_counters_and_tail() {
     let e = common::builtin().await;
     let c = &e.c;
     let params = HssParams::new(vec![(LmsType::H5, LmotsType::W4)]).unwrap();
@@ -288,6 +289,14 @@ async fn hss_counters_are_worked_from_a_trail_longer_than_a_page() {
     assert!(k.mismatch.is_none(), "{:?}", k.mismatch);
     assert!((k.per_day_7 - 3.0 / 7.0).abs() < 1e-9, "{}", k.per_day_7);
     assert_eq!(k.history.last().map(|h| h.remaining), Some(29));
+    // Past the 1,000 records one browse of the console answers (the cap `tail` had).
+    let tail = c.trail().audit_tail(1_500).await.unwrap();
+    assert_eq!(tail.len(), 1_500);
+    assert_eq!(tail.last().unwrap().seq, last, "ends at the newest");
+    assert!(
+        tail.windows(2).all(|w| w[1].seq == w[0].seq + 1),
+        "oldest first, none missing"
+    );
     c.close().await;
 }
 

@@ -25,10 +25,11 @@ pub enum AuditCommand {
         #[arg(long)]
         to: Option<String>,
     },
-    /// The newest records.
+    /// The newest records, oldest first.
     Tail {
+        /// How many records.
         #[arg(short = 'n', long, default_value_t = 20)]
-        lines: i64,
+        lines: u64,
     },
     /// The trail's state: store, key, records, checkpoints.
     Status,

@@ -43,17 +43,8 @@ pub async fn run(ctx: &Ctx<'_>, cmd: &AuditCommand) -> ApiResult<u8> {
 }
 
 /// The newest `lines` records, oldest first.
-async fn tail(ctx: &Ctx<'_>, lines: i64) -> ApiResult<Records> {
-    let mut recs = ctx
-        .console()
-        .trail()
-        .audit_records(audit::store::Query {
-            limit: lines,
-            ..Default::default()
-        })
-        .await?;
-    recs.reverse();
-    Ok(Records(recs))
+async fn tail(ctx: &Ctx<'_>, lines: u64) -> ApiResult<Records> {
+    Ok(Records(ctx.console().trail().audit_tail(lines).await?))
 }
 
 /// Verify the store (with a progress bar) or an exported file.
