@@ -3,7 +3,7 @@
 #   target/pkcs11/libkryoptic_pkcs11.so
 # Cached: a stamp file records the pins; a rerun with the same pins does nothing.
 #   scripts/build-kryoptic.sh --check   exits 0 when up to date, 1 when a build is needed
-# Recipe and timings: see README "Test modules".
+# Recipe and timings: the book's "Modules and test tokens" page (docs/src/modules.md).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
