@@ -573,11 +573,9 @@ impl Observe<'_> {
                 listed.push((p, keys));
             }
         }
-        let ids: Vec<&str> = listed
-            .iter()
-            .flat_map(|(_, keys)| keys.iter().map(|k| k.id_hex.as_str()))
-            .collect();
-        let records = self.records_naming(&ids).await?;
+        let records = self
+            .records_naming(listed.iter().flat_map(|(_, keys)| keys))
+            .await?;
         let mut out = Vec::new();
         for (p, keys) in &listed {
             for k in keys {

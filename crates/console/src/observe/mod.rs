@@ -9,6 +9,8 @@ pub mod probe_verdict;
 pub mod probes;
 pub mod usage;
 
+use hsm::keys::ObjectSummary;
+
 use crate::core::error::ApiResult;
 use crate::core::ports::GroupCounters;
 use crate::core::Core;
@@ -42,9 +44,13 @@ impl<'c> Observe<'c> {
 
 impl Observe<'_> {
     /// The trail's records, oldest first and however many, whose metadata names one of
-    /// `ids` (keys' `CKA_ID` in hex): what the keys' histories (signatures made, limits
-    /// set) are worked from. The whole trail is read, page by page, keeping only these.
-    pub(crate) async fn records_naming(self, ids: &[&str]) -> ApiResult<Vec<audit::Record>> {
+    /// `keys` (by `CKA_ID` in hex): what the keys' histories (signatures made, limits set)
+    /// are worked from. The whole trail is read, page by page, keeping only these.
+    pub(crate) async fn records_naming<'k>(
+        self,
+        keys: impl IntoIterator<Item = &'k ObjectSummary>,
+    ) -> ApiResult<Vec<audit::Record>> {
+        let ids: Vec<&str> = keys.into_iter().map(|k| k.id_hex.as_str()).collect();
         if ids.is_empty() {
             return Ok(Vec::new());
         }
