@@ -18,7 +18,7 @@ use p11::Template;
 use crate::core::error::{ApiError, ApiResult};
 use crate::core::i18n::Text;
 use crate::core::views::{StorageView, TokenView};
-use crate::observe::Observe;
+use crate::observe::{names_key, Observe};
 use crate::text;
 
 /// Busy share and rates need two samples at least this far apart.
@@ -393,10 +393,7 @@ pub(crate) fn hss_history(
     capacity: Option<u128>,
     remaining: Option<u64>,
 ) -> (f64, f64, f64, Option<u64>, Option<Text>) {
-    let mine: Vec<&audit::Record> = records
-        .iter()
-        .filter(|r| r.event.metadata.contains(id_hex))
-        .collect();
+    let mine: Vec<&audit::Record> = records.iter().filter(|r| names_key(r, id_hex)).collect();
     let used = signatures_used;
     let rate = |days: i64| {
         let since = days_ago(days);
@@ -515,7 +512,7 @@ pub(crate) fn hss_points(
 ) -> Vec<HssPoint> {
     let mut out: Vec<HssPoint> = Vec::new();
     let mut left: Option<u64> = None;
-    for r in records.iter().filter(|r| r.event.metadata.contains(id_hex)) {
+    for r in records.iter().filter(|r| names_key(r, id_hex)) {
         if left.is_none() {
             if r.event.action == "key.generate" && r.event.status == "success" {
                 left = capacity.and_then(|c| u64::try_from(c).ok());

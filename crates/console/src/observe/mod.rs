@@ -50,20 +50,27 @@ impl Observe<'_> {
         self,
         keys: impl IntoIterator<Item = &'k ObjectSummary>,
     ) -> ApiResult<Vec<audit::Record>> {
-        let ids: Vec<&str> = keys.into_iter().map(|k| k.id_hex.as_str()).collect();
+        let ids: Vec<&str> = keys
+            .into_iter()
+            .map(|k| k.id_hex.as_str())
+            .filter(|id| !id.is_empty())
+            .collect();
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let names_one = |r: audit::Record| {
-            ids.iter()
-                .any(|id| r.event.metadata.contains(id))
-                .then_some(r)
-        };
+        let names_one = |r: audit::Record| ids.iter().any(|id| names_key(&r, id)).then_some(r);
         Ok(self
             .audit()
             .all_records(&audit::store::Query::default(), names_one)
             .await?)
     }
+}
+
+/// Does the record name the key whose `CKA_ID` is `id_hex` (its metadata holds the id)? A key
+/// without an ID is named by none: no record can be told to be its, and matching the empty
+/// id would credit it with every key's signatures.
+pub(crate) fn names_key(r: &audit::Record, id_hex: &str) -> bool {
+    !id_hex.is_empty() && r.event.metadata.contains(id_hex)
 }
 
 impl std::ops::Deref for Observe<'_> {

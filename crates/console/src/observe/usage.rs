@@ -18,7 +18,7 @@ use crate::core::{partitions::Partition, Core};
 use crate::observe::health::{
     hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus,
 };
-use crate::observe::Observe;
+use crate::observe::{names_key, Observe};
 use crate::text;
 use std::sync::Arc;
 
@@ -90,11 +90,7 @@ pub(crate) fn usage_points(
         remaining: left_now,
     }];
     let mut left = left_now;
-    for r in records
-        .iter()
-        .rev()
-        .filter(|r| r.event.metadata.contains(id_hex))
-    {
+    for r in records.iter().rev().filter(|r| names_key(r, id_hex)) {
         let n = uses(r);
         if n > 0 {
             out.push(HssPoint {
@@ -371,5 +367,37 @@ mod tests {
             .collect();
         // Limit 10 set (10 left), 3 used (7), raised to 20 (17), 2 used (15), now 15.
         assert_eq!(left, vec![10, 7, 17, 15, 15]);
+    }
+
+    /// A key without `CKA_ID` is named by no record: its history is its count now, and
+    /// the HSS check has nothing to compare (not every key's signatures credited to it).
+    #[test]
+    fn a_key_without_an_id_is_credited_with_no_record() {
+        let records = vec![
+            rec(
+                1,
+                "key.generate",
+                "2026-01-01T00:00:00Z",
+                serde_json::json!({ "id": "0a0b" }),
+            ),
+            rec(
+                2,
+                "sign",
+                "2026-01-03T00:00:00Z",
+                serde_json::json!({ "key_id": "0a0b", "signatures": 3 }),
+            ),
+        ];
+        let left: Vec<u64> = usage_points(&records, "", 15)
+            .iter()
+            .map(|p| p.remaining)
+            .collect();
+        assert_eq!(left, vec![15]);
+        let (d7, d30, d90, expected, mismatch) = hss_history(&records, "", Some(32), Some(28));
+        assert_eq!((d7, d30, d90), (0.0, 0.0, 0.0));
+        assert_eq!(expected, None);
+        assert!(mismatch.is_none());
+        // The same records do count for the key they name.
+        let (_, _, _, expected, _) = hss_history(&records, "0a0b", Some(32), Some(29));
+        assert_eq!(expected, Some(29));
     }
 }
