@@ -685,20 +685,30 @@ fn hss_kill_9_between_signatures_never_reuses_a_one_time_key() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // The test harness prints its own lines too; signatures are the "sig " ones.
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap())
-            .lines()
-            .map_while(Result::ok)
-            .filter_map(|l| l.strip_prefix("sig ").map(|h| hex::decode(h).unwrap()));
+        // The test harness prints its own lines too; signatures are the "sig " ones. Whole
+        // lines only: a signature's line is longer than a pipe takes in one write, so the
+        // kill can cut the last one short, and a signature cut short never left the child
+        // (its one-time key is the one in flight, counted below).
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut next_signature = move || loop {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                return None;
+            }
+            let hex = line.strip_suffix('\n')?.strip_prefix("sig ");
+            if let Some(hex) = hex {
+                return Some(hex::decode(hex).unwrap());
+            }
+        };
         let mut sigs = Vec::new();
         // Kill at the round's moment: after that many signatures left the child.
         while sigs.len() < kill_after {
-            sigs.push(lines.next().expect("the child signs"));
+            sigs.push(next_signature().expect("the child signs"));
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         // Signatures already in the pipe left the child too.
-        sigs.extend(lines);
+        sigs.extend(std::iter::from_fn(next_signature));
         for (i, sig) in sigs.iter().enumerate() {
             let msg = format!("child {i}");
             swverify::hss::verify(&public, msg.as_bytes(), sig)
