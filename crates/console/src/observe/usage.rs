@@ -141,22 +141,28 @@ impl Observe<'_> {
                 continue;
             }
             if let Ok(keys) = self.list_keys(&p.id).await {
-                let limited: Vec<ObjectSummary> = keys
+                // Each key with a limit, with the limit and the count of uses it has.
+                let limited: Vec<(ObjectSummary, u64, u64)> = keys
                     .into_iter()
-                    .filter(|k| k.usage_limit.is_some() && k.usage_count.is_some())
+                    .filter_map(|k| {
+                        let (limit, used) = (k.usage_limit?, k.usage_count?);
+                        Some((k, limit, used))
+                    })
                     .collect();
                 listed.push((p, limited));
             }
         }
-        let records = self
-            .records_naming(listed.iter().flat_map(|(_, keys)| keys))
-            .await?;
+        // Collected first: passed as a lazy iterator, its closures would live in the future
+        // across the await, and the compiler cannot then prove the future Send.
+        let limited: Vec<&ObjectSummary> = listed
+            .iter()
+            .flat_map(|(_, keys)| keys)
+            .map(|(k, ..)| k)
+            .collect();
+        let records = self.records_naming(limited).await?;
         let mut out = Vec::new();
         for (p, keys) in &listed {
-            for k in keys {
-                let (Some(limit), Some(used)) = (k.usage_limit, k.usage_count) else {
-                    continue;
-                };
+            for &(ref k, limit, used) in keys {
                 let left = limit.saturating_sub(used);
                 let used_percent = if limit > 0 {
                     100.0 * used.min(limit) as f64 / limit as f64
