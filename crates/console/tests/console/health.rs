@@ -141,6 +141,17 @@ async fn lunasim_counters_follow_known_activity_and_the_busy_share_moves() {
     c.close().await;
 }
 
+/// The HSS key `id_hex` as the HSS view lists it.
+async fn hss_key(c: &console::Console, id_hex: &str) -> console::health::HssKeyView {
+    c.observe()
+        .hss_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|k| k.id_hex == id_hex)
+        .expect("the HSS key is listed")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
     let e = common::builtin().await;
@@ -150,11 +161,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         r.signatures_made, 4,
         "three CMS signatures and the certificate"
     );
-    let keys = c.observe().hss_keys().await.unwrap();
-    let k = keys
-        .iter()
-        .find(|k| k.id_hex == g.id_hex)
-        .expect("the HSS key is listed");
+    let k = hss_key(c, &g.id_hex).await;
     assert_eq!((k.capacity.as_str(), k.remaining), ("32", Some(28)));
     assert!((k.used_percent - 12.5).abs() < 1e-9);
     assert_eq!(k.audit_expected_remaining, Some(28));
@@ -191,14 +198,7 @@ async fn hss_counters_burn_rate_and_a_signature_made_outside_the_console() {
         })
         .await
         .unwrap();
-    let k = c
-        .observe()
-        .hss_keys()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|k| k.id_hex == g.id_hex)
-        .unwrap();
+    let k = hss_key(c, &g.id_hex).await;
     assert_eq!(k.remaining, Some(27));
     assert!(
         k.mismatch
@@ -276,14 +276,7 @@ async fn a_trail_longer_than_a_page_is_read_whole_by_hss_counters_and_tail() {
         last > 100_200,
         "the signatures are recorded after the first page: {last}"
     );
-    let k = c
-        .observe()
-        .hss_keys()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|k| k.id_hex == g.id_hex)
-        .expect("the HSS key is listed");
+    let k = hss_key(c, &g.id_hex).await;
     assert_eq!((k.capacity.as_str(), k.remaining), ("32", Some(29)));
     assert_eq!(k.audit_expected_remaining, Some(29));
     assert!(k.mismatch.is_none(), "{:?}", k.mismatch);
