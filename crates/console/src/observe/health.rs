@@ -5,6 +5,7 @@
 //! history per partition for the live charts.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -17,8 +18,10 @@ use p11::Template;
 
 use crate::core::error::{ApiError, ApiResult};
 use crate::core::i18n::Text;
+use crate::core::partitions::Partition;
 use crate::core::views::{StorageView, TokenView};
-use crate::observe::{names_key, Observe};
+use crate::observe::history::{self, KeyHistories, KeyRecord};
+use crate::observe::Observe;
 use crate::text;
 
 /// Busy share and rates need two samples at least this far apart.
@@ -379,41 +382,33 @@ pub(crate) fn days_ago(days: i64) -> String {
     )
 }
 
-pub(crate) fn meta_u64(metadata: &str, key: &str) -> Option<u64> {
-    serde_json::from_str::<serde_json::Value>(metadata)
-        .ok()?
-        .get(key)?
-        .as_u64()
-}
-
 /// The audit-trail side of an HSS key: burn rates, the expected counter, mismatch.
 pub(crate) fn hss_history(
-    records: &[audit::Record],
-    id_hex: &str,
+    mine: &[KeyRecord],
     capacity: Option<u128>,
     remaining: Option<u64>,
 ) -> (f64, f64, f64, Option<u64>, Option<Text>) {
-    let mine: Vec<&audit::Record> = records.iter().filter(|r| names_key(r, id_hex)).collect();
     let used = signatures_used;
     let rate = |days: i64| {
         let since = days_ago(days);
         mine.iter()
-            .filter(|r| r.event.timestamp >= since)
-            .map(|r| used(r))
+            .filter(|k| k.record.event.timestamp >= since)
+            .map(used)
             .sum::<u64>() as f64
             / days as f64
     };
     // Baseline: the key's generation (full capacity) or the first batch's count before it.
     let mut baseline: Option<(i64, u64)> = None;
-    for r in &mine {
-        if r.event.action == "key.generate" && r.event.status == "success" {
+    for k in mine {
+        let r = &k.record;
+        if r.event.action == "key.generate" && r.event.status == "success" && k.subject {
             if let Some(c) = capacity.and_then(|c| u64::try_from(c).ok()) {
                 baseline = Some((r.seq, c));
                 break;
             }
         }
         if is_signing_request(&r.event.action) {
-            if let Some(v) = meta_u64(&r.event.metadata, "hss_remaining") {
+            if let Some(v) = k.hss_remaining {
                 baseline = Some((r.seq - 1, v));
                 break;
             }
@@ -421,7 +416,7 @@ pub(crate) fn hss_history(
     }
     let (expected, mismatch) = match (baseline, remaining) {
         (Some((seq, base)), Some(now)) => {
-            let recorded: u64 = mine.iter().filter(|r| r.seq > seq).map(|r| used(r)).sum();
+            let recorded: u64 = mine.iter().filter(|k| k.record.seq > seq).map(used).sum();
             let expected = base.saturating_sub(recorded);
             let m = if now < expected {
                 Some(text!(
@@ -451,14 +446,14 @@ pub(crate) fn hss_history(
 /// The one-time signatures a record says were spent: by a certificate that was issued, and
 /// by every signing record that counts them — a file or manifest whose signing failed after
 /// the HSM signed counts what the token's counter moved.
-fn signatures_used(r: &audit::Record) -> u64 {
-    let counts = match r.event.action.as_str() {
+fn signatures_used(k: &KeyRecord) -> u64 {
+    let counts = match k.record.event.action.as_str() {
         "sign" | "sign.manifest" => true,
-        "cert.issue" => r.event.status == "success",
+        "cert.issue" => k.record.event.status == "success",
         _ => false,
     };
     if counts {
-        meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
+        k.subject_u64("signatures").unwrap_or(0)
     } else {
         0
     }
@@ -505,19 +500,19 @@ pub(crate) fn status_of(
 /// key's generation, or the count the first signing request saw), then after each
 /// signing record; the token's count now last.
 pub(crate) fn hss_points(
-    records: &[audit::Record],
-    id_hex: &str,
+    mine: &[KeyRecord],
     capacity: Option<u128>,
     remaining: Option<u64>,
 ) -> Vec<HssPoint> {
     let mut out: Vec<HssPoint> = Vec::new();
     let mut left: Option<u64> = None;
-    for r in records.iter().filter(|r| names_key(r, id_hex)) {
+    for k in mine {
+        let r = &k.record;
         if left.is_none() {
-            if r.event.action == "key.generate" && r.event.status == "success" {
+            if r.event.action == "key.generate" && r.event.status == "success" && k.subject {
                 left = capacity.and_then(|c| u64::try_from(c).ok());
             } else if is_signing_request(&r.event.action) {
-                left = meta_u64(&r.event.metadata, "hss_remaining");
+                left = k.hss_remaining;
             }
             if let Some(l) = left {
                 out.push(HssPoint {
@@ -527,7 +522,7 @@ pub(crate) fn hss_points(
             }
             continue;
         }
-        let used = signatures_used(r);
+        let used = signatures_used(k);
         if used > 0 {
             let l = left.unwrap_or(0).saturating_sub(used);
             left = Some(l);
@@ -546,10 +541,20 @@ pub(crate) fn hss_points(
     out
 }
 
+/// HSS private keys by the partition they are on.
+pub(crate) type HssListed = Vec<(Arc<Partition>, Vec<hk::ObjectSummary>)>;
+
 impl Observe<'_> {
     /// Every HSS private key on every logged-in partition.
     pub async fn hss_keys(self) -> ApiResult<Vec<HssKeyView>> {
-        let settings = self.settings();
+        let listed = self.hss_listed().await;
+        let histories = self.key_histories(history::names(&listed, |k| k)).await?;
+        Ok(self.hss_views(&listed, &histories))
+    }
+
+    /// The HSS private keys of every logged-in partition (a partition that cannot be read
+    /// is left out).
+    pub(crate) async fn hss_listed(self) -> HssListed {
         let mut listed = Vec::new();
         for p in self.partitions() {
             if p.logged_in().is_none() {
@@ -570,11 +575,14 @@ impl Observe<'_> {
                 listed.push((p, keys));
             }
         }
-        let records = self
-            .records_naming(listed.iter().flat_map(|(_, keys)| keys))
-            .await?;
+        listed
+    }
+
+    /// The HSS keys' views, with their histories from `histories`.
+    pub(crate) fn hss_views(self, listed: &HssListed, histories: &KeyHistories) -> Vec<HssKeyView> {
+        let settings = self.settings();
         let mut out = Vec::new();
-        for (p, keys) in &listed {
+        for (p, keys) in listed {
             for k in keys {
                 let capacity: Option<u128> = k.hss_capacity.as_deref().and_then(|c| c.parse().ok());
                 let used_percent = match (capacity, k.hss_keys_remaining) {
@@ -590,8 +598,9 @@ impl Observe<'_> {
                     _ if left_percent <= settings.hss_warning_percent => HssStatus::Warning,
                     _ => HssStatus::Ok,
                 };
+                let mine = histories.of(&p.serial, &k.id_hex);
                 let (d7, d30, d90, expected, mismatch) =
-                    hss_history(&records, &k.id_hex, capacity, k.hss_keys_remaining);
+                    hss_history(mine, capacity, k.hss_keys_remaining);
                 let projected = k
                     .hss_keys_remaining
                     .and_then(|left| projected_exhaustion(d7, d30, d90, left));
@@ -613,11 +622,11 @@ impl Observe<'_> {
                     audit_expected_remaining: expected,
                     mismatch: mismatch.as_ref().map(|m| m.text.clone()),
                     mismatch_text: mismatch,
-                    history: hss_points(&records, &k.id_hex, capacity, k.hss_keys_remaining),
+                    history: hss_points(mine, capacity, k.hss_keys_remaining),
                 });
             }
         }
-        Ok(out)
+        out
     }
 
     /// One statistics sample of a partition: what the module reports (Luna's `CA_*`
@@ -722,29 +731,7 @@ pub enum StatsChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(seq: i64, action: &str, days_old: i64, meta: serde_json::Value) -> audit::Record {
-        audit::Record {
-            log_id: "l".into(),
-            seq,
-            epoch: 0,
-            event: audit::Prepared {
-                timestamp: days_ago(days_old),
-                session_id: "s".into(),
-                actor_id: None,
-                actor_ip: "127.0.0.1".into(),
-                action: action.into(),
-                resource_type: "artifact".into(),
-                resource_id: None,
-                algorithm: None,
-                status: "success".into(),
-                error_code: None,
-                metadata: meta.to_string(),
-            },
-            hmac_chain: String::new(),
-            created_at: String::new(),
-        }
-    }
+    use crate::observe::history::tests::{histories, rec};
 
     #[test]
     fn burn_rate_projection_and_cross_check_come_from_the_trail() {
@@ -782,20 +769,21 @@ mod tests {
                 serde_json::json!({ "key_id": "another", "signatures": 500 }),
             ),
         ];
-        let (d7, d30, d90, expected, mismatch) =
-            hss_history(&records, id, Some(1024), Some(1024 - 54));
+        let h = histories(&[("AA", id)], &records);
+        let mine = h.of("AA", id);
+        let (d7, d30, d90, expected, mismatch) = hss_history(mine, Some(1024), Some(1024 - 54));
         assert!((d7 - 15.0 / 7.0).abs() < 1e-9);
         assert!((d30 - 24.0 / 30.0).abs() < 1e-9);
         assert!((d90 - 54.0 / 90.0).abs() < 1e-9);
         assert_eq!(expected, Some(970));
         assert!(mismatch.is_none());
         // Two signatures made outside the console.
-        let (.., mismatch) = hss_history(&records, id, Some(1024), Some(968));
+        let (.., mismatch) = hss_history(mine, Some(1024), Some(968));
         let m = mismatch.unwrap();
         assert_eq!(m.key, "hss.mismatch_outside");
         assert!(m.text.contains("2 were made outside"));
         // A counter that went backwards.
-        let (.., mismatch) = hss_history(&records, id, Some(1024), Some(1000));
+        let (.., mismatch) = hss_history(mine, Some(1024), Some(1000));
         let m = mismatch.unwrap();
         assert_eq!(m.key, "hss.mismatch_backwards");
         assert!(m.text.contains("went backwards"));
@@ -825,10 +813,14 @@ mod tests {
                 serde_json::json!({ "key_id": id, "signatures": 4 }),
             ),
         ];
-        let left: Vec<u64> = hss_points(&records, id, Some(1024), Some(990))
-            .iter()
-            .map(|p| p.remaining)
-            .collect();
+        let left: Vec<u64> = hss_points(
+            histories(&[("AA", id)], &records).of("AA", id),
+            Some(1024),
+            Some(990),
+        )
+        .iter()
+        .map(|p| p.remaining)
+        .collect();
         assert_eq!(left, vec![1024, 994, 990, 990]);
         // A key made outside the console: the first request's count is the baseline.
         let records = vec![
@@ -845,10 +837,49 @@ mod tests {
                 serde_json::json!({ "key_id": id, "signatures": 2 }),
             ),
         ];
-        let left: Vec<u64> = hss_points(&records, id, None, None)
-            .iter()
-            .map(|p| p.remaining)
-            .collect();
+        let left: Vec<u64> =
+            hss_points(histories(&[("AA", id)], &records).of("AA", id), None, None)
+                .iter()
+                .map(|p| p.remaining)
+                .collect();
         assert_eq!(left, vec![100, 98]);
+    }
+
+    /// A batch signed by two keys lists the second beside the first with its own count: the
+    /// second key's check starts from that count, not the first key's.
+    #[test]
+    fn a_batchs_second_signer_is_checked_against_its_own_count() {
+        let records = vec![
+            rec(
+                1,
+                "sign.batch",
+                2,
+                serde_json::json!({
+                    "partition": "m-1:AA",
+                    "key": { "id": "0a" },
+                    "hss_remaining": 100,
+                    "also": [{ "key": { "id": "0b" }, "hss_remaining": 40 }],
+                }),
+            ),
+            rec(
+                2,
+                "sign",
+                2,
+                serde_json::json!({ "partition": "m-1:AA", "key_id": "0a", "signatures": 1 }),
+            ),
+            rec(
+                3,
+                "sign",
+                2,
+                serde_json::json!({ "partition": "m-1:AA", "key_id": "0b", "signatures": 1 }),
+            ),
+        ];
+        let h = histories(&[("AA", "0a"), ("AA", "0b")], &records);
+        let (.., expected, mismatch) = hss_history(h.of("AA", "0b"), Some(1024), Some(39));
+        assert_eq!(expected, Some(39));
+        assert!(mismatch.is_none());
+        let (.., expected, mismatch) = hss_history(h.of("AA", "0a"), Some(1024), Some(99));
+        assert_eq!(expected, Some(99));
+        assert!(mismatch.is_none());
     }
 }

@@ -4,12 +4,11 @@
 //! engine like any other.
 
 pub mod health;
+pub(crate) mod history;
 pub mod pqc;
 pub mod probe_verdict;
 pub mod probes;
 pub mod usage;
-
-use hsm::keys::ObjectSummary;
 
 use crate::core::error::ApiResult;
 use crate::core::ports::GroupCounters;
@@ -43,34 +42,21 @@ impl<'c> Observe<'c> {
 }
 
 impl Observe<'_> {
-    /// The trail's records, oldest first and however many, whose metadata names one of
-    /// `keys` (by `CKA_ID` in hex): what the keys' histories (signatures made, limits set)
-    /// are worked from. The whole trail is read, page by page, keeping only these.
-    pub(crate) async fn records_naming<'k>(
+    /// The HSS keys and the keys with a usage limit, their histories from one reading of
+    /// the trail (the overview shows both; the trail may be long).
+    pub async fn counted_keys(
         self,
-        keys: impl IntoIterator<Item = &'k ObjectSummary>,
-    ) -> ApiResult<Vec<audit::Record>> {
-        let ids: Vec<&str> = keys
-            .into_iter()
-            .map(|k| k.id_hex.as_str())
-            .filter(|id| !id.is_empty())
-            .collect();
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let names_one = |r: audit::Record| ids.iter().any(|id| names_key(&r, id)).then_some(r);
-        Ok(self
-            .audit()
-            .all_records(&audit::store::Query::default(), names_one)
-            .await?)
+    ) -> ApiResult<(Vec<health::HssKeyView>, Vec<usage::UsageKeyView>)> {
+        let hss = self.hss_listed().await;
+        let limited = self.usage_listed().await;
+        let mut names = history::names(&hss, |k| k);
+        names.extend(history::names(&limited, |(k, ..)| k));
+        let histories = self.key_histories(names).await?;
+        Ok((
+            self.hss_views(&hss, &histories),
+            self.usage_views(&limited, &histories),
+        ))
     }
-}
-
-/// Does the record name the key whose `CKA_ID` is `id_hex` (its metadata holds the id)? A key
-/// without an ID is named by none: no record can be told to be its, and matching the empty
-/// id would credit it with every key's signatures.
-pub(crate) fn names_key(r: &audit::Record, id_hex: &str) -> bool {
-    !id_hex.is_empty() && r.event.metadata.contains(id_hex)
 }
 
 impl std::ops::Deref for Observe<'_> {

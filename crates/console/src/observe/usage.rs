@@ -15,10 +15,9 @@ use p11::Template;
 use crate::core::change::{Change, ChangeKind};
 use crate::core::error::{ApiError, ApiResult, ErrorCode};
 use crate::core::{partitions::Partition, Core};
-use crate::observe::health::{
-    hss_history, meta_u64, projected_exhaustion, status_of, HssPoint, HssStatus,
-};
-use crate::observe::{names_key, Observe};
+use crate::observe::health::{hss_history, projected_exhaustion, status_of, HssPoint, HssStatus};
+use crate::observe::history::{self, KeyHistories, KeyRecord};
+use crate::observe::Observe;
 use crate::text;
 use std::sync::Arc;
 
@@ -62,14 +61,15 @@ impl UsageKeyView {
 }
 
 /// Uses consumed by a record: the signatures a successful signing record counts.
-fn uses(r: &audit::Record) -> u64 {
+fn uses(k: &KeyRecord) -> u64 {
+    let r = &k.record;
     if r.event.status == "success"
         && matches!(
             r.event.action.as_str(),
             "sign" | "sign.manifest" | "cert.issue"
         )
     {
-        meta_u64(&r.event.metadata, "signatures").unwrap_or(0)
+        k.subject_u64("signatures").unwrap_or(0)
     } else {
         0
     }
@@ -80,18 +80,15 @@ fn uses(r: &audit::Record) -> u64 {
 /// uses then (the record's `from` and `used`). It starts at the key's generation, at a
 /// limit set where there was none, or at the oldest record of the key. (`records` oldest
 /// first; those of other keys are skipped.)
-pub(crate) fn usage_points(
-    records: &[audit::Record],
-    id_hex: &str,
-    left_now: u64,
-) -> Vec<HssPoint> {
+pub(crate) fn usage_points(mine: &[KeyRecord], left_now: u64) -> Vec<HssPoint> {
     let mut out = vec![HssPoint {
         at: audit::now_rfc3339(),
         remaining: left_now,
     }];
     let mut left = left_now;
-    for r in records.iter().rev().filter(|r| names_key(r, id_hex)) {
-        let n = uses(r);
+    for k in mine.iter().rev() {
+        let r = &k.record;
+        let n = uses(k);
         if n > 0 {
             out.push(HssPoint {
                 at: r.event.timestamp.clone(),
@@ -109,10 +106,7 @@ pub(crate) fn usage_points(
                     at: r.event.timestamp.clone(),
                     remaining: left,
                 });
-                match (
-                    meta_u64(&r.event.metadata, "from"),
-                    meta_u64(&r.event.metadata, "used"),
-                ) {
+                match (k.subject_u64("from"), k.subject_u64("used")) {
                     (Some(from), Some(used)) => left = from.saturating_sub(used),
                     _ => break,
                 }
@@ -131,10 +125,23 @@ pub(crate) fn usage_points(
     out
 }
 
+/// Keys with a usage limit, with the limit and the count of uses each has, by the
+/// partition they are on.
+pub(crate) type UsageListed = Vec<(Arc<Partition>, Vec<(ObjectSummary, u64, u64)>)>;
+
 impl Observe<'_> {
     /// Every key with a usage limit on the logged-in Luna partitions.
     pub async fn usage_keys(self) -> ApiResult<Vec<UsageKeyView>> {
-        let settings = self.settings();
+        let listed = self.usage_listed().await;
+        let histories = self
+            .key_histories(history::names(&listed, |(k, ..)| k))
+            .await?;
+        Ok(self.usage_views(&listed, &histories))
+    }
+
+    /// The keys with a usage limit on the logged-in Luna partitions (a partition that
+    /// cannot be read is left out).
+    pub(crate) async fn usage_listed(self) -> UsageListed {
         let mut listed = Vec::new();
         for p in self.partitions() {
             if p.logged_in().is_none() || p.module.module.family() != p11::Family::Luna {
@@ -152,16 +159,18 @@ impl Observe<'_> {
                 listed.push((p, limited));
             }
         }
-        // Collected first: passed as a lazy iterator, its closures would live in the future
-        // across the await, and the compiler cannot then prove the future Send.
-        let limited: Vec<&ObjectSummary> = listed
-            .iter()
-            .flat_map(|(_, keys)| keys)
-            .map(|(k, ..)| k)
-            .collect();
-        let records = self.records_naming(limited).await?;
+        listed
+    }
+
+    /// The usage-limited keys' views, with their histories from `histories`.
+    pub(crate) fn usage_views(
+        self,
+        listed: &UsageListed,
+        histories: &KeyHistories,
+    ) -> Vec<UsageKeyView> {
+        let settings = self.settings();
         let mut out = Vec::new();
-        for (p, keys) in &listed {
+        for (p, keys) in listed {
             for &(ref k, limit, used) in keys {
                 let left = limit.saturating_sub(used);
                 let used_percent = if limit > 0 {
@@ -169,8 +178,8 @@ impl Observe<'_> {
                 } else {
                     100.0
                 };
-                let (d7, d30, d90, _, _) =
-                    hss_history(&records, &k.id_hex, Some(limit as u128), Some(left));
+                let mine = histories.of(&p.serial, &k.id_hex);
+                let (d7, d30, d90, _, _) = hss_history(mine, Some(limit as u128), Some(left));
                 out.push(UsageKeyView {
                     partition_id: p.id.clone(),
                     partition_label: p.label.clone(),
@@ -188,11 +197,11 @@ impl Observe<'_> {
                     per_day_30: d30,
                     per_day_90: d90,
                     projected_exhaustion: projected_exhaustion(d7, d30, d90, left),
-                    history: usage_points(&records, &k.id_hex, left),
+                    history: usage_points(mine, left),
                 });
             }
         }
-        Ok(out)
+        out
     }
 
     /// Set or raise a key's usage limit (Luna: the crypto officer or the SO). A limit below
@@ -302,72 +311,45 @@ impl Change for SetUsageLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(seq: i64, action: &str, at: &str, meta: serde_json::Value) -> audit::Record {
-        audit::Record {
-            log_id: "test".into(),
-            seq,
-            epoch: 0,
-            event: audit::Prepared {
-                timestamp: at.into(),
-                session_id: String::new(),
-                actor_id: None,
-                actor_ip: String::new(),
-                action: action.into(),
-                resource_type: "key".into(),
-                resource_id: None,
-                algorithm: None,
-                status: "success".into(),
-                error_code: None,
-                metadata: meta.to_string(),
-            },
-            hmac_chain: String::new(),
-            created_at: String::new(),
-        }
-    }
+    use crate::observe::history::tests::{histories, rec};
 
     #[test]
     fn uses_left_are_told_back_from_the_count_now() {
         let id = "0a0b";
         let records = vec![
-            rec(
-                1,
-                "key.generate",
-                "2026-01-01T00:00:00Z",
-                serde_json::json!({ "id": id }),
-            ),
+            rec(1, "key.generate", 6, serde_json::json!({ "id": id })),
             rec(
                 2,
                 "key.usage_limit",
-                "2026-01-02T00:00:00Z",
+                5,
                 serde_json::json!({ "id": id, "from": null, "to": 10, "used": 0 }),
             ),
             rec(
                 3,
                 "sign",
-                "2026-01-03T00:00:00Z",
+                4,
                 serde_json::json!({ "key_id": id, "signatures": 3 }),
             ),
             rec(
                 4,
                 "sign",
-                "2026-01-03T01:00:00Z",
+                4,
                 serde_json::json!({ "key_id": "ffff", "signatures": 5 }),
             ),
             rec(
                 5,
                 "key.usage_limit",
-                "2026-01-04T00:00:00Z",
+                3,
                 serde_json::json!({ "id": id, "from": 10, "to": 20, "used": 3 }),
             ),
             rec(
                 6,
                 "sign",
-                "2026-01-05T00:00:00Z",
+                2,
                 serde_json::json!({ "key_id": id, "signatures": 2 }),
             ),
         ];
-        let left: Vec<u64> = usage_points(&records, id, 15)
+        let left: Vec<u64> = usage_points(histories(&[("AA", id)], &records).of("AA", id), 15)
             .iter()
             .map(|p| p.remaining)
             .collect();
@@ -380,30 +362,26 @@ mod tests {
     #[test]
     fn a_key_without_an_id_is_credited_with_no_record() {
         let records = vec![
-            rec(
-                1,
-                "key.generate",
-                "2026-01-01T00:00:00Z",
-                serde_json::json!({ "id": "0a0b" }),
-            ),
+            rec(1, "key.generate", 6, serde_json::json!({ "id": "0a0b" })),
             rec(
                 2,
                 "sign",
-                "2026-01-03T00:00:00Z",
+                4,
                 serde_json::json!({ "key_id": "0a0b", "signatures": 3 }),
             ),
         ];
-        let left: Vec<u64> = usage_points(&records, "", 15)
+        let h = histories(&[("AA", "0a0b"), ("AA", "")], &records);
+        let left: Vec<u64> = usage_points(h.of("AA", ""), 15)
             .iter()
             .map(|p| p.remaining)
             .collect();
         assert_eq!(left, vec![15]);
-        let (d7, d30, d90, expected, mismatch) = hss_history(&records, "", Some(32), Some(28));
+        let (d7, d30, d90, expected, mismatch) = hss_history(h.of("AA", ""), Some(32), Some(28));
         assert_eq!((d7, d30, d90), (0.0, 0.0, 0.0));
         assert_eq!(expected, None);
         assert!(mismatch.is_none());
         // The same records do count for the key they name.
-        let (_, _, _, expected, _) = hss_history(&records, "0a0b", Some(32), Some(29));
+        let (_, _, _, expected, _) = hss_history(h.of("AA", "0a0b"), Some(32), Some(29));
         assert_eq!(expected, Some(29));
     }
 }

@@ -62,11 +62,11 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
         not_checked: not_checked(cards),
         ..Section::default()
     };
-    usage_limited(c, &mut section).await;
-    let Ok(keys) = c.observe().hss_keys().await else {
+    let Ok((keys, limited)) = c.observe().counted_keys().await else {
         super::sort_items(&mut section.items);
         return section;
     };
+    usage_limited(&limited, &mut section);
     section.checked += keys.len() as u32;
     for k in &keys {
         let days = hss_days_left(k);
@@ -131,12 +131,9 @@ pub(super) async fn keys_running_out(c: &Console, cards: &[PartitionCard]) -> Se
 /// Keys with a usage limit (Luna) that run out within [`WARNING_DAYS`] at their burn rate
 /// or are below the HSS thresholds of the settings; each leads to the key in the Keys view,
 /// where its limit is raised.
-async fn usage_limited(c: &Console, section: &mut Section) {
-    let Ok(keys) = c.observe().usage_keys().await else {
-        return;
-    };
+fn usage_limited(keys: &[UsageKeyView], section: &mut Section) {
     section.checked += keys.len() as u32;
-    for k in &keys {
+    for k in keys {
         let days = usage_days_left(k);
         let Some(severity) = by_status(k.status).max(by_days(days)) else {
             continue;
