@@ -14,6 +14,8 @@ mod ha;
 mod keys;
 mod trail;
 
+pub use trail::FAILURES_SHOWN;
+
 use serde::Serialize;
 use ts_rs::TS;
 

@@ -301,17 +301,22 @@ pub(super) async fn failures(c: &Console) -> Section {
         i.at = Some(r.event.timestamp.clone());
         section.items.push(i);
     }
-    let q = Query {
+    let failed = Query {
         status: Some("failure".into()),
         from_time: Some(since),
-        limit: 1000,
         ..Query::default()
     };
-    let Ok(records) = c.audit().records(&q).await else {
+    let newest = Query {
+        limit: FAILURES_SHOWN as i64,
+        ..failed.clone()
+    };
+    let Ok(records) = c.audit().records(&newest).await else {
         return section;
     };
-    section.checked += records.len() as u32;
-    for r in records.into_iter().take(FAILURES_SHOWN) {
+    // Counted over the whole day, however many (the records themselves are not kept).
+    let count = c.audit().all_records(&failed, |_| Some(())).await;
+    section.checked += count.map_or(records.len(), |all| all.len()) as u32;
+    for r in records {
         let error = r.event.error_code.clone().unwrap_or_default();
         let link = audit_link(&r);
         let mut i = AttentionItem::new(

@@ -322,3 +322,35 @@ async fn the_overview_names_keys_the_post_quantum_policy_dates() {
     assert!(warning.1.contains("pq_ec (ECDSA P-256; 1)"), "{items:?}");
     assert!(!warning.1.contains("pq_mldsa87"), "{items:?}");
 }
+
+/// Every failure of the last 24 hours is counted, however many (`hsmc status` prints the
+/// count beside the newest few): the count once stopped at the 1,000 records one query gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_of_the_day_are_all_counted_and_the_newest_listed() {
+    let e = common::builtin().await;
+    let failed = 1_005;
+    for i in 0..failed {
+        e.c.audit()
+            .append(
+                audit::Event::new("key.sign", "key")
+                    .status(audit::Status::Failure)
+                    .meta("i", i),
+            )
+            .await
+            .unwrap();
+    }
+    let o = e.c.overview().await.unwrap();
+    assert!(o.failures.checked >= failed, "{}", o.failures.checked);
+    let listed: Vec<i64> = o
+        .failures
+        .items
+        .iter()
+        .filter(|i| i.message.key == "overview.items.failed_operation")
+        .filter_map(|i| i.link.seq)
+        .collect();
+    assert_eq!(listed.len(), console::overview::FAILURES_SHOWN);
+    assert!(
+        listed.windows(2).all(|w| w[0] > w[1]),
+        "newest first: {listed:?}"
+    );
+}
