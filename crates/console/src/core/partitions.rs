@@ -31,6 +31,14 @@ pub struct LoadedModule {
     pub builtin: bool,
 }
 
+/// The token serial in a partition ID (`<module>:<serial>`, as [`Partition::id`] is made):
+/// what names the token in trail records whatever path its module was loaded from.
+pub(crate) fn token_serial(partition_id: &str) -> &str {
+    partition_id
+        .split_once(':')
+        .map_or(partition_id, |(_, serial)| serial)
+}
+
 /// One token the console talks to, with its session pool.
 pub struct Partition {
     pub id: String,

@@ -16,7 +16,7 @@ use hsm::keys::ObjectSummary;
 use serde_json::Value;
 
 use crate::core::error::ApiResult;
-use crate::core::partitions::Partition;
+use crate::core::partitions::{token_serial, Partition};
 use crate::observe::Observe;
 
 /// A key as the trail names it: its token's serial and its `CKA_ID` in hex.
@@ -109,9 +109,7 @@ fn named_by(r: &audit::Record, wanted: &HashSet<KeyName>) -> Vec<(KeyName, KeyRe
     let Ok(m) = serde_json::from_str::<Value>(&r.event.metadata) else {
         return Vec::new();
     };
-    let serial = m["partition"]
-        .as_str()
-        .map(|p| p.split_once(':').map_or(p, |(_, serial)| serial));
+    let serial = m["partition"].as_str().map(token_serial);
     let id_of = |v: &Value| {
         v["key_id"]
             .as_str()

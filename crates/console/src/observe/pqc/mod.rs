@@ -12,6 +12,7 @@ use hsmc_pqc::{Assessed, Counts, Policy};
 use serde::Serialize;
 
 use crate::core::error::{ApiError, ApiResult};
+use crate::core::partitions::token_serial;
 use crate::observe::Observe;
 use crate::text;
 
@@ -95,9 +96,10 @@ struct UsesByKey<'a> {
 }
 
 impl<'a> UsesByKey<'a> {
-    fn of(uses: &'a [Use], partition: &str) -> UsesByKey<'a> {
+    /// The uses made on the token `serial` (whatever path its module was loaded from then).
+    fn of(uses: &'a [Use], serial: &str) -> UsesByKey<'a> {
         let (mut by_id, mut by_label) = (HashMap::new(), HashMap::new());
-        for u in uses.iter().filter(|u| u.partition == partition) {
+        for u in uses.iter().filter(|u| token_serial(&u.partition) == serial) {
             by_id
                 .entry(u.key_id.as_str())
                 .or_insert_with(Vec::new)
@@ -251,7 +253,7 @@ impl Observe<'_> {
                     today,
                 )
             }));
-            let used = UsesByKey::of(&uses, &read.partition.id);
+            let used = UsesByKey::of(&uses, &read.partition.serial);
             for row in &mut rows {
                 row.evidence = evidence(used.of_row(row), row);
             }
@@ -415,4 +417,35 @@ struct ReadCertificate {
     id_hex: String,
     unique_id: Option<String>,
     info: signing::objects::CertificateInfo,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key's uses are those made on its token, however the module's path has changed;
+    /// the same ID on another token is another key.
+    #[test]
+    fn uses_are_the_tokens_whatever_path_its_module_had() {
+        let used = |partition: &str, key_id: &str| Use {
+            at: "2026-12-01T00:00:00Z".into(),
+            partition: partition.into(),
+            key_id: key_id.into(),
+            key_label: "k".into(),
+            signatures: 1,
+            artifact: None,
+        };
+        let uses = vec![
+            used("m-11111111:AA", "01"),
+            used("m-22222222:AA", "01"),
+            used("m-11111111:BB", "01"),
+        ];
+        let of_aa = UsesByKey::of(&uses, "AA");
+        let partitions: Vec<&str> = of_aa.by_id["01"]
+            .iter()
+            .map(|u| u.partition.as_str())
+            .collect();
+        assert_eq!(partitions, ["m-11111111:AA", "m-22222222:AA"]);
+        assert_eq!(UsesByKey::of(&uses, "BB").by_id["01"].len(), 1);
+    }
 }
