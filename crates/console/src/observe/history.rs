@@ -54,25 +54,25 @@ pub(crate) fn names<T>(
 #[derive(Debug, Clone)]
 pub(crate) struct KeyRecord {
     pub record: audit::Record,
-    /// The key is what the record is about, so the signatures or uses it counts are the
-    /// key's; a key listed beside it (another signer of a batch) spent none by it.
-    pub subject: bool,
+    /// The record's metadata, parsed once, when the key is what the record is about: the
+    /// signatures or uses it counts are then the key's. `None` for a key listed beside it
+    /// (another signer of a batch), which spent none by it.
+    subject: Option<Value>,
     /// The key's count of one-time signatures when the record was written, as the record
     /// gives it for this key (`hss_remaining`, the subject's or its own entry's).
     pub hss_remaining: Option<u64>,
 }
 
 impl KeyRecord {
+    /// Is the key what the record is about (not only listed beside it)?
+    pub(crate) fn is_subject(&self) -> bool {
+        self.subject.is_some()
+    }
+
     /// A number the record gives of the key it is about (`signatures`, `from`, `used`);
     /// none for a key only listed beside it.
     pub(crate) fn subject_u64(&self, field: &str) -> Option<u64> {
-        if !self.subject {
-            return None;
-        }
-        serde_json::from_str::<Value>(&self.record.event.metadata)
-            .ok()?
-            .get(field)?
-            .as_u64()
+        self.subject.as_ref()?.get(field)?.as_u64()
     }
 }
 
@@ -92,64 +92,76 @@ impl KeyHistories {
         self.by_key.get(&name).map_or(&[], Vec::as_slice)
     }
 
-    /// Sort `r` into the histories of the keys in `wanted` it names.
-    fn add(&mut self, wanted: &HashSet<KeyName>, named: Vec<(KeyName, KeyRecord)>) {
+    /// Add the records of `named` to the histories of the keys they name.
+    fn add(&mut self, named: Vec<(KeyName, KeyRecord)>) {
         for (name, kr) in named {
-            if wanted.contains(&name) {
-                self.by_key.entry(name).or_default().push(kr);
-            }
+            self.by_key.entry(name).or_default().push(kr);
         }
     }
 }
 
-/// The keys a record names (see the module's comment), each with what the record says of it.
-/// A record without a partition (none is written so today) names the key of that id on
-/// every token in `wanted`.
-fn named_by(r: &audit::Record, wanted: &HashSet<KeyName>) -> Vec<(KeyName, KeyRecord)> {
+/// The keys of `wanted` a record names (see the module's comment), each with what the
+/// record says of it. A record without a partition (none is written so today) names the key
+/// of that id on every token. The metadata is parsed once, here.
+fn named_by(r: audit::Record, wanted: &HashSet<KeyName>) -> Vec<(KeyName, KeyRecord)> {
     let Ok(m) = serde_json::from_str::<Value>(&r.event.metadata) else {
         return Vec::new();
     };
     let serial = m["partition"].as_str().map(token_serial);
-    let id_of = |v: &Value| {
+    fn id_of(v: &Value) -> Option<&str> {
         v["key_id"]
             .as_str()
             .or_else(|| v["id"].as_str())
             .or_else(|| v["key"]["id"].as_str())
-            .map(str::to_string)
-    };
+    }
     let subject = id_of(&m).map(|id| (id, true, m["hss_remaining"].as_u64()));
     let beside = m["also"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|e| id_of(e).map(|id| (id, false, e["hss_remaining"].as_u64())));
-    let mut out = Vec::new();
-    for (id_hex, subject, hss_remaining) in subject.into_iter().chain(beside) {
+    let mut names = Vec::new();
+    for (id_hex, is_subject, hss_remaining) in subject.into_iter().chain(beside) {
         if id_hex.is_empty() {
             continue;
         }
-        let kr = KeyRecord {
-            record: r.clone(),
-            subject,
-            hss_remaining,
-        };
         match serial {
-            Some(serial) => out.push((
-                KeyName {
+            Some(serial) => {
+                let name = KeyName {
                     serial: serial.to_string(),
-                    id_hex,
-                },
-                kr,
-            )),
-            None => out.extend(
+                    id_hex: id_hex.to_string(),
+                };
+                if wanted.contains(&name) {
+                    names.push((name, is_subject, hss_remaining));
+                }
+            }
+            None => names.extend(
                 wanted
                     .iter()
                     .filter(|w| w.id_hex == id_hex)
-                    .map(|w| (w.clone(), kr.clone())),
+                    .map(|w| (w.clone(), is_subject, hss_remaining)),
             ),
         }
     }
-    out
+    // The record itself is moved into the last of its keys' histories, copied for the others.
+    let mut record = Some(r);
+    let last = names.len().saturating_sub(1);
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, is_subject, hss_remaining))| {
+            let kr = KeyRecord {
+                record: if i == last {
+                    record.take().expect("moved once, into the last")
+                } else {
+                    record.clone().expect("not yet moved")
+                },
+                subject: is_subject.then(|| m.clone()),
+                hss_remaining,
+            };
+            (name, kr)
+        })
+        .collect()
 }
 
 impl Observe<'_> {
@@ -167,7 +179,7 @@ impl Observe<'_> {
         let pick = |r: audit::Record| {
             ids.iter()
                 .any(|id| r.event.metadata.contains(id))
-                .then(|| named_by(&r, &wanted))
+                .then(|| named_by(r, &wanted))
                 .filter(|named| !named.is_empty())
         };
         let named = self
@@ -175,7 +187,7 @@ impl Observe<'_> {
             .all_records(&audit::store::Query::default(), pick)
             .await?;
         for n in named {
-            histories.add(&wanted, n);
+            histories.add(n);
         }
         Ok(histories)
     }
@@ -220,7 +232,7 @@ pub(crate) mod tests {
             .collect();
         let mut h = KeyHistories::default();
         for r in records {
-            h.add(&wanted, named_by(r, &wanted));
+            h.add(named_by(r.clone(), &wanted));
         }
         h
     }
@@ -228,7 +240,7 @@ pub(crate) mod tests {
     fn seqs(h: &KeyHistories, serial: &str, id: &str) -> Vec<(i64, bool, Option<u64>)> {
         h.of(serial, id)
             .iter()
-            .map(|k| (k.record.seq, k.subject, k.hss_remaining))
+            .map(|k| (k.record.seq, k.is_subject(), k.hss_remaining))
             .collect()
     }
 
