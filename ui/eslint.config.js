@@ -102,6 +102,12 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
   },
+  // A component a reader can take in whole: none over 200 lines of code (blank lines and
+  // comments aside); a longer one is split into the parts a reader would name.
+  {
+    files: ["src/**/*.{ts,tsx}"],
+    rules: { "max-lines-per-function": ["error", { max: 200, skipBlankLines: true, skipComments: true }] },
+  },
   // Every word a person reads comes from the catalogs (../locales/*.json): a literal string
   // in JSX — text, or an attribute a person sees — is an error. tests/ui/i18n.test.mjs checks
   // that this rule and no-backend-english are errors for every view, with the catalog checks.

@@ -2,28 +2,26 @@
 // table to it), verification with progress and cancel, filters, export.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { DayCount, ExportFormat, Query, RecordView } from "../../bindings";
-import { EmptyState, ErrorBox, ProgressBar } from "../../components";
-import { useFormat } from "../../i18n";
+import type { DayCount, Query, RecordView } from "../../bindings";
+import { EmptyState, ErrorBox } from "../../components";
 import { api, newJobId } from "../../ipc";
-import { useAudit, useJumps, useNavigate, useToast } from "../../state";
+import { useAudit, useJumps, useNavigate } from "../../state";
 import { useCommand } from "../../useCommand";
 import type { VirtualTableHandle } from "../../components/VirtualTable";
 import { RecordTable } from "./RecordTable";
 import { RecordDetail } from "./RecordDetail";
 import { AuditStatus, DAYS, VerdictBox, DaysChart } from "./TrailSummary";
 import { Checkpoints, RotateKeyDialog } from "./TrailKey";
-import { AuditFilters, isFiltered, recordQuery, toIso, type RecordFilter } from "./AuditFilters";
+import { AuditFilters, isFiltered, recordQuery, type RecordFilter } from "./AuditFilters";
+import { TrailActions, VerifyProgress, type VerifyRun } from "./TrailActions";
 
 const PAGE = 200;
 
 export function AuditView() {
   const { t } = useTranslation();
-  const fmt = useFormat();
   const { audit, auditTick } = useAudit();
   const { auditSearch, auditTarget, consumeAuditTarget } = useJumps();
   const navigate = useNavigate();
-  const toast = useToast();
   const [records, setRecords] = useState<RecordView[] | null>(null);
   const [more, setMore] = useState(true);
   const [filter, setFilter] = useState<RecordFilter>(() => ({
@@ -42,7 +40,7 @@ export function AuditView() {
   }, [auditTarget, consumeAuditTarget]);
   const [selected, setSelected] = useState<RecordView | null>(null);
   const [rotate, setRotate] = useState(false);
-  const [verify, setVerify] = useState<{ job: string; done: number; total: number } | null>(null);
+  const [verify, setVerify] = useState<VerifyRun | null>(null);
 
   const query = useCallback((before: number | null) => recordQuery(filter, before, PAGE), [filter]);
 
@@ -125,23 +123,6 @@ export function AuditView() {
     await verifying.run(job);
   };
 
-  const { run: exportTrail } = useCommand(
-    async (format: ExportFormat) => {
-      // The date filter, when set, is the exported range; otherwise the whole trail.
-      const s = await api.auditExport(format, { from_time: toIso(from, false), to_time: toIso(to, true) });
-      if (s) toast("ok", t("audit.exported", { count: s.records, records: fmt.number(s.records), path: s.path }));
-    },
-    { errorToast: t("common.export_failed") },
-  );
-
-  const { run: checkpoint } = useCommand(
-    async () => {
-      const c = await api.auditCheckpoint();
-      toast("ok", t("audit.checkpoint_signed", { no: c.checkpoint_no, algorithm: c.algorithm, seq: c.seq }));
-    },
-    { errorToast: t("audit.no_checkpoint") },
-  );
-
   // Older pages load as the table nears its end, so 100,000 records scroll like one list.
   const [lastShown, setLastShown] = useState(0);
   const loadingOlder = useRef(false);
@@ -158,33 +139,14 @@ export function AuditView() {
     <div className="view audit-view">
       <header className="view-header">
         <h1>{t("audit.title")}</h1>
-        <div className="button-row">
-          <button
-            onClick={() => void exportTrail("jsonl")}
-            data-testid="export-jsonl"
-            title={from || to ? t("audit.export_range_title") : t("audit.export_all_title")}
-          >
-            {from || to ? t("audit.export_jsonl_range") : t("audit.export_jsonl")}
-          </button>
-          <button onClick={() => void exportTrail("csv")} data-testid="export-csv">
-            {from || to ? t("audit.export_csv_range") : t("audit.export_csv")}
-          </button>
-          <button onClick={() => void checkpoint()} disabled={!unlocked}>
-            {t("audit.checkpoint_now")}
-          </button>
-          <button onClick={() => setRotate(true)} disabled={!unlocked} data-testid="rotate-key">
-            {t("audit.rotate_key")}
-          </button>
-          <button
-            className="primary"
-            onClick={() => void runVerify()}
-            disabled={!!verify || !unlocked}
-            data-testid="verify-trail"
-            title={unlocked ? t("audit.verify_title") : t("audit.verify_locked_title")}
-          >
-            {t("audit.verify_trail")}
-          </button>
-        </div>
+        <TrailActions
+          from={from}
+          to={to}
+          unlocked={unlocked}
+          verifying={!!verify}
+          onVerify={() => void runVerify()}
+          onRotate={() => setRotate(true)}
+        />
       </header>
       {audit && <AuditStatus audit={audit} />}
       {!unlocked && audit && (
@@ -192,22 +154,7 @@ export function AuditView() {
           {t("audit.needs_key")} <button onClick={() => navigate("connections")}>{t("audit.log_in")}</button>
         </div>
       )}
-      {verify && (
-        <div className="inline-form">
-          <ProgressBar
-            done={verify.done}
-            total={verify.total}
-            label={
-              verify.total > 0
-                ? t("audit.verifying_n", { done: fmt.number(verify.done), total: fmt.number(verify.total) })
-                : t("audit.verifying")
-            }
-          />
-          <button onClick={() => void api.cancelJob(verify.job)} data-testid="cancel-verify">
-            {t("common.cancel")}
-          </button>
-        </div>
-      )}
+      {verify && <VerifyProgress verify={verify} />}
       {verdict && <VerdictBox v={verdict} />}
       {verifyError && <ErrorBox error={verifyError} title={t("audit.verify_unfinished")} />}
       {days && <DaysChart days={days} day={chartDay} onDay={pickDay} />}
