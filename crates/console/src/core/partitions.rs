@@ -31,12 +31,26 @@ pub struct LoadedModule {
     pub builtin: bool,
 }
 
-/// The token serial in a partition ID (`<module>:<serial>`, as [`Partition::id`] is made):
-/// what names the token in trail records whatever path its module was loaded from.
-pub(crate) fn token_serial(partition_id: &str) -> &str {
-    partition_id
-        .split_once(':')
-        .map_or(partition_id, |(_, serial)| serial)
+/// What names a token in trail records, from a partition ID (`<module>:<serial>`, as
+/// [`Partition::id`] is made): its serial, whatever path its module was loaded from. A token
+/// that reports no serial is named by its slot (`slotN`), and slot numbers repeat from module
+/// to module: such a token is named by its whole partition ID.
+pub(crate) fn token_name(partition_id: &str) -> &str {
+    match partition_id.split_once(':') {
+        Some((_, serial)) if !is_slot_name(serial) => serial,
+        _ => partition_id,
+    }
+}
+
+/// The name a token that reports no serial gets in its partition ID.
+fn slot_name(slot: SlotId) -> String {
+    format!("slot{slot}")
+}
+
+fn is_slot_name(serial: &str) -> bool {
+    serial
+        .strip_prefix("slot")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// One token the console talks to, with its session pool.
@@ -53,6 +67,11 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// What names this partition's token in trail records ([`token_name`]).
+    pub(crate) fn token_name(&self) -> &str {
+        token_name(&self.id)
+    }
+
     /// Who is logged in: nobody once the pool has forgotten the credentials (the token
     /// refused them after a reconnection, or a PIN change's outcome is unknown).
     pub fn logged_in(&self) -> Option<UserKind> {
@@ -386,7 +405,7 @@ impl Core {
         t: &p11::TokenInfo,
     ) -> Arc<Partition> {
         let serial = if t.serial_number.trim().is_empty() {
-            format!("slot{slot}")
+            slot_name(slot)
         } else {
             t.serial_number.trim().to_string()
         };
@@ -888,5 +907,25 @@ impl Core {
         v.retain(|o| o.class != "MECHANISM" && o.class != "PROFILE");
         p.key_refs.learn(&v);
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_named_by_its_serial_or_without_one_by_its_whole_partition() {
+        assert_eq!(token_name("m-1a2b:0f0aea212282d895"), "0f0aea212282d895");
+        // The same token through its module loaded from another path.
+        assert_eq!(token_name("m-9f8e:0f0aea212282d895"), "0f0aea212282d895");
+        // No serial: named by its slot, which another module's token may share.
+        assert_eq!(
+            token_name(&format!("m-1a2b:{}", slot_name(3))),
+            "m-1a2b:slot3"
+        );
+        // A serial that merely begins like a slot's name is a serial.
+        assert_eq!(token_name("m-1a2b:slotted"), "slotted");
+        assert_eq!(token_name("m-1a2b:slot"), "slot");
     }
 }

@@ -598,7 +598,7 @@ impl Observe<'_> {
                     _ if left_percent <= settings.hss_warning_percent => HssStatus::Warning,
                     _ => HssStatus::Ok,
                 };
-                let mine = histories.of(&p.serial, &k.id_hex);
+                let mine = histories.of(p.token_name(), &k.id_hex);
                 let (d7, d30, d90, expected, mismatch) =
                     hss_history(mine, capacity, k.hss_keys_remaining);
                 let projected = k

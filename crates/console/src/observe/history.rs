@@ -2,9 +2,10 @@
 //!
 //! A record names a key by the token it was made on and the key's `CKA_ID`, both exactly:
 //! its metadata's `partition` (`<module>:<token serial>`; the serial, not the module's path,
-//! so a module loaded from another path keeps its history) and the id of the key it is about
-//! (`key_id`, `id` or `key.id`), or of a key listed beside it (a batch's other signers,
-//! `also[].key.id`). Matching the id as text inside the metadata would credit a key with
+//! so a module loaded from another path keeps its history; for a token without a serial, the
+//! whole partition, since such a token is named by its slot number) and the id of the key it
+//! is about (`key_id`, `id` or `key.id`), or of a key listed beside it (a batch's other
+//! signers, `also[].key.id`). Matching the id as text inside the metadata would credit a key with
 //! `CKA_ID` `01` with every record holding `01` anywhere (a digest, another key's id), and a
 //! key of the same id on another token with this one's signatures: its burn rate wrong, and
 //! its HSS check hiding signatures made outside the console or inventing them.
@@ -16,22 +17,23 @@ use hsm::keys::ObjectSummary;
 use serde_json::Value;
 
 use crate::core::error::ApiResult;
-use crate::core::partitions::{token_serial, Partition};
+use crate::core::partitions::{token_name, Partition};
 use crate::observe::Observe;
 
-/// A key as the trail names it: its token's serial and its `CKA_ID` in hex.
+/// A key as the trail names it: its token ([`token_name`]: the serial, or the partition ID of
+/// a token without one) and its `CKA_ID` in hex.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct KeyName {
-    pub serial: String,
+    pub token: String,
     pub id_hex: String,
 }
 
 impl KeyName {
-    /// The name of `key` on the token `serial`; none for a key without an ID, since no
+    /// The name of `key` on the token named `token`; none for a key without an ID, since no
     /// record can be told to be its.
-    pub(crate) fn of(serial: &str, key: &ObjectSummary) -> Option<KeyName> {
+    pub(crate) fn of(token: &str, key: &ObjectSummary) -> Option<KeyName> {
         (!key.id_hex.is_empty()).then(|| KeyName {
-            serial: serial.to_string(),
+            token: token.to_string(),
             id_hex: key.id_hex.clone(),
         })
     }
@@ -46,7 +48,10 @@ pub(crate) fn names<T>(
 ) -> Vec<KeyName> {
     listed
         .iter()
-        .flat_map(|(p, keys)| keys.iter().filter_map(|k| KeyName::of(&p.serial, key(k))))
+        .flat_map(|(p, keys)| {
+            keys.iter()
+                .filter_map(|k| KeyName::of(p.token_name(), key(k)))
+        })
         .collect()
 }
 
@@ -83,10 +88,10 @@ pub(crate) struct KeyHistories {
 }
 
 impl KeyHistories {
-    /// The records of the key `id_hex` on the token `serial` (none for a key without an ID).
-    pub(crate) fn of(&self, serial: &str, id_hex: &str) -> &[KeyRecord] {
+    /// The records of the key `id_hex` on the token named `token` (none for a key without an ID).
+    pub(crate) fn of(&self, token: &str, id_hex: &str) -> &[KeyRecord] {
         let name = KeyName {
-            serial: serial.to_string(),
+            token: token.to_string(),
             id_hex: id_hex.to_string(),
         };
         self.by_key.get(&name).map_or(&[], Vec::as_slice)
@@ -107,7 +112,7 @@ fn named_by(r: audit::Record, wanted: &HashSet<KeyName>) -> Vec<(KeyName, KeyRec
     let Ok(m) = serde_json::from_str::<Value>(&r.event.metadata) else {
         return Vec::new();
     };
-    let serial = m["partition"].as_str().map(token_serial);
+    let token = m["partition"].as_str().map(token_name);
     fn id_of(v: &Value) -> Option<&str> {
         v["key_id"]
             .as_str()
@@ -125,10 +130,10 @@ fn named_by(r: audit::Record, wanted: &HashSet<KeyName>) -> Vec<(KeyName, KeyRec
         if id_hex.is_empty() {
             continue;
         }
-        match serial {
-            Some(serial) => {
+        match token {
+            Some(token) => {
                 let name = KeyName {
-                    serial: serial.to_string(),
+                    token: token.to_string(),
                     id_hex: id_hex.to_string(),
                 };
                 if wanted.contains(&name) {
@@ -225,8 +230,8 @@ pub(crate) mod tests {
     pub(crate) fn histories(keys: &[(&str, &str)], records: &[audit::Record]) -> KeyHistories {
         let wanted: HashSet<KeyName> = keys
             .iter()
-            .map(|(serial, id)| KeyName {
-                serial: serial.to_string(),
+            .map(|(token, id)| KeyName {
+                token: token.to_string(),
                 id_hex: id.to_string(),
             })
             .collect();
@@ -237,8 +242,8 @@ pub(crate) mod tests {
         h
     }
 
-    fn seqs(h: &KeyHistories, serial: &str, id: &str) -> Vec<(i64, bool, Option<u64>)> {
-        h.of(serial, id)
+    fn seqs(h: &KeyHistories, token: &str, id: &str) -> Vec<(i64, bool, Option<u64>)> {
+        h.of(token, id)
             .iter()
             .map(|k| (k.record.seq, k.is_subject(), k.hss_remaining))
             .collect()
@@ -304,6 +309,30 @@ pub(crate) mod tests {
             }
         )
         .is_none());
+    }
+
+    #[test]
+    fn tokens_without_a_serial_are_told_apart_by_their_module() {
+        // Two modules' first slots, neither token with a serial: both named `slot0`.
+        let records = vec![
+            rec(
+                1,
+                "sign",
+                1,
+                serde_json::json!({ "partition": "m-1:slot0", "key_id": "01" }),
+            ),
+            rec(
+                2,
+                "sign",
+                1,
+                serde_json::json!({ "partition": "m-2:slot0", "key_id": "01" }),
+            ),
+        ];
+        let (one, two) = (token_name("m-1:slot0"), token_name("m-2:slot0"));
+        assert_ne!(one, two);
+        let h = histories(&[(one, "01"), (two, "01")], &records);
+        assert_eq!(seqs(&h, one, "01"), vec![(1, true, None)]);
+        assert_eq!(seqs(&h, two, "01"), vec![(2, true, None)]);
     }
 
     #[test]

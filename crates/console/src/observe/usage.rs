@@ -178,7 +178,7 @@ impl Observe<'_> {
                 } else {
                     100.0
                 };
-                let mine = histories.of(&p.serial, &k.id_hex);
+                let mine = histories.of(p.token_name(), &k.id_hex);
                 let (d7, d30, d90, _, _) = hss_history(mine, Some(limit as u128), Some(left));
                 out.push(UsageKeyView {
                     partition_id: p.id.clone(),

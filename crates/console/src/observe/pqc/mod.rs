@@ -12,7 +12,7 @@ use hsmc_pqc::{Assessed, Counts, Policy};
 use serde::Serialize;
 
 use crate::core::error::{ApiError, ApiResult};
-use crate::core::partitions::token_serial;
+use crate::core::partitions::token_name;
 use crate::observe::Observe;
 use crate::text;
 
@@ -96,10 +96,11 @@ struct UsesByKey<'a> {
 }
 
 impl<'a> UsesByKey<'a> {
-    /// The uses made on the token `serial` (whatever path its module was loaded from then).
-    fn of(uses: &'a [Use], serial: &str) -> UsesByKey<'a> {
+    /// The uses made on the token named `token` ([`token_name`]: its serial, whatever path
+    /// its module was loaded from then).
+    fn of(uses: &'a [Use], token: &str) -> UsesByKey<'a> {
         let (mut by_id, mut by_label) = (HashMap::new(), HashMap::new());
-        for u in uses.iter().filter(|u| token_serial(&u.partition) == serial) {
+        for u in uses.iter().filter(|u| token_name(&u.partition) == token) {
             by_id
                 .entry(u.key_id.as_str())
                 .or_insert_with(Vec::new)
@@ -253,7 +254,7 @@ impl Observe<'_> {
                     today,
                 )
             }));
-            let used = UsesByKey::of(&uses, &read.partition.serial);
+            let used = UsesByKey::of(&uses, read.partition.token_name());
             for row in &mut rows {
                 row.evidence = evidence(used.of_row(row), row);
             }
