@@ -479,13 +479,14 @@ pub(crate) fn projected_exhaustion(d7: f64, d30: f64, d90: f64, left: u64) -> Op
     ))
 }
 
-/// A key's status against the settings' thresholds, from its share left.
+/// A key's status against the settings' thresholds, from its share left; `left` is its count
+/// of signatures (or uses) left when the token tells it, so none left is exhausted.
 pub(crate) fn status_of(
-    left: u64,
+    left: Option<u64>,
     left_percent: f64,
     settings: &crate::core::settings::Settings,
 ) -> HssStatus {
-    if left == 0 {
+    if left == Some(0) {
         HssStatus::Exhausted
     } else if left_percent <= settings.hss_critical_percent {
         HssStatus::Critical
@@ -592,12 +593,7 @@ impl Observe<'_> {
                     _ => 0.0,
                 };
                 let left_percent = 100.0 - used_percent;
-                let status = match k.hss_keys_remaining {
-                    Some(0) => HssStatus::Exhausted,
-                    _ if left_percent <= settings.hss_critical_percent => HssStatus::Critical,
-                    _ if left_percent <= settings.hss_warning_percent => HssStatus::Warning,
-                    _ => HssStatus::Ok,
-                };
+                let status = status_of(k.hss_keys_remaining, left_percent, &settings);
                 let mine = histories.of(p.token_name(), &k.id_hex);
                 let (d7, d30, d90, expected, mismatch) =
                     hss_history(mine, capacity, k.hss_keys_remaining);

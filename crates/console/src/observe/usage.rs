@@ -192,7 +192,7 @@ impl Observe<'_> {
                     used,
                     left,
                     used_percent,
-                    status: status_of(left, 100.0 - used_percent, &settings),
+                    status: status_of(Some(left), 100.0 - used_percent, &settings),
                     per_day_7: d7,
                     per_day_30: d30,
                     per_day_90: d90,
