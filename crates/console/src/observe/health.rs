@@ -401,7 +401,7 @@ pub(crate) fn hss_history(
     let mut baseline: Option<(i64, u64)> = None;
     for k in mine {
         let r = &k.record;
-        if r.event.action == "key.generate" && r.event.status == "success" && k.is_subject() {
+        if k.is_generation() {
             if let Some(c) = capacity.and_then(|c| u64::try_from(c).ok()) {
                 baseline = Some((r.seq, c));
                 break;
@@ -510,7 +510,7 @@ pub(crate) fn hss_points(
     for k in mine {
         let r = &k.record;
         if left.is_none() {
-            if r.event.action == "key.generate" && r.event.status == "success" && k.is_subject() {
+            if k.is_generation() {
                 left = capacity.and_then(|c| u64::try_from(c).ok());
             } else if is_signing_request(&r.event.action) {
                 left = k.hss_remaining;

@@ -5,10 +5,10 @@
 //! so a module loaded from another path keeps its history; for a token without a serial, the
 //! whole partition, since such a token is named by its slot number) and the id of the key it
 //! is about (`key_id`, `id` or `key.id`), or of a key listed beside it (a batch's other
-//! signers, `also[].key.id`). Matching the id as text inside the metadata would credit a key with
-//! `CKA_ID` `01` with every record holding `01` anywhere (a digest, another key's id), and a
-//! key of the same id on another token with this one's signatures: its burn rate wrong, and
-//! its HSS check hiding signatures made outside the console or inventing them.
+//! signers, `also[].key.id`). Matching the id as text inside the metadata would credit a key
+//! with `CKA_ID` `01` with every record holding `01` anywhere (a digest, another key's id),
+//! and a key of the same id on another token with this one's signatures: its burn rate
+//! wrong, and its HSS check hiding signatures made outside the console or inventing them.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -72,6 +72,12 @@ impl KeyRecord {
     /// Is the key what the record is about (not only listed beside it)?
     pub(crate) fn is_subject(&self) -> bool {
         self.subject.is_some()
+    }
+
+    /// Is the record the key's successful generation, where its history starts?
+    pub(crate) fn is_generation(&self) -> bool {
+        let e = &self.record.event;
+        self.is_subject() && e.action == "key.generate" && e.status == "success"
     }
 
     /// A number the record gives of the key it is about (`signatures`, `from`, `used`);
